@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Real child processes and sockets: two cores, keep the pool small.
+    pool: "forks",
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+  }
+})
