@@ -1,0 +1,317 @@
+/**
+ * JSON-RPC 2.0 as MCP uses it: message schemas, error codes, and newline-delimited JSON
+ * framing with a size cap.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+
+/**
+ * A request id: a string or an integer, never null.
+ *
+ * @since 0.1.0
+ */
+export const RequestId = Schema.Union(Schema.String, Schema.Int)
+
+/**
+ * @since 0.1.0
+ */
+export type RequestId = typeof RequestId.Type
+
+const Params = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const Version = Schema.Literal("2.0")
+
+/**
+ * A request: expects a response with the same id.
+ *
+ * @since 0.1.0
+ */
+export const Request = Schema.Struct({
+  jsonrpc: Version,
+  id: RequestId,
+  method: Schema.String,
+  params: Schema.optional(Params)
+}).annotations({ identifier: "JsonRpcRequest" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Request extends Schema.Schema.Type<typeof Request> {}
+
+/**
+ * A notification: no id, no response.
+ *
+ * @since 0.1.0
+ */
+export const Notification = Schema.Struct({
+  jsonrpc: Version,
+  method: Schema.String,
+  params: Schema.optional(Params)
+}).annotations({ identifier: "JsonRpcNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Notification extends Schema.Schema.Type<typeof Notification> {}
+
+/**
+ * A successful response.
+ *
+ * @since 0.1.0
+ */
+export const Success = Schema.Struct({
+  jsonrpc: Version,
+  id: RequestId,
+  result: Params
+}).annotations({ identifier: "JsonRpcSuccess" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Success extends Schema.Schema.Type<typeof Success> {}
+
+/**
+ * The error object of an error response.
+ *
+ * @since 0.1.0
+ */
+export const ErrorObject = Schema.Struct({
+  code: Schema.Int,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "JsonRpcErrorObject" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ErrorObject extends Schema.Schema.Type<typeof ErrorObject> {}
+
+/**
+ * An error response. The id is null only when the request's id could not be read.
+ *
+ * @since 0.1.0
+ */
+export const Failure = Schema.Struct({
+  jsonrpc: Version,
+  id: Schema.NullOr(RequestId),
+  error: ErrorObject
+}).annotations({ identifier: "JsonRpcFailure" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Failure extends Schema.Schema.Type<typeof Failure> {}
+
+/**
+ * Any JSON-RPC message.
+ *
+ * @since 0.1.0
+ */
+export const Message = Schema.Union(Request, Notification, Success, Failure)
+
+/**
+ * @since 0.1.0
+ */
+export type Message = Request | Notification | Success | Failure
+
+/**
+ * What arrives on the wire: one message or, since 2025-03-26, a batch of them.
+ *
+ * @since 0.1.0
+ */
+export const Incoming = Schema.Union(Message, Schema.NonEmptyArray(Message))
+
+/**
+ * Standard JSON-RPC error codes, and the ones MCP adds.
+ *
+ * @since 0.1.0
+ */
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** MCP: a resource was not found. */
+  ResourceNotFound: -32002
+} as const
+
+/**
+ * Is this message a request?
+ *
+ * @since 0.1.0
+ */
+export const isRequest = (message: Message): message is Request => "method" in message && "id" in message
+
+/**
+ * Is this message a notification?
+ *
+ * @since 0.1.0
+ */
+export const isNotification = (message: Message): message is Notification =>
+  "method" in message && !("id" in message)
+
+/**
+ * Is this message a response (success or error)?
+ *
+ * @since 0.1.0
+ */
+export const isResponse = (message: Message): message is Success | Failure => !("method" in message)
+
+const isId = (u: unknown): u is RequestId => typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * Checks one parsed JSON value against {@link Message}. It accepts exactly what the schema
+ * accepts; it is written out by hand because it runs for every message on the hot path.
+ * Returns the message, or why it is not one.
+ *
+ * @since 0.1.0
+ */
+export const validateMessage = (u: unknown): Either.Either<Message, string> => {
+  if (!isObject(u)) return Either.left("not a JSON object")
+  if (u.jsonrpc !== "2.0") return Either.left(`"jsonrpc" must be "2.0"`)
+  if ("params" in u && u.params !== undefined && !isObject(u.params)) {
+    return Either.left(`"params" must be an object`)
+  }
+  if ("method" in u) {
+    if (typeof u.method !== "string") return Either.left(`"method" must be a string`)
+    if (!("id" in u)) return Either.right(u as unknown as Notification)
+    return isId(u.id) ? Either.right(u as unknown as Request) : Either.left(`"id" must be a string or an integer`)
+  }
+  if ("result" in u) {
+    if (!isId(u.id)) return Either.left(`"id" must be a string or an integer`)
+    return isObject(u.result) ? Either.right(u as unknown as Success) : Either.left(`"result" must be an object`)
+  }
+  if ("error" in u) {
+    if (u.id !== null && !isId(u.id)) return Either.left(`"id" must be a string, an integer or null`)
+    const error = u.error
+    if (!isObject(error) || !Number.isInteger(error.code) || typeof error.message !== "string") {
+      return Either.left(`"error" must have an integer "code" and a string "message"`)
+    }
+    return Either.right(u as unknown as Failure)
+  }
+  return Either.left(`neither a request, a notification nor a response`)
+}
+
+/**
+ * A problem with one line of input: it was skipped, the connection goes on.
+ *
+ * @since 0.1.0
+ */
+export interface BadLine {
+  readonly reason: string
+  readonly excerpt: string
+}
+
+/**
+ * The first characters of a bad line, for a log message.
+ *
+ * @since 0.1.0
+ */
+export const excerpt = (text: string, max = 200): string =>
+  text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
+
+/**
+ * Parses one line of text into messages (one, or several for a batch), collecting what
+ * could not be used instead of failing.
+ *
+ * @since 0.1.0
+ */
+export const parseLine = (line: string, messages: Array<Message>, bad: Array<BadLine>): void => {
+  let json: unknown
+  try {
+    json = JSON.parse(line)
+  } catch {
+    bad.push({ reason: "not JSON", excerpt: excerpt(line) })
+    return
+  }
+  if (Array.isArray(json)) {
+    if (json.length === 0) bad.push({ reason: "empty batch", excerpt: excerpt(line) })
+    for (const item of json) pushValidated(item, line, messages, bad)
+    return
+  }
+  pushValidated(json, line, messages, bad)
+}
+
+const pushValidated = (json: unknown, line: string, messages: Array<Message>, bad: Array<BadLine>) => {
+  const result = validateMessage(json)
+  if (Either.isRight(result)) messages.push(result.right)
+  else bad.push({ reason: `not a JSON-RPC message: ${result.left}`, excerpt: excerpt(line) })
+}
+
+/**
+ * The default maximum size of one message: 16 MiB.
+ *
+ * @since 0.1.0
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+const NEWLINE = 0x0a
+
+/**
+ * Splits a byte stream into lines. Each chunk is scanned once and a line's chunks are
+ * joined once, so the cost is linear in the input. A line longer than `maxBytes` makes
+ * `push` return `{ oversize }` with the size seen so far.
+ *
+ * @since 0.1.0
+ */
+export class LineDecoder {
+  private parts: Array<Uint8Array> = []
+  private buffered = 0
+  constructor(readonly maxBytes: number = DEFAULT_MAX_MESSAGE_BYTES) {}
+
+  /**
+   * Feeds a chunk; complete lines are appended to `lines` (without the newline or a
+   * trailing carriage return; empty lines dropped).
+   */
+  push(chunk: Uint8Array, lines: Array<string>): { readonly oversize: number } | undefined {
+    let start = 0
+    let newline = chunk.indexOf(NEWLINE)
+    while (newline !== -1) {
+      const size = this.buffered + newline - start
+      if (size > this.maxBytes) return { oversize: size }
+      this.emit(chunk.subarray(start, newline), lines)
+      start = newline + 1
+      newline = chunk.indexOf(NEWLINE, start)
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start)
+      this.buffered += rest.length
+      if (this.buffered > this.maxBytes) return { oversize: this.buffered }
+      this.parts.push(rest)
+    }
+    return undefined
+  }
+
+  /**
+   * Whatever is left after the stream ended without a final newline.
+   */
+  flush(lines: Array<string>): void {
+    if (this.buffered > 0) this.emit(new Uint8Array(0), lines)
+  }
+
+  private emit(last: Uint8Array, lines: Array<string>) {
+    let bytes: Uint8Array
+    if (this.parts.length === 0) {
+      bytes = last
+    } else {
+      this.parts.push(last)
+      bytes = Buffer.concat(this.parts, this.buffered + last.length)
+      this.parts = []
+      this.buffered = 0
+    }
+    let end = bytes.length
+    if (end > 0 && bytes[end - 1] === 0x0d) end--
+    if (end === 0) return
+    lines.push(Buffer.from(bytes.buffer, bytes.byteOffset, end).toString("utf8"))
+  }
+}
+
+/**
+ * Encodes a message as one line of NDJSON.
+ *
+ * @since 0.1.0
+ */
+export const encodeLine = (message: Message): string => JSON.stringify(message) + "\n"

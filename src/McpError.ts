@@ -1,0 +1,186 @@
+/**
+ * The one error type of mcp-fleet: every failure names the server it concerns and says
+ * what went wrong in a `reason`, so callers can match on `error.reason._tag` and people
+ * can read `error.message`.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * How a child process ended: its exit code or the signal that killed it, and the last
+ * lines it wrote to stderr.
+ *
+ * @since 0.1.0
+ */
+export const ProcessExit = Schema.Struct({
+  exitCode: Schema.optional(Schema.NullOr(Schema.Number)),
+  signal: Schema.optional(Schema.NullOr(Schema.String)),
+  stderrTail: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface ProcessExit extends Schema.Schema.Type<typeof ProcessExit> {}
+
+/**
+ * The transport failed: spawning, writing or reading failed for a reason other than the
+ * server closing the connection.
+ *
+ * @since 0.1.0
+ */
+export class TransportReason extends Schema.TaggedClass<TransportReason>()("Transport", {
+  message: Schema.String,
+  ...ProcessExit.fields
+}) {}
+
+/**
+ * The connection closed (the process exited, the peer hung up, the scope closed) while
+ * something still needed it. `method` is the request that was waiting, if any.
+ *
+ * @since 0.1.0
+ */
+export class ClosedReason extends Schema.TaggedClass<ClosedReason>()("Closed", {
+  message: Schema.String,
+  method: Schema.optional(Schema.String),
+  ...ProcessExit.fields
+}) {}
+
+/**
+ * The server answered with a JSON-RPC error.
+ *
+ * @since 0.1.0
+ */
+export class ProtocolReason extends Schema.TaggedClass<ProtocolReason>()("Protocol", {
+  method: Schema.String,
+  code: Schema.Number,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+}) {}
+
+/**
+ * A request got no answer in time: `idle` when no progress came for `afterMs`, `total`
+ * when the maximum total time ran out.
+ *
+ * @since 0.1.0
+ */
+export class TimeoutReason extends Schema.TaggedClass<TimeoutReason>()("Timeout", {
+  method: Schema.String,
+  afterMs: Schema.Number,
+  kind: Schema.Literal("idle", "total")
+}) {}
+
+/**
+ * A size or count limit was exceeded (message size, list pages, list items).
+ *
+ * @since 0.1.0
+ */
+export class LimitReason extends Schema.TaggedClass<LimitReason>()("Limit", {
+  what: Schema.String,
+  size: Schema.Number,
+  limit: Schema.Number
+}) {}
+
+/**
+ * A message did not have the shape the protocol requires (a malformed result, structured
+ * content that does not match a tool's outputSchema, a repeated cursor).
+ *
+ * @since 0.1.0
+ */
+export class ValidationReason extends Schema.TaggedClass<ValidationReason>()("Validation", {
+  message: Schema.String,
+  method: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * The server (or its negotiated protocol revision) does not support what was asked.
+ *
+ * @since 0.1.0
+ */
+export class UnsupportedReason extends Schema.TaggedClass<UnsupportedReason>()("Unsupported", {
+  message: Schema.String
+}) {}
+
+/**
+ * Every reason an McpError can have.
+ *
+ * @since 0.1.0
+ */
+export const Reason = Schema.Union(
+  TransportReason,
+  ClosedReason,
+  ProtocolReason,
+  TimeoutReason,
+  LimitReason,
+  ValidationReason,
+  UnsupportedReason
+)
+
+/**
+ * @since 0.1.0
+ */
+export type Reason = typeof Reason.Type
+
+const exitText = (exit: ProcessExit): string =>
+  exit.signal ? `was killed by ${exit.signal}` : typeof exit.exitCode === "number" ? `exited with code ${exit.exitCode}` : ""
+
+const tail = (exit: ProcessExit): string => {
+  const text = exit.stderrTail?.trim()
+  if (!text) return ""
+  const lines = text.split("\n")
+  return `: ${lines.slice(-5).join("\n")}`
+}
+
+const describe = (server: string, reason: Reason): string => {
+  const who = `server '${server}'`
+  switch (reason._tag) {
+    case "Closed": {
+      const how = exitText(reason)
+      const when = reason.method ? ` before answering ${reason.method}` : ""
+      return how ? `${who} ${how}${when}${tail(reason)}` : `${who}: ${reason.message}${when}${tail(reason)}`
+    }
+    case "Transport": {
+      const how = exitText(reason)
+      return `${who}: ${reason.message}${how ? ` (process ${how})` : ""}${tail(reason)}`
+    }
+    case "Protocol":
+      return `${who} answered ${reason.method} with error ${reason.code}: ${reason.message}`
+    case "Timeout":
+      return reason.kind === "idle"
+        ? `${who} did not answer ${reason.method} within ${reason.afterMs} ms`
+        : `${who} did not finish ${reason.method} within its maximum of ${reason.afterMs} ms`
+    case "Limit":
+      return `${who}: ${reason.what} of ${reason.size} exceeds the limit of ${reason.limit}`
+    case "Validation":
+      return `${who}${reason.method ? ` (${reason.method})` : ""}: ${reason.message}`
+    case "Unsupported":
+      return `${who}: ${reason.message}`
+  }
+}
+
+/**
+ * The error of every mcp-fleet operation.
+ *
+ * @since 0.1.0
+ */
+export class McpError extends Schema.TaggedError<McpError>()("McpError", {
+  server: Schema.String,
+  reason: Reason,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  /**
+   * A sentence that tells a person what happened, naming the server.
+   */
+  override get message(): string {
+    return describe(this.server, this.reason)
+  }
+}
+
+/**
+ * Makes an McpError.
+ *
+ * @since 0.1.0
+ */
+export const make = (server: string, reason: Reason, cause?: unknown): McpError =>
+  new McpError(cause === undefined ? { server, reason } : { server, reason, cause })

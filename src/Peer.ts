@@ -1,0 +1,362 @@
+/**
+ * One JSON-RPC session over a Transport: a single reader fiber, a map from request id to
+ * Deferred for the requests in flight, timeouts that progress can reset, cancellation,
+ * handlers for the requests the other side sends, and a stream of its notifications.
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as JsonRpc from "./JsonRpc.js"
+import * as McpError from "./McpError.js"
+import { Transport } from "./Transport.js"
+
+/**
+ * A progress notification for a request in flight.
+ *
+ * @since 0.1.0
+ */
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+/**
+ * Options of one request.
+ *
+ * @since 0.1.0
+ */
+export interface RequestOptions {
+  /** Fail when no answer (or, with `resetTimeoutOnProgress`, no progress) came for this long. Default: 60 s. */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Fail when the request took this long in all, progress or not. Default: no maximum. */
+  readonly maxTotalTimeout?: Duration.DurationInput | undefined
+  /** Let each progress notification restart the `timeout`. Asks the server for progress. Default: false. */
+  readonly resetTimeoutOnProgress?: boolean | undefined
+  /** Called with each progress notification. Asks the server for progress. */
+  readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  /** Whether interrupting (or timing out) sends notifications/cancelled. Default: true. */
+  readonly cancellable?: boolean | undefined
+}
+
+/**
+ * The JSON-RPC error a request handler answers with.
+ *
+ * @since 0.1.0
+ */
+export class HandlerError extends Schema.TaggedError<HandlerError>()("HandlerError", {
+  code: Schema.Int,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+}) {}
+
+/**
+ * Answers one kind of request from the other side.
+ *
+ * @since 0.1.0
+ */
+export type Handler = (request: JsonRpc.Request) => Effect.Effect<Record<string, unknown>, HandlerError>
+
+/**
+ * Options of a Peer.
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  /** Handlers by method. `ping` is answered unless overridden; other methods get -32601. */
+  readonly handlers?: Readonly<Record<string, Handler>> | undefined
+  /** The default `timeout` of requests. Default: 60 s. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * A JSON-RPC session.
+ *
+ * @since 0.1.0
+ */
+export interface Peer {
+  /** The name of the other side, as its transport reports it. */
+  readonly server: string
+  /** Sends a request and waits for its result. */
+  readonly request: (
+    method: string,
+    params?: Record<string, unknown> | undefined,
+    options?: RequestOptions | undefined
+  ) => Effect.Effect<Record<string, unknown>, McpError.McpError>
+  /** Sends a notification. */
+  readonly notify: (method: string, params?: Record<string, unknown> | undefined) => Effect.Effect<void, McpError.McpError>
+  /** Subscribes to the notifications the other side sends; nothing is missed after this returns. */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
+  /** The notifications the other side sends, from when the stream starts. */
+  readonly notifications: Stream.Stream<JsonRpc.Notification>
+  /** Waits until the session ends and returns why. */
+  readonly closed: Effect.Effect<McpError.McpError>
+  /** How many requests are waiting for an answer. */
+  readonly inFlight: () => number
+}
+
+interface Entry {
+  readonly method: string
+  readonly deferred: Deferred.Deferred<Record<string, unknown>, McpError.McpError>
+  readonly start: number
+  lastActivity: number
+  readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+}
+
+const DEFAULT_TIMEOUT = Duration.seconds(60)
+// Late answers to requests we gave up on are expected; remember a few ids to ignore quietly.
+const RECENTLY_ABANDONED = 1024
+
+const toMillis = (input: Duration.DurationInput | undefined, fallback: number): number =>
+  input === undefined ? fallback : Duration.toMillis(Duration.decode(input))
+
+const withMethod = (error: McpError.McpError, method: string): McpError.McpError =>
+  error.reason._tag === "Closed" && error.reason.method === undefined
+    ? McpError.make(error.server, new McpError.ClosedReason({ ...error.reason, method }), error.cause)
+    : error
+
+/**
+ * Starts a session on the Transport in context. It ends with the Scope.
+ *
+ * @since 0.1.0
+ */
+export const make = (options: Options = {}): Effect.Effect<Peer, never, Transport | Scope.Scope> =>
+  Effect.gen(function*() {
+    const transport = yield* Transport
+    const server = transport.server
+    const scope = yield* Effect.scope
+    const clock = yield* Effect.clock
+    const defaultTimeout = toMillis(options.requestTimeout, Duration.toMillis(DEFAULT_TIMEOUT))
+    const handlers: Record<string, Handler> = { ping: () => Effect.succeed({}), ...options.handlers }
+
+    const pending = new Map<JsonRpc.RequestId, Entry>()
+    const abandoned = new Set<JsonRpc.RequestId>()
+    const running = new Map<JsonRpc.RequestId, Fiber.RuntimeFiber<unknown, unknown>>()
+    const notifications = yield* PubSub.unbounded<JsonRpc.Notification>()
+    const closedWith = yield* Deferred.make<McpError.McpError>()
+    let closeError: McpError.McpError | undefined
+    let nextId = 0
+
+    const abandon = (id: JsonRpc.RequestId) => {
+      abandoned.add(id)
+      if (abandoned.size > RECENTLY_ABANDONED) abandoned.delete(abandoned.values().next().value!)
+    }
+
+    const close = (error: McpError.McpError) =>
+      Effect.suspend(() => {
+        if (closeError) return Effect.void
+        closeError = error
+        for (const [id, entry] of pending) {
+          pending.delete(id)
+          Deferred.unsafeDone(entry.deferred, Exit.fail(withMethod(error, entry.method)))
+        }
+        return Deferred.succeed(closedWith, error)
+      })
+
+    // Responses and progress are handled synchronously; only what must run effects does.
+    const onResponse = (message: JsonRpc.Success | JsonRpc.Failure): Effect.Effect<void> | undefined => {
+      const id = message.id
+      const entry = id === null ? undefined : pending.get(id)
+      if (entry === undefined) {
+        if (id !== null && abandoned.delete(id)) return undefined
+        const what = "error" in message ? `an error (${message.error.code}: ${message.error.message})` : "a response"
+        return Effect.logWarning(`server '${server}' sent ${what} for unknown request id ${JSON.stringify(id)}`).pipe(
+          Effect.annotateLogs({ server })
+        )
+      }
+      pending.delete(id!)
+      Deferred.unsafeDone(
+        entry.deferred,
+        "result" in message
+          ? Exit.succeed(message.result)
+          : Exit.fail(McpError.make(server, new McpError.ProtocolReason({ method: entry.method, ...message.error })))
+      )
+      return undefined
+    }
+
+    const onProgress = (params: Record<string, unknown> | undefined): Effect.Effect<void> | undefined => {
+      const token = params?.progressToken
+      const entry = typeof token === "number" || typeof token === "string" ? pending.get(token) : undefined
+      if (entry === undefined) return undefined
+      entry.lastActivity = clock.unsafeCurrentTimeMillis()
+      if (entry.onProgress === undefined || typeof params!.progress !== "number") return undefined
+      const progress = params as unknown as Progress
+      return entry.onProgress({ progress: progress.progress, total: progress.total, message: progress.message }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("progress callback failed", cause))
+      )
+    }
+
+    const onNotification = (message: JsonRpc.Notification): Effect.Effect<void> | undefined => {
+      let effect: Effect.Effect<void> | undefined
+      if (message.method === "notifications/progress") {
+        effect = onProgress(message.params)
+      } else if (message.method === "notifications/cancelled") {
+        const fiber = running.get(message.params?.requestId as JsonRpc.RequestId)
+        if (fiber) effect = fiber.interruptAsFork(FiberId.none)
+      }
+      notifications.unsafeOffer(message)
+      return effect
+    }
+
+    const respond = (id: JsonRpc.RequestId, exit: Exit.Exit<Record<string, unknown>, HandlerError>) => {
+      if (Exit.isInterrupted(exit)) return Effect.void
+      const message: JsonRpc.Message = Exit.isSuccess(exit)
+        ? { jsonrpc: "2.0", id, result: exit.value }
+        : { jsonrpc: "2.0", id, error: errorObject(exit.cause) }
+      return Effect.ignore(transport.send(message))
+    }
+
+    const onRequest = (message: JsonRpc.Request): Effect.Effect<void> => {
+      const handler = handlers[message.method]
+      if (handler === undefined) {
+        return respond(
+          message.id,
+          Exit.fail(new HandlerError({ code: JsonRpc.ErrorCode.MethodNotFound, message: `Method not found: ${message.method}` }))
+        )
+      }
+      const id = message.id
+      return handler(message).pipe(
+        Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => running.delete(id)), respond(id, exit))),
+        Effect.forkIn(scope),
+        Effect.tap((fiber) => running.set(id, fiber)),
+        Effect.asVoid
+      )
+    }
+
+    const onMessages = (chunk: Chunk.Chunk<JsonRpc.Message>): Effect.Effect<void> => {
+      let effects: Array<Effect.Effect<void>> | undefined
+      for (const message of chunk) {
+        const effect = "method" in message
+          ? ("id" in message ? onRequest(message) : onNotification(message))
+          : onResponse(message)
+        if (effect !== undefined) (effects ??= []).push(effect)
+      }
+      return effects === undefined ? Effect.void : Effect.forEach(effects, (effect) => effect, { discard: true })
+    }
+
+    yield* transport.incoming.pipe(
+      Stream.runForEachChunk(onMessages),
+      Effect.matchCauseEffect({
+        onSuccess: () => close(McpError.make(server, new McpError.ClosedReason({ message: "the connection ended" }))),
+        onFailure: (cause) =>
+          close(
+            Cause.failureOption(cause).pipe((failure) =>
+              failure._tag === "Some"
+                ? failure.value
+                : McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" }), Cause.squash(cause))
+            )
+          )
+      }),
+      Effect.forkIn(scope)
+    )
+    yield* Effect.addFinalizer(() =>
+      close(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" })))
+    )
+
+    const cancel = (id: JsonRpc.RequestId, reason: string) => {
+      abandon(id)
+      return Effect.ignore(transport.send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: id, reason }
+      }))
+    }
+
+    const watchdog = (entry: Entry, idleMs: number, totalMs: number, reset: boolean): Effect.Effect<void> =>
+      Effect.suspend(function loop(): Effect.Effect<void> {
+        const now = clock.unsafeCurrentTimeMillis()
+        const idleAt = (reset ? entry.lastActivity : entry.start) + idleMs
+        const totalAt = entry.start + totalMs
+        if (now >= totalAt || now >= idleAt) {
+          const kind = now >= totalAt ? "total" : "idle"
+          const reason = new McpError.TimeoutReason({ method: entry.method, afterMs: kind === "total" ? totalMs : idleMs, kind })
+          return Deferred.fail(entry.deferred, McpError.make(server, reason))
+        }
+        return Effect.flatMap(Effect.sleep(Math.min(idleAt, totalAt) - now), () => Effect.suspend(loop))
+      })
+
+    const request: Peer["request"] = (method, params, requestOptions = {}) =>
+      Effect.suspend(() => {
+        if (closeError) return Effect.fail(withMethod(closeError, method))
+        const id = nextId++
+        const now = clock.unsafeCurrentTimeMillis()
+        const entry: Entry = {
+          method,
+          deferred: Deferred.unsafeMake(FiberId.none),
+          start: now,
+          lastActivity: now,
+          onProgress: requestOptions.onProgress
+        }
+        const reset = requestOptions.resetTimeoutOnProgress === true
+        const wantsProgress = reset || requestOptions.onProgress !== undefined
+        const message: JsonRpc.Request = {
+          jsonrpc: "2.0",
+          id,
+          method,
+          ...(wantsProgress
+            ? { params: { ...params, _meta: { ...(params?._meta as object | undefined), progressToken: id } } }
+            : params === undefined ? {} : { params })
+        }
+        const idleMs = toMillis(requestOptions.timeout, defaultTimeout)
+        const totalMs = toMillis(requestOptions.maxTotalTimeout, Infinity)
+        pending.set(id, entry)
+        const awaitAnswer = idleMs === Infinity && totalMs === Infinity
+          ? Deferred.await(entry.deferred)
+          : Effect.flatMap(Effect.fork(watchdog(entry, idleMs, totalMs, reset)), (timer) =>
+            Effect.ensuring(
+              Deferred.await(entry.deferred),
+              Effect.sync(() => timer.unsafeInterruptAsFork(FiberId.none))
+            ))
+        const cancellable = requestOptions.cancellable ?? method !== "initialize"
+        return transport.send(message).pipe(
+          Effect.zipRight(awaitAnswer),
+          Effect.onExit((exit) => {
+            if (Exit.isSuccess(exit)) return Effect.void
+            const wasPending = pending.delete(id)
+            if (!cancellable) return Effect.void
+            if (Exit.isInterrupted(exit)) return wasPending ? cancel(id, "The request was cancelled by the client") : Effect.void
+            return exit.cause._tag === "Fail" && exit.cause.error.reason._tag === "Timeout"
+              ? cancel(id, `Timed out: ${exit.cause.error.message}`)
+              : Effect.void
+          })
+        )
+      })
+
+    const notify: Peer["notify"] = (method, params) =>
+      Effect.suspend(() =>
+        closeError
+          ? Effect.fail(closeError)
+          : transport.send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) })
+      )
+
+    return {
+      server,
+      request,
+      notify,
+      subscribe: PubSub.subscribe(notifications),
+      notifications: Stream.fromPubSub(notifications),
+      closed: Deferred.await(closedWith),
+      inFlight: () => pending.size
+    } satisfies Peer
+  })
+
+const errorObject = (cause: Cause.Cause<HandlerError>): JsonRpc.ErrorObject => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "Some") {
+    const { code, data, message } = failure.value
+    return data === undefined ? { code, message } : { code, message, data }
+  }
+  return { code: JsonRpc.ErrorCode.InternalError, message: Cause.pretty(cause).split("\n")[0] ?? "internal error" }
+}

@@ -1,0 +1,77 @@
+/**
+ * JSON Schema validation for tool schemas, with Ajv. The draft is chosen by `$schema`
+ * (2020-12 when absent, as MCP specifies); compiled validators are cached by schema text,
+ * so a schema seen again on a later listing is not compiled again.
+ *
+ * @internal
+ */
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv"
+import { Ajv2019 } from "ajv/dist/2019.js"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import * as Either from "effect/Either"
+
+/** Checks a value; returns undefined when it is valid, else what is wrong. */
+export type Validator = (value: unknown) => string | undefined
+
+const options: Options = {
+  strict: false,
+  allErrors: true,
+  validateFormats: false,
+  // Many servers reuse `$id`s across tools; keep each compile independent.
+  addUsedSchema: false
+}
+
+type Draft = "2020-12" | "2019-09" | "draft-07"
+
+const draftOf = (schema: Record<string, unknown>): Draft | undefined => {
+  const id = schema.$schema
+  if (typeof id !== "string") return "2020-12"
+  if (id.includes("2020-12")) return "2020-12"
+  if (id.includes("2019-09")) return "2019-09"
+  if (/draft-0[4-7]/.test(id)) return "draft-07"
+  return undefined
+}
+
+const describe = (errors: ReadonlyArray<ErrorObject> | null | undefined): string =>
+  (errors ?? []).slice(0, 5).map((error) => `${error.instancePath || "(root)"} ${error.message ?? "is invalid"}`).join("; ")
+
+/** A bounded cache of compiled validators. */
+export class ValidatorCache {
+  private readonly engines = new Map<Draft, Ajv>()
+  private readonly compiled = new Map<string, Either.Either<Validator, string>>()
+  constructor(readonly capacity = 1000) {}
+
+  /** The validator for a schema, or why the schema cannot be compiled. */
+  get(schema: Record<string, unknown>): Either.Either<Validator, string> {
+    const key = JSON.stringify(schema)
+    const cached = this.compiled.get(key)
+    if (cached) return cached
+    const result = this.compile(schema)
+    if (this.compiled.size >= this.capacity) this.compiled.delete(this.compiled.keys().next().value!)
+    this.compiled.set(key, result)
+    return result
+  }
+
+  private engine(draft: Draft): Ajv {
+    let engine = this.engines.get(draft)
+    if (!engine) {
+      engine = draft === "2020-12" ? new Ajv2020(options) : draft === "2019-09" ? new Ajv2019(options) : new Ajv(options)
+      this.engines.set(draft, engine)
+    }
+    return engine
+  }
+
+  private compile(schema: Record<string, unknown>): Either.Either<Validator, string> {
+    const draft = draftOf(schema)
+    // An unknown meta-schema URL: validate with 2020-12 rules rather than refuse.
+    const { $schema: _, ...rest } = schema
+    const source = draft === undefined ? rest : schema
+    let validate: ValidateFunction
+    try {
+      validate = this.engine(draft ?? "2020-12").compile(source)
+    } catch (error) {
+      return Either.left(error instanceof Error ? error.message : String(error))
+    }
+    return Either.right((value) => (validate(value) ? undefined : describe(validate.errors)))
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * In-memory transports: two linked ends, for tests and for servers that run in-process.
+ * Messages are copied through JSON on the way, as on a real wire, so neither end can see
+ * the other's objects.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as JsonRpc from "../JsonRpc.js"
+import * as McpError from "../McpError.js"
+import type { TransportService } from "../Transport.js"
+
+/**
+ * One end of a linked pair.
+ *
+ * @since 0.1.0
+ */
+export interface MemoryTransport extends TransportService {
+  /** Hangs up: the other end's `incoming` fails with a Closed error, and sends fail. */
+  readonly close: Effect.Effect<void>
+}
+
+const End = Symbol.for("mcp-fleet/Memory/End")
+type Item = JsonRpc.Message | typeof End
+
+/**
+ * Makes two linked transports: what one sends, the other receives. Both close with the
+ * Scope. `names` are the server names each end reports in its errors.
+ *
+ * @since 0.1.0
+ */
+export const makePair = (names?: {
+  readonly client?: string | undefined
+  readonly server?: string | undefined
+}): Effect.Effect<readonly [client: MemoryTransport, server: MemoryTransport], never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const toServer = yield* Queue.unbounded<Item>()
+    const toClient = yield* Queue.unbounded<Item>()
+    let open = true
+    const close = Effect.sync(() => {
+      if (!open) return
+      open = false
+      toServer.unsafeOffer(End)
+      toClient.unsafeOffer(End)
+    })
+    const end = (name: string, inbox: Queue.Queue<Item>, outbox: Queue.Queue<Item>): MemoryTransport => {
+      const closed = McpError.make(name, new McpError.ClosedReason({ message: "the peer closed the connection" }))
+      return {
+        server: name,
+        kind: "memory",
+        send: (message) =>
+          Effect.suspend(() => {
+            if (!open) return Effect.fail(closed)
+            outbox.unsafeOffer(JSON.parse(JSON.stringify(message)))
+            return Effect.void
+          }),
+        incoming: Stream.fromQueue(inbox).pipe(
+          Stream.takeWhile((item): item is JsonRpc.Message => item !== End),
+          Stream.concat(Stream.fail(closed))
+        ),
+        info: () => ({}),
+        close
+      }
+    }
+    yield* Effect.addFinalizer(() => close)
+    const server = names?.server ?? "memory"
+    return [end(server, toClient, toServer), end(names?.client ?? "client", toServer, toClient)] as const
+  })
