@@ -46,6 +46,8 @@ export interface Request extends Schema.Schema.Type<typeof Request> {}
  */
 export const Notification = Schema.Struct({
   jsonrpc: Version,
+  // A notification has no id at all; one with `"id": null` is a broken request.
+  id: Schema.optional(Schema.Never),
   method: Schema.String,
   params: Schema.optional(Params)
 }).annotations({ identifier: "JsonRpcNotification" })

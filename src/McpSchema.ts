@@ -1,0 +1,1344 @@
+/**
+ * MCP message schemas for the client side of protocol revisions 2024-11-05, 2025-03-26,
+ * 2025-06-18 and 2025-11-25: one superset in which every field a later revision added is
+ * optional. Decoded values are plain JSON objects (Type and Encoded are identical); decode
+ * with `parseOptions` (or `decodeUnknown`) so unknown fields survive at every depth.
+ *
+ * @since 0.1.0
+ */
+import type * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type { LiteralValue, ParseOptions } from "effect/SchemaAST"
+import { RequestId } from "./JsonRpc.js"
+
+// ---------------------------------------------------------------------------
+// Protocol revisions and decoding
+// ---------------------------------------------------------------------------
+
+/**
+ * The newest protocol revision this library speaks.
+ *
+ * @since 0.1.0
+ */
+export const LATEST_PROTOCOL_VERSION = "2025-11-25"
+
+/**
+ * Every protocol revision this library speaks, newest first.
+ *
+ * @since 0.1.0
+ */
+export const SUPPORTED_PROTOCOL_VERSIONS = [
+  LATEST_PROTOCOL_VERSION,
+  "2025-06-18",
+  "2025-03-26",
+  "2024-11-05"
+] as const
+
+/**
+ * One of the supported protocol revisions.
+ *
+ * @since 0.1.0
+ */
+export const ProtocolVersion = Schema.Literal(...SUPPORTED_PROTOCOL_VERSIONS).annotations({
+  identifier: "ProtocolVersion"
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ProtocolVersion = typeof ProtocolVersion.Type
+
+/**
+ * Options for decoding MCP messages: unknown fields are kept (a gateway passes messages
+ * through), keys keep their input order (so re-encoding is byte-for-byte), and a missing
+ * required key is an error even when its schema is `Unknown`.
+ *
+ * @since 0.1.0
+ */
+export const parseOptions: ParseOptions = {
+  onExcessProperty: "preserve",
+  propertyOrder: "original",
+  exact: true
+}
+
+/**
+ * Decode an unknown value with `parseOptions`, returning an `Either`.
+ *
+ * @since 0.1.0
+ */
+export const decodeUnknown = <A, I>(schema: Schema.Schema<A, I, never>) =>
+  Schema.decodeUnknownEither(schema, parseOptions)
+
+// ---------------------------------------------------------------------------
+// Common types
+// ---------------------------------------------------------------------------
+
+/**
+ * Any JSON object: JSON Schemas, structured content, tool arguments, `_meta`.
+ *
+ * @since 0.1.0
+ */
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "JsonObject"
+})
+
+/**
+ * @since 0.1.0
+ */
+export type JsonObject = typeof JsonObject.Type
+
+/**
+ * An opaque pagination cursor.
+ *
+ * @since 0.1.0
+ */
+export const Cursor = Schema.String.annotations({ identifier: "Cursor" })
+
+/**
+ * A token tying `notifications/progress` to the request that asked for it.
+ *
+ * @since 0.1.0
+ */
+export const ProgressToken = Schema.Union(Schema.String, Schema.Int).annotations({
+  identifier: "ProgressToken"
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ProgressToken = typeof ProgressToken.Type
+
+/**
+ * The sender or recipient of a message: `user` or `assistant`.
+ *
+ * @since 0.1.0
+ */
+export const Role = Schema.Literal("user", "assistant").annotations({ identifier: "Role" })
+
+/**
+ * @since 0.1.0
+ */
+export type Role = typeof Role.Type
+
+/**
+ * The `_meta` of request params: an open object that may carry a `progressToken`.
+ *
+ * @since 0.1.0
+ */
+export const RequestMeta = Schema.Struct(
+  { progressToken: Schema.optional(ProgressToken) },
+  JsonObject
+).annotations({ identifier: "RequestMeta" })
+
+/**
+ * @since 0.1.0
+ */
+export interface RequestMeta extends Schema.Schema.Type<typeof RequestMeta> {}
+
+const metaFields = { _meta: Schema.optional(JsonObject) }
+const requestParamsFields = { _meta: Schema.optional(RequestMeta) }
+
+/**
+ * Params of a notification that carries nothing but `_meta`.
+ *
+ * @since 0.1.0
+ */
+export const NotificationParams = Schema.Struct(metaFields).annotations({ identifier: "NotificationParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface NotificationParams extends Schema.Schema.Type<typeof NotificationParams> {}
+
+/**
+ * A result that signals success and carries no data (ping, subscribe, setLevel, ...).
+ *
+ * @since 0.1.0
+ */
+export const EmptyResult = Schema.Struct(metaFields).annotations({ identifier: "EmptyResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface EmptyResult extends Schema.Schema.Type<typeof EmptyResult> {}
+
+/**
+ * Params of a paginated list request (`tools/list`, `resources/list`, ...).
+ *
+ * @since 0.1.0
+ */
+export const PaginatedRequestParams = Schema.Struct({
+  ...requestParamsFields,
+  cursor: Schema.optional(Cursor)
+}).annotations({ identifier: "PaginatedRequestParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface PaginatedRequestParams extends Schema.Schema.Type<typeof PaginatedRequestParams> {}
+
+/** The shape shared by every paginated list result: `_meta`, `nextCursor` and the page. */
+const paginatedResult = <Fields extends Schema.Struct.Fields>(page: Fields) =>
+  Schema.Struct({ ...metaFields, nextCursor: Schema.optional(Cursor), ...page })
+
+/**
+ * An icon a client may display (added in 2025-11-25).
+ *
+ * @since 0.1.0
+ */
+export const Icon = Schema.Struct({
+  src: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  sizes: Schema.optional(Schema.Array(Schema.String)),
+  theme: Schema.optional(Schema.Literal("light", "dark"))
+}).annotations({ identifier: "Icon" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Icon extends Schema.Schema.Type<typeof Icon> {}
+
+// `title` arrived in 2025-06-18, `icons` in 2025-11-25.
+const baseMetadataFields = { name: Schema.String, title: Schema.optional(Schema.String) }
+const iconsFields = { icons: Schema.optional(Schema.Array(Icon)) }
+
+/**
+ * Name and version of an MCP client or server.
+ *
+ * @since 0.1.0
+ */
+export const Implementation = Schema.Struct({
+  ...baseMetadataFields,
+  version: Schema.String,
+  ...iconsFields,
+  // description and websiteUrl: 2025-11-25
+  description: Schema.optional(Schema.String),
+  websiteUrl: Schema.optional(Schema.String)
+}).annotations({ identifier: "Implementation" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Implementation extends Schema.Schema.Type<typeof Implementation> {}
+
+// ---------------------------------------------------------------------------
+// Capabilities and initialization
+// ---------------------------------------------------------------------------
+
+const listChangedFields = { listChanged: Schema.optional(Schema.Boolean) }
+const experimentalField = {
+  experimental: Schema.optional(Schema.Record({ key: Schema.String, value: JsonObject }))
+}
+// Task support (2025-11-25): which of tasks/list, tasks/cancel, and which request types.
+const tasksCapability = <Requests extends Schema.Struct.Fields>(requests: Requests) =>
+  Schema.Struct({
+    list: Schema.optional(JsonObject),
+    cancel: Schema.optional(JsonObject),
+    requests: Schema.optional(Schema.Struct(requests))
+  })
+
+/**
+ * What a client supports. An open object: clients may declare capabilities of their own.
+ *
+ * @since 0.1.0
+ */
+export const ClientCapabilities = Schema.Struct(
+  {
+    ...experimentalField,
+    roots: Schema.optional(Schema.Struct(listChangedFields)),
+    // `sampling` was a bare object until 2025-11-25 added `context` and `tools`.
+    sampling: Schema.optional(Schema.Struct({
+      context: Schema.optional(JsonObject),
+      tools: Schema.optional(JsonObject)
+    })),
+    // `elicitation`: 2025-06-18 (bare object); `form` / `url` modes: 2025-11-25.
+    elicitation: Schema.optional(Schema.Struct({
+      form: Schema.optional(JsonObject),
+      url: Schema.optional(JsonObject)
+    })),
+    tasks: Schema.optional(tasksCapability({
+      sampling: Schema.optional(Schema.Struct({ createMessage: Schema.optional(JsonObject) })),
+      elicitation: Schema.optional(Schema.Struct({ create: Schema.optional(JsonObject) }))
+    }))
+  },
+  JsonObject
+).annotations({ identifier: "ClientCapabilities" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ClientCapabilities extends Schema.Schema.Type<typeof ClientCapabilities> {}
+
+/**
+ * What a server supports. An open object: servers may declare capabilities of their own.
+ *
+ * @since 0.1.0
+ */
+export const ServerCapabilities = Schema.Struct(
+  {
+    ...experimentalField,
+    logging: Schema.optional(JsonObject),
+    completions: Schema.optional(JsonObject), // 2025-03-26
+    prompts: Schema.optional(Schema.Struct(listChangedFields)),
+    resources: Schema.optional(Schema.Struct({
+      subscribe: Schema.optional(Schema.Boolean),
+      ...listChangedFields
+    })),
+    tools: Schema.optional(Schema.Struct(listChangedFields)),
+    tasks: Schema.optional(tasksCapability({
+      tools: Schema.optional(Schema.Struct({ call: Schema.optional(JsonObject) }))
+    }))
+  },
+  JsonObject
+).annotations({ identifier: "ServerCapabilities" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ServerCapabilities extends Schema.Schema.Type<typeof ServerCapabilities> {}
+
+/**
+ * Params of `initialize`.
+ *
+ * @since 0.1.0
+ */
+export const InitializeRequestParams = Schema.Struct({
+  ...requestParamsFields,
+  // A plain string, not `ProtocolVersion`: the peer may name a revision we do not speak.
+  protocolVersion: Schema.String,
+  capabilities: ClientCapabilities,
+  clientInfo: Implementation
+}).annotations({ identifier: "InitializeRequestParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface InitializeRequestParams extends Schema.Schema.Type<typeof InitializeRequestParams> {}
+
+/**
+ * The server's answer to `initialize`.
+ *
+ * @since 0.1.0
+ */
+export const InitializeResult = Schema.Struct({
+  ...metaFields,
+  protocolVersion: Schema.String,
+  capabilities: ServerCapabilities,
+  serverInfo: Implementation,
+  instructions: Schema.optional(Schema.String)
+}).annotations({ identifier: "InitializeResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface InitializeResult extends Schema.Schema.Type<typeof InitializeResult> {}
+
+// ---------------------------------------------------------------------------
+// Content
+// ---------------------------------------------------------------------------
+
+/**
+ * Hints for the client about how to use or show an object.
+ *
+ * @since 0.1.0
+ */
+export const Annotations = Schema.Struct({
+  audience: Schema.optional(Schema.Array(Role)),
+  priority: Schema.optional(Schema.Number),
+  lastModified: Schema.optional(Schema.String) // 2025-06-18
+}).annotations({ identifier: "Annotations" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Annotations extends Schema.Schema.Type<typeof Annotations> {}
+
+// Content `_meta` arrived in 2025-06-18.
+const annotatedFields = { annotations: Schema.optional(Annotations), ...metaFields }
+
+/**
+ * Text content.
+ *
+ * @since 0.1.0
+ */
+export const TextContent = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String,
+  ...annotatedFields
+}).annotations({ identifier: "TextContent" })
+
+/**
+ * @since 0.1.0
+ */
+export interface TextContent extends Schema.Schema.Type<typeof TextContent> {}
+
+/**
+ * A base64-encoded image.
+ *
+ * @since 0.1.0
+ */
+export const ImageContent = Schema.Struct({
+  type: Schema.Literal("image"),
+  data: Schema.String,
+  mimeType: Schema.String,
+  ...annotatedFields
+}).annotations({ identifier: "ImageContent" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ImageContent extends Schema.Schema.Type<typeof ImageContent> {}
+
+/**
+ * Base64-encoded audio (added in 2025-03-26).
+ *
+ * @since 0.1.0
+ */
+export const AudioContent = Schema.Struct({
+  type: Schema.Literal("audio"),
+  data: Schema.String,
+  mimeType: Schema.String,
+  ...annotatedFields
+}).annotations({ identifier: "AudioContent" })
+
+/**
+ * @since 0.1.0
+ */
+export interface AudioContent extends Schema.Schema.Type<typeof AudioContent> {}
+
+const resourceContentsFields = {
+  uri: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  ...metaFields
+}
+
+/**
+ * The text of a resource.
+ *
+ * @since 0.1.0
+ */
+export const TextResourceContents = Schema.Struct({
+  ...resourceContentsFields,
+  text: Schema.String
+}).annotations({ identifier: "TextResourceContents" })
+
+/**
+ * @since 0.1.0
+ */
+export interface TextResourceContents extends Schema.Schema.Type<typeof TextResourceContents> {}
+
+/**
+ * The base64-encoded bytes of a resource.
+ *
+ * @since 0.1.0
+ */
+export const BlobResourceContents = Schema.Struct({
+  ...resourceContentsFields,
+  blob: Schema.String
+}).annotations({ identifier: "BlobResourceContents" })
+
+/**
+ * @since 0.1.0
+ */
+export interface BlobResourceContents extends Schema.Schema.Type<typeof BlobResourceContents> {}
+
+/**
+ * The contents of a resource: text or blob.
+ *
+ * @since 0.1.0
+ */
+export const ResourceContents = Schema.Union(TextResourceContents, BlobResourceContents).annotations({
+  identifier: "ResourceContents"
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ResourceContents = typeof ResourceContents.Type
+
+const resourceFields = {
+  uri: Schema.String,
+  ...baseMetadataFields,
+  description: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String),
+  annotations: Schema.optional(Annotations),
+  size: Schema.optional(Schema.Number),
+  ...iconsFields,
+  ...metaFields
+}
+
+/**
+ * A resource the server can read.
+ *
+ * @since 0.1.0
+ */
+export const Resource = Schema.Struct(resourceFields).annotations({ identifier: "Resource" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Resource extends Schema.Schema.Type<typeof Resource> {}
+
+/**
+ * A link to a resource inside a tool result or prompt (added in 2025-06-18).
+ *
+ * @since 0.1.0
+ */
+export const ResourceLink = Schema.Struct({
+  type: Schema.Literal("resource_link"),
+  ...resourceFields
+}).annotations({ identifier: "ResourceLink" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ResourceLink extends Schema.Schema.Type<typeof ResourceLink> {}
+
+/**
+ * A resource's contents embedded in a tool result or prompt.
+ *
+ * @since 0.1.0
+ */
+export const EmbeddedResource = Schema.Struct({
+  type: Schema.Literal("resource"),
+  resource: ResourceContents,
+  ...annotatedFields
+}).annotations({ identifier: "EmbeddedResource" })
+
+/**
+ * @since 0.1.0
+ */
+export interface EmbeddedResource extends Schema.Schema.Type<typeof EmbeddedResource> {}
+
+/**
+ * The content block types the supported revisions define.
+ *
+ * @since 0.1.0
+ */
+export const KnownContentBlock = Schema.Union(
+  TextContent,
+  ImageContent,
+  AudioContent,
+  ResourceLink,
+  EmbeddedResource
+).annotations({ identifier: "KnownContentBlock" })
+
+/**
+ * @since 0.1.0
+ */
+export type KnownContentBlock = typeof KnownContentBlock.Type
+
+/**
+ * A `key` that none of `members` declares as its literal: the tag of a fallback variant, so a
+ * value from a newer peer still decodes while a malformed known variant is still rejected.
+ */
+const unknownTag = <K extends string>(
+  key: K,
+  members: ReadonlyArray<{ readonly fields: { readonly [P in K]: { readonly literals: ReadonlyArray<LiteralValue> } } }>
+) => {
+  const known = new Set(members.flatMap((member) => member.fields[key].literals))
+  const tag = Schema.String.pipe(Schema.filter((value) => !known.has(value), {
+    message: (issue) => `${JSON.stringify(issue.actual)} is a known ${key}: its own schema applies`
+  }))
+  return { known, tag }
+}
+
+const contentTypes = unknownTag("type", KnownContentBlock.members)
+
+/**
+ * A content block of a type defined after 2025-11-25, kept as it came.
+ *
+ * @since 0.1.0
+ */
+export const UnknownContentBlock = Schema.Struct({ type: contentTypes.tag }, JsonObject).annotations({
+  identifier: "UnknownContentBlock"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface UnknownContentBlock extends Schema.Schema.Type<typeof UnknownContentBlock> {}
+
+/**
+ * Any content block in a tool result or prompt message, including unknown future types.
+ *
+ * @since 0.1.0
+ */
+export const ContentBlock = Schema.Union(...KnownContentBlock.members, UnknownContentBlock).annotations({
+  identifier: "ContentBlock"
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ContentBlock = typeof ContentBlock.Type
+
+/**
+ * Whether a content block is of a known type (narrows `switch (block.type)` properly).
+ *
+ * @since 0.1.0
+ */
+export const isKnownContentBlock = (block: ContentBlock): block is KnownContentBlock =>
+  contentTypes.known.has(block.type)
+
+// ---------------------------------------------------------------------------
+// Tools
+// ---------------------------------------------------------------------------
+
+/**
+ * Untrusted hints about a tool's behaviour (added in 2025-03-26).
+ *
+ * @since 0.1.0
+ */
+export const ToolAnnotations = Schema.Struct({
+  title: Schema.optional(Schema.String),
+  readOnlyHint: Schema.optional(Schema.Boolean),
+  destructiveHint: Schema.optional(Schema.Boolean),
+  idempotentHint: Schema.optional(Schema.Boolean),
+  openWorldHint: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "ToolAnnotations" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ToolAnnotations extends Schema.Schema.Type<typeof ToolAnnotations> {}
+
+/**
+ * How a tool may be executed (added in 2025-11-25).
+ *
+ * @since 0.1.0
+ */
+export const ToolExecution = Schema.Struct({
+  taskSupport: Schema.optional(Schema.Literal("forbidden", "optional", "required"))
+}).annotations({ identifier: "ToolExecution" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ToolExecution extends Schema.Schema.Type<typeof ToolExecution> {}
+
+/**
+ * A tool the server offers.
+ *
+ * @since 0.1.0
+ */
+export const Tool = Schema.Struct({
+  ...baseMetadataFields,
+  description: Schema.optional(Schema.String),
+  // JSON Schemas with `type: "object"` at the root; validated later, not here.
+  inputSchema: JsonObject,
+  outputSchema: Schema.optional(JsonObject), // 2025-06-18
+  annotations: Schema.optional(ToolAnnotations),
+  execution: Schema.optional(ToolExecution),
+  ...iconsFields,
+  ...metaFields
+}).annotations({ identifier: "Tool" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Tool extends Schema.Schema.Type<typeof Tool> {}
+
+/**
+ * A page of `tools/list`.
+ *
+ * @since 0.1.0
+ */
+export const ListToolsResult = paginatedResult({ tools: Schema.Array(Tool) }).annotations({
+  identifier: "ListToolsResult"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface ListToolsResult extends Schema.Schema.Type<typeof ListToolsResult> {}
+
+/**
+ * Asks for task-augmented execution of a request (2025-11-25).
+ *
+ * @since 0.1.0
+ */
+export const TaskMetadata = Schema.Struct({
+  ttl: Schema.optional(Schema.Number)
+}).annotations({ identifier: "TaskMetadata" })
+
+/**
+ * @since 0.1.0
+ */
+export interface TaskMetadata extends Schema.Schema.Type<typeof TaskMetadata> {}
+
+/**
+ * Params of `tools/call`.
+ *
+ * @since 0.1.0
+ */
+export const CallToolRequestParams = Schema.Struct({
+  ...requestParamsFields,
+  name: Schema.String,
+  arguments: Schema.optional(JsonObject),
+  task: Schema.optional(TaskMetadata)
+}).annotations({ identifier: "CallToolRequestParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CallToolRequestParams extends Schema.Schema.Type<typeof CallToolRequestParams> {}
+
+/**
+ * The result of `tools/call`; tool failures come back with `isError: true`.
+ *
+ * @since 0.1.0
+ */
+export const CallToolResult = Schema.Struct({
+  ...metaFields,
+  content: Schema.Array(ContentBlock),
+  structuredContent: Schema.optional(JsonObject), // 2025-06-18
+  isError: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "CallToolResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CallToolResult extends Schema.Schema.Type<typeof CallToolResult> {}
+
+// ---------------------------------------------------------------------------
+// Resources
+// ---------------------------------------------------------------------------
+
+/**
+ * A template (RFC 6570) for resources the server can read.
+ *
+ * @since 0.1.0
+ */
+export const ResourceTemplate = Schema.Struct({
+  uriTemplate: Schema.String,
+  ...baseMetadataFields,
+  description: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String),
+  annotations: Schema.optional(Annotations),
+  ...iconsFields,
+  ...metaFields
+}).annotations({ identifier: "ResourceTemplate" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ResourceTemplate extends Schema.Schema.Type<typeof ResourceTemplate> {}
+
+/**
+ * A page of `resources/list`.
+ *
+ * @since 0.1.0
+ */
+export const ListResourcesResult = paginatedResult({ resources: Schema.Array(Resource) }).annotations({
+  identifier: "ListResourcesResult"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface ListResourcesResult extends Schema.Schema.Type<typeof ListResourcesResult> {}
+
+/**
+ * A page of `resources/templates/list`.
+ *
+ * @since 0.1.0
+ */
+export const ListResourceTemplatesResult = paginatedResult({
+  resourceTemplates: Schema.Array(ResourceTemplate)
+}).annotations({ identifier: "ListResourceTemplatesResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ListResourceTemplatesResult extends Schema.Schema.Type<typeof ListResourceTemplatesResult> {}
+
+const resourceRequestFields = { ...requestParamsFields, uri: Schema.String }
+
+/**
+ * Params of `resources/read`.
+ *
+ * @since 0.1.0
+ */
+export const ReadResourceRequestParams = Schema.Struct(resourceRequestFields).annotations({
+  identifier: "ReadResourceRequestParams"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface ReadResourceRequestParams extends Schema.Schema.Type<typeof ReadResourceRequestParams> {}
+
+/**
+ * The result of `resources/read`.
+ *
+ * @since 0.1.0
+ */
+export const ReadResourceResult = Schema.Struct({
+  ...metaFields,
+  contents: Schema.Array(ResourceContents)
+}).annotations({ identifier: "ReadResourceResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ReadResourceResult extends Schema.Schema.Type<typeof ReadResourceResult> {}
+
+/**
+ * Params of `resources/subscribe`.
+ *
+ * @since 0.1.0
+ */
+export const SubscribeRequestParams = Schema.Struct(resourceRequestFields).annotations({
+  identifier: "SubscribeRequestParams"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface SubscribeRequestParams extends Schema.Schema.Type<typeof SubscribeRequestParams> {}
+
+/**
+ * Params of `resources/unsubscribe`.
+ *
+ * @since 0.1.0
+ */
+export const UnsubscribeRequestParams = Schema.Struct(resourceRequestFields).annotations({
+  identifier: "UnsubscribeRequestParams"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface UnsubscribeRequestParams extends Schema.Schema.Type<typeof UnsubscribeRequestParams> {}
+
+// ---------------------------------------------------------------------------
+// Prompts
+// ---------------------------------------------------------------------------
+
+/**
+ * An argument a prompt template accepts.
+ *
+ * @since 0.1.0
+ */
+export const PromptArgument = Schema.Struct({
+  ...baseMetadataFields,
+  description: Schema.optional(Schema.String),
+  required: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "PromptArgument" })
+
+/**
+ * @since 0.1.0
+ */
+export interface PromptArgument extends Schema.Schema.Type<typeof PromptArgument> {}
+
+/**
+ * A prompt or prompt template the server offers.
+ *
+ * @since 0.1.0
+ */
+export const Prompt = Schema.Struct({
+  ...baseMetadataFields,
+  description: Schema.optional(Schema.String),
+  arguments: Schema.optional(Schema.Array(PromptArgument)),
+  ...iconsFields,
+  ...metaFields
+}).annotations({ identifier: "Prompt" })
+
+/**
+ * @since 0.1.0
+ */
+export interface Prompt extends Schema.Schema.Type<typeof Prompt> {}
+
+/**
+ * A page of `prompts/list`.
+ *
+ * @since 0.1.0
+ */
+export const ListPromptsResult = paginatedResult({ prompts: Schema.Array(Prompt) }).annotations({
+  identifier: "ListPromptsResult"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface ListPromptsResult extends Schema.Schema.Type<typeof ListPromptsResult> {}
+
+/**
+ * Params of `prompts/get`.
+ *
+ * @since 0.1.0
+ */
+export const GetPromptRequestParams = Schema.Struct({
+  ...requestParamsFields,
+  name: Schema.String,
+  arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+}).annotations({ identifier: "GetPromptRequestParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface GetPromptRequestParams extends Schema.Schema.Type<typeof GetPromptRequestParams> {}
+
+/**
+ * One message of a rendered prompt.
+ *
+ * @since 0.1.0
+ */
+export const PromptMessage = Schema.Struct({
+  role: Role,
+  content: ContentBlock
+}).annotations({ identifier: "PromptMessage" })
+
+/**
+ * @since 0.1.0
+ */
+export interface PromptMessage extends Schema.Schema.Type<typeof PromptMessage> {}
+
+/**
+ * The result of `prompts/get`.
+ *
+ * @since 0.1.0
+ */
+export const GetPromptResult = Schema.Struct({
+  ...metaFields,
+  description: Schema.optional(Schema.String),
+  messages: Schema.Array(PromptMessage)
+}).annotations({ identifier: "GetPromptResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface GetPromptResult extends Schema.Schema.Type<typeof GetPromptResult> {}
+
+// ---------------------------------------------------------------------------
+// Completion
+// ---------------------------------------------------------------------------
+
+/**
+ * Names a prompt whose argument is being completed.
+ *
+ * @since 0.1.0
+ */
+export const PromptReference = Schema.Struct({
+  type: Schema.Literal("ref/prompt"),
+  ...baseMetadataFields
+}).annotations({ identifier: "PromptReference" })
+
+/**
+ * @since 0.1.0
+ */
+export interface PromptReference extends Schema.Schema.Type<typeof PromptReference> {}
+
+/**
+ * Names a resource (template) whose URI variable is being completed.
+ *
+ * @since 0.1.0
+ */
+export const ResourceTemplateReference = Schema.Struct({
+  type: Schema.Literal("ref/resource"),
+  uri: Schema.String
+}).annotations({ identifier: "ResourceTemplateReference" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ResourceTemplateReference extends Schema.Schema.Type<typeof ResourceTemplateReference> {}
+
+/**
+ * The 2024-11-05 / 2025-03-26 name of `ResourceTemplateReference` (same wire shape).
+ *
+ * @since 0.1.0
+ */
+export const ResourceReference = ResourceTemplateReference
+
+/**
+ * @since 0.1.0
+ */
+export type ResourceReference = ResourceTemplateReference
+
+/**
+ * Params of `completion/complete`.
+ *
+ * @since 0.1.0
+ */
+export const CompleteRequestParams = Schema.Struct({
+  ...requestParamsFields,
+  ref: Schema.Union(PromptReference, ResourceTemplateReference),
+  argument: Schema.Struct({ name: Schema.String, value: Schema.String }),
+  // 2025-06-18: previously resolved arguments
+  context: Schema.optional(Schema.Struct({
+    arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  }))
+}).annotations({ identifier: "CompleteRequestParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CompleteRequestParams extends Schema.Schema.Type<typeof CompleteRequestParams> {}
+
+/**
+ * The result of `completion/complete` (at most 100 values).
+ *
+ * @since 0.1.0
+ */
+export const CompleteResult = Schema.Struct({
+  ...metaFields,
+  completion: Schema.Struct({
+    values: Schema.Array(Schema.String),
+    total: Schema.optional(Schema.Number),
+    hasMore: Schema.optional(Schema.Boolean)
+  })
+}).annotations({ identifier: "CompleteResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CompleteResult extends Schema.Schema.Type<typeof CompleteResult> {}
+
+// ---------------------------------------------------------------------------
+// Logging, progress, cancellation
+// ---------------------------------------------------------------------------
+
+/**
+ * A log severity (the RFC 5424 syslog levels).
+ *
+ * @since 0.1.0
+ */
+export const LoggingLevel = Schema.Literal(
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency"
+).annotations({ identifier: "LoggingLevel" })
+
+/**
+ * @since 0.1.0
+ */
+export type LoggingLevel = typeof LoggingLevel.Type
+
+/**
+ * Params of `logging/setLevel`.
+ *
+ * @since 0.1.0
+ */
+export const SetLevelRequestParams = Schema.Struct({
+  ...requestParamsFields,
+  level: LoggingLevel
+}).annotations({ identifier: "SetLevelRequestParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface SetLevelRequestParams extends Schema.Schema.Type<typeof SetLevelRequestParams> {}
+
+/**
+ * Params of `notifications/message`.
+ *
+ * @since 0.1.0
+ */
+export const LoggingMessageNotificationParams = Schema.Struct({
+  ...metaFields,
+  level: LoggingLevel,
+  logger: Schema.optional(Schema.String),
+  data: Schema.Unknown
+}).annotations({ identifier: "LoggingMessageNotificationParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface LoggingMessageNotificationParams
+  extends Schema.Schema.Type<typeof LoggingMessageNotificationParams>
+{}
+
+/**
+ * Params of `notifications/progress`.
+ *
+ * @since 0.1.0
+ */
+export const ProgressNotificationParams = Schema.Struct({
+  ...metaFields,
+  progressToken: ProgressToken,
+  progress: Schema.Number,
+  total: Schema.optional(Schema.Number),
+  message: Schema.optional(Schema.String) // 2025-03-26
+}).annotations({ identifier: "ProgressNotificationParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ProgressNotificationParams extends Schema.Schema.Type<typeof ProgressNotificationParams> {}
+
+/**
+ * Params of `notifications/cancelled`.
+ *
+ * @since 0.1.0
+ */
+export const CancelledNotificationParams = Schema.Struct({
+  ...metaFields,
+  // Required until 2025-06-18; optional since 2025-11-25 (task cancellation uses tasks/cancel).
+  requestId: Schema.optional(RequestId),
+  reason: Schema.optional(Schema.String)
+}).annotations({ identifier: "CancelledNotificationParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CancelledNotificationParams extends Schema.Schema.Type<typeof CancelledNotificationParams> {}
+
+/**
+ * Params of `notifications/resources/updated`.
+ *
+ * @since 0.1.0
+ */
+export const ResourceUpdatedNotificationParams = Schema.Struct({
+  ...metaFields,
+  uri: Schema.String
+}).annotations({ identifier: "ResourceUpdatedNotificationParams" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ResourceUpdatedNotificationParams
+  extends Schema.Schema.Type<typeof ResourceUpdatedNotificationParams>
+{}
+
+// ---------------------------------------------------------------------------
+// Method names and server notifications
+// ---------------------------------------------------------------------------
+
+/**
+ * Every request and notification method a client sends, receives or handles.
+ *
+ * @since 0.1.0
+ */
+export const Method = {
+  // client → server requests
+  Initialize: "initialize",
+  Ping: "ping",
+  ToolsList: "tools/list",
+  ToolsCall: "tools/call",
+  ResourcesList: "resources/list",
+  ResourcesTemplatesList: "resources/templates/list",
+  ResourcesRead: "resources/read",
+  ResourcesSubscribe: "resources/subscribe",
+  ResourcesUnsubscribe: "resources/unsubscribe",
+  PromptsList: "prompts/list",
+  PromptsGet: "prompts/get",
+  CompletionComplete: "completion/complete",
+  LoggingSetLevel: "logging/setLevel",
+  // tasks (2025-11-25), either direction
+  TasksGet: "tasks/get",
+  TasksResult: "tasks/result",
+  TasksList: "tasks/list",
+  TasksCancel: "tasks/cancel",
+  // server → client requests
+  SamplingCreateMessage: "sampling/createMessage",
+  RootsList: "roots/list",
+  ElicitationCreate: "elicitation/create", // 2025-06-18
+  // notifications
+  Initialized: "notifications/initialized",
+  Cancelled: "notifications/cancelled",
+  Progress: "notifications/progress",
+  LoggingMessage: "notifications/message",
+  ResourcesUpdated: "notifications/resources/updated",
+  ResourcesListChanged: "notifications/resources/list_changed",
+  ToolsListChanged: "notifications/tools/list_changed",
+  PromptsListChanged: "notifications/prompts/list_changed",
+  RootsListChanged: "notifications/roots/list_changed",
+  ElicitationComplete: "notifications/elicitation/complete", // 2025-11-25
+  TasksStatus: "notifications/tasks/status" // 2025-11-25
+} as const
+
+/**
+ * @since 0.1.0
+ */
+export type Method = (typeof Method)[keyof typeof Method]
+
+const notification = <M extends string, P extends Schema.Struct.Field>(method: M, params: P) =>
+  Schema.Struct({ method: Schema.Literal(method), params })
+
+/**
+ * `notifications/tools/list_changed`.
+ *
+ * @since 0.1.0
+ */
+export const ToolListChangedNotification = notification(
+  Method.ToolsListChanged,
+  Schema.optional(NotificationParams)
+).annotations({ identifier: "ToolListChangedNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ToolListChangedNotification extends Schema.Schema.Type<typeof ToolListChangedNotification> {}
+
+/**
+ * `notifications/resources/list_changed`.
+ *
+ * @since 0.1.0
+ */
+export const ResourceListChangedNotification = notification(
+  Method.ResourcesListChanged,
+  Schema.optional(NotificationParams)
+).annotations({ identifier: "ResourceListChangedNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ResourceListChangedNotification
+  extends Schema.Schema.Type<typeof ResourceListChangedNotification>
+{}
+
+/**
+ * `notifications/prompts/list_changed`.
+ *
+ * @since 0.1.0
+ */
+export const PromptListChangedNotification = notification(
+  Method.PromptsListChanged,
+  Schema.optional(NotificationParams)
+).annotations({ identifier: "PromptListChangedNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export interface PromptListChangedNotification extends Schema.Schema.Type<typeof PromptListChangedNotification> {}
+
+/**
+ * `notifications/resources/updated`.
+ *
+ * @since 0.1.0
+ */
+export const ResourceUpdatedNotification = notification(
+  Method.ResourcesUpdated,
+  ResourceUpdatedNotificationParams
+).annotations({ identifier: "ResourceUpdatedNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ResourceUpdatedNotification extends Schema.Schema.Type<typeof ResourceUpdatedNotification> {}
+
+/**
+ * `notifications/message`: a log message from the server.
+ *
+ * @since 0.1.0
+ */
+export const LoggingMessageNotification = notification(
+  Method.LoggingMessage,
+  LoggingMessageNotificationParams
+).annotations({ identifier: "LoggingMessageNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export interface LoggingMessageNotification extends Schema.Schema.Type<typeof LoggingMessageNotification> {}
+
+/**
+ * `notifications/progress`.
+ *
+ * @since 0.1.0
+ */
+export const ProgressNotification = notification(Method.Progress, ProgressNotificationParams).annotations({
+  identifier: "ProgressNotification"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface ProgressNotification extends Schema.Schema.Type<typeof ProgressNotification> {}
+
+/**
+ * `notifications/cancelled`.
+ *
+ * @since 0.1.0
+ */
+export const CancelledNotification = notification(Method.Cancelled, CancelledNotificationParams).annotations({
+  identifier: "CancelledNotification"
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface CancelledNotification extends Schema.Schema.Type<typeof CancelledNotification> {}
+
+/**
+ * The server notifications this module gives a typed shape.
+ *
+ * @since 0.1.0
+ */
+export const KnownServerNotification = Schema.Union(
+  ToolListChangedNotification,
+  ResourceListChangedNotification,
+  PromptListChangedNotification,
+  ResourceUpdatedNotification,
+  LoggingMessageNotification,
+  ProgressNotification,
+  CancelledNotification
+).annotations({ identifier: "KnownServerNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export type KnownServerNotification = typeof KnownServerNotification.Type
+
+const notificationMethods = unknownTag("method", KnownServerNotification.members)
+
+/**
+ * Any other server notification, kept as `{ method, params }`.
+ *
+ * @since 0.1.0
+ */
+export const UnknownServerNotification = Schema.Struct({
+  method: notificationMethods.tag,
+  params: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "UnknownServerNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export interface UnknownServerNotification extends Schema.Schema.Type<typeof UnknownServerNotification> {}
+
+/**
+ * A notification from the server, keyed on `method`; unknown methods decode to
+ * `UnknownServerNotification`.
+ *
+ * @since 0.1.0
+ */
+export const ServerNotification = Schema.Union(
+  ...KnownServerNotification.members,
+  UnknownServerNotification
+).annotations({ identifier: "ServerNotification" })
+
+/**
+ * @since 0.1.0
+ */
+export type ServerNotification = typeof ServerNotification.Type
+
+/**
+ * Whether a server notification has a typed shape (narrows `switch (n.method)` properly).
+ *
+ * @since 0.1.0
+ */
+export const isKnownServerNotification = (n: ServerNotification): n is KnownServerNotification =>
+  notificationMethods.known.has(n.method)
+
+const decodeNotification = decodeUnknown(ServerNotification)
+
+/**
+ * Decode a notification's method and params. Fails only when a known method has malformed
+ * params; an unknown method yields an `UnknownServerNotification`.
+ *
+ * @since 0.1.0
+ */
+export const decodeServerNotification = (
+  method: string,
+  params: unknown
+): Either.Either<ServerNotification, ParseResult.ParseError> =>
+  decodeNotification(params === undefined ? { method } : { method, params })

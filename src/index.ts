@@ -1,0 +1,29 @@
+/**
+ * mcp-fleet: an Effect-native runtime for MCP servers.
+ *
+ * @since 0.1.0
+ */
+
+/** JSON-RPC 2.0 messages, error codes and NDJSON framing. */
+export * as JsonRpc from "./JsonRpc.js"
+
+/** MCP message schemas for every stateful revision mcp-fleet speaks. */
+export * as McpSchema from "./McpSchema.js"
+
+/** The one error type, with a `reason` and the server's name. */
+export * as McpError from "./McpError.js"
+
+/** The Transport service: a scoped duplex of JSON-RPC messages. */
+export * as Transport from "./Transport.js"
+
+/** The stdio transport: a server as a child process. */
+export * as Stdio from "./transport/Stdio.js"
+
+/** Linked in-memory transports. */
+export * as Memory from "./transport/Memory.js"
+
+/** One JSON-RPC session: requests, notifications, timeouts, cancellation. */
+export * as Peer from "./Peer.js"
+
+/** One initialized connection to one MCP server. */
+export * as McpClient from "./McpClient.js"

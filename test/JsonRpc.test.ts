@@ -1,0 +1,139 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as JsonRpc from "../src/JsonRpc.js"
+
+const bytes = (text: string) => new Uint8Array(Buffer.from(text, "utf8"))
+
+const decodeAll = (decoder: JsonRpc.LineDecoder, chunks: ReadonlyArray<Uint8Array>) => {
+  const lines: Array<string> = []
+  for (const chunk of chunks) expect(decoder.push(chunk, lines)).toBeUndefined()
+  decoder.flush(lines)
+  return lines
+}
+
+describe("LineDecoder", () => {
+  it("splits lines across and within chunks, dropping CR and empty lines", () => {
+    const lines = decodeAll(new JsonRpc.LineDecoder(), [bytes("{\"a\":1}\n{\"b\""), bytes(":2}\r\n\n{\"c\":3}\n{\"d\":")])
+    // The unfinished last line comes out only on flush.
+    expect(lines).toEqual(["{\"a\":1}", "{\"b\":2}", "{\"c\":3}", "{\"d\":"])
+  })
+
+  it("keeps a final line without a newline for flush", () => {
+    expect(decodeAll(new JsonRpc.LineDecoder(), [bytes("one\ntw"), bytes("o")])).toEqual(["one", "two"])
+  })
+
+  it("decodes a multi-byte character split between chunks", () => {
+    const all = Buffer.from("{\"text\":\"héllo ✓ 😀\"}\n", "utf8")
+    const chunks = Array.from(all, (byte) => new Uint8Array([byte]))
+    expect(decodeAll(new JsonRpc.LineDecoder(), chunks)).toEqual(["{\"text\":\"héllo ✓ 😀\"}"])
+  })
+
+  it("reassembles a 16 MiB line from 64 KiB chunks", () => {
+    const line = "x".repeat(16 * 1024 * 1024 - 1)
+    const all = Buffer.from(line + "\n")
+    const chunks: Array<Uint8Array> = []
+    for (let i = 0; i < all.length; i += 65536) chunks.push(all.subarray(i, i + 65536))
+    const lines = decodeAll(new JsonRpc.LineDecoder(), chunks)
+    expect(lines.length).toBe(1)
+    expect(lines[0]!.length).toBe(line.length)
+  })
+
+  it("reports a line over the cap, within one chunk and across chunks", () => {
+    const lines: Array<string> = []
+    expect(new JsonRpc.LineDecoder(10).push(bytes("0123456789AB\n"), lines)).toEqual({ oversize: 12 })
+    const decoder = new JsonRpc.LineDecoder(10)
+    expect(decoder.push(bytes("012345"), lines)).toBeUndefined()
+    expect(decoder.push(bytes("6789AB"), lines)).toEqual({ oversize: 12 })
+    expect(lines).toEqual([])
+  })
+
+  it("accepts a line of exactly the cap", () => {
+    const lines: Array<string> = []
+    expect(new JsonRpc.LineDecoder(10).push(bytes("0123456789\n"), lines)).toBeUndefined()
+    expect(lines).toEqual(["0123456789"])
+  })
+})
+
+describe("parseLine", () => {
+  const parse = (line: string) => {
+    const messages: Array<JsonRpc.Message> = []
+    const bad: Array<JsonRpc.BadLine> = []
+    JsonRpc.parseLine(line, messages, bad)
+    return { messages, bad }
+  }
+
+  it("parses one message", () => {
+    expect(parse(`{"jsonrpc":"2.0","id":1,"result":{}}`).messages).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }])
+  })
+
+  it("parses a batch into its messages", () => {
+    const { bad, messages } = parse(
+      `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/progress","params":{}}]`
+    )
+    expect(messages.length).toBe(2)
+    expect(bad).toEqual([])
+  })
+
+  it("reports non-JSON with an excerpt", () => {
+    const { bad, messages } = parse("Server started on port 3000")
+    expect(messages).toEqual([])
+    expect(bad).toEqual([{ reason: "not JSON", excerpt: "Server started on port 3000" }])
+  })
+
+  it("reports JSON that is not JSON-RPC, and keeps the good items of a batch", () => {
+    const { bad, messages } = parse(`[{"hello":"world"},{"jsonrpc":"2.0","id":"a","result":{}}]`)
+    expect(messages).toEqual([{ jsonrpc: "2.0", id: "a", result: {} }])
+    expect(bad[0]!.reason).toMatch(/not a JSON-RPC message/)
+  })
+
+  it("shortens long excerpts", () => {
+    const { bad } = parse("x".repeat(5000))
+    expect(bad[0]!.excerpt.length).toBeLessThan(300)
+    expect(bad[0]!.excerpt).toMatch(/5000 characters/)
+  })
+})
+
+describe("validateMessage", () => {
+  // The hand-written check must accept exactly what the schema accepts.
+  const corpus: ReadonlyArray<unknown> = [
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", id: "x", method: "tools/call", params: { name: "a" } },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 1, result: {} },
+    { jsonrpc: "2.0", id: 1, error: { code: -32601, message: "nope" } },
+    { jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error", data: "x" } },
+    { jsonrpc: "2.0", id: null, method: "ping" },
+    { jsonrpc: "2.0", id: 1.5, method: "ping" },
+    { jsonrpc: "1.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", id: 1, method: "ping", params: [1, 2] },
+    { jsonrpc: "2.0", id: 1, result: "ok" },
+    { jsonrpc: "2.0", id: null, result: {} },
+    { jsonrpc: "2.0", id: 1, error: { code: "x", message: "m" } },
+    { jsonrpc: "2.0", method: 5 },
+    { jsonrpc: "2.0" },
+    "text",
+    null,
+    [1]
+  ]
+  const isMessage = Schema.is(JsonRpc.Message)
+
+  it("agrees with the Message schema", () => {
+    for (const value of corpus) {
+      expect([value, Either.isRight(JsonRpc.validateMessage(value))]).toEqual([value, isMessage(value)])
+    }
+  })
+
+  it("classifies messages", () => {
+    const request = { jsonrpc: "2.0", id: 1, method: "ping" } as const
+    const notification = { jsonrpc: "2.0", method: "x" } as const
+    const response = { jsonrpc: "2.0", id: 1, result: {} } as const
+    expect([JsonRpc.isRequest(request), JsonRpc.isNotification(request), JsonRpc.isResponse(request)]).toEqual([
+      true,
+      false,
+      false
+    ])
+    expect(JsonRpc.isNotification(notification)).toBe(true)
+    expect(JsonRpc.isResponse(response)).toBe(true)
+  })
+})
