@@ -239,7 +239,7 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       let effects: Array<Effect.Effect<void>> | undefined
       for (const message of chunk) {
         const effect = "method" in message
-          ? ("id" in message ? onRequest(message) : onNotification(message))
+          ? (JsonRpc.isRequest(message) ? onRequest(message) : onNotification(message))
           : onResponse(message)
         if (effect !== undefined) (effects ??= []).push(effect)
       }
