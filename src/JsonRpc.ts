@@ -230,7 +230,7 @@ export const parseLine = (line: string, messages: Array<Message>, bad: Array<Bad
     return
   }
   if (Array.isArray(json)) {
-    if (json.length === 0) bad.push({ reason: "empty batch", excerpt: excerpt(line) })
+    if (json.length === 0) bad.push({ reason: "an empty batch", excerpt: excerpt(line) })
     for (const item of json) pushValidated(item, line, messages, bad)
     return
   }

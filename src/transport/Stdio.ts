@@ -19,6 +19,7 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
 import { ByteTail } from "../internal/ByteTail.js"
 import * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
@@ -52,14 +53,38 @@ export interface Options {
 
 type Signal = "SIGTERM" | "SIGKILL"
 
-// A process group is alive while any process in it is; signal 0 only checks.
+// A process group is alive while any process in it is; signal 0 only checks. Zombies
+// count as members until someone reaps them, and an orphan's reaper (PID 1) may be slow
+// or never come, so on Linux a group of nothing but zombies counts as gone.
 const groupAlive = (pid: number): boolean => {
   try {
     process.kill(-pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM"
   }
+  return process.platform !== "linux" || hasLiveMember(pid)
+}
+
+const hasLiveMember = (pgid: number): boolean => {
+  let entries: Array<string>
+  try {
+    entries = fs.readdirSync("/proc")
+  } catch {
+    return true
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true
+  }
+  return false
 }
 
 const signalGroup = (pid: number, signal: Signal): void => {

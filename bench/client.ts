@@ -1,0 +1,64 @@
+/**
+ * The mcp-fleet benchmark client: `McpClient` over the `Stdio` transport.
+ *
+ *   BENCH_STDIO_SERVER='["node","bench/fixtures/echo-server.mjs"]' \
+ *     npm run -s bench:client -- --calls N --concurrency C [--payload BYTES]
+ *
+ * Prints one JSON result line (client "mcp-fleet"); see bench/README.md for the contract.
+ *
+ * @module
+ */
+// Subpath imports: the package index also loads cluster/sql/http modules (~0.4 s of startup).
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Cause, Effect } from "effect"
+import * as McpClient from "../src/McpClient.js"
+import * as Stdio from "../src/transport/Stdio.js"
+import { now, parseArgs, Run, serverCommand, TOOL } from "./clients/shared.js"
+
+const args = parseArgs()
+const server = serverCommand()
+const run = new Run(args)
+
+/** The text of the first content block of a tool result, if it has one. */
+const firstText = (content: ReadonlyArray<unknown>): unknown => {
+  const first = content[0]
+  return typeof first === "object" && first !== null && "text" in first ? first.text : undefined
+}
+
+const program = Effect.gen(function* () {
+  const client = yield* McpClient.make({ clientInfo: { name: "bench", version: "0.0.0" } })
+  const connectMs = now() - connectStarted
+
+  const started = now()
+  yield* Effect.forEach(
+    Array.from({ length: args.calls }, (_, i) => i),
+    (i) =>
+      Effect.suspend(() => {
+        const sent = run.text(i)
+        const startedAt = now()
+        return client.callTool(TOOL, { text: sent }).pipe(
+          Effect.flatMap((result) =>
+            Effect.try({
+              try: () => run.done(i, startedAt, sent, firstText(result.content)),
+              catch: (e) => e as Error
+            })
+          )
+        )
+      }),
+    { concurrency: args.concurrency, discard: true }
+  )
+  return { connectMs, totalMs: now() - started }
+}).pipe(
+  Effect.scoped,
+  Effect.provide(Stdio.layer({ name: "bench", command: server.command, args: server.args })),
+  Effect.provide(NodeContext.layer),
+  // Report only once the scope is closed and the server has ended.
+  Effect.tap(({ connectMs, totalMs }) => Effect.sync(() => run.report("mcp-fleet", connectMs, totalMs))),
+  // Errors go to stderr (stdout carries only the result line); runMain then exits 1.
+  Effect.tapErrorCause((cause) => Effect.sync(() => process.stderr.write(`bench client: ${Cause.pretty(cause)}\n`)))
+)
+
+// connectMs covers the Stdio spawn (layer build) through McpClient.make.
+const connectStarted = now()
+NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })

@@ -1,0 +1,158 @@
+/**
+ * What the three benchmark clients (bare, sdk, mcp-fleet) share: the command line, the
+ * stdio server to spawn, the payloads, the "keep C in flight" driver, the echo check,
+ * latency percentiles and the one result line they print.
+ *
+ * @module
+ */
+import { performance } from "node:perf_hooks"
+
+/** The options every client understands: `--calls N --concurrency C [--payload BYTES]`. */
+export interface BenchArgs {
+  readonly calls: number
+  readonly concurrency: number
+  readonly payloadBytes: number
+}
+
+/** The result line a client prints, as one JSON object. */
+export interface BenchResult {
+  readonly client: string
+  readonly transport: "stdio"
+  readonly calls: number
+  readonly concurrency: number
+  readonly payloadBytes: number
+  readonly connectMs: number
+  readonly totalMs: number
+  readonly callsPerSec: number
+  readonly p50us: number
+  readonly p99us: number
+  readonly rssMB: number
+}
+
+/** The tool every client calls. */
+export const TOOL = "echo"
+
+/** Monotonic milliseconds. */
+export const now = (): number => performance.now()
+
+const positiveInt = (flag: string, raw: string | undefined): number => {
+  const n = Number(raw)
+  if (!Number.isSafeInteger(n) || n < 1) fail(`${flag} needs a positive integer, got ${JSON.stringify(raw)}`)
+  return n
+}
+
+/** Parses the client flags; unknown flags are ignored. */
+export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): BenchArgs => {
+  let calls = 1000
+  let concurrency = 1
+  let payloadBytes = 16
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined]
+    const value = (): string | undefined => inline ?? argv[++i]
+    if (flag === "--calls") calls = positiveInt(flag, value())
+    else if (flag === "--concurrency") concurrency = positiveInt(flag, value())
+    else if (flag === "--payload") payloadBytes = positiveInt(flag, value())
+  }
+  return { calls, concurrency, payloadBytes }
+}
+
+/** The server to spawn, from the JSON array in env `BENCH_STDIO_SERVER`. */
+export const serverCommand = (): { readonly command: string; readonly args: Array<string> } => {
+  const raw = process.env["BENCH_STDIO_SERVER"]
+  if (raw === undefined || raw === "") fail("BENCH_STDIO_SERVER is not set (a JSON array, e.g. [\"node\",\"bench/fixtures/echo-server.mjs\"])")
+  let argv: unknown
+  try {
+    argv = JSON.parse(raw)
+  } catch {
+    fail(`BENCH_STDIO_SERVER is not JSON: ${raw}`)
+  }
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string")) {
+    fail(`BENCH_STDIO_SERVER must be a non-empty JSON array of strings: ${raw}`)
+  }
+  return { command: argv[0], args: argv.slice(1) }
+}
+
+/** Prints a message on stderr and exits 1 (a spawned server sees its stdin end and exits too). */
+export function fail(message: string): never {
+  process.stderr.write(`bench client: ${message}\n`)
+  process.exit(1)
+}
+
+/**
+ * One benchmark run: payloads, per-call latencies and the echo check. Each call's text is
+ * unique (it starts with the call's index) so a response routed to the wrong caller fails.
+ */
+export class Run {
+  readonly latencies: Float64Array
+  private readonly filler: string
+  private recorded = 0
+
+  constructor(readonly args: BenchArgs) {
+    this.latencies = new Float64Array(args.calls)
+    this.filler = "x".repeat(args.payloadBytes)
+  }
+
+  /** The text sent by call `i`: exactly `payloadBytes` ASCII characters. */
+  text(i: number): string {
+    const tag = `${i}:`
+    return tag.length >= this.filler.length ? this.filler : tag + this.filler.slice(tag.length)
+  }
+
+  /** Records call `i`, started at `startedAt` (ms), and checks the echoed text: throws on a mismatch. */
+  done(i: number, startedAt: number, sent: string, got: unknown): void {
+    this.latencies[this.recorded++] = now() - startedAt
+    if (got !== sent) {
+      const shown = typeof got === "string" ? `${got.length} chars starting ${JSON.stringify(got.slice(0, 24))}` : JSON.stringify(got)?.slice(0, 200)
+      throw new Error(`call ${i}: echo mismatch: sent ${sent.length} chars starting ${JSON.stringify(sent.slice(0, 24))}, got ${shown}`)
+    }
+  }
+
+  /** Prints the result line on stdout. */
+  report(client: string, connectMs: number, totalMs: number): void {
+    if (this.recorded !== this.args.calls) fail(`only ${this.recorded} of ${this.args.calls} calls completed`)
+    const sorted = this.latencies.slice().sort()
+    const pct = (p: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 1000)
+    const result: BenchResult = {
+      client,
+      transport: "stdio",
+      calls: this.args.calls,
+      concurrency: this.args.concurrency,
+      payloadBytes: this.args.payloadBytes,
+      connectMs: round(connectMs, 2),
+      totalMs: round(totalMs, 2),
+      callsPerSec: round((this.args.calls * 1000) / totalMs, 1),
+      p50us: pct(50),
+      p99us: pct(99),
+      // Peak resident set of this client process (maxRSS is in KiB).
+      rssMB: round(process.resourceUsage().maxRSS / 1024, 1)
+    }
+    process.stdout.write(JSON.stringify(result) + "\n")
+    // The client should now exit by itself; if a handle keeps it alive, say so and leave.
+    setTimeout(() => {
+      process.stderr.write(`bench client: ${client} still alive 5 s after its result; forcing exit\n`)
+      process.exit(0)
+    }, 5000).unref()
+  }
+}
+
+const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits
+
+/**
+ * Runs `args.calls` calls of `call`, keeping `args.concurrency` in flight, timing and
+ * checking each. `call` returns the text the server echoed. Resolves to the total ms.
+ */
+export const drive = async (run: Run, call: (text: string) => Promise<unknown>): Promise<number> => {
+  const { calls, concurrency } = run.args
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < calls) {
+      const i = next++
+      const sent = run.text(i)
+      const startedAt = now()
+      run.done(i, startedAt, sent, await call(sent))
+    }
+  }
+  const started = now()
+  await Promise.all(Array.from({ length: Math.min(concurrency, calls) }, worker))
+  return now() - started
+}

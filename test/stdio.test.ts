@@ -1,0 +1,739 @@
+/**
+ * The stdio transport and McpClient against real processes: the reference servers from
+ * npm (everything, filesystem, memory) and the small fixture servers in test/fixtures/
+ * (crashes, stubborn process trees, noisy stdout, huge results, environment).
+ *
+ * Every child is started with `process.execPath` and a JS entry file, never npx. Each one
+ * inherits a marker variable, so the last test can find any that survived.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { afterAll, describe, expect, it, layer } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpError from "../src/McpError.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import { Transport } from "../src/Transport.js"
+import * as Stdio from "../src/transport/Stdio.js"
+
+// --- where things are ---------------------------------------------------------------
+
+const require = createRequire(import.meta.url)
+const packageEntry = (name: string) =>
+  path.join(path.dirname(require.resolve(`@modelcontextprotocol/${name}/package.json`)), "dist", "index.js")
+const EVERYTHING = packageEntry("server-everything")
+const FILESYSTEM = packageEntry("server-filesystem")
+const MEMORY = packageEntry("server-memory")
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
+const NODE = process.execPath
+
+// Every child (and grandchild) inherits this, so survivors can be found in /proc.
+const MARKER = "MCP_FLEET_STDIO_TEST_RUN"
+const RUN_ID = `${process.pid}-${Date.now()}`
+process.env[MARKER] = RUN_ID
+
+const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `mcp-fleet-${prefix}-`))
+const tempDirs: Array<string> = []
+const makeTempDir = (prefix: string) => {
+  const dir = tempDir(prefix)
+  tempDirs.push(dir)
+  return dir
+}
+
+// --- processes ----------------------------------------------------------------------
+
+/** Every pid the tests saw: servers and the stubborn fixture's grandchildren. */
+const seenPids = new Set<number>()
+/** Pids that were found as zombies (exited, not yet reaped) when checked. */
+const zombies = new Set<number>()
+
+type ProcState = "alive" | "zombie" | "gone"
+
+/** Reads a process's state from /proc; a zombie has exited and only waits to be reaped. */
+const procState = (pid: number): ProcState => {
+  let stat: string
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  } catch {
+    // No /proc entry: cross-check with signal 0, which must say ESRCH.
+    try {
+      process.kill(pid, 0)
+      return "alive"
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ESRCH" ? "gone" : "alive"
+    }
+  }
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+  return state === "Z" ? "zombie" : "alive"
+}
+
+/** Polls until none of `pids` is alive or `withinMs` passed; returns the states seen last. */
+const waitGone = (pids: ReadonlyArray<number>, withinMs: number) =>
+  Effect.gen(function*() {
+    const deadline = performance.now() + withinMs
+    for (;;) {
+      const states = pids.map((pid) => [pid, procState(pid)] as const)
+      const done = states.every(([, state]) => state !== "alive")
+      if (done || performance.now() >= deadline) {
+        for (const [pid, state] of states) if (state === "zombie") zombies.add(pid)
+        return Object.fromEntries(states) as Record<number, ProcState>
+      }
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
+/** Processes (other than this one) whose environment carries this run's marker. */
+const survivors = (): Array<string> => {
+  const found: Array<string> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    let environ: string
+    try {
+      environ = fs.readFileSync(`/proc/${entry}/environ`, "utf8")
+    } catch {
+      continue
+    }
+    if (!environ.split("\0").includes(`${MARKER}=${RUN_ID}`)) continue
+    let cmdline = ""
+    try {
+      cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ")
+    } catch {
+      // gone meanwhile
+    }
+    found.push(`${entry} ${cmdline}`)
+  }
+  return found
+}
+
+// --- connecting ---------------------------------------------------------------------
+
+/** Starts a stdio server and connects a client to it, in the current Scope. */
+const connect = (options: Stdio.Options, clientOptions?: McpClient.Options) =>
+  Effect.gen(function*() {
+    const transport = yield* Stdio.make({ ...options, env: { ...options.env, [MARKER]: RUN_ID } })
+    const pid = transport.info().pid as number
+    seenPids.add(pid)
+    const client = yield* McpClient.make(clientOptions).pipe(Effect.provideService(Transport, transport))
+    return { client, pid }
+  })
+
+/** The reason of an McpError, checked to have the expected tag. */
+const reasonOf = <T extends McpError.Reason["_tag"]>(
+  error: McpError.McpError,
+  tag: T
+): Extract<McpError.Reason, { readonly _tag: T }> => {
+  expect(error._tag).toBe("McpError")
+  expect(error.reason._tag).toBe(tag)
+  return error.reason as Extract<McpError.Reason, { readonly _tag: T }>
+}
+
+/** The text of a result's first content block. */
+const firstText = (result: McpSchema.CallToolResult): string => {
+  const block = result.content[0]
+  if (block === undefined || block.type !== "text") throw new Error(`expected a text block, got ${JSON.stringify(block)}`)
+  return (block as McpSchema.TextContent).text
+}
+
+/** A logger layer that collects every log line (from every fiber of the effect it is provided to). */
+const captureLogs = () => {
+  const lines: Array<{ readonly level: string; readonly message: string }> = []
+  const logger = Logger.make(({ logLevel, message }) => {
+    const parts = Array.isArray(message) ? message : [message]
+    lines.push({ level: logLevel.label, message: parts.map(String).join(" ") })
+  })
+  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+}
+
+/**
+ * Starts waiting for the first of the client's notifications that satisfies `predicate`,
+ * in a fiber of the current Scope; await the returned fiber for it.
+ */
+const firstNotification = (
+  client: McpClient.McpClient,
+  predicate: (notification: McpSchema.ServerNotification) => boolean
+) =>
+  Effect.gen(function*() {
+    const fiber = yield* client.notifications.pipe(
+      Stream.filter(predicate),
+      Stream.runHead,
+      Effect.forkScoped
+    )
+    // Let the collector subscribe before the caller triggers anything.
+    yield* Effect.yieldNow()
+    return fiber
+  })
+
+afterAll(() => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+// --- the reference server: everything -----------------------------------------------
+
+class Everything extends Context.Tag("test/Everything")<Everything, McpClient.McpClient>() {}
+
+const EverythingLive = Layer.scoped(
+  Everything,
+  Effect.map(connect({ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }), ({ client }) => client)
+).pipe(Layer.provide(NodeContext.layer))
+
+layer(EverythingLive, { excludeTestServices: true, timeout: "20 seconds" })("server-everything over stdio", (it) => {
+  it.effect("initialize: revision, serverInfo, capabilities and instructions", () =>
+    Effect.gen(function*() {
+      const client = yield* Everything
+      expect(client.server).toBe("everything")
+      expect(client.protocolVersion).toBe("2025-11-25")
+      expect(client.serverInfo.name).toBe("mcp-servers/everything")
+      expect(client.serverInfo.version).toBe("2.0.0")
+      expect(client.capabilities.tools).toBeDefined()
+      expect(client.capabilities.resources?.subscribe).toBe(true)
+      expect(client.instructions).toBe(
+        fs.readFileSync(path.join(path.dirname(EVERYTHING), "docs", "instructions.md"), "utf8")
+      )
+    }))
+
+  it.effect("tools: list, echo, get-sum, and an invalid call as an isError value", () =>
+    Effect.gen(function*() {
+      const client = yield* Everything
+      const tools = yield* client.listTools()
+      const names = tools.map((tool) => tool.name)
+      expect(names).toEqual(expect.arrayContaining(["echo", "get-sum", "get-structured-content", "get-env"]))
+      const echo = tools.find((tool) => tool.name === "echo")!
+      expect(echo.inputSchema.type).toBe("object")
+      expect(Object.keys(echo.inputSchema.properties ?? {})).toEqual(["message"])
+
+      const echoed = yield* client.callTool("echo", { message: "hello, stdio ✓" })
+      expect(echoed.isError).toBeUndefined()
+      expect(firstText(echoed)).toBe("Echo: hello, stdio ✓")
+
+      const sum = yield* client.callTool("get-sum", { a: 2.5, b: 40 })
+      expect(firstText(sum)).toBe("The sum of 2.5 and 40 is 42.5.")
+
+      // Arguments that do not match the inputSchema: a tool error, returned as a value.
+      const wrong = yield* client.callTool("get-sum", { a: "two", b: 40 })
+      expect(wrong.isError).toBe(true)
+      expect(firstText(wrong)).toMatch(/Input validation error: Invalid arguments for tool get-sum/)
+    }))
+
+  it.effect("get-structured-content: structuredContent checked against its outputSchema", () =>
+    Effect.gen(function*() {
+      const client = yield* Everything
+      const tools = yield* client.listTools()
+      const tool = tools.find((tool) => tool.name === "get-structured-content")!
+      expect(tool.outputSchema?.required).toEqual(expect.arrayContaining(["temperature", "conditions", "humidity"]))
+      const result = yield* client.callTool("get-structured-content", { location: "Chicago" })
+      expect(result.structuredContent).toEqual({ temperature: 36, conditions: "Light rain / drizzle", humidity: 82 })
+      expect(JSON.parse(firstText(result))).toEqual(result.structuredContent)
+    }))
+
+  it.effect("resources: list, templates, read, and an unknown uri as a Protocol error", () =>
+    Effect.gen(function*() {
+      const client = yield* Everything
+      const resources = yield* client.listResources()
+      const instructionsUri = "demo://resource/static/document/instructions.md"
+      expect(resources.map((resource) => resource.uri)).toContain(instructionsUri)
+
+      const templates = yield* client.listResourceTemplates()
+      expect(templates.map((template) => template.uriTemplate)).toEqual(
+        expect.arrayContaining(["demo://resource/dynamic/text/{resourceId}", "demo://resource/dynamic/blob/{resourceId}"])
+      )
+
+      const dynamic = yield* client.readResource("demo://resource/dynamic/text/7")
+      expect(dynamic.contents).toHaveLength(1)
+      expect(dynamic.contents[0]!.uri).toBe("demo://resource/dynamic/text/7")
+      expect((dynamic.contents[0] as McpSchema.TextResourceContents).text).toMatch(
+        /^Resource 7: This is a plaintext resource created at /
+      )
+
+      const file = yield* client.readResource(instructionsUri)
+      expect((file.contents[0] as McpSchema.TextResourceContents).text).toBe(client.instructions)
+
+      const blob = yield* client.readResource("demo://resource/dynamic/blob/3")
+      const blobText = Buffer.from((blob.contents[0] as McpSchema.BlobResourceContents).blob, "base64").toString("utf8")
+      expect(blobText).toMatch(/^Resource 3: This is a base64 blob created at /)
+
+      const missing = yield* Effect.flip(client.readResource("demo://nothing/here"))
+      const reason = reasonOf(missing, "Protocol")
+      expect(reason.method).toBe("resources/read")
+      expect(reason.code).toBe(-32602)
+      expect(missing.message).toMatch(/^server 'everything' answered resources\/read with error -32602: .*demo:\/\/nothing\/here/)
+    }))
+
+  it.effect("prompts: list, and get with arguments", () =>
+    Effect.gen(function*() {
+      const client = yield* Everything
+      const prompts = yield* client.listPrompts()
+      expect(prompts.map((prompt) => prompt.name)).toEqual(
+        expect.arrayContaining(["simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"])
+      )
+      const args = prompts.find((prompt) => prompt.name === "args-prompt")!
+      expect(args.arguments?.map((argument) => [argument.name, argument.required ?? false])).toEqual([
+        ["city", true],
+        ["state", false]
+      ])
+
+      const prompt = yield* client.getPrompt("args-prompt", { city: "Lyon", state: "Rhône" })
+      expect(prompt.messages).toHaveLength(1)
+      expect(prompt.messages[0]!.role).toBe("user")
+      expect(prompt.messages[0]!.content).toEqual({ type: "text", text: "What's weather in Lyon, Rhône?" })
+
+      const embedded = yield* client.getPrompt("resource-prompt", { resourceType: "Text", resourceId: "5" })
+      expect(embedded.messages[1]!.content.type).toBe("resource")
+    }))
+
+  it.effect("complete: a completable prompt argument, with context, and a resource template", () =>
+    Effect.gen(function*() {
+      const client = yield* Everything
+      const ref = { type: "ref/prompt", name: "completable-prompt" } as const
+      const departments = yield* client.complete(ref, { name: "department", value: "S" })
+      expect(departments.completion.values).toEqual(["Sales", "Support"])
+
+      const names = yield* client.complete(ref, { name: "name", value: "" }, { arguments: { department: "Engineering" } })
+      expect(names.completion.values).toEqual(["Alice", "Bob", "Charlie"])
+
+      const ids = yield* client.complete(
+        { type: "ref/resource", uri: "demo://resource/dynamic/text/{resourceId}" },
+        { name: "resourceId", value: "42" }
+      )
+      expect(ids.completion.values).toEqual(["42"])
+    }))
+
+  it.effect("ping and setLoggingLevel", () =>
+    Effect.gen(function*() {
+      const client = yield* Everything
+      yield* client.ping()
+      yield* client.setLoggingLevel("debug")
+      // An unknown level is refused by the server.
+      const refused = yield* Effect.flip(client.setLoggingLevel("verbose" as McpSchema.LoggingLevel))
+      expect(reasonOf(refused, "Protocol").method).toBe("logging/setLevel")
+    }))
+
+  it.effect("progress: trigger-long-running-operation reports every step to onProgress and the stream", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const client = yield* Everything
+      const onStream = yield* client.notifications.pipe(
+        Stream.filter((notification) => notification.method === "notifications/progress"),
+        Stream.take(3),
+        Stream.runCollect,
+        Effect.forkScoped
+      )
+      yield* Effect.yieldNow()
+      const seen: Array<readonly [number, number | undefined]> = []
+      const result = yield* client.callTool("trigger-long-running-operation", { duration: 0.3, steps: 3 }, {
+        onProgress: (progress) => Effect.sync(() => seen.push([progress.progress, progress.total]))
+      })
+      expect(firstText(result)).toBe("Long running operation completed. Duration: 0.3 seconds, Steps: 3.")
+      expect(seen).toEqual([[1, 3], [2, 3], [3, 3]])
+      const streamed = yield* onStream.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+      expect(Chunk.toReadonlyArray(streamed).map((n) => (n.params as { progress: number }).progress)).toEqual([1, 2, 3])
+    })))
+
+  it.effect("notifications: a log message from toggle-simulated-logging", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const client = yield* Everything
+      yield* client.setLoggingLevel("debug")
+      const message = yield* firstNotification(client, (n) => n.method === "notifications/message")
+      const started = yield* client.callTool("toggle-simulated-logging", {})
+      expect(firstText(started)).toMatch(/^Started simulated, random-leveled logging/)
+      const log = yield* message.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+      const params = Option.getOrThrow(log).params as { level: string; data: unknown }
+      expect(params.data).toMatch(/-level message|level-message/)
+      const stopped = yield* client.callTool("toggle-simulated-logging", {})
+      expect(firstText(stopped)).toMatch(/^Stopped simulated logging/)
+    })))
+
+  it.effect("subscribeResource: resources/updated arrives for the subscribed uri", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const client = yield* Everything
+      const uri = "demo://resource/dynamic/text/1"
+      const acknowledged = yield* firstNotification(
+        client,
+        (n) => n.method === "notifications/message" && String((n.params as { data?: unknown }).data).includes(uri)
+      )
+      const updated = yield* firstNotification(
+        client,
+        (n) => n.method === "notifications/resources/updated" && (n.params as { uri?: unknown }).uri === uri
+      )
+      yield* client.subscribeResource(uri)
+      // The server acknowledges a subscription with a log message.
+      yield* acknowledged.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+      // The update simulation sends one round of updates at once.
+      yield* client.callTool("toggle-subscriber-updates", {})
+      const notification = yield* updated.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+      expect(Option.isSome(notification)).toBe(true)
+      yield* client.callTool("toggle-subscriber-updates", {})
+      yield* client.unsubscribeResource(uri)
+    })))
+})
+
+// --- the reference servers: filesystem and memory -----------------------------------
+
+describe("server-filesystem over stdio", () => {
+  it.scopedLive("lists, writes and reads in its root; a path outside is an isError value", () =>
+    Effect.gen(function*() {
+      const root = fs.realpathSync(makeTempDir("fs"))
+      fs.writeFileSync(path.join(root, "existing.txt"), "already here\n")
+      const { client } = yield* connect({ name: "filesystem", command: NODE, args: [FILESYSTEM, root] })
+      const names = (yield* client.listTools()).map((tool) => tool.name)
+      expect(names).toEqual(expect.arrayContaining(["list_directory", "write_file", "read_text_file"]))
+
+      const content = "line one\nline two — ünïcödé\n"
+      const written = yield* client.callTool("write_file", { path: path.join(root, "notes.txt"), content })
+      expect(written.isError).toBeUndefined()
+      expect(fs.readFileSync(path.join(root, "notes.txt"), "utf8")).toBe(content)
+
+      const listing = yield* client.callTool("list_directory", { path: root })
+      expect(firstText(listing).split("\n").sort()).toEqual(["[FILE] existing.txt", "[FILE] notes.txt"])
+
+      const read = yield* client.callTool("read_text_file", { path: path.join(root, "notes.txt") })
+      expect(firstText(read)).toBe(content)
+      expect(read.structuredContent).toEqual({ content })
+
+      const outside = yield* client.callTool("read_text_file", { path: "/etc/passwd" })
+      expect(outside.isError).toBe(true)
+      expect(firstText(outside)).toMatch(/Access denied - path outside allowed directories/)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("server-memory over stdio", () => {
+  it.scopedLive("create_entities, then read_graph and search_nodes round-trip, also after a restart", () =>
+    Effect.gen(function*() {
+      const file = path.join(makeTempDir("memory"), "memory.jsonl")
+      const options: Stdio.Options = { name: "memory", command: NODE, args: [MEMORY], env: { MEMORY_FILE_PATH: file } }
+      const entities = [
+        { name: "Ada Lovelace", entityType: "person", observations: ["wrote the first program"] },
+        { name: "Analytical Engine", entityType: "machine", observations: ["designed by Babbage"] }
+      ]
+      yield* Effect.scoped(Effect.gen(function*() {
+        const { client } = yield* connect(options)
+        const created = yield* client.callTool("create_entities", { entities })
+        expect(created.isError).toBeUndefined()
+        expect(created.structuredContent).toEqual({ entities })
+        yield* client.callTool("create_relations", {
+          relations: [{ from: "Ada Lovelace", to: "Analytical Engine", relationType: "programmed" }]
+        })
+
+        const graph = yield* client.callTool("read_graph", {})
+        expect(graph.structuredContent).toEqual({
+          entities,
+          relations: [{ from: "Ada Lovelace", to: "Analytical Engine", relationType: "programmed" }]
+        })
+        const found = yield* client.callTool("search_nodes", { query: "program" })
+        expect((found.structuredContent as { entities: Array<{ name: string }> }).entities.map((e) => e.name)).toEqual([
+          "Ada Lovelace"
+        ])
+      }))
+      expect(fs.readFileSync(file, "utf8")).toContain("Ada Lovelace")
+
+      // A new process reads what the first one stored.
+      const { client } = yield* connect(options)
+      const graph = yield* client.callTool("read_graph", {})
+      expect((graph.structuredContent as { entities: unknown }).entities).toEqual(entities)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+// --- fixture servers ----------------------------------------------------------------
+
+describe("stdio failures and limits (fixture servers)", () => {
+  it.scopedLive("a server that exits mid-call fails the call with Closed, exit code 3 and its stderr, within 1 s", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect({ name: "crash", command: NODE, args: [fixture("crash.mjs")] })
+      expect((yield* client.listTools()).map((tool) => tool.name)).toEqual(["boom"])
+      const start = performance.now()
+      const error = yield* Effect.flip(client.callTool("boom", {}))
+      const elapsed = performance.now() - start
+      const reason = reasonOf(error, "Closed")
+      expect(reason.exitCode).toBe(3)
+      expect(reason.signal).toBeNull()
+      expect(reason.method).toBe("tools/call")
+      expect(reason.stderrTail).toContain("fatal: boom")
+      expect(error.server).toBe("crash")
+      expect(error.message).toBe("server 'crash' exited with code 3 before answering tools/call: fatal: boom")
+      expect(elapsed).toBeLessThan(1000)
+
+      // The connection is over: `closed` says why, and later calls fail at once.
+      const closed = yield* client.closed
+      expect(reasonOf(closed, "Closed").exitCode).toBe(3)
+      const later = yield* Effect.flip(client.ping())
+      expect(later.message).toBe("server 'crash' exited with code 3 before answering ping: fatal: boom")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a server that exits before answering initialize fails McpClient.make with its stderr", () =>
+    Effect.gen(function*() {
+      const start = performance.now()
+      const error = yield* Effect.flip(connect({ name: "early-exit", command: NODE, args: [fixture("early-exit.mjs")] }))
+      const elapsed = performance.now() - start
+      const reason = reasonOf(error, "Closed")
+      expect(reason.exitCode).toBe(1)
+      expect(reason.method).toBe("initialize")
+      expect(error.message).toBe(
+        "server 'early-exit' exited with code 1 before answering initialize: error: MISSING_API_KEY is not set"
+      )
+      // Node's own startup dominates; the failure itself must not wait for a timeout.
+      expect(elapsed).toBeLessThan(2000)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a command that does not exist fails with Transport naming the command", () =>
+    Effect.gen(function*() {
+      const command = "/nonexistent/bin/mcp-server-nowhere"
+      const error = yield* Effect.flip(connect({ name: "nowhere", command, args: ["--stdio"] }))
+      const reason = reasonOf(error, "Transport")
+      expect(reason.message).toContain(`could not start '${command}'`)
+      expect(error.message).toMatch(/^server 'nowhere': could not start '\/nonexistent\/bin\/mcp-server-nowhere'/)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("non-JSON and non-JSON-RPC lines on stdout are skipped and reported; the calls still succeed", () => {
+    const logs = captureLogs()
+    return Effect.gen(function*() {
+      const { client } = yield* connect({ name: "garbage", command: NODE, args: [fixture("garbage.mjs")] })
+      expect(client.serverInfo.name).toBe("garbage")
+      expect(firstText(yield* client.callTool("echo", { message: "one" }))).toBe("echo: one")
+      expect(firstText(yield* client.callTool("echo", { message: "two" }))).toBe("echo: two")
+      yield* client.ping()
+
+      // Each bad line is reported with the server's name and an excerpt, and skipped. The noise
+      // came three times: before the initialize answer and before each of the two tool answers.
+      const noise = [
+        "wrote a line that is not JSON; skipped: Server starting up... (this is not JSON)",
+        `wrote a line that is not a JSON-RPC message: "jsonrpc" must be "2.0"; skipped: {"hello":"world"}`,
+        `wrote a line that is not a JSON-RPC message: neither a request, a notification nor a response; skipped: {"jsonrpc":"2.0"}`,
+        "wrote a line that is an empty batch; skipped: []",
+        `wrote a line that is not JSON; skipped: {"jsonrpc":"2.0","id":"broken`,
+        "sent a response for unknown request id 987654"
+      ].map((text) => `server 'garbage' ${text}`)
+      const warnings = logs.lines.filter((line) => line.level === "WARN").map((line) => line.message)
+      expect(warnings).toEqual([...noise, ...noise, ...noise])
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, logs.layer)))
+  })
+
+  it.scopedLive("structuredContent that does not match the outputSchema fails with Validation", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect({ name: "structured", command: NODE, args: [fixture("structured.mjs")] })
+      const good = yield* client.callTool("weather", {})
+      expect(good.structuredContent).toEqual({ temperature: 21, conditions: "Sunny" })
+      const error = yield* Effect.flip(client.callTool("weather", { broken: true }))
+      const reason = reasonOf(error, "Validation")
+      expect(reason.method).toBe("tools/call")
+      expect(reason.message).toMatch(/^tool 'weather' returned structuredContent that does not match its outputSchema/)
+      // The connection is still fine.
+      expect((yield* client.callTool("weather", {})).structuredContent).toEqual(good.structuredContent)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  // The same counter pattern as test/fixtures/big.mjs.
+  const pattern = (size: number) => {
+    const parts: Array<string> = []
+    for (let i = 0; i * 16 < size; i++) parts.push(String(i).padStart(15, "0") + "|")
+    return parts.join("").slice(0, size)
+  }
+  const TEN_MIB = 10 * 1024 * 1024
+
+  it.scopedLive("a 10 MiB result round-trips intact under the default 16 MiB cap", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect({ name: "big", command: NODE, args: [fixture("big.mjs")] })
+      const result = yield* client.callTool("big", { size: TEN_MIB })
+      const text = firstText(result)
+      expect(text.length).toBe(TEN_MIB)
+      expect(text.slice(-32)).toBe(pattern(TEN_MIB).slice(-32))
+      expect(text === pattern(TEN_MIB)).toBe(true)
+      // And the connection goes on.
+      expect(firstText(yield* client.callTool("big", { size: 20 }))).toBe("000000000000000|0000")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("with maxMessageBytes 1 MiB, a 10 MiB result fails with Limit naming the size and the limit", () =>
+    Effect.gen(function*() {
+      const limit = 1024 * 1024
+      const { client } = yield* connect({
+        name: "big-limited",
+        command: NODE,
+        args: [fixture("big.mjs")],
+        maxMessageBytes: limit
+      })
+      const start = performance.now()
+      const error = yield* Effect.flip(client.callTool("big", { size: TEN_MIB }))
+      const reason = reasonOf(error, "Limit")
+      expect(reason.limit).toBe(limit)
+      expect(reason.size).toBeGreaterThan(limit)
+      expect(reason.size).toBeLessThanOrEqual(TEN_MIB + 1024)
+      expect(reason.what).toBe("a message")
+      expect(error.message).toBe(`server 'big-limited': a message of ${reason.size} exceeds the limit of ${limit}`)
+      expect(performance.now() - start).toBeLessThan(5000)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("env: configured values override inherited ones, Redacted values arrive as plain text, cwd is set", () =>
+    Effect.gen(function*() {
+      process.env.MCP_FLEET_TEST_INHERITED = "from-parent"
+      process.env.MCP_FLEET_TEST_OVERRIDDEN = "parent-value"
+      const cwd = fs.realpathSync(makeTempDir("cwd"))
+      const { client } = yield* connect({
+        name: "env",
+        command: NODE,
+        args: [fixture("env.mjs")],
+        cwd,
+        env: {
+          MCP_FLEET_TEST_OVERRIDDEN: "child-value",
+          MCP_FLEET_TEST_PLAIN: "plain",
+          MCP_FLEET_TEST_SECRET: Redacted.make("s3cret-t0ken")
+        }
+      })
+      const seen = JSON.parse(firstText(yield* client.callTool("env", {}))) as {
+        env: Record<string, string>
+        cwd: string
+      }
+      expect(seen.env.MCP_FLEET_TEST_INHERITED).toBe("from-parent")
+      expect(seen.env.MCP_FLEET_TEST_OVERRIDDEN).toBe("child-value")
+      expect(seen.env.MCP_FLEET_TEST_PLAIN).toBe("plain")
+      expect(seen.env.MCP_FLEET_TEST_SECRET).toBe("s3cret-t0ken")
+      expect(seen.env.PATH).toBe(process.env.PATH)
+      expect(seen.cwd).toBe(cwd)
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        delete process.env.MCP_FLEET_TEST_INHERITED
+        delete process.env.MCP_FLEET_TEST_OVERRIDDEN
+      })),
+      Effect.provide(NodeContext.layer)
+    ))
+
+  it.scopedLive("env: inheritEnv false passes only the configured variables", () =>
+    Effect.gen(function*() {
+      process.env.MCP_FLEET_TEST_INHERITED = "from-parent"
+      const { client } = yield* connect({
+        name: "env-clean",
+        command: NODE,
+        args: [fixture("env.mjs")],
+        inheritEnv: false,
+        env: { ONLY_THIS: "yes", TOKEN: Redacted.make("hidden") }
+      })
+      const seen = JSON.parse(firstText(yield* client.callTool("env", {}))) as { env: Record<string, string> }
+      // The marker is added by `connect` so that a leaked child could still be found.
+      expect(seen.env).toEqual({ ONLY_THIS: "yes", TOKEN: "hidden", [MARKER]: RUN_ID })
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        delete process.env.MCP_FLEET_TEST_INHERITED
+      })),
+      Effect.provide(NodeContext.layer)
+    ))
+})
+
+// --- closing: no orphan, ever ---------------------------------------------------------
+
+describe("closing the scope ends the whole process tree", () => {
+  /**
+   * Connects to the stubborn fixture, reads its pid and its grandchild's, closes the scope
+   * and, while the close runs, polls both pids. Returns when each pid stopped running
+   * (zombies count as stopped) and when the close returned, in ms after the close began.
+   */
+  const stubbornTree = (grace: { readonly closeGracePeriod?: number; readonly termGracePeriod?: number }) => {
+    const logs = captureLogs()
+    return Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const { client, pid } = yield* connect({
+        name: "stubborn",
+        command: NODE,
+        args: [fixture("stubborn.mjs")],
+        ...(grace.closeGracePeriod === undefined ? {} : { closeGracePeriod: grace.closeGracePeriod }),
+        ...(grace.termGracePeriod === undefined ? {} : { termGracePeriod: grace.termGracePeriod })
+      }).pipe(Scope.extend(scope))
+      const pids = JSON.parse(firstText(yield* client.callTool("pids", {}))) as { server: number; grandchild: number }
+      expect(pids.server).toBe(pid)
+      expect(pids.grandchild).not.toBe(pid)
+      seenPids.add(pids.grandchild)
+      expect(procState(pids.server)).toBe("alive")
+      expect(procState(pids.grandchild)).toBe("alive")
+      const ps = fs.readFileSync(`/proc/${pids.grandchild}/stat`, "utf8")
+      // The grandchild is in the server's process group (field 5 of stat).
+      expect(Number(ps.slice(ps.lastIndexOf(")") + 2).split(" ")[2])).toBe(pids.server)
+
+      const start = performance.now()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const stoppedAt: Record<number, number> = {}
+      let closeMs: number | undefined
+      while (performance.now() - start < 8000) {
+        for (const target of [pids.server, pids.grandchild]) {
+          const state = procState(target)
+          if (state === "zombie") zombies.add(target)
+          if (state !== "alive" && stoppedAt[target] === undefined) stoppedAt[target] = performance.now() - start
+        }
+        if (closeMs === undefined && closing.unsafePoll() !== null) closeMs = performance.now() - start
+        if (closeMs !== undefined && Object.keys(stoppedAt).length === 2) break
+        yield* Effect.sleep("10 millis")
+      }
+      yield* closing.await
+      expect(stoppedAt[pids.server]).toBeDefined()
+      expect(stoppedAt[pids.grandchild]).toBeDefined()
+      expect(closeMs).toBeDefined()
+      // Both grace periods were waited out, then SIGKILL was needed.
+      expect(logs.lines.map((line) => line.message)).toContain("server 'stubborn' ignored SIGTERM; sending SIGKILL")
+      return {
+        server: stoppedAt[pids.server]!,
+        grandchild: stoppedAt[pids.grandchild]!,
+        close: closeMs!
+      }
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, logs.layer)))
+  }
+
+  it.live("a server ignoring SIGTERM, with a grandchild ignoring it too: gone within 5 s (grace 500 ms + 500 ms)", () =>
+    Effect.gen(function*() {
+      const ms = yield* stubbornTree({ closeGracePeriod: 500, termGracePeriod: 500 })
+      // SIGKILL comes after both grace periods, not before.
+      expect(ms.server).toBeGreaterThanOrEqual(950)
+      expect(ms.grandchild).toBeGreaterThanOrEqual(950)
+      expect(ms.server).toBeLessThan(5000)
+      expect(ms.grandchild).toBeLessThan(5000)
+      // The close returns as soon as the tree is dead (zombies awaiting their reaper count as dead).
+      expect(ms.close).toBeGreaterThanOrEqual(950)
+      expect(ms.close - Math.max(ms.server, ms.grandchild)).toBeLessThan(300)
+    }))
+
+  it.live("the same with the default grace periods (2 s + 2 s): gone within 5 s", () =>
+    Effect.gen(function*() {
+      const ms = yield* stubbornTree({})
+      expect(ms.server).toBeGreaterThanOrEqual(3950)
+      expect(ms.grandchild).toBeGreaterThanOrEqual(3950)
+      expect(ms.server).toBeLessThan(5000)
+      expect(ms.grandchild).toBeLessThan(5000)
+      expect(ms.close).toBeGreaterThanOrEqual(3950)
+      expect(ms.close - Math.max(ms.server, ms.grandchild)).toBeLessThan(300)
+    }), 15_000)
+
+  it.live("a well-behaved server exits on stdin close, without SIGTERM", () => {
+    const logs = captureLogs()
+    return Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const { pid } = yield* connect({ name: "polite", command: NODE, args: [fixture("env.mjs")] }).pipe(
+        Scope.extend(scope)
+      )
+      const start = performance.now()
+      yield* Scope.close(scope, Exit.void)
+      expect(performance.now() - start).toBeLessThan(1000)
+      expect(procState(pid)).not.toBe("alive")
+      expect(logs.lines.map((line) => line.message).filter((m) => m.includes("SIGTERM"))).toEqual([])
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, logs.layer)))
+  })
+})
+
+// Runs last (vitest runs a file's tests in order): nothing this file started survives.
+describe("leak check", () => {
+  it.live("no process started by these tests is still running", () =>
+    Effect.gen(function*() {
+      // The everything server's layer is closed after its block; give every finalizer a moment.
+      const states = yield* waitGone([...seenPids], 3000)
+      const alive = Object.entries(states).filter(([, state]) => state === "alive").map(([pid]) => pid)
+      expect(alive).toEqual([])
+      expect(seenPids.size).toBeGreaterThanOrEqual(15)
+      expect(survivors()).toEqual([])
+      // For information: pids caught between exiting and being reaped at some check.
+      if (zombies.size > 0) console.warn(`seen as zombies at some check: ${[...zombies].join(", ")}`)
+    }))
+})
