@@ -30,11 +30,13 @@ const program = Effect.gen(function* () {
   const client = yield* McpClient.make({ clientInfo: { name: "bench", version: "0.0.0" } })
   const connectMs = now() - connectStarted
 
-  const started = now()
-  yield* Effect.forEach(
-    Array.from({ length: args.calls }, (_, i) => i),
-    (i) =>
+  // Keep C in flight as the other clients do: C workers, each making calls one after another.
+  let next = 0
+  const worker = Effect.whileLoop({
+    while: () => next < args.calls,
+    body: () =>
       Effect.suspend(() => {
+        const i = next++
         const sent = run.text(i)
         const startedAt = now()
         return client.callTool(TOOL, { text: sent }).pipe(
@@ -46,8 +48,13 @@ const program = Effect.gen(function* () {
           )
         )
       }),
-    { concurrency: args.concurrency, discard: true }
-  )
+    step: () => {}
+  })
+  const started = now()
+  yield* Effect.all(Array.from({ length: Math.min(args.concurrency, args.calls) }, () => worker), {
+    concurrency: "unbounded",
+    discard: true
+  })
   return { connectMs, totalMs: now() - started }
 }).pipe(
   Effect.scoped,

@@ -6,9 +6,11 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
@@ -16,6 +18,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ValidatorCache } from "./internal/JsonSchema.js"
+import { traced } from "./internal/traced.js"
 import * as McpError from "./McpError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as Peer from "./Peer.js"
@@ -126,6 +129,17 @@ export const McpClient = Context.GenericTag<McpClient>("mcp-fleet/McpClient")
 
 const defaultClientInfo: McpSchema.Implementation = { name: "mcp-fleet", version: "0.1.0" }
 
+// Decoders are built once per schema, not per message.
+const decoders = new WeakMap<Schema.Schema<any, any>, (value: unknown) => Either.Either<any, ParseResult.ParseError>>()
+const decoderOf = <A, I>(schema: Schema.Schema<A, I>): (value: unknown) => Either.Either<A, ParseResult.ParseError> => {
+  let decoder = decoders.get(schema)
+  if (decoder === undefined) {
+    decoder = McpSchema.decodeUnknown(schema)
+    decoders.set(schema, decoder)
+  }
+  return decoder
+}
+
 const isSupported = (version: string): version is McpSchema.ProtocolVersion =>
   (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)
 
@@ -140,6 +154,7 @@ type Feature = "tools" | "resources" | "resources.subscribe" | "prompts" | "comp
 export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.McpError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
     const peer = yield* Peer.make({ handlers: options.handlers, requestTimeout: options.requestTimeout })
+    const scope = yield* Effect.scope
     const server = peer.server
     const maxPages = options.maxPages ?? 100
     const maxItems = options.maxItems ?? 100_000
@@ -147,7 +162,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const own = yield* peer.subscribe
 
     const decode = <A, I>(method: string, schema: Schema.Schema<A, I>, value: unknown) => {
-      const result = McpSchema.decodeUnknown(schema)(value)
+      const result = decoderOf(schema)(value)
       return Either.isRight(result)
         ? Effect.succeed(result.right)
         : Effect.fail(McpError.make(
@@ -255,17 +270,17 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       Effect.forkScoped
     )
 
-    const listTools = Effect.fn("McpClient.listTools")(function*() {
-      const tools = yield* gate(
+    const listTools = traced("McpClient.listTools")(() =>
+      gate(
         "tools",
         "list tools",
         listAll(McpSchema.Method.ToolsList, McpSchema.ListToolsResult, (result) => result.tools)
-      )
-      const schemas = new Map<string, Record<string, unknown>>()
-      for (const tool of tools) if (tool.outputSchema) schemas.set(tool.name, tool.outputSchema)
-      outputSchemas = schemas
-      return tools
-    })
+      ).pipe(Effect.tap((tools) => {
+        const schemas = new Map<string, Record<string, unknown>>()
+        for (const tool of tools) if (tool.outputSchema) schemas.set(tool.name, tool.outputSchema)
+        outputSchemas = schemas
+      }))
+    )
 
     const checkStructured = (name: string, result: McpSchema.CallToolResult) => {
       const schema = outputSchemas?.get(name)
@@ -284,26 +299,37 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         : invalid(`returned structuredContent that does not match its outputSchema: ${problem}`)
     }
 
-    const callTool = Effect.fn("McpClient.callTool")(function*(
+    // Structured content can only be checked against a known outputSchema: list the tools
+    // first, once, however many calls are waiting for it.
+    let listing: Deferred.Deferred<void, McpError.McpError> | undefined
+    const ensureListed = Effect.suspend(() => {
+      if (outputSchemas !== undefined) return Effect.void
+      if (listing !== undefined) return Deferred.await(listing)
+      const done = Deferred.unsafeMake<void, McpError.McpError>(FiberId.none)
+      listing = done
+      const list = Effect.asVoid(listTools()).pipe(
+        Effect.intoDeferred(done),
+        Effect.ensuring(Effect.sync(() => listing = undefined))
+      )
+      return Effect.zipRight(Effect.forkIn(list, scope), Deferred.await(done))
+    })
+
+    const callTool = traced("McpClient.callTool")((
       name: string,
       args?: Record<string, unknown>,
       callOptions: CallToolOptions = {}
-    ) {
-      if (!supports("tools")) yield* gate("tools", "call tools", Effect.void)
-      // Structured content can only be checked against a known outputSchema.
-      if (outputSchemas === undefined) yield* listTools()
+    ) => {
       const { meta, ...requestOptions } = callOptions
-      const result = yield* request(
-        McpSchema.Method.ToolsCall,
-        {
-          name,
-          arguments: args ?? {},
-          ...(meta === undefined ? {} : { _meta: meta })
-        },
-        McpSchema.CallToolResult,
-        { resetTimeoutOnProgress: true, ...requestOptions }
+      const call = Effect.flatMap(
+        request(
+          McpSchema.Method.ToolsCall,
+          meta === undefined ? { name, arguments: args ?? {} } : { name, arguments: args ?? {}, _meta: meta },
+          McpSchema.CallToolResult,
+          { resetTimeoutOnProgress: true, ...requestOptions }
+        ),
+        (result) => checkStructured(name, result)
       )
-      return yield* checkStructured(name, result)
+      return gate("tools", "call tools", Effect.zipRight(ensureListed, call))
     })
 
     const emptyRequest = (feature: Feature, action: string, method: string, params?: Record<string, unknown>) =>
@@ -317,14 +343,14 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       instructions: initialized.instructions,
       listTools,
       callTool,
-      listResources: Effect.fn("McpClient.listResources")(() =>
+      listResources: traced("McpClient.listResources")(() =>
         gate(
           "resources",
           "list resources",
           listAll(McpSchema.Method.ResourcesList, McpSchema.ListResourcesResult, (result) => result.resources)
         )
       ),
-      listResourceTemplates: Effect.fn("McpClient.listResourceTemplates")(() =>
+      listResourceTemplates: traced("McpClient.listResourceTemplates")(() =>
         gate(
           "resources",
           "list resource templates",
@@ -335,19 +361,19 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           )
         )
       ),
-      readResource: Effect.fn("McpClient.readResource")((uri: string) =>
+      readResource: traced("McpClient.readResource")((uri: string) =>
         gate("resources", "read resources", request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult))
       ),
-      subscribeResource: Effect.fn("McpClient.subscribeResource")((uri: string) =>
+      subscribeResource: traced("McpClient.subscribeResource")((uri: string) =>
         emptyRequest("resources.subscribe", "subscribe to resources", McpSchema.Method.ResourcesSubscribe, { uri })
       ),
-      unsubscribeResource: Effect.fn("McpClient.unsubscribeResource")((uri: string) =>
+      unsubscribeResource: traced("McpClient.unsubscribeResource")((uri: string) =>
         emptyRequest("resources.subscribe", "unsubscribe from resources", McpSchema.Method.ResourcesUnsubscribe, { uri })
       ),
-      listPrompts: Effect.fn("McpClient.listPrompts")(() =>
+      listPrompts: traced("McpClient.listPrompts")(() =>
         gate("prompts", "list prompts", listAll(McpSchema.Method.PromptsList, McpSchema.ListPromptsResult, (result) => result.prompts))
       ),
-      getPrompt: Effect.fn("McpClient.getPrompt")((name: string, args?: Readonly<Record<string, string>>) =>
+      getPrompt: traced("McpClient.getPrompt")((name: string, args?: Readonly<Record<string, string>>) =>
         gate(
           "prompts",
           "get prompts",
@@ -358,7 +384,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           )
         )
       ),
-      complete: Effect.fn("McpClient.complete")((ref, argument, context) =>
+      complete: traced("McpClient.complete")((ref, argument, context) =>
         gate(
           "completions",
           "complete arguments",
@@ -369,10 +395,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           )
         )
       ),
-      setLoggingLevel: Effect.fn("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
+      setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
         emptyRequest("logging", "set the logging level", McpSchema.Method.LoggingSetLevel, { level })
       ),
-      ping: Effect.fn("McpClient.ping")(() =>
+      ping: traced("McpClient.ping")(() =>
         Effect.asVoid(request(McpSchema.Method.Ping, undefined, McpSchema.EmptyResult))
       ),
       notifications: peer.notifications.pipe(

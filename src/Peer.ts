@@ -112,8 +112,15 @@ interface Entry {
   readonly deferred: Deferred.Deferred<Record<string, unknown>, McpError.McpError>
   readonly start: number
   lastActivity: number
+  readonly idleMs: number
+  readonly totalMs: number
+  readonly reset: boolean
   readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
 }
+
+// When an entry times out: `idle` since its start (or last progress), or its `total`.
+const deadlineOf = (entry: Entry): number =>
+  Math.min(entry.start + entry.totalMs, (entry.reset ? entry.lastActivity : entry.start) + entry.idleMs)
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
 // Late answers to requests we gave up on are expected; remember a few ids to ignore quietly.
@@ -274,32 +281,51 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       }))
     }
 
-    const watchdog = (entry: Entry, idleMs: number, totalMs: number, reset: boolean): Effect.Effect<void> =>
-      Effect.suspend(function loop(): Effect.Effect<void> {
-        const now = clock.unsafeCurrentTimeMillis()
-        const idleAt = (reset ? entry.lastActivity : entry.start) + idleMs
-        const totalAt = entry.start + totalMs
-        if (now >= totalAt || now >= idleAt) {
-          const kind = now >= totalAt ? "total" : "idle"
-          const reason = new McpError.TimeoutReason({ method: entry.method, afterMs: kind === "total" ? totalMs : idleMs, kind })
-          return Deferred.fail(entry.deferred, McpError.make(server, reason))
-        }
-        return Effect.flatMap(Effect.sleep(Math.min(idleAt, totalAt) - now), () => Effect.suspend(loop))
-      })
+    // One timer for all requests, sleeping until the earliest deadline; a request with an
+    // earlier deadline than the one it sleeps for wakes it. No fiber or timer per request.
+    let wakeAt = Infinity
+    let wake = Deferred.unsafeMake<void>(FiberId.none)
+    const expire = (id: JsonRpc.RequestId, entry: Entry, now: number) => {
+      pending.delete(id)
+      const kind = now >= entry.start + entry.totalMs ? "total" : "idle"
+      const afterMs = kind === "total" ? entry.totalMs : entry.idleMs
+      Deferred.unsafeDone(
+        entry.deferred,
+        Exit.fail(McpError.make(server, new McpError.TimeoutReason({ method: entry.method, afterMs, kind })))
+      )
+    }
+    const timer = Effect.suspend(() => {
+      const now = clock.unsafeCurrentTimeMillis()
+      let earliest = Infinity
+      for (const [id, entry] of pending) {
+        const deadline = deadlineOf(entry)
+        if (deadline <= now) expire(id, entry, now)
+        else if (deadline < earliest) earliest = deadline
+      }
+      wakeAt = earliest
+      wake = Deferred.unsafeMake<void>(FiberId.none)
+      return earliest === Infinity
+        ? Deferred.await(wake)
+        : Effect.raceFirst(Effect.sleep(earliest - now), Deferred.await(wake))
+    })
+    yield* Effect.forkIn(Effect.forever(timer), scope)
 
     const request: Peer["request"] = (method, params, requestOptions = {}) =>
       Effect.suspend(() => {
         if (closeError) return Effect.fail(withMethod(closeError, method))
         const id = nextId++
         const now = clock.unsafeCurrentTimeMillis()
+        const reset = requestOptions.resetTimeoutOnProgress === true
         const entry: Entry = {
           method,
           deferred: Deferred.unsafeMake(FiberId.none),
           start: now,
           lastActivity: now,
+          idleMs: toMillis(requestOptions.timeout, defaultTimeout),
+          totalMs: toMillis(requestOptions.maxTotalTimeout, Infinity),
+          reset,
           onProgress: requestOptions.onProgress
         }
-        const reset = requestOptions.resetTimeoutOnProgress === true
         const wantsProgress = reset || requestOptions.onProgress !== undefined
         const message: JsonRpc.Request = {
           jsonrpc: "2.0",
@@ -309,19 +335,15 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
             ? { params: { ...params, _meta: { ...(params?._meta as object | undefined), progressToken: id } } }
             : params === undefined ? {} : { params })
         }
-        const idleMs = toMillis(requestOptions.timeout, defaultTimeout)
-        const totalMs = toMillis(requestOptions.maxTotalTimeout, Infinity)
         pending.set(id, entry)
-        const awaitAnswer = idleMs === Infinity && totalMs === Infinity
-          ? Deferred.await(entry.deferred)
-          : Effect.flatMap(Effect.fork(watchdog(entry, idleMs, totalMs, reset)), (timer) =>
-            Effect.ensuring(
-              Deferred.await(entry.deferred),
-              Effect.sync(() => timer.unsafeInterruptAsFork(FiberId.none))
-            ))
+        const deadline = deadlineOf(entry)
+        if (deadline < wakeAt) {
+          wakeAt = deadline
+          Deferred.unsafeDone(wake, Exit.void)
+        }
         const cancellable = requestOptions.cancellable ?? method !== "initialize"
         return transport.send(message).pipe(
-          Effect.zipRight(awaitAnswer),
+          Effect.zipRight(Deferred.await(entry.deferred)),
           Effect.onExit((exit) => {
             if (Exit.isSuccess(exit)) return Effect.void
             const wasPending = pending.delete(id)

@@ -8,6 +8,7 @@
  */
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -130,10 +131,13 @@ export const make = (
   Effect.gen(function*() {
     const server = options.name
     const executor = yield* CommandExecutor.CommandExecutor
-    const outbox = yield* Queue.unbounded<Uint8Array>()
+    const outbox = yield* Queue.unbounded<string>()
     const command = Command.make(options.command, ...(options.args ?? [])).pipe(
       Command.env(plainEnv(options.env), { extendEnv: options.inheritEnv ?? true }),
-      Command.stdin(Stream.fromQueue(outbox)),
+      // Lines queued while the last write was under way go out in one write.
+      Command.stdin(Stream.fromQueue(outbox).pipe(
+        Stream.mapChunks((lines) => Chunk.of(Buffer.from(Chunk.join(lines, ""), "utf8")))
+      )),
       options.cwd === undefined ? identity : Command.workingDirectory(options.cwd)
     )
     const proc = yield* executor.start(command).pipe(
@@ -189,7 +193,7 @@ export const make = (
     )
 
     const decoder = new JsonRpc.LineDecoder(options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES)
-    const parse = (lines: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<JsonRpc.Message>> => {
+    const parse = (lines: ReadonlyArray<string>): Effect.Effect<Array<JsonRpc.Message>> => {
       const messages: Array<JsonRpc.Message> = []
       if (lines.length === 0) return Effect.succeed(messages)
       const bad: Array<JsonRpc.BadLine> = []
@@ -203,15 +207,19 @@ export const make = (
         messages
       )
     }
-    const decode = (chunk: Uint8Array): Effect.Effect<ReadonlyArray<JsonRpc.Message>, McpError.McpError> => {
+    // Whole chunks of reads at a time: one step per batch, not per read or per message.
+    const decode = (chunks: Chunk.Chunk<Uint8Array>): Effect.Effect<Chunk.Chunk<JsonRpc.Message>, McpError.McpError> => {
       const lines: Array<string> = []
-      const oversize = decoder.push(chunk, lines)
-      return oversize
-        ? Effect.fail(McpError.make(
-          server,
-          new McpError.LimitReason({ what: "a message", size: oversize.oversize, limit: decoder.maxBytes })
-        ))
-        : parse(lines)
+      for (const chunk of chunks) {
+        const oversize = decoder.push(chunk, lines)
+        if (oversize) {
+          return Effect.fail(McpError.make(
+            server,
+            new McpError.LimitReason({ what: "a message", size: oversize.oversize, limit: decoder.maxBytes })
+          ))
+        }
+      }
+      return Effect.map(parse(lines), Chunk.unsafeFromArray)
     }
     // A last message without its newline still counts.
     const rest = Effect.suspend(() => {
@@ -224,14 +232,14 @@ export const make = (
       Stream.mapError((error) =>
         McpError.make(server, new McpError.TransportReason({ message: `reading stdout failed: ${error.message}` }), error)
       ),
-      Stream.mapConcatEffect(decode),
+      Stream.mapChunksEffect(decode),
       Stream.concat(Stream.fromIterableEffect(rest)),
       Stream.concat(Stream.fromEffect(closedError))
     )
 
     const send = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> =>
       Effect.suspend(() =>
-        !closing && outbox.unsafeOffer(Buffer.from(JsonRpc.encodeLine(message), "utf8"))
+        !closing && outbox.unsafeOffer(JsonRpc.encodeLine(message))
           ? Effect.void
           : Effect.fail(McpError.make(server, new McpError.ClosedReason({ message: "the connection is closed" })))
       )
