@@ -6,6 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
@@ -356,6 +357,25 @@ describe("McpClient", () => {
         expect((yield* client.closed).reason._tag).toBe("Closed")
       }))
   })
+
+  it.scoped("records a span named after each operation when a tracer is installed", () =>
+    Effect.gen(function*() {
+      const names: Array<string> = []
+      const builtIn = yield* Effect.tracer
+      const recording = Tracer.make({
+        span: (...args) => {
+          names.push(args[0])
+          return builtIn.span(...args)
+        },
+        context: builtIn.context
+      })
+      const { client } = yield* connect({ tools: [echo] })
+      yield* client.callTool("echo", { text: "a" })
+      expect(names).toEqual([])
+      yield* client.callTool("echo", { text: "b" }).pipe(Effect.withTracer(recording))
+      yield* client.ping().pipe(Effect.withTracer(recording))
+      expect(names).toEqual(["McpClient.callTool", "McpClient.ping"])
+    }))
 
   it.scoped("decodes server notifications into typed values", () =>
     Effect.gen(function*() {
