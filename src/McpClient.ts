@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ValidatorCache } from "./internal/JsonSchema.js"
 import { traced } from "./internal/traced.js"
+import type * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as Peer from "./Peer.js"
@@ -109,6 +110,11 @@ export interface McpClient {
   readonly ping: () => Effect.Effect<void, McpError.McpError>
   /** The server's notifications (list_changed, resources/updated, log messages, progress, ...). */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
+  /**
+   * Subscribes at once, so nothing sent after this returns is missed, and gives the
+   * notifications as received. The subscription ends with the Scope.
+   */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
   /** Sends any request; the result is checked against `schema`. */
   readonly request: <A, I>(
     method: string,
@@ -404,6 +410,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) => Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params)))
       ),
+      subscribe: peer.subscribe,
       request,
       closed: peer.closed
     }

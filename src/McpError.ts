@@ -103,6 +103,37 @@ export class UnsupportedReason extends Schema.TaggedClass<UnsupportedReason>()("
 }) {}
 
 /**
+ * The server cannot take requests now and will not by waiting: it is disabled, stopped,
+ * failed for good, or did not become ready in time. `state` is its state at that moment.
+ *
+ * @since 0.1.0
+ */
+export class UnavailableReason extends Schema.TaggedClass<UnavailableReason>()("Unavailable", {
+  state: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * No server, tool, prompt or resource has that name; `suggestions` are the closest names.
+ *
+ * @since 0.1.0
+ */
+export class NotFoundReason extends Schema.TaggedClass<NotFoundReason>()("NotFound", {
+  what: Schema.Literal("server", "tool", "prompt", "resource"),
+  name: Schema.String,
+  suggestions: Schema.Array(Schema.String)
+}) {}
+
+/**
+ * The server's configuration cannot be used (a missing variable, a bad field).
+ *
+ * @since 0.1.0
+ */
+export class ConfigReason extends Schema.TaggedClass<ConfigReason>()("Config", {
+  message: Schema.String
+}) {}
+
+/**
  * Every reason an McpError can have.
  *
  * @since 0.1.0
@@ -114,7 +145,10 @@ export const Reason = Schema.Union(
   TimeoutReason,
   LimitReason,
   ValidationReason,
-  UnsupportedReason
+  UnsupportedReason,
+  UnavailableReason,
+  NotFoundReason,
+  ConfigReason
 )
 
 /**
@@ -155,7 +189,17 @@ const describe = (server: string, reason: Reason): string => {
     case "Validation":
       return `${who}${reason.method ? ` (${reason.method})` : ""}: ${reason.message}`
     case "Unsupported":
+    case "Unavailable":
       return `${who}: ${reason.message}`
+    case "NotFound": {
+      const hint = reason.suggestions.length > 0 ? `; did you mean ${reason.suggestions.map((name) => `'${name}'`).join(", ")}?` : ""
+      // An unknown catalog name belongs to no server: the error then has an empty server.
+      return reason.what === "server" || server === ""
+        ? `there is no ${reason.what} '${reason.name}'${hint}`
+        : `${who} has no ${reason.what} '${reason.name}'${hint}`
+    }
+    case "Config":
+      return `${who} is misconfigured: ${reason.message}`
   }
 }
 

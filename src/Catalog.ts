@@ -1,0 +1,324 @@
+/**
+ * The fleet's catalog: every tool, resource, template and prompt of every server, each
+ * tagged with its server. Tools and prompts get qualified names (`mcp__<server>__<tool>`)
+ * that are safe for model APIs (`[A-Za-z0-9_-]`, at most 64 characters), unique across the
+ * fleet, and map back exactly to (server, original name).
+ *
+ * @since 0.1.0
+ */
+import { createHash } from "node:crypto"
+import type * as McpSchema from "./McpSchema.js"
+
+/**
+ * How qualified names are built.
+ *
+ * @since 0.1.0
+ */
+export interface Naming {
+  /** The first part of every name. Default: "mcp". An empty prefix leaves it out. */
+  readonly prefix: string
+  /** Between prefix, server and name. Default: "__". */
+  readonly separator: string
+  /** The longest name. Default: 64 (the limit of model tool-name fields). */
+  readonly maxLength: number
+}
+
+/**
+ * The default naming: `mcp__<server>__<name>`, at most 64 characters.
+ *
+ * @since 0.1.0
+ */
+export const defaultNaming: Naming = { prefix: "mcp", separator: "__", maxLength: 64 }
+
+/**
+ * A tool with its qualified name and server.
+ *
+ * @since 0.1.0
+ */
+export interface ToolEntry {
+  readonly name: string
+  readonly server: string
+  readonly tool: McpSchema.Tool
+}
+
+/**
+ * A prompt with its qualified name and server.
+ *
+ * @since 0.1.0
+ */
+export interface PromptEntry {
+  readonly name: string
+  readonly server: string
+  readonly prompt: McpSchema.Prompt
+}
+
+/**
+ * A resource and its server. Resources keep their URIs.
+ *
+ * @since 0.1.0
+ */
+export interface ResourceEntry {
+  readonly server: string
+  readonly resource: McpSchema.Resource
+}
+
+/**
+ * A resource template and its server.
+ *
+ * @since 0.1.0
+ */
+export interface TemplateEntry {
+  readonly server: string
+  readonly template: McpSchema.ResourceTemplate
+}
+
+/**
+ * Names that came out the same for different (server, name) pairs, and what each became.
+ * The first in (server, name) order keeps the plain name; the others get a hash suffix.
+ *
+ * @since 0.1.0
+ */
+export interface Collision {
+  readonly kind: "tool" | "prompt"
+  readonly name: string
+  readonly entries: ReadonlyArray<{ readonly server: string; readonly original: string; readonly name: string }>
+}
+
+/**
+ * What one server offers.
+ *
+ * @since 0.1.0
+ */
+export interface ServerLists {
+  readonly tools: ReadonlyArray<McpSchema.Tool>
+  readonly resources: ReadonlyArray<McpSchema.Resource>
+  readonly templates: ReadonlyArray<McpSchema.ResourceTemplate>
+  readonly prompts: ReadonlyArray<McpSchema.Prompt>
+}
+
+/**
+ * Nothing at all.
+ *
+ * @since 0.1.0
+ */
+export const emptyLists: ServerLists = { tools: [], resources: [], templates: [], prompts: [] }
+
+/**
+ * The whole catalog at one moment.
+ *
+ * @since 0.1.0
+ */
+export interface Catalog {
+  readonly tools: ReadonlyArray<ToolEntry>
+  readonly resources: ReadonlyArray<ResourceEntry>
+  readonly templates: ReadonlyArray<TemplateEntry>
+  readonly prompts: ReadonlyArray<PromptEntry>
+  readonly collisions: ReadonlyArray<Collision>
+  /** Tools by qualified name. */
+  readonly toolsByName: ReadonlyMap<string, ToolEntry>
+  /** Prompts by qualified name. */
+  readonly promptsByName: ReadonlyMap<string, PromptEntry>
+}
+
+/**
+ * The empty catalog.
+ *
+ * @since 0.1.0
+ */
+export const empty: Catalog = {
+  tools: [],
+  resources: [],
+  templates: [],
+  prompts: [],
+  collisions: [],
+  toolsByName: new Map(),
+  promptsByName: new Map()
+}
+
+const unsafe = /[^A-Za-z0-9_-]/g
+
+/**
+ * Replaces every character outside `[A-Za-z0-9_-]` with `_`.
+ *
+ * @since 0.1.0
+ */
+export const sanitize = (part: string): string => part.replace(unsafe, "_")
+
+const digest = (server: string, original: string, length: number) =>
+  createHash("sha256").update(`${server}\u0000${original}`).digest("hex").slice(0, length)
+
+const fit = (name: string, suffix: string, maxLength: number) =>
+  suffix === "" && name.length <= maxLength ? name : `${name.slice(0, maxLength - suffix.length - 1)}_${suffix}`
+
+/**
+ * The qualified name of a server's tool or prompt before collisions are resolved. A name
+ * longer than `maxLength` is cut and ends with a short hash of (server, name), so it stays
+ * stable and distinct.
+ *
+ * @since 0.1.0
+ */
+export const qualify = (server: string, original: string, naming: Naming = defaultNaming): string => {
+  const parts = naming.prefix === "" ? [server, original] : [naming.prefix, server, original]
+  const name = parts.map(sanitize).join(naming.separator)
+  return name.length <= naming.maxLength ? name : fit(name, digest(server, original, 8), naming.maxLength)
+}
+
+interface Candidate<A> {
+  readonly server: string
+  readonly original: string
+  readonly item: A
+}
+
+// Groups candidates by base name; in each group of two or more the first in (server,
+// name) order keeps the base and the others get a hash suffix, so the outcome depends
+// only on the set, never on the order servers came up in.
+const assign = <A>(
+  kind: Collision["kind"],
+  candidates: ReadonlyArray<Candidate<A>>,
+  naming: Naming,
+  collisions: Array<Collision>
+): Map<string, Candidate<A>> => {
+  const groups = new Map<string, Array<Candidate<A>>>()
+  for (const candidate of candidates) {
+    const base = qualify(candidate.server, candidate.original, naming)
+    const group = groups.get(base)
+    if (group === undefined) groups.set(base, [candidate])
+    else group.push(candidate)
+  }
+  const named = new Map<string, Candidate<A>>()
+  const later: Array<[string, Array<Candidate<A>>]> = []
+  for (const [base, group] of groups) {
+    if (group.length === 1) named.set(base, group[0]!)
+    else later.push([base, group])
+  }
+  for (const [base, group] of later) {
+    group.sort((a, b) => a.server < b.server ? -1 : a.server > b.server ? 1 : a.original < b.original ? -1 : a.original > b.original ? 1 : 0)
+    const entries: Array<Collision["entries"][number]> = []
+    group.forEach((candidate, index) => {
+      let name = base
+      if (index > 0) {
+        // A suffixed name could itself be taken: lengthen the hash until it is free.
+        for (let length = 6; named.has(name); length += 2) {
+          name = fit(base, digest(candidate.server, candidate.original, length), naming.maxLength)
+        }
+      }
+      named.set(name, candidate)
+      entries.push({ server: candidate.server, original: candidate.original, name })
+    })
+    collisions.push({ kind, name: base, entries })
+  }
+  return named
+}
+
+/**
+ * Builds the catalog from what each server offers.
+ *
+ * @since 0.1.0
+ */
+export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming = defaultNaming): Catalog => {
+  const toolCandidates: Array<Candidate<McpSchema.Tool>> = []
+  const promptCandidates: Array<Candidate<McpSchema.Prompt>> = []
+  const resources: Array<ResourceEntry> = []
+  const templates: Array<TemplateEntry> = []
+  for (const [server, lists] of servers) {
+    for (const tool of lists.tools) toolCandidates.push({ server, original: tool.name, item: tool })
+    for (const prompt of lists.prompts) promptCandidates.push({ server, original: prompt.name, item: prompt })
+    for (const resource of lists.resources) resources.push({ server, resource })
+    for (const template of lists.templates) templates.push({ server, template })
+  }
+  const collisions: Array<Collision> = []
+  const toolsByName = new Map<string, ToolEntry>()
+  for (const [name, { item, server }] of assign("tool", toolCandidates, naming, collisions)) {
+    toolsByName.set(name, { name, server, tool: item })
+  }
+  const promptsByName = new Map<string, PromptEntry>()
+  for (const [name, { item, server }] of assign("prompt", promptCandidates, naming, collisions)) {
+    promptsByName.set(name, { name, server, prompt: item })
+  }
+  return {
+    tools: [...toolsByName.values()],
+    resources,
+    templates,
+    prompts: [...promptsByName.values()],
+    collisions,
+    toolsByName,
+    promptsByName
+  }
+}
+
+/**
+ * What changed between two lists of one server, matched by `key`.
+ *
+ * @since 0.1.0
+ */
+export interface Diff<A> {
+  readonly added: ReadonlyArray<A>
+  readonly removed: ReadonlyArray<A>
+  readonly changed: ReadonlyArray<A>
+}
+
+/**
+ * Compares two lists by key; an item whose JSON differs is changed.
+ *
+ * @since 0.1.0
+ */
+export const diff = <A>(before: ReadonlyArray<A>, after: ReadonlyArray<A>, key: (item: A) => string): Diff<A> => {
+  const old = new Map<string, A>()
+  for (const item of before) old.set(key(item), item)
+  const added: Array<A> = []
+  const changed: Array<A> = []
+  for (const item of after) {
+    const k = key(item)
+    const previous = old.get(k)
+    if (previous === undefined) added.push(item)
+    else if (JSON.stringify(previous) !== JSON.stringify(item)) changed.push(item)
+    old.delete(k)
+  }
+  return { added, removed: [...old.values()], changed }
+}
+
+/**
+ * Whether a diff has anything in it.
+ *
+ * @since 0.1.0
+ */
+export const isEmptyDiff = (diff: Diff<unknown>): boolean =>
+  diff.added.length === 0 && diff.removed.length === 0 && diff.changed.length === 0
+
+/**
+ * The names closest to `name`, best first: those that contain it or are contained in it,
+ * then those within a small edit distance.
+ *
+ * @since 0.1.0
+ */
+export const suggest = (name: string, candidates: Iterable<string>, limit = 3): ReadonlyArray<string> => {
+  const lower = name.toLowerCase()
+  const scored: Array<[number, string]> = []
+  const budget = Math.max(2, Math.floor(name.length / 3))
+  for (const candidate of candidates) {
+    const other = candidate.toLowerCase()
+    const distance = other.includes(lower) || lower.includes(other) ? 0 : editDistance(lower, other, budget)
+    if (distance <= budget) scored.push([distance, candidate])
+  }
+  scored.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1))
+  return scored.slice(0, limit).map(([, candidate]) => candidate)
+}
+
+// Levenshtein distance, giving up (returning budget + 1) once every cell of a row exceeds it.
+const editDistance = (a: string, b: string, budget: number): number => {
+  if (Math.abs(a.length - b.length) > budget) return budget + 1
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    let best = i
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      const value = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost)
+      row.push(value)
+      if (value < best) best = value
+    }
+    if (best > budget) return budget + 1
+    previous = row
+  }
+  return previous[b.length]!
+}

@@ -1,0 +1,183 @@
+/**
+ * What one server of the fleet should be: how to reach it and how to supervise it. The
+ * registry keeps the running fleet equal to a set of these; config files are turned into
+ * them by FleetConfig, and programs can build them directly.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { createHash } from "node:crypto"
+import type { McpError } from "./McpError.js"
+import type { TransportService } from "./Transport.js"
+
+/**
+ * A local server: a child process speaking on stdio.
+ *
+ * @since 0.1.0
+ */
+export interface StdioTransportSpec {
+  readonly type: "stdio"
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  /** Variables for the child; secrets are Redacted. */
+  readonly env?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+  /** Whether the child inherits this process's environment. Default: true. */
+  readonly inheritEnv?: boolean | undefined
+  readonly cwd?: string | undefined
+}
+
+/**
+ * A remote server over Streamable HTTP (`http`) or the legacy HTTP+SSE transport (`sse`).
+ *
+ * @since 0.1.0
+ */
+export interface RemoteTransportSpec {
+  readonly type: "http" | "sse"
+  readonly url: string
+  /** Headers sent with every request; secrets are Redacted. */
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+}
+
+/**
+ * Any other transport, made by an Effect: in-memory servers, tests, custom channels. `key`
+ * stands for everything about the connection: change it and the server is restarted.
+ *
+ * @since 0.1.0
+ */
+export interface CustomTransportSpec {
+  readonly type: "custom"
+  readonly key: string
+  readonly connect: Effect.Effect<TransportService, McpError, Scope.Scope>
+}
+
+/**
+ * How to reach a server.
+ *
+ * @since 0.1.0
+ */
+export type TransportSpec = StdioTransportSpec | RemoteTransportSpec | CustomTransportSpec
+
+/**
+ * When and how often a failed server is started again: exponential backoff with jitter,
+ * capped, reset once the server has been up for `stableAfter`.
+ *
+ * @since 0.1.0
+ */
+export interface RestartPolicy {
+  /** The delay before the first retry. Default: 500 ms. */
+  readonly initialDelay: Duration.DurationInput
+  /** The longest delay. Default: 30 s. */
+  readonly maxDelay: Duration.DurationInput
+  /** How much the delay grows per failed attempt. Default: 2. */
+  readonly factor: number
+  /** How much each delay varies at random, as a fraction (0.2 = ±20%). Default: 0.2. */
+  readonly jitter: number
+  /** How long a server must stay ready for its failures to be forgotten. Default: 60 s. */
+  readonly stableAfter: Duration.DurationInput
+  /** After this many failed attempts in a row the server stays Failed. Default: no limit. */
+  readonly maxAttempts?: number | undefined
+}
+
+/**
+ * Periodic pings: after `failures` unanswered pings in a row the server is restarted.
+ *
+ * @since 0.1.0
+ */
+export interface HealthCheck {
+  readonly interval: Duration.DurationInput
+  /** How long one ping may take. Default: 10 s. */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Failed pings in a row before a restart. Default: 3. */
+  readonly failures?: number | undefined
+}
+
+/**
+ * One server as it should be.
+ *
+ * @since 0.1.0
+ */
+export interface ServerSpec {
+  /** The server's name: unique in the fleet, used in catalog names, errors and logs. */
+  readonly name: string
+  readonly transport: TransportSpec
+  /** A disabled server is known but not started. Default: false. */
+  readonly disabled?: boolean | undefined
+  /** The fleet is ready only when every required server is. Default: false. */
+  readonly required?: boolean | undefined
+  /** Overrides of the registry's restart policy. */
+  readonly restart?: Partial<RestartPolicy> | undefined
+  readonly health?: HealthCheck | undefined
+  /** How long initialize may take. Default: 30 s. */
+  readonly initializeTimeout?: Duration.DurationInput | undefined
+  /** The default timeout of a request (reset by progress for tool calls). Default: 60 s. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** How long a call waits for the server to become ready. Default: 30 s. */
+  readonly readyTimeout?: Duration.DurationInput | undefined
+  /** Stop the server after this long without calls and start it on the next one. Default: never. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /** Why the configuration cannot be used; the server then goes straight to Failed. */
+  readonly problem?: string | undefined
+}
+
+/**
+ * The default restart policy.
+ *
+ * @since 0.1.0
+ */
+export const defaultRestartPolicy: RestartPolicy = {
+  initialDelay: "500 millis",
+  maxDelay: "30 seconds",
+  factor: 2,
+  jitter: 0.2,
+  stableAfter: "60 seconds"
+}
+
+const millis = (input: Duration.DurationInput | undefined) =>
+  input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
+
+// Durations as milliseconds and secrets as digests, so equal configs hash equal and the
+// hash input never holds a secret in plain text.
+const canonical = (value: unknown): unknown => {
+  if (Redacted.isRedacted(value)) {
+    return { redacted: createHash("sha256").update(String(Redacted.value(value))).digest("hex") }
+  }
+  if (Array.isArray(value)) return value.map(canonical)
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(value).sort()) {
+      const field = (value as Record<string, unknown>)[key]
+      if (field !== undefined && typeof field !== "function") out[key] = canonical(field)
+    }
+    return out
+  }
+  return value
+}
+
+/**
+ * A digest of everything that affects how the server runs: two specs with the same hash
+ * are the same server, and the registry leaves it running.
+ *
+ * @since 0.1.0
+ */
+export const hash = (spec: ServerSpec): string => {
+  const { health, restart, transport, ...rest } = spec
+  const normalized = {
+    ...rest,
+    initializeTimeout: millis(spec.initializeTimeout),
+    requestTimeout: millis(spec.requestTimeout),
+    readyTimeout: millis(spec.readyTimeout),
+    idleTimeout: millis(spec.idleTimeout),
+    restart: restart && {
+      ...restart,
+      initialDelay: millis(restart.initialDelay),
+      maxDelay: millis(restart.maxDelay),
+      stableAfter: millis(restart.stableAfter)
+    },
+    health: health && { ...health, interval: millis(health.interval), timeout: millis(health.timeout) },
+    transport: transport.type === "custom" ? { type: "custom", key: transport.key } : transport
+  }
+  return createHash("sha256").update(JSON.stringify(canonical(normalized))).digest("hex").slice(0, 16)
+}

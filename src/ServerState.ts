@@ -1,0 +1,76 @@
+/**
+ * The lifecycle of one server of the fleet, as a tagged union:
+ * Pending → Connecting → Ready, and from there Failed (retrying or for good), Idle,
+ * NeedsAuth, Disabled or Stopped.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import type { McpError } from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
+
+/**
+ * Where a server is in its lifecycle. Times are Clock milliseconds.
+ *
+ * - `Pending`: known, not started yet (or about to start again after a restart request).
+ * - `Connecting`: starting and initializing; `attempt` counts failures in a row plus one.
+ * - `Ready`: initialized, lists fetched, taking calls.
+ * - `Failed`: the last attempt failed; it starts again at `retryAt`, or never when that is
+ *   undefined (the attempt limit was reached or the error cannot be fixed by retrying).
+ * - `NeedsAuth`: the server wants credentials; it waits for a restart.
+ * - `Idle`: stopped after its idle timeout; the next call starts it again.
+ * - `Disabled`: switched off by config or `disable`.
+ * - `Stopped`: removed from the fleet or the fleet shut down.
+ *
+ * @since 0.1.0
+ */
+export type ServerState = Data.TaggedEnum<{
+  Pending: {}
+  Connecting: { readonly attempt: number }
+  Ready: {
+    readonly protocolVersion: McpSchema.ProtocolVersion
+    readonly serverInfo: McpSchema.Implementation
+    readonly since: number
+  }
+  Failed: { readonly error: McpError; readonly attempt: number; readonly retryAt: number | undefined }
+  NeedsAuth: { readonly error: McpError }
+  Idle: { readonly since: number }
+  Disabled: {}
+  Stopped: {}
+}>
+
+/**
+ * Constructors and matchers of ServerState.
+ *
+ * @since 0.1.0
+ */
+export const ServerState = Data.taggedEnum<ServerState>()
+
+/**
+ * Whether waiting cannot make the server ready: only a restart, an enable or a new config can.
+ *
+ * @since 0.1.0
+ */
+export const isTerminal = (state: ServerState): boolean =>
+  state._tag === "Disabled" || state._tag === "Stopped" || state._tag === "NeedsAuth" ||
+  (state._tag === "Failed" && state.retryAt === undefined)
+
+/**
+ * A short description for status lines and errors: "Failed (attempt 3, retry in 4000 ms)".
+ *
+ * @since 0.1.0
+ */
+export const describe = (state: ServerState, now: number): string => {
+  switch (state._tag) {
+    case "Connecting":
+      return state.attempt > 1 ? `Connecting (attempt ${state.attempt})` : "Connecting"
+    case "Failed":
+      return state.retryAt === undefined
+        ? `Failed after ${state.attempt} attempt${state.attempt === 1 ? "" : "s"}: ${state.error.message}`
+        : `Failed (attempt ${state.attempt}, retry in ${Math.max(0, state.retryAt - now)} ms): ${state.error.message}`
+    case "NeedsAuth":
+      return `NeedsAuth: ${state.error.message}`
+    default:
+      return state._tag
+  }
+}

@@ -1,0 +1,504 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as TestClock from "effect/TestClock"
+import * as McpError from "../src/McpError.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as Peer from "../src/Peer.js"
+import type { RegistryEvent } from "../src/RegistryEvent.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
+import type * as ServerSpec from "../src/ServerSpec.js"
+import type { ServerState } from "../src/ServerState.js"
+import * as FakeServer from "../src/testing/FakeServer.js"
+
+const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
+
+const tool = (name: string, description = name): FakeServer.FakeTool => ({
+  tool: { name, description, inputSchema: { type: "object" } },
+  call: (args) => Effect.succeed(text(`${name}:${JSON.stringify(args)}`))
+})
+
+// A server of the fleet backed by a fake server; `connects` counts connections and
+// `current` is the live fake, so a test can kill it.
+const fake = (
+  name: string,
+  options: FakeServer.Options = { tools: [tool("echo")] },
+  extra: Partial<ServerSpec.ServerSpec> = {},
+  key = "v1"
+) => {
+  const handle = { connects: 0, current: undefined as FakeServer.FakeServer | undefined }
+  const spec: ServerSpec.ServerSpec = {
+    name,
+    transport: {
+      type: "custom",
+      key,
+      connect: Effect.map(FakeServer.make({ name, ...options }), (server) => {
+        handle.connects++
+        handle.current = server
+        return server.transport
+      })
+    },
+    ...extra
+  }
+  return { spec, handle }
+}
+
+const failing = (name: string, extra: Partial<ServerSpec.ServerSpec> = {}) => {
+  const handle = { connects: 0 }
+  const spec: ServerSpec.ServerSpec = {
+    name,
+    transport: {
+      type: "custom",
+      key: "failing",
+      connect: Effect.suspend(() => {
+        handle.connects++
+        return Effect.fail(McpError.make(name, new McpError.TransportReason({ message: "refused" })))
+      })
+    },
+    ...extra
+  }
+  return { spec, handle }
+}
+
+const noJitter = { initialDelay: "100 millis", factor: 2, maxDelay: "1 second", jitter: 0, stableAfter: "10 seconds" } as const
+
+const registry = (options: ServerRegistry.Options = {}) =>
+  ServerRegistry.make({ restart: noJitter, ...options }).pipe(Effect.provide(NodeContext.layer))
+
+// Takes events until one matches.
+const until = <A extends RegistryEvent>(events: Queue.Dequeue<RegistryEvent>, match: (event: RegistryEvent) => event is A) =>
+  Queue.take(events).pipe(Effect.repeat({ until: match }), Effect.map((event) => event as A))
+
+const stateOf = (server: string, tag: ServerState["_tag"]) =>
+(event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "ServerStateChanged" }> =>
+  event._tag === "ServerStateChanged" && event.server === server && event.state._tag === tag
+
+const statusOf = (fleet: ServerRegistry.ServerRegistry, name: string) =>
+  Effect.map(fleet.status, (all) => all.find((status) => status.name === name)!)
+
+const failure = <A>(exit: Exit.Exit<A, McpError.McpError>): McpError.McpError => {
+  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
+  return exit.cause.error
+}
+
+const ready = (fleet: ServerRegistry.ServerRegistry, servers: ReadonlyArray<string>) =>
+  fleet.awaitReady({ servers, timeout: "1 second" })
+
+describe("ServerRegistry", () => {
+  it.scoped("starts servers, names their tools and routes calls", () =>
+    Effect.gen(function*() {
+      const a = fake("alpha", { tools: [tool("echo"), tool("add")] })
+      const b = fake("beta.server", { tools: [tool("echo")] })
+      const fleet = yield* registry({ servers: [a.spec, b.spec] })
+      yield* ready(fleet, ["alpha", "beta.server"])
+      const catalog = yield* SubscriptionRef.get(fleet.catalog)
+      expect(catalog.tools.map((entry) => entry.name).sort()).toEqual([
+        "mcp__alpha__add",
+        "mcp__alpha__echo",
+        "mcp__beta_server__echo"
+      ])
+      const result = yield* fleet.callTool("mcp__beta_server__echo", { x: 1 })
+      expect(result.content).toEqual([{ type: "text", text: "echo:{\"x\":1}" }])
+      const status = yield* statusOf(fleet, "alpha")
+      expect(status).toMatchObject({
+        state: { _tag: "Ready", protocolVersion: "2025-11-25" },
+        transport: "custom",
+        serverInfo: { name: "alpha" },
+        counts: { tools: 2, resources: 0, prompts: 0 }
+      })
+    }))
+
+  it.scoped("an unknown tool fails with the closest names", () =>
+    Effect.gen(function*() {
+      const a = fake("memory", { tools: [tool("read_graph"), tool("create_entities")] })
+      const fleet = yield* registry({ servers: [a.spec] })
+      yield* ready(fleet, ["memory"])
+      const error = failure(yield* Effect.exit(fleet.callTool("mcp__memory__read_grph")))
+      expect(error.reason).toMatchObject({ _tag: "NotFound", what: "tool", suggestions: ["mcp__memory__read_graph"] })
+      expect(error.message).toBe("there is no tool 'mcp__memory__read_grph'; did you mean 'mcp__memory__read_graph'?")
+      const missing = failure(yield* Effect.exit(fleet.readResource("memroy", "x://y")))
+      expect(missing.message).toBe("there is no server 'memroy'; did you mean 'memory'?")
+    }))
+
+  it.scoped("backs off exponentially up to the cap, on the Clock", () =>
+    Effect.gen(function*() {
+      const broken = failing("broken")
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([broken.spec])
+      const retries: Array<number | undefined> = []
+      for (let attempt = 1; attempt <= 6; attempt++) {
+        const failed = yield* until(events, stateOf("broken", "Failed"))
+        const state = failed.state as Extract<ServerState, { _tag: "Failed" }>
+        expect(state.attempt).toBe(attempt)
+        const now = yield* TestClock.currentTimeMillis
+        retries.push(state.retryAt! - now)
+        expect(state.error.message).toBe("server 'broken': refused")
+        yield* TestClock.adjust(state.retryAt! - now)
+      }
+      expect(retries).toEqual([100, 200, 400, 800, 1000, 1000])
+      expect(broken.handle.connects).toBe(7)
+    }))
+
+  it.scoped("jitter varies each delay within its bounds", () =>
+    Effect.gen(function*() {
+      const broken = failing("broken")
+      const fleet = yield* registry({ restart: { ...noJitter, initialDelay: "1 second", maxDelay: "1 minute", jitter: 0.5 } })
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([broken.spec])
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        const failed = yield* until(events, stateOf("broken", "Failed"))
+        const state = failed.state as Extract<ServerState, { _tag: "Failed" }>
+        const delay = state.retryAt! - (yield* TestClock.currentTimeMillis)
+        const base = 1000 * 2 ** (attempt - 1)
+        expect(delay).toBeGreaterThanOrEqual(base * 0.5)
+        expect(delay).toBeLessThanOrEqual(base * 1.5)
+        yield* TestClock.adjust(delay)
+      }
+    }))
+
+  it.scoped("stops retrying after the attempt limit", () =>
+    Effect.gen(function*() {
+      const broken = failing("broken", { restart: { maxAttempts: 3 } })
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([broken.spec])
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        yield* until(events, stateOf("broken", "Failed"))
+        yield* TestClock.adjust("1 second")
+      }
+      const last = yield* until(events, stateOf("broken", "Failed"))
+      expect(last.state).toMatchObject({ attempt: 3, retryAt: undefined })
+      yield* TestClock.adjust("1 hour")
+      expect(broken.handle.connects).toBe(3)
+      const error = failure(yield* Effect.exit(fleet.withClient("broken", () => Effect.void)))
+      expect(error.reason).toMatchObject({ _tag: "Unavailable", state: "Failed" })
+      expect(error.message).toBe("server 'broken': failed after 3 attempts and is not retried: server 'broken': refused")
+      // A restart gives it a fresh set of attempts.
+      yield* fleet.restart("broken")
+      yield* until(events, stateOf("broken", "Connecting"))
+      expect((yield* until(events, stateOf("broken", "Failed"))).state).toMatchObject({ attempt: 1 })
+    }))
+
+  it.scoped("forgets failures once a server has been up for the stable period", () =>
+    Effect.gen(function*() {
+      const flaky = fake("flaky")
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([flaky.spec])
+      yield* until(events, stateOf("flaky", "Ready"))
+      // Two quick crashes count up...
+      for (const attempt of [1, 2]) {
+        yield* flaky.handle.current!.close
+        const failed = yield* until(events, stateOf("flaky", "Failed"))
+        expect(failed.state).toMatchObject({ attempt })
+        yield* TestClock.adjust("1 second")
+        yield* until(events, stateOf("flaky", "Ready"))
+      }
+      // ...a crash after 10 s of uptime starts again from 1.
+      yield* TestClock.adjust("10 seconds")
+      yield* flaky.handle.current!.close
+      expect((yield* until(events, stateOf("flaky", "Failed"))).state).toMatchObject({ attempt: 1 })
+    }))
+
+  it.scoped("restarts a server that stops answering pings", () =>
+    Effect.gen(function*() {
+      const mute = fake(
+        "mute",
+        { tools: [tool("echo")], handlers: { ping: () => Effect.never } },
+        { health: { interval: "1 second", timeout: "500 millis", failures: 2 } }
+      )
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([mute.spec])
+      yield* until(events, stateOf("mute", "Ready"))
+      yield* TestClock.adjust("1500 millis")
+      expect(mute.handle.connects).toBe(1)
+      yield* TestClock.adjust("1500 millis")
+      const failed = yield* until(events, stateOf("mute", "Failed"))
+      expect(failed.state).toMatchObject({ attempt: 1 })
+      expect((failed.state as any).error.reason).toMatchObject({ _tag: "Timeout", method: "ping" })
+      yield* TestClock.adjust("100 millis")
+      yield* until(events, stateOf("mute", "Ready"))
+      expect(mute.handle.connects).toBe(2)
+    }))
+
+  it.scoped("answered pings keep a server up", () =>
+    Effect.gen(function*() {
+      const fine = fake("fine", { tools: [tool("echo")], handlers: { ping: () => Effect.succeed({}) } }, {
+        health: { interval: "1 second", failures: 1 }
+      })
+      const fleet = yield* registry({ servers: [fine.spec] })
+      yield* ready(fleet, ["fine"])
+      yield* TestClock.adjust("1 minute")
+      expect(fine.handle.connects).toBe(1)
+      expect(fine.handle.current!.requests.filter((request) => request.method === "ping").length).toBe(60)
+    }))
+
+  it.scoped("re-lists once after a burst of list_changed and publishes the difference", () =>
+    Effect.gen(function*() {
+      let tools: Array<McpSchema.Tool> = [
+        { name: "keep", inputSchema: { type: "object" } },
+        { name: "drop", inputSchema: { type: "object" } },
+        { name: "edit", description: "v1", inputSchema: { type: "object" } }
+      ]
+      const live = fake("live", {
+        capabilities: { tools: { listChanged: true } },
+        handlers: { "tools/list": () => Effect.sync(() => ({ tools })) }
+      })
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([live.spec])
+      const first = yield* until(events, (event) => event._tag === "ToolsChanged")
+      expect(first.added.map((t) => t.name)).toEqual(["keep", "drop", "edit"])
+      tools = [tools[0]!, { name: "edit", description: "v2", inputSchema: { type: "object" } }, {
+        name: "new",
+        inputSchema: { type: "object" }
+      }]
+      for (let i = 0; i < 3; i++) {
+        yield* live.handle.current!.peer.notify("notifications/tools/list_changed")
+        yield* TestClock.adjust("50 millis")
+      }
+      const listsBefore = live.handle.current!.requests.filter((request) => request.method === "tools/list").length
+      yield* TestClock.adjust("200 millis")
+      const changed = yield* until(events, (event) => event._tag === "ToolsChanged")
+      expect(changed).toMatchObject({ server: "live" })
+      expect(changed.added.map((t) => t.name)).toEqual(["new"])
+      expect(changed.removed.map((t) => t.name)).toEqual(["drop"])
+      expect(changed.changed.map((t) => t.description)).toEqual(["v2"])
+      expect(live.handle.current!.requests.filter((request) => request.method === "tools/list").length).toBe(listsBefore + 1)
+      const catalog = yield* SubscriptionRef.get(fleet.catalog)
+      expect(catalog.tools.map((entry) => entry.tool.name).sort()).toEqual(["edit", "keep", "new"])
+    }))
+
+  it.scoped("a failed re-list keeps the last good list and reports the error", () =>
+    Effect.gen(function*() {
+      let fail = false
+      const live = fake("live", {
+        capabilities: { tools: { listChanged: true } },
+        handlers: {
+          "tools/list": () =>
+            fail
+              ? Effect.fail(new Peer.HandlerError({ code: -32603, message: "database down" }))
+              : Effect.succeed({ tools: [{ name: "a", inputSchema: { type: "object" } }] })
+        }
+      })
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([live.spec])
+      yield* until(events, stateOf("live", "Ready"))
+      fail = true
+      yield* live.handle.current!.peer.notify("notifications/tools/list_changed")
+      yield* TestClock.adjust("1 second")
+      const failed = yield* until(events, (event) => event._tag === "RefreshFailed")
+      expect(failed.error.message).toBe("server 'live' answered tools/list with error -32603: database down")
+      const catalog = yield* SubscriptionRef.get(fleet.catalog)
+      expect(catalog.tools.map((entry) => entry.name)).toEqual(["mcp__live__a"])
+      expect((yield* statusOf(fleet, "live")).state._tag).toBe("Ready")
+    }))
+
+  it.scoped("a call made while the server restarts waits for it and is never sent to the dead connection", () =>
+    Effect.gen(function*() {
+      const flaky = fake("flaky")
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([flaky.spec])
+      yield* until(events, stateOf("flaky", "Ready"))
+      const dead = flaky.handle.current!
+      yield* dead.close
+      yield* until(events, stateOf("flaky", "Failed"))
+      const call = yield* Effect.fork(fleet.callTool("mcp__flaky__echo", { n: 1 }))
+      yield* TestClock.adjust("100 millis")
+      const result = yield* Fiber.join(call)
+      expect(result.content).toEqual([{ type: "text", text: "echo:{\"n\":1}" }])
+      expect(dead.requests.some((request) => request.method === "tools/call")).toBe(false)
+      expect(flaky.handle.current!.requests.filter((request) => request.method === "tools/call").length).toBe(1)
+    }))
+
+  it.scoped("a call gives up waiting after the ready timeout", () =>
+    Effect.gen(function*() {
+      const broken = failing("broken", { readyTimeout: "2 seconds" })
+      const fleet = yield* registry({ servers: [broken.spec] })
+      const call = yield* Effect.fork(Effect.exit(fleet.withClient("broken", () => Effect.void)))
+      yield* TestClock.adjust("2 seconds")
+      const error = failure(yield* Fiber.join(call))
+      expect(error.reason._tag).toBe("Unavailable")
+      expect(error.message).toContain("server 'broken': was not ready within 2000 ms (last error: server 'broken': refused)")
+    }))
+
+  it.scoped("a call in flight when the server dies fails with a clear error", () =>
+    Effect.gen(function*() {
+      const slow = fake("slow", {
+        tools: [{ tool: { name: "wait", inputSchema: { type: "object" } }, call: () => Effect.never }]
+      })
+      const fleet = yield* registry({ servers: [slow.spec] })
+      yield* ready(fleet, ["slow"])
+      const call = yield* Effect.fork(Effect.exit(fleet.callTool("mcp__slow__wait")))
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("10 millis")
+      yield* slow.handle.current!.close
+      const error = failure(yield* Fiber.join(call))
+      expect(error.reason).toMatchObject({ _tag: "Closed", method: "tools/call" })
+    }))
+
+  it.scoped("reconcile adds, removes, restarts changed and leaves identical servers untouched", () =>
+    Effect.gen(function*() {
+      const keep = fake("keep")
+      const change = fake("change")
+      const remove = fake("remove")
+      const fleet = yield* registry({ servers: [keep.spec, change.spec, remove.spec] })
+      yield* ready(fleet, ["keep", "change", "remove"])
+      const events = yield* fleet.subscribe
+      const keptConnection = keep.handle.current!
+      const changed = fake("change", { tools: [tool("echo"), tool("more")] }, {}, "v2")
+      const add1 = fake("add1")
+      const add2 = fake("add2")
+      const result = yield* fleet.reconcile([keep.spec, changed.spec, add1.spec, add2.spec])
+      expect(result).toEqual({ added: ["add1", "add2"], removed: ["remove"], restarted: ["change"], unchanged: ["keep"] })
+      yield* ready(fleet, ["keep", "change", "add1", "add2"])
+      expect(keep.handle.connects).toBe(1)
+      expect(keep.handle.current).toBe(keptConnection)
+      expect(change.handle.connects).toBe(1)
+      expect(changed.handle.connects).toBe(1)
+      const toolEvents: Array<RegistryEvent> = []
+      while (!(yield* Queue.isEmpty(events))) toolEvents.push(yield* Queue.take(events))
+      const byServer = toolEvents.filter((event) => event._tag === "ToolsChanged").map((event: any) => ({
+        server: event.server,
+        added: event.added.map((t: McpSchema.Tool) => t.name),
+        removed: event.removed.map((t: McpSchema.Tool) => t.name)
+      }))
+      // The changed server keeps "echo" without a remove/add flicker: only "more" is new.
+      expect(byServer).toContainEqual({ server: "change", added: ["more"], removed: [] })
+      expect(byServer).toContainEqual({ server: "remove", added: [], removed: ["echo"] })
+      expect(toolEvents.some((event) => event._tag === "ServerStateChanged" && event.server === "keep")).toBe(false)
+      const names = (yield* fleet.status).map((status) => status.name)
+      expect(names).toEqual(["keep", "change", "add1", "add2"])
+      const catalog = yield* SubscriptionRef.get(fleet.catalog)
+      expect(catalog.tools.some((entry) => entry.server === "remove")).toBe(false)
+    }))
+
+  it.scoped("reconciling 100 servers with one change touches exactly one", () =>
+    Effect.gen(function*() {
+      const servers = Array.from({ length: 100 }, (_, i) => fake(`s${i}`))
+      const fleet = yield* registry({ servers: servers.map((server) => server.spec) })
+      yield* fleet.awaitReady({ servers: servers.map((server) => server.spec.name) })
+      const events = yield* fleet.subscribe
+      const changed = fake("s42", { tools: [tool("echo")] }, {}, "v2")
+      const desired = servers.map((server, i) => i === 42 ? changed.spec : server.spec)
+      const result = yield* fleet.reconcile(desired)
+      expect(result.restarted).toEqual(["s42"])
+      expect(result.unchanged.length).toBe(99)
+      const touched = new Set<string>()
+      const s42Ready = stateOf("s42", "Ready")
+      for (let event = yield* Queue.take(events); !s42Ready(event); event = yield* Queue.take(events)) {
+        if ("server" in event) touched.add(event.server)
+      }
+      expect(servers.every((server, i) => server.handle.connects === 1 && (i !== 42 || changed.handle.connects === 1))).toBe(
+        true
+      )
+      for (const event of yield* Queue.takeAll(events)) if ("server" in event) touched.add(event.server)
+      expect([...touched]).toEqual(["s42"])
+    }))
+
+  it.scoped("disable stops a server and removes its tools; enable brings both back", () =>
+    Effect.gen(function*() {
+      const a = fake("a")
+      const fleet = yield* registry({ servers: [a.spec] })
+      yield* ready(fleet, ["a"])
+      const events = yield* fleet.subscribe
+      yield* fleet.disable("a")
+      yield* until(events, stateOf("a", "Disabled"))
+      expect((yield* SubscriptionRef.get(fleet.catalog)).tools).toEqual([])
+      const error = failure(yield* Effect.exit(fleet.callTool("mcp__a__echo")))
+      expect(error.reason._tag).toBe("NotFound")
+      yield* fleet.enable("a")
+      yield* until(events, stateOf("a", "Ready"))
+      expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)).toEqual(["mcp__a__echo"])
+      expect(a.handle.connects).toBe(2)
+    }))
+
+  it.scoped("a disabled server in the config is known but never started", () =>
+    Effect.gen(function*() {
+      const off = fake("off", undefined, { disabled: true })
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([off.spec])
+      yield* until(events, stateOf("off", "Disabled"))
+      yield* TestClock.adjust("1 minute")
+      expect((yield* statusOf(fleet, "off")).state._tag).toBe("Disabled")
+      expect(off.handle.connects).toBe(0)
+    }))
+
+  it.scoped("an idle server stops after its idle timeout and starts again on the next call", () =>
+    Effect.gen(function*() {
+      const lazy = fake("lazy", { tools: [tool("echo")] }, { idleTimeout: "5 minutes" })
+      const fleet = yield* registry()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([lazy.spec])
+      yield* until(events, stateOf("lazy", "Ready"))
+      yield* TestClock.adjust("4 minutes")
+      yield* fleet.callTool("mcp__lazy__echo")
+      yield* TestClock.adjust("4 minutes")
+      expect((yield* statusOf(fleet, "lazy")).state._tag).toBe("Ready")
+      yield* TestClock.adjust("1 minute")
+      yield* until(events, stateOf("lazy", "Idle"))
+      // Its tools stay in the catalog while it sleeps.
+      expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)).toEqual(["mcp__lazy__echo"])
+      const result = yield* fleet.callTool("mcp__lazy__echo", { again: true })
+      expect(result.content).toEqual([{ type: "text", text: "echo:{\"again\":true}" }])
+      expect(lazy.handle.connects).toBe(2)
+    }))
+
+  it.scoped("awaitReady fails at once when a required server fails for good, and lists laggards on timeout", () =>
+    Effect.gen(function*() {
+      const broken = failing("broken", { required: true, restart: { maxAttempts: 1 } })
+      const fleet = yield* registry({ servers: [broken.spec, fake("ok").spec] })
+      const error = failure(yield* Effect.exit(fleet.awaitReady()))
+      expect(error.message).toBe(
+        "server 'broken': cannot become ready: Failed after 1 attempt: server 'broken': refused"
+      )
+      const retrying = failing("retrying", { required: true })
+      yield* fleet.reconcile([retrying.spec])
+      const waiting = yield* Effect.fork(Effect.exit(fleet.awaitReady({ timeout: "3 seconds" })))
+      yield* TestClock.adjust("3 seconds")
+      const late = failure(yield* Fiber.join(waiting))
+      expect(late.server).toBe("retrying")
+      expect(late.message).toMatch(/^server 'retrying': not ready in time: 'retrying' is Failed \(attempt \d+, retry in \d+ ms\): server 'retrying': refused$/)
+    }))
+
+  it.scoped("a subscriber that never reads does not hold the fleet up", () =>
+    Effect.gen(function*() {
+      const live = fake("live", {
+        capabilities: { tools: { listChanged: true }, logging: {} },
+        handlers: { "tools/list": () => Effect.succeed({ tools: [] }) }
+      })
+      const fleet = yield* registry({ servers: [live.spec], eventBuffer: 16 })
+      const stuck = yield* fleet.subscribe
+      yield* ready(fleet, ["live"])
+      const fresh = yield* fleet.subscribe
+      for (let i = 0; i < 100; i++) {
+        yield* live.handle.current!.peer.notify("notifications/message", { level: "info", data: i })
+      }
+      const last = yield* until(fresh, (event): event is any => event._tag === "LogMessage" && event.data === 99)
+      expect(last).toMatchObject({ server: "live", level: "info" })
+      expect(yield* Queue.size(stuck)).toBeLessThanOrEqual(16)
+    }))
+
+  it.scoped("closing the registry stops every server", () =>
+    Effect.gen(function*() {
+      const a = fake("a")
+      const b = fake("b")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const fleet = yield* registry({ servers: [a.spec, b.spec] })
+        yield* ready(fleet, ["a", "b"])
+      }))
+      for (const server of [a, b]) {
+        const why = yield* server.handle.current!.peer.closed
+        expect(why.reason._tag).toBe("Closed")
+      }
+    }))
+})
