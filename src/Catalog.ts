@@ -294,7 +294,7 @@ export const isEmptyDiff = (diff: Diff<unknown>): boolean =>
 export const suggest = (name: string, candidates: Iterable<string>, limit = 3): ReadonlyArray<string> => {
   const lower = name.toLowerCase()
   const scored: Array<[number, string]> = []
-  const budget = Math.max(2, Math.floor(name.length / 3))
+  const budget = Math.max(2, Math.floor(name.length / 6))
   for (const candidate of candidates) {
     const other = candidate.toLowerCase()
     const distance = other.includes(lower) || lower.includes(other) ? 0 : editDistance(lower, other, budget)

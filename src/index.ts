@@ -27,3 +27,18 @@ export * as Peer from "./Peer.js"
 
 /** One initialized connection to one MCP server. */
 export * as McpClient from "./McpClient.js"
+
+/** What one server of the fleet should be: transport, supervision, timeouts. */
+export * as ServerSpec from "./ServerSpec.js"
+
+/** The lifecycle states of a server of the fleet. */
+export * as ServerState from "./ServerState.js"
+
+/** The events the fleet publishes as it changes. */
+export * as RegistryEvent from "./RegistryEvent.js"
+
+/** Qualified names and the fleet's catalog of tools, resources and prompts. */
+export * as Catalog from "./Catalog.js"
+
+/** The fleet: reconcile, status, events, the live catalog and routed calls. */
+export * as ServerRegistry from "./ServerRegistry.js"

@@ -28,6 +28,7 @@ import type * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import { Transport } from "../src/Transport.js"
 import * as Stdio from "../src/transport/Stdio.js"
+import { procState, survivors as markedSurvivors, waitGone } from "./support/processes.js"
 
 // --- where things are ---------------------------------------------------------------
 
@@ -60,63 +61,6 @@ const seenPids = new Set<number>()
 /** Pids that were found as zombies (exited, not yet reaped) when checked. */
 const zombies = new Set<number>()
 
-type ProcState = "alive" | "zombie" | "gone"
-
-/** Reads a process's state from /proc; a zombie has exited and only waits to be reaped. */
-const procState = (pid: number): ProcState => {
-  let stat: string
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-  } catch {
-    // No /proc entry: cross-check with signal 0, which must say ESRCH.
-    try {
-      process.kill(pid, 0)
-      return "alive"
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "ESRCH" ? "gone" : "alive"
-    }
-  }
-  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
-  return state === "Z" ? "zombie" : "alive"
-}
-
-/** Polls until none of `pids` is alive or `withinMs` passed; returns the states seen last. */
-const waitGone = (pids: ReadonlyArray<number>, withinMs: number) =>
-  Effect.gen(function*() {
-    const deadline = performance.now() + withinMs
-    for (;;) {
-      const states = pids.map((pid) => [pid, procState(pid)] as const)
-      const done = states.every(([, state]) => state !== "alive")
-      if (done || performance.now() >= deadline) {
-        for (const [pid, state] of states) if (state === "zombie") zombies.add(pid)
-        return Object.fromEntries(states) as Record<number, ProcState>
-      }
-      yield* Effect.sleep("20 millis")
-    }
-  })
-
-/** Processes (other than this one) whose environment carries this run's marker. */
-const survivors = (): Array<string> => {
-  const found: Array<string> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    let environ: string
-    try {
-      environ = fs.readFileSync(`/proc/${entry}/environ`, "utf8")
-    } catch {
-      continue
-    }
-    if (!environ.split("\0").includes(`${MARKER}=${RUN_ID}`)) continue
-    let cmdline = ""
-    try {
-      cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ")
-    } catch {
-      // gone meanwhile
-    }
-    found.push(`${entry} ${cmdline}`)
-  }
-  return found
-}
 
 // --- connecting ---------------------------------------------------------------------
 
@@ -729,10 +673,11 @@ describe("leak check", () => {
     Effect.gen(function*() {
       // The everything server's layer is closed after its block; give every finalizer a moment.
       const states = yield* waitGone([...seenPids], 3000)
+      for (const [pid, state] of Object.entries(states)) if (state === "zombie") zombies.add(Number(pid))
       const alive = Object.entries(states).filter(([, state]) => state === "alive").map(([pid]) => pid)
       expect(alive).toEqual([])
       expect(seenPids.size).toBeGreaterThanOrEqual(15)
-      expect(survivors()).toEqual([])
+      expect(markedSurvivors(MARKER, RUN_ID)).toEqual([])
       // For information: pids caught between exiting and being reaped at some check.
       if (zombies.size > 0) console.warn(`seen as zombies at some check: ${[...zombies].join(", ")}`)
     }))

@@ -1,0 +1,126 @@
+// The fleet with real child processes: servers from the npm registry and fixture servers.
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { RegistryEvent } from "../src/RegistryEvent.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
+import type * as ServerSpec from "../src/ServerSpec.js"
+import { procState, survivors, waitGone } from "./support/processes.js"
+
+const require = createRequire(import.meta.url)
+const packageEntry = (name: string) =>
+  path.join(path.dirname(require.resolve(`@modelcontextprotocol/${name}/package.json`)), "dist", "index.js")
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
+
+// Every child inherits this, so survivors can be found in /proc.
+const MARKER = "MCP_FLEET_FLEET_TEST_RUN"
+const RUN_ID = `${process.pid}-${Date.now()}`
+process.env[MARKER] = RUN_ID
+
+const node = (name: string, script: string, extra: Partial<ServerSpec.ServerSpec> = {}): ServerSpec.ServerSpec => ({
+  name,
+  transport: { type: "stdio", command: process.execPath, args: [script] },
+  ...extra
+})
+
+const fast = { initialDelay: "100 millis", maxDelay: "1 second", jitter: 0 } as const
+
+const until = <A extends RegistryEvent>(events: Queue.Dequeue<RegistryEvent>, match: (event: RegistryEvent) => event is A) =>
+  Queue.take(events).pipe(Effect.repeat({ until: match }), Effect.map((event) => event as A), Effect.timeout("20 seconds"))
+
+const stateIs = (server: string, tag: string) => (event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "ServerStateChanged" }> =>
+  event._tag === "ServerStateChanged" && event.server === server && event.state._tag === tag
+
+const pidOf = (fleet: ServerRegistry.ServerRegistry, name: string) =>
+  Effect.map(fleet.status, (all) => all.find((status) => status.name === name)?.connection?.pid as number)
+
+describe("fleet with real processes", () => {
+  it.scopedLive("a stdio server killed with SIGKILL comes back with its tools", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-memory-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const fleet = yield* ServerRegistry.make({ restart: fast })
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([node("memory", packageEntry("server-memory"), {
+        transport: {
+          type: "stdio",
+          command: process.execPath,
+          args: [packageEntry("server-memory")],
+          env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") }
+        }
+      })])
+      yield* fleet.awaitReady({ servers: ["memory"], timeout: "20 seconds" })
+      const before = (yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()
+      expect(before).toContain("mcp__memory__read_graph")
+      const pid = yield* pidOf(fleet, "memory")
+      process.kill(pid, "SIGKILL")
+      const failed = yield* until(events, stateIs("memory", "Failed"))
+      expect(failed.state).toMatchObject({ attempt: 1 })
+      expect((failed.state as any).error.reason).toMatchObject({ _tag: "Closed", signal: "SIGKILL" })
+      expect((failed.state as any).error.message).toMatch(/^server 'memory' was killed by SIGKILL/)
+      yield* until(events, stateIs("memory", "Ready"))
+      const after = yield* pidOf(fleet, "memory")
+      expect(after).not.toBe(pid)
+      expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()).toEqual(before)
+      const result = yield* fleet.callTool("mcp__memory__read_graph", {})
+      expect(result.isError).not.toBe(true)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a server that exits at once is Failed with its stderr in status; the others are up", () =>
+    Effect.gen(function*() {
+      const fleet = yield* ServerRegistry.make({
+        restart: fast,
+        servers: [
+          node("broken", fixture("early-exit.mjs"), { restart: { maxAttempts: 2 } }),
+          node("fine", fixture("env.mjs"), { required: true })
+        ]
+      })
+      yield* fleet.awaitReady({ timeout: "20 seconds" })
+      yield* fleet.awaitReady({ servers: "settled", timeout: "20 seconds" })
+      const events = yield* fleet.subscribe
+      const broken = () => Effect.map(fleet.status, (all) => all.find((status) => status.name === "broken")!)
+      if ((yield* broken()).state._tag !== "Failed" || (yield* broken()).state.retryAt !== undefined) {
+        yield* until(events, (event): event is any =>
+          stateIs("broken", "Failed")(event) && (event.state as any).retryAt === undefined)
+      }
+      const status = yield* broken()
+      expect(status.state).toMatchObject({ _tag: "Failed", attempt: 2, retryAt: undefined })
+      expect(status.lastError?.message).toBe(
+        "server 'broken' exited with code 1 before answering initialize: error: MISSING_API_KEY is not set"
+      )
+      expect(status.lastError?.reason).toMatchObject({ _tag: "Closed", exitCode: 1 })
+      expect((yield* fleet.status).find((s) => s.name === "fine")!.state._tag).toBe("Ready")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.live("stopping the registry leaves no process behind", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-fs-"))
+      const pids = yield* Effect.scoped(Effect.gen(function*() {
+        const fleet = yield* ServerRegistry.make({
+          servers: [
+            node("everything", packageEntry("server-everything")),
+            {
+              name: "filesystem",
+              transport: { type: "stdio", command: process.execPath, args: [packageEntry("server-filesystem"), dir] }
+            },
+            node("crash", fixture("crash.mjs"))
+          ]
+        })
+        yield* fleet.awaitReady({ servers: ["everything", "filesystem", "crash"], timeout: "20 seconds" })
+        return yield* Effect.forEach(["everything", "filesystem", "crash"], (name) => pidOf(fleet, name))
+      }))
+      expect(pids.every((pid) => typeof pid === "number")).toBe(true)
+      const states = yield* waitGone(pids, 3000)
+      expect(Object.values(states).filter((state) => state === "alive")).toEqual([])
+      expect(pids.map(procState).filter((state) => state === "alive")).toEqual([])
+      expect(survivors(MARKER, RUN_ID)).toEqual([])
+      fs.rmSync(dir, { recursive: true, force: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+})

@@ -1,0 +1,63 @@
+// Process checks for tests that start real servers: states from /proc, waiting for pids to
+// end, and finding survivors by an environment marker every child inherits.
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+
+export type ProcState = "alive" | "zombie" | "gone"
+
+/** Reads a process's state from /proc; a zombie has exited and only waits to be reaped. */
+export const procState = (pid: number): ProcState => {
+  let stat: string
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  } catch {
+    // No /proc entry: cross-check with signal 0, which must say ESRCH.
+    try {
+      process.kill(pid, 0)
+      return "alive"
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ESRCH" ? "gone" : "alive"
+    }
+  }
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+  return state === "Z" ? "zombie" : "alive"
+}
+
+/**
+ * Polls until none of `pids` is alive or `withinMs` passed; returns the states seen last.
+ * Polling is the only way to see another process end.
+ */
+export const waitGone = (pids: ReadonlyArray<number>, withinMs: number) =>
+  Effect.gen(function*() {
+    const deadline = performance.now() + withinMs
+    for (;;) {
+      const states = pids.map((pid) => [pid, procState(pid)] as const)
+      if (states.every(([, state]) => state !== "alive") || performance.now() >= deadline) {
+        return Object.fromEntries(states) as Record<number, ProcState>
+      }
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
+/** Processes (other than this one) whose environment has `name=value`, as "pid cmdline". */
+export const survivors = (name: string, value: string): Array<string> => {
+  const found: Array<string> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    let environ: string
+    try {
+      environ = fs.readFileSync(`/proc/${entry}/environ`, "utf8")
+    } catch {
+      continue
+    }
+    if (!environ.split("\0").includes(`${name}=${value}`)) continue
+    let cmdline = ""
+    try {
+      cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ")
+    } catch {
+      // gone meanwhile
+    }
+    found.push(`${entry} ${cmdline}`)
+  }
+  return found
+}
