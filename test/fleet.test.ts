@@ -86,7 +86,8 @@ describe("fleet with real processes", () => {
       yield* fleet.awaitReady({ servers: "settled", timeout: "20 seconds" })
       const events = yield* fleet.subscribe
       const broken = () => Effect.map(fleet.status, (all) => all.find((status) => status.name === "broken")!)
-      if ((yield* broken()).state._tag !== "Failed" || (yield* broken()).state.retryAt !== undefined) {
+      const current = (yield* broken()).state
+      if (current._tag !== "Failed" || current.retryAt !== undefined) {
         yield* until(events, (event): event is any =>
           stateIs("broken", "Failed")(event) && (event.state as any).retryAt === undefined)
       }
