@@ -42,3 +42,6 @@ export * as Catalog from "./Catalog.js"
 
 /** The fleet: reconcile, status, events, the live catalog and routed calls. */
 export * as ServerRegistry from "./ServerRegistry.js"
+
+/** Config files (mcpServers / servers formats), variables, merging and watching. */
+export * as FleetConfig from "./FleetConfig.js"

@@ -1,0 +1,696 @@
+/**
+ * FleetConfig: both file formats, variables and secrets, defaults, merging of user and
+ * project files, and hot reload against a real temporary directory.
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as util from "node:util"
+import * as FleetConfig from "../src/FleetConfig.js"
+import * as ServerSpec from "../src/ServerSpec.js"
+
+// --- helpers ------------------------------------------------------------------------
+
+const tempDirs: Array<string> = []
+const makeTempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-config-"))
+  tempDirs.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const CONFIG = "/work/project/.mcp.json"
+
+/** Parses JSON text that must be a valid file; returns the servers by name. */
+const parseOk = (json: unknown, env: FleetConfig.Env = {}, file = CONFIG) => {
+  const text = typeof json === "string" ? json : JSON.stringify(json)
+  const result = FleetConfig.parse(text, file, env)
+  if (Either.isLeft(result)) throw new Error(`expected a valid file: ${result.left.message}`)
+  return Object.fromEntries(result.right.map((spec) => [spec.name, spec]))
+}
+
+const parseError = (text: string, file = CONFIG) => {
+  const result = FleetConfig.parse(text, file, {})
+  if (Either.isRight(result)) throw new Error("expected a ConfigError")
+  return result.left
+}
+
+const stdio = (spec: ServerSpec.ServerSpec) => {
+  if (spec.transport.type !== "stdio") throw new Error(`expected stdio, got ${spec.transport.type}`)
+  return spec.transport
+}
+
+const remote = (spec: ServerSpec.ServerSpec) => {
+  if (spec.transport.type !== "http" && spec.transport.type !== "sse") {
+    throw new Error(`expected a remote transport, got ${spec.transport.type}`)
+  }
+  return spec.transport
+}
+
+const ms = (input: Duration.DurationInput | undefined) =>
+  input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
+
+const writeJson = (file: string, json: unknown) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, typeof json === "string" ? json : JSON.stringify(json, null, 2))
+}
+
+// As editors save: write a new file, then rename it over the old one.
+let saves = 0
+const saveJson = (file: string, json: unknown) => {
+  const temporary = `${file}.${process.pid}.${saves++}.tmp`
+  writeJson(temporary, json)
+  fs.renameSync(temporary, file)
+}
+
+// --- formats ------------------------------------------------------------------------
+
+describe("parse: formats", () => {
+  it("reads the mcpServers format of Claude Code, Claude Desktop and Cursor", () => {
+    const servers = parseOk({
+      // Claude Desktop keeps other settings in the same file.
+      globalShortcut: "Ctrl+Space",
+      mcpServers: {
+        filesystem: {
+          command: "npx",
+          args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+          env: { LOG_LEVEL: "debug" }
+        },
+        remote: { type: "http", url: "https://mcp.example.com/mcp", headers: { "X-Team": "core" } },
+        legacy: { type: "sse", url: "http://localhost:3001/sse" },
+        explicit: { type: "stdio", command: "node", args: ["server.js"], autoApprove: ["read"] }
+      }
+    })
+    expect(Object.keys(servers)).toEqual(["filesystem", "remote", "legacy", "explicit"])
+    expect(servers.filesystem).toEqual({
+      name: "filesystem",
+      transport: {
+        type: "stdio",
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+        env: { LOG_LEVEL: "debug" }
+      }
+    })
+    expect(servers.remote).toEqual({
+      name: "remote",
+      transport: { type: "http", url: "https://mcp.example.com/mcp", headers: { "X-Team": "core" } }
+    })
+    expect(servers.legacy.transport).toEqual({ type: "sse", url: "http://localhost:3001/sse" })
+    expect(servers.explicit).toEqual({
+      name: "explicit",
+      transport: { type: "stdio", command: "node", args: ["server.js"] }
+    })
+  })
+
+  it("reads a VS Code .vscode/mcp.json: servers, inputs, comments, ${workspaceFolder}", () => {
+    const text = fs.readFileSync(fileURLToPath(new URL("./fixtures/config/vscode-mcp.json", import.meta.url)), "utf8")
+    const servers = parseOk(text, { FILES_TOKEN: "t0k3n" }, "/work/app/.vscode/mcp.json")
+    expect(Object.keys(servers)).toEqual(["files", "github", "everything", "camel"])
+    const files = stdio(servers.files)
+    expect(files.args).toEqual(["-y", "@modelcontextprotocol/server-filesystem", "/work/app"])
+    expect(Redacted.value(files.env!.TOKEN as Redacted.Redacted<string>)).toBe("t0k3n")
+    expect(servers.files.problem).toBeUndefined()
+
+    expect(servers.github.problem).toBe(
+      "VS Code input variables are not supported (${input:github-token} in headers.Authorization)"
+    )
+    expect(servers.github.transport).toEqual({ type: "stdio", command: "" })
+
+    expect(servers.everything.transport).toEqual({ type: "http", url: "http://localhost:3001/mcp" })
+    expect(servers.camel.transport).toEqual({ type: "http", url: "http://localhost:3002/mcp" })
+  })
+
+  it("ignores unknown keys at the top and in servers", () => {
+    const servers = parseOk({
+      mcpServers: { a: { command: "a", autoApprove: ["x"], trust: true, envFile: ".env" } },
+      projects: { "/x": {} },
+      theme: "dark"
+    })
+    expect(servers.a).toEqual({ name: "a", transport: { type: "stdio", command: "a" } })
+  })
+
+  it("reads a file with both mcpServers and servers, and marks a name defined in both", () => {
+    const servers = parseOk({
+      mcpServers: { a: { command: "a" }, both: { command: "one" } },
+      servers: { b: { command: "b" }, both: { command: "two" } }
+    })
+    expect(Object.keys(servers)).toEqual(["a", "both", "b"])
+    expect(servers.both.problem).toBe(`defined in both "mcpServers" and "servers"`)
+    expect(servers.a.problem).toBeUndefined()
+    expect(servers.b.problem).toBeUndefined()
+  })
+
+  it("accepts an empty server list and a byte-order mark", () => {
+    expect(parseOk("\uFEFF{ \"mcpServers\": {} }")).toEqual({})
+  })
+})
+
+describe("parse: transports", () => {
+  it("infers stdio from command and http from url", () => {
+    const servers = parseOk({
+      mcpServers: { local: { command: "server" }, web: { url: "https://example.com/mcp" } }
+    })
+    expect(servers.local.transport.type).toBe("stdio")
+    expect(servers.web.transport.type).toBe("http")
+  })
+
+  it("marks an unusable server with a problem and a placeholder, and leaves the others alone", () => {
+    const servers = parseOk({
+      mcpServers: {
+        both: { command: "x", url: "https://example.com" },
+        neither: { args: ["x"] },
+        stdioWithUrl: { type: "stdio", url: "https://example.com" },
+        httpWithCommand: { type: "http", command: "x" },
+        sseWithCommand: { type: "sse", command: "x" },
+        websocket: { type: "ws", url: "wss://example.com" },
+        notHttp: { url: "ftp://example.com" },
+        notAUrl: { url: "example.com/mcp" },
+        emptyCommand: { command: "  " },
+        fine: { command: "ok" }
+      }
+    })
+    expect(servers.both.problem).toBe(`both "command" and "url" are set; a server has one or the other`)
+    expect(servers.neither.problem).toBe(`neither "command" nor "url" is set`)
+    expect(servers.stdioWithUrl.problem).toBe(`type "stdio" needs "command", but "url" is set`)
+    expect(servers.httpWithCommand.problem).toBe(`type "http" needs "url", but "command" is set`)
+    expect(servers.sseWithCommand.problem).toBe(`type "sse" needs "url", but "command" is set`)
+    expect(servers.websocket.problem).toBe(`unknown type "ws" (expected "stdio", "http" or "sse")`)
+    expect(servers.notHttp.problem).toBe(`"url" is not an http or https URL`)
+    expect(servers.notAUrl.problem).toBe(`"url" is not an http or https URL`)
+    expect(servers.emptyCommand.problem).toBe(`"command" is empty`)
+    for (const name of Object.keys(servers).filter((name) => name !== "fine")) {
+      expect(servers[name].transport).toEqual({ type: "stdio", command: "" })
+    }
+    expect(servers.fine).toEqual({ name: "fine", transport: { type: "stdio", command: "ok" } })
+  })
+
+  it("resolves a relative cwd against the file's directory, and leaves command alone", () => {
+    const servers = parseOk({
+      mcpServers: {
+        relative: { command: "./bin/server", cwd: "tools/server" },
+        dot: { command: "x", cwd: "." },
+        absolute: { command: "x", cwd: "/srv/mcp" },
+        expanded: { command: "x", cwd: "${TOOLS}/y" }
+      }
+    }, { TOOLS: "tools" }, "/work/project/.mcp.json")
+    expect(stdio(servers.relative).cwd).toBe("/work/project/tools/server")
+    expect(stdio(servers.relative).command).toBe("./bin/server")
+    expect(stdio(servers.dot).cwd).toBe("/work/project")
+    expect(stdio(servers.absolute).cwd).toBe("/srv/mcp")
+    expect(stdio(servers.expanded).cwd).toBe("/work/project/tools/y")
+  })
+
+  it("keeps inheritEnv and drops empty args, env and headers", () => {
+    const servers = parseOk({
+      mcpServers: {
+        a: { command: "a", args: [], env: {}, inheritEnv: false },
+        b: { url: "https://example.com/mcp", headers: {} }
+      }
+    })
+    expect(servers.a.transport).toEqual({ type: "stdio", command: "a", inheritEnv: false })
+    expect(servers.b.transport).toEqual({ type: "http", url: "https://example.com/mcp" })
+  })
+})
+
+describe("parse: supervision", () => {
+  it("maps disabled, enabled: false and required, writing only true", () => {
+    const servers = parseOk({
+      mcpServers: {
+        off: { command: "x", disabled: true },
+        alsoOff: { command: "x", enabled: false },
+        on: { command: "x", enabled: true, disabled: false, required: false },
+        needed: { command: "x", required: true }
+      }
+    })
+    expect(servers.off.disabled).toBe(true)
+    expect(servers.alsoOff.disabled).toBe(true)
+    expect(servers.on).toEqual({ name: "on", transport: { type: "stdio", command: "x" } })
+    expect(servers.needed.required).toBe(true)
+    // `false` and a missing field mean the same, and hash the same.
+    expect(ServerSpec.hash(servers.on)).toBe(ServerSpec.hash({ name: "on", transport: { type: "stdio", command: "x" } }))
+  })
+
+  it("maps timeouts, restart and health from milliseconds, with aliases", () => {
+    const servers = parseOk({
+      mcpServers: {
+        full: {
+          command: "x",
+          initializeTimeout: 5000,
+          requestTimeout: 120000,
+          readyTimeout: 15000,
+          idleTimeout: 600000,
+          restart: { initialDelay: 250, maxDelay: 10000, stableAfter: 30000, factor: 3, jitter: 0.1, maxAttempts: 5 },
+          health: { interval: 30000, timeout: 2000, failures: 2 }
+        },
+        aliases: { command: "x", startupTimeout: 7000, timeout: 9000 },
+        canonicalWins: { command: "x", initializeTimeout: 1, startupTimeout: 2 }
+      }
+    })
+    const full = servers.full
+    expect(ms(full.initializeTimeout)).toBe(5000)
+    expect(ms(full.requestTimeout)).toBe(120000)
+    expect(ms(full.readyTimeout)).toBe(15000)
+    expect(ms(full.idleTimeout)).toBe(600000)
+    expect(Duration.isDuration(full.initializeTimeout)).toBe(true)
+    expect(ms(full.restart!.initialDelay)).toBe(250)
+    expect(ms(full.restart!.maxDelay)).toBe(10000)
+    expect(ms(full.restart!.stableAfter)).toBe(30000)
+    expect(full.restart).toMatchObject({ factor: 3, jitter: 0.1, maxAttempts: 5 })
+    expect(ms(full.health!.interval)).toBe(30000)
+    expect(ms(full.health!.timeout)).toBe(2000)
+    expect(full.health!.failures).toBe(2)
+
+    expect(ms(servers.aliases.initializeTimeout)).toBe(7000)
+    // `timeout` is ambiguous between tools (seconds in Cline, ms in Gemini CLI): ignored.
+    expect(servers.aliases.requestTimeout).toBeUndefined()
+    expect(ms(servers.canonicalWins.initializeTimeout)).toBe(1)
+
+    const bare = parseOk({ mcpServers: { bare: { command: "x" } } }).bare
+    expect(Object.keys(bare)).toEqual(["name", "transport"])
+  })
+
+  it("applies the defaults block to every server, field by field, and lets servers override", () => {
+    const servers = parseOk({
+      defaults: {
+        requestTimeout: 30000,
+        startupTimeout: 8000,
+        restart: { maxAttempts: 3, factor: 2 },
+        health: { interval: 60000, failures: 3 }
+      },
+      servers: {
+        plain: { command: "x" },
+        own: {
+          command: "x",
+          requestTimeout: 5000,
+          initializeTimeout: 1000,
+          restart: { maxAttempts: 10 },
+          health: { failures: 1 }
+        }
+      }
+    })
+    expect(ms(servers.plain.requestTimeout)).toBe(30000)
+    expect(ms(servers.plain.initializeTimeout)).toBe(8000)
+    expect(servers.plain.restart).toEqual({ maxAttempts: 3, factor: 2 })
+    expect(ms(servers.plain.health!.interval)).toBe(60000)
+    expect(servers.plain.health!.failures).toBe(3)
+
+    expect(ms(servers.own.requestTimeout)).toBe(5000)
+    expect(ms(servers.own.initializeTimeout)).toBe(1000)
+    expect(servers.own.restart).toEqual({ maxAttempts: 10, factor: 2 })
+    expect(ms(servers.own.health!.interval)).toBe(60000)
+    expect(servers.own.health!.failures).toBe(1)
+  })
+
+  it("marks a health check without an interval", () => {
+    const servers = parseOk({ mcpServers: { a: { command: "x", health: { failures: 2 } }, b: { command: "y" } } })
+    expect(servers.a.problem).toBe(`"health" needs an "interval"`)
+    expect(servers.b.problem).toBeUndefined()
+  })
+})
+
+// --- variables ----------------------------------------------------------------------
+
+describe("parse: variables", () => {
+  const env = { HOME: "/home/me", TOKEN: "s3cr3t-token", PORT: "8080", EMPTY: "" }
+
+  it("expands ${VAR}, ${VAR:-default} and ${env:VAR} in every field that takes them", () => {
+    const servers = parseOk({
+      mcpServers: {
+        local: {
+          command: "${HOME}/bin/server",
+          args: ["--port", "${PORT:-3000}", "--level=${LEVEL:-info}", "${env:HOME}", "cost: $5 and $HOME"],
+          env: { API_KEY: "${TOKEN}", MODE: "${MODE:-fast}", PLAIN: "literal" },
+          cwd: "${HOME}/work"
+        },
+        web: {
+          url: "https://example.com:${PORT}/mcp",
+          headers: { Authorization: "Bearer ${env:TOKEN}", Accept: "application/json" }
+        },
+        empty: { command: "x", args: ["${EMPTY}", "${EMPTY:-fallback}", "${UNSET:-}"] }
+      }
+    }, env)
+    const local = stdio(servers.local)
+    expect(local.command).toBe("/home/me/bin/server")
+    expect(local.args).toEqual(["--port", "8080", "--level=info", "/home/me", "cost: $5 and $HOME"])
+    expect(local.cwd).toBe("/home/me/work")
+    expect(Redacted.value(local.env!.API_KEY as Redacted.Redacted<string>)).toBe("s3cr3t-token")
+    expect(Redacted.value(local.env!.MODE as Redacted.Redacted<string>)).toBe("fast")
+    expect(local.env!.PLAIN).toBe("literal")
+
+    const web = remote(servers.web)
+    expect(web.url).toBe("https://example.com:8080/mcp")
+    expect(Redacted.value(web.headers!.Authorization as Redacted.Redacted<string>)).toBe("Bearer s3cr3t-token")
+    expect(web.headers!.Accept).toBe("application/json")
+
+    // As in the shell, `:-` also replaces a variable that is set but empty.
+    expect(stdio(servers.empty).args).toEqual(["", "fallback", ""])
+  })
+
+  it("marks only the server that uses an unset variable, naming the variable and the field", () => {
+    const servers = parseOk({
+      mcpServers: {
+        broken: { command: "x", args: ["--db", "${DATABASE_URL}"], env: { KEY: "${TOKEN}" } },
+        twice: { url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${API_KEY}" } },
+        fine: { command: "x", env: { KEY: "${TOKEN}" } }
+      }
+    }, env)
+    expect(servers.broken.problem).toBe("variable DATABASE_URL is not set (used in args[1])")
+    expect(servers.broken.transport).toEqual({ type: "stdio", command: "" })
+    expect(servers.twice.problem).toBe(
+      "variable HOST is not set (used in url); variable API_KEY is not set (used in headers.Authorization)"
+    )
+    expect(servers.fine.problem).toBeUndefined()
+    // A problem never carries a value: the secret set for `broken` is nowhere in it.
+    expect(JSON.stringify(servers.broken)).not.toContain("s3cr3t")
+  })
+
+  it("marks unsupported and malformed references", () => {
+    const servers = parseOk({
+      mcpServers: {
+        config: { command: "x", args: ["${config:editor.fontSize}"] },
+        spaces: { command: "x", args: ["${NOT A NAME}"] },
+        open: { command: "x", args: ["${HOME"] },
+        nested: { command: "x", args: ["${A:-${B}}"] }
+      }
+    }, env)
+    expect(servers.config.problem).toBe("unsupported variable ${config:editor.fontSize} in args[0]")
+    expect(servers.spaces.problem).toBe("invalid variable reference ${NOT A NAME} in args[0]")
+    expect(servers.open.problem).toBe(`unterminated "\${" in args[0]`)
+    expect(servers.nested.problem).toBe("nested variables are not supported (in args[0])")
+  })
+
+  it("reads variables from process.env when no env is given", () => {
+    const key = `MCP_FLEET_CONFIG_TEST_${process.pid}`
+    process.env[key] = "from-process"
+    try {
+      const result = FleetConfig.parse(JSON.stringify({ mcpServers: { a: { command: `\${${key}}` } } }), CONFIG)
+      expect(Either.getOrThrow(result)[0].transport).toEqual({ type: "stdio", command: "from-process" })
+    } finally {
+      delete process.env[key]
+    }
+  })
+
+  it("redacts env and header values that held a reference, wherever they are printed", () => {
+    const servers = parseOk({
+      mcpServers: {
+        local: { command: "x", env: { API_KEY: "${TOKEN}" } },
+        web: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${TOKEN}" } }
+      }
+    }, env)
+    const key = stdio(servers.local).env!.API_KEY
+    const header = remote(servers.web).headers!.Authorization
+    expect(Redacted.isRedacted(key)).toBe(true)
+    expect(Redacted.isRedacted(header)).toBe(true)
+    for (const spec of Object.values(servers)) {
+      expect(String(spec)).not.toContain("s3cr3t")
+      expect(JSON.stringify(spec)).not.toContain("s3cr3t")
+      expect(util.inspect(spec, { depth: 10 })).not.toContain("s3cr3t")
+    }
+    expect(String(key)).not.toContain("s3cr3t")
+    expect(`${String(header)}`).not.toContain("s3cr3t")
+    // The hash still sees a changed secret.
+    const rotated = parseOk({ mcpServers: { local: { command: "x", env: { API_KEY: "${TOKEN}" } } } }, {
+      TOKEN: "rotated"
+    })
+    expect(ServerSpec.hash(rotated.local)).not.toBe(ServerSpec.hash(servers.local))
+  })
+})
+
+// --- errors -------------------------------------------------------------------------
+
+describe("parse: errors", () => {
+  it("fails on a file that is not JSON, naming the path and the place", () => {
+    const error = parseError(`{\n  "mcpServers": {\n    "a": { "command": "x" }\n  `)
+    expect(error._tag).toBe("ConfigError")
+    expect(error.path).toBe(CONFIG)
+    expect(error.message).toMatch(/^invalid config file \/work\/project\/\.mcp\.json: not valid JSON: /)
+    expect(error.message).toContain("line 4")
+  })
+
+  it("does not quote the file's text in a JSON error", () => {
+    const error = parseError(`{ "mcpServers": { "a": { "command": "x", "env": { "K": sk-live-123456 } } } }`)
+    expect(error.message).toContain("not valid JSON")
+    expect(error.message).not.toContain("sk-live")
+  })
+
+  it("fails on a file with neither mcpServers nor servers", () => {
+    const error = parseError(JSON.stringify({ theme: "dark" }))
+    expect(error.message).toContain(`Expected an object with "mcpServers" or "servers"`)
+    expect(parseError("[]").message).toContain("Expected ConfigFile")
+  })
+
+  it("fails on a known field of the wrong type, naming the field", () => {
+    const error = parseError(JSON.stringify({ mcpServers: { a: { command: "x", args: "--verbose" } } }))
+    expect(error.path).toBe(CONFIG)
+    expect(error.message).toContain(`["a"]`)
+    expect(error.message).toContain(`["args"]`)
+    expect(error.message).toContain(`Expected ReadonlyArray<string>, actual "--verbose"`)
+
+    expect(parseError(JSON.stringify({ mcpServers: { a: { command: "x", requestTimeout: "30s" } } })).message)
+      .toContain(`["requestTimeout"]`)
+    expect(parseError(JSON.stringify({ mcpServers: { a: { command: "x", disabled: "yes" } } })).message)
+      .toContain(`["disabled"]`)
+    expect(parseError(JSON.stringify({ defaults: { restart: { jitter: 2 } }, mcpServers: {} })).message)
+      .toContain(`["jitter"]`)
+    expect(parseError(JSON.stringify({ mcpServers: { a: "npx server" } })).message).toContain(`["a"]`)
+  })
+
+  it("does not quote env or header values in a schema error", () => {
+    const error = parseError(JSON.stringify({ mcpServers: { a: { command: "x", env: { KEY: 123456789 } } } }))
+    expect(error.message).toContain(`["KEY"]`)
+    expect(error.message).toContain("value not shown")
+    expect(error.message).not.toContain("123456789")
+    const headers = parseError(JSON.stringify({ mcpServers: { a: { url: "https://x", headers: "Bearer abcdef" } } }))
+    expect(headers.message).toContain(`["headers"]`)
+    expect(headers.message).not.toContain("abcdef")
+  })
+})
+
+// --- paths --------------------------------------------------------------------------
+
+describe("paths", () => {
+  it("defaults to the user file, then the project's .mcp.json and mcp.json", () => {
+    expect(FleetConfig.defaultPaths("/work/p", "/home/me")).toEqual([
+      "/home/me/.config/mcp-fleet/mcp.json",
+      "/work/p/.mcp.json",
+      "/work/p/mcp.json"
+    ])
+    expect(FleetConfig.pathsFromEnv({}, "/work/p", "/home/me")).toEqual(FleetConfig.defaultPaths("/work/p", "/home/me"))
+  })
+
+  it("takes MCP_FLEET_CONFIG instead, resolving relative entries", () => {
+    const list = ["/etc/fleet.json", "", "local.json"].join(path.delimiter)
+    expect(FleetConfig.pathsFromEnv({ MCP_FLEET_CONFIG: list }, "/work/p", "/home/me")).toEqual([
+      "/etc/fleet.json",
+      "/work/p/local.json"
+    ])
+    expect(FleetConfig.pathsFromEnv({ MCP_FLEET_CONFIG: "" }, "/work/p", "/home/me")).toHaveLength(3)
+  })
+})
+
+// --- load ---------------------------------------------------------------------------
+
+describe("load", () => {
+  it.effect("merges user and project files by name; the project wins", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const user = path.join(dir, "home", ".config", "mcp-fleet", "mcp.json")
+      const project = path.join(dir, "project", ".mcp.json")
+      const missing = path.join(dir, "project", "mcp.json")
+      writeJson(user, {
+        defaults: { requestTimeout: 1000 },
+        mcpServers: { memory: { command: "user-memory" }, search: { url: "https://search.example.com/mcp" } }
+      })
+      writeJson(project, {
+        servers: { memory: { command: "project-memory", cwd: "tools" }, files: { command: "files" } }
+      })
+      const loaded = yield* FleetConfig.load({ paths: [user, project, missing], env: {} })
+      expect(loaded.servers.map((spec) => spec.name)).toEqual(["memory", "search", "files"])
+      const memory = loaded.servers[0]
+      expect(memory.transport).toEqual({
+        type: "stdio",
+        command: "project-memory",
+        cwd: path.join(dir, "project", "tools")
+      })
+      // A file's defaults apply to its own servers only.
+      expect(memory.requestTimeout).toBeUndefined()
+      expect(ms(loaded.servers[1].requestTimeout)).toBe(1000)
+      expect(loaded.origin).toEqual({ memory: project, search: user, files: project })
+      expect(loaded.sources).toEqual([
+        { path: user, found: true, servers: 2 },
+        { path: project, found: true, servers: 2 },
+        { path: missing, found: false, servers: 0 }
+      ])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("skips missing files and returns no servers when none exists", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const loaded = yield* FleetConfig.load({ paths: [path.join(dir, "a.json"), path.join(dir, "nope", "b.json")] })
+      expect(loaded.servers).toEqual([])
+      expect(loaded.sources.map((source) => source.found)).toEqual([false, false])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("fails with a ConfigError naming the invalid file", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const good = path.join(dir, "good.json")
+      const bad = path.join(dir, "bad.json")
+      writeJson(good, { mcpServers: { a: { command: "a" } } })
+      writeJson(bad, `{ "mcpServers": { "b": { "command": "b", "args": 5 } } }`)
+      const error = yield* Effect.flip(FleetConfig.load({ paths: [good, bad] }))
+      expect(error).toBeInstanceOf(FleetConfig.ConfigError)
+      expect(error.path).toBe(bad)
+      expect(error.message).toContain(`invalid config file ${bad}:`)
+      expect(error.message).toContain(`["args"]`)
+
+      writeJson(bad, "{ not json")
+      expect((yield* Effect.flip(FleetConfig.load({ paths: [good, bad] }))).message)
+        .toContain(`invalid config file ${bad}: not valid JSON`)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("fails on a path it cannot read", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const exit = yield* Effect.exit(FleetConfig.load({ paths: [dir] }))
+      expect(Exit.isFailure(exit)).toBe(true)
+      const error = yield* Effect.flip(FleetConfig.load({ paths: [dir] }))
+      expect(error.path).toBe(dir)
+      expect(error.reason).toMatch(/^cannot be read/)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+})
+
+// --- changes ------------------------------------------------------------------------
+
+interface LogLine {
+  readonly level: string
+  readonly message: string
+}
+
+/**
+ * Runs `changes` in the background: its emissions and its warnings and infos land in
+ * queues, and `next`/`nextLog` wait for the following one, bounded.
+ */
+const watch = (options: FleetConfig.WatchOptions) =>
+  Effect.gen(function*() {
+    const emissions = yield* Queue.unbounded<FleetConfig.Loaded>()
+    const logs = yield* Queue.unbounded<LogLine>()
+    const logger = Logger.make(({ logLevel, message }) => {
+      const parts = Array.isArray(message) ? message : [message]
+      Queue.unsafeOffer(logs, { level: logLevel.label, message: parts.map(String).join(" ") })
+    })
+    yield* FleetConfig.changes(options).pipe(
+      Stream.runForEach((loaded) => Queue.offer(emissions, loaded)),
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+      Logger.withMinimumLogLevel(LogLevel.Debug),
+      Effect.provide(NodeFileSystem.layer),
+      Effect.forkScoped
+    )
+    const next = Queue.take(emissions).pipe(
+      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no emission within 10 s") })
+    )
+    const nextLog = (level: string) =>
+      Queue.take(logs).pipe(
+        Effect.repeat({ until: (line) => line.level === level }),
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`no ${level} log within 10 s`) })
+      )
+    return { emissions, next, nextLog }
+  })
+
+const hashes = (loaded: FleetConfig.Loaded) =>
+  Object.fromEntries(loaded.servers.map((spec) => [spec.name, ServerSpec.hash(spec)]))
+
+describe("changes", () => {
+  it.scopedLive("emits the config, then each edit that changes a spec, and skips invalid edits", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const user = path.join(dir, "home", "mcp.json")
+      const project = path.join(dir, "project", ".mcp.json")
+      writeJson(user, { mcpServers: { memory: { command: "memory" }, shared: { command: "user-shared" } } })
+      writeJson(project, { mcpServers: { files: { command: "files", args: ["."] }, shared: { command: "project-shared" } } })
+      const { emissions, next, nextLog } = yield* watch({ paths: [user, project], env: {} })
+
+      const first = yield* next
+      expect(first.servers.map((spec) => spec.name)).toEqual(["memory", "shared", "files"])
+      expect(first.origin.shared).toBe(project)
+
+      // An edit of one server: one emission, and only that server's hash moves.
+      saveJson(project, { mcpServers: { files: { command: "files", args: ["/srv"] }, shared: { command: "project-shared" } } })
+      const second = yield* next
+      const [before, after] = [hashes(first), hashes(second)]
+      expect(after.memory).toBe(before.memory)
+      expect(after.shared).toBe(before.shared)
+      expect(after.files).not.toBe(before.files)
+      expect(stdio(second.servers[2]).args).toEqual(["/srv"])
+
+      // An invalid edit: a warning naming the file and the field, and nothing emitted.
+      saveJson(project, { mcpServers: { files: { command: "files", args: "/srv" } } })
+      const warning = yield* nextLog("WARN")
+      expect(warning.message).toContain(`invalid config file ${project}`)
+      expect(warning.message).toContain(`["args"]`)
+      expect(yield* Queue.size(emissions)).toBe(0)
+
+      // The fix is emitted.
+      saveJson(project, { mcpServers: { files: { command: "files", args: ["/data"] }, shared: { command: "project-shared" } } })
+      const third = yield* next
+      expect(stdio(third.servers[2]).args).toEqual(["/data"])
+      expect(hashes(third).memory).toBe(before.memory)
+
+      // A save without a change in any spec is not emitted; the edit after it is.
+      saveJson(user, { mcpServers: { memory: { command: "memory" }, shared: { command: "user-shared" } }, theme: "x" })
+      saveJson(user, { mcpServers: { memory: { command: "memory", disabled: true }, shared: { command: "user-shared" } } })
+      const fourth = yield* next
+      expect(fourth.servers[0].disabled).toBe(true)
+
+      // A deleted file counts as missing: its servers go, and the user's `shared` is back.
+      fs.rmSync(project)
+      const fifth = yield* next
+      expect(fifth.servers.map((spec) => spec.name)).toEqual(["memory", "shared"])
+      expect(fifth.origin.shared).toBe(user)
+      expect(fifth.sources[1]).toEqual({ path: project, found: false, servers: 0 })
+      const info = yield* nextLog("INFO")
+      expect(info.message).toBe(`config file ${project} was removed; its servers are dropped`)
+    }))
+
+  it.scopedLive("picks up a file whose directory appears later", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const later = path.join(dir, "not-yet", "mcp.json")
+      const { next, nextLog } = yield* watch({ paths: [later], env: {} })
+      const first = yield* next
+      expect(first.servers).toEqual([])
+      expect(first.sources).toEqual([{ path: later, found: false, servers: 0 }])
+      // Only once the watch has failed for want of the directory is it created.
+      expect((yield* nextLog("DEBUG")).message).toContain(`cannot watch ${path.dirname(later)}`)
+      saveJson(later, { mcpServers: { a: { command: "a" } } })
+      const second = yield* next
+      expect(second.servers.map((spec) => spec.name)).toEqual(["a"])
+    }))
+
+  it.scopedLive("starts with a warning on an invalid file and emits once it is fixed", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".mcp.json")
+      writeJson(file, "{ broken")
+      const { emissions, next, nextLog } = yield* watch({ paths: [file], env: {} })
+      const warning = yield* nextLog("WARN")
+      expect(warning.message).toContain(`invalid config file ${file}: not valid JSON`)
+      expect(yield* Queue.size(emissions)).toBe(0)
+      saveJson(file, { mcpServers: { a: { command: "a" } } })
+      expect((yield* next).servers.map((spec) => spec.name)).toEqual(["a"])
+    }))
+})
