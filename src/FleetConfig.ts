@@ -10,14 +10,17 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
 import type * as Types from "effect/Types"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import * as ServerRegistry from "./ServerRegistry.js"
 import * as ServerSpec from "./ServerSpec.js"
 
 // --- errors -------------------------------------------------------------------------
@@ -656,3 +659,59 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
       Stream.flattenIterables
     )
   }))
+
+// --- keeping a registry in step -------------------------------------------------------
+
+/**
+ * How `sync` and `layer` keep a registry equal to the files.
+ *
+ * @since 0.1.0
+ */
+export interface SyncOptions extends WatchOptions {
+  /** Follow edits of the files (hot reload). Default: true. */
+  readonly watch?: boolean | undefined
+}
+
+const reconcileWith = (registry: ServerRegistry.ServerRegistry, loaded: Loaded) =>
+  Effect.flatMap(registry.reconcile(loaded.servers), (result) =>
+    result.added.length + result.removed.length + result.restarted.length === 0
+      ? Effect.void
+      : Effect.logInfo(
+        `config applied: added [${result.added.join(", ")}], removed [${result.removed.join(", ")}], restarted [${
+          result.restarted.join(", ")
+        }], unchanged ${result.unchanged.length}`
+      ))
+
+/**
+ * Loads the files into the registry in context, failing if they are invalid now; with
+ * `watch` (the default) every later edit is applied until the Scope closes, touching only
+ * the servers whose spec changed. An invalid edit is reported and the fleet kept as is.
+ *
+ * @since 0.1.0
+ */
+export const sync = (
+  options: SyncOptions = {}
+): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry | Scope.Scope> =>
+  Effect.gen(function*() {
+    const registry = yield* ServerRegistry.ServerRegistry
+    const loaded = yield* load(options)
+    yield* reconcileWith(registry, loaded)
+    if (options.watch !== false) {
+      yield* changes(options).pipe(
+        Stream.runForEach((next) => reconcileWith(registry, next)),
+        Effect.forkScoped
+      )
+    }
+    return loaded
+  })
+
+/**
+ * A layer that loads the files (from `paths`, else `MCP_FLEET_CONFIG`, else the default
+ * places) into the ServerRegistry and, unless `watch: false`, follows their edits.
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  options: SyncOptions = {}
+): Layer.Layer<never, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry> =>
+  Layer.scopedDiscard(sync(options))

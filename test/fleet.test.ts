@@ -2,6 +2,8 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as fs from "node:fs"
@@ -9,6 +11,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as FleetConfig from "../src/FleetConfig.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
@@ -123,5 +126,48 @@ describe("fleet with real processes", () => {
       expect(pids.map(procState).filter((state) => state === "alive")).toEqual([])
       expect(survivors(MARKER, RUN_ID)).toEqual([])
       fs.rmSync(dir, { recursive: true, force: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("an edited config file restarts only the changed server; an invalid edit keeps the fleet", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-reload-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const file = path.join(dir, ".mcp.json")
+      const server = (value: string) => ({ command: process.execPath, args: [fixture("env.mjs")], env: { V: value } })
+      const write = (content: unknown) => {
+        // Written aside and renamed over the file, as editors save.
+        fs.writeFileSync(`${file}.tmp`, typeof content === "string" ? content : JSON.stringify(content))
+        fs.renameSync(`${file}.tmp`, file)
+      }
+      write({ mcpServers: { a: server("1"), b: server("1") } })
+
+      const warnings = yield* Queue.unbounded<string>()
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") Queue.unsafeOffer(warnings, String(Array.isArray(message) ? message[0] : message))
+      })
+      const fleet = yield* ServerRegistry.make({ restart: fast })
+      const events = yield* fleet.subscribe
+      yield* FleetConfig.sync({ paths: [file], debounce: "50 millis" }).pipe(
+        Effect.provideService(ServerRegistry.ServerRegistry, fleet),
+        Effect.provide(Layer.merge(NodeContext.layer, Logger.replace(Logger.defaultLogger, logger)))
+      )
+      yield* fleet.awaitReady({ servers: ["a", "b"], timeout: "20 seconds" })
+      const [a1, b1] = [yield* pidOf(fleet, "a"), yield* pidOf(fleet, "b")]
+      yield* Queue.takeAll(events)
+
+      write({ mcpServers: { a: server("1"), b: server("2") } })
+      yield* until(events, stateIs("b", "Ready"))
+      expect(yield* pidOf(fleet, "a")).toBe(a1)
+      expect(yield* pidOf(fleet, "b")).not.toBe(b1)
+      expect(procState(b1)).not.toBe("alive")
+
+      write("{ \"mcpServers\": { \"a\": ")
+      const warning = yield* Queue.take(warnings).pipe(Effect.timeout("10 seconds"))
+      expect(warning).toMatch(new RegExp(`^invalid config file ${file.replace(/[.]/g, "\\.")}: .*; keeping the last good config$`))
+      expect((yield* fleet.status).map((status) => [status.name, status.state._tag])).toEqual([["a", "Ready"], ["b", "Ready"]])
+
+      write({ mcpServers: { a: server("1"), b: server("2"), c: server("1") } })
+      yield* until(events, stateIs("c", "Ready"))
+      expect(yield* pidOf(fleet, "a")).toBe(a1)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
