@@ -69,6 +69,15 @@ const noJitter = { initialDelay: "100 millis", factor: 2, maxDelay: "1 second", 
 const registry = (options: ServerRegistry.Options = {}) =>
   ServerRegistry.make({ restart: noJitter, ...options }).pipe(Effect.provide(NodeContext.layer))
 
+// A registry whose events are subscribed to before `servers` start.
+const started = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: ServerRegistry.Options = {}) =>
+  Effect.gen(function*() {
+    const fleet = yield* registry(options)
+    const events = yield* fleet.subscribe
+    yield* fleet.reconcile(servers)
+    return { fleet, events }
+  })
+
 // Takes events until one matches.
 const until = <A extends RegistryEvent>(events: Queue.Dequeue<RegistryEvent>, match: (event: RegistryEvent) => event is A) =>
   Queue.take(events).pipe(Effect.repeat({ until: match }), Effect.map((event) => event as A))
@@ -127,9 +136,7 @@ describe("ServerRegistry", () => {
   it.scoped("backs off exponentially up to the cap, on the Clock", () =>
     Effect.gen(function*() {
       const broken = failing("broken")
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([broken.spec])
+      const { events } = yield* started([broken.spec])
       const retries: Array<number | undefined> = []
       for (let attempt = 1; attempt <= 6; attempt++) {
         const failed = yield* until(events, stateOf("broken", "Failed"))
@@ -147,9 +154,7 @@ describe("ServerRegistry", () => {
   it.scoped("jitter varies each delay within its bounds", () =>
     Effect.gen(function*() {
       const broken = failing("broken")
-      const fleet = yield* registry({ restart: { ...noJitter, initialDelay: "1 second", maxDelay: "1 minute", jitter: 0.5 } })
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([broken.spec])
+      const { events } = yield* started([broken.spec], { restart: { ...noJitter, initialDelay: "1 second", maxDelay: "1 minute", jitter: 0.5 } })
       for (let attempt = 1; attempt <= 4; attempt++) {
         const failed = yield* until(events, stateOf("broken", "Failed"))
         const state = failed.state as Extract<ServerState, { _tag: "Failed" }>
@@ -164,9 +169,7 @@ describe("ServerRegistry", () => {
   it.scoped("stops retrying after the attempt limit", () =>
     Effect.gen(function*() {
       const broken = failing("broken", { restart: { maxAttempts: 3 } })
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([broken.spec])
+      const { events, fleet } = yield* started([broken.spec])
       for (let attempt = 1; attempt <= 2; attempt++) {
         yield* until(events, stateOf("broken", "Failed"))
         yield* TestClock.adjust("1 second")
@@ -187,9 +190,7 @@ describe("ServerRegistry", () => {
   it.scoped("forgets failures once a server has been up for the stable period", () =>
     Effect.gen(function*() {
       const flaky = fake("flaky")
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([flaky.spec])
+      const { events } = yield* started([flaky.spec])
       yield* until(events, stateOf("flaky", "Ready"))
       // Two quick crashes count up...
       for (const attempt of [1, 2]) {
@@ -212,9 +213,7 @@ describe("ServerRegistry", () => {
         { tools: [tool("echo")], handlers: { ping: () => Effect.never } },
         { health: { interval: "1 second", timeout: "500 millis", failures: 2 } }
       )
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([mute.spec])
+      const { events } = yield* started([mute.spec])
       yield* until(events, stateOf("mute", "Ready"))
       yield* TestClock.adjust("1500 millis")
       expect(mute.handle.connects).toBe(1)
@@ -250,9 +249,7 @@ describe("ServerRegistry", () => {
         capabilities: { tools: { listChanged: true } },
         handlers: { "tools/list": () => Effect.sync(() => ({ tools })) }
       })
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([live.spec])
+      const { events, fleet } = yield* started([live.spec])
       const first = yield* until(events, (event) => event._tag === "ToolsChanged")
       expect(first.added.map((t) => t.name)).toEqual(["keep", "drop", "edit"])
       tools = [tools[0]!, { name: "edit", description: "v2", inputSchema: { type: "object" } }, {
@@ -287,9 +284,7 @@ describe("ServerRegistry", () => {
               : Effect.succeed({ tools: [{ name: "a", inputSchema: { type: "object" } }] })
         }
       })
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([live.spec])
+      const { events, fleet } = yield* started([live.spec])
       yield* until(events, stateOf("live", "Ready"))
       fail = true
       yield* live.handle.current!.peer.notify("notifications/tools/list_changed")
@@ -304,9 +299,7 @@ describe("ServerRegistry", () => {
   it.scoped("a call made while the server restarts waits for it and is never sent to the dead connection", () =>
     Effect.gen(function*() {
       const flaky = fake("flaky")
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([flaky.spec])
+      const { events, fleet } = yield* started([flaky.spec])
       yield* until(events, stateOf("flaky", "Ready"))
       const dead = flaky.handle.current!
       yield* dead.close
@@ -424,9 +417,7 @@ describe("ServerRegistry", () => {
   it.scoped("a disabled server in the config is known but never started", () =>
     Effect.gen(function*() {
       const off = fake("off", undefined, { disabled: true })
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([off.spec])
+      const { events, fleet } = yield* started([off.spec])
       yield* until(events, stateOf("off", "Disabled"))
       yield* TestClock.adjust("1 minute")
       expect((yield* statusOf(fleet, "off")).state._tag).toBe("Disabled")
@@ -436,9 +427,7 @@ describe("ServerRegistry", () => {
   it.scoped("an idle server stops after its idle timeout and starts again on the next call", () =>
     Effect.gen(function*() {
       const lazy = fake("lazy", { tools: [tool("echo")] }, { idleTimeout: "5 minutes" })
-      const fleet = yield* registry()
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([lazy.spec])
+      const { events, fleet } = yield* started([lazy.spec])
       yield* until(events, stateOf("lazy", "Ready"))
       yield* TestClock.adjust("4 minutes")
       yield* fleet.callTool("mcp__lazy__echo")
