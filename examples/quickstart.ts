@@ -10,6 +10,8 @@
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as path from "node:path"
@@ -128,6 +130,11 @@ const program = Effect.gen(function*() {
   const after = yield* SubscriptionRef.get(fleet.catalog)
   console.log(`  catalog now has ${after.tools.length} tools (was ${catalog.tools.length})`)
   console.log("\nClosing the fleet: every server's process tree is ended.")
-}).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
+}).pipe(
+  Effect.scoped,
+  // The fleet logs each failed start as a warning; here the status table shows them instead.
+  Logger.withMinimumLogLevel(LogLevel.Error),
+  Effect.provide(NodeContext.layer)
+)
 
 NodeRuntime.runMain(program)
