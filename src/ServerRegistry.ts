@@ -270,8 +270,18 @@ export const make = (
           ))
       })
 
+    // A call waiting on an actor that a reconcile replaced goes on waiting on its successor:
+    // Stopped means the call was never sent, so nothing runs twice.
     const withClient: ServerRegistry["withClient"] = (server, f, callOptions) =>
-      Effect.flatMap(actorOf(server), (actor) => actor.withClient(f, callOptions))
+      Effect.flatMap(actorOf(server), (actor) =>
+        actor.withClient(f, callOptions).pipe(
+          Effect.catchIf(
+            (error) =>
+              error.reason._tag === "Unavailable" && error.reason.state === "Stopped" && actors.has(server) &&
+              actors.get(server) !== actor,
+            () => withClient(server, f, callOptions)
+          )
+        ))
 
     const readyFor = (target: AwaitTarget, actor: ServerActor.ServerActor) =>
       target === "required" ? actor.spec.required === true : target === "settled" ? actor.spec.disabled !== true : target.includes(actor.name)

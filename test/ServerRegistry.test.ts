@@ -312,6 +312,19 @@ describe("ServerRegistry", () => {
       expect(flaky.handle.current!.requests.filter((request) => request.method === "tools/call").length).toBe(1)
     }))
 
+  it.scoped("a call waiting on a server whose config changes goes on to the new one", () =>
+    Effect.gen(function*() {
+      const broken = failing("svc")
+      const { events, fleet } = yield* started([broken.spec])
+      yield* until(events, stateOf("svc", "Failed"))
+      const call = yield* Effect.fork(fleet.withClient("svc", (client) => Effect.succeed(client.serverInfo.name)))
+      yield* Effect.yieldNow()
+      const fixed = fake("svc", { tools: [tool("echo")] }, {}, "fixed")
+      expect((yield* fleet.reconcile([fixed.spec])).restarted).toEqual(["svc"])
+      expect(yield* Fiber.join(call)).toBe("svc")
+      expect(fixed.handle.connects).toBe(1)
+    }))
+
   it.scoped("a call gives up waiting after the ready timeout", () =>
     Effect.gen(function*() {
       const broken = failing("broken", { readyTimeout: "2 seconds" })
