@@ -171,27 +171,31 @@ export const make = (
 
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
 
-    // The catalog is rebuilt under the ref's lock, from the lists as they are at that moment.
-    const rebuild = SubscriptionRef.update(catalog, () => Catalog.make(offered, naming)).pipe(
-      Effect.tap(() => Effect.suspend(() => reportCollisions()))
-    )
+    // Collisions already logged, so each is reported once, when it appears.
     let reported = new Set<string>()
-    const reportCollisions = () =>
-      Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
-        const now = new Set(current.collisions.map((collision) => `${collision.kind}:${collision.name}`))
-        const fresh = current.collisions.filter((collision) => !reported.has(`${collision.kind}:${collision.name}`))
-        reported = now
-        return Effect.forEach(fresh, (collision) =>
-          Effect.logWarning(
-            `the ${collision.kind} name '${collision.name}' is claimed by ${
-              collision.entries.map((entry) => `'${entry.original}' of server '${entry.server}' (now '${entry.name}')`).join(", ")
-            }`
-          ), { discard: true })
-      })
+    const reportCollisions = (current: Catalog.Catalog) => {
+      const now = new Set(current.collisions.map((collision) => `${collision.kind}:${collision.name}`))
+      const fresh = current.collisions.filter((collision) => !reported.has(`${collision.kind}:${collision.name}`))
+      reported = now
+      return Effect.forEach(fresh, (collision) =>
+        Effect.logWarning(
+          `the ${collision.kind} name '${collision.name}' is claimed by ${
+            collision.entries.map((entry) => `'${entry.original}' of server '${entry.server}' (now '${entry.name}')`).join(", ")
+          }`
+        ), { discard: true })
+    }
+
+    // The catalog is rebuilt under the ref's lock, from the lists as they are at that moment.
+    const rebuild = Effect.flatMap(
+      SubscriptionRef.updateAndGet(catalog, () => Catalog.make(offered, naming)),
+      reportCollisions
+    )
 
     const listsChanged = (server: string, lists: Catalog.ServerLists) =>
       Effect.suspend(() => {
-        if (lists === Catalog.emptyLists) offered.delete(server)
+        // A server with nothing to offer has no entry, so removed servers leave none behind.
+        const empty = lists.tools.length + lists.resources.length + lists.templates.length + lists.prompts.length === 0
+        if (empty) offered.delete(server)
         else offered.set(server, lists)
         return rebuild
       })
@@ -288,6 +292,7 @@ export const make = (
 
     const awaitReady: ServerRegistry["awaitReady"] = traced("ServerRegistry.awaitReady")((awaitOptions = {}) =>
       Effect.gen(function*() {
+        const clock = yield* Effect.clock
         const target = awaitOptions.servers ?? "required"
         const timeout = awaitOptions.timeout ?? "30 seconds"
         if (typeof target !== "string") {
@@ -302,7 +307,10 @@ export const make = (
               target !== "settled" && isTerminal(state)
                 ? Effect.fail(McpError.make(
                   actor.name,
-                  new McpError.UnavailableReason({ state: state._tag, message: `cannot become ready: ${describeState(state, 0)}` })
+                  new McpError.UnavailableReason({
+                    state: state._tag,
+                    message: `cannot become ready: ${describeState(state, clock.unsafeCurrentTimeMillis())}`
+                  })
                 ))
                 : Effect.succeed(done(state))
             ),
@@ -314,12 +322,13 @@ export const make = (
             duration: timeout,
             onTimeout: () => {
               const lagging = waiting.filter((actor) => !done(actor.status().state))
+              const now = clock.unsafeCurrentTimeMillis()
               return McpError.make(
                 lagging.map((actor) => actor.name).join(", "),
                 new McpError.UnavailableReason({
                   state: "NotReady",
                   message: `not ready in time: ${
-                    lagging.map((actor) => `'${actor.name}' is ${describeState(actor.status().state, 0)}`).join("; ")
+                    lagging.map((actor) => `'${actor.name}' is ${describeState(actor.status().state, now)}`).join("; ")
                   }`
                 })
               )

@@ -470,6 +470,8 @@ describe("ServerRegistry", () => {
       const late = failure(yield* Fiber.join(waiting))
       expect(late.server).toBe("retrying")
       expect(late.message).toMatch(/^server 'retrying': not ready in time: 'retrying' is Failed \(attempt \d+, retry in \d+ ms\): server 'retrying': refused$/)
+      // The wait left is counted from now: never more than the 1 s cap.
+      expect(Number(/retry in (\d+) ms/.exec(late.message)![1])).toBeLessThanOrEqual(1000)
     }))
 
   it.scoped("a subscriber that never reads does not hold the fleet up", () =>
