@@ -163,6 +163,18 @@ const canonical = (value: unknown): unknown => {
  * @since 0.1.0
  */
 export const hash = (spec: ServerSpec): string => {
+  let digest = hashes.get(spec)
+  if (digest === undefined) {
+    digest = computeHash(spec)
+    hashes.set(spec, digest)
+  }
+  return digest
+}
+
+// Specs are immutable: config watching, reconcile and the actor all hash the same objects.
+const hashes = new WeakMap<ServerSpec, string>()
+
+const computeHash = (spec: ServerSpec): string => {
   const { health, restart, transport, ...rest } = spec
   const normalized = {
     ...rest,
