@@ -14,6 +14,7 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import type { ServerState } from "../src/ServerState.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { stateOf, until } from "./support/events.js"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
@@ -77,14 +78,6 @@ const started = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: ServerR
     yield* fleet.reconcile(servers)
     return { fleet, events }
   })
-
-// Takes events until one matches.
-const until = <A extends RegistryEvent>(events: Queue.Dequeue<RegistryEvent>, match: (event: RegistryEvent) => event is A) =>
-  Queue.take(events).pipe(Effect.repeat({ until: match }), Effect.map((event) => event as A))
-
-const stateOf = (server: string, tag: ServerState["_tag"]) =>
-(event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "ServerStateChanged" }> =>
-  event._tag === "ServerStateChanged" && event.server === server && event.state._tag === tag
 
 const statusOf = (fleet: ServerRegistry.ServerRegistry, name: string) =>
   Effect.map(fleet.status, (all) => all.find((status) => status.name === name)!)

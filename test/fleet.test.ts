@@ -15,6 +15,7 @@ import * as FleetConfig from "../src/FleetConfig.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
+import { stateOf, until as untilEvent } from "./support/events.js"
 import { procState, survivors, waitGone } from "./support/processes.js"
 
 const require = createRequire(import.meta.url)
@@ -35,11 +36,9 @@ const node = (name: string, script: string, extra: Partial<ServerSpec.ServerSpec
 
 const fast = { initialDelay: "100 millis", maxDelay: "1 second", jitter: 0 } as const
 
+// Real processes: a wait that never ends fails the test instead of hanging it.
 const until = <A extends RegistryEvent>(events: Queue.Dequeue<RegistryEvent>, match: (event: RegistryEvent) => event is A) =>
-  Queue.take(events).pipe(Effect.repeat({ until: match }), Effect.map((event) => event as A), Effect.timeout("20 seconds"))
-
-const stateIs = (server: string, tag: string) => (event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "ServerStateChanged" }> =>
-  event._tag === "ServerStateChanged" && event.server === server && event.state._tag === tag
+  untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
 
 const pidOf = (fleet: ServerRegistry.ServerRegistry, name: string) =>
   Effect.map(fleet.status, (all) => all.find((status) => status.name === name)?.connection?.pid as number)
@@ -64,11 +63,11 @@ describe("fleet with real processes", () => {
       expect(before).toContain("mcp__memory__read_graph")
       const pid = yield* pidOf(fleet, "memory")
       process.kill(pid, "SIGKILL")
-      const failed = yield* until(events, stateIs("memory", "Failed"))
+      const failed = yield* until(events, stateOf("memory", "Failed"))
       expect(failed.state).toMatchObject({ attempt: 1 })
       expect((failed.state as any).error.reason).toMatchObject({ _tag: "Closed", signal: "SIGKILL" })
       expect((failed.state as any).error.message).toMatch(/^server 'memory' was killed by SIGKILL/)
-      yield* until(events, stateIs("memory", "Ready"))
+      yield* until(events, stateOf("memory", "Ready"))
       const after = yield* pidOf(fleet, "memory")
       expect(after).not.toBe(pid)
       expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()).toEqual(before)
@@ -92,7 +91,7 @@ describe("fleet with real processes", () => {
       const current = (yield* broken()).state
       if (current._tag !== "Failed" || current.retryAt !== undefined) {
         yield* until(events, (event): event is any =>
-          stateIs("broken", "Failed")(event) && (event.state as any).retryAt === undefined)
+          stateOf("broken", "Failed")(event) && (event.state as any).retryAt === undefined)
       }
       const status = yield* broken()
       expect(status.state).toMatchObject({ _tag: "Failed", attempt: 2, retryAt: undefined })
@@ -156,7 +155,7 @@ describe("fleet with real processes", () => {
       yield* Queue.takeAll(events)
 
       write({ mcpServers: { a: server("1"), b: server("2") } })
-      yield* until(events, stateIs("b", "Ready"))
+      yield* until(events, stateOf("b", "Ready"))
       expect(yield* pidOf(fleet, "a")).toBe(a1)
       expect(yield* pidOf(fleet, "b")).not.toBe(b1)
       expect(procState(b1)).not.toBe("alive")
@@ -167,7 +166,7 @@ describe("fleet with real processes", () => {
       expect((yield* fleet.status).map((status) => [status.name, status.state._tag])).toEqual([["a", "Ready"], ["b", "Ready"]])
 
       write({ mcpServers: { a: server("1"), b: server("2"), c: server("1") } })
-      yield* until(events, stateIs("c", "Ready"))
+      yield* until(events, stateOf("c", "Ready"))
       expect(yield* pidOf(fleet, "a")).toBe(a1)
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -627,28 +627,26 @@ describe("closing the scope ends the whole process tree", () => {
     }).pipe(Effect.provide(Layer.merge(NodeContext.layer, logs.layer)))
   }
 
+  /** Both processes ended after `graceMs` and within 5 s, and the close returned right after. */
+  const expectKilledAfter = (ms: { server: number; grandchild: number; close: number }, graceMs: number) => {
+    // SIGKILL comes after both grace periods, not before.
+    expect(ms.server).toBeGreaterThanOrEqual(graceMs)
+    expect(ms.grandchild).toBeGreaterThanOrEqual(graceMs)
+    expect(ms.server).toBeLessThan(5000)
+    expect(ms.grandchild).toBeLessThan(5000)
+    // The close returns as soon as the tree is dead (zombies awaiting their reaper count as dead).
+    expect(ms.close).toBeGreaterThanOrEqual(graceMs)
+    expect(ms.close - Math.max(ms.server, ms.grandchild)).toBeLessThan(300)
+  }
+
   it.live("a server ignoring SIGTERM, with a grandchild ignoring it too: gone within 5 s (grace 500 ms + 500 ms)", () =>
     Effect.gen(function*() {
-      const ms = yield* stubbornTree({ closeGracePeriod: 500, termGracePeriod: 500 })
-      // SIGKILL comes after both grace periods, not before.
-      expect(ms.server).toBeGreaterThanOrEqual(950)
-      expect(ms.grandchild).toBeGreaterThanOrEqual(950)
-      expect(ms.server).toBeLessThan(5000)
-      expect(ms.grandchild).toBeLessThan(5000)
-      // The close returns as soon as the tree is dead (zombies awaiting their reaper count as dead).
-      expect(ms.close).toBeGreaterThanOrEqual(950)
-      expect(ms.close - Math.max(ms.server, ms.grandchild)).toBeLessThan(300)
+      expectKilledAfter(yield* stubbornTree({ closeGracePeriod: 500, termGracePeriod: 500 }), 950)
     }))
 
   it.live("the same with the default grace periods (2 s + 2 s): gone within 5 s", () =>
     Effect.gen(function*() {
-      const ms = yield* stubbornTree({})
-      expect(ms.server).toBeGreaterThanOrEqual(3950)
-      expect(ms.grandchild).toBeGreaterThanOrEqual(3950)
-      expect(ms.server).toBeLessThan(5000)
-      expect(ms.grandchild).toBeLessThan(5000)
-      expect(ms.close).toBeGreaterThanOrEqual(3950)
-      expect(ms.close - Math.max(ms.server, ms.grandchild)).toBeLessThan(300)
+      expectKilledAfter(yield* stubbornTree({}), 3950)
     }), 15_000)
 
   it.live("a well-behaved server exits on stdin close, without SIGTERM", () => {
