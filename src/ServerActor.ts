@@ -215,7 +215,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
 
     const has = (c: McpClient.McpClient, kind: ListKind) => c.capabilities[kind] !== undefined
     const fetch = (c: McpClient.McpClient, kind: ListKind): Effect.Effect<Partial<Catalog.ServerLists>, McpError.McpError> => {
-      if (!has(c, kind)) return Effect.succeed({ [kind]: [] })
+      if (!has(c, kind)) return Effect.succeed(kind === "resources" ? { resources: [], templates: [] } : { [kind]: [] })
       switch (kind) {
         case "tools":
           return Effect.map(c.listTools(), (tools) => ({ tools }))
