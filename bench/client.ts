@@ -1,8 +1,10 @@
 /**
- * The mcp-fleet benchmark client: `McpClient` over the `Stdio` transport.
+ * The mcp-fleet benchmark client: `McpClient` over the `Stdio` transport, or over the
+ * `StreamableHttp` transport (with undici as the HttpClient) when given `--url`.
  *
  *   BENCH_STDIO_SERVER='["node","bench/fixtures/echo-server.mjs"]' \
  *     npm run -s bench:client -- --calls N --concurrency C [--payload BYTES]
+ *   npm run -s bench:client -- --url http://127.0.0.1:PORT/ --calls N --concurrency C [--payload BYTES]
  *
  * Prints one JSON result line (client "mcp-fleet"); see bench/README.md for the contract.
  *
@@ -11,14 +13,32 @@
 // Subpath imports: the package index also loads cluster/sql/http modules (~0.4 s of startup).
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import * as McpClient from "../src/McpClient.js"
+import type * as McpError from "../src/McpError.js"
+import type { Transport } from "../src/Transport.js"
 import * as Stdio from "../src/transport/Stdio.js"
 import { now, parseArgs, Run, serverCommand, TOOL } from "./clients/shared.js"
 
 const args = parseArgs()
-const server = serverCommand()
 const run = new Run(args)
+
+/** The transport: Streamable HTTP to `--url`, else a spawned `BENCH_STDIO_SERVER`. */
+const transportLayer = async (): Promise<Layer.Layer<Transport, McpError.McpError>> => {
+  if (args.url === undefined) {
+    const server = serverCommand()
+    return Stdio.layer({ name: "bench", command: server.command, args: server.args }).pipe(
+      Layer.provide(NodeContext.layer)
+    )
+  }
+  // Loaded only for HTTP, so a stdio run neither pays for undici nor needs the HTTP transport.
+  const [StreamableHttp, NodeHttpClient] = await Promise.all([
+    import("../src/transport/StreamableHttp.js"),
+    import("@effect/platform-node/NodeHttpClient")
+  ])
+  return StreamableHttp.layer({ name: "bench", url: args.url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+}
+const transport = await transportLayer()
 
 /** The text of the first content block of a tool result, if it has one. */
 const firstText = (content: ReadonlyArray<unknown>): unknown => {
@@ -58,14 +78,14 @@ const program = Effect.gen(function* () {
   return { connectMs, totalMs: now() - started }
 }).pipe(
   Effect.scoped,
-  Effect.provide(Stdio.layer({ name: "bench", command: server.command, args: server.args })),
-  Effect.provide(NodeContext.layer),
+  Effect.provide(transport),
   // Report only once the scope is closed and the server has ended.
   Effect.tap(({ connectMs, totalMs }) => Effect.sync(() => run.report("mcp-fleet", connectMs, totalMs))),
   // Errors go to stderr (stdout carries only the result line); runMain then exits 1.
   Effect.tapErrorCause((cause) => Effect.sync(() => process.stderr.write(`bench client: ${Cause.pretty(cause)}\n`)))
 )
 
-// connectMs covers the Stdio spawn (layer build) through McpClient.make.
+// connectMs covers the transport's layer build (the Stdio spawn; nothing much for HTTP)
+// through McpClient.make (initialize).
 const connectStarted = now()
 NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })

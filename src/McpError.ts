@@ -72,6 +72,20 @@ export class TimeoutReason extends Schema.TaggedClass<TimeoutReason>()("Timeout"
 }) {}
 
 /**
+ * An HTTP server answered with an error status. `method` is what was asked (an MCP method,
+ * or the GET stream), `body` the start of the answer, and `wwwAuthenticate` the challenge
+ * of a 401 or 403, which says how to authenticate.
+ *
+ * @since 0.1.0
+ */
+export class HttpReason extends Schema.TaggedClass<HttpReason>()("Http", {
+  status: Schema.Number,
+  method: Schema.String,
+  body: Schema.String,
+  wwwAuthenticate: Schema.optional(Schema.String)
+}) {}
+
+/**
  * A size or count limit was exceeded (message size, list pages, list items).
  *
  * @since 0.1.0
@@ -142,6 +156,7 @@ export const Reason = Schema.Union(
   TransportReason,
   ClosedReason,
   ProtocolReason,
+  HttpReason,
   TimeoutReason,
   LimitReason,
   ValidationReason,
@@ -180,6 +195,11 @@ const describe = (server: string, reason: Reason): string => {
     }
     case "Protocol":
       return `${who} answered ${reason.method} with error ${reason.code}: ${reason.message}`
+    case "Http": {
+      const body = reason.body.trim()
+      const challenge = reason.wwwAuthenticate ? ` (WWW-Authenticate: ${reason.wwwAuthenticate})` : ""
+      return `${who} answered ${reason.method} with HTTP ${reason.status}${body ? `: ${body}` : ""}${challenge}`
+    }
     case "Timeout":
       return reason.kind === "idle"
         ? `${who} did not answer ${reason.method} within ${reason.afterMs} ms`

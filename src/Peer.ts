@@ -20,7 +20,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { Transport } from "./Transport.js"
+import { type Incoming, RequestFailed, Transport } from "./Transport.js"
 
 /**
  * A progress notification for a request in flight.
@@ -242,11 +242,20 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       )
     }
 
-    const onMessages = (chunk: Chunk.Chunk<JsonRpc.Message>): Effect.Effect<void> => {
+    const onFailed = (failed: RequestFailed): undefined => {
+      const entry = pending.get(failed.id)
+      if (entry === undefined) return undefined
+      pending.delete(failed.id)
+      Deferred.unsafeDone(entry.deferred, Exit.fail(withMethod(failed.error, entry.method)))
+    }
+
+    const onMessages = (chunk: Chunk.Chunk<Incoming>): Effect.Effect<void> => {
       let effects: Array<Effect.Effect<void>> | undefined
       for (const message of chunk) {
         const effect = "method" in message
           ? (JsonRpc.isRequest(message) ? onRequest(message) : onNotification(message))
+          : message instanceof RequestFailed
+          ? onFailed(message)
           : onResponse(message)
         if (effect !== undefined) (effects ??= []).push(effect)
       }

@@ -1,25 +1,33 @@
 /**
- * The official `@modelcontextprotocol/sdk` client (`Client` + `StdioClientTransport`),
- * public API only. Same contract as `bench/client.ts`; prints client "sdk".
+ * The official `@modelcontextprotocol/sdk` client (`Client` + `StdioClientTransport`, or
+ * `StreamableHTTPClientTransport` with `--url`), public API only. Same contract as
+ * `bench/client.ts`; prints client "sdk".
  *
  * @module
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { drive, fail, now, parseArgs, Run, serverCommand, TOOL } from "./shared.js"
 
 const args = parseArgs()
-const server = serverCommand()
 const run = new Run(args)
 
+const stdioTransport = (): StdioClientTransport => {
+  const server = serverCommand()
+  // The SDK passes only a safe subset of env to the child by default; pass ours through.
+  return new StdioClientTransport({
+    command: server.command,
+    args: server.args,
+    env: process.env as Record<string, string>,
+    stderr: "inherit"
+  })
+}
+
 const connectStarted = now()
-// The SDK passes only a safe subset of env to the child by default; pass ours through.
-const transport = new StdioClientTransport({
-  command: server.command,
-  args: server.args,
-  env: process.env as Record<string, string>,
-  stderr: "inherit"
-})
+// Over HTTP the SDK uses the global fetch (undici's global dispatcher, keep-alive).
+const http = args.url === undefined ? undefined : new StreamableHTTPClientTransport(new URL(args.url))
+const transport = http ?? stdioTransport()
 const client = new Client({ name: "bench", version: "0.0.0" }, { capabilities: {} })
 
 try {
@@ -32,6 +40,8 @@ try {
     return first?.text
   })
 
+  // End the session (DELETE) as the other clients do; the SDK's close() alone does not.
+  if (http !== undefined) await http.terminateSession()
   await client.close()
   run.report("sdk", connectMs, totalMs)
 } catch (e) {

@@ -1,23 +1,28 @@
 /**
  * What the three benchmark clients (bare, sdk, mcp-fleet) share: the command line, the
- * stdio server to spawn, the payloads, the "keep C in flight" driver, the echo check,
+ * server to reach (a stdio server to spawn, or `--url` of a running HTTP one), the payloads, the "keep C in flight" driver, the echo check,
  * latency percentiles and the one result line they print.
  *
  * @module
  */
 import { performance } from "node:perf_hooks"
 
-/** The options every client understands: `--calls N --concurrency C [--payload BYTES]`. */
+/**
+ * The options every client understands: `--calls N --concurrency C [--payload BYTES] [--url URL]`.
+ * With `url`, the client speaks Streamable HTTP to the server already running there instead
+ * of spawning `BENCH_STDIO_SERVER`.
+ */
 export interface BenchArgs {
   readonly calls: number
   readonly concurrency: number
   readonly payloadBytes: number
+  readonly url: string | undefined
 }
 
 /** The result line a client prints, as one JSON object. */
 export interface BenchResult {
   readonly client: string
-  readonly transport: "stdio"
+  readonly transport: "stdio" | "http"
   readonly calls: number
   readonly concurrency: number
   readonly payloadBytes: number
@@ -41,19 +46,34 @@ const positiveInt = (flag: string, raw: string | undefined): number => {
   return n
 }
 
+const httpUrl = (flag: string, raw: string | undefined): string => {
+  let url: URL | undefined
+  try {
+    url = new URL(raw ?? "")
+  } catch {
+    // reported below
+  }
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    fail(`${flag} needs an http(s) URL, got ${JSON.stringify(raw)}`)
+  }
+  return url.href
+}
+
 /** Parses the client flags; unknown flags are ignored. */
 export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): BenchArgs => {
   let calls = 1000
   let concurrency = 1
   let payloadBytes = 16
+  let url: string | undefined
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined]
     const value = (): string | undefined => inline ?? argv[++i]
     if (flag === "--calls") calls = positiveInt(flag, value())
     else if (flag === "--concurrency") concurrency = positiveInt(flag, value())
     else if (flag === "--payload") payloadBytes = positiveInt(flag, value())
+    else if (flag === "--url") url = httpUrl(flag, value())
   }
-  return { calls, concurrency, payloadBytes }
+  return { calls, concurrency, payloadBytes, url }
 }
 
 /** The server to spawn, from the JSON array in env `BENCH_STDIO_SERVER`. */
@@ -114,7 +134,7 @@ export class Run {
     const pct = (p: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 1000)
     const result: BenchResult = {
       client,
-      transport: "stdio",
+      transport: this.args.url === undefined ? "stdio" : "http",
       calls: this.args.calls,
       concurrency: this.args.concurrency,
       payloadBytes: this.args.payloadBytes,

@@ -19,6 +19,8 @@ import type { TransportService } from "../Transport.js"
  * @since 0.1.0
  */
 export interface MemoryTransport extends TransportService {
+  /** Only messages: nothing fails on the way between two in-memory ends. */
+  readonly incoming: Stream.Stream<JsonRpc.Message, McpError.McpError>
   /** Hangs up: the other end's `incoming` fails with a Closed error, and sends fail. */
   readonly close: Effect.Effect<void>
 }
