@@ -14,6 +14,7 @@
  * @module
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import { execFileSync } from "node:child_process"
 import { performance } from "node:perf_hooks"
@@ -96,7 +97,7 @@ const reconcileCost = (n: number) =>
       specs[n / 2] = changed[n / 2]!
     }
     return { n, startMs, noChange: median(noChange), oneChange: median(oneChange) }
-  }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
+  }).pipe(Effect.scoped, Effect.provide([NodeContext.layer, NodeHttpClient.layerUndici]))
 
 console.log("\nReconcile cost with in-memory servers (median of 5)")
 console.log("      N  start all ms  no change ms  one change ms (to Ready)")

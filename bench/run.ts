@@ -1,24 +1,30 @@
 /**
- * `npm run bench`: tool calls per second over stdio for mcp-fleet's McpClient, next to a
- * bare Node client (the physical limit) and the official MCP SDK client, all against the
- * same echo fixture server. Each client runs as its own child process, once per cell and
- * repetition, in rotating order; the table shows the median repetition of each cell and
- * the median ratio to bare of the same repetition.
+ * `npm run bench`: tool calls per second for mcp-fleet's McpClient, next to a bare Node
+ * client (the physical limit) and the official MCP SDK client, all against the same echo
+ * fixture server. Each client runs as its own child process, once per cell and repetition,
+ * in rotating order; the table shows the median repetition of each cell and the median
+ * ratio to bare of the same repetition.
  *
- *   npm run bench [-- --quick] [-- --reps N] [-- --clients bare,sdk] [-- --strict]
+ * Over stdio by default: each client spawns its own `fixtures/echo-server.mjs`. With
+ * `--http` (`npm run bench:http`), over Streamable HTTP instead: the runner starts
+ * `fixtures/echo-http-server.mjs` once per answer mode (JSON, then SSE), runs the matrix
+ * against it with `--url`, and stops it.
+ *
+ *   npm run bench [-- --http] [-- --quick] [-- --reps N] [-- --clients bare,sdk] [-- --strict]
  *
  * `--strict` exits 1 when a target is not met (including n/a).
  *
  * @module
  */
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
 import type { BenchResult } from "./clients/shared.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
-const serverScript = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
+const stdioServerScript = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
+const httpServerScript = fileURLToPath(new URL("./fixtures/echo-http-server.mjs", import.meta.url))
 
 /** A client under test: its name in the table and its entry file. */
 interface ClientSpec {
@@ -39,6 +45,32 @@ interface Cell {
   readonly calls: number
 }
 
+/** A pass/fail line: mcp-fleet ≥ `min` × bare in `cell`. */
+interface Target {
+  readonly min: number
+  readonly cell: Cell
+}
+
+/** How a client reaches the server: extra flags and environment for its process. */
+interface Reach {
+  readonly args: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+  /** A string in the argv of any server the client spawns, to find one it leaves behind. */
+  readonly tag: string | undefined
+}
+
+/** One matrix: a table with its targets. */
+interface Section {
+  /** The table's first line. */
+  readonly title: string
+  /** Prefixes the progress lines (e.g. "json"). */
+  readonly label: string
+  readonly cells: ReadonlyArray<Cell>
+  readonly targets: ReadonlyArray<Target>
+  /** Flags and environment for run number `n` (unique over the whole run). */
+  readonly reach: (n: number) => Reach
+}
+
 const MiB = 1024 * 1024
 
 // ---- flags ------------------------------------------------------------------------------
@@ -50,40 +82,21 @@ const flagValue = (name: string): string | undefined => {
 }
 const quick = argv.includes("--quick")
 const strict = argv.includes("--strict")
+const http = argv.includes("--http")
 const reps = Math.max(1, Number(flagValue("--reps") ?? (quick ? 1 : 3)) || 1)
 const only = flagValue("--clients")?.split(",")
 const clients = only === undefined ? CLIENTS : CLIENTS.filter((c) => only.includes(c.name))
 const TIMEOUT_MS = 60_000
 
-const cells: ReadonlyArray<Cell> = [
-  { concurrency: 1, payloadBytes: 16, calls: quick ? 3000 : 20000 },
-  { concurrency: 64, payloadBytes: 16, calls: quick ? 10000 : 50000 },
-  { concurrency: 1, payloadBytes: MiB, calls: quick ? 40 : 150 },
-  { concurrency: 64, payloadBytes: MiB, calls: quick ? 64 : 192 }
-]
-
-/** A pass/fail line: mcp-fleet ≥ `min` × bare in `cell`. */
-interface Target {
-  readonly label: string
-  readonly min: number
-  readonly cell: Cell
-}
-
-const targets: ReadonlyArray<Target> = [
-  { label: "c=1, 16 B", min: 0.8, cell: cells[0]! },
-  { label: "c=64, 16 B", min: 0.6, cell: cells[1]! },
-  { label: "c=1, 1 MiB", min: 0.95, cell: cells[2]! },
-  { label: "c=64, 1 MiB", min: 0.95, cell: cells[3]! }
-]
-
-// ---- running one client -----------------------------------------------------------------
+// ---- processes --------------------------------------------------------------------------
 
 /** What one child run gave: a result, or the first line of its error. */
 type Outcome =
   | { readonly _tag: "ok"; readonly result: BenchResult; readonly notes: ReadonlyArray<string> }
   | { readonly _tag: "error"; readonly message: string }
 
-let current: number | undefined // the process group of the running child, if any
+let currentClient: number | undefined // the process group of the running client, if any
+let currentServer: ChildProcess | undefined // the HTTP server the runner started, if any
 let runCounter = 0
 
 const killGroup = (pgid: number): void => {
@@ -94,11 +107,25 @@ const killGroup = (pgid: number): void => {
   }
 }
 
+const killPid = (pid: number, signal: NodeJS.Signals): void => {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // already gone
+  }
+}
+
 // Never leave a child behind, even on Ctrl-C.
-process.on("exit", () => current !== undefined && killGroup(current))
+const killAll = () => {
+  if (currentClient !== undefined) killGroup(currentClient)
+  if (currentServer?.pid !== undefined && currentServer.exitCode === null && currentServer.signalCode === null) {
+    killPid(currentServer.pid, "SIGKILL")
+  }
+}
+process.on("exit", killAll)
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    if (current !== undefined) killGroup(current)
+    killAll()
     process.exit(130)
   })
 }
@@ -123,6 +150,16 @@ const processesTagged = (tag: string): Array<number> => {
   return found
 }
 
+/** Whether any process is left in process group `pgid`. */
+const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** The telling line of a child's stderr: our own message or an error line, else the first line. */
@@ -136,9 +173,8 @@ const firstLine = (text: string): string => {
   return (error ?? lines[0] ?? "").replace(/^\(node:\d+\) /, "")
 }
 
-const runClient = async (client: ClientSpec, cell: Cell): Promise<Outcome> => {
-  // A unique tag in the server's argv lets us find a server the client left behind.
-  const tag = `--bench-tag=${process.pid}-${++runCounter}`
+/** Runs one client process for one cell (or with other `--calls` etc. in `cell`) and checks what it left. */
+const runClient = async (client: ClientSpec, cell: Cell, reach: Reach): Promise<Outcome> => {
   const child = spawn(
     process.execPath,
     [
@@ -150,16 +186,17 @@ const runClient = async (client: ClientSpec, cell: Cell): Promise<Outcome> => {
       "--concurrency",
       String(cell.concurrency),
       "--payload",
-      String(cell.payloadBytes)
+      String(cell.payloadBytes),
+      ...reach.args
     ],
     {
       cwd: root,
-      env: { ...process.env, BENCH_STDIO_SERVER: JSON.stringify([process.execPath, serverScript, tag]) },
+      env: { ...process.env, ...reach.env },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true // own process group, so a timeout can kill the client and its server
     }
   )
-  current = child.pid
+  currentClient = child.pid
   let stdout = ""
   let stderr = ""
   child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))
@@ -179,23 +216,19 @@ const runClient = async (client: ClientSpec, cell: Cell): Promise<Outcome> => {
     child.on("close", (c) => resolve(c))
   })
   clearTimeout(timer)
-  current = undefined
+  currentClient = undefined
 
+  // Anything the client left running: a tagged server anywhere, or a process in its group.
+  const leftovers = (): Array<number> => [
+    ...(reach.tag === undefined ? [] : processesTagged(reach.tag)),
+    ...(child.pid !== undefined && groupAlive(child.pid) ? [-child.pid] : [])
+  ]
   const notes: Array<string> = []
-  let leaked = processesTagged(tag)
-  if (leaked.length > 0) {
+  if (leftovers().length > 0) {
     await sleep(500)
-    leaked = processesTagged(tag)
-    if (leaked.length > 0) {
-      for (const pid of leaked) {
-        try {
-          process.kill(pid, "SIGKILL")
-        } catch {
-          // gone
-        }
-      }
-      notes.push(`left ${leaked.length} server process(es) running after exit (killed)`)
-    }
+    const left = leftovers()
+    for (const pid of left) killPid(pid, "SIGKILL") // a negative pid is the group
+    if (left.length > 0) notes.push(`left ${left.length} process(es) or group(s) running after exit (killed)`)
   }
 
   if (timedOut) return { _tag: "error", message: `timed out after ${TIMEOUT_MS / 1000} s` }
@@ -216,7 +249,7 @@ const runClient = async (client: ClientSpec, cell: Cell): Promise<Outcome> => {
   return { _tag: "ok", result, notes }
 }
 
-// ---- the matrix -------------------------------------------------------------------------
+// ---- one matrix -------------------------------------------------------------------------
 
 const payloadLabel = (bytes: number): string => (bytes >= MiB ? `${bytes / MiB} MiB` : `${bytes} B`)
 const cellLabel = (cell: Cell): string => `c=${cell.concurrency}, ${payloadLabel(cell.payloadBytes)}`
@@ -232,126 +265,279 @@ type Summary =
 /** The median of some numbers (the lower middle one for an even count). */
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
 
-const summaries = new Map<string, Summary>() // key: cellLabel + client name
-const notes = new Set<string>()
-const key = (cell: Cell, client: string) => `${cellLabel(cell)}|${client}`
+const fmt = (n: number): string => Math.round(n).toLocaleString("en-US")
+
+/** Runs the section's matrix; returns its table, targets and notes, and whether every target passed. */
+const runSection = async (section: Section): Promise<{ readonly lines: Array<string>; readonly pass: boolean }> => {
+  const summaries = new Map<string, Summary>() // key: cellLabel + client name
+  const notes = new Set<string>()
+  const key = (cell: Cell, client: string) => `${cellLabel(cell)}|${client}`
+  const prefix = section.label === "" ? "" : `${section.label} `
+
+  for (const cell of section.cells) {
+    const results = new Map<string, Array<BenchResult | undefined>>() // indexed by repetition
+    const failed = new Map<string, string>()
+    for (let rep = 0; rep < reps; rep++) {
+      // Rotate the order each repetition so drift and noise hit every client alike.
+      const order = clients.map((_, i) => clients[(i + rep) % clients.length]!)
+      const progress: Array<string> = []
+      for (const client of order) {
+        if (failed.has(client.name)) continue // a client that failed once is not retried in this cell
+        const outcome = await runClient(client, cell, section.reach(++runCounter))
+        if (outcome._tag === "ok") {
+          const runs = results.get(client.name) ?? []
+          runs[rep] = outcome.result
+          results.set(client.name, runs)
+          for (const n of outcome.notes) notes.add(`${client.name}: ${n}`)
+          progress.push(`${client.name} ${Math.round(outcome.result.callsPerSec)}/s`)
+        } else {
+          failed.set(client.name, outcome.message)
+          progress.push(`${client.name} failed`)
+        }
+      }
+      process.stderr.write(`  ${prefix}${cellLabel(cell).padEnd(12)} rep ${rep + 1}/${reps}: ${progress.join(", ")}\n`)
+    }
+    for (const client of clients) {
+      const byRep = results.get(client.name) ?? []
+      const runs = byRep.filter((r): r is BenchResult => r !== undefined)
+      if (runs.length === 0) {
+        summaries.set(key(cell, client.name), { _tag: "error", message: failed.get(client.name) ?? "no run" })
+        continue
+      }
+      const mid = median(runs.map((r) => r.callsPerSec))
+      const bare = results.get("bare") ?? []
+      const ratios = byRep.flatMap((r, rep) => (r !== undefined && bare[rep] !== undefined ? [r.callsPerSec / bare[rep]!.callsPerSec] : []))
+      summaries.set(key(cell, client.name), {
+        _tag: "ok",
+        result: runs.find((r) => r.callsPerSec === mid)!,
+        ratio: ratios.length === 0 ? undefined : median(ratios)
+      })
+      if (failed.has(client.name)) notes.add(`${client.name}: ${cellLabel(cell)}: a repetition failed: ${failed.get(client.name)}`)
+    }
+  }
+
+  // The table.
+  const ratioTo = (cell: Cell, client: string): number | undefined => {
+    const own = summaries.get(key(cell, client))
+    return own?._tag === "ok" ? own.ratio : undefined
+  }
+  const header = ["cell", "client", "calls/s", "× bare", "p50 µs", "p99 µs", "connect ms", "rss MB"]
+  const rows: Array<Array<string>> = []
+  for (const cell of section.cells) {
+    clients.forEach((client, i) => {
+      const label = i === 0 ? cellLabel(cell) : ""
+      const s = summaries.get(key(cell, client.name))!
+      if (s._tag === "error") {
+        rows.push([label, client.name, "n/a", "", s.message.slice(0, 100)])
+        return
+      }
+      const r = s.result
+      const ratio = ratioTo(cell, client.name)
+      rows.push([
+        label,
+        client.name,
+        fmt(r.callsPerSec),
+        ratio === undefined ? "-" : ratio.toFixed(2),
+        fmt(r.p50us),
+        fmt(r.p99us),
+        r.connectMs.toFixed(0),
+        r.rssMB.toFixed(0)
+      ])
+    })
+  }
+  const widths = header.map((h, c) =>
+    Math.max(h.length, ...rows.filter((r) => c < 2 || r.length === header.length).map((r) => r[c]!.length))
+  )
+  const line = (cols: ReadonlyArray<string>): string =>
+    cols
+      .map((col, c) => {
+        if (cols.length !== header.length && c === cols.length - 1) return col // an error message runs on
+        return c < 2 ? col.padEnd(widths[c]!) : col.padStart(widths[c]!)
+      })
+      .join("  ")
+      .trimEnd()
+
+  const out: Array<string> = []
+  out.push("")
+  out.push(`${section.title} — median of ${reps} run(s) per cell`)
+  out.push(`node ${process.version}, ${availableParallelism()} cpus; × bare = median over repetitions of calls/s ÷ bare's in the same repetition`)
+  out.push("")
+  out.push(line(header))
+  for (const row of rows) {
+    if (row[0] !== "" && out[out.length - 1] !== line(header)) out.push("")
+    out.push(line(row))
+  }
+
+  // The targets.
+  out.push("")
+  out.push("targets (mcp-fleet calls/s vs bare)")
+  let pass = true
+  for (const t of section.targets) {
+    const ratio = clients.some((c) => c.name === "mcp-fleet") ? ratioTo(t.cell, "mcp-fleet") : undefined
+    const verdict = ratio === undefined ? "n/a " : ratio >= t.min ? "PASS" : "FAIL"
+    if (verdict !== "PASS") pass = false
+    out.push(`  ${verdict}  ≥ ${t.min.toFixed(2)}× at ${cellLabel(t.cell)}${ratio === undefined ? "" : `  (${ratio.toFixed(2)}×)`}`)
+  }
+  if (notes.size > 0) {
+    out.push("")
+    out.push("notes")
+    for (const n of notes) out.push(`  ${n}`)
+  }
+  return { lines: out, pass }
+}
+
+// ---- stdio ------------------------------------------------------------------------------
+
+const stdioCells: ReadonlyArray<Cell> = [
+  { concurrency: 1, payloadBytes: 16, calls: quick ? 3000 : 20000 },
+  { concurrency: 64, payloadBytes: 16, calls: quick ? 10000 : 50000 },
+  { concurrency: 1, payloadBytes: MiB, calls: quick ? 40 : 150 },
+  { concurrency: 64, payloadBytes: MiB, calls: quick ? 64 : 192 }
+]
+
+const stdioSection: Section = {
+  title: "tool calls over stdio against bench/fixtures/echo-server.mjs",
+  label: "",
+  cells: stdioCells,
+  targets: [
+    { min: 0.8, cell: stdioCells[0]! },
+    { min: 0.6, cell: stdioCells[1]! },
+    { min: 0.95, cell: stdioCells[2]! },
+    { min: 0.95, cell: stdioCells[3]! }
+  ],
+  reach: (n) => {
+    // A unique tag in the server's argv lets us find a server the client left behind.
+    const tag = `--bench-tag=${process.pid}-${n}`
+    return { args: [], env: { BENCH_STDIO_SERVER: JSON.stringify([process.execPath, stdioServerScript, tag]) }, tag }
+  }
+}
+
+// ---- Streamable HTTP --------------------------------------------------------------------
+
+/** How the HTTP echo server answers a POST carrying a request. */
+type AnswerMode = "json" | "sse"
+
+// An HTTP round trip costs several times a stdio one, so fewer calls make the same time.
+const httpCells: ReadonlyArray<Cell> = [
+  { concurrency: 1, payloadBytes: 16, calls: quick ? 1000 : 5000 },
+  { concurrency: 64, payloadBytes: 16, calls: quick ? 2000 : 10000 },
+  { concurrency: 1, payloadBytes: MiB, calls: quick ? 40 : 150 },
+  { concurrency: 64, payloadBytes: MiB, calls: quick ? 64 : 192 }
+]
+
+const httpSection = (mode: AnswerMode, url: string): Section => ({
+  title: `tool calls over Streamable HTTP, ${mode === "json" ? "JSON" : "SSE"} answers, against bench/fixtures/echo-http-server.mjs --mode ${mode}`,
+  label: mode,
+  cells: httpCells,
+  targets: httpCells.map((cell) => ({ min: cell.concurrency === 1 ? 0.6 : 0.5, cell })),
+  reach: () => ({ args: ["--url", url], env: {}, tag: undefined })
+})
+
+/** A running HTTP echo server and how to stop it. */
+interface HttpServer {
+  readonly url: string
+  /** Stops it (SIGTERM to its PID, SIGKILL after 2 s) and returns notes about anything amiss. */
+  readonly stop: () => Promise<Array<string>>
+}
+
+const startHttpServer = async (mode: AnswerMode): Promise<HttpServer> => {
+  const tag = `--bench-tag=${process.pid}-http-${mode}`
+  // stdin is a pipe the server watches: if the runner dies however it dies, the server exits.
+  const child = spawn(process.execPath, [httpServerScript, "--port", "0", "--mode", mode, tag], {
+    cwd: root,
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  currentServer = child
+  let stderr = ""
+  child.stderr.setEncoding("utf8").on("data", (s: string) => {
+    if (stderr.length < 64 * 1024) stderr += s
+  })
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()))
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = ""
+    const timer = setTimeout(() => reject(new Error("the HTTP echo server printed no URL within 10 s")), 10_000)
+    child.stdout.setEncoding("utf8").on("data", (s: string) => {
+      stdout += s
+      const nl = stdout.indexOf("\n")
+      if (nl !== -1) {
+        clearTimeout(timer)
+        resolve(stdout.slice(0, nl).trim())
+      }
+    })
+    child.once("error", (e) => reject(e))
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer)
+      reject(new Error(`the HTTP echo server exited (${signal ?? `code ${code}`}) before listening: ${firstLine(stderr)}`))
+    })
+  }).catch((e: Error) => {
+    if (child.pid !== undefined) killPid(child.pid, "SIGKILL")
+    throw e
+  })
+  return {
+    url,
+    stop: async () => {
+      const notes: Array<string> = []
+      if (child.exitCode !== null || child.signalCode !== null) {
+        notes.push(`the HTTP echo server died during the run (${child.signalCode ?? `code ${child.exitCode}`}): ${firstLine(stderr)}`)
+      } else if (child.pid !== undefined) {
+        killPid(child.pid, "SIGTERM")
+        const killTimer = setTimeout(() => {
+          notes.push("the HTTP echo server ignored SIGTERM for 2 s (killed)")
+          killPid(child.pid!, "SIGKILL")
+        }, 2000)
+        await exited
+        clearTimeout(killTimer)
+      }
+      currentServer = undefined
+      const left = processesTagged(tag)
+      for (const pid of left) killPid(pid, "SIGKILL")
+      if (left.length > 0) notes.push(`the HTTP echo server left ${left.length} process(es) running (killed)`)
+      if (firstLine(stderr) !== "") notes.push(`the HTTP echo server's stderr: ${firstLine(stderr)}`)
+      return notes
+    }
+  }
+}
+
+/** A short unrecorded run, so that the server's code is warm before the first measurement. */
+const warmUp = async (url: string): Promise<void> => {
+  const client = clients.find((c) => c.name === "bare") ?? clients[0]
+  if (client === undefined) return
+  const outcome = await runClient(client, { concurrency: 8, payloadBytes: 16, calls: 2000 }, { args: ["--url", url], env: {}, tag: undefined })
+  if (outcome._tag === "error") process.stderr.write(`  warm-up with ${client.name} failed: ${outcome.message}\n`)
+}
+
+// ---- main -------------------------------------------------------------------------------
 
 const started = Date.now()
+const modes: ReadonlyArray<AnswerMode> = ["json", "sse"]
+const cellCount = http ? modes.length * httpCells.length : stdioCells.length
 process.stderr.write(
-  `mcp-fleet bench: ${cells.length} cells × ${clients.length} clients × ${reps} rep(s), node ${process.version}, ${availableParallelism()} cpus\n`
+  `mcp-fleet bench${http ? " (Streamable HTTP: json, sse)" : ""}: ${cellCount} cells × ${clients.length} clients × ${reps} rep(s), node ${process.version}, ${availableParallelism()} cpus\n`
 )
-for (const cell of cells) {
-  const results = new Map<string, Array<BenchResult | undefined>>() // indexed by repetition
-  const failed = new Map<string, string>()
-  for (let rep = 0; rep < reps; rep++) {
-    // Rotate the order each repetition so drift and noise hit every client alike.
-    const order = clients.map((_, i) => clients[(i + rep) % clients.length]!)
-    const progress: Array<string> = []
-    for (const client of order) {
-      if (failed.has(client.name)) continue // a client that failed once is not retried in this cell
-      const outcome = await runClient(client, cell)
-      if (outcome._tag === "ok") {
-        const runs = results.get(client.name) ?? []
-        runs[rep] = outcome.result
-        results.set(client.name, runs)
-        for (const n of outcome.notes) notes.add(`${client.name}: ${n}`)
-        progress.push(`${client.name} ${Math.round(outcome.result.callsPerSec)}/s`)
-      } else {
-        failed.set(client.name, outcome.message)
-        progress.push(`${client.name} failed`)
-      }
-    }
-    process.stderr.write(`  ${cellLabel(cell).padEnd(12)} rep ${rep + 1}/${reps}: ${progress.join(", ")}\n`)
-  }
-  for (const client of clients) {
-    const byRep = results.get(client.name) ?? []
-    const runs = byRep.filter((r): r is BenchResult => r !== undefined)
-    if (runs.length === 0) {
-      summaries.set(key(cell, client.name), { _tag: "error", message: failed.get(client.name) ?? "no run" })
-      continue
-    }
-    const mid = median(runs.map((r) => r.callsPerSec))
-    const bare = results.get("bare") ?? []
-    const ratios = byRep.flatMap((r, rep) => (r !== undefined && bare[rep] !== undefined ? [r.callsPerSec / bare[rep]!.callsPerSec] : []))
-    summaries.set(key(cell, client.name), {
-      _tag: "ok",
-      result: runs.find((r) => r.callsPerSec === mid)!,
-      ratio: ratios.length === 0 ? undefined : median(ratios)
-    })
-    if (failed.has(client.name)) notes.add(`${client.name}: ${cellLabel(cell)}: a repetition failed: ${failed.get(client.name)}`)
-  }
-}
-
-// ---- the table --------------------------------------------------------------------------
-
-const fmt = (n: number): string => Math.round(n).toLocaleString("en-US")
-const ratioTo = (cell: Cell, client: string): number | undefined => {
-  const own = summaries.get(key(cell, client))
-  return own?._tag === "ok" ? own.ratio : undefined
-}
-
-const header = ["cell", "client", "calls/s", "× bare", "p50 µs", "p99 µs", "connect ms", "rss MB"]
-const rows: Array<Array<string>> = []
-for (const cell of cells) {
-  clients.forEach((client, i) => {
-    const label = i === 0 ? cellLabel(cell) : ""
-    const s = summaries.get(key(cell, client.name))!
-    if (s._tag === "error") {
-      rows.push([label, client.name, "n/a", "", s.message.slice(0, 100)])
-      return
-    }
-    const r = s.result
-    const ratio = ratioTo(cell, client.name)
-    rows.push([
-      label,
-      client.name,
-      fmt(r.callsPerSec),
-      ratio === undefined ? "-" : ratio.toFixed(2),
-      fmt(r.p50us),
-      fmt(r.p99us),
-      r.connectMs.toFixed(0),
-      r.rssMB.toFixed(0)
-    ])
-  })
-}
-const widths = header.map((h, c) =>
-  Math.max(h.length, ...rows.filter((r) => c < 2 || r.length === header.length).map((r) => r[c]!.length))
-)
-const line = (cols: ReadonlyArray<string>): string =>
-  cols
-    .map((col, c) => {
-      if (cols.length !== header.length && c === cols.length - 1) return col // an error message runs on
-      return c < 2 ? col.padEnd(widths[c]!) : col.padStart(widths[c]!)
-    })
-    .join("  ")
-    .trimEnd()
 
 const out: Array<string> = []
-out.push("")
-out.push(`tool calls over stdio against bench/fixtures/echo-server.mjs — median of ${reps} run(s) per cell`)
-out.push(`node ${process.version}, ${availableParallelism()} cpus; × bare = median over repetitions of calls/s ÷ bare's in the same repetition`)
-out.push("")
-out.push(line(header))
-for (const row of rows) {
-  if (row[0] !== "" && out[out.length - 1] !== line(header)) out.push("")
-  out.push(line(row))
-}
-
-// ---- targets ----------------------------------------------------------------------------
-
-out.push("")
-out.push("targets (mcp-fleet calls/s vs bare)")
 let allPass = true
-for (const t of targets) {
-  const ratio = clients.some((c) => c.name === "mcp-fleet") ? ratioTo(t.cell, "mcp-fleet") : undefined
-  const verdict = ratio === undefined ? "n/a " : ratio >= t.min ? "PASS" : "FAIL"
-  if (verdict !== "PASS") allPass = false
-  out.push(`  ${verdict}  ≥ ${t.min.toFixed(2)}× at ${t.label}${ratio === undefined ? "" : `  (${ratio.toFixed(2)}×)`}`)
-}
-if (notes.size > 0) {
-  out.push("")
-  out.push("notes")
-  for (const n of notes) out.push(`  ${n}`)
+if (!http) {
+  const section = await runSection(stdioSection)
+  out.push(...section.lines)
+  allPass = section.pass
+} else {
+  for (const mode of modes) {
+    const server = await startHttpServer(mode)
+    process.stderr.write(`  ${mode}: echo server at ${server.url}\n`)
+    let section: Awaited<ReturnType<typeof runSection>>
+    let serverNotes: Array<string> = []
+    try {
+      await warmUp(server.url)
+      section = await runSection(httpSection(mode, server.url))
+    } finally {
+      serverNotes = await server.stop()
+      for (const n of serverNotes) process.stderr.write(`  ${mode}: ${n}\n`)
+    }
+    out.push(...section.lines)
+    if (serverNotes.length > 0) out.push("", "server", ...serverNotes.map((n) => `  ${n}`))
+    allPass &&= section.pass
+  }
 }
 out.push("")
 out.push(`took ${((Date.now() - started) / 1000).toFixed(0)} s`)

@@ -7,7 +7,7 @@
  *
  * Run it with `npm start`.
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
@@ -134,7 +134,7 @@ const program = Effect.gen(function*() {
   Effect.scoped,
   // The fleet logs each failed start as a warning; here the status table shows them instead.
   Logger.withMinimumLogLevel(LogLevel.Error),
-  Effect.provide(NodeContext.layer)
+  Effect.provide([NodeContext.layer, NodeHttpClient.layerUndici])
 )
 
 NodeRuntime.runMain(program)

@@ -258,14 +258,16 @@ const expandRecord = (
 // A server whose config cannot be used still gets a spec, so status can show its problem.
 const placeholder: ServerSpec.TransportSpec = { type: "stdio", command: "" }
 
-type Kind = "stdio" | "http" | "sse"
+type Kind = "stdio" | "http" | "sse" | "ws"
 
 const kinds: ReadonlyMap<string, Kind> = new Map([
   ["stdio", "stdio"],
   ["http", "http"],
   ["streamablehttp", "http"],
   ["streamable-http", "http"],
-  ["sse", "sse"]
+  ["sse", "sse"],
+  ["ws", "ws"],
+  ["websocket", "ws"]
 ])
 
 const kindOf = (entry: ServerEntry, problems: Array<string>): Kind | undefined => {
@@ -279,10 +281,10 @@ const kindOf = (entry: ServerEntry, problems: Array<string>): Kind | undefined =
     problems.push(`neither "command" nor "url" is set`)
     return undefined
   }
-  if (entry.type === undefined) return hasCommand ? "stdio" : "http"
+  if (entry.type === undefined) return hasCommand ? "stdio" : /^wss?:/i.test(entry.url!) ? "ws" : "http"
   const kind = kinds.get(entry.type.toLowerCase())
   if (kind === undefined) {
-    problems.push(`unknown type "${entry.type}" (expected "stdio", "http" or "sse")`)
+    problems.push(`unknown type "${entry.type}" (expected "stdio", "http", "sse" or "ws")`)
     return undefined
   }
   if (kind === "stdio" && !hasCommand) {
@@ -312,11 +314,12 @@ const stdioTransport = (entry: ServerEntry, context: Context): ServerSpec.StdioT
   return transport
 }
 
-const remoteTransport = (kind: "http" | "sse", entry: ServerEntry, context: Context): ServerSpec.RemoteTransportSpec => {
+const remoteTransport = (kind: "http" | "sse" | "ws", entry: ServerEntry, context: Context): ServerSpec.RemoteTransportSpec => {
   const url = expand(entry.url ?? "", "url", context).value
+  const schemes = kind === "ws" ? /^wss?:$/ : /^https?:$/
   // The url may hold a token: the problem names the field, never the value.
-  if (!/^https?:$/.test(URL.canParse(url) ? new URL(url).protocol : "")) {
-    context.problems.push(`"url" is not an http or https URL`)
+  if (!schemes.test(URL.canParse(url) ? new URL(url).protocol : "")) {
+    context.problems.push(`"url" is not ${kind === "ws" ? "a ws or wss" : "an http or https"} URL`)
   }
   const headers = expandRecord(entry.headers, "headers", context)
   return headers === undefined ? { type: kind, url } : { type: kind, url, headers }

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,7 +28,17 @@ import { RegistryEvent } from "./RegistryEvent.js"
 import * as ServerSpec from "./ServerSpec.js"
 import { isTerminal, ServerState } from "./ServerState.js"
 import * as Stdio from "./transport/Stdio.js"
+import * as StreamableHttp from "./transport/StreamableHttp.js"
+import * as WebSocket from "./transport/WebSocket.js"
 import { Transport, type TransportService } from "./Transport.js"
+
+/**
+ * The services an actor connects with: processes for stdio servers, an HTTP client for
+ * remote ones.
+ *
+ * @since 0.1.0
+ */
+export type Requirements = CommandExecutor.CommandExecutor | HttpClient.HttpClient
 
 /**
  * What an actor needs besides its spec.
@@ -105,7 +116,7 @@ export interface ServerActor {
   /** Empties the lists, publishing the removals (for a server leaving the fleet). */
   readonly clear: Effect.Effect<void>
   /** The supervision loop; it runs until interrupted, and then the server is Stopped. */
-  readonly run: Effect.Effect<never, never, CommandExecutor.CommandExecutor>
+  readonly run: Effect.Effect<never, never, Requirements>
 }
 
 type Control = "restart" | "enable" | "disable" | "wake"
@@ -134,7 +145,7 @@ export const backoff = (policy: ServerSpec.RestartPolicy, attempt: number, rando
 
 const connectTransport = (
   spec: ServerSpec.ServerSpec
-): Effect.Effect<TransportService, McpError.McpError, Scope.Scope | CommandExecutor.CommandExecutor> => {
+): Effect.Effect<TransportService, McpError.McpError, Scope.Scope | Requirements> => {
   const transport = spec.transport
   switch (transport.type) {
     case "stdio":
@@ -146,18 +157,28 @@ const connectTransport = (
         inheritEnv: transport.inheritEnv,
         cwd: transport.cwd
       })
+    case "http":
+    case "sse":
+      return StreamableHttp.make({
+        name: spec.name,
+        url: transport.url,
+        headers: transport.headers,
+        mode: transport.type === "sse" ? "sse" : "auto"
+      })
+    case "ws":
+      return WebSocket.make({ name: spec.name, url: transport.url, headers: transport.headers })
     case "custom":
       return transport.connect
-    default:
-      return Effect.fail(McpError.make(
-        spec.name,
-        new McpError.UnsupportedReason({ message: `the ${transport.type} transport is not available in this version of mcp-fleet` })
-      ))
   }
 }
 
 // Errors that another attempt cannot fix.
 const isPermanent = (error: McpError.McpError) => error.reason._tag === "Unsupported" || error.reason._tag === "Config"
+
+// A server that refuses us without credentials waits for new ones (a config change or a
+// restart) instead of being asked again and again.
+const needsAuth = (error: McpError.McpError) =>
+  error.reason._tag === "Http" && (error.reason.status === 401 || error.reason.status === 403)
 
 /**
  * Makes an actor; nothing runs until `run` is forked.
@@ -337,7 +358,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
 
     // One connection, from spawn to its first failure, idle timeout or control request.
     // The scope stays open until the caller has moved the state off Ready.
-    const session = (scope: Scope.CloseableScope): Effect.Effect<Outcome, never, CommandExecutor.CommandExecutor> => {
+    const session = (scope: Scope.CloseableScope): Effect.Effect<Outcome, never, Requirements> => {
       let readySince: number | undefined
       const serve = Effect.gen(function*() {
         const transport = yield* connectTransport(spec)
@@ -396,10 +417,16 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
           case "Failed": {
             const attempt = (outcome.readyFor >= millis(policy.stableAfter) ? 0 : failures) + 1
             const error = outcome.error
-            const permanent = isPermanent(error) || (policy.maxAttempts !== undefined && attempt >= policy.maxAttempts)
+            const auth = needsAuth(error)
+            const permanent = auth || isPermanent(error) ||
+              (policy.maxAttempts !== undefined && attempt >= policy.maxAttempts)
             const at = yield* Clock.currentTimeMillis
             const delay = permanent ? 0 : backoff(policy, attempt, yield* Random.next)
-            yield* setState(ServerState.Failed({ error, attempt, retryAt: permanent ? undefined : at + delay }))
+            yield* setState(
+              auth
+                ? ServerState.NeedsAuth({ error })
+                : ServerState.Failed({ error, attempt, retryAt: permanent ? undefined : at + delay })
+            )
             yield* Effect.logWarning(error.message).pipe(Effect.annotateLogs({ server: name, attempt }))
             yield* Scope.close(scope, Exit.fail(error))
             if (permanent) {

@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -156,7 +155,7 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<ServerRegistry, never, Scope.Scope | CommandExecutor.CommandExecutor> =>
+): Effect.Effect<ServerRegistry, never, Scope.Scope | ServerActor.Requirements> =>
   Effect.gen(function*() {
     const naming: Catalog.Naming = { ...Catalog.defaultNaming, ...options.naming }
     const restartPolicy: ServerSpec.RestartPolicy = { ...ServerSpec.defaultRestartPolicy, ...options.restart }
@@ -167,7 +166,7 @@ export const make = (
     const offered = new Map<string, Catalog.ServerLists>()
     const fibers = yield* FiberMap.make<string>()
     const lock = yield* Effect.makeSemaphore(1)
-    const context = yield* Effect.context<CommandExecutor.CommandExecutor>()
+    const context = yield* Effect.context<ServerActor.Requirements>()
 
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
 
@@ -392,4 +391,4 @@ export const make = (
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ServerRegistry, never, CommandExecutor.CommandExecutor> => Layer.scoped(ServerRegistry, make(options))
+): Layer.Layer<ServerRegistry, never, ServerActor.Requirements> => Layer.scoped(ServerRegistry, make(options))

@@ -30,12 +30,13 @@ export interface StdioTransportSpec {
 }
 
 /**
- * A remote server over Streamable HTTP (`http`) or the legacy HTTP+SSE transport (`sse`).
+ * A remote server over Streamable HTTP (`http`, falling back to HTTP+SSE for servers that
+ * predate it), the 2024-11-05 HTTP+SSE transport only (`sse`), or WebSocket (`ws`).
  *
  * @since 0.1.0
  */
 export interface RemoteTransportSpec {
-  readonly type: "http" | "sse"
+  readonly type: "http" | "sse" | "ws"
   readonly url: string
   /** Headers sent with every request; secrets are Redacted. */
   readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined

@@ -160,12 +160,19 @@ describe("parse: formats", () => {
 })
 
 describe("parse: transports", () => {
-  it("infers stdio from command and http from url", () => {
+  it("infers stdio from command, ws from a ws: url and http from any other url", () => {
     const servers = parseOk({
-      mcpServers: { local: { command: "server" }, web: { url: "https://example.com/mcp" } }
+      mcpServers: {
+        local: { command: "server" },
+        web: { url: "https://example.com/mcp" },
+        socket: { url: "wss://example.com/mcp" },
+        named: { type: "websocket", url: "ws://127.0.0.1:1/mcp" }
+      }
     })
     expect(servers.local.transport.type).toBe("stdio")
     expect(servers.web.transport.type).toBe("http")
+    expect(servers.socket.transport).toEqual({ type: "ws", url: "wss://example.com/mcp" })
+    expect(servers.named.transport.type).toBe("ws")
   })
 
   it("marks an unusable server with a problem and a placeholder, and leaves the others alone", () => {
@@ -176,7 +183,8 @@ describe("parse: transports", () => {
         stdioWithUrl: { type: "stdio", url: "https://example.com" },
         httpWithCommand: { type: "http", command: "x" },
         sseWithCommand: { type: "sse", command: "x" },
-        websocket: { type: "ws", url: "wss://example.com" },
+        websocket: { type: "ws", url: "https://example.com" },
+        unknown: { type: "grpc", url: "https://example.com" },
         notHttp: { url: "ftp://example.com" },
         notAUrl: { url: "example.com/mcp" },
         emptyCommand: { command: "  " },
@@ -188,7 +196,8 @@ describe("parse: transports", () => {
     expect(servers.stdioWithUrl.problem).toBe(`type "stdio" needs "command", but "url" is set`)
     expect(servers.httpWithCommand.problem).toBe(`type "http" needs "url", but "command" is set`)
     expect(servers.sseWithCommand.problem).toBe(`type "sse" needs "url", but "command" is set`)
-    expect(servers.websocket.problem).toBe(`unknown type "ws" (expected "stdio", "http" or "sse")`)
+    expect(servers.websocket.problem).toBe(`"url" is not a ws or wss URL`)
+    expect(servers.unknown.problem).toBe(`unknown type "grpc" (expected "stdio", "http", "sse" or "ws")`)
     expect(servers.notHttp.problem).toBe(`"url" is not an http or https URL`)
     expect(servers.notAUrl.problem).toBe(`"url" is not an http or https URL`)
     expect(servers.emptyCommand.problem).toBe(`"command" is empty`)

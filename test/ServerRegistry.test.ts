@@ -1,4 +1,3 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -15,6 +14,7 @@ import type * as ServerSpec from "../src/ServerSpec.js"
 import type { ServerState } from "../src/ServerState.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { stateOf, until } from "./support/events.js"
+import { Platform } from "./support/platform.js"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
@@ -68,7 +68,7 @@ const failing = (name: string, extra: Partial<ServerSpec.ServerSpec> = {}) => {
 const noJitter = { initialDelay: "100 millis", factor: 2, maxDelay: "1 second", jitter: 0, stableAfter: "10 seconds" } as const
 
 const registry = (options: ServerRegistry.Options = {}) =>
-  ServerRegistry.make({ restart: noJitter, ...options }).pipe(Effect.provide(NodeContext.layer))
+  ServerRegistry.make({ restart: noJitter, ...options }).pipe(Effect.provide(Platform))
 
 // A registry whose events are subscribed to before `servers` start.
 const started = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: ServerRegistry.Options = {}) =>

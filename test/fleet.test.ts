@@ -1,5 +1,4 @@
 // The fleet with real child processes: servers from the npm registry and fixture servers.
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -17,6 +16,7 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import { stateOf, until as untilEvent } from "./support/events.js"
 import { procState, survivors, waitGone } from "./support/processes.js"
+import { Platform } from "./support/platform.js"
 
 const require = createRequire(import.meta.url)
 const packageEntry = (name: string) =>
@@ -73,7 +73,7 @@ describe("fleet with real processes", () => {
       expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()).toEqual(before)
       const result = yield* fleet.callTool("mcp__memory__read_graph", {})
       expect(result.isError).not.toBe(true)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(Platform)))
 
   it.scopedLive("a server that exits at once is Failed with its stderr in status; the others are up", () =>
     Effect.gen(function*() {
@@ -100,7 +100,7 @@ describe("fleet with real processes", () => {
       )
       expect(status.lastError?.reason).toMatchObject({ _tag: "Closed", exitCode: 1 })
       expect((yield* fleet.status).find((s) => s.name === "fine")!.state._tag).toBe("Ready")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(Platform)))
 
   it.live("stopping the registry leaves no process behind", () =>
     Effect.gen(function*() {
@@ -125,7 +125,7 @@ describe("fleet with real processes", () => {
       expect(pids.map(procState).filter((state) => state === "alive")).toEqual([])
       expect(survivors(MARKER, RUN_ID)).toEqual([])
       fs.rmSync(dir, { recursive: true, force: true })
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(Platform)))
 
   it.scopedLive("an edited config file restarts only the changed server; an invalid edit keeps the fleet", () =>
     Effect.gen(function*() {
@@ -148,7 +148,7 @@ describe("fleet with real processes", () => {
       const events = yield* fleet.subscribe
       yield* FleetConfig.sync({ paths: [file], debounce: "50 millis" }).pipe(
         Effect.provideService(ServerRegistry.ServerRegistry, fleet),
-        Effect.provide(Layer.merge(NodeContext.layer, Logger.replace(Logger.defaultLogger, logger)))
+        Effect.provide(Layer.merge(Platform, Logger.replace(Logger.defaultLogger, logger)))
       )
       yield* fleet.awaitReady({ servers: ["a", "b"], timeout: "20 seconds" })
       const [a1, b1] = [yield* pidOf(fleet, "a"), yield* pidOf(fleet, "b")]
@@ -168,5 +168,5 @@ describe("fleet with real processes", () => {
       write({ mcpServers: { a: server("1"), b: server("2"), c: server("1") } })
       yield* until(events, stateOf("c", "Ready"))
       expect(yield* pidOf(fleet, "a")).toBe(a1)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(Platform)))
 })

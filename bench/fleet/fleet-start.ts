@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
@@ -26,6 +26,6 @@ const program = Effect.gen(function*() {
   const ms = performance.now() - began
   const rssMB = process.memoryUsage().rss / 1024 / 1024
   return { ms, rssMB }
-}).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
+}).pipe(Effect.scoped, Effect.provide([NodeContext.layer, NodeHttpClient.layerUndici]))
 
 NodeRuntime.runMain(Effect.map(program, (result) => console.log(JSON.stringify(result))))

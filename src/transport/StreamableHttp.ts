@@ -66,6 +66,12 @@ export interface Options {
 
 const ACCEPT = "application/json, text/event-stream"
 
+const LIST_CHANGED = [
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/prompts/list_changed"
+]
+
 // What a response stream is read for: the answer to one request, or (the GET stream)
 // whatever the server sends unasked.
 interface Reading {
@@ -206,7 +212,10 @@ export const make = (
           yield* Effect.logDebug(`server '${server}': resuming the stream of ${reading.method}${why}`)
           yield* Effect.sleep(delay(attempt, retry))
           const resumed = yield* Effect.either(openGet(`the resumed stream of ${reading.method}`, lastEventId))
-          if (resumed._tag === "Left") continue
+          if (resumed._tag === "Left") {
+            if (unreachable(resumed.left)) return yield* Effect.fail(resumed.left)
+            continue
+          }
           const status = resumed.right.status
           if (status === 404 && sessionId !== undefined && reading.awaiting === undefined) {
             yield* Http.discard(resumed.right)
@@ -271,6 +280,8 @@ export const make = (
           ))
         }
         yield* deliver({ jsonrpc: "2.0", method: "notifications/initialized" }, "notifications/initialized")
+        // A new session may be a restarted server with other tools: have the lists read again.
+        yield* mailbox.offerAll(LIST_CHANGED.map((method) => ({ jsonrpc: "2.0" as const, method })))
       }).pipe(Effect.ensuring(Effect.sync(() => renewal = undefined))))
 
     // POSTs a message; after a 404 on an expired session, once more on a new session.
@@ -349,19 +360,28 @@ export const make = (
       Effect.catchAll((error) => closing ? Effect.void : end(error))
     )
 
+    // The server could not be reached at all (refused, reset, DNS): it is gone, and this
+    // connection with it, so that the fleet reconnects under its restart policy. An error
+    // status or a lost stream fails only the request concerned.
+    const unreachable = (error: McpError.McpError) => error.reason._tag === "Transport"
+    const endIfUnreachable = (effect: Effect.Effect<void, McpError.McpError>) =>
+      Effect.tapError(effect, (error) => unreachable(error) ? end(error) : Effect.void)
+
     const send = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> =>
       Effect.suspend(() => {
         if (closing) return Effect.fail(closedError("the connection is closed"))
-        if (!("method" in message)) return deliver(message, "a response")
+        if (!("method" in message)) return endIfUnreachable(deliver(message, "a response"))
         if (!JsonRpc.isRequest(message)) {
-          return Effect.zipRight(deliver(message, message.method), afterNotification(message))
+          return Effect.zipRight(endIfUnreachable(deliver(message, message.method)), afterNotification(message))
         }
         if (message.method === "initialize") initialize = message
         const id = message.id
         return FiberSet.run(
           fibers,
           exchange(message).pipe(
-            Effect.catchAll((error) => Effect.asVoid(mailbox.offer(new RequestFailed(id, error)))),
+            Effect.catchAll((error) =>
+              Effect.zipRight(mailbox.offer(new RequestFailed(id, error)), unreachable(error) ? end(error) : Effect.void)
+            ),
             Effect.ensuring(Effect.sync(() => exchanges.delete(id)))
           )
         ).pipe(Effect.map((fiber) => void exchanges.set(id, fiber)))

@@ -1,0 +1,139 @@
+/**
+ * The WebSocket transport, for servers that offer one: subprotocol `mcp`, one JSON-RPC
+ * message (or batch) per text frame, custom headers on the upgrade request.
+ *
+ * @since 0.1.0
+ */
+import * as Socket from "@effect/platform/Socket"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import type * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as WS from "ws"
+import * as Http from "../internal/Http.js"
+import * as JsonRpc from "../JsonRpc.js"
+import * as McpError from "../McpError.js"
+import { Transport, type TransportService } from "../Transport.js"
+
+/**
+ * How to reach a WebSocket server.
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  /** The server's name, used in errors and logs. */
+  readonly name: string
+  /** A `ws:` or `wss:` URL. */
+  readonly url: string
+  /** Headers of the upgrade request (authorization, API keys); secrets may be Redacted. */
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+  /** The largest message accepted. Default: 16 MiB. */
+  readonly maxMessageBytes?: number | undefined
+  /** How long the connection may take to open. Default: 10 seconds. */
+  readonly openTimeout?: Duration.DurationInput | undefined
+}
+
+const MESSAGE_TOO_BIG = 1009
+
+/**
+ * Opens the connection, owned by the current Scope; fails if it does not open.
+ *
+ * @since 0.1.0
+ */
+export const make = (options: Options): Effect.Effect<TransportService, McpError.McpError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const server = options.name
+    const maxBytes = options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
+    const headers = Http.plainHeaders(options.headers)
+    const socket = yield* Socket.fromWebSocket(
+      Effect.acquireRelease(
+        // `ws` rather than the global WebSocket: only it can send headers with the upgrade.
+        Effect.sync(() =>
+          new WS.WebSocket(options.url, ["mcp"], { headers, maxPayload: maxBytes }) as unknown as globalThis.WebSocket
+        ),
+        (ws) => Effect.sync(() => ws.close(1000))
+      ),
+      { openTimeout: options.openTimeout ?? "10 seconds" }
+    )
+    const write = yield* socket.writer
+    const mailbox = yield* Mailbox.make<JsonRpc.Message, McpError.McpError>()
+    const opened = yield* Deferred.make<void, McpError.McpError>()
+    let open = true
+
+    const receive = (data: string | Uint8Array) => {
+      const text = typeof data === "string" ? data : Buffer.from(data).toString("utf8")
+      const messages: Array<JsonRpc.Message> = []
+      const bad: Array<JsonRpc.BadLine> = []
+      JsonRpc.parseLine(text, messages, bad)
+      mailbox.unsafeOfferAll(messages)
+      if (bad.length === 0) return
+      return Effect.forEach(bad, (frame) =>
+        Effect.logWarning(`server '${server}' sent a frame that is ${frame.reason}; skipped: ${frame.excerpt}`).pipe(
+          Effect.annotateLogs({ server })
+        ), { discard: true })
+    }
+
+    yield* socket.runRaw(receive, { onOpen: Deferred.succeed(opened, undefined) }).pipe(
+      Effect.matchEffect({
+        onSuccess: () => Effect.succeed(closed(server, "the server closed the WebSocket")),
+        onFailure: (error) => Effect.succeed(socketError(server, error, maxBytes))
+      }),
+      Effect.flatMap((error) =>
+        Effect.sync(() => {
+          open = false
+          mailbox.unsafeDone(Exit.fail(error))
+        }).pipe(Effect.zipRight(Deferred.fail(opened, error)))
+      ),
+      Effect.forkScoped
+    )
+    yield* Deferred.await(opened)
+    yield* Effect.addFinalizer(() => Effect.sync(() => open = false))
+
+    return {
+      server,
+      kind: "ws",
+      // The writer waits for the socket to be open: once it has closed, fail instead.
+      send: (message) =>
+        open
+          ? Effect.mapError(write(JSON.stringify(message)), (error) => socketError(server, error, maxBytes))
+          : Effect.fail(closed(server, "the connection is closed")),
+      incoming: Mailbox.toStream(mailbox),
+      info: () => ({ url: Http.safeUrl(options.url) })
+    } satisfies TransportService
+  })
+
+const closed = (server: string, message: string) => McpError.make(server, new McpError.ClosedReason({ message }))
+
+// An upgrade refused with a status (401, 403, ...) becomes an Http error, so that the
+// fleet can tell that the server wants credentials.
+const socketError = (server: string, error: Socket.SocketError, maxBytes: number): McpError.McpError => {
+  if (error.reason === "Close") {
+    const close = error as Socket.SocketCloseError
+    if (close.code === MESSAGE_TOO_BIG) {
+      return McpError.make(server, new McpError.LimitReason({ what: "a message", size: maxBytes + 1, limit: maxBytes }))
+    }
+    return closed(server, `the WebSocket closed with code ${close.code}${close.closeReason ? ` (${close.closeReason})` : ""}`)
+  }
+  const cause = (error as Socket.SocketGenericError).cause
+  const text = cause instanceof Error ? cause.message : String((cause as { message?: unknown })?.message ?? cause)
+  const status = /Unexpected server response: (\d+)/.exec(text)?.[1]
+  if (status !== undefined) {
+    return McpError.make(server, new McpError.HttpReason({ status: Number(status), method: "the WebSocket upgrade", body: "" }))
+  }
+  return McpError.make(
+    server,
+    new McpError.TransportReason({ message: `the WebSocket failed (${error.reason}): ${text}` }),
+    error
+  )
+}
+
+/**
+ * A layer providing a WebSocket Transport.
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<Transport, McpError.McpError> => Layer.scoped(Transport, make(options))
