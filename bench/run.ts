@@ -130,34 +130,29 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   })
 }
 
-/** PIDs whose command line contains `tag` (Linux /proc; empty elsewhere). */
-const processesTagged = (tag: string): Array<number> => {
+/** The processes of /proc (Linux; empty elsewhere): pid, process group, command line. */
+const processes = (): Array<{ readonly pid: number; readonly pgid: number; readonly cmd: string }> => {
   let entries: Array<string>
   try {
     entries = readdirSync("/proc")
   } catch {
     return []
   }
-  const found: Array<number> = []
+  const found: Array<{ pid: number; pgid: number; cmd: string }> = []
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(tag)) found.push(Number(entry))
+      // stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (fields[0] === "Z") continue // a zombie is already gone; only its reaper is late
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").trim()
+      found.push({ pid: Number(entry), pgid: Number(fields[2]), cmd })
     } catch {
       // exited meanwhile
     }
   }
   return found
-}
-
-/** Whether any process is left in process group `pgid`. */
-const groupAlive = (pgid: number): boolean => {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -219,16 +214,17 @@ const runClient = async (client: ClientSpec, cell: Cell, reach: Reach): Promise<
   currentClient = undefined
 
   // Anything the client left running: a tagged server anywhere, or a process in its group.
-  const leftovers = (): Array<number> => [
-    ...(reach.tag === undefined ? [] : processesTagged(reach.tag)),
-    ...(child.pid !== undefined && groupAlive(child.pid) ? [-child.pid] : [])
-  ]
+  const leftovers = () =>
+    processes().filter((p) => (reach.tag !== undefined && p.cmd.includes(reach.tag)) || p.pgid === child.pid)
   const notes: Array<string> = []
   if (leftovers().length > 0) {
     await sleep(500)
     const left = leftovers()
-    for (const pid of left) killPid(pid, "SIGKILL") // a negative pid is the group
-    if (left.length > 0) notes.push(`left ${left.length} process(es) or group(s) running after exit (killed)`)
+    for (const p of left) killPid(p.pid, "SIGKILL")
+    if (left.length > 0) {
+      const what = left.map((p) => JSON.stringify(p.cmd.slice(0, 80))).join(", ")
+      notes.push(`left ${left.length} process(es) running after exit (killed): ${what}`)
+    }
   }
 
   if (timedOut) return { _tag: "error", message: `timed out after ${TIMEOUT_MS / 1000} s` }
@@ -489,8 +485,8 @@ const startHttpServer = async (mode: AnswerMode): Promise<HttpServer> => {
         clearTimeout(killTimer)
       }
       currentServer = undefined
-      const left = processesTagged(tag)
-      for (const pid of left) killPid(pid, "SIGKILL")
+      const left = processes().filter((p) => p.cmd.includes(tag))
+      for (const p of left) killPid(p.pid, "SIGKILL")
       if (left.length > 0) notes.push(`the HTTP echo server left ${left.length} process(es) running (killed)`)
       if (firstLine(stderr) !== "") notes.push(`the HTTP echo server's stderr: ${firstLine(stderr)}`)
       return notes

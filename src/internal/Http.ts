@@ -190,17 +190,19 @@ export const readEvents = (
         transportError(ctx, `the event stream of ${what} broke: ${describeCause(error.cause)}`, error)
       ),
       Stream.runForEach((chunk) => {
-        const error = parser.feed(decoder.decode(chunk, { stream: true }))
+        // The parser only notices an oversize event still pending at the end of a chunk;
+        // whole ones are measured here.
+        const pending = parser.feed(decoder.decode(chunk, { stream: true }))
         const parsed = events
         events = []
-        const handled = parsed.length === 0 ? Effect.void : onEvents(parsed)
-        return error === undefined ? handled : Effect.zipRight(
-          handled,
-          Effect.fail(McpError.make(
-            ctx.server,
-            new McpError.LimitReason({ what: `an event of ${what}`, size: error.cause.maxEventSize + 1, limit: ctx.maxMessageBytes })
-          ))
-        )
+        const oversize = pending === undefined
+          ? parsed.find((event) => event._tag === "Event" && event.data.length > ctx.maxMessageBytes) as Sse.Event | undefined
+          : undefined
+        if (pending !== undefined || oversize !== undefined) {
+          const size = oversize?.data.length ?? ctx.maxMessageBytes + 1
+          return Effect.fail(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${what}`, size, limit: ctx.maxMessageBytes })))
+        }
+        return parsed.length === 0 ? Effect.void : onEvents(parsed)
       })
     )
   })

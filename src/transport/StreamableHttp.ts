@@ -197,6 +197,8 @@ export const make = (
         while (true) {
           const ended = yield* Effect.either(Http.readEvents(ctx, response, reading.method, onEvents))
           if (answered || closing) return
+          // Resuming would bring the same oversize event again.
+          if (ended._tag === "Left" && ended.left.reason._tag === "Limit") return yield* Effect.fail(ended.left)
           const why = ended._tag === "Left" ? `: ${ended.left.message}` : ""
           if (reading.awaiting !== undefined && lastEventId === undefined) {
             return yield* Effect.fail(closedError(
@@ -279,7 +281,12 @@ export const make = (
             new McpError.ProtocolReason({ method: "initialize", ...(result as JsonRpc.Failure).error })
           ))
         }
-        yield* deliver({ jsonrpc: "2.0", method: "notifications/initialized" }, "notifications/initialized")
+        // Not through `deliver`, which waits for this renewal to finish.
+        const initialized = yield* post({ jsonrpc: "2.0", method: "notifications/initialized" }, "notifications/initialized")
+        if (!Http.isOk(initialized.status)) {
+          return yield* Effect.fail(yield* Http.statusError(ctx, initialized, "notifications/initialized"))
+        }
+        yield* Http.discard(initialized)
         // A new session may be a restarted server with other tools: have the lists read again.
         yield* mailbox.offerAll(LIST_CHANGED.map((method) => ({ jsonrpc: "2.0" as const, method })))
       }).pipe(Effect.ensuring(Effect.sync(() => renewal = undefined))))
@@ -290,6 +297,8 @@ export const make = (
       what: string
     ): Effect.Effect<HttpClientResponse.HttpClientResponse, McpError.McpError> =>
       Effect.gen(function*() {
+        // Messages wait while a new session is being made, rather than go out without one.
+        if (renewal !== undefined) yield* renewing.withPermits(1)(Effect.void)
         const sentIn = sessionId
         const response = yield* post(message, what)
         if (response.status !== 404 || sentIn === undefined) return response
