@@ -230,7 +230,10 @@ const runClient = async (client: ClientSpec, cell: Cell, reach: Reach): Promise<
   if (timedOut) return { _tag: "error", message: `timed out after ${TIMEOUT_MS / 1000} s` }
   if (code !== 0) return { _tag: "error", message: firstLine(stderr) || `exited with code ${code}` }
   const lines = stdout.split("\n").filter((l) => l.trim().length > 0)
-  if (lines.length !== 1) return { _tag: "error", message: `expected one stdout line, got ${lines.length}` }
+  if (lines.length !== 1) {
+    const stray = lines.find((l) => !l.startsWith(`{"client":`)) ?? lines[0] ?? ""
+    return { _tag: "error", message: `expected one stdout line, got ${lines.length}${stray === "" ? "" : `: ${stray.slice(0, 80)}`}` }
+  }
   let result: BenchResult
   try {
     result = JSON.parse(lines[0]!)
@@ -415,9 +418,9 @@ type AnswerMode = "json" | "sse"
 
 // An HTTP round trip costs several times a stdio one, so fewer calls make the same time.
 const httpCells: ReadonlyArray<Cell> = [
-  { concurrency: 1, payloadBytes: 16, calls: quick ? 1000 : 5000 },
-  { concurrency: 64, payloadBytes: 16, calls: quick ? 2000 : 10000 },
-  { concurrency: 1, payloadBytes: MiB, calls: quick ? 40 : 150 },
+  { concurrency: 1, payloadBytes: 16, calls: quick ? 1000 : 4000 },
+  { concurrency: 64, payloadBytes: 16, calls: quick ? 2000 : 6000 },
+  { concurrency: 1, payloadBytes: MiB, calls: quick ? 40 : 100 },
   { concurrency: 64, payloadBytes: MiB, calls: quick ? 64 : 192 }
 ]
 

@@ -1,0 +1,33 @@
+// The reference server over HTTP: the same flows as over stdio, through Streamable HTTP
+// (answers on event streams, the GET stream for log messages and resource updates), through
+// the 2024-11-05 HTTP+SSE transport reached by fallback, and through it when forced.
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as McpClient from "../src/McpClient.js"
+import * as StreamableHttp from "../src/transport/StreamableHttp.js"
+import { Transport } from "../src/Transport.js"
+import { everything } from "./support/everything.js"
+import { everythingSuite } from "./support/everythingSuite.js"
+
+const connect = (mode: "streamableHttp" | "sse", transportMode: StreamableHttp.Options["mode"], kind: string) =>
+  Effect.gen(function*() {
+    const url = yield* everything(mode)
+    const transport = yield* StreamableHttp.make({ name: "everything", url, mode: transportMode })
+    const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+    // Checked here, once per suite: the transport the client ended up on.
+    if (transport.kind !== kind) throw new Error(`expected the ${kind} transport, got ${transport.kind}`)
+    return client
+  })
+
+everythingSuite("server-everything over Streamable HTTP", connect("streamableHttp", "auto", "http"), NodeHttpClient.layerUndici)
+everythingSuite("server-everything over HTTP+SSE, by fallback", connect("sse", "auto", "sse"), NodeHttpClient.layerUndici)
+everythingSuite("server-everything over HTTP+SSE, forced", connect("sse", "sse", "sse"), NodeHttpClient.layerUndici)
+
+it.scopedLive("Streamable HTTP: the server's session id is kept for the connection", () =>
+  Effect.gen(function*() {
+    const url = yield* everything("streamableHttp")
+    const transport = yield* StreamableHttp.make({ name: "everything", url })
+    yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+    expect(transport.info().sessionId).toMatch(/^[0-9a-f-]{36}$/)
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
