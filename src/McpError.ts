@@ -92,7 +92,8 @@ export class HttpReason extends Schema.TaggedClass<HttpReason>()("Http", {
  */
 export class LimitReason extends Schema.TaggedClass<LimitReason>()("Limit", {
   what: Schema.String,
-  size: Schema.Number,
+  /** How large it was, when known (a WebSocket frame's size is not). */
+  size: Schema.optional(Schema.Number),
   limit: Schema.Number
 }) {}
 
@@ -205,7 +206,9 @@ const describe = (server: string, reason: Reason): string => {
         ? `${who} did not answer ${reason.method} within ${reason.afterMs} ms`
         : `${who} did not finish ${reason.method} within its maximum of ${reason.afterMs} ms`
     case "Limit":
-      return `${who}: ${reason.what} of ${reason.size} exceeds the limit of ${reason.limit}`
+      return reason.size === undefined
+        ? `${who}: ${reason.what} exceeds the limit of ${reason.limit}`
+        : `${who}: ${reason.what} of ${reason.size} exceeds the limit of ${reason.limit}`
     case "Validation":
       return `${who}${reason.method ? ` (${reason.method})` : ""}: ${reason.message}`
     case "Unsupported":

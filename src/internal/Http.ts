@@ -199,8 +199,13 @@ export const readEvents = (
           ? parsed.find((event) => event._tag === "Event" && event.data.length > ctx.maxMessageBytes) as Sse.Event | undefined
           : undefined
         if (pending !== undefined || oversize !== undefined) {
-          const size = oversize?.data.length ?? ctx.maxMessageBytes + 1
-          return Effect.fail(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${what}`, size, limit: ctx.maxMessageBytes })))
+          const limit = ctx.maxMessageBytes
+          return Effect.fail(McpError.make(
+            ctx.server,
+            new McpError.LimitReason(
+              oversize === undefined ? { what: `an event of ${what}`, limit } : { what: `an event of ${what}`, size: oversize.data.length, limit }
+            )
+          ))
         }
         return parsed.length === 0 ? Effect.void : onEvents(parsed)
       })

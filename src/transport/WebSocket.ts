@@ -114,12 +114,16 @@ const socketError = (server: string, error: Socket.SocketError, maxBytes: number
   if (error.reason === "Close") {
     const close = error as Socket.SocketCloseError
     if (close.code === MESSAGE_TOO_BIG) {
-      return McpError.make(server, new McpError.LimitReason({ what: "a message", size: maxBytes + 1, limit: maxBytes }))
+      return McpError.make(server, new McpError.LimitReason({ what: "a message", limit: maxBytes }))
     }
     return closed(server, `the WebSocket closed with code ${close.code}${close.closeReason ? ` (${close.closeReason})` : ""}`)
   }
-  const cause = (error as Socket.SocketGenericError).cause
-  const text = cause instanceof Error ? cause.message : String((cause as { message?: unknown })?.message ?? cause)
+  // `ws` reports a frame over maxPayload as an error event before it closes with 1009.
+  const cause = (error as Socket.SocketGenericError).cause as { message?: unknown; error?: { code?: unknown } } | undefined
+  if (cause?.error?.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
+    return McpError.make(server, new McpError.LimitReason({ what: "a message", limit: maxBytes }))
+  }
+  const text = cause instanceof Error ? cause.message : String(cause?.message ?? cause)
   const status = /Unexpected server response: (\d+)/.exec(text)?.[1]
   if (status !== undefined) {
     return McpError.make(server, new McpError.HttpReason({ status: Number(status), method: "the WebSocket upgrade", body: "" }))
