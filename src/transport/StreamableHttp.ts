@@ -359,14 +359,33 @@ export const make = (
         Effect.annotateLogs({ server })
       )
 
-    // The standing GET stream for what the server sends unasked; 405 means it has none.
-    const listen = Effect.gen(function*() {
-      const response = yield* openGet("the server message stream (GET)", undefined)
-      if (response.status === 405) return yield* Http.discard(response)
-      if (!Http.isOk(response.status)) return yield* Effect.fail(yield* Http.statusError(ctx, response, "the server message stream (GET)"))
-      yield* follow(response, { method: "the server message stream (GET)", awaiting: undefined })
+    // The standing GET stream for what the server sends unasked. 405 means the server has
+    // none; another 4xx (a server that only half implements the spec) is taken the same way,
+    // with a warning, since its requests and notifications can still come on answers.
+    // `opened` completes once the server has answered the GET, whatever it said.
+    const listen = (opened: Deferred.Deferred<void>, renewed = false): Effect.Effect<void> => Effect.gen(function*() {
+      const what = "the server message stream (GET)"
+      const sentIn = sessionId
+      const response = yield* openGet(what, undefined)
+      if (response.status === 404 && sentIn !== undefined && !renewed) {
+        yield* Http.discard(response)
+        yield* renew(sentIn)
+        return yield* listen(opened, true)
+      }
+      yield* Deferred.succeed(opened, undefined)
+      if (response.status >= 400 && response.status < 500) {
+        if (response.status !== 405) {
+          yield* Effect.logWarning(
+            `server '${server}' refused ${what} with HTTP ${response.status}; it can only send messages on answers`
+          ).pipe(Effect.annotateLogs({ server }))
+        }
+        return yield* Http.discard(response)
+      }
+      if (!Http.isOk(response.status)) return yield* Effect.fail(yield* Http.statusError(ctx, response, what))
+      yield* follow(response, { method: what, awaiting: undefined })
     }).pipe(
-      Effect.catchAll((error) => closing ? Effect.void : end(error))
+      Effect.catchAll((error) => closing ? Effect.void : end(error)),
+      Effect.ensuring(Deferred.succeed(opened, undefined))
     )
 
     // The server could not be reached at all (refused, reset, DNS): it is gone, and this
@@ -396,11 +415,14 @@ export const make = (
         ).pipe(Effect.map((fiber) => void exchanges.set(id, fiber)))
       })
 
-    // After initialized, open the GET stream; after a cancellation, stop reading the
-    // cancelled request's answer.
+    // After initialized, open the GET stream, and return once the server has answered it:
+    // a server may send requests there as soon as the connection is ready (elicitation
+    // during the first tool call), and drops them when no stream is open. After a
+    // cancellation, stop reading the cancelled request's answer.
     const afterNotification = (message: JsonRpc.Notification) => {
       if (message.method === "notifications/initialized" && legacy === undefined) {
-        return FiberSet.run(fibers, listen).pipe(Effect.asVoid)
+        return Effect.flatMap(Deferred.make<void>(), (opened) =>
+          Effect.zipRight(FiberSet.run(fibers, listen(opened)), Deferred.await(opened)))
       }
       if (message.method === "notifications/cancelled") {
         const fiber = exchanges.get(message.params?.requestId as JsonRpc.RequestId)

@@ -1,0 +1,86 @@
+/**
+ * The client the official MCP conformance suite drives (`npm run conformance`): it connects
+ * to the server URL given as the last argument with `StreamableHttp` and `McpClient`, and
+ * does what the scenario in `MCP_CONFORMANCE_SCENARIO` asks. Any scenario it does not know
+ * gets the generic flow: connect, list the tools, close.
+ *
+ *   node --import tsx examples/conformance-client.ts http://localhost:3000/mcp
+ *
+ * It exits 0 when the flow succeeded, 1 (with the error on stderr) when it did not.
+ *
+ * @module
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Effect, Logger, LogLevel } from "effect"
+import * as McpClient from "../src/McpClient.js"
+import * as Peer from "../src/Peer.js"
+import * as StreamableHttp from "../src/transport/StreamableHttp.js"
+import { Transport } from "../src/Transport.js"
+
+const url = process.argv.at(-1)!
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
+
+interface PropertySchema {
+  readonly type?: string
+  readonly default?: unknown
+}
+
+// Answers a form elicitation with the defaults its schema gives (SEP-1034), as a host that
+// applies defaults would before showing the form.
+const elicitation: Peer.Handler = (request) => {
+  const schema = request.params?.requestedSchema as { properties?: Record<string, PropertySchema> } | undefined
+  const content: Record<string, unknown> = {}
+  for (const [name, property] of Object.entries(schema?.properties ?? {})) {
+    if (property.default !== undefined) content[name] = property.default
+  }
+  return Effect.succeed({ action: "accept", content })
+}
+
+const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<void, unknown>> = {
+  "tools_call": (client) =>
+    Effect.gen(function*() {
+      yield* client.listTools()
+      yield* client.callTool("add_numbers", { a: 2, b: 3 })
+    }),
+  "json-schema-2020-12-preservation": (client) =>
+    Effect.gen(function*() {
+      const tools = yield* client.listTools()
+      const focal = tools.find((tool) => tool.name === "json_schema_2020_12_tool")
+      if (focal === undefined) return yield* Effect.fail(new Error("the server lists no json_schema_2020_12_tool"))
+      // The schema exactly as received: unknown keywords are kept by McpSchema.
+      yield* client.callTool("json_schema_echo", { schema: focal.inputSchema })
+    }),
+  // The answer's stream closes after a priming event; the answer comes on the resumed stream.
+  "sse-retry": (client) =>
+    Effect.gen(function*() {
+      yield* client.listTools()
+      yield* client.callTool("test_reconnection", {})
+    }),
+  "elicitation-sep1034-client-defaults": (client) =>
+    Effect.gen(function*() {
+      yield* client.listTools()
+      yield* client.callTool("test_client_elicitation_defaults", {})
+    })
+}
+
+// The generic flow: what was connected is enough; list the tools when there are any.
+const generic = (client: McpClient.McpClient) =>
+  client.capabilities.tools === undefined ? Effect.void : Effect.asVoid(client.listTools())
+
+const program = Effect.gen(function*() {
+  const transport = yield* StreamableHttp.make({ name: scenario || "conformance", url })
+  const client = yield* McpClient.make({
+    clientInfo: { name: "mcp-fleet-conformance", version: "0.1.0" },
+    capabilities: { elicitation: { form: { applyDefaults: true } } },
+    handlers: { "elicitation/create": elicitation },
+    requestTimeout: "20 seconds"
+  }).pipe(Effect.provideService(Transport, transport))
+  yield* (scenarios[scenario] ?? generic)(client)
+}).pipe(
+  Effect.scoped,
+  Effect.provide(NodeHttpClient.layerUndici),
+  Logger.withMinimumLogLevel(LogLevel.Warning)
+)
+
+NodeRuntime.runMain(program)
