@@ -22,6 +22,15 @@ export * as Stdio from "./transport/Stdio.js"
 /** Linked in-memory transports. */
 export * as Memory from "./transport/Memory.js"
 
+/** The Streamable HTTP transport, falling back to HTTP+SSE for servers that predate it. */
+export * as StreamableHttp from "./transport/StreamableHttp.js"
+
+/** The 2024-11-05 HTTP+SSE transport. */
+export * as LegacySse from "./transport/LegacySse.js"
+
+/** The WebSocket transport. */
+export * as WebSocket from "./transport/WebSocket.js"
+
 /** One JSON-RPC session: requests, notifications, timeouts, cancellation. */
 export * as Peer from "./Peer.js"
 
