@@ -152,6 +152,13 @@ export const readText = (
   const tooLarge = (size: number) => McpError.make(ctx.server, new McpError.LimitReason({ what, size, limit }))
   const declared = Number(response.headers["content-length"])
   if (declared > limit) return Effect.zipRight(discardAbort(response), Effect.fail(tooLarge(declared)))
+  // A declared length within the cap: read it whole, the cheapest way.
+  if (declared >= 0) {
+    return Effect.mapError(
+      response.text,
+      (error) => transportError(ctx, `reading the answer to ${what} failed: ${describeCause(error.cause)}`, error)
+    )
+  }
   return Effect.suspend(() => {
     const chunks: Array<Uint8Array> = []
     let size = 0
