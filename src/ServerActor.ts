@@ -69,6 +69,7 @@ export interface Options {
 export interface Status {
   readonly name: string
   readonly state: ServerState
+  /** The configured transport, or the one in use when the server fell back to another. */
   readonly transport: ServerSpec.TransportSpec["type"]
   readonly required: boolean
   readonly protocolVersion: McpSchema.ProtocolVersion | undefined
@@ -196,7 +197,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     let now: ServerState = ServerState.Pending()
     let lists = options.initialLists ?? Catalog.emptyLists
     let client: McpClient.McpClient | undefined
-    let connection: Record<string, unknown> | undefined
+    let connection: TransportService | undefined
     let lastError: McpError.McpError | undefined
     let disabled = spec.disabled === true
     let inFlight = 0
@@ -362,7 +363,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       let readySince: number | undefined
       const serve = Effect.gen(function*() {
         const transport = yield* connectTransport(spec)
-        connection = transport.info()
+        connection = transport
         const c = yield* McpClient.make({
           ...options.client,
           initializeTimeout: spec.initializeTimeout,
@@ -534,7 +535,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       status: () => ({
         name,
         state: now,
-        transport: spec.transport.type,
+        // What the connection turned out to be: an http server may have fallen back to sse.
+        transport: client !== undefined && connection?.kind === "sse" ? "sse" : spec.transport.type,
         required: spec.required === true,
         protocolVersion: client?.protocolVersion,
         serverInfo: client?.serverInfo,
@@ -545,7 +547,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
           prompts: lists.prompts.length
         },
         lastError,
-        connection: client === undefined ? undefined : connection
+        connection: client === undefined ? undefined : connection?.info()
       }),
       lists: () => lists,
       withClient,

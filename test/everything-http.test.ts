@@ -5,10 +5,13 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as McpClient from "../src/McpClient.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/transport/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { everything } from "./support/everything.js"
+import { stateOf, until } from "./support/events.js"
 import { everythingSuite } from "./support/everythingSuite.js"
+import { Platform } from "./support/platform.js"
 
 const connect = (mode: "streamableHttp" | "sse", transportMode: StreamableHttp.Options["mode"], kind: string) =>
   Effect.gen(function*() {
@@ -31,3 +34,17 @@ it.scopedLive("Streamable HTTP: the server's session id is kept for the connecti
     yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
     expect(transport.info().sessionId).toMatch(/^[0-9a-f-]{36}$/)
   }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+it.scopedLive("fleet: an http server that only speaks HTTP+SSE is Ready, and its status says sse", () =>
+  Effect.gen(function*() {
+    const url = yield* everything("sse")
+    const fleet = yield* ServerRegistry.make()
+    const events = yield* fleet.subscribe
+    yield* fleet.reconcile([{ name: "legacy", transport: { type: "http", url } }])
+    yield* until(events, stateOf("legacy", "Ready"))
+    const [status] = yield* fleet.status
+    expect(status!.transport).toBe("sse")
+    expect(status!.connection).toMatchObject({ url, endpoint: expect.stringMatching(/\/message$/) })
+    const result = yield* fleet.callTool("mcp__legacy__echo", { message: "old" })
+    expect(result.content).toEqual([{ type: "text", text: "Echo: old" }])
+  }).pipe(Effect.provide(Platform)))
