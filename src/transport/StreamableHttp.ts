@@ -281,6 +281,8 @@ export const make = (
             new McpError.ProtocolReason({ method: "initialize", ...(result as JsonRpc.Failure).error })
           ))
         }
+        const version = result.result.protocolVersion
+        if (typeof version === "string") protocolVersion = version
         // Not through `deliver`, which waits for this renewal to finish.
         const initialized = yield* post({ jsonrpc: "2.0", method: "notifications/initialized" }, "notifications/initialized")
         if (!Http.isOk(initialized.status)) {
