@@ -4,7 +4,6 @@
  *
  * @internal
  */
-import * as Sse from "@effect/experimental/Sse"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -13,6 +12,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
+import type { Event as SseEvent, SseDecoder } from "./SseDecoder.js"
 
 /**
  * Which redirects are followed: none, only to the same origin (the default), or any.
@@ -179,42 +179,34 @@ export const readText = (
 const discardAbort = (response: HttpClientResponse.HttpClientResponse) => Effect.ignore(Stream.runDrain(Stream.take(response.stream, 1)))
 
 /**
- * Reads an SSE body, handing the events (and `retry` fields) parsed from each chunk to
+ * Reads an SSE body with `decoder`, handing the events decoded from each chunk to
  * `onEvents`. Ends when the body ends; fails if it breaks or one event exceeds the size cap.
  */
 export const readEvents = (
   ctx: Context,
   response: HttpClientResponse.HttpClientResponse,
   what: string,
-  onEvents: (events: ReadonlyArray<Sse.AnyEvent>) => Effect.Effect<void>
+  decoder: SseDecoder,
+  onEvents: (events: ReadonlyArray<SseEvent>) => Effect.Effect<void>
 ): Effect.Effect<void, McpError.McpError> =>
   Effect.suspend(() => {
-    const decoder = new TextDecoder()
-    let events: Array<Sse.AnyEvent> = []
-    const parser = Sse.makeParser((event) => events.push(event), { maxEventSize: ctx.maxMessageBytes })
+    const text = new TextDecoder()
+    decoder.reset()
     return response.stream.pipe(
       Stream.mapError((error) =>
         transportError(ctx, `the event stream of ${what} broke: ${describeCause(error.cause)}`, error)
       ),
       Stream.runForEach((chunk) => {
-        // The parser only notices an oversize event still pending at the end of a chunk;
-        // whole ones are measured here.
-        const pending = parser.feed(decoder.decode(chunk, { stream: true }))
-        const parsed = events
-        events = []
-        const oversize = pending === undefined
-          ? parsed.find((event) => event._tag === "Event" && event.data.length > ctx.maxMessageBytes) as Sse.Event | undefined
-          : undefined
-        if (pending !== undefined || oversize !== undefined) {
-          const limit = ctx.maxMessageBytes
-          return Effect.fail(McpError.make(
-            ctx.server,
-            new McpError.LimitReason(
-              oversize === undefined ? { what: `an event of ${what}`, limit } : { what: `an event of ${what}`, size: oversize.data.length, limit }
-            )
-          ))
-        }
-        return parsed.length === 0 ? Effect.void : onEvents(parsed)
+        const events: Array<SseEvent> = []
+        const fits = decoder.push(text.decode(chunk, { stream: true }), events)
+        // An oversize event is never handed on, even when it arrived whole.
+        const usable = fits ? events : events.filter((event) => event.data.length <= ctx.maxMessageBytes)
+        const handled = usable.length === 0 ? Effect.void : onEvents(usable)
+        if (fits) return handled
+        return Effect.zipRight(
+          handled,
+          Effect.fail(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${what}`, limit: ctx.maxMessageBytes })))
+        )
       })
     )
   })

@@ -11,6 +11,7 @@ import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Http from "../internal/Http.js"
+import { SseDecoder } from "../internal/SseDecoder.js"
 import type * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
 
@@ -58,9 +59,8 @@ export const open = (
     }
 
     const endpoint = yield* Deferred.make<string, McpError.McpError>()
-    yield* Http.readEvents(ctx, response, what, (events) =>
+    yield* Http.readEvents(ctx, response, what, new SseDecoder(ctx.maxMessageBytes), (events) =>
       Effect.forEach(events, (event) => {
-        if (event._tag !== "Event") return Effect.void
         if (event.event === "endpoint") return Deferred.complete(endpoint, resolveEndpoint(ctx, url, event.data))
         if (event.event !== "message") return Effect.void
         return Effect.flatMap(Http.parseMessages(ctx, event.data, "an event"), options.receive)

@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-import type * as Sse from "@effect/experimental/Sse"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -23,6 +22,7 @@ import * as Mailbox from "effect/Mailbox"
 import type * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Http from "../internal/Http.js"
+import { type Event as SseEvent, SseDecoder } from "../internal/SseDecoder.js"
 import * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
 import { type Incoming, RequestFailed, Transport, type TransportService } from "../Transport.js"
@@ -174,18 +174,12 @@ export const make = (
     const follow = (first: HttpClientResponse.HttpClientResponse, reading: Reading): Effect.Effect<void, McpError.McpError> =>
       Effect.gen(function*() {
         let response = first
-        let lastEventId: string | undefined
-        let retry: number | undefined
+        const decoder = new SseDecoder(ctx.maxMessageBytes)
         let answered = false
         let attempt = 0
-        const onEvents = (events: ReadonlyArray<Sse.AnyEvent>) =>
+        const onEvents = (events: ReadonlyArray<SseEvent>) =>
           Effect.forEach(events, (event) => {
-            if (event._tag === "Retry") {
-              retry = Duration.toMillis(event.duration)
-              return Effect.void
-            }
             attempt = 0
-            if (event.id !== undefined) lastEventId = event.id
             if (event.event !== "message" || event.data.trim() === "") return Effect.void
             return Effect.flatMap(Http.parseMessages(ctx, event.data, "an event"), (messages) => {
               if (reading.awaiting !== undefined && !answered) {
@@ -195,7 +189,8 @@ export const make = (
             })
           }, { discard: true })
         while (true) {
-          const ended = yield* Effect.either(Http.readEvents(ctx, response, reading.method, onEvents))
+          const ended = yield* Effect.either(Http.readEvents(ctx, response, reading.method, decoder, onEvents))
+          const lastEventId = decoder.lastEventId
           if (answered || closing) return
           // Resuming would bring the same oversize event again.
           if (ended._tag === "Left" && ended.left.reason._tag === "Limit") return yield* Effect.fail(ended.left)
@@ -212,7 +207,7 @@ export const make = (
             ))
           }
           yield* Effect.logDebug(`server '${server}': resuming the stream of ${reading.method}${why}`)
-          yield* Effect.sleep(delay(attempt, retry))
+          yield* Effect.sleep(delay(attempt, decoder.retry))
           const resumed = yield* Effect.either(openGet(`the resumed stream of ${reading.method}`, lastEventId))
           if (resumed._tag === "Left") {
             if (unreachable(resumed.left)) return yield* Effect.fail(resumed.left)
