@@ -1,16 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import type * as JsonRpc from "../src/JsonRpc.js"
-import type * as McpError from "../src/McpError.js"
 import * as Peer from "../src/Peer.js"
 import * as Memory from "../src/transport/Memory.js"
 import { Transport } from "../src/Transport.js"
+import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
 const setup = (options?: Peer.Options) =>
@@ -24,11 +23,6 @@ const setup = (options?: Peer.Options) =>
     const reply = (id: JsonRpc.RequestId, result: Record<string, unknown>) => server.send({ jsonrpc: "2.0", id, result })
     return { peer, server, client, next, nextRequest, reply, inbox }
   })
-
-const failure = <A>(exit: Exit.Exit<A, McpError.McpError>): McpError.McpError => {
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
-  return exit.cause.error
-}
 
 describe("Peer", () => {
   it.scoped("correlates a request with its response", () =>

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -15,6 +14,7 @@ import type { ServerState } from "../src/ServerState.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { stateOf, until } from "./support/events.js"
 import { Platform } from "./support/platform.js"
+import { failure } from "./support/results.js"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
@@ -81,11 +81,6 @@ const started = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: ServerR
 
 const statusOf = (fleet: ServerRegistry.ServerRegistry, name: string) =>
   Effect.map(fleet.status, (all) => all.find((status) => status.name === name)!)
-
-const failure = <A>(exit: Exit.Exit<A, McpError.McpError>): McpError.McpError => {
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
-  return exit.cause.error
-}
 
 const ready = (fleet: ServerRegistry.ServerRegistry, servers: ReadonlyArray<string>) =>
   fleet.awaitReady({ servers, timeout: "1 second" })

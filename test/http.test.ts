@@ -13,13 +13,13 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as McpClient from "../src/McpClient.js"
-import type * as McpError from "../src/McpError.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/transport/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
 import { echo, json, mcp, serve, type Seen, sse, status } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
+import { failure, firstText } from "./support/results.js"
 
 const connect = (url: string, options: Partial<StreamableHttp.Options> = {}) =>
   Effect.gen(function*() {
@@ -28,12 +28,6 @@ const connect = (url: string, options: Partial<StreamableHttp.Options> = {}) =>
     return { client, transport }
   })
 
-const failure = <A>(exit: Exit.Exit<A, McpError.McpError>): McpError.McpError => {
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
-  return exit.cause.error
-}
-
-const text = (result: { readonly content: ReadonlyArray<unknown> }) => (result.content[0] as { text: string }).text
 const isCall = (request: Seen) => request.body?.method === "tools/call"
 const isGet = (request: Seen) => request.method === "GET"
 
@@ -57,7 +51,7 @@ describe("Streamable HTTP", () => {
         expect(transport.kind).toBe("http")
         expect(transport.info()).toEqual({ url: fixture.url, sessionId: "session-1" })
         const result = yield* client.callTool("echo", { text: "hello" })
-        expect(text(result)).toBe("hello")
+        expect(firstText(result)).toBe("hello")
 
         const [initialize, ...rest] = fixture.seen
         expect(initialize!.headers["accept"]).toBe("application/json, text/event-stream")
@@ -94,7 +88,7 @@ describe("Streamable HTTP", () => {
         [client.callTool("echo", { text: "a" }), client.callTool("echo", { text: "b" })],
         { concurrency: 2 }
       )
-      expect(results.map(text)).toEqual(["a", "b"])
+      expect(results.map(firstText)).toEqual(["a", "b"])
       expect(transport.info().sessionId).toBe("session-2")
       const initializes = fixture.seen.filter((request) => request.body?.method === "initialize")
       expect(initializes).toHaveLength(2)
@@ -152,7 +146,7 @@ describe("Streamable HTTP", () => {
       const resumed = yield* fixture.next((request) => isGet(request) && request.headers["last-event-id"] !== undefined)
       expect(resumed.headers["last-event-id"]).toBe("e2")
       expect(resumed.headers["mcp-session-id"]).toBe("session-1")
-      expect(text(yield* Fiber.join(call))).toBe("late")
+      expect(firstText(yield* Fiber.join(call))).toBe("late")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.scopedLive("fails a request whose stream ended with no event id to resume from; the next call works", () =>
@@ -172,7 +166,7 @@ describe("Streamable HTTP", () => {
       expect(error.message).toBe(
         "server 'fixture': the stream answering tools/call ended before the answer, with no event id to resume from before answering tools/call"
       )
-      expect(text(yield* client.callTool("echo", { text: "y" }))).toBe("y")
+      expect(firstText(yield* client.callTool("echo", { text: "y" }))).toBe("y")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.scopedLive("gives up resuming after the attempts allowed, with an error, never a hang", () =>
@@ -226,7 +220,7 @@ describe("Streamable HTTP", () => {
       const error = failure(yield* Effect.exit(client.callTool("echo", { text: "x" })))
       expect(error.reason).toMatchObject({ _tag: "Http", status: 500, method: "tools/call" })
       expect(error.message).toBe("server 'fixture' answered tools/call with HTTP 500: Internal error: database is locked")
-      expect(text(yield* client.callTool("echo", { text: "y" }))).toBe("y")
+      expect(firstText(yield* client.callTool("echo", { text: "y" }))).toBe("y")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.scopedLive("says what a 401 wants, with the WWW-Authenticate challenge", () =>
@@ -254,7 +248,7 @@ describe("Streamable HTTP", () => {
       expect(cancelled.body.params.requestId).toBe(fixture.seen.find(isCall)!.body.id)
       // The server sees the client hang up.
       yield* fixture.hangup
-      expect(text(yield* client.callTool("echo", { text: "y" }))).toBe("y")
+      expect(firstText(yield* client.callTool("echo", { text: "y" }))).toBe("y")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.scopedLive("fails an oversize answer (JSON body or SSE event) with a Limit error; the next call works", () =>
@@ -276,7 +270,7 @@ describe("Streamable HTTP", () => {
       expect(viaJson.message).toMatch(/^server 'fixture': the answer to tools\/call of \d+ exceeds the limit of 2048$/)
       const viaSse = failure(yield* Effect.exit(client.callTool("echo", { text: "sse" })))
       expect(viaSse.reason).toMatchObject({ _tag: "Limit", what: "an event of tools/call", limit: 2048 })
-      expect(text(yield* client.callTool("echo", { text: "fine" }))).toBe("fine")
+      expect(firstText(yield* client.callTool("echo", { text: "fine" }))).toBe("fine")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.scopedLive("skips garbage events and keep-alives with a warning naming the server", () => {
@@ -295,7 +289,7 @@ describe("Streamable HTTP", () => {
           : server.handler(request)
       )
       const { client } = yield* connect(fixture.url)
-      expect(text(yield* client.callTool("echo", { text: "ok" }))).toBe("ok")
+      expect(firstText(yield* client.callTool("echo", { text: "ok" }))).toBe("ok")
       expect(logs.lines).toEqual([
         "server 'fixture' sent an event that is not JSON; skipped: this is not json",
         `server 'fixture' sent an event that is not a JSON-RPC message: "jsonrpc" must be "2.0"; skipped: {"hello":"world"}`
@@ -314,7 +308,7 @@ describe("Streamable HTTP", () => {
       })
       const base = fixture.url.replace("/mcp", "")
       const { client } = yield* connect(`${base}/old`)
-      expect(text(yield* client.callTool("echo", { text: "moved" }))).toBe("moved")
+      expect(firstText(yield* client.callTool("echo", { text: "moved" }))).toBe("moved")
       const error = failure(yield* Effect.exit(connect(`${base}/away`)))
       expect(error.message).toBe(
         `server 'fixture': initialize was redirected to another origin (http://127.0.0.1:${elsewhere.port}); set redirects: "any" to allow it`
@@ -374,7 +368,7 @@ describe("fleet with HTTP servers", () => {
       yield* fleet.reconcile([spec("right")])
       yield* until(events, stateOf("remote", "Ready"))
       const result = yield* fleet.callTool("mcp__remote__echo", { text: "in" })
-      expect(text(result)).toBe("in")
+      expect(firstText(result)).toBe("in")
     }).pipe(Effect.provide(Platform)))
 
   it.scopedLive("reconnects a server that goes away and comes back, and refreshes its catalog", () =>
@@ -395,7 +389,7 @@ describe("fleet with HTTP servers", () => {
         event._tag === "ToolsChanged" && event.server === "remote")
       expect(added.added.map((tool) => tool.name)).toEqual(["b"])
       yield* until(events, stateOf("remote", "Ready"))
-      expect(text(yield* fleet.callTool("mcp__remote__b", { text: "back" }))).toBe("back")
+      expect(firstText(yield* fleet.callTool("mcp__remote__b", { text: "back" }))).toBe("back")
     }).pipe(Effect.provide(Platform)))
 })
 

@@ -22,7 +22,8 @@ import { fileURLToPath } from "node:url"
 import * as McpClient from "../src/McpClient.js"
 import { Transport } from "../src/Transport.js"
 import * as Stdio from "../src/transport/Stdio.js"
-import { EVERYTHING, everythingSuite, firstText, reasonOf } from "./support/everythingSuite.js"
+import { EVERYTHING, everythingSuite } from "./support/everythingSuite.js"
+import { firstText, reasonOf } from "./support/results.js"
 import { procState, survivors as markedSurvivors, waitGone } from "./support/processes.js"
 
 // --- where things are ---------------------------------------------------------------

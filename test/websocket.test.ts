@@ -3,20 +3,19 @@
 // and a fleet server of type ws.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as http from "node:http"
 import * as WS from "ws"
 import * as McpClient from "../src/McpClient.js"
-import type * as McpError from "../src/McpError.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import { Transport } from "../src/Transport.js"
 import * as WebSocket from "../src/transport/WebSocket.js"
 import { stateOf, until } from "./support/events.js"
 import { echo } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
+import { failure, firstText } from "./support/results.js"
 
 interface Upgrade {
   readonly protocol: string | undefined
@@ -70,13 +69,6 @@ const connect = (url: string, options: Partial<WebSocket.Options> = {}) =>
     return { client, transport }
   })
 
-const failure = <A>(exit: Exit.Exit<A, McpError.McpError>): McpError.McpError => {
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
-  return exit.cause.error
-}
-
-const text = (result: { readonly content: ReadonlyArray<unknown> }) => (result.content[0] as { text: string }).text
-
 describe("WebSocket", () => {
   it.scopedLive("speaks MCP over the mcp subprotocol, with the configured headers on the upgrade", () =>
     Effect.gen(function*() {
@@ -84,7 +76,7 @@ describe("WebSocket", () => {
       const { client, transport } = yield* connect(server.url, { headers: { authorization: Redacted.make("Bearer ws-secret") } })
       expect(transport.kind).toBe("ws")
       expect(client.serverInfo.name).toBe("ws-fixture")
-      expect(text(yield* client.callTool("echo", { text: "over a socket" }))).toBe("over a socket")
+      expect(firstText(yield* client.callTool("echo", { text: "over a socket" }))).toBe("over a socket")
       expect(server.upgrades).toHaveLength(1)
       expect(server.upgrades[0]!.protocol).toBe("mcp")
       expect(server.upgrades[0]!.headers["authorization"]).toBe("Bearer ws-secret")
@@ -109,7 +101,7 @@ describe("WebSocket", () => {
         }
       })
       const { client } = yield* connect(server.url)
-      expect(text(yield* client.callTool("echo", { text: "fine" }))).toBe("fine")
+      expect(firstText(yield* client.callTool("echo", { text: "fine" }))).toBe("fine")
       expect(lines).toEqual(["server 'socket' sent a frame that is not JSON; skipped: not json at all"])
     }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => lines.push(String(message))))))
   })
@@ -153,6 +145,6 @@ describe("WebSocket", () => {
       yield* until(events, stateOf("socket", "Ready"))
       const [status] = yield* fleet.status
       expect(status!.transport).toBe("ws")
-      expect(text(yield* fleet.callTool("mcp__socket__echo", { text: "routed" }))).toBe("routed")
+      expect(firstText(yield* fleet.callTool("mcp__socket__echo", { text: "routed" }))).toBe("routed")
     }).pipe(Effect.provide(Platform)))
 })

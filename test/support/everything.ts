@@ -3,16 +3,8 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as cp from "node:child_process"
-import { createRequire } from "node:module"
 import * as net from "node:net"
-import * as path from "node:path"
-
-const require = createRequire(import.meta.url)
-const entry = path.join(
-  path.dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js"
-)
+import { EVERYTHING } from "./everythingSuite.js"
 
 const freePort = Effect.async<number>((resume) => {
   const server = net.createServer()
@@ -28,7 +20,7 @@ export const everything = (mode: "streamableHttp" | "sse"): Effect.Effect<string
     const port = yield* freePort
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        cp.spawn(process.execPath, [entry, mode], {
+        cp.spawn(process.execPath, [EVERYTHING, mode], {
           env: { ...process.env, PORT: String(port) },
           stdio: ["ignore", "ignore", "pipe"]
         })

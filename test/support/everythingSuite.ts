@@ -13,8 +13,8 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import type * as McpClient from "../../src/McpClient.js"
-import type * as McpError from "../../src/McpError.js"
 import type * as McpSchema from "../../src/McpSchema.js"
+import { firstText, reasonOf } from "./results.js"
 
 const require = createRequire(import.meta.url)
 
@@ -24,23 +24,6 @@ export const EVERYTHING = path.join(
   "dist",
   "index.js"
 )
-
-/** The reason of an McpError, checked to have the expected tag. */
-export const reasonOf = <T extends McpError.Reason["_tag"]>(
-  error: McpError.McpError,
-  tag: T
-): Extract<McpError.Reason, { readonly _tag: T }> => {
-  expect(error._tag).toBe("McpError")
-  expect(error.reason._tag).toBe(tag)
-  return error.reason as Extract<McpError.Reason, { readonly _tag: T }>
-}
-
-/** The text of a result's first content block. */
-export const firstText = (result: McpSchema.CallToolResult): string => {
-  const block = result.content[0]
-  if (block === undefined || block.type !== "text") throw new Error(`expected a text block, got ${JSON.stringify(block)}`)
-  return (block as McpSchema.TextContent).text
-}
 
 /**
  * Starts waiting for the first of the client's notifications that satisfies `predicate`,
