@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
@@ -206,6 +207,18 @@ export interface BadLine {
   readonly reason: string
   readonly excerpt: string
 }
+
+/**
+ * Logs each skipped piece of input as a warning that names the server, says what the
+ * server did (`source`: "wrote a line", "sent a frame") and shows the excerpt.
+ *
+ * @since 0.1.0
+ */
+export const logSkipped = (server: string, source: string, bad: ReadonlyArray<BadLine>): Effect.Effect<void> =>
+  Effect.forEach(bad, (line) =>
+    Effect.logWarning(`server '${server}' ${source} that is ${line.reason}; skipped: ${line.excerpt}`).pipe(
+      Effect.annotateLogs({ server })
+    ), { discard: true })
 
 /**
  * The first characters of a bad line, for a log message.

@@ -8,7 +8,6 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
@@ -27,15 +26,6 @@ export interface Context {
   readonly headers: Readonly<Record<string, string>>
   readonly maxMessageBytes: number
   readonly redirects: Redirects
-}
-
-/** Reveals Redacted header values for the wire. */
-export const plainHeaders = (
-  headers: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
-): Record<string, string> => {
-  const out: Record<string, string> = {}
-  if (headers) for (const [key, value] of Object.entries(headers)) out[key] = Redacted.isRedacted(value) ? Redacted.value(value) : value
-  return out
 }
 
 const MAX_REDIRECTS = 5
@@ -219,14 +209,7 @@ export const parseMessages = (ctx: Context, text: string, where: string): Effect
   const messages: Array<JsonRpc.Message> = []
   const bad: Array<JsonRpc.BadLine> = []
   JsonRpc.parseLine(text, messages, bad)
-  if (bad.length === 0) return Effect.succeed(messages)
-  return Effect.as(
-    Effect.forEach(bad, (line) =>
-      Effect.logWarning(`server '${ctx.server}' sent ${where} that is ${line.reason}; skipped: ${line.excerpt}`).pipe(
-        Effect.annotateLogs({ server: ctx.server })
-      ), { discard: true }),
-    messages
-  )
+  return bad.length === 0 ? Effect.succeed(messages) : Effect.as(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad), messages)
 }
 
 /** The media type of a response, lower-cased, without parameters. */

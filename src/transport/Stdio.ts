@@ -22,6 +22,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { ByteTail } from "../internal/ByteTail.js"
+import { revealAll } from "../internal/reveal.js"
 import * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
 import { Transport, type TransportService } from "../Transport.js"
@@ -111,12 +112,6 @@ const waitGone = (pid: number, within: Duration.DurationInput): Effect.Effect<bo
     return true
   })
 
-const plainEnv = (env: Options["env"]): Record<string, string> => {
-  const out: Record<string, string> = {}
-  if (env) for (const [key, value] of Object.entries(env)) out[key] = Redacted.isRedacted(value) ? Redacted.value(value) : value
-  return out
-}
-
 const signalOf = (error: { readonly message: string }): string | null =>
   /signal: (\w+)/.exec(error.message)?.[1] ?? null
 
@@ -133,7 +128,7 @@ export const make = (
     const executor = yield* CommandExecutor.CommandExecutor
     const outbox = yield* Queue.unbounded<string>()
     const command = Command.make(options.command, ...(options.args ?? [])).pipe(
-      Command.env(plainEnv(options.env), { extendEnv: options.inheritEnv ?? true }),
+      Command.env(revealAll(options.env), { extendEnv: options.inheritEnv ?? true }),
       // Lines queued while the last write was under way go out in one write.
       Command.stdin(Stream.fromQueue(outbox).pipe(
         Stream.mapChunks((lines) => Chunk.of(Buffer.from(Chunk.join(lines, ""), "utf8")))
@@ -198,14 +193,7 @@ export const make = (
       if (lines.length === 0) return Effect.succeed(messages)
       const bad: Array<JsonRpc.BadLine> = []
       for (const line of lines) JsonRpc.parseLine(line, messages, bad)
-      if (bad.length === 0) return Effect.succeed(messages)
-      return Effect.as(
-        Effect.forEach(bad, (line) =>
-          Effect.logWarning(`server '${server}' wrote a line that is ${line.reason}; skipped: ${line.excerpt}`).pipe(
-            Effect.annotateLogs({ server })
-          ), { discard: true }),
-        messages
-      )
+      return bad.length === 0 ? Effect.succeed(messages) : Effect.as(JsonRpc.logSkipped(server, "wrote a line", bad), messages)
     }
     // Whole chunks of reads at a time: one step per batch, not per read or per message.
     const decode = (chunks: Chunk.Chunk<Uint8Array>): Effect.Effect<Chunk.Chunk<JsonRpc.Message>, McpError.McpError> => {

@@ -22,6 +22,7 @@ import * as Mailbox from "effect/Mailbox"
 import type * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Http from "../internal/Http.js"
+import { revealAll } from "../internal/reveal.js"
 import { type Event as SseEvent, SseDecoder } from "../internal/SseDecoder.js"
 import * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
@@ -95,7 +96,7 @@ export const make = (
     const ctx: Http.Context = {
       server,
       client: yield* HttpClient.HttpClient,
-      headers: Http.plainHeaders(options.headers),
+      headers: revealAll(options.headers),
       maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
       redirects: options.redirects ?? "same-origin"
     }

@@ -15,6 +15,7 @@ import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as WS from "ws"
 import * as Http from "../internal/Http.js"
+import { revealAll } from "../internal/reveal.js"
 import * as JsonRpc from "../JsonRpc.js"
 import * as McpError from "../McpError.js"
 import { Transport, type TransportService } from "../Transport.js"
@@ -48,7 +49,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
   Effect.gen(function*() {
     const server = options.name
     const maxBytes = options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
-    const headers = Http.plainHeaders(options.headers)
+    const headers = revealAll(options.headers)
     const socket = yield* Socket.fromWebSocket(
       Effect.acquireRelease(
         // `ws` rather than the global WebSocket: only it can send headers with the upgrade.
@@ -70,11 +71,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       const bad: Array<JsonRpc.BadLine> = []
       JsonRpc.parseLine(text, messages, bad)
       mailbox.unsafeOfferAll(messages)
-      if (bad.length === 0) return
-      return Effect.forEach(bad, (frame) =>
-        Effect.logWarning(`server '${server}' sent a frame that is ${frame.reason}; skipped: ${frame.excerpt}`).pipe(
-          Effect.annotateLogs({ server })
-        ), { discard: true })
+      if (bad.length > 0) return JsonRpc.logSkipped(server, "sent a frame", bad)
     }
 
     yield* socket.runRaw(receive, { onOpen: Deferred.succeed(opened, undefined) }).pipe(
