@@ -222,8 +222,8 @@ export const make = (
           }
           if (!Http.isOk(status) || Http.mediaType(resumed.right) !== "text/event-stream") {
             const error = yield* Http.statusError(ctx, resumed.right, `the resumed stream of ${reading.method}`)
-            // The server cannot resume (405) or forgot the session: another try will not help.
-            if (status === 404 || status === 405 || (status >= 400 && status < 500)) return yield* Effect.fail(error)
+            // The server cannot resume (405) or forgot the session (404): another try will not help.
+            if (status >= 400 && status < 500) return yield* Effect.fail(error)
             continue
           }
           response = resumed.right
@@ -349,6 +349,8 @@ export const make = (
           Effect.timeoutFail({ duration: httpTimeout, onTimeout: () => closedError(`the server did not accept ${what} within the timeout`) })
         )
         if (!Http.isOk(response.status)) return yield* Effect.fail(yield* Http.statusError(ctx, response, what))
+        // Usually 202 and nothing to read; a body, if any, is read in the background.
+        if (response.status === 202) return yield* Http.discard(response)
         yield* FiberSet.run(fibers, Effect.catchAll(readAnswer(response, { method: what, awaiting: undefined }), logLost(what)))
       })
 
