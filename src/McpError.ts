@@ -149,6 +149,19 @@ export class ConfigReason extends Schema.TaggedClass<ConfigReason>()("Config", {
 }) {}
 
 /**
+ * Tool policy refused a call: a `deny` rule matched, an `ask` rule matched and the
+ * approver said no (or there is no approver). `tool` is the qualified name and `rule` the
+ * rule that decided, as written (`deny "mcp__github__*" (global)`), when one did.
+ *
+ * @since 0.1.0
+ */
+export class DeniedReason extends Schema.TaggedClass<DeniedReason>()("Denied", {
+  tool: Schema.String,
+  rule: Schema.optional(Schema.String),
+  message: Schema.String
+}) {}
+
+/**
  * Every reason an McpError can have.
  *
  * @since 0.1.0
@@ -164,7 +177,8 @@ export const Reason = Schema.Union(
   UnsupportedReason,
   UnavailableReason,
   NotFoundReason,
-  ConfigReason
+  ConfigReason,
+  DeniedReason
 )
 
 /**
@@ -223,6 +237,8 @@ const describe = (server: string, reason: Reason): string => {
     }
     case "Config":
       return `${who} is misconfigured: ${reason.message}`
+    case "Denied":
+      return `${who}: tool '${reason.tool}' was denied by policy: ${reason.message}`
   }
 }
 
