@@ -1,0 +1,128 @@
+/**
+ * Starts the fleet a command works on: the config files read, the servers it needs
+ * started, and a progress line on a terminal while they connect.
+ *
+ * @since 0.1.0
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Catalog from "../Catalog.js"
+import * as FleetConfig from "../FleetConfig.js"
+import type * as McpError from "../McpError.js"
+import type * as ServerActor from "../ServerActor.js"
+import * as ServerRegistry from "../ServerRegistry.js"
+import { isTerminal } from "../ServerState.js"
+import * as CliError from "./CliError.js"
+import * as Render from "./Render.js"
+import * as Settings from "./Settings.js"
+
+/**
+ * A running fleet and the config it came from.
+ *
+ * @since 0.1.0
+ */
+export interface Started {
+  readonly registry: ServerRegistry.ServerRegistry
+  readonly loaded: FleetConfig.Loaded
+}
+
+/**
+ * Which servers to start.
+ *
+ * @since 0.1.0
+ */
+export interface StartOptions {
+  /**
+   * Start only this server and wait until it is ready, failing when it cannot be. Without
+   * it, every server starts and the command waits until each is ready or has failed once
+   * (a timeout is then not an error: the command shows what it has).
+   */
+  readonly only?: string | undefined
+  /** The config, when the command has read it already. */
+  readonly loaded?: FleetConfig.Loaded | undefined
+}
+
+/**
+ * Reads the config files, failing with a clear sentence when there are none.
+ *
+ * @since 0.1.0
+ */
+export const loadConfig = (
+  settings: Settings.Settings
+): Effect.Effect<FleetConfig.Loaded, CliError.CliError | FleetConfig.ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    if (settings.paths.length === 0) return yield* Settings.noConfig()
+    if (!settings.json) yield* Render.note(`config: ${settings.paths.map((path) => Settings.tilde(path)).join(", ")}`)
+    return yield* FleetConfig.load({ paths: settings.paths })
+  })
+
+// One line on stderr, redrawn as servers connect, and erased when they have.
+const progressLine = (registry: ServerRegistry.ServerRegistry, names: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const events = yield* registry.subscribe
+    const draw = Effect.gen(function*() {
+      const statuses = (yield* registry.status).filter((status) => names.has(status.name))
+      const ready = statuses.filter((status) => status.state._tag === "Ready").length
+      const failed = statuses.filter((status) => status.state._tag === "Failed" || isTerminal(status.state)).length
+      const waiting = statuses.filter((status) =>
+        status.state._tag === "Pending" || status.state._tag === "Connecting"
+      ).map((status) => status.name)
+      const text = `connecting ${statuses.length} server${statuses.length === 1 ? "" : "s"}: ${ready} ready${
+        failed > 0 ? `, ${failed} failed` : ""
+      }${waiting.length > 0 ? ` (waiting for ${Render.clip(waiting.join(", "), 50)})` : ""}`
+      process.stderr.write(`\r\x1b[K${text}`)
+    })
+    yield* draw
+    yield* Queue.take(events).pipe(Effect.zipRight(draw), Effect.forever)
+  }).pipe(
+    Effect.scoped,
+    Effect.ensuring(Effect.sync(() => process.stderr.write("\r\x1b[K")))
+  )
+
+/**
+ * Starts the servers a command needs and waits for them as `options.wait` says. The
+ * fleet stops, every process ended, when the Scope closes.
+ *
+ * @since 0.1.0
+ */
+export const start = (
+  settings: Settings.Settings,
+  options: StartOptions = {}
+): Effect.Effect<
+  Started,
+  CliError.CliError | FleetConfig.ConfigError | McpError.McpError,
+  Scope.Scope | FileSystem.FileSystem | ServerActor.Requirements
+> =>
+  Effect.gen(function*() {
+    const loaded = options.loaded ?? (yield* loadConfig(settings))
+    const only = options.only
+    if (only !== undefined) yield* requireServer(loaded, only)
+    const servers = only === undefined ? loaded.servers : loaded.servers.filter((spec) => spec.name === only)
+    const registry = yield* ServerRegistry.make({ servers })
+    const target = only === undefined ? "settled" as const : [only]
+    const wait = registry.awaitReady({ servers: target, timeout: settings.timeout })
+    const shown = settings.json || !process.stderr.isTTY
+      ? wait
+      : Effect.raceFirst(wait, progressLine(registry, new Set(servers.map((spec) => spec.name))))
+    // When all start, a timeout leaves some connecting; the command shows them as they are.
+    yield* only === undefined ? Effect.ignore(shown) : shown
+    return { registry, loaded }
+  })
+
+/**
+ * Fails with a clear sentence, and the closest names, when the config has no such server.
+ *
+ * @since 0.1.0
+ */
+export const requireServer = (loaded: FleetConfig.Loaded, name: string): Effect.Effect<void, CliError.CliError> => {
+  const known = loaded.servers.map((spec) => spec.name)
+  if (known.includes(name)) return Effect.void
+  const suggestions = Catalog.suggest(name, known)
+  return Effect.fail(CliError.usage(
+    `there is no server '${name}' in the config${
+      suggestions.length > 0 ? `; did you mean '${suggestions[0]}'?` : known.length > 0 ? ` (servers: ${known.join(", ")})` : ""
+    }`
+  ))
+}

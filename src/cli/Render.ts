@@ -1,0 +1,147 @@
+/**
+ * How the CLI prints: tables and readable content for people, JSON for programs, and one
+ * sentence (or one JSON object) on stderr for an error.
+ *
+ * @since 0.1.0
+ */
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as McpError from "../McpError.js"
+import type * as McpSchema from "../McpSchema.js"
+
+/**
+ * Rows as aligned columns; the first row is the header, underlined.
+ *
+ * @since 0.1.0
+ */
+export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): ReadonlyArray<string> => {
+  if (rows.length === 0) return []
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)))
+  const line = (row: ReadonlyArray<string>) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()
+  return [line(rows[0]!), widths.map((width) => "-".repeat(width)).join("  "), ...rows.slice(1).map(line)]
+}
+
+/**
+ * The first line of a text, cut to `max` characters with an ellipsis.
+ *
+ * @since 0.1.0
+ */
+export const clip = (text: string | undefined, max = 60): string => {
+  if (text === undefined) return ""
+  const first = text.trim().split("\n")[0]!
+  return first.length > max ? `${first.slice(0, max - 1)}…` : first
+}
+
+const size = (base64: string): string => {
+  const bytes = Math.floor(base64.length * 3 / 4)
+  return bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`
+}
+
+/**
+ * One content block as text; binary content as a short note.
+ *
+ * @since 0.1.0
+ */
+export const content = (item: McpSchema.CallToolResult["content"][number]): string => {
+  const any = item as unknown as Record<string, unknown>
+  switch (item.type) {
+    case "text":
+      return String(any.text)
+    case "image":
+    case "audio":
+      return `[${item.type} ${String(any.mimeType)}, ${size(String(any.data ?? ""))}]`
+    case "resource_link":
+      return `[link ${String(any.uri)}${any.name !== undefined ? ` (${String(any.name)})` : ""}]`
+    case "resource":
+      return resourceContents(any.resource as McpSchema.ReadResourceResult["contents"][number])
+    default:
+      return `[${String(item.type)}]`
+  }
+}
+
+/**
+ * One resource's contents: its text, or a note for binary content.
+ *
+ * @since 0.1.0
+ */
+export const resourceContents = (contents: McpSchema.ReadResourceResult["contents"][number]): string => {
+  const any = contents as unknown as Record<string, unknown>
+  return typeof any.text === "string"
+    ? any.text
+    : `[${String(any.mimeType ?? "binary")} ${String(any.uri)}, ${size(String(any.blob ?? ""))}]`
+}
+
+/**
+ * A tool result as text: each content block on its own, binary ones as a short note, and
+ * the structured content as JSON when there is no text.
+ *
+ * @since 0.1.0
+ */
+export const callResult = (result: McpSchema.CallToolResult): string => {
+  const parts = result.content.map(content)
+  if (parts.length === 0 && result.structuredContent !== undefined) {
+    parts.push(JSON.stringify(result.structuredContent, null, 2))
+  }
+  return parts.join("\n")
+}
+
+/**
+ * Prints a value as JSON on stdout.
+ *
+ * @since 0.1.0
+ */
+export const json = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value, null, 2))
+
+/**
+ * Prints lines on stdout.
+ *
+ * @since 0.1.0
+ */
+export const lines = (text: ReadonlyArray<string>): Effect.Effect<void> =>
+  text.length === 0 ? Effect.void : Console.log(text.join("\n"))
+
+/**
+ * Prints a note for the person on stderr (never on stdout, which may be piped).
+ *
+ * @since 0.1.0
+ */
+export const note = (text: string): Effect.Effect<void> => Console.error(text)
+
+/**
+ * What an error is called in `--json` output and what it says.
+ *
+ * @since 0.1.0
+ */
+export const errorObject = (error: unknown): Record<string, unknown> => {
+  if (error instanceof McpError.McpError) {
+    return { error: "McpError", reason: error.reason._tag, server: error.server || undefined, message: error.message }
+  }
+  if (ValidationError.isValidationError(error)) {
+    return { error: "UsageError", reason: error._tag, message: usageMessage(error) }
+  }
+  const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
+  return {
+    error: typeof tagged._tag === "string" ? tagged._tag : "Error",
+    message: typeof tagged.message === "string" ? tagged.message : String(error)
+  }
+}
+
+const usageMessage = (error: ValidationError.ValidationError): string => {
+  // eslint-disable-next-line no-control-regex
+  const text = "error" in error ? HelpDoc.toAnsiText(error.error).replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim() : ""
+  return text !== "" ? text : `invalid command line (${error._tag})`
+}
+
+/**
+ * Prints an error: one sentence on stderr, or with `--json` one JSON object on stderr.
+ *
+ * @since 0.1.0
+ */
+export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
+  const object = errorObject(error)
+  // @effect/cli has printed its own usage errors already.
+  if (!asJson && ValidationError.isValidationError(error)) return Effect.void
+  return asJson ? Console.error(JSON.stringify(object)) : Console.error(`mcp-fleet: ${String(object.message)}`)
+}

@@ -1,0 +1,160 @@
+/**
+ * The options every command takes (`--config`, `--json`, `--timeout`) and the config
+ * files they lead to. `--log-level` is @effect/cli's own built-in option.
+ *
+ * @since 0.1.0
+ */
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as os from "node:os"
+import * as NodePath from "node:path"
+import * as CliError from "./CliError.js"
+
+/**
+ * The global options, accepted before the command name and after it.
+ *
+ * @since 0.1.0
+ */
+export const options = {
+  config: Options.text("config").pipe(
+    Options.withAlias("c"),
+    Options.withDescription(
+      "A config file (mcpServers or servers format); repeat to merge several, later ones winning. " +
+        "Default: ./.mcp.json, else ./mcp.json, else ~/.config/mcp-fleet/mcp.json"
+    ),
+    Options.repeated
+  ),
+  json: Options.boolean("json").pipe(
+    Options.withDescription("Print machine-readable JSON on stdout (errors as a JSON object on stderr)")
+  ),
+  timeout: Options.text("timeout").pipe(
+    Options.withDescription("How long to wait for servers and calls: 30s, 500ms, 2m or seconds (default 30s)"),
+    Options.optional
+  )
+}
+
+/**
+ * The parsed global options of the command line.
+ *
+ * @since 0.1.0
+ */
+export interface Given {
+  readonly config: ReadonlyArray<string>
+  readonly json: boolean
+  readonly timeout: Option.Option<string>
+}
+
+/**
+ * The settings a command runs with.
+ *
+ * @since 0.1.0
+ */
+export interface Settings {
+  /** The config files to read, lowest precedence first. */
+  readonly paths: ReadonlyArray<string>
+  /** How they were chosen, for the "config: ..." line. */
+  readonly source: "--config" | "MCP_FLEET_CONFIG" | "default" | "none"
+  readonly json: boolean
+  readonly timeout: Duration.Duration
+}
+
+/**
+ * Options given after the command name win over the same ones given before it.
+ *
+ * @since 0.1.0
+ */
+export const merge = (before: Given, after: Given): Given => ({
+  config: after.config.length > 0 ? after.config : before.config,
+  json: before.json || after.json,
+  timeout: Option.orElse(after.timeout, () => before.timeout)
+})
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/**
+ * Reads `30s`, `500ms`, `2m`, `1h` or a plain number of seconds.
+ *
+ * @since 0.1.0
+ */
+export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text)
+  if (match === null) return Option.none()
+  const value = Number(match[1]) * units[match[2] ?? "s"]!
+  return value > 0 ? Option.some(Duration.millis(value)) : Option.none()
+}
+
+/**
+ * The files looked for when no `--config` and no `MCP_FLEET_CONFIG` is given, in order:
+ * the first one that exists is used.
+ *
+ * @since 0.1.0
+ */
+export const defaultCandidates = (cwd: string, home: string): ReadonlyArray<string> => [
+  NodePath.join(cwd, ".mcp.json"),
+  NodePath.join(cwd, "mcp.json"),
+  NodePath.join(home, ".config", "mcp-fleet", "mcp.json")
+]
+
+/**
+ * Resolves the global options: which config files, JSON or not, and the timeout.
+ *
+ * @since 0.1.0
+ */
+export const resolve = (
+  given: Given,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  cwd: string = process.cwd()
+): Effect.Effect<Settings, CliError.CliError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    let timeout = Duration.seconds(30)
+    if (Option.isSome(given.timeout)) {
+      const parsed = parseDuration(given.timeout.value)
+      if (Option.isNone(parsed)) {
+        return yield* CliError.usage(`--timeout '${given.timeout.value}' is not a duration such as 30s, 500ms or 2m`)
+      }
+      timeout = parsed.value
+    }
+    const base = { json: given.json, timeout }
+    if (given.config.length > 0) {
+      return { ...base, paths: given.config.map((path) => NodePath.resolve(cwd, path)), source: "--config" as const }
+    }
+    const listed = (env.MCP_FLEET_CONFIG ?? "").split(NodePath.delimiter).filter((entry) => entry.trim() !== "")
+    if (listed.length > 0) {
+      return { ...base, paths: listed.map((path) => NodePath.resolve(cwd, path)), source: "MCP_FLEET_CONFIG" as const }
+    }
+    const fs = yield* FileSystem.FileSystem
+    const candidates = defaultCandidates(cwd, env.HOME ?? os.homedir())
+    for (const path of candidates) {
+      if (yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))) {
+        return { ...base, paths: [path], source: "default" as const }
+      }
+    }
+    return { ...base, paths: [], source: "none" as const }
+  })
+
+/**
+ * The sentence for a command that needs servers when no config file was found.
+ *
+ * @since 0.1.0
+ */
+export const noConfig = (cwd: string = process.cwd()): CliError.CliError =>
+  CliError.usage(
+    `no config file found (looked for ${
+      defaultCandidates(cwd, os.homedir()).map((path) => tilde(path)).join(", ")
+    }); pass --config <file> or add a server with 'mcp-fleet add <name> -- <command>'`
+  )
+
+/**
+ * A path as a person reads it: relative to the working directory when inside it, `~` for home.
+ *
+ * @since 0.1.0
+ */
+export const tilde = (path: string, cwd: string = process.cwd()): string => {
+  const relative = NodePath.relative(cwd, path)
+  if (!relative.startsWith("..") && !NodePath.isAbsolute(relative)) return `./${relative}`
+  const home = os.homedir()
+  return path.startsWith(home + NodePath.sep) ? `~${path.slice(home.length)}` : path
+}

@@ -1,0 +1,186 @@
+/**
+ * `servers`, `tools`, `resources` and `prompts`: what the fleet is and offers.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Catalog from "../../Catalog.js"
+import type * as ServerRegistry from "../../ServerRegistry.js"
+import { describe } from "../../ServerState.js"
+import * as Fleet from "../Fleet.js"
+import * as Guard from "../Guard.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as Settings from "../Settings.js"
+
+const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
+  name: status.name,
+  state: status.state._tag,
+  detail: describe(status.state, now),
+  transport: status.transport,
+  required: status.required,
+  protocolVersion: status.protocolVersion ?? null,
+  serverInfo: status.serverInfo ?? null,
+  tools: status.counts.tools,
+  resources: status.counts.resources,
+  templates: status.counts.templates,
+  prompts: status.counts.prompts,
+  pid: typeof status.connection?.pid === "number" ? status.connection.pid : null,
+  error: status.lastError === undefined ? null : { reason: status.lastError.reason._tag, message: status.lastError.message }
+})
+
+/**
+ * `mcp-fleet servers`: every server's status.
+ *
+ * @since 0.1.0
+ */
+export const servers = Command.make("servers", Settings.options, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    const { registry } = yield* Fleet.start(settings)
+    const statuses = yield* registry.status
+    const now = yield* Clock.currentTimeMillis
+    if (settings.json) return yield* Render.json(statuses.map((status) => statusJson(status, now)))
+    yield* Render.lines(Render.table([
+      ["server", "state", "transport", "protocol", "tools", "res", "prompts", "pid", "detail"],
+      ...statuses.map((status) => [
+        status.name,
+        status.state._tag,
+        status.transport,
+        status.protocolVersion ?? "",
+        String(status.counts.tools),
+        String(status.counts.resources),
+        String(status.counts.prompts),
+        String(status.connection?.pid ?? ""),
+        status.state._tag === "Ready"
+          ? `${status.serverInfo?.name ?? ""} ${status.serverInfo?.version ?? ""}`.trim()
+          : Render.clip(describe(status.state, now), 60)
+      ])
+    ]))
+    // The whole error of each server that is not ready, stderr tail included.
+    for (const status of statuses) {
+      if (status.state._tag !== "Ready" && status.lastError !== undefined) {
+        yield* Render.lines(["", `${status.name}: ${status.lastError.message}`])
+      }
+    }
+  }).pipe(Effect.scoped)).pipe(Command.withDescription("Show every server's state, transport, revision, counts and last error"))
+
+const serverOption = Options.text("server").pipe(
+  Options.withAlias("s"),
+  Options.withDescription("Only this server"),
+  Options.optional
+)
+
+const catalogOf = (settings: Settings.Settings, server: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const started = yield* Fleet.start(settings, { only: Option.getOrUndefined(server) })
+    const policy = yield* Guard.make(started)
+    return policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
+  })
+
+const toolJson = (entry: Catalog.ToolEntry) => ({
+  name: entry.name,
+  server: entry.server,
+  tool: entry.tool.name,
+  title: entry.tool.title ?? entry.tool.annotations?.title ?? null,
+  description: entry.tool.description ?? null,
+  inputSchema: entry.tool.inputSchema,
+  outputSchema: entry.tool.outputSchema ?? null,
+  annotations: entry.tool.annotations ?? null
+})
+
+// The hints a person wants to see before calling a tool.
+const hints = (entry: Catalog.ToolEntry): string => {
+  const annotations = entry.tool.annotations
+  if (annotations === undefined) return ""
+  return [
+    annotations.readOnlyHint === true ? "read-only" : undefined,
+    annotations.destructiveHint === true ? "destructive" : undefined,
+    annotations.idempotentHint === true ? "idempotent" : undefined,
+    annotations.openWorldHint === true ? "open-world" : undefined
+  ].filter((hint) => hint !== undefined).join(",")
+}
+
+/**
+ * `mcp-fleet tools`: the tool catalog, with the names to call tools by.
+ *
+ * @since 0.1.0
+ */
+export const tools = Command.make("tools", { ...Settings.options, server: serverOption }, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    const catalog = yield* catalogOf(settings, given.server)
+    const entries = catalog.tools.filter((entry) => Option.isNone(given.server) || entry.server === given.server.value)
+    if (settings.json) return yield* Render.json(entries.map(toolJson))
+    yield* Render.lines(Render.table([
+      ["name", "server", "hints", "description"],
+      ...entries.map((entry) => [
+        entry.name,
+        entry.server,
+        hints(entry),
+        Render.clip(entry.tool.title ?? entry.tool.annotations?.title ?? entry.tool.description, 70)
+      ])
+    ]))
+    yield* Render.note(`${entries.length} tool${entries.length === 1 ? "" : "s"}`)
+  }).pipe(Effect.scoped)).pipe(Command.withDescription("List the tools of the fleet by qualified name (mcp__<server>__<tool>)"))
+
+/**
+ * `mcp-fleet resources`: the resources and resource templates of the fleet.
+ *
+ * @since 0.1.0
+ */
+export const resources = Command.make("resources", { ...Settings.options, server: serverOption }, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    const catalog = yield* catalogOf(settings, given.server)
+    const mine = <A extends { readonly server: string }>(entries: ReadonlyArray<A>) =>
+      entries.filter((entry) => Option.isNone(given.server) || entry.server === given.server.value)
+    const listed = mine(catalog.resources)
+    const templates = mine(catalog.templates)
+    if (settings.json) {
+      return yield* Render.json({
+        resources: listed.map((entry) => ({ server: entry.server, ...entry.resource })),
+        templates: templates.map((entry) => ({ server: entry.server, ...entry.template }))
+      })
+    }
+    yield* Render.lines(Render.table([
+      ["server", "uri", "name", "mime type"],
+      ...listed.map((entry) => [entry.server, entry.resource.uri, Render.clip(entry.resource.name, 40), entry.resource.mimeType ?? ""]),
+      ...templates.map((entry) => [
+        entry.server,
+        entry.template.uriTemplate,
+        Render.clip(entry.template.name, 40),
+        entry.template.mimeType ?? ""
+      ])
+    ]))
+    yield* Render.note(`${listed.length} resources, ${templates.length} templates`)
+  }).pipe(Effect.scoped)).pipe(Command.withDescription("List the resources and resource templates of the fleet"))
+
+/**
+ * `mcp-fleet prompts`: the prompts of the fleet and their arguments.
+ *
+ * @since 0.1.0
+ */
+export const prompts = Command.make("prompts", { ...Settings.options, server: serverOption }, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    const catalog = yield* catalogOf(settings, given.server)
+    const entries = catalog.prompts.filter((entry) => Option.isNone(given.server) || entry.server === given.server.value)
+    if (settings.json) {
+      return yield* Render.json(entries.map((entry) => ({ name: entry.name, server: entry.server, prompt: entry.prompt })))
+    }
+    yield* Render.lines(Render.table([
+      ["server", "prompt", "arguments", "description"],
+      ...entries.map((entry) => [
+        entry.server,
+        entry.prompt.name,
+        (entry.prompt.arguments ?? []).map((arg) => arg.required === true ? arg.name : `[${arg.name}]`).join(" "),
+        Render.clip(entry.prompt.description, 60)
+      ])
+    ]))
+  }).pipe(Effect.scoped)).pipe(Command.withDescription("List the prompts of the fleet with their arguments"))

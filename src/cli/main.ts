@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+/**
+ * The `mcp-fleet` command line.
+ *
+ * @since 0.1.0
+ */
+import * as CliConfig from "@effect/cli/CliConfig"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import { CliError } from "./CliError.js"
+import * as Inspect from "./commands/inspect.js"
+import * as Invoke from "./commands/invoke.js"
+import * as Render from "./Render.js"
+import * as Root from "./Root.js"
+
+const subcommands = [
+  Inspect.servers,
+  Inspect.tools,
+  Invoke.call,
+  Inspect.resources,
+  Invoke.read,
+  Inspect.prompts,
+  Invoke.prompt
+] as const
+
+// `mcp-fleet` alone prints the help of every command.
+const showHelp = (): Effect.Effect<void> => Console.log(HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)))
+
+const command = Root.root.pipe(
+  Command.withHandler(showHelp),
+  Command.withSubcommands(subcommands)
+)
+
+const cli = Command.run(command, { name: "mcp-fleet", version: "0.1.0" })
+
+const exitCode = (error: unknown): number =>
+  error instanceof CliError ? error.exitCode : ValidationError.isValidationError(error) ? 2 : 1
+
+// Logs go to stderr: stdout carries results, JSON, or (for `serve --stdio`) the protocol.
+const logger = Logger.replace(Logger.defaultLogger, Logger.withLeveledConsole(Logger.withConsoleError(Logger.logfmtLogger)))
+
+const program = Effect.suspend(() => cli(process.argv)).pipe(
+  Effect.catchAll((error) =>
+    Render.error(error, process.argv.includes("--json")).pipe(
+      Effect.zipRight(Effect.sync(() => {
+        process.exitCode = exitCode(error)
+      }))
+    )
+  ),
+  // Warnings of servers that fail are shown by the commands themselves; --log-level shows more.
+  Logger.withMinimumLogLevel(LogLevel.Error),
+  Effect.provide(Layer.mergeAll(NodeContext.layer, NodeHttpClient.layerUndici, logger))
+)
+
+NodeRuntime.runMain(program, { disableErrorReporting: true })
