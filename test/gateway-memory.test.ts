@@ -1,0 +1,294 @@
+// The gateway's MCP side in memory: a fleet of fake servers, one gateway session on a
+// linked Memory pair, and our own client (or a bare Peer, for raw messages) on the other end.
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import type * as Catalog from "../src/Catalog.js"
+import { type PolicyLike, makeFleet, resolveOptions, serveSession } from "../src/internal/gatewayCore.js"
+import * as McpClient from "../src/McpClient.js"
+import * as McpError from "../src/McpError.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as Peer from "../src/Peer.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
+import type * as ServerSpec from "../src/ServerSpec.js"
+import * as FakeServer from "../src/testing/FakeServer.js"
+import * as Memory from "../src/transport/Memory.js"
+import { Transport } from "../src/Transport.js"
+import { Platform } from "./support/platform.js"
+import { failure, firstText } from "./support/results.js"
+
+const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
+
+const tool = (name: string, call?: FakeServer.FakeTool["call"]): FakeServer.FakeTool => ({
+  tool: { name, description: `the ${name} tool`, inputSchema: { type: "object" }, "x-extra": { kept: true } } as McpSchema.Tool,
+  call: call ?? ((args) => Effect.succeed({ ...text(`${name}:${JSON.stringify(args)}`), "x-result": 1 }))
+})
+
+const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec => ({
+  name,
+  transport: { type: "custom", key: name, connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport) }
+})
+
+// The policy the gateway sees: no rules, unless a test replaces callTool.
+const openPolicy = (registry: ServerRegistry.ServerRegistry, callTool?: PolicyLike["callTool"]): PolicyLike => ({
+  filter: (catalog: Catalog.Catalog) => catalog,
+  callTool: callTool ?? registry.callTool
+})
+
+interface Setup {
+  readonly registry: ServerRegistry.ServerRegistry
+  /** The client's end of a new gateway session. */
+  readonly connect: Effect.Effect<Memory.MemoryTransport, never, import("effect/Scope").Scope>
+}
+
+const setup = (
+  servers: ReadonlyArray<ServerSpec.ServerSpec>,
+  options: { readonly pageSize?: number; readonly callTool?: PolicyLike["callTool"] } = {}
+) =>
+  Effect.gen(function*() {
+    const registry = yield* ServerRegistry.make({ servers }).pipe(Effect.provide(Platform))
+    yield* registry.awaitReady({ servers: "settled" })
+    const fleet = yield* makeFleet(
+      registry,
+      openPolicy(registry, options.callTool),
+      resolveOptions({ pageSize: options.pageSize, listChangedDebounce: "20 millis" })
+    )
+    const connect = Effect.gen(function*() {
+      const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
+      yield* serveSession(fleet).pipe(Effect.provideService(Transport, server), Effect.forkScoped)
+      return client
+    })
+    return { registry, connect } satisfies Setup
+  })
+
+const clientOf = (transport: Memory.MemoryTransport) =>
+  McpClient.make({ requestTimeout: "10 seconds" }).pipe(Effect.provideService(Transport, transport))
+
+const peerOf = (transport: Memory.MemoryTransport) => Peer.make().pipe(Effect.provideService(Transport, transport))
+
+const twoServers = [
+  fake("alpha", {
+    tools: [tool("echo"), tool("add"), tool("fail", () => Effect.fail(new Peer.HandlerError({ code: -32050, message: "alpha broke", data: { why: 1 } })))],
+    prompts: [{ prompt: { name: "greet", arguments: [{ name: "who" }] }, get: (args) => ({ messages: [{ role: "user", content: { type: "text", text: `hi ${args.who}` } }] }) }],
+    resources: [{ resource: { uri: "alpha://doc", name: "doc" }, text: "alpha doc" }]
+  }),
+  fake("beta", { tools: [tool("echo"), tool("multiply")] })
+]
+
+describe("Gateway (in memory)", () => {
+  it.scopedLive("initialize: capabilities, serverInfo and revision negotiation", () =>
+    Effect.gen(function*() {
+      const { connect } = yield* setup(twoServers)
+      const peer = yield* peerOf(yield* connect)
+      const asked = yield* peer.request("initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" }
+      })
+      expect(asked.protocolVersion).toBe("2025-06-18")
+      expect(asked.serverInfo).toMatchObject({ name: "mcp-fleet" })
+      expect(asked.capabilities).toEqual({
+        tools: { listChanged: true },
+        resources: { subscribe: true, listChanged: true },
+        prompts: { listChanged: true },
+        completions: {},
+        logging: {}
+      })
+      const other = yield* peerOf(yield* connect)
+      const unknown = yield* other.request("initialize", {
+        protocolVersion: "1999-01-01",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" }
+      })
+      expect(unknown.protocolVersion).toBe("2025-11-25")
+    }))
+
+  it.scopedLive("lists the catalog with qualified names, unknown fields kept, and routes calls", () =>
+    Effect.gen(function*() {
+      const { connect } = yield* setup(twoServers)
+      const client = yield* clientOf(yield* connect)
+      const tools = yield* client.listTools()
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "mcp__alpha__add",
+        "mcp__alpha__echo",
+        "mcp__alpha__fail",
+        "mcp__beta__echo",
+        "mcp__beta__multiply"
+      ])
+      const echo = tools.find((t) => t.name === "mcp__beta__echo")!
+      expect(echo).toEqual({ name: "mcp__beta__echo", description: "the echo tool", inputSchema: { type: "object" }, "x-extra": { kept: true } })
+
+      const result = yield* client.callTool("mcp__beta__echo", { text: "hi" })
+      expect(result).toEqual({ content: [{ type: "text", text: `echo:{"text":"hi"}` }], "x-result": 1 })
+
+      const prompts = yield* client.listPrompts()
+      expect(prompts.map((p) => p.name)).toEqual(["mcp__alpha__greet"])
+      const prompt = yield* client.getPrompt("mcp__alpha__greet", { who: "you" })
+      expect(prompt.messages[0]!.content).toEqual({ type: "text", text: "hi you" })
+
+      const resources = yield* client.listResources()
+      expect(resources).toEqual([{ uri: "alpha://doc", name: "doc" }])
+      const read = yield* client.readResource("alpha://doc")
+      expect(read.contents).toEqual([{ uri: "alpha://doc", text: "alpha doc" }])
+      const missing = failure(yield* Effect.exit(client.readResource("nowhere://x")))
+      expect(missing.reason).toMatchObject({ _tag: "Protocol", code: -32002 })
+    }))
+
+  it.scopedLive("unknown tools and prompts are -32602 with the closest names; a server's own error passes through", () =>
+    Effect.gen(function*() {
+      const { connect } = yield* setup(twoServers)
+      const client = yield* clientOf(yield* connect)
+      const unknown = failure(yield* Effect.exit(client.callTool("mcp__beta__multiplyy", {})))
+      expect(unknown.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+      expect((unknown.reason as McpError.ProtocolReason).message).toContain("did you mean 'mcp__beta__multiply'")
+      const prompt = failure(yield* Effect.exit(client.getPrompt("mcp__alpha__gret")))
+      expect((prompt.reason as McpError.ProtocolReason).message).toContain("'mcp__alpha__greet'")
+      const own = failure(yield* Effect.exit(client.callTool("mcp__alpha__fail", {})))
+      expect(own.reason).toMatchObject({ _tag: "Protocol", code: -32050, message: "alpha broke", data: { why: 1 } })
+    }))
+
+  it.scopedLive("a call the fleet cannot carry out is a tool result with isError", () =>
+    Effect.gen(function*() {
+      const { connect } = yield* setup(twoServers, {
+        callTool: (name) =>
+          Effect.fail(McpError.make("beta", new McpError.TimeoutReason({ method: `tools/call ${name}`, afterMs: 5, kind: "idle" })))
+      })
+      const client = yield* clientOf(yield* connect)
+      const result = yield* client.callTool("mcp__beta__echo", {})
+      expect(result.isError).toBe(true)
+      expect(firstText(result)).toContain("did not answer")
+    }))
+
+  it.scopedLive("paginates with an opaque cursor and refuses a bad one", () =>
+    Effect.gen(function*() {
+      const { connect } = yield* setup(twoServers, { pageSize: 2 })
+      const peer = yield* peerOf(yield* connect)
+      const names: Array<string> = []
+      let cursor: unknown = undefined
+      let pages = 0
+      do {
+        const result: Record<string, any> = yield* peer.request("tools/list", cursor === undefined ? {} : { cursor })
+        names.push(...result.tools.map((t: McpSchema.Tool) => t.name))
+        cursor = result.nextCursor
+        pages++
+      } while (cursor !== undefined)
+      expect(pages).toBe(3)
+      expect(names).toHaveLength(5)
+      expect(new Set(names).size).toBe(5)
+      const bad = failure(yield* Effect.exit(peer.request("tools/list", { cursor: "not-a-cursor" })))
+      expect(bad.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+      // Our own client follows every page.
+      const client = yield* clientOf(yield* connect)
+      expect(yield* client.listTools()).toHaveLength(5)
+    }))
+
+  it.scopedLive("fleet changes become one list_changed per list", () =>
+    Effect.gen(function*() {
+      const { connect, registry } = yield* setup(twoServers)
+      const client = yield* clientOf(yield* connect)
+      const seen = yield* client.subscribe
+      yield* registry.reconcile([...twoServers, fake("gamma", { tools: [tool("new")] })])
+      const first = yield* Queue.take(seen)
+      expect(first.method).toBe("notifications/tools/list_changed")
+      expect(yield* client.listTools()).toHaveLength(6)
+      // Removing beta and gamma at once is one burst: one notification.
+      yield* registry.reconcile([twoServers[0]!])
+      const second = yield* Queue.take(seen)
+      expect(second.method).toBe("notifications/tools/list_changed")
+      expect(yield* client.listTools()).toHaveLength(3)
+      expect(yield* Queue.size(seen)).toBe(0)
+    }))
+
+  it.scopedLive("progress goes to the caller with its own token; cancelling cancels the call at the server", () =>
+    Effect.gen(function*() {
+      const interrupted = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const slow = tool("slow", (_, context) =>
+        Effect.gen(function*() {
+          yield* context.progress(1, 3, "one")
+          yield* context.progress(2, 3, "two")
+          yield* Deferred.succeed(started, undefined)
+          return yield* Effect.never
+        }).pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))))
+      const { connect } = yield* setup([fake("slowpoke", { tools: [slow] })])
+      const client = yield* clientOf(yield* connect)
+      const progress: Array<Peer.Progress> = []
+      const call = yield* client.callTool("mcp__slowpoke__slow", {}, {
+        onProgress: (p) => Effect.sync(() => progress.push(p))
+      }).pipe(Effect.fork)
+      yield* Deferred.await(started)
+      // Progress arrives before the server's handler goes quiet.
+      yield* Effect.repeat(Effect.sync(() => progress.length), { until: (n) => n === 2 })
+      expect(progress).toEqual([{ progress: 1, total: 3, message: "one" }, { progress: 2, total: 3, message: "two" }])
+      yield* Fiber.interrupt(call)
+      yield* Deferred.await(interrupted)
+    }))
+
+  it.scopedLive("log messages of a routed call go to its caller; completion and subscriptions are routed", () =>
+    Effect.gen(function*() {
+      const loud = tool("loud", (_, context) =>
+        Effect.gen(function*() {
+          const peer = server!.peer
+          yield* Effect.ignore(peer.notify("notifications/message", { level: "warning", logger: "loud", data: "careful" }))
+          // Let the log message through the fleet before the answer.
+          yield* Effect.sleep("50 millis")
+          return text(String(context.request.id))
+        }))
+      let server: FakeServer.FakeServer | undefined
+      const spec: ServerSpec.ServerSpec = {
+        name: "loud",
+        transport: {
+          type: "custom",
+          key: "loud",
+          connect: Effect.map(
+            FakeServer.make({
+              name: "loud",
+              tools: [loud],
+              resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }],
+              capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {} },
+              handlers: {
+                "completion/complete": (request) =>
+                  Effect.succeed({ completion: { values: [`${(request.params as any).ref.name}:${(request.params as any).argument.value}!`] } })
+              },
+              prompts: [{ prompt: { name: "p" }, get: () => ({ messages: [] }) }]
+            }),
+            (made) => {
+              server = made
+              return made.transport
+            }
+          )
+        }
+      }
+      const { connect } = yield* setup([spec])
+      const client = yield* clientOf(yield* connect)
+      const logs = yield* client.notifications.pipe(
+        Stream.filter((n) => n.method === "notifications/message"),
+        Stream.runHead,
+        Effect.fork
+      )
+      yield* Effect.yieldNow()
+      yield* client.callTool("mcp__loud__loud", {})
+      const log = yield* Fiber.join(logs)
+      expect(log._tag === "Some" && log.value.params).toMatchObject({ level: "warning", logger: "loud", data: "careful" })
+
+      const completion = yield* client.complete({ type: "ref/prompt", name: "mcp__loud__p" }, { name: "a", value: "x" })
+      expect(completion.completion.values).toEqual(["p:x!"])
+
+      yield* client.subscribeResource("loud://r")
+      expect(server!.requests.map((r) => r.method)).toContain("resources/subscribe")
+      const updated = yield* client.notifications.pipe(
+        Stream.filter((n) => n.method === "notifications/resources/updated"),
+        Stream.runHead,
+        Effect.fork
+      )
+      yield* Effect.yieldNow()
+      yield* Effect.ignore(server!.peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      const update = yield* Fiber.join(updated)
+      expect(update._tag === "Some" && update.value.params).toEqual({ uri: "loud://r" })
+      yield* client.unsubscribeResource("loud://r")
+      expect(server!.requests.map((r) => r.method)).toContain("resources/unsubscribe")
+    }))
+})
