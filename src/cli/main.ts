@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { CliError } from "./CliError.js"
+import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Render from "./Render.js"
@@ -29,7 +30,11 @@ const subcommands = [
   Inspect.resources,
   Invoke.read,
   Inspect.prompts,
-  Invoke.prompt
+  Invoke.prompt,
+  Edit.add,
+  Edit.remove,
+  Edit.enable,
+  Edit.disable
 ] as const
 
 // `mcp-fleet` alone prints the help of every command.
