@@ -20,6 +20,7 @@ import type * as Scope from "effect/Scope"
 import type * as Types from "effect/Types"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import * as ServerSpec from "./ServerSpec.js"
 
@@ -91,6 +92,30 @@ const supervisionFields = {
 
 const Defaults = Schema.Struct(supervisionFields).annotations({ identifier: "Defaults" })
 
+// Tool policy (see Policy.ts): kept out of the ServerSpec, so an edit never restarts a server.
+const Count = Schema.Int.pipe(Schema.positive())
+
+const LimitsEntry = Schema.Struct({
+  timeout: optional(PositiveMilliseconds),
+  maxConcurrent: optional(Count),
+  rateLimit: optional(Schema.Struct({ calls: Count, per: PositiveMilliseconds })),
+  maxResultBytes: optional(Count),
+  onOversize: optional(Schema.Literal("truncate", "fail"))
+}).annotations({ identifier: "Limits" })
+
+const policyFields = {
+  allow: optional(Schema.Array(Schema.String)),
+  deny: optional(Schema.Array(Schema.String)),
+  ask: optional(Schema.Array(Schema.String)),
+  default: optional(Schema.Literal("allow", "deny", "ask")),
+  limits: optional(LimitsEntry),
+  tools: optional(Schema.Record({ key: Schema.String, value: LimitsEntry }))
+}
+
+const ServerPolicyEntry = Schema.Struct(policyFields).annotations({ identifier: "ServerPolicy" })
+
+const PolicyEntry = Schema.Struct({ ...policyFields, audit: optional(Schema.String) }).annotations({ identifier: "Policy" })
+
 // Unknown keys are ignored: these files hold other tools' settings too. `type` is any
 // string, so a transport we do not know marks one server, not the whole file.
 const ServerEntry = Schema.Struct({
@@ -105,7 +130,8 @@ const ServerEntry = Schema.Struct({
   headers: optional(StringRecord),
   disabled: optional(Schema.Boolean),
   enabled: optional(Schema.Boolean),
-  required: optional(Schema.Boolean)
+  required: optional(Schema.Boolean),
+  policy: optional(ServerPolicyEntry)
 }).annotations({ identifier: "ServerEntry" })
 
 type ServerEntry = typeof ServerEntry.Type
@@ -116,7 +142,8 @@ const Servers = Schema.Record({ key: Schema.String, value: ServerEntry })
 const ConfigFile = Schema.Struct({
   mcpServers: optional(Servers),
   servers: optional(Servers),
-  defaults: optional(Defaults)
+  defaults: optional(Defaults),
+  policy: optional(PolicyEntry)
 }).annotations({ identifier: "ConfigFile" })
 
 const decodeConfigFile = Schema.decodeUnknownEither(ConfigFile, { errors: "all" })
@@ -407,6 +434,31 @@ const toSpec = (
 // --- parse --------------------------------------------------------------------------
 
 /**
+ * What one config file holds: its servers, in the file's order, and its tool policy.
+ *
+ * @since 0.1.0
+ */
+export interface Parsed {
+  readonly servers: ReadonlyArray<ServerSpec.ServerSpec>
+  /**
+   * The top-level `policy` block, with each server entry's `policy` block under `servers`
+   * and a relative `audit` path resolved against the file's directory; `{}` when none.
+   */
+  readonly policy: Policy.Config
+}
+
+type ConfigFile = typeof ConfigFile.Type
+
+const policyOf = (file: ConfigFile, dir: string): Policy.Config => {
+  const { audit, ...rules } = file.policy ?? {}
+  const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: NodePath.resolve(dir, audit) }
+  return [...Object.entries(file.mcpServers ?? {}), ...Object.entries(file.servers ?? {})].reduce(
+    (config, [name, entry]) => entry.policy === undefined ? config : Policy.merge(config, { servers: { [name]: entry.policy } }),
+    global
+  )
+}
+
+/**
  * Turns the text of one config file into its servers, in the file's order. `path` is used
  * in errors and to resolve relative `cwd`s; `${VAR}` references are read from `env`.
  *
@@ -420,7 +472,20 @@ export const parse = (
   text: string,
   path: string,
   env: Env = process.env
-): Either.Either<ReadonlyArray<ServerSpec.ServerSpec>, ConfigError> => {
+): Either.Either<ReadonlyArray<ServerSpec.ServerSpec>, ConfigError> =>
+  Either.map(parseFile(text, path, env), (parsed) => parsed.servers)
+
+/**
+ * Like `parse`, with the file's tool policy too. A malformed `policy` block fails the
+ * file like any other known field.
+ *
+ * @since 0.1.0
+ */
+export const parseFile = (
+  text: string,
+  path: string,
+  env: Env = process.env
+): Either.Either<Parsed, ConfigError> => {
   const content = text.replace(/^\uFEFF/, "")
   let json: unknown
   try {
@@ -444,9 +509,10 @@ export const parse = (
   const inServers = new Set(Object.keys(file.servers ?? {}))
   const twice = new Set(fromMcpServers.map(([name]) => name).filter((name) => inServers.has(name)))
   const fromServers = Object.entries(file.servers ?? {}).filter(([name]) => !twice.has(name))
-  return Either.right([...fromMcpServers, ...fromServers].map(([name, entry]) =>
+  const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) =>
     toSpec(name, entry, defaults, context, twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : [])
-  ))
+  )
+  return Either.right({ servers, policy: policyOf(file, dir) })
 }
 
 // --- paths --------------------------------------------------------------------------
@@ -515,6 +581,8 @@ export interface Loaded {
   readonly sources: ReadonlyArray<Source>
   /** The file each server's definition came from. */
   readonly origin: Readonly<Record<string, string>>
+  /** The tool policy of all files, merged with `Policy.merge` in file order. */
+  readonly policy: Policy.Config
 }
 
 const readFile = (fs: FileSystem.FileSystem, path: string) =>
@@ -531,22 +599,25 @@ const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: 
   Effect.gen(function*() {
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
+    let policy: Policy.Config = {}
     for (const path of paths) {
       const text = yield* readFile(fs, path)
       if (text === undefined) {
         sources.push({ path, found: false, servers: 0 })
         continue
       }
-      const specs = yield* parse(text, path, env)
-      sources.push({ path, found: true, servers: specs.length })
+      const parsed = yield* parseFile(text, path, env)
+      sources.push({ path, found: true, servers: parsed.servers.length })
       // A later file replaces a server of the same name; Map keeps its first position.
-      for (const spec of specs) merged.set(spec.name, { spec, path })
+      for (const spec of parsed.servers) merged.set(spec.name, { spec, path })
+      policy = Policy.merge(policy, parsed.policy)
     }
     const entries = [...merged.values()]
     const loaded: Loaded = {
       servers: entries.map((entry) => entry.spec),
       sources,
-      origin: Object.fromEntries(entries.map((entry) => [entry.spec.name, entry.path]))
+      origin: Object.fromEntries(entries.map((entry) => [entry.spec.name, entry.path])),
+      policy
     }
     return loaded
   })
@@ -576,9 +647,9 @@ export interface WatchOptions extends LoadOptions {
   readonly debounce?: Duration.DurationInput | undefined
 }
 
-// The specs' content: two loads with the same fingerprint need no reconcile.
+// The specs' content and the policy: two loads with the same fingerprint need nothing done.
 const fingerprint = (loaded: Loaded): string =>
-  JSON.stringify(loaded.servers.map((spec) => [spec.name, ServerSpec.hash(spec)]).sort())
+  JSON.stringify([loaded.servers.map((spec) => [spec.name, ServerSpec.hash(spec)]).sort(), loaded.policy])
 
 // Editors save by writing a new file and renaming it over the old one, which ends a watch
 // on the file itself; so the directory is watched and its events filtered by name.
