@@ -144,7 +144,13 @@ export const backoff = (policy: ServerSpec.RestartPolicy, attempt: number, rando
   return Math.round(Math.min(max, Math.max(0, base * (1 + policy.jitter * (2 * random - 1)))))
 }
 
-const connectTransport = (
+/**
+ * Opens the configured transport of a server (for a stdio server: spawns it), without the
+ * MCP handshake. It closes with the Scope.
+ *
+ * @since 0.1.0
+ */
+export const connectTransport = (
   spec: ServerSpec.ServerSpec
 ): Effect.Effect<TransportService, McpError.McpError, Scope.Scope | Requirements> => {
   const transport = spec.transport

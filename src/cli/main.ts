@@ -20,6 +20,7 @@ import { CliError } from "./CliError.js"
 import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
+import * as Probe from "./commands/probe.js"
 import * as Render from "./Render.js"
 import * as Root from "./Root.js"
 
@@ -34,7 +35,8 @@ const subcommands = [
   Edit.add,
   Edit.remove,
   Edit.enable,
-  Edit.disable
+  Edit.disable,
+  Probe.test
 ] as const
 
 // `mcp-fleet` alone prints the help of every command.
