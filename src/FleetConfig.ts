@@ -676,8 +676,8 @@ const watchDirectory = (fs: FileSystem.FileSystem, dir: string, names: ReadonlyS
 
 /**
  * The merged config now and after every change: the first element is the current config,
- * and a new one follows whenever an edit of any of the files changes some server's spec
- * or the set of servers. Each file's directory is watched, and reads wait until the files
+ * and a new one follows whenever an edit of any of the files changes some server's spec,
+ * the set of servers, or the policy. Each file's directory is watched, and reads wait until the files
  * have been quiet for `debounce`.
  *
  * A file that turns invalid is logged as a warning and nothing is emitted, so the fleet

@@ -546,6 +546,32 @@ describe("load", () => {
       ])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
+  it.effect("merges the policy blocks of all files; per-server policy stays out of the specs", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const user = path.join(dir, "home", "mcp.json")
+      const project = path.join(dir, "project", ".mcp.json")
+      writeJson(user, {
+        policy: { deny: ["mcp__*__delete_*"], default: "ask", limits: { timeout: 1000, maxConcurrent: 2 }, audit: "audit.jsonl" },
+        mcpServers: { github: { command: "gh", policy: { ask: ["create_*"] } } }
+      })
+      writeJson(project, {
+        policy: { deny: ["mcp__github__merge_*"], default: "allow", limits: { timeout: 5000 } },
+        mcpServers: { github: { command: "gh", policy: { deny: ["push"], limits: { maxConcurrent: 1 } } } }
+      })
+      const loaded = yield* FleetConfig.load({ paths: [user, project], env: {} })
+      expect(loaded.policy).toEqual({
+        deny: ["mcp__*__delete_*", "mcp__github__merge_*"],
+        default: "ask",
+        limits: { timeout: 5000, maxConcurrent: 2 },
+        audit: path.join(dir, "home", "audit.jsonl"),
+        servers: { github: { ask: ["create_*"], deny: ["push"], limits: { maxConcurrent: 1 } } }
+      })
+      const alone = yield* FleetConfig.load({ paths: [project], env: {} })
+      expect(ServerSpec.hash(alone.servers[0])).toBe(ServerSpec.hash(loaded.servers[0]))
+      expect((yield* FleetConfig.load({ paths: [path.join(dir, "none.json")] })).policy).toEqual({})
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
   it.effect("skips missing files and returns no servers when none exists", () =>
     Effect.gen(function*() {
       const dir = makeTempDir()
@@ -673,6 +699,20 @@ describe("changes", () => {
       expect(fifth.sources[1]).toEqual({ path: project, found: false, servers: 0 })
       const info = yield* nextLog("INFO")
       expect(info.message).toBe(`config file ${project} was removed; its servers are dropped`)
+    }))
+
+  it.scopedLive("emits a policy edit, which leaves every spec's hash as it was", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".mcp.json")
+      writeJson(file, { mcpServers: { files: { command: "files" } } })
+      const { next } = yield* watch({ paths: [file], env: {} })
+      const first = yield* next
+      expect(first.policy).toEqual({})
+      saveJson(file, { mcpServers: { files: { command: "files", policy: { deny: ["write_*"] } } } })
+      const second = yield* next
+      expect(second.policy).toEqual({ servers: { files: { deny: ["write_*"] } } })
+      expect(hashes(second)).toEqual(hashes(first))
     }))
 
   it.scopedLive("picks up a file whose directory appears later", () =>
