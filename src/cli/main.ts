@@ -21,6 +21,7 @@ import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
+import * as Watch from "./commands/watch.js"
 import * as Render from "./Render.js"
 import * as Root from "./Root.js"
 
@@ -36,7 +37,8 @@ const subcommands = [
   Edit.remove,
   Edit.enable,
   Edit.disable,
-  Probe.test
+  Probe.test,
+  Watch.watch
 ] as const
 
 // `mcp-fleet` alone prints the help of every command.
