@@ -442,9 +442,7 @@ export const digestArguments = (args: Readonly<Record<string, unknown>> | undefi
 
 // --- result size --------------------------------------------------------------------
 
-const encoder = new TextEncoder()
-
-const jsonBytes = (value: unknown): number => encoder.encode(JSON.stringify(value)).length
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), "utf8")
 
 // The bytes one code point takes inside a JSON string.
 const escapedBytes = (code: number): number =>
@@ -590,13 +588,13 @@ const denied = (entry: Catalog.ToolEntry, decision: Judged) =>
     )
   )
 
-const outcomeOf = (exit: Exit.Exit<McpSchema.CallToolResult, McpError.McpError>, stage: string | undefined): string => {
-  if (stage !== undefined) return stage
+const outcomeOf = (exit: Exit.Exit<McpSchema.CallToolResult, McpError.McpError>): string => {
   if (Exit.isSuccess(exit)) return exit.value.isError === true ? "isError" : "ok"
   if (Exit.isInterrupted(exit)) return "cancelled"
   const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
   if (failure === undefined) return "error:defect"
-  return failure.reason._tag === "Timeout" ? "timeout" : `error:${failure.reason._tag}`
+  const tag = failure.reason._tag
+  return tag === "Denied" ? "denied" : tag === "Timeout" ? "timeout" : `error:${tag}`
 }
 
 /**
@@ -667,8 +665,14 @@ export const make = (
         ))
       })
 
+    // The decision on a tool; a denied tool fails here.
+    const judge = (entry: Catalog.ToolEntry, rules: Compiled): Effect.Effect<Judged, McpError.McpError> => {
+      const decision = decideWith(rules, targetOf(entry), approver)
+      return decision.action === "deny" ? Effect.fail(denied(entry, decision)) : Effect.succeed(decision)
+    }
+
     const validate: Policy["validate"] = traced("Policy.validate")((name, args) =>
-      Effect.flatMap(lookup(name), (entry) => check(entry, args))
+      Effect.flatMap(lookup(name), (entry) => Effect.zipRight(judge(entry, compiled), check(entry, args)))
     )
 
     const poolOf = (key: string, limits: Limits): Pool => {
@@ -692,7 +696,7 @@ export const make = (
     }
 
     // Takes a token from every bucket, or from none when one is empty.
-    const admit = (entry: Catalog.ToolEntry, scoped: ReadonlyArray<readonly [Pool, string]>) =>
+    const takeTokens = (entry: Catalog.ToolEntry, scoped: ReadonlyArray<readonly [Pool, string]>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         for (const [pool, what] of scoped) {
           const bucket = pool.rate
@@ -741,7 +745,7 @@ export const make = (
           (inner, [pool]) => pool.concurrency === undefined ? inner : pool.concurrency.semaphore.withPermits(1)(inner),
           timed
         )
-        return Effect.zipRight(admit(entry, scoped), slotted)
+        return Effect.zipRight(takeTokens(entry, scoped), slotted)
       })
 
     const appendLine = (path: string, line: string) =>
@@ -763,27 +767,25 @@ export const make = (
     const callTool: Policy["callTool"] = traced("Policy.callTool")((name, args, options) =>
       Effect.gen(function*() {
         const start = yield* Clock.currentTimeMillis
+        const rules = compiled
+        const auditing = Option.isSome(sink) || rules.config.audit !== undefined
         // Filled in as the call goes, for its audit entry.
         const facts: {
-          target: Target
-          stage: string | undefined
+          entry: Catalog.ToolEntry | undefined
+          invalid: boolean
           rule: string | undefined
           resultBytes: number | undefined
           truncated: boolean
-        } = { target: { name }, stage: undefined, rule: undefined, resultBytes: undefined, truncated: false }
+        } = { entry: undefined, invalid: false, rule: undefined, resultBytes: undefined, truncated: false }
 
         const run = Effect.gen(function*() {
           const entry = yield* lookup(name)
-          const target = { name, server: entry.server, tool: entry.tool.name }
-          facts.target = target
-          const rules = compiled
-          const decision = decideWith(rules, target, approver)
-          if (decision.action !== "allow") facts.rule = decision.source
-          if (decision.action === "deny") {
-            facts.stage = "denied"
-            return yield* Effect.fail(denied(entry, decision))
-          }
-          yield* Effect.tapError(check(entry, args), () => Effect.sync(() => facts.stage = "invalid"))
+          facts.entry = entry
+          const decision = yield* judge(entry, rules).pipe(
+            Effect.tapError((error) => Effect.sync(() => facts.rule = (error.reason as McpError.DeniedReason).rule))
+          )
+          facts.rule = decision.source
+          yield* Effect.tapError(check(entry, args), () => Effect.sync(() => facts.invalid = true))
           if (decision.action === "ask" && Option.isSome(approval)) {
             const answer = yield* approval.value.approve({
               server: entry.server,
@@ -793,20 +795,20 @@ export const make = (
               rule: decision.rule
             })
             if (answer.decision !== "allow") {
-              facts.stage = "denied"
               const declined = `${decision.reason}: the approver declined${answer.reason ? ` (${answer.reason})` : ""}`
               return yield* Effect.fail(denied(entry, { ...decision, action: "deny", reason: declined }))
             }
           }
-          const resolved = resolveLimits(rules, target)
+          const resolved = resolveLimits(rules, targetOf(entry))
           const result = yield* limited(
             entry,
             resolved,
             registry.withClient(entry.server, (client) => client.callTool(entry.tool.name, args, options), options)
           )
+          const max = resolved.call.maxResultBytes
+          if (max === undefined && !auditing) return result
           const size = jsonBytes(result)
           facts.resultBytes = size
-          const max = resolved.call.maxResultBytes
           if (max === undefined || size <= max) return result
           if (resolved.call.onOversize === "fail") {
             return yield* Effect.fail(McpError.make(
@@ -818,16 +820,17 @@ export const make = (
           return truncate(result, max, size)
         })
 
+        if (!auditing) return yield* run
         return yield* run.pipe(Effect.onExit((exit) =>
           Effect.flatMap(Clock.currentTimeMillis, (end) =>
             audit({
               time: new Date(start).toISOString(),
-              server: facts.target.server ?? "",
-              tool: facts.target.tool ?? "",
+              server: facts.entry?.server ?? "",
+              tool: facts.entry?.tool.name ?? "",
               name,
               argsDigest: digestArguments(args),
               durationMs: end - start,
-              outcome: outcomeOf(exit, facts.stage),
+              outcome: facts.invalid ? "invalid" : outcomeOf(exit),
               ...(facts.resultBytes === undefined ? {} : { resultBytes: facts.resultBytes }),
               ...(facts.truncated ? { truncated: true } : {}),
               ...(facts.rule === undefined ? {} : { rule: facts.rule })

@@ -158,6 +158,7 @@ describe("Policy rules", () => {
         `server 'alpha': tool 'mcp__alpha__delete' was denied by policy: rule deny "mcp__alpha__del*" (global)`
       )
       expect(toolCalls(servers[0].handle)).toEqual([])
+      reasonOf(failure(yield* Effect.exit(policy.validate("mcp__alpha__delete", {}))), "Denied")
       // An unknown name never suggests a hidden tool.
       const missing = failure(yield* Effect.exit(policy.callTool("mcp__alpha__delet")))
       expect(reasonOf(missing, "NotFound").suggestions).not.toContain("mcp__alpha__delete")
