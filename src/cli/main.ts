@@ -21,6 +21,7 @@ import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
+import * as Serve from "./commands/serve.js"
 import * as Watch from "./commands/watch.js"
 import * as Render from "./Render.js"
 import * as Root from "./Root.js"
@@ -38,7 +39,8 @@ const subcommands = [
   Edit.enable,
   Edit.disable,
   Probe.test,
-  Watch.watch
+  Watch.watch,
+  Serve.serve
 ] as const
 
 // `mcp-fleet` alone prints the help of every command.

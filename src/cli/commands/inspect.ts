@@ -79,7 +79,7 @@ const serverOption = Options.text("server").pipe(
 const catalogOf = (settings: Settings.Settings, server: Option.Option<string>) =>
   Effect.gen(function*() {
     const started = yield* Fleet.start(settings, { only: Option.getOrUndefined(server) })
-    const policy = yield* Guard.make(started)
+    const policy = yield* Guard.make(started, false)
     return policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
   })
 

@@ -125,7 +125,7 @@ export const call = Command.make("call", {
       )
     }
     const started = yield* Fleet.start(settings, { only: server, loaded })
-    const guard = yield* Guard.make(started)
+    const guard = yield* Guard.make(started, !settings.json)
     const catalog = guard.filter(yield* SubscriptionRef.get(started.registry.catalog))
     const entry = split
       ? catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === second)

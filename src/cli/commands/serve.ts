@@ -1,0 +1,90 @@
+/**
+ * `mcp-fleet serve`: the gateway — the whole fleet as one MCP server, over stdio (for a
+ * host that spawns it) or Streamable HTTP. Config edits are applied while it runs: servers
+ * come and go, the policy changes, and clients get list_changed.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as FleetConfig from "../../FleetConfig.js"
+import * as Gateway from "../../Gateway.js"
+import * as Policy from "../../Policy.js"
+import * as ServerRegistry from "../../ServerRegistry.js"
+import * as CliError from "../CliError.js"
+import * as Fleet from "../Fleet.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as Settings from "../Settings.js"
+
+/**
+ * `mcp-fleet serve --stdio` or `mcp-fleet serve --http <port>`.
+ *
+ * @since 0.1.0
+ */
+export const serve = Command.make("serve", {
+  ...Settings.options,
+  stdio: Options.boolean("stdio").pipe(Options.withDescription("Serve MCP on stdin/stdout")),
+  http: Options.integer("http").pipe(
+    Options.withDescription("Serve MCP over Streamable HTTP on this port (0: any free port)"),
+    Options.optional
+  ),
+  host: Options.text("host").pipe(
+    Options.withDescription("The address to bind with --http (default 127.0.0.1: this machine only)"),
+    Options.withDefault("127.0.0.1")
+  ),
+  path: Options.text("path").pipe(Options.withDescription("The MCP endpoint's path"), Options.withDefault("/mcp")),
+  tokenEnv: Options.text("token-env").pipe(
+    Options.withDescription("Require 'Authorization: Bearer <token>', the token read from this environment variable"),
+    Options.optional
+  ),
+  allowOrigin: Options.text("allow-origin").pipe(
+    Options.withDescription("An Origin allowed besides localhost (repeatable); others get 403"),
+    Options.repeated
+  )
+}, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    if (given.stdio === Option.isSome(given.http)) return yield* CliError.usage("give either --stdio or --http <port>")
+    let token: Redacted.Redacted<string> | undefined
+    if (Option.isSome(given.tokenEnv)) {
+      const value = process.env[given.tokenEnv.value]
+      if (value === undefined || value === "") {
+        return yield* CliError.usage(`--token-env ${given.tokenEnv.value}: that environment variable is not set`)
+      }
+      token = Redacted.make(value)
+    }
+    const loaded = yield* Fleet.loadConfig(settings)
+    const registry = yield* ServerRegistry.make({ servers: loaded.servers })
+    const policy = yield* Policy.make(loaded.policy).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
+    // Hot reload: the fleet and the policy follow the files.
+    yield* FleetConfig.changes({ paths: settings.paths }).pipe(
+      Stream.drop(1),
+      Stream.runForEach((next) => Effect.zipRight(registry.reconcile(next.servers), policy.update(next.policy))),
+      Effect.forkScoped
+    )
+    // Hosts list tools right after initialize: give the servers a moment to come up first.
+    yield* Effect.ignore(registry.awaitReady({ servers: "settled", timeout: settings.timeout }))
+    const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      effect.pipe(
+        Effect.provideService(ServerRegistry.ServerRegistry, registry),
+        Effect.provideService(Policy.Policy, policy)
+      )
+    if (given.stdio) return yield* gateway(Gateway.serveStdio())
+    const url = yield* gateway(Gateway.serveHttp({
+      port: Option.getOrThrow(given.http),
+      host: given.host,
+      path: given.path,
+      token,
+      allowedOrigins: given.allowOrigin
+    }))
+    if (settings.json) yield* Render.json({ url })
+    else yield* Render.note(`mcp-fleet gateway listening on ${url} (${loaded.servers.length} servers; Ctrl-C to stop)`)
+    return yield* Effect.never
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription("Serve the fleet as one MCP server: serve --stdio, or serve --http <port>")
+  )
