@@ -81,7 +81,11 @@ export interface Limits {
   readonly timeout?: Duration.DurationInput | undefined
   /** How many calls may run at once; more wait for a free slot, in order. Default: no limit. */
   readonly maxConcurrent?: number | undefined
-  /** A call over the rate fails at once with a Limit reason (it does not wait). Default: no limit. */
+  /**
+   * A call over the rate fails at once with a Limit reason saying when the next is
+   * allowed; it does not wait. Calls count when admitted, before they wait for a slot;
+   * denied and invalid calls do not count. Default: no limit.
+   */
   readonly rateLimit?: RateLimit | undefined
   /** The largest result, in bytes of its JSON. Default: no limit. */
   readonly maxResultBytes?: number | undefined
@@ -484,8 +488,9 @@ export const truncationMarker = (limit: number, size: number): string =>
 
 /**
  * Cuts a result of `size` bytes down to at most `limit` bytes of JSON: the content blocks
- * that fit, then as much of the next block as fits if it is text, then the marker block.
- * `structuredContent` is dropped; `isError` and `_meta` are kept.
+ * that fit, then as much of the next block as fits if it is text, then the marker block
+ * (alone, if even the marker does not fit). `structuredContent` is dropped (cut, it would
+ * no longer match the tool's outputSchema); `isError` and `_meta` are kept.
  *
  * @since 0.1.0
  */

@@ -501,7 +501,7 @@ describe("Policy audit", () => {
       expect(logged[4]).toMatchObject({ server: "", tool: "", name: "mcp__alpha__nope" })
     }))
 
-  it.scoped("audit outcomes of limits: timeout, an oversize failure and a truncation", () =>
+  it.scoped("audit outcomes of limits and cancellation: timeout, a truncation, an oversize failure, cancelled", () =>
     Effect.gen(function*() {
       const { entries, sink } = yield* memorySink
       const started = yield* Queue.unbounded<string>()
@@ -520,11 +520,16 @@ describe("Policy audit", () => {
       yield* Effect.exit(Fiber.join(call))
       yield* policy.callTool("mcp__alpha__big")
       yield* Effect.exit(policy.callTool("mcp__alpha__huge"))
+      const cancelled = yield* Effect.fork(policy.callTool("mcp__alpha__hang"))
+      yield* Queue.take(started)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(cancelled)
       const logged = [...yield* Queue.takeAll(entries)]
       expect(logged.map(({ durationMs, outcome, truncated }) => ({ durationMs, outcome, truncated }))).toEqual([
         { durationMs: 2000, outcome: "timeout", truncated: undefined },
         { durationMs: 0, outcome: "ok", truncated: true },
-        { durationMs: 0, outcome: "error:Limit", truncated: undefined }
+        { durationMs: 0, outcome: "error:Limit", truncated: undefined },
+        { durationMs: 1000, outcome: "cancelled", truncated: undefined }
       ])
       expect(logged[1].resultBytes).toBe(339)
       expect(logged[2].resultBytes).toBe(339)
@@ -541,37 +546,21 @@ describe("Policy config", () => {
   }
 
   it("FleetConfig reads the global and per-server policy blocks", () => {
-    const file = parsed({
-      policy: {
-        deny: ["mcp__*__delete_*"],
-        ask: ["mcp__github__*"],
-        default: "allow",
-        limits: { timeout: 30000, maxConcurrent: 4, rateLimit: { calls: 10, per: 1000 }, maxResultBytes: 1048576 },
-        tools: { "mcp__fs__read_file": { onOversize: "fail" } },
-        audit: "logs/audit.jsonl",
-        comment: "unknown keys are ignored"
-      },
-      mcpServers: {
-        github: {
-          command: "gh-mcp",
-          policy: { allow: ["get_*"], limits: { maxConcurrent: 1 }, tools: { search: { rateLimit: { calls: 1, per: 2000 } } } }
-        },
-        fs: { command: "fs-mcp" }
-      }
-    })
-    expect(file.servers.map((spec) => spec.name)).toEqual(["github", "fs"])
-    expect(file.servers[0]).not.toHaveProperty("policy")
-    expect(JSON.parse(JSON.stringify(file.policy))).toEqual({
+    const rules = {
       deny: ["mcp__*__delete_*"],
       ask: ["mcp__github__*"],
       default: "allow",
       limits: { timeout: 30000, maxConcurrent: 4, rateLimit: { calls: 10, per: 1000 }, maxResultBytes: 1048576 },
-      tools: { "mcp__fs__read_file": { onOversize: "fail" } },
-      audit: "/work/project/logs/audit.jsonl",
-      servers: {
-        github: { allow: ["get_*"], limits: { maxConcurrent: 1 }, tools: { search: { rateLimit: { calls: 1, per: 2000 } } } }
-      }
+      tools: { "mcp__fs__read_file": { onOversize: "fail" } }
+    }
+    const github = { allow: ["get_*"], limits: { maxConcurrent: 1 }, tools: { search: { rateLimit: { calls: 1, per: 2000 } } } }
+    const file = parsed({
+      policy: { ...rules, audit: "logs/audit.jsonl", comment: "unknown keys are ignored" },
+      mcpServers: { github: { command: "gh-mcp", policy: github }, fs: { command: "fs-mcp" } }
     })
+    expect(file.servers.map((spec) => spec.name)).toEqual(["github", "fs"])
+    expect(file.servers[0]).not.toHaveProperty("policy")
+    expect(file.policy).toEqual({ ...rules, audit: "/work/project/logs/audit.jsonl", servers: { github } })
     expect(parsed({ mcpServers: {} }).policy).toEqual({})
   })
 
