@@ -626,6 +626,16 @@ export const make = (
       Effect.forkScoped
     )
     const validators = new ValidatorCache()
+    // A catalog keeps its tools' schema objects, so most calls skip the cache's JSON key.
+    const bySchema = new WeakMap<object, ReturnType<ValidatorCache["get"]>>()
+    const validatorOf = (schema: Record<string, unknown>) => {
+      let validator = bySchema.get(schema)
+      if (validator === undefined) {
+        validator = validators.get(schema)
+        bySchema.set(schema, validator)
+      }
+      return validator
+    }
     const pools = new Map<string, Pool>()
     const fileLock = yield* Effect.makeSemaphore(1)
 
@@ -648,14 +658,18 @@ export const make = (
           ? Effect.succeed(entry)
           : Effect.fail(McpError.make(
             "",
-            // Suggestions come from the filtered catalog: hidden tools are never named.
-            new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, filterWith(compiled, catalog).toolsByName.keys()) })
+            new McpError.NotFoundReason({
+              what: "tool",
+              name,
+              // From the filtered catalog: a hidden tool is never named.
+              suggestions: Catalog.suggest(name, filterWith(compiled, catalog).toolsByName.keys())
+            })
           ))
       })
 
     const check = (entry: Catalog.ToolEntry, args: Readonly<Record<string, unknown>> | undefined) =>
       Effect.suspend(() => {
-        const validator = validators.get(entry.tool.inputSchema)
+        const validator = validatorOf(entry.tool.inputSchema)
         // A schema that cannot be compiled is the server's to enforce.
         if (validator._tag === "Left") {
           return Effect.logDebug(`the inputSchema of tool '${entry.name}' cannot be compiled: ${validator.left}`)
@@ -755,9 +769,10 @@ export const make = (
 
     const appendLine = (path: string, line: string) =>
       fileLock.withPermits(1)(Effect.tryPromise(() => fs.appendFile(path, line)).pipe(
-        Effect.catchAll((error) =>
-          Effect.logWarning(`the audit log ${path} cannot be written: ${error.cause instanceof Error ? error.cause.message : String(error.cause)}`)
-        )
+        Effect.catchAll((error) => {
+          const why = error.cause instanceof Error ? error.cause.message : String(error.cause)
+          return Effect.logWarning(`the audit log ${path} cannot be written: ${why}`)
+        })
       ))
 
     const audit = (entry: AuditEntry) =>
