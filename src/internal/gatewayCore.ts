@@ -27,6 +27,8 @@ import { Transport } from "../Transport.js"
  */
 export interface PolicyLike {
   readonly filter: (catalog: Catalog.Catalog) => Catalog.Catalog
+  /** The filtered catalog now and after every change of the fleet or of the rules. */
+  readonly catalog?: Stream.Stream<Catalog.Catalog> | undefined
   readonly callTool: (
     name: string,
     args?: Record<string, unknown> | undefined,
@@ -79,7 +81,8 @@ const fingerprints = (catalog: Catalog.Catalog): Record<ListKind, string> => ({
 })
 
 /**
- * Starts the hub of one gateway: it watches the catalog (as the policy filters it) and
+ * Starts the hub of one gateway: it watches the catalog (as the policy filters it, and
+ * again when the policy's rules change) and
  * publishes which lists changed, after the fleet has been quiet for the debounce, so a
  * burst of changes (a config reload, a restart) is one notification per list.
  */
@@ -92,11 +95,11 @@ export const makeFleet = (
     const listChanged = yield* PubSub.unbounded<ListKind>()
     yield* Effect.addFinalizer(() => PubSub.shutdown(listChanged))
     let last = fingerprints(policy.filter(yield* SubscriptionRef.get(registry.catalog)))
-    yield* registry.catalog.changes.pipe(
+    yield* (policy.catalog ?? Stream.map(registry.catalog.changes, policy.filter)).pipe(
       Stream.debounce(options.listChangedDebounce),
       Stream.runForEach((catalog) =>
         Effect.suspend(() => {
-          const next = fingerprints(policy.filter(catalog))
+          const next = fingerprints(catalog)
           const changed = (["tools", "resources", "prompts"] as const).filter((kind) => next[kind] !== last[kind])
           last = next
           return PubSub.publishAll(listChanged, changed)

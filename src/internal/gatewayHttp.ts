@@ -281,7 +281,9 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           if (sessions.size >= options.maxSessions) {
             return jsonRpcError(503, JsonRpc.ErrorCode.InternalError, "too many sessions; end one with DELETE first")
           }
-          const entry = yield* openSession
+          // The server runs handlers uninterruptibly and forked fibers inherit that: the
+          // session's fibers must be interruptible, or closing it would wait for ever.
+          const entry = yield* Effect.interruptible(openSession)
           return yield* answer(entry, messages, batch, { "mcp-session-id": entry.id })
         }
 

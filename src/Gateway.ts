@@ -1,0 +1,211 @@
+/**
+ * The fleet served as one MCP server. Clients see every server's tools and prompts under
+ * their qualified names (`mcp__<server>__<tool>`) and every resource under its own URI;
+ * their calls are routed to the owning server (tool calls through the Policy) and answered
+ * with its result unchanged. Changes of the fleet reach them as list_changed
+ * notifications, progress of a routed call reaches the client that made it, and a client's
+ * cancellation cancels the call at the server.
+ *
+ * Two ways in: stdio, for hosts that spawn the gateway, and Streamable HTTP, with sessions,
+ * SSE answers, DNS-rebinding protection and an optional bearer token.
+ *
+ * Choices the protocol leaves open:
+ * - initialize declares every capability the gateway can route (tools, resources with
+ *   subscribe, prompts, completions, logging; lists with listChanged), because servers join
+ *   and leave while clients stay connected. Any supported revision the client asks for is
+ *   accepted; otherwise the latest.
+ * - A tool call that fails in the fleet (server down, timeout, denied by policy, rejected
+ *   arguments) answers with a CallToolResult with `isError: true` and the message: a tool
+ *   execution error, which the model sees. An unknown tool (-32602, with the closest names)
+ *   and the server's own JSON-RPC error (passed through) are protocol errors.
+ * - A server's log messages go to the clients with a call in flight to that server, and to
+ *   every client that set a level with logging/setLevel (at or above it). setLevel is not
+ *   passed on: the servers are shared by all clients.
+ * - Over HTTP, a POST holding a tool call or a request with a progress token is answered
+ *   with an SSE stream (its progress and log messages first, then the answer); other POSTs
+ *   with JSON. Notifications not tied to a request go on the session's GET stream.
+ *
+ * @since 0.1.0
+ */
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import type * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import type { Readable, Writable } from "node:stream"
+import * as GatewayCore from "./internal/gatewayCore.js"
+import * as GatewayHttp from "./internal/gatewayHttp.js"
+import * as GatewayStdio from "./internal/gatewayStdio.js"
+import { traced } from "./internal/traced.js"
+import * as JsonRpc from "./JsonRpc.js"
+import type * as McpError from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
+import * as Policy from "./Policy.js"
+import * as ServerRegistry from "./ServerRegistry.js"
+import { Transport } from "./Transport.js"
+
+/**
+ * How the gateway presents the fleet, in either mode.
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  /** The most items of one list page (tools/list, ...). Default: 100. */
+  readonly pageSize?: number | undefined
+  /** Who the gateway says it is in initialize. Default: `{ name: "mcp-fleet", version }`. */
+  readonly serverInfo?: McpSchema.Implementation | undefined
+  /** Instructions for the client's model, sent in initialize. Default: none. */
+  readonly instructions?: string | undefined
+  /** How long the fleet must be quiet before list changes are announced. Default: 100 ms. */
+  readonly listChangedDebounce?: Duration.DurationInput | undefined
+}
+
+/**
+ * Options of the stdio mode.
+ *
+ * @since 0.1.0
+ */
+export interface StdioOptions extends Options {
+  /** Where messages come from. Default: `process.stdin`. */
+  readonly input?: Readable | undefined
+  /** Where messages go; nothing else is ever written to it. Default: `process.stdout`. */
+  readonly output?: Writable | undefined
+  /** The largest message accepted. Default: 16 MiB. */
+  readonly maxMessageBytes?: number | undefined
+}
+
+/**
+ * Options of the Streamable HTTP mode.
+ *
+ * @since 0.1.0
+ */
+export interface HttpOptions extends Options {
+  /** The port; 0 picks a free one (the returned URL says which). */
+  readonly port: number
+  /** The address to bind. Default: 127.0.0.1, reachable from this machine only. */
+  readonly host?: string | undefined
+  /** The MCP endpoint's path. Default: `/mcp`. */
+  readonly path?: string | undefined
+  /** When set, every request must carry `Authorization: Bearer <token>`; otherwise 401. */
+  readonly token?: Redacted.Redacted<string> | undefined
+  /**
+   * Origins (`https://app.example.com`) allowed besides localhost, 127.0.0.1 and [::1]. A
+   * request with any other Origin is refused with 403 (DNS-rebinding protection).
+   */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /** The largest POST body accepted. Default: 16 MiB. */
+  readonly maxMessageBytes?: number | undefined
+  /** The most sessions at once; initialize beyond it gets 503. Default: 1000. */
+  readonly maxSessions?: number | undefined
+}
+
+/**
+ * What the gateway needs: the fleet, and the policy its tool calls go through.
+ *
+ * @since 0.1.0
+ */
+export type Requirements = ServerRegistry.ServerRegistry | Policy.Policy
+
+const fleetOf = (options: Options) =>
+  Effect.gen(function*() {
+    const registry = yield* ServerRegistry.ServerRegistry
+    const policy = yield* Policy.Policy
+    return yield* GatewayCore.makeFleet(registry, policy, GatewayCore.resolveOptions(options))
+  })
+
+/**
+ * Serves one client over the Transport in context (the server's end of a connection, such
+ * as one end of `Memory.makePair`). Returns why the connection ended, once it has.
+ *
+ * @since 0.1.0
+ */
+export const serve: (options?: Options) => Effect.Effect<McpError.McpError, never, Transport | Requirements> = traced(
+  "Gateway.serve"
+)((options: Options = {}) =>
+  Effect.scoped(Effect.flatMap(fleetOf(options), GatewayCore.serveSession))
+)
+
+/**
+ * Logging to stderr only: the loggers that write to stdout (Effect's default one, and the
+ * pretty one `runMain` installs) give way to a pretty logger on stderr; others stay. In
+ * stdio mode stdout carries the protocol, so a program running the gateway on stdio
+ * provides this around everything (the registry's fibers log too).
+ *
+ * @since 0.1.0
+ */
+export const stdioLogger: Layer.Layer<never> = Layer.scopedDiscard(
+  Effect.locallyScopedWith(FiberRef.currentLoggers, (loggers) =>
+    loggers.pipe(
+      HashSet.remove(Logger.defaultLogger),
+      HashSet.remove(Logger.prettyLoggerDefault),
+      HashSet.add(Logger.prettyLogger({ stderr: true, colors: false }))
+    ))
+)
+
+/**
+ * Serves the fleet on this process's stdin and stdout (newline-delimited JSON-RPC), for a
+ * host that spawns the gateway. Returns when stdin ends. Its own logs go to stderr; provide
+ * `stdioLogger` around the whole program so the fleet's logs do as well.
+ *
+ * @since 0.1.0
+ */
+export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, Requirements> = traced(
+  "Gateway.serveStdio"
+)((options: StdioOptions = {}) =>
+  Effect.scoped(Effect.gen(function*() {
+    const fleet = yield* fleetOf(options)
+    const transport = GatewayStdio.make(
+      options.input ?? process.stdin,
+      options.output ?? process.stdout,
+      options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
+    )
+    yield* GatewayCore.serveSession(fleet).pipe(Effect.provideService(Transport, transport))
+  })).pipe(Effect.provide(stdioLogger))
+)
+
+/**
+ * Serves the fleet as a Streamable HTTP MCP server until the Scope closes, and returns the
+ * endpoint's URL (`http://127.0.0.1:<port>/mcp`). Fails when it cannot listen.
+ *
+ * Sessions start at initialize (the answer carries `Mcp-Session-Id`) and end with DELETE or
+ * the Scope; an unknown session gets 404, a request without one 400. GET opens the
+ * session's stream of notifications; other methods get 405. A `MCP-Protocol-Version`
+ * header naming a revision the gateway does not speak gets 400. A foreign Origin or Host
+ * gets 403, a missing or wrong bearer token (when `token` is set) 401 with
+ * `WWW-Authenticate: Bearer`.
+ *
+ * @since 0.1.0
+ */
+export const serveHttp: (options: HttpOptions) => Effect.Effect<string, McpError.McpError, Requirements | Scope.Scope> =
+  traced("Gateway.serveHttp")((options: HttpOptions) =>
+    Effect.flatMap(fleetOf(options), (fleet) =>
+      GatewayHttp.serve(fleet, {
+        port: options.port,
+        host: options.host ?? "127.0.0.1",
+        path: options.path ?? "/mcp",
+        token: options.token,
+        allowedOrigins: options.allowedOrigins ?? [],
+        maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
+        maxSessions: options.maxSessions ?? 1000
+      }))
+  )
+
+/**
+ * A layer that serves the fleet over HTTP for as long as it lives.
+ *
+ * @since 0.1.0
+ */
+export const layerHttp = (options: HttpOptions): Layer.Layer<never, McpError.McpError, Requirements> =>
+  Layer.scopedDiscard(Effect.tap(serveHttp(options), (url) => Effect.logInfo(`gateway listening on ${url}`)))
+
+/**
+ * A layer that serves the fleet on stdio in the background for as long as it lives (or
+ * until stdin ends). To run until stdin ends, use `serveStdio` instead.
+ *
+ * @since 0.1.0
+ */
+export const layerStdio = (options: StdioOptions = {}): Layer.Layer<never, never, Requirements> =>
+  Layer.scopedDiscard(Effect.forkScoped(serveStdio(options)))
