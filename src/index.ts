@@ -54,3 +54,9 @@ export * as ServerRegistry from "./ServerRegistry.js"
 
 /** Config files (mcpServers / servers formats), variables, merging and watching. */
 export * as FleetConfig from "./FleetConfig.js"
+
+/** Tool policy: allow/deny/ask rules, approval, argument validation, limits and the audit log. */
+export * as Policy from "./Policy.js"
+
+/** The fleet served as one MCP server, over stdio or Streamable HTTP. */
+export * as Gateway from "./Gateway.js"

@@ -82,7 +82,8 @@ export const serve = Command.make("serve", {
       token,
       allowedOrigins: given.allowOrigin
     }))
-    if (settings.json) yield* Render.json({ url })
+    // One line, so a program can read the URL as soon as it is there.
+    if (settings.json) yield* Render.lines([JSON.stringify({ url })])
     else yield* Render.note(`mcp-fleet gateway listening on ${url} (${loaded.servers.length} servers; Ctrl-C to stop)`)
     return yield* Effect.never
   }).pipe(Effect.scoped)).pipe(

@@ -1,0 +1,295 @@
+// The `mcp-fleet` CLI end to end, as a user runs it: real processes in a temp folder with a
+// `.mcp.json` of real servers from npm, every command, its --json shape and its exit code.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { afterAll, describe, expect, it } from "vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { CLI, config, FIXTURES, MARK, run, SERVERS, start, tempDir } from "./support/cli.js"
+import { survivors } from "./support/processes.js"
+
+const mark = `cli-${process.pid}-${Date.now()}`
+const memoryFile = path.join(tempDir(), "memory.jsonl")
+
+const servers = {
+  memory: { command: process.execPath, args: [SERVERS.memory], env: { MEMORY_FILE_PATH: memoryFile } },
+  everything: { command: process.execPath, args: [SERVERS.everything, "stdio"] },
+  failing: { command: process.execPath, args: [FIXTURES.failing] },
+  broken: {
+    command: process.execPath,
+    args: ["-e", "console.error('error: GITHUB_TOKEN is not set'); process.exit(1)"],
+    restart: { maxAttempts: 1, initialDelay: 50 }
+  }
+}
+
+const policy = { deny: ["mcp__memory__delete_*"] }
+const cwd = tempDir({ ".mcp.json": config(servers, { policy }) })
+const cli = (...args: Array<string>) => run(args, { cwd, mark })
+const json = (text: string) => JSON.parse(text) as any
+
+afterAll(() => {
+  // Every server any command started has ended with it.
+  expect(survivors(MARK, mark)).toEqual([])
+})
+
+describe("inspecting the fleet", () => {
+  it("servers: a table, and with --json an object per server with its state and last error", async () => {
+    const human = await cli("servers")
+    expect(human.code).toBe(0)
+    expect(human.stderr).toContain("config: ./.mcp.json")
+    expect(human.stdout).toMatch(/memory\s+Ready\s+stdio\s+2025-11-25/)
+    expect(human.stdout).toContain("broken: server 'broken' exited with code 1 before answering initialize: error: GITHUB_TOKEN is not set")
+
+    const result = await cli("servers", "--json")
+    expect(result.code).toBe(0)
+    const statuses = json(result.stdout)
+    expect(statuses.map((status: any) => [status.name, status.state])).toEqual([
+      ["memory", "Ready"],
+      ["everything", "Ready"],
+      ["failing", "Ready"],
+      ["broken", "Failed"]
+    ])
+    const everything = statuses[1]
+    expect(everything).toMatchObject({ transport: "stdio", protocolVersion: "2025-11-25", error: null })
+    expect(everything.serverInfo.name).toBe("mcp-servers/everything")
+    expect(everything.tools).toBeGreaterThan(5)
+    expect(statuses[3].error).toMatchObject({ reason: "Closed" })
+    expect(statuses[3].error.message).toContain("GITHUB_TOKEN is not set")
+  })
+
+  it("tools: qualified names with their server, original name and schema; denied tools are hidden", async () => {
+    const result = await cli("tools", "--json")
+    expect(result.code).toBe(0)
+    const tools = json(result.stdout)
+    const readGraph = tools.find((tool: any) => tool.name === "mcp__memory__read_graph")
+    expect(readGraph).toMatchObject({ server: "memory", tool: "read_graph", inputSchema: { type: "object" } })
+    expect(typeof readGraph.description).toBe("string")
+    expect(tools.some((tool: any) => tool.name === "mcp__everything__echo")).toBe(true)
+    // The config's policy denies mcp__memory__delete_*: nobody sees those tools.
+    expect(tools.filter((tool: any) => tool.name.startsWith("mcp__memory__delete_"))).toEqual([])
+
+    const one = await cli("tools", "--server", "everything")
+    expect(one.code).toBe(0)
+    expect(one.stdout).toContain("mcp__everything__echo")
+    expect(one.stdout).not.toContain("mcp__memory__")
+  })
+
+  it("resources, read, prompts and prompt", async () => {
+    const listed = json((await cli("resources", "--json", "--server", "everything")).stdout)
+    const doc = listed.resources.find((resource: any) => resource.uri.endsWith("architecture.md"))
+    expect(doc).toMatchObject({ server: "everything", mimeType: "text/markdown" })
+
+    const read = await cli("read", "everything", doc.uri)
+    expect(read.code).toBe(0)
+    expect(read.stdout.length).toBeGreaterThan(100)
+
+    const prompts = await cli("prompts", "--server", "everything")
+    expect(prompts.stdout).toMatch(/args-prompt\s+city \[state\]/)
+
+    const prompt = await cli("prompt", "everything", "args-prompt", `{"city": "Paris"}`, "--json")
+    expect(prompt.code).toBe(0)
+    expect(JSON.stringify(json(prompt.stdout).messages)).toContain("Paris")
+  })
+})
+
+describe("calling tools", () => {
+  it("by qualified name or by server and tool, with JSON or --arg arguments", async () => {
+    const plain = await cli("call", "mcp__everything__echo", `{"message": "hello"}`)
+    expect(plain).toMatchObject({ code: 0, stdout: "Echo: hello\n" })
+
+    const asJson = await cli("call", "everything", "echo", "--arg", "message=a=b", "--json")
+    expect(asJson.code).toBe(0)
+    expect(json(asJson.stdout)).toEqual({ content: [{ type: "text", text: "Echo: a=b" }] })
+
+    // --arg values are read as JSON where the schema wants numbers.
+    const sum = await cli("call", "everything", "get-sum", "--arg", "a=2", "--arg", "b=3")
+    expect(sum.code).toBe(0)
+    expect(sum.stdout).toContain("5")
+  })
+
+  it("checks arguments against the inputSchema before sending, naming the field", async () => {
+    const result = await cli("call", "everything", "get-sum", "--arg", "a=1", "--arg", "b=x")
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toMatch(/mcp-fleet: .*get-sum.*\/b must be number/)
+  })
+
+  it("fails with one sentence and a non-zero exit for denied, unknown and mistyped calls", async () => {
+    const denied = await cli("call", "mcp__memory__delete_entities", `{"entityNames": []}`)
+    expect(denied.code).toBe(1)
+    expect(denied.stderr).toContain("mcp__memory__delete_*")
+
+    const typo = await cli("call", "mcp__memory__read_grph")
+    expect(typo.code).toBe(1)
+    expect(typo.stderr).toContain("did you mean 'mcp__memory__read_graph'?")
+
+    const server = await cli("call", "memroy", "read_graph")
+    expect(server.code).toBe(2)
+    expect(server.stderr).toContain("there is no server 'memroy' in the config; did you mean 'memory'?")
+
+    const badJson = await cli("call", "mcp__everything__echo", "{nope", "--json")
+    expect(badJson.code).toBe(2)
+    expect(json(badJson.stderr.trim().split("\n").at(-1)!)).toMatchObject({ error: "CliError" })
+
+    // A result with isError is printed, and the exit code says it failed.
+    const isError = await cli("call", "mcp__failing__fail")
+    expect(isError).toMatchObject({ code: 1, stdout: "the disk is full\n" })
+    expect(isError.stderr).toContain("mcp-fleet: tool 'mcp__failing__fail' reported an error")
+  })
+})
+
+describe("errors", () => {
+  it("no config file, a bad --timeout, and --json errors as a JSON object on stderr", async () => {
+    const empty = tempDir()
+    const none = await run(["servers"], { cwd: empty, mark, env: { HOME: empty } })
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain("no config file found")
+
+    const noneJson = await run(["servers", "--json"], { cwd: empty, mark, env: { HOME: empty } })
+    expect(json(noneJson.stderr)).toMatchObject({ error: "CliError", message: expect.stringContaining("no config file found") })
+
+    const timeout = await cli("servers", "--timeout", "soon")
+    expect(timeout.code).toBe(2)
+    expect(timeout.stderr).toContain("--timeout 'soon' is not a duration")
+  })
+})
+
+describe("editing the config", () => {
+  const original = `{
+  // Claude Code's settings live here too
+  "theme": "dark",
+  "mcpServers": {
+    "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] }, // notes
+    "web": {
+      "url": "https://example.com/mcp"
+    }
+  }
+}
+`
+  it("add, disable, enable and remove change only that server's text", async () => {
+    const dir = tempDir({ ".mcp.json": original })
+    const file = path.join(dir, ".mcp.json")
+    const edit = (...args: Array<string>) => run(args, { cwd: dir, mark })
+
+    expect((await edit("add", "fs", "--env", "A=1", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", ".")).code).toBe(0)
+    expect((await edit("add", "remote", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization=Bearer t")).code).toBe(0)
+    const added = fs.readFileSync(file, "utf8")
+    expect(added.startsWith(original.slice(0, original.indexOf("}, // notes")))).toBe(true)
+    expect(added).toContain(`"args": [\n        "-y",\n        "@modelcontextprotocol/server-filesystem",\n        "."\n      ]`)
+    expect(added).toContain(`"theme": "dark"`)
+
+    const again = await edit("add", "fs", "--", "node")
+    expect(again.code).toBe(2)
+    expect(again.stderr).toContain("server 'fs' already exists")
+
+    expect((await edit("disable", "memory")).code).toBe(0)
+    expect(fs.readFileSync(file, "utf8")).toContain(`"args": ["-y", "@modelcontextprotocol/server-memory"], "disabled": true }, // notes`)
+    expect((await edit("enable", "memory")).code).toBe(0)
+    expect((await edit("remove", "fs", "--json")).stdout).toContain(`"action": "removed"`)
+    expect((await edit("remove", "remote")).code).toBe(0)
+    expect(fs.readFileSync(file, "utf8")).toBe(original)
+
+    const missing = await edit("remove", "nothere")
+    expect(missing.code).toBe(2)
+  })
+
+  it("add creates ./.mcp.json when there is no config", async () => {
+    const dir = tempDir()
+    const result = await run(["add", "memory", "--", "npx", "-y", "@modelcontextprotocol/server-memory"], { cwd: dir, mark, env: { HOME: dir } })
+    expect(result.code).toBe(0)
+    expect(json(fs.readFileSync(path.join(dir, ".mcp.json"), "utf8"))).toEqual({
+      mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } }
+    })
+  })
+})
+
+describe("test <name>", () => {
+  it("reports each lifecycle step of a working server, and where a broken one fails", async () => {
+    const ok = await cli("test", "everything", "--json")
+    expect(ok.code).toBe(0)
+    const report = json(ok.stdout)
+    expect(report.ok).toBe(true)
+    expect(report.steps.map((step: any) => step.step)).toEqual([
+      "connect",
+      "initialize",
+      "tools/list",
+      "resources/list",
+      "resources/templates/list",
+      "prompts/list",
+      "ping",
+      "close"
+    ])
+    expect(report.steps[1].detail).toContain("2025-11-25, mcp-servers/everything")
+
+    const broken = await cli("test", "broken")
+    expect(broken.code).toBe(1)
+    expect(broken.stdout).toMatch(/✗\s+initialize/)
+    expect(broken.stdout).toContain("GITHUB_TOKEN is not set")
+  })
+})
+
+describe("watch", () => {
+  it("prints events as they happen and follows an edit of the config", async () => {
+    const dir = tempDir({ ".mcp.json": config({ memory: servers.memory }) })
+    const watching = start(["watch", "--json"], { cwd: dir, mark })
+    const ready = (server: string) => (line: string) => {
+      const event = JSON.parse(line)
+      return event.type === "ServerStateChanged" && event.server === server && event.state === "Ready"
+    }
+    await watching.line(ready("memory"), "memory ready")
+    const added = await run(["add", "notes", "--env", `MEMORY_FILE_PATH=${memoryFile}.notes`, "--", process.execPath, SERVERS.memory], { cwd: dir, mark })
+    expect(added.code).toBe(0)
+    const applied = JSON.parse(await watching.line((line) => JSON.parse(line).type === "ConfigApplied" && line.includes("notes"), "the edit"))
+    expect(applied).toMatchObject({ added: ["notes"], removed: [], unchanged: ["memory"] })
+    await watching.line(ready("notes"), "notes ready")
+    expect(await watching.stop()).toBe(0)
+  })
+})
+
+describe("serve (the gateway through the CLI)", () => {
+  const pair = tempDir({
+    ".mcp.json": config({ memory: servers.memory, everything: servers.everything })
+  })
+
+  it("over stdio, the official SDK client lists and calls tools of two servers", async () => {
+    const client = new Client({ name: "cli-test", version: "1.0.0" })
+    const transport = new StdioClientTransport({
+      command: CLI[0],
+      args: [...CLI.slice(1), "serve", "--stdio"],
+      cwd: pair,
+      env: { ...process.env, [MARK]: mark } as Record<string, string>,
+      stderr: "pipe"
+    })
+    await client.connect(transport)
+    try {
+      const { tools } = await client.listTools()
+      const names = tools.map((tool) => tool.name)
+      expect(names).toContain("mcp__memory__read_graph")
+      expect(names).toContain("mcp__everything__echo")
+      const echo = await client.callTool({ name: "mcp__everything__echo", arguments: { message: "via gateway" } })
+      expect(echo.content).toEqual([{ type: "text", text: "Echo: via gateway" }])
+      const graph = await client.callTool({ name: "mcp__memory__read_graph", arguments: {} })
+      expect(graph.isError).not.toBe(true)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("over HTTP, with the URL printed by --json", async () => {
+    const serving = start(["serve", "--http", "0", "--json"], { cwd: pair, mark })
+    try {
+      const url = JSON.parse(await serving.line((line) => line.includes("\"url\""), "the URL")).url as string
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+      const client = new Client({ name: "cli-test", version: "1.0.0" })
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toContain("mcp__everything__echo")
+      const echo = await client.callTool({ name: "mcp__everything__echo", arguments: { message: "over http" } })
+      expect(echo.content).toEqual([{ type: "text", text: "Echo: over http" }])
+      await client.close()
+    } finally {
+      expect(await serving.stop()).toBe(0)
+    }
+  })
+})

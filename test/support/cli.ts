@@ -1,0 +1,123 @@
+// Runs the `mcp-fleet` CLI as a user would: a real process on the machine's node, in a
+// temp folder with its own config. Every process carries an environment marker, so a test
+// can check that nothing it started survives.
+import * as cp from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { EVERYTHING } from "./everythingSuite.js"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** The CLI's entry and how to run it from the source tree (tsx found from here, not the cwd). */
+export const CLI = [
+  process.execPath,
+  "--import",
+  pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href,
+  path.join(root, "src/cli/main.ts")
+] as const
+
+/** The marker every process of a CLI test inherits. */
+export const MARK = "MCP_FLEET_CLI_TEST"
+
+/** Paths of the real servers the configs use. */
+export const SERVERS = {
+  everything: EVERYTHING,
+  memory: path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+}
+
+/** Fixture servers of test/fixtures. */
+export const FIXTURES = {
+  failing: path.join(root, "test/fixtures/failing.mjs")
+}
+
+/** A temp folder for one test; `files` are written into it. */
+export const tempDir = (files: Record<string, string> = {}): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-cli-"))
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text)
+  return dir
+}
+
+/** What one run printed and how it ended. */
+export interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the CLI to its end. */
+export const run = (args: ReadonlyArray<string>, options: { readonly cwd: string; readonly mark: string; readonly env?: Record<string, string> }) =>
+  new Promise<Run>((resolve, reject) => {
+    const child = cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env, [MARK]: options.mark, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => stdout += chunk)
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+/** A CLI process that keeps running (`watch`, `serve`), read line by line. */
+export interface Running {
+  readonly child: cp.ChildProcessWithoutNullStreams
+  /** Resolves with the first stdout line (from the start) that `match` accepts. */
+  readonly line: (match: (line: string) => boolean, what: string) => Promise<string>
+  /** Everything written to stderr so far. */
+  readonly stderr: () => string
+  /** Sends SIGTERM and resolves with the exit code once it has exited. */
+  readonly stop: () => Promise<number | null>
+}
+
+/** Starts the CLI and leaves it running. */
+export const start = (args: ReadonlyArray<string>, options: { readonly cwd: string; readonly mark: string }): Running => {
+  const child = cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, [MARK]: options.mark, NO_COLOR: "1" },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const lines: Array<string> = []
+  const waiters = new Set<() => void>()
+  let buffer = ""
+  let stderr = ""
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk
+    const parts = buffer.split("\n")
+    buffer = parts.pop()!
+    lines.push(...parts)
+    for (const wake of waiters) wake()
+  })
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return {
+    child,
+    stderr: () => stderr,
+    line: (match, what) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const found = lines.find(match)
+          if (found !== undefined) {
+            waiters.delete(check)
+            resolve(found)
+          }
+        }
+        waiters.add(check)
+        check()
+        void exited.then(() => {
+          if (waiters.has(check)) reject(new Error(`exited before ${what}; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`))
+        })
+      }),
+    stop: () => {
+      child.kill("SIGTERM")
+      return exited
+    }
+  }
+}
+
+/** A config file's text with the given servers under `mcpServers`. */
+export const config = (servers: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ ...extra, mcpServers: servers }, null, 2)
