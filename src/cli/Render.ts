@@ -10,6 +10,8 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
+import type * as ServerRegistry from "../ServerRegistry.js"
+import { describe } from "../ServerState.js"
 
 /**
  * Rows as aligned columns; the first row is the header, underlined.
@@ -22,6 +24,30 @@ export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): ReadonlyArray
   const line = (row: ReadonlyArray<string>) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()
   return [line(rows[0]!), widths.map((width) => "-".repeat(width)).join("  "), ...rows.slice(1).map(line)]
 }
+
+/**
+ * The fleet's status as a table: one row per server, with what it is (when ready) or what
+ * went wrong (when not).
+ *
+ * @since 0.1.0
+ */
+export const statusTable = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>, now: number): ReadonlyArray<string> =>
+  table([
+    ["server", "state", "transport", "protocol", "tools", "res", "prompts", "pid", "detail"],
+    ...statuses.map((status) => [
+      status.name,
+      status.state._tag,
+      status.transport,
+      status.protocolVersion ?? "",
+      String(status.counts.tools),
+      String(status.counts.resources),
+      String(status.counts.prompts),
+      String(status.connection?.pid ?? ""),
+      status.state._tag === "Ready"
+        ? `${status.serverInfo?.name ?? ""} ${status.serverInfo?.version ?? ""}`.trim()
+        : clip(describe(status.state, now), 60)
+    ])
+  ])
 
 /**
  * The first line of a text, cut to `max` characters with an ellipsis.

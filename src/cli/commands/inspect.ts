@@ -46,22 +46,7 @@ export const servers = Command.make("servers", Settings.options, (given) =>
     const statuses = yield* registry.status
     const now = yield* Clock.currentTimeMillis
     if (settings.json) return yield* Render.json(statuses.map((status) => statusJson(status, now)))
-    yield* Render.lines(Render.table([
-      ["server", "state", "transport", "protocol", "tools", "res", "prompts", "pid", "detail"],
-      ...statuses.map((status) => [
-        status.name,
-        status.state._tag,
-        status.transport,
-        status.protocolVersion ?? "",
-        String(status.counts.tools),
-        String(status.counts.resources),
-        String(status.counts.prompts),
-        String(status.connection?.pid ?? ""),
-        status.state._tag === "Ready"
-          ? `${status.serverInfo?.name ?? ""} ${status.serverInfo?.version ?? ""}`.trim()
-          : Render.clip(describe(status.state, now), 60)
-      ])
-    ]))
+    yield* Render.lines(Render.statusTable(statuses, now))
     // The whole error of each server that is not ready, stderr tail included.
     for (const status of statuses) {
       if (status.state._tag !== "Ready" && status.lastError !== undefined) {

@@ -115,21 +115,7 @@ const screen = (registry: ServerRegistry.ServerRegistry, recent: ReadonlyArray<s
     [
       `mcp-fleet watch — ${statuses.length} servers, ${statuses.filter((status) => status.state._tag === "Ready").length} ready (Ctrl-C to stop)`,
       "",
-      ...Render.table([
-        ["server", "state", "transport", "tools", "res", "prompts", "pid", "detail"],
-        ...statuses.map((status) => [
-          status.name,
-          status.state._tag,
-          status.transport,
-          String(status.counts.tools),
-          String(status.counts.resources),
-          String(status.counts.prompts),
-          String(status.connection?.pid ?? ""),
-          status.state._tag === "Ready"
-            ? `${status.serverInfo?.name ?? ""} ${status.serverInfo?.version ?? ""}`
-            : Render.clip(describe(status.state, now), 70)
-        ])
-      ]),
+      ...Render.statusTable(statuses, now),
       "",
       "recent events:",
       ...recent
