@@ -1,28 +1,38 @@
 /**
- * `npm run conformance`: the official MCP conformance suite in client mode. Every client
- * scenario the suite lists runs, one at a time, against one client command, and the outcome
- * is compared with `conformance/baseline.json` (the scenarios allowed to fail, each with a
- * reason).
+ * `npm run conformance`: the official MCP conformance suite, in client mode and then in
+ * server mode. Every scenario the suite lists runs, one at a time, and the outcome is
+ * compared with a baseline of the scenarios allowed to fail, each with a reason.
  *
- *   npm run conformance [-- --client "<command>"] [-- --scenario <name>]...
+ *   npm run conformance [-- --client "<command>"] [-- --scenario <name>]... [-- --only client|server]
  *
- * The client command (default `node --import tsx examples/conformance-client.ts`) runs on the
- * machine's node, gets the scenario in `MCP_CONFORMANCE_SCENARIO` and the server URL as its
- * last argument. The suite, `@modelcontextprotocol/conformance` pinned in `tools/conformance`,
- * needs Node ≥ 22: it runs on the Node 22 binary installed there (`npm ci` there first when
- * it is missing or stale). A scenario passes when the suite exits 0: no failed or warning
- * check, the client neither timed out nor exited non-zero.
+ * Client mode: the client command (default `node --import tsx examples/conformance-client.ts`)
+ * runs on the machine's node, gets the scenario in `MCP_CONFORMANCE_SCENARIO` and the server
+ * URL as its last argument; the baseline is `conformance/baseline.json`.
  *
- * Exits 1 when a scenario outside the baseline fails, when a baseline scenario passes (the
- * baseline stays exact), or when the baseline names a scenario the suite does not have.
- * Each scenario's suite log and checks.json stay in a temporary folder printed at the end.
+ * Server mode: the gateway fronting server-everything (`examples/conformance-gateway.ts`) is
+ * started over Streamable HTTP and every server scenario runs against it; the baseline is
+ * `conformance/server-baseline.json`, in two parts: `fronted`, the scenarios server-everything
+ * fails by itself, and `gateway`, the ones that fail because of the gateway. Both parts are
+ * checked, not trusted: the suite also runs against server-everything's own streamableHttp
+ * mode, and a `fronted` scenario must fail there, a `gateway` one pass.
+ *
+ * The suite, `@modelcontextprotocol/conformance` pinned in `tools/conformance`, needs
+ * Node ≥ 22: it runs on the Node 22 binary installed there (`npm ci` there first when it is
+ * missing or stale). A scenario passes when the suite exits 0 and no check failed or warned
+ * (and, in client mode, the client neither timed out nor exited non-zero).
+ *
+ * Exits 1 when a scenario outside a baseline fails, when a baseline scenario passes (the
+ * baselines stay exact), or when a baseline names a scenario the suite does not have. Each
+ * scenario's suite log and checks.json stay in a temporary folder printed at the end.
  *
  * @module
  */
-import { spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer, type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
+import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -39,7 +49,10 @@ const CLIENT_TIMEOUT_MS = 30_000
  */
 const SUITE_TIMEOUT_MS = 100_000
 
-/** One scenario as `conformance list --client` prints it. */
+/** How long one server scenario may take (the suite's `--timeout`). */
+const SERVER_TIMEOUT_MS = 30_000
+
+/** One scenario as `conformance list --client` (or `--server`) prints it. */
 interface Scenario {
   readonly name: string
   /** Spec revisions it belongs to (e.g. `2025-11-25`), or `extension`. */
@@ -69,6 +82,9 @@ const flagValues = (name: string): Array<string> =>
   argv.flatMap((arg, i) => (arg === name && argv[i + 1] !== undefined ? [argv[i + 1]] : []))
 const client = flagValues("--client")[0] ?? "node --import tsx examples/conformance-client.ts"
 const only = flagValues("--scenario")
+const modes = flagValues("--only")
+const runClient = modes.length === 0 || modes.includes("client")
+const runServer = modes.length === 0 || modes.includes("server")
 
 // ---- the suite --------------------------------------------------------------------------
 
@@ -89,9 +105,9 @@ const ensureInstalled = (): void => {
   if (npm.status !== 0 || !installed()) throw new Error("npm ci in tools/conformance failed")
 }
 
-/** The client scenarios the suite has, from `conformance list --client`. */
-const listScenarios = (): Array<Scenario> => {
-  const list = spawnSync(node22, [suite, "list", "--client"], { encoding: "utf8" })
+/** The scenarios the suite has for one mode, from `conformance list --client` / `--server`. */
+const listScenarios = (mode: "client" | "server"): Array<Scenario> => {
+  const list = spawnSync(node22, [suite, "list", `--${mode}`], { encoding: "utf8" })
   if (list.status !== 0) throw new Error(`conformance list failed: ${list.stderr}`)
   return [...list.stdout.matchAll(/^\s+- (\S+) \[(.+)\]$/gm)].map(([, name, revisions]) => ({ name, revisions }))
 }
@@ -108,19 +124,19 @@ const killGroup = (pid: number): void => {
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
     if (running !== undefined) killGroup(running)
+    for (const child of servers) killGroup(child.pid!)
     process.exit(signal === "SIGINT" ? 130 : 143)
   })
 }
 
 /**
- * Runs one scenario: the suite in a process group of its own (the client is its child), its
- * output saved to `dir/suite.log`. The whole group is killed when the suite exits, so no
- * client outlives it, or when it overruns SUITE_TIMEOUT_MS.
+ * Runs one scenario: the suite with `args` in a process group of its own (a client command is
+ * its child), its output saved to `dir/suite.log`. The whole group is killed when the suite
+ * exits, so no client outlives it, or when it overruns SUITE_TIMEOUT_MS.
  */
-const runScenario = (name: string, dir: string): Promise<Outcome> =>
+const runScenario = (args: ReadonlyArray<string>, dir: string): Promise<Outcome> =>
   new Promise((resolve) => {
-    const args = ["client", "--command", client, "--scenario", name, "--timeout", String(CLIENT_TIMEOUT_MS), "-o", dir]
-    const child = spawn(node22, [suite, ...args], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(node22, [suite, ...args, "-o", dir], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] })
     const pid = child.pid!
     running = pid
     const output: Array<Buffer> = []
@@ -140,66 +156,221 @@ const runScenario = (name: string, dir: string): Promise<Outcome> =>
       const file = readdirSync(dir, { recursive: true, encoding: "utf8" }).find((f) => f.endsWith("checks.json"))
       const checks: Array<Check> = file === undefined ? [] : JSON.parse(readFileSync(join(dir, file), "utf8"))
       const clientProblems = log.match(/CLIENT (TIMED OUT|EXITED WITH ERROR).*/g) ?? []
-      resolve({ status: timedOut ? "timeout" : code === 0 ? "pass" : "fail", checks, clientProblems })
+      const warned = checks.some((c) => c.status === "FAILURE" || c.status === "WARNING")
+      resolve({ status: timedOut ? "timeout" : code === 0 && !warned ? "pass" : "fail", checks, clientProblems })
+    })
+  })
+
+/** The server processes this script started, each the leader of its own process group. */
+const servers: Array<ChildProcess> = []
+
+/**
+ * Starts a server in a process group of its own and resolves with its URL once a line of its
+ * output matches `ready` (the URL is the match's first group, or `url`).
+ */
+const startServer = (
+  command: string,
+  args: ReadonlyArray<string>,
+  ready: RegExp,
+  env: Record<string, string> = {},
+  url?: string
+): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
+    servers.push(child)
+    let seen = ""
+    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start in 90 s:\n${seen}`)), 90_000)
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString("utf8")
+      const match = ready.exec(seen)
+      if (match === null) return
+      clearTimeout(timer)
+      resolve(url ?? match[1]!)
+    }
+    child.stdout!.on("data", onData)
+    child.stderr!.on("data", onData)
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`${args.join(" ")} exited (${code}) before it was ready:\n${seen}`))
+    })
+  })
+
+/** Ends a server's whole process group: SIGTERM, then SIGKILL after 5 s. */
+const stopServer = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const timer = setTimeout(() => killGroup(child.pid!), 5_000)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      killGroup(child.pid!)
+      resolve()
+    })
+    try {
+      process.kill(-child.pid!, "SIGTERM")
+    } catch {
+      resolve()
+    }
+  })
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as AddressInfo).port
+      server.close(() => resolve(port))
     })
   })
 
 // ---- main -------------------------------------------------------------------------------
 
-const baseline: Record<string, string> = JSON.parse(
+const clientBaseline: Record<string, string> = JSON.parse(
   readFileSync(join(root, "conformance/baseline.json"), "utf8")
 ).expectedFailures
 
+/** The server baseline: scenarios server-everything fails by itself, and the gateway's own. */
+interface ServerBaseline {
+  readonly fronted: Record<string, string>
+  readonly gateway: Record<string, string>
+}
+const serverBaseline: ServerBaseline = JSON.parse(readFileSync(join(root, "conformance/server-baseline.json"), "utf8"))
+
 ensureInstalled()
-const all = listScenarios()
-const known = new Set(all.map((s) => s.name))
-const problems = [
-  ...only.filter((name) => !known.has(name)).map((name) => `--scenario ${name}: no such client scenario`),
-  ...Object.keys(baseline).filter((name) => !known.has(name)).map((name) => `baseline: no such client scenario ${name}`)
-]
-const scenarios = only.length === 0 ? all : all.filter((s) => only.includes(s.name))
 const outDir = mkdtempSync(join(tmpdir(), "mcp-fleet-conformance-"))
 const started = Date.now()
+const problems: Array<string> = []
+const summaries: Array<string> = []
 
-const nameWidth = Math.max(8, ...scenarios.map((s) => s.name.length))
-const revisionsWidth = Math.max(9, ...scenarios.map((s) => s.revisions.length))
-const row = (name: string, revisions: string, checks: string, status: string, verdict: string) =>
-  `${name.padEnd(nameWidth)}  ${revisions.padEnd(revisionsWidth)}  ${checks.padStart(6)}  ${status.padEnd(7)}  ${verdict}`
-console.log(`client: ${client}\n`)
-console.log(row("scenario", "revisions", "checks", "status", "baseline"))
-
-let passing = 0
-let expected = 0
-for (const [i, scenario] of scenarios.entries()) {
-  const dir = join(outDir, `${String(i).padStart(2, "0")}-${scenario.name.replaceAll("/", "_")}`)
-  mkdirSync(dir)
-  const { checks, clientProblems, status } = await runScenario(scenario.name, dir)
-  const scored = checks.filter((c) => c.status === "SUCCESS" || c.status === "FAILURE")
-  const passed = scored.filter((c) => c.status === "SUCCESS").length
-  const reason = baseline[scenario.name]
-  const verdict =
-    status === "pass"
-      ? reason === undefined ? "" : `UNEXPECTED PASS: remove from baseline (${reason})`
-      : reason === undefined ? "UNEXPECTED FAILURE" : `expected: ${reason}`
-  console.log(row(scenario.name, scenario.revisions, `${passed}/${scored.length}`, status, verdict))
-  if (status === "pass") passing++
-  else if (reason !== undefined) expected++
-  if (verdict.startsWith("UNEXPECTED")) {
-    problems.push(`${scenario.name}: ${verdict}`)
-    if (status !== "pass") {
-      for (const check of checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING")) {
-        console.log(`    ${check.status} ${check.id}: ${(check.errorMessage || check.description).split("\n")[0].slice(0, 200)}`)
-      }
-      for (const problem of clientProblems) console.log(`    ${problem}`)
-      console.log(`    see ${dir}/suite.log`)
+/** The scenarios of one mode to run, after `--scenario`; checks the baseline's names. */
+const select = (mode: "client" | "server", baselines: ReadonlyArray<Record<string, string>>): Array<Scenario> => {
+  const all = listScenarios(mode)
+  const known = new Set(all.map((s) => s.name))
+  for (const baseline of baselines) {
+    for (const name of Object.keys(baseline)) {
+      if (!known.has(name)) problems.push(`${mode} baseline: no such ${mode} scenario ${name}`)
     }
+  }
+  return only.length === 0 ? all : all.filter((s) => only.includes(s.name))
+}
+
+/**
+ * Runs `scenarios` one at a time with the suite arguments `argsOf` gives, prints a row for
+ * each with its verdict against `expected`, and returns the outcomes by name.
+ */
+const runAll = async (
+  mode: string,
+  scenarios: ReadonlyArray<Scenario>,
+  argsOf: (scenario: Scenario) => ReadonlyArray<string>,
+  expected: (name: string) => string | undefined
+): Promise<Map<string, Outcome>> => {
+  const outcomes = new Map<string, Outcome>()
+  const nameWidth = Math.max(8, ...scenarios.map((s) => s.name.length))
+  const revisionsWidth = Math.max(9, ...scenarios.map((s) => s.revisions.length))
+  const row = (name: string, revisions: string, checks: string, status: string, verdict: string) =>
+    `${name.padEnd(nameWidth)}  ${revisions.padEnd(revisionsWidth)}  ${checks.padStart(6)}  ${status.padEnd(7)}  ${verdict}`
+  console.log(row("scenario", "revisions", "checks", "status", "baseline"))
+  let passing = 0
+  let failing = 0
+  for (const [i, scenario] of scenarios.entries()) {
+    const dir = join(outDir, `${mode}-${String(i).padStart(2, "0")}-${scenario.name.replaceAll("/", "_")}`)
+    mkdirSync(dir)
+    const outcome = await runScenario(argsOf(scenario), dir)
+    outcomes.set(scenario.name, outcome)
+    const { checks, clientProblems, status } = outcome
+    const scored = checks.filter((c) => c.status === "SUCCESS" || c.status === "FAILURE")
+    const passed = scored.filter((c) => c.status === "SUCCESS").length
+    const reason = expected(scenario.name)
+    const verdict = status === "pass"
+      ? reason === undefined ? "" : `UNEXPECTED PASS: remove from baseline (${reason})`
+      : reason === undefined
+      ? "UNEXPECTED FAILURE"
+      : `expected: ${reason}`
+    console.log(row(scenario.name, scenario.revisions, `${passed}/${scored.length}`, status, verdict))
+    if (status === "pass") passing++
+    else if (reason !== undefined) failing++
+    if (verdict.startsWith("UNEXPECTED")) {
+      problems.push(`${mode} ${scenario.name}: ${verdict}`)
+      if (status !== "pass") {
+        for (const check of checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING")) {
+          console.log(`    ${check.status} ${check.id}: ${(check.errorMessage || check.description).split("\n")[0].slice(0, 200)}`)
+        }
+        for (const problem of clientProblems) console.log(`    ${problem}`)
+        console.log(`    see ${dir}/suite.log`)
+      }
+    }
+  }
+  summaries.push(`${mode}: ${passing} of ${scenarios.length} scenarios pass, ${failing} fail as the baseline expects`)
+  return outcomes
+}
+
+if (runClient) {
+  const scenarios = select("client", [clientBaseline])
+  console.log(`client: ${client}\n`)
+  await runAll(
+    "client",
+    scenarios,
+    (s) => ["client", "--command", client, "--scenario", s.name, "--timeout", String(CLIENT_TIMEOUT_MS)],
+    (name) => clientBaseline[name]
+  )
+}
+
+if (runServer) {
+  const scenarios = select("server", [serverBaseline.fronted, serverBaseline.gateway])
+  for (const name of Object.keys(serverBaseline.fronted)) {
+    if (name in serverBaseline.gateway) problems.push(`server baseline: ${name} is both fronted and gateway`)
+  }
+  const serverArgs = (url: string) => (s: Scenario) =>
+    ["server", "--url", url, "--scenario", s.name, "--timeout", String(SERVER_TIMEOUT_MS)]
+  try {
+    const gateway = await startServer(
+      process.execPath,
+      ["--import", "tsx", "examples/conformance-gateway.ts"],
+      /listening on (\S+)/
+    )
+    console.log(`\nserver: the gateway fronting server-everything at ${gateway}\n`)
+    const ours = await runAll("server", scenarios, serverArgs(gateway), (name) => {
+      const fronted = serverBaseline.fronted[name]
+      const own = serverBaseline.gateway[name]
+      return fronted !== undefined ? `fronted: ${fronted}` : own !== undefined ? `gateway: ${own}` : undefined
+    })
+    const fronted = [...ours.entries()].filter(([name, o]) => o.status !== "pass" && name in serverBaseline.fronted).length
+    const own = [...ours.entries()].filter(([name, o]) => o.status !== "pass" && name in serverBaseline.gateway).length
+    summaries.push(`server: of the expected failures, ${fronted} are server-everything's own and ${own} the gateway's`)
+
+    // The baseline's split, checked against server-everything on its own.
+    const port = await freePort()
+    const everything = join(
+      dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
+      "dist/index.js"
+    )
+    const direct = await startServer(
+      process.execPath,
+      [everything, "streamableHttp"],
+      /listening on port/i,
+      { PORT: String(port) },
+      `http://127.0.0.1:${port}/mcp`
+    )
+    console.log(`\nserver-everything by itself at ${direct}, to check the baseline's split\n`)
+    const split = scenarios.filter((s) => s.name in serverBaseline.fronted || s.name in serverBaseline.gateway)
+    // A fronted scenario must fail there too, a gateway one must pass: runAll flags either.
+    await runAll("server-everything", split, serverArgs(direct), (name) =>
+      name in serverBaseline.fronted ? `fronted: ${serverBaseline.fronted[name]}` : undefined)
+  } catch (error) {
+    problems.push(`server: ${error instanceof Error ? error.message : String(error)}`)
+  } finally {
+    await Promise.all(servers.map(stopServer))
   }
 }
 
+if (only.length > 0) {
+  const known = new Set<string>()
+  if (runClient) for (const s of listScenarios("client")) known.add(s.name)
+  if (runServer) for (const s of listScenarios("server")) known.add(s.name)
+  for (const name of only) if (!known.has(name)) problems.push(`--scenario ${name}: no such scenario`)
+}
+
 const seconds = Math.round((Date.now() - started) / 1000)
-console.log(
-  `\nconformance: ${passing} of ${scenarios.length} scenarios pass, ${expected} fail as the baseline expects, ` +
-    `${problems.length} problem(s), ${seconds} s; logs in ${outDir}`
-)
+console.log(`\nconformance (${seconds} s; logs in ${outDir}):`)
+for (const summary of summaries) console.log(`  ${summary}`)
+console.log(`  ${problems.length} problem(s)`)
 for (const problem of problems) console.log(`  ${problem}`)
 process.exit(problems.length === 0 ? 0 : 1)
