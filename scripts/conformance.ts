@@ -130,11 +130,11 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 /**
- * Runs one scenario: the suite with `args` in a process group of its own (a client command is
- * its child), its output saved to `dir/suite.log`. The whole group is killed when the suite
- * exits, so no client outlives it, or when it overruns SUITE_TIMEOUT_MS.
+ * Runs the suite with `args` (one scenario, or a whole server suite) in a process group of its
+ * own (a client command is its child), its output saved to `dir/suite.log`. The whole group
+ * is killed when the suite exits, so no client outlives it, or when it overruns `timeoutMs`.
  */
-const runScenario = (args: ReadonlyArray<string>, dir: string): Promise<Outcome> =>
+const runScenario = (args: ReadonlyArray<string>, dir: string, timeoutMs = SUITE_TIMEOUT_MS): Promise<Outcome> =>
   new Promise((resolve) => {
     const child = spawn(node22, [suite, ...args, "-o", dir], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] })
     const pid = child.pid!
@@ -146,7 +146,7 @@ const runScenario = (args: ReadonlyArray<string>, dir: string): Promise<Outcome>
     const timer = setTimeout(() => {
       timedOut = true
       killGroup(pid)
-    }, SUITE_TIMEOUT_MS)
+    }, timeoutMs)
     child.on("exit", () => killGroup(pid))
     child.on("close", (code) => {
       clearTimeout(timer)
@@ -259,7 +259,7 @@ const select = (mode: "client" | "server", baselines: ReadonlyArray<Record<strin
 const runAll = async (
   mode: string,
   scenarios: ReadonlyArray<Scenario>,
-  argsOf: (scenario: Scenario) => ReadonlyArray<string>,
+  run: (scenario: Scenario, dir: string) => Promise<Outcome>,
   expected: (name: string) => string | undefined
 ): Promise<Map<string, Outcome>> => {
   const outcomes = new Map<string, Outcome>()
@@ -273,7 +273,7 @@ const runAll = async (
   for (const [i, scenario] of scenarios.entries()) {
     const dir = join(outDir, `${mode}-${String(i).padStart(2, "0")}-${scenario.name.replaceAll("/", "_")}`)
     mkdirSync(dir)
-    const outcome = await runScenario(argsOf(scenario), dir)
+    const outcome = await run(scenario, dir)
     outcomes.set(scenario.name, outcome)
     const { checks, clientProblems, status } = outcome
     const scored = checks.filter((c) => c.status === "SUCCESS" || c.status === "FAILURE")
@@ -294,12 +294,35 @@ const runAll = async (
           console.log(`    ${check.status} ${check.id}: ${(check.errorMessage || check.description).split("\n")[0].slice(0, 200)}`)
         }
         for (const problem of clientProblems) console.log(`    ${problem}`)
-        console.log(`    see ${dir}/suite.log`)
+        console.log(`    see ${dir}`)
       }
     }
   }
   summaries.push(`${mode}: ${passing} of ${scenarios.length} scenarios pass, ${failing} fail as the baseline expects`)
   return outcomes
+}
+
+/**
+ * Runs every server scenario against `url` in one suite process (one per scenario costs a
+ * Node 22 start each, a minute in all) and gives each scenario's outcome: it fails when the
+ * suite's summary marks it failed (as when it could not run at all) or a check failed or warned.
+ */
+const runServerSuite = async (url: string, dir: string): Promise<(scenario: Scenario, into: string) => Promise<Outcome>> => {
+  mkdirSync(dir)
+  const args = ["server", "--url", url, "--suite", "all", "--timeout", String(SERVER_TIMEOUT_MS)]
+  const { status } = await runScenario(args, dir, SUITE_TIMEOUT_MS * 3)
+  const log = readFileSync(join(dir, "suite.log"), "utf8")
+  const summary = new Map([...log.matchAll(/^([✓✗]) (\S+): \d+ passed, \d+ failed$/gm)].map(([, mark, name]) => [name, mark]))
+  const folders = readdirSync(dir)
+  return async (scenario, into) => {
+    const folder = folders.find((f) => f.startsWith(`server-${scenario.name}-`) && /-\d{4}-\d\d-\d\dT/.test(f.slice(`server-${scenario.name}`.length)))
+    const file = folder === undefined ? undefined : join(dir, folder, "checks.json")
+    const checks: Array<Check> = file !== undefined && existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
+    if (folder !== undefined) writeFileSync(join(into, "where.txt"), `${join(dir, folder)}\nsuite log: ${join(dir, "suite.log")}\n`)
+    const mark = summary.get(scenario.name)
+    const bad = mark !== "✓" || checks.some((c) => c.status === "FAILURE" || c.status === "WARNING")
+    return { status: status === "timeout" && mark === undefined ? "timeout" : bad ? "fail" : "pass", checks, clientProblems: [] }
+  }
 }
 
 if (runClient) {
@@ -308,7 +331,7 @@ if (runClient) {
   await runAll(
     "client",
     scenarios,
-    (s) => ["client", "--command", client, "--scenario", s.name, "--timeout", String(CLIENT_TIMEOUT_MS)],
+    (s, dir) => runScenario(["client", "--command", client, "--scenario", s.name, "--timeout", String(CLIENT_TIMEOUT_MS)], dir),
     (name) => clientBaseline[name]
   )
 }
@@ -318,8 +341,6 @@ if (runServer) {
   for (const name of Object.keys(serverBaseline.fronted)) {
     if (name in serverBaseline.gateway) problems.push(`server baseline: ${name} is both fronted and gateway`)
   }
-  const serverArgs = (url: string) => (s: Scenario) =>
-    ["server", "--url", url, "--scenario", s.name, "--timeout", String(SERVER_TIMEOUT_MS)]
   try {
     const gateway = await startServer(
       process.execPath,
@@ -327,7 +348,7 @@ if (runServer) {
       /listening on (\S+)/
     )
     console.log(`\nserver: the gateway fronting server-everything at ${gateway}\n`)
-    const ours = await runAll("server", scenarios, serverArgs(gateway), (name) => {
+    const ours = await runAll("server", scenarios, await runServerSuite(gateway, join(outDir, "server-suite")), (name) => {
       const fronted = serverBaseline.fronted[name]
       const own = serverBaseline.gateway[name]
       return fronted !== undefined ? `fronted: ${fronted}` : own !== undefined ? `gateway: ${own}` : undefined
@@ -352,7 +373,7 @@ if (runServer) {
     console.log(`\nserver-everything by itself at ${direct}, to check the baseline's split\n`)
     const split = scenarios.filter((s) => s.name in serverBaseline.fronted || s.name in serverBaseline.gateway)
     // A fronted scenario must fail there too, a gateway one must pass: runAll flags either.
-    await runAll("server-everything", split, serverArgs(direct), (name) =>
+    await runAll("server-everything", split, await runServerSuite(direct, join(outDir, "server-everything-suite")), (name) =>
       name in serverBaseline.fronted ? `fronted: ${serverBaseline.fronted[name]}` : undefined)
   } catch (error) {
     problems.push(`server: ${error instanceof Error ? error.message : String(error)}`)

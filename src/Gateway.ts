@@ -22,8 +22,10 @@
  *   every client that set a level with logging/setLevel (at or above it). setLevel is not
  *   passed on: the servers are shared by all clients.
  * - Over HTTP, a POST holding a tool call or a request with a progress token is answered
- *   with an SSE stream (its progress and log messages first, then the answer); other POSTs
- *   with JSON. Notifications not tied to a request go on the session's GET stream.
+ *   with an SSE stream (a priming event, its progress and log messages, then the answer);
+ *   other POSTs with JSON. A client whose stream dropped gets the rest with a GET carrying
+ *   Last-Event-ID. Notifications not tied to a request go on the session's GET stream;
+ *   with none open they are dropped.
  *
  * @since 0.1.0
  */
@@ -100,6 +102,11 @@ export interface HttpOptions extends Options {
   readonly maxMessageBytes?: number | undefined
   /** The most sessions at once; initialize beyond it gets 503. Default: 1000. */
   readonly maxSessions?: number | undefined
+  /**
+   * How long a session may be idle (no request, no open stream) before it ends, for clients
+   * that go away without DELETE. Default: 30 minutes.
+   */
+  readonly sessionIdleTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -189,7 +196,8 @@ export const serveHttp: (options: HttpOptions) => Effect.Effect<string, McpError
         token: options.token,
         allowedOrigins: options.allowedOrigins ?? [],
         maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
-        maxSessions: options.maxSessions ?? 1000
+        maxSessions: options.maxSessions ?? 1000,
+        sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes"
       }))
   )
 

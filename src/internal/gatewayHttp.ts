@@ -12,10 +12,12 @@ import type * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
@@ -36,6 +38,8 @@ export interface HttpOptions {
   readonly allowedOrigins: ReadonlyArray<string>
   readonly maxMessageBytes: number
   readonly maxSessions: number
+  /** How long a session may be idle (no request, no open stream) before it ends. */
+  readonly sessionIdleTimeout: Duration.DurationInput
 }
 
 // Where a POST's answers go: an SSE stream written as they come, or one JSON body once all
@@ -46,17 +50,44 @@ interface Sink {
   readonly push: (message: JsonRpc.Message) => void
 }
 
+// The events of one POST's SSE stream, kept so a client whose connection dropped can get
+// the rest with a GET carrying Last-Event-ID (SEP-1699). Event ids are `<stream>:<index>`.
+interface StreamLog {
+  readonly id: string
+  readonly events: Array<string>
+  /** The size of `events`, in UTF-16 code units. */
+  bytes: number
+  done: boolean
+  /** The connection reading the stream now, if any. */
+  reader: Queue.Queue<string> | undefined
+}
+
 interface HttpSession {
   readonly id: string
   readonly scope: Scope.CloseableScope
   readonly session: Session
   readonly inbox: Queue.Queue<JsonRpc.Message>
   readonly sinks: Map<JsonRpc.RequestId, Sink>
+  /** The POST streams being read, and the last few nobody reads, by id, oldest first. */
+  readonly logs: Map<string, StreamLog>
+  /** The POST and resumed streams open now. */
+  readonly readers: Set<Queue.Queue<string>>
   standing: Queue.Queue<string> | undefined
+  /** When the client last sent something, or an open stream of it ended. */
+  lastActive: number
 }
 
 const encoder = new TextEncoder()
 const sseEvent = (message: JsonRpc.Message): string => `event: message\ndata: ${JSON.stringify(message)}\n\n`
+/** Marks the end of a stream in its queue. */
+const END = ""
+/** How long a client waits before resuming a dropped stream (the SSE `retry` field). */
+const RETRY_MS = 1000
+/** How often an idle GET stream gets a comment. */
+const KEEP_ALIVE = Duration.seconds(25)
+/** How many streams nobody reads a session keeps for resumption, and how much of them. */
+const MAX_LOGS = 16
+const MAX_LOG_BYTES = 4 * 1024 * 1024
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
 
@@ -83,6 +114,7 @@ const isRequest = (message: JsonRpc.Message): message is JsonRpc.Request => Json
 export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
   Effect.gen(function*() {
     const serverScope = yield* Effect.scope
+    const clock = yield* Effect.clock
     const sessions = new Map<string, HttpSession>()
     const allowedOrigins = new Set(options.allowedOrigins.map((origin) => origin.toLowerCase().replace(/\/$/, "")))
     const allowedHosts = new Set(
@@ -104,11 +136,10 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
       const scope = yield* Scope.fork(serverScope, { _tag: "Sequential" })
       const inbox = yield* Queue.unbounded<JsonRpc.Message>()
       const sinks = new Map<JsonRpc.RequestId, Sink>()
-      const state: { standing: Queue.Queue<string> | undefined } = { standing: undefined }
 
       const toStanding = (message: JsonRpc.Message) => {
         // With no stream open the message has nowhere to go: the client is not listening.
-        state.standing?.unsafeOffer(sseEvent(message))
+        entry.standing?.unsafeOffer(sseEvent(message))
       }
       const send = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> =>
         Effect.sync(() => {
@@ -135,24 +166,32 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
             else toStanding(message)
           })
       }).pipe(Scope.extend(scope))
-      yield* Peer.make({ handlers: session.handlers }).pipe(
-        Effect.provideService(Transport, transport),
-        Scope.extend(scope)
-      )
-      yield* Scope.addFinalizer(scope, Effect.zipRight(Queue.shutdown(inbox), Effect.sync(() => state.standing?.unsafeOffer(""))))
       const entry: HttpSession = {
         id,
         scope,
         session,
         inbox,
         sinks,
-        get standing() {
-          return state.standing
-        },
-        set standing(queue) {
-          state.standing = queue
-        }
+        logs: new Map(),
+        readers: new Set(),
+        standing: undefined,
+        lastActive: clock.unsafeCurrentTimeMillis()
       }
+      yield* Peer.make({ handlers: session.handlers }).pipe(
+        Effect.provideService(Transport, transport),
+        Scope.extend(scope)
+      )
+      // Open streams end with the session.
+      yield* Scope.addFinalizer(
+        scope,
+        Effect.zipRight(
+          Queue.shutdown(inbox),
+          Effect.sync(() => {
+            entry.standing?.unsafeOffer(END)
+            for (const reader of entry.readers) reader.unsafeOffer(END)
+          })
+        )
+      )
       sessions.set(id, entry)
       return entry
     })
@@ -164,6 +203,42 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
       })
 
     // --- POST ----------------------------------------------------------------------------
+
+    // Streams nobody reads are kept for a while, even those read to their end: a connection
+    // may have dropped after the server wrote the last event but before the client got it.
+    // The oldest go first once there are too many or they hold too much.
+    const evict = (entry: HttpSession) => {
+      let count = 0
+      let bytes = 0
+      for (const log of [...entry.logs.values()].reverse()) {
+        if (log.reader !== undefined) continue
+        count++
+        bytes += log.bytes
+        if (count > MAX_LOGS || bytes > MAX_LOG_BYTES) entry.logs.delete(log.id)
+      }
+    }
+
+    // A stream of a POST's events from index `from` on, ending with the POST's last answer.
+    // A GET with Last-Event-ID can take it over, while it is kept.
+    const readLog = (entry: HttpSession, log: StreamLog, from: number) =>
+      Effect.gen(function*() {
+        const queue = yield* Queue.unbounded<string>()
+        log.reader?.unsafeOffer(END)
+        log.reader = queue
+        entry.readers.add(queue)
+        for (const event of log.events.slice(from)) queue.unsafeOffer(event)
+        if (log.done) queue.unsafeOffer(END)
+        return Stream.fromQueue(queue).pipe(
+          Stream.takeWhile((text) => text !== END),
+          Stream.map((text) => encoder.encode(text)),
+          Stream.ensuring(Effect.sync(() => {
+            entry.readers.delete(queue)
+            entry.lastActive = clock.unsafeCurrentTimeMillis()
+            if (log.reader === queue) log.reader = undefined
+            evict(entry)
+          }))
+        )
+      })
 
     // Answers a POST's requests: SSE when one of them may send notifications before its
     // answer (a tool call, or any request asking for progress), JSON otherwise.
@@ -182,21 +257,30 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
         )
         const waiting = new Set(requests.map((request) => request.id))
         if (wantsStream) {
-          const queue = yield* Queue.unbounded<string>()
+          const log: StreamLog = { id: randomUUID().slice(0, 8), events: [], bytes: 0, done: false, reader: undefined }
+          entry.logs.set(log.id, log)
+          const append = (text: string) => {
+            const event = `id: ${log.id}:${log.events.length}\n${text}`
+            log.events.push(event)
+            log.bytes += event.length
+            log.reader?.unsafeOffer(event)
+          }
+          // A priming event (id, no data) first, so the client can resume from the start.
+          append(`retry: ${RETRY_MS}\ndata: \n\n`)
           const sink: Sink = {
             sse: true,
             waiting,
             push: (message) => {
-              queue.unsafeOffer(sseEvent(message))
-              if (waiting.size === 0) queue.unsafeOffer("")
+              append(sseEvent(message))
+              if (waiting.size === 0) {
+                log.done = true
+                log.reader?.unsafeOffer(END)
+              }
             }
           }
           for (const id of waiting) entry.sinks.set(id, sink)
+          const body = yield* readLog(entry, log, 0)
           for (const message of messages) entry.inbox.unsafeOffer(message)
-          const body = Stream.fromQueue(queue).pipe(
-            Stream.takeWhile((text) => text !== ""),
-            Stream.map((text) => encoder.encode(text))
-          )
           return HttpServerResponse.stream(body, {
             contentType: "text/event-stream",
             headers: { "cache-control": "no-cache", connection: "keep-alive", ...headers }
@@ -315,6 +399,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
             `Bad Request: unsupported protocol version ${version} (supported: ${McpSchema.SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`
           )
         }
+        entry.lastActive = clock.unsafeCurrentTimeMillis()
         return entry
       })
 
@@ -328,17 +413,30 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
         const found = yield* sessionOf(request)
         if (!("id" in found)) return found
         const entry = found
+        const resume = /^([^:]+):(\d+)$/.exec(request.headers["last-event-id"] ?? "")
+        const log = resume === null ? undefined : entry.logs.get(resume[1]!)
+        if (log !== undefined) {
+          return HttpServerResponse.stream(yield* readLog(entry, log, Number(resume![2]) + 1), {
+            contentType: "text/event-stream",
+            headers: { "cache-control": "no-cache", connection: "keep-alive" }
+          })
+        }
         if (entry.standing !== undefined) {
           return jsonRpcError(409, JsonRpc.ErrorCode.InvalidRequest, "Conflict: this session already has a GET stream")
         }
         const queue = yield* Queue.unbounded<string>()
         entry.standing = queue
         const body = Stream.fromQueue(queue).pipe(
-          Stream.takeWhile((text) => text !== ""),
-          // A comment first, so the client sees the stream open at once.
+          Stream.takeWhile((text) => text !== END),
+          // A comment first, so the client sees the stream open at once, and one now and
+          // then, so idle connections are not dropped on the way.
           (events) => Stream.concat(Stream.make(": stream open\n\n"), events),
+          Stream.merge(Stream.schedule(Stream.repeatValue(": keep-alive\n\n"), Schedule.spaced(KEEP_ALIVE)), {
+            haltStrategy: "left"
+          }),
           Stream.map((text) => encoder.encode(text)),
           Stream.ensuring(Effect.sync(() => {
+            entry.lastActive = clock.unsafeCurrentTimeMillis()
             if (entry.standing === queue) entry.standing = undefined
           }))
         )
@@ -402,6 +500,22 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           return HttpServerResponse.text("Method Not Allowed", { status: 405, headers: { allow: "GET, POST, DELETE" } })
       }
     })
+
+    // A session whose client went away without DELETE ends after it has been idle (no
+    // request, no open stream) for the idle timeout.
+    const idleMs = Duration.toMillis(options.sessionIdleTimeout)
+    yield* Effect.suspend(() => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const idle = [...sessions.values()].filter((entry) =>
+        entry.standing === undefined && entry.readers.size === 0 && entry.sinks.size === 0 &&
+        now - entry.lastActive >= idleMs
+      )
+      return Effect.forEach(idle, closeSession, { discard: true })
+    }).pipe(
+      Effect.repeat(Schedule.spaced(Duration.millis(Math.min(Math.max(idleMs / 4, 10), 60_000)))),
+      Effect.interruptible,
+      Effect.forkScoped
+    )
 
     const node = http.createServer()
     const server = yield* NodeHttpServer.make(() => node, { host: options.host, port: options.port }).pipe(

@@ -1,0 +1,215 @@
+// The gateway's HTTP edge with raw requests, in front of in-memory fake servers: answers as
+// JSON or SSE, batches, a dropped stream resumed with Last-Event-ID, the GET stream, and the
+// checks on headers (Accept, Content-Type, Host, Origin, the revision) and idle sessions.
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Gateway from "../src/Gateway.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as Policy from "../src/Policy.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
+import type * as ServerSpec from "../src/ServerSpec.js"
+import * as FakeServer from "../src/testing/FakeServer.js"
+import { Platform } from "./support/platform.js"
+
+const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
+
+const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec => ({
+  name,
+  transport: { type: "custom", key: name, connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport) }
+})
+
+// A gateway over HTTP fronting `servers`, ready, on a free port; all of it lives as long as
+// the test's Scope.
+const gateway = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: Partial<Gateway.HttpOptions> = {}) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(
+      Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer()), Layer.provide(Platform))
+    )
+    return yield* Effect.gen(function*() {
+      const registry = yield* ServerRegistry.ServerRegistry
+      yield* registry.reconcile(servers)
+      yield* registry.awaitReady({ servers: "settled" })
+      return yield* Gateway.serveHttp({ port: 0, ...options })
+    }).pipe(Effect.provide(context))
+  })
+
+const headers = (session?: string, extra: Record<string, string> = {}) => ({
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  ...(session === undefined ? {} : { "mcp-session-id": session }),
+  ...extra
+})
+
+const post = (url: string, body: unknown, session?: string, extra: Record<string, string> = {}) =>
+  Effect.promise((signal) => fetch(url, { method: "POST", headers: headers(session, extra), body: JSON.stringify(body), signal }))
+
+const initialize = (id = 0) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+})
+
+const open = (url: string) =>
+  Effect.gen(function*() {
+    const response = yield* post(url, initialize())
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toContain("application/json")
+    const session = response.headers.get("mcp-session-id")!
+    yield* Effect.promise(() => response.text())
+    expect((yield* post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, session)).status).toBe(202)
+    return session
+  })
+
+interface SseEvent {
+  readonly id?: string
+  readonly retry?: string
+  readonly data: string
+}
+
+// Reads SSE events from a body until `stop` says enough; returns them and the reader, still open.
+const readEvents = (body: ReadableStream<Uint8Array>, stop: (events: ReadonlyArray<SseEvent>) => boolean) =>
+  Effect.promise(async () => {
+    const reader = body.getReader()
+    const decoder = new TextDecoder()
+    const events: Array<SseEvent> = []
+    let buffer = ""
+    while (!stop(events)) {
+      const { done, value } = await reader.read()
+      if (done) break
+      buffer += decoder.decode(value, { stream: true })
+      let end: number
+      while ((end = buffer.indexOf("\n\n")) !== -1) {
+        const block = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        const fields: Record<string, string> = {}
+        for (const line of block.split("\n")) {
+          if (line.startsWith(":")) continue
+          const colon = line.indexOf(":")
+          fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, "")
+        }
+        if (Object.keys(fields).length > 0) events.push({ ...fields, data: fields.data ?? "" })
+      }
+    }
+    return { events, reader }
+  })
+
+const json = (event: SseEvent) => JSON.parse(event.data)
+
+describe("Gateway HTTP edge", () => {
+  it.scopedLive("tool calls are answered on an SSE stream that starts with a priming event; other requests with JSON; batches with a batch", () =>
+    Effect.gen(function*() {
+      const url = yield* gateway([
+        fake("alpha", {
+          tools: [{
+            tool: { name: "steps", inputSchema: { type: "object" } },
+            call: (_, context) => Effect.zipRight(context.progress(1, 2, "half"), Effect.succeed(text("done")))
+          }]
+        })
+      ])
+      const session = yield* open(url)
+      const call = yield* post(url, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "mcp__alpha__steps", arguments: {}, _meta: { progressToken: "p1" } }
+      }, session)
+      expect(call.headers.get("content-type")).toContain("text/event-stream")
+      const { events } = yield* readEvents(call.body!, () => false)
+      expect(events[0]).toMatchObject({ id: expect.stringMatching(/:0$/), retry: "1000", data: "" })
+      expect(json(events[1]!)).toMatchObject({ method: "notifications/progress", params: { progressToken: "p1", progress: 1, total: 2, message: "half" } })
+      expect(json(events[2]!)).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "done" }] } })
+      expect(events).toHaveLength(3)
+
+      const listed = yield* post(url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, session)
+      expect(listed.headers.get("content-type")).toContain("application/json")
+      expect(yield* Effect.promise(() => listed.json())).toMatchObject({ id: 2, result: { tools: [{ name: "mcp__alpha__steps" }] } })
+
+      const batch = yield* post(url, [{ jsonrpc: "2.0", id: 3, method: "ping" }, { jsonrpc: "2.0", id: 4, method: "nope" }], session)
+      const answers = (yield* Effect.promise(() => batch.json())) as Array<any>
+      expect(answers.map((answer) => answer.id).sort()).toEqual([3, 4])
+      expect(answers.find((answer) => answer.id === 4).error.code).toBe(-32601)
+    }))
+
+  it.scopedLive("a POST stream cut before its answer is resumed by a GET with Last-Event-ID", () =>
+    Effect.gen(function*() {
+      const release = yield* Deferred.make<void>()
+      const url = yield* gateway([
+        fake("alpha", {
+          tools: [{
+            tool: { name: "wait", inputSchema: { type: "object" } },
+            call: () => Effect.as(Deferred.await(release), text("late"))
+          }]
+        })
+      ])
+      const session = yield* open(url)
+      const abort = new AbortController()
+      const call = yield* Effect.promise(() =>
+        fetch(url, {
+          method: "POST",
+          headers: headers(session),
+          body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "mcp__alpha__wait", arguments: {} } }),
+          signal: abort.signal
+        })
+      )
+      const { events } = yield* readEvents(call.body!, (seen) => seen.length === 1)
+      const priming = events[0]!.id!
+      abort.abort()
+      yield* Deferred.succeed(release, undefined)
+      const resumed = yield* Effect.promise(() =>
+        fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session, "last-event-id": priming } })
+      )
+      expect(resumed.status).toBe(200)
+      const rest = yield* readEvents(resumed.body!, () => false)
+      expect(rest.events.map(json)).toEqual([{ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "late" }] } }])
+    }))
+
+  it.scopedLive("a second GET stream is 409; Accept, Content-Type, Host and allowed Origins are checked", () =>
+    Effect.gen(function*() {
+      const url = yield* gateway([fake("alpha", { tools: [{ tool: { name: "a", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("a")) }] })], {
+        allowedOrigins: ["https://app.example.com"]
+      })
+      const session = yield* open(url)
+      const stream = yield* Effect.promise(() => fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } }))
+      expect(stream.status).toBe(200)
+      const second = yield* Effect.promise(() => fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } }))
+      expect(second.status).toBe(409)
+
+      const noAccept = yield* Effect.promise(() => fetch(url, { headers: { accept: "application/json", "mcp-session-id": session } }))
+      expect(noAccept.status).toBe(406)
+      const badType = yield* post(url, initialize(), undefined, { "content-type": "text/plain" })
+      expect(badType.status).toBe(415)
+      const parse = yield* Effect.promise(() => fetch(url, { method: "POST", headers: headers(session), body: "{not json" }))
+      expect(parse.status).toBe(400)
+      expect(yield* Effect.promise(() => parse.json())).toMatchObject({ error: { code: -32700 } })
+      expect((yield* post(url, initialize(), undefined, { origin: "https://app.example.com" })).status).toBe(200)
+      expect((yield* post(url, initialize(), undefined, { origin: "https://evil.example.com" })).status).toBe(403)
+      // A rebinding attack's request names the attacker's host.
+      const host = yield* Effect.promise(() =>
+        new Promise<number>((resolve, reject) => {
+          const { hostname, pathname, port } = new URL(url)
+          import("node:http").then((http) =>
+            http.request({ hostname, port, path: pathname, method: "POST", headers: { ...headers(), host: "evil.example.com" } }, (res) => {
+              res.resume()
+              resolve(res.statusCode!)
+            }).on("error", reject).end(JSON.stringify(initialize()))
+          )
+        })
+      )
+      expect(host).toBe(403)
+      yield* Effect.promise(() => stream.body!.cancel())
+    }))
+
+  it.scopedLive("a session idle past the timeout ends", () =>
+    Effect.gen(function*() {
+      const url = yield* gateway([], { sessionIdleTimeout: "200 millis" })
+      const session = yield* open(url)
+      expect((yield* post(url, { jsonrpc: "2.0", id: 1, method: "ping" }, session)).status).toBe(200)
+      // Every request counts as activity, so the test can only wait, then look once.
+      yield* Effect.sleep("700 millis")
+      const status = (yield* post(url, { jsonrpc: "2.0", id: 2, method: "ping" }, session)).status
+      expect(status).toBe(404)
+    }))
+})
