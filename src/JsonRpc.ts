@@ -301,6 +301,17 @@ export class LineDecoder {
   }
 
   /**
+   * Feeds a batch of chunks, as `push` does each; stops at the first line that is too long.
+   */
+  pushAll(chunks: Iterable<Uint8Array>, lines: Array<string>): { readonly oversize: number } | undefined {
+    for (const chunk of chunks) {
+      const oversize = this.push(chunk, lines)
+      if (oversize) return oversize
+    }
+    return undefined
+  }
+
+  /**
    * Whatever is left after the stream ended without a final newline.
    */
   flush(lines: Array<string>): void {

@@ -4,19 +4,23 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type * as Catalog from "../src/Catalog.js"
 import { type PolicyLike, makeFleet, resolveOptions, serveSession } from "../src/internal/gatewayCore.js"
+import * as Gateway from "../src/Gateway.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Peer from "../src/Peer.js"
+import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import * as Memory from "../src/transport/Memory.js"
 import { Transport } from "../src/Transport.js"
+import { PassThrough } from "node:stream"
 import { Platform } from "./support/platform.js"
 import { failure, firstText } from "./support/results.js"
 
@@ -82,12 +86,11 @@ describe("Gateway (in memory)", () => {
   it.scopedLive("initialize: capabilities, serverInfo and revision negotiation", () =>
     Effect.gen(function*() {
       const { connect } = yield* setup(twoServers)
-      const peer = yield* peerOf(yield* connect)
-      const asked = yield* peer.request("initialize", {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" }
-      })
+      // A new session asking for `protocolVersion`.
+      const initialize = (protocolVersion: string) =>
+        Effect.flatMap(Effect.flatMap(connect, peerOf), (peer) =>
+          peer.request("initialize", { protocolVersion, capabilities: {}, clientInfo: { name: "t", version: "1" } }))
+      const asked = yield* initialize("2025-06-18")
       expect(asked.protocolVersion).toBe("2025-06-18")
       expect(asked.serverInfo).toMatchObject({ name: "mcp-fleet" })
       expect(asked.capabilities).toEqual({
@@ -97,12 +100,7 @@ describe("Gateway (in memory)", () => {
         completions: {},
         logging: {}
       })
-      const other = yield* peerOf(yield* connect)
-      const unknown = yield* other.request("initialize", {
-        protocolVersion: "1999-01-01",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" }
-      })
+      const unknown = yield* initialize("1999-01-01")
       expect(unknown.protocolVersion).toBe("2025-11-25")
     }))
 
@@ -291,4 +289,27 @@ describe("Gateway (in memory)", () => {
       yield* client.unsubscribeResource("loud://r")
       expect(server!.requests.map((r) => r.method)).toContain("resources/unsubscribe")
     }))
+
+  it.scopedLive("serveStdio: NDJSON both ways, garbage answered with a parse error, returns when the input ends", () =>
+    Effect.gen(function*() {
+      const input = new PassThrough()
+      const output = new PassThrough()
+      const lines: Array<any> = []
+      output.on("data", (chunk: Buffer) => {
+        for (const line of chunk.toString("utf8").split("\n")) if (line !== "") lines.push(JSON.parse(line))
+      })
+      const served = yield* Gateway.serveStdio({ input, output }).pipe(
+        Effect.provide(Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })), Layer.provide(Platform))),
+        Effect.fork
+      )
+      input.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n{oops\n")
+      input.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "t", version: "1" } } }) + "\n")
+      yield* Effect.repeat(Effect.sync(() => lines.length), { until: (n) => n >= 3 })
+      expect(lines).toContainEqual({ jsonrpc: "2.0", id: 1, result: {} })
+      expect(lines).toContainEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "not JSON" } })
+      expect(lines.find((line) => line.id === 2).result.protocolVersion).toBe("2024-11-05")
+      input.end()
+      yield* Fiber.join(served)
+    }))
 })
+

@@ -130,19 +130,18 @@ export interface Session {
   readonly protocolVersion: () => McpSchema.ProtocolVersion | undefined
 }
 
-const LEVELS: ReadonlyArray<McpSchema.LoggingLevel> = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency"
-]
+// Least severe first.
+const LEVELS: ReadonlyArray<McpSchema.LoggingLevel> = McpSchema.LoggingLevel.literals
 
 const invalidParams = (message: string) =>
   new Peer.HandlerError({ code: JsonRpc.ErrorCode.InvalidParams, message })
+
+/** An unknown tool or prompt name: -32602, with the closest names the client may use. */
+const unknownName = (what: "tool" | "prompt", name: string, names: Iterable<string>) =>
+  invalidParams(McpError.make("", new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) })).message)
+
+const resourceNotFound = (uri: string) =>
+  new Peer.HandlerError({ code: JsonRpc.ErrorCode.ResourceNotFound, message: `Resource not found: ${uri}`, data: { uri } })
 
 // --- pagination --------------------------------------------------------------------------
 
@@ -326,14 +325,7 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
       const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
       return Effect.flatMap(catalog, (current) => {
         const entry = current.toolsByName.get(name)
-        if (entry === undefined) {
-          return Effect.fail(invalidParams(
-            McpError.make(
-              "",
-              new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, current.toolsByName.keys()) })
-            ).message
-          ))
-        }
+        if (entry === undefined) return Effect.fail(unknownName("tool", name, current.toolsByName.keys()))
         const call = policy.callTool(name, args, {
           ...progressOf(request),
           ...(Object.keys(rest).length > 0 ? { meta: rest } : {})
@@ -351,11 +343,7 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
       if (typeof uri !== "string") return Effect.fail(invalidParams("resources/read needs a string 'uri'"))
       return Effect.flatMap(catalog, (current) => {
         const server = ownerOf(current, uri)
-        if (server === undefined) {
-          return Effect.fail(
-            new Peer.HandlerError({ code: JsonRpc.ErrorCode.ResourceNotFound, message: `Resource not found: ${uri}`, data: { uri } })
-          )
-        }
+        if (server === undefined) return Effect.fail(resourceNotFound(uri))
         return tracking(server, request, registry.readResource(server, uri)).pipe(Effect.mapError(handlerError))
       })
     }
@@ -366,14 +354,7 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
       const args = request.params?.arguments
       return Effect.flatMap(catalog, (current) => {
         const entry = current.promptsByName.get(name)
-        if (entry === undefined) {
-          return Effect.fail(invalidParams(
-            McpError.make(
-              "",
-              new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, current.promptsByName.keys()) })
-            ).message
-          ))
-        }
+        if (entry === undefined) return Effect.fail(unknownName("prompt", name, current.promptsByName.keys()))
         return tracking(
           entry.server,
           request,
@@ -395,9 +376,7 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
         let target: { readonly server: string; readonly ref: McpSchema.PromptReference | McpSchema.ResourceTemplateReference }
         if (ref.type === "ref/prompt" && typeof ref.name === "string") {
           const entry = current.promptsByName.get(ref.name)
-          if (entry === undefined) {
-            return Effect.fail(invalidParams(`there is no prompt '${ref.name}'`))
-          }
+          if (entry === undefined) return Effect.fail(unknownName("prompt", ref.name, current.promptsByName.keys()))
           target = { server: entry.server, ref: { ...ref, type: "ref/prompt", name: entry.prompt.name } }
         } else if (ref.type === "ref/resource" && typeof ref.uri === "string") {
           const uri = ref.uri
@@ -432,11 +411,7 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
       if (typeof uri !== "string") return Effect.fail(invalidParams(`${request.method} needs a string 'uri'`))
       return Effect.flatMap(catalog, (current) => {
         const server = ownerOf(current, uri)
-        if (server === undefined) {
-          return Effect.fail(
-            new Peer.HandlerError({ code: JsonRpc.ErrorCode.ResourceNotFound, message: `Resource not found: ${uri}`, data: { uri } })
-          )
-        }
+        if (server === undefined) return Effect.fail(resourceNotFound(uri))
         return Effect.as(
           subscribe ? acquire(server, uri) : release(server, uri),
           {}

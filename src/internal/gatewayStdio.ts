@@ -77,16 +77,10 @@ export const make = (
   const incoming = chunks.pipe(
     Stream.mapChunksEffect((batch) => {
       const lines: Array<string> = []
-      for (const chunk of batch) {
-        const oversize = decoder.push(chunk, lines)
-        if (oversize) {
-          return Effect.fail(McpError.make(
-            CLIENT,
-            new McpError.LimitReason({ what: "a message", size: oversize.oversize, limit: decoder.maxBytes })
-          ))
-        }
-      }
-      return parse(lines)
+      const oversize = decoder.pushAll(batch, lines)
+      return oversize === undefined
+        ? parse(lines)
+        : Effect.fail(McpError.make(CLIENT, new McpError.LimitReason({ what: "a message", size: oversize.oversize, limit: decoder.maxBytes })))
     }),
     Stream.concat(Stream.flattenChunks(Stream.fromEffect(Effect.suspend(() => {
       const lines: Array<string> = []
