@@ -4,7 +4,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Gateway from "../src/Gateway.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Policy from "../src/Policy.js"
@@ -211,5 +213,37 @@ describe("Gateway HTTP edge", () => {
       yield* Effect.sleep("700 millis")
       const status = (yield* post(url, { jsonrpc: "2.0", id: 2, method: "ping" }, session)).status
       expect(status).toBe(404)
+    }))
+
+  it.scopedLive("ending a session answers its requests still waiting", () =>
+    Effect.gen(function*() {
+      let server: FakeServer.FakeServer | undefined
+      const url = yield* gateway([{
+        name: "alpha",
+        transport: {
+          type: "custom",
+          key: "alpha",
+          connect: Effect.map(
+            FakeServer.make({
+              name: "alpha",
+              prompts: [{ prompt: { name: "slow" }, get: () => ({ messages: [] }) }],
+              handlers: { "prompts/get": () => Effect.never }
+            }),
+            (made) => (server = made).transport
+          )
+        }
+      }])
+      const session = yield* open(url)
+      const waiting = yield* post(url, { jsonrpc: "2.0", id: 5, method: "prompts/get", params: { name: "mcp__alpha__slow" } }, session).pipe(
+        Effect.flatMap((response) => Effect.promise(() => response.json())),
+        Effect.fork
+      )
+      // Once the server has the request, it is in flight.
+      yield* Effect.sync(() => server!.requests.some((request) => request.method === "prompts/get")).pipe(
+        Effect.repeat({ until: (seen) => seen, schedule: Schedule.spaced("10 millis") })
+      )
+      const ended = yield* Effect.promise(() => fetch(url, { method: "DELETE", headers: { "mcp-session-id": session } }))
+      expect(ended.status).toBe(200)
+      expect(yield* Fiber.join(waiting)).toMatchObject({ id: 5, error: { code: -32603 } })
     }))
 })

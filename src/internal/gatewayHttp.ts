@@ -181,12 +181,21 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
         Effect.provideService(Transport, transport),
         Scope.extend(scope)
       )
-      // Open streams end with the session.
+      // Requests still waiting get an error, and open streams end, with the session.
       yield* Scope.addFinalizer(
         scope,
         Effect.zipRight(
           Queue.shutdown(inbox),
           Effect.sync(() => {
+            for (const [requestId, sink] of sinks) {
+              sinks.delete(requestId)
+              sink.waiting.delete(requestId)
+              sink.push({
+                jsonrpc: "2.0",
+                id: requestId,
+                error: { code: JsonRpc.ErrorCode.InternalError, message: "the session ended before the answer" }
+              })
+            }
             entry.standing?.unsafeOffer(END)
             for (const reader of entry.readers) reader.unsafeOffer(END)
           })
