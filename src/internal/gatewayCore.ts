@@ -123,11 +123,9 @@ export interface Outbound {
   ) => Effect.Effect<void>
 }
 
-/** One client's session: the handlers its Peer runs, and what it negotiated. */
+/** One client's session: the handlers its Peer runs. */
 export interface Session {
   readonly handlers: Record<string, Peer.Handler>
-  /** The revision initialize answered with; undefined before initialize. */
-  readonly protocolVersion: () => McpSchema.ProtocolVersion | undefined
 }
 
 // Least severe first.
@@ -255,7 +253,6 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Session, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { options, policy, registry } = fleet
-    let protocolVersion: McpSchema.ProtocolVersion | undefined
     let level: McpSchema.LoggingLevel | undefined
     // The requests in flight per server, for log messages of routed calls.
     const calls = new Map<string, Set<JsonRpc.RequestId>>()
@@ -297,23 +294,20 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
     }
 
     const initialize: Peer.Handler = (request) =>
-      Effect.sync(() => {
-        protocolVersion = negotiate(request.params?.protocolVersion)
-        return {
-          protocolVersion,
-          // The fleet changes while clients are connected, so the gateway declares all it
-          // can route rather than what today's servers happen to offer.
-          capabilities: {
-            tools: { listChanged: true },
-            resources: { subscribe: true, listChanged: true },
-            prompts: { listChanged: true },
-            completions: {},
-            logging: {}
-          },
-          serverInfo: options.serverInfo,
-          ...(options.instructions === undefined ? {} : { instructions: options.instructions })
-        }
-      })
+      Effect.sync(() => ({
+        protocolVersion: negotiate(request.params?.protocolVersion),
+        // The fleet changes while clients are connected, so the gateway declares all it
+        // can route rather than what today's servers happen to offer.
+        capabilities: {
+          tools: { listChanged: true },
+          resources: { subscribe: true, listChanged: true },
+          prompts: { listChanged: true },
+          completions: {},
+          logging: {}
+        },
+        serverInfo: options.serverInfo,
+        ...(options.instructions === undefined ? {} : { instructions: options.instructions })
+      }))
 
     const callTool: Peer.Handler = (request) => {
       const name = request.params?.name
@@ -524,7 +518,7 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
     const events = yield* registry.subscribe
     yield* Queue.take(events).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
 
-    return { handlers, protocolVersion: () => protocolVersion }
+    return { handlers }
   })
 
 /**

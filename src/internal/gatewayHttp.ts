@@ -27,7 +27,7 @@ import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import * as Peer from "../Peer.js"
 import { Transport, type TransportService } from "../Transport.js"
-import { type Fleet, makeSession, type Session } from "./gatewayCore.js"
+import { type Fleet, makeSession } from "./gatewayCore.js"
 
 /** The HTTP server's settings, resolved. */
 export interface HttpOptions {
@@ -65,7 +65,6 @@ interface StreamLog {
 interface HttpSession {
   readonly id: string
   readonly scope: Scope.CloseableScope
-  readonly session: Session
   readonly inbox: Queue.Queue<JsonRpc.Message>
   readonly sinks: Map<JsonRpc.RequestId, Sink>
   /** The POST streams being read, and the last few nobody reads, by id, oldest first. */
@@ -169,7 +168,6 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
       const entry: HttpSession = {
         id,
         scope,
-        session,
         inbox,
         sinks,
         logs: new Map(),
