@@ -18,6 +18,9 @@
  *   arguments) answers with a CallToolResult with `isError: true` and the message: a tool
  *   execution error, which the model sees. An unknown tool (-32602, with the closest names)
  *   and the server's own JSON-RPC error (passed through) are protocol errors.
+ * - list_changed is sent for a list when what a client would list changed (after the
+ *   Policy's filter), once per burst of changes; a restart that brings back the same tools
+ *   sends nothing.
  * - A server's log messages go to the clients with a call in flight to that server, and to
  *   every client that set a level with logging/setLevel (at or above it). setLevel is not
  *   passed on: the servers are shared by all clients.
@@ -26,6 +29,10 @@
  *   other POSTs with JSON. A client whose stream dropped gets the rest with a GET carrying
  *   Last-Event-ID. Notifications not tied to a request go on the session's GET stream;
  *   with none open they are dropped.
+ * - Resource subscriptions are counted across clients: a server is asked once per URI and
+ *   told to stop when the last client lets go.
+ * - Not passed through: requests fronted servers send (sampling, elicitation, roots), since
+ *   the fleet connects to them without those capabilities, and tasks.
  *
  * @since 0.1.0
  */
