@@ -31,8 +31,9 @@
  *   with none open they are dropped.
  * - Resource subscriptions are counted across clients: a server is asked once per URI and
  *   told to stop when the last client lets go.
- * - Not passed through: requests fronted servers send (sampling, elicitation, roots), since
- *   the fleet connects to them without those capabilities, and tasks.
+ * - Not passed through: requests fronted servers send (sampling, elicitation, roots) go to
+ *   the registry's own client handlers, if it has any, never to the gateway's clients; and
+ *   tasks.
  *
  * @since 0.1.0
  */
