@@ -311,5 +311,36 @@ describe("Gateway (in memory)", () => {
       input.end()
       yield* Fiber.join(served)
     }))
+
+  it.scopedLive("Gateway.serve with the Policy: denied tools are hidden and unknown; a policy change is a list_changed", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(
+        Policy.layer({ deny: ["mcp__beta__*"] }).pipe(
+          Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })),
+          Layer.provide(Platform)
+        )
+      )
+      const registry = yield* Effect.provide(ServerRegistry.ServerRegistry, context)
+      const policy = yield* Effect.provide(Policy.Policy, context)
+      yield* registry.awaitReady({ servers: "settled" })
+      const [end, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
+      yield* Gateway.serve({ listChangedDebounce: "20 millis" }).pipe(
+        Effect.provideService(Transport, server),
+        Effect.provide(context),
+        Effect.forkScoped
+      )
+      const client = yield* clientOf(end)
+      const seen = yield* client.subscribe
+      expect((yield* client.listTools()).map((t) => t.name).sort()).toEqual(["mcp__alpha__add", "mcp__alpha__echo", "mcp__alpha__fail"])
+      const hidden = failure(yield* Effect.exit(client.callTool("mcp__beta__echo", {})))
+      expect(hidden.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+      // Hidden tools are not suggested either.
+      expect((hidden.reason as McpError.ProtocolReason).message).toBe("there is no tool 'mcp__beta__echo'")
+      expect(firstText(yield* client.callTool("mcp__alpha__echo", { a: 1 }))).toBe(`echo:{"a":1}`)
+
+      yield* policy.update({ deny: ["mcp__alpha__fail"] })
+      expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
+      expect(yield* client.listTools()).toHaveLength(4)
+    }))
 })
 
