@@ -103,7 +103,8 @@ export interface HttpOptions extends Options {
   readonly token?: Redacted.Redacted<string> | undefined
   /**
    * Origins (`https://app.example.com`) allowed besides localhost, 127.0.0.1 and [::1]. A
-   * request with any other Origin is refused with 403 (DNS-rebinding protection).
+   * request with any other Origin is refused with 403 (DNS-rebinding protection); an
+   * allowed one gets CORS headers, and its preflight (OPTIONS) is answered.
    */
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
   /** The largest POST body accepted. Default: 16 MiB. */

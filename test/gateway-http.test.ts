@@ -168,7 +168,7 @@ describe("Gateway HTTP edge", () => {
       expect(rest.events.map(json)).toEqual([{ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "late" }] } }])
     }))
 
-  it.scopedLive("a second GET stream is 409; Accept, Content-Type, Host and allowed Origins are checked", () =>
+  it.scopedLive("a second GET stream is 409; Accept, Content-Type, Host and Origin are checked; allowed Origins get CORS", () =>
     Effect.gen(function*() {
       const url = yield* gateway([fake("alpha", { tools: [{ tool: { name: "a", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("a")) }] })], {
         allowedOrigins: ["https://app.example.com"]
@@ -186,7 +186,18 @@ describe("Gateway HTTP edge", () => {
       const parse = yield* Effect.promise(() => fetch(url, { method: "POST", headers: headers(session), body: "{not json" }))
       expect(parse.status).toBe(400)
       expect(yield* Effect.promise(() => parse.json())).toMatchObject({ error: { code: -32700 } })
-      expect((yield* post(url, initialize(), undefined, { origin: "https://app.example.com" })).status).toBe(200)
+      const allowed = yield* post(url, initialize(), undefined, { origin: "https://app.example.com" })
+      expect(allowed.status).toBe(200)
+      expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example.com")
+      expect(allowed.headers.get("access-control-expose-headers")).toBe("mcp-session-id")
+      const preflight = yield* Effect.promise(() =>
+        fetch(url, {
+          method: "OPTIONS",
+          headers: { origin: "https://app.example.com", "access-control-request-method": "POST" }
+        })
+      )
+      expect(preflight.status).toBe(204)
+      expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-session-id")
       expect((yield* post(url, initialize(), undefined, { origin: "https://evil.example.com" })).status).toBe(403)
       // A rebinding attack's request names the attacker's host.
       const host = yield* Effect.promise(() =>

@@ -463,7 +463,10 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
 
     // --- the endpoint ----------------------------------------------------------------------
 
-    const guard = (request: HttpServerRequest.HttpServerRequest): HttpServerResponse.HttpServerResponse | undefined => {
+    const guard = (
+      request: HttpServerRequest.HttpServerRequest,
+      preflight: boolean
+    ): HttpServerResponse.HttpServerResponse | undefined => {
       const origin = request.headers["origin"]
       if (origin !== undefined) {
         const normalized = origin.toLowerCase().replace(/\/$/, "")
@@ -478,7 +481,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           return jsonRpcError(403, JsonRpc.ErrorCode.InvalidRequest, `Forbidden: Host ${request.headers["host"]} is not allowed`)
         }
       }
-      if (token !== undefined) {
+      if (token !== undefined && !preflight) {
         const authorization = request.headers["authorization"] ?? ""
         const match = /^Bearer\s+(.+)$/i.exec(authorization.trim())
         if (match === null || !sameSecret(match[1]!, token)) {
@@ -490,22 +493,47 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
       return undefined
     }
 
+    const route = (request: HttpServerRequest.HttpServerRequest) => {
+      switch (request.method) {
+        case "POST":
+          return post(request)
+        case "GET":
+          return get(request)
+        case "DELETE":
+          return del(request)
+        default:
+          return Effect.succeed(HttpServerResponse.text("Method Not Allowed", { status: 405, headers: { allow: "GET, POST, DELETE" } }))
+      }
+    }
+
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const refused = guard(request)
+      // A browser's preflight carries no credentials: only its Origin is checked.
+      const preflight = request.method === "OPTIONS"
+      const refused = guard(request, preflight)
       if (refused !== undefined) return refused
       const path = request.url.split("?")[0]
       if (path !== options.path) return HttpServerResponse.text("Not Found", { status: 404 })
-      switch (request.method) {
-        case "POST":
-          return yield* post(request)
-        case "GET":
-          return yield* get(request)
-        case "DELETE":
-          return yield* del(request)
-        default:
-          return HttpServerResponse.text("Method Not Allowed", { status: 405, headers: { allow: "GET, POST, DELETE" } })
+      // An Origin that passed the guard may read the answers (CORS), the session id included.
+      const origin = request.headers["origin"]
+      const cors: Record<string, string> = origin === undefined ? {} : {
+        "access-control-allow-origin": origin,
+        "access-control-expose-headers": "mcp-session-id",
+        vary: "Origin"
       }
+      if (preflight) {
+        return HttpServerResponse.empty({
+          status: 204,
+          headers: {
+            ...cors,
+            "access-control-allow-methods": "GET, POST, DELETE",
+            "access-control-allow-headers": "authorization, content-type, accept, last-event-id, mcp-protocol-version, mcp-session-id",
+            "access-control-max-age": "600"
+          }
+        })
+      }
+      const response = yield* route(request)
+      return origin === undefined ? response : HttpServerResponse.setHeaders(response, cors)
     })
 
     // A session whose client went away without DELETE ends after it has been idle (no
