@@ -225,6 +225,22 @@ describe("Gateway (in memory)", () => {
       yield* Deferred.await(interrupted)
     }))
 
+  it.scopedLive("progress sent just before the answer reaches the caller before the answer", () =>
+    Effect.gen(function*() {
+      const quick = tool("quick", (_, context) =>
+        Effect.zipRight(
+          Effect.forEach([1, 2, 3], (n) => context.progress(n, 3), { discard: true }),
+          Effect.succeed(text("done"))
+        ))
+      const { connect } = yield* setup([fake("quick", { tools: [quick] })])
+      const client = yield* clientOf(yield* connect)
+      for (let round = 0; round < 20; round++) {
+        const progress: Array<number> = []
+        yield* client.callTool("mcp__quick__quick", {}, { onProgress: (p) => Effect.sync(() => progress.push(p.progress)) })
+        expect(progress).toEqual([1, 2, 3])
+      }
+    }))
+
   it.scopedLive("log messages of a routed call go to its caller; completion and subscriptions are routed", () =>
     Effect.gen(function*() {
       const loud = tool("loud", (_, context) =>

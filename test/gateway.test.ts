@@ -133,6 +133,8 @@ describe("Gateway over stdio (SDK client)", () => {
   })
 
   afterAll(async () => {
+    // The gateway and the three servers it runs (slow, everything, extra), at least.
+    expect(survivors("MCP_FLEET_GATEWAY_TEST", marker).length).toBeGreaterThanOrEqual(4)
     await client?.close()
     // The gateway and every server it started end when the client hangs up.
     const left = await Effect.runPromise(
