@@ -357,7 +357,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           return jsonRpcError(413, JsonRpc.ErrorCode.InvalidRequest, `the body exceeds ${options.maxMessageBytes} bytes`)
         }
         const parsed = parseBody(text)
-        if (!("messages" in parsed)) return parsed
+        if (HttpServerResponse.isServerResponse(parsed)) return parsed
         const { batch, messages } = parsed
         const initialize = messages.find((message) => isRequest(message) && message.method === McpSchema.Method.Initialize)
         const sessionId = request.headers["mcp-session-id"]
@@ -379,7 +379,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
         }
 
         const found = yield* sessionOf(request)
-        if (!("id" in found)) return found
+        if (HttpServerResponse.isServerResponse(found)) return found
         const entry = found
         if (messages.every((message) => !isRequest(message))) {
           for (const message of messages) entry.inbox.unsafeOffer(message)
@@ -418,7 +418,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           return jsonRpcError(406, JsonRpc.ErrorCode.InvalidRequest, "Not Acceptable: the GET stream is text/event-stream")
         }
         const found = yield* sessionOf(request)
-        if (!("id" in found)) return found
+        if (HttpServerResponse.isServerResponse(found)) return found
         const entry = found
         const resume = /^([^:]+):(\d+)$/.exec(request.headers["last-event-id"] ?? "")
         const log = resume === null ? undefined : entry.logs.get(resume[1]!)
@@ -456,7 +456,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
     const del = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
         const found = yield* sessionOf(request)
-        if (!("id" in found)) return found
+        if (HttpServerResponse.isServerResponse(found)) return found
         yield* closeSession(found)
         return HttpServerResponse.empty({ status: 200 })
       })
