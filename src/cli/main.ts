@@ -72,4 +72,4 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.provide(Layer.mergeAll(NodeContext.layer, NodeHttpClient.layerUndici, logger))
 )
 
-NodeRuntime.runMain(program, { disableErrorReporting: true })
+NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
