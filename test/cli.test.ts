@@ -108,6 +108,14 @@ describe("calling tools", () => {
     expect(sum.stdout).toContain("5")
   })
 
+  it("shows the progress of a long call on stderr", async () => {
+    const result = await cli("call", "everything", "trigger-long-running-operation", "--arg", "duration=1", "--arg", "steps=2")
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("Long running operation completed")
+    expect(result.stderr).toContain("progress: 1/2")
+    expect(result.stderr).toContain("progress: 2/2")
+  })
+
   it("checks arguments against the inputSchema before sending, naming the field", async () => {
     const result = await cli("call", "everything", "get-sum", "--arg", "a=1", "--arg", "b=x")
     expect(result.code).toBe(1)
