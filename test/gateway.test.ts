@@ -1,5 +1,5 @@
-// The gateway end to end with the official SDK client, over stdio (a child process running
-// the gateway on a temp config file) and over Streamable HTTP (in this process), fronting
+// The gateway end to end with the official SDK client, over stdio (`mcp-fleet serve --stdio`
+// on a temp config file, a child process) and over Streamable HTTP (in this process), fronting
 // two real servers: the slow fixture and server-everything.
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -14,9 +14,9 @@ import {
   httpGateway,
   sdkClient,
   slowServer,
-  STDIO_ENTRY,
   tempConfig
 } from "./support/gateway.js"
+import { CLI } from "./support/cli.js"
 import { survivors, waitGone } from "./support/processes.js"
 
 type Client = ReturnType<typeof sdkClient>
@@ -114,8 +114,8 @@ describe("Gateway over stdio (SDK client)", () => {
   flows(async () => {
     config = tempConfig({ slow: slowServer("slow"), everything: everythingServer })
     transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ["--import", "tsx", STDIO_ENTRY, config.file],
+      command: CLI[0],
+      args: [...CLI.slice(1), "serve", "--stdio", "--config", config.file],
       env: { ...process.env, MCP_FLEET_GATEWAY_TEST: marker } as Record<string, string>,
       stderr: "pipe"
     })

@@ -29,7 +29,6 @@ const EVERYTHING = path.join(
 )
 
 export const SLOW = fileURLToPath(new URL("../fixtures/gateway-slow.mjs", import.meta.url))
-export const STDIO_ENTRY = fileURLToPath(new URL("../fixtures/gateway-stdio.ts", import.meta.url))
 
 /** A config entry running the slow fixture under `name`. */
 export const slowServer = (name: string) => ({ command: process.execPath, args: [SLOW, name] })
