@@ -82,7 +82,7 @@ const progressLine = (registry: ServerRegistry.ServerRegistry, names: ReadonlySe
   )
 
 /**
- * Starts the servers a command needs and waits for them as `options.wait` says. The
+ * Starts the servers a command needs and waits for them as `options.only` says. The
  * fleet stops, every process ended, when the Scope closes.
  *
  * @since 0.1.0
