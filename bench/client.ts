@@ -1,6 +1,6 @@
 /**
  * The mcp-fleet benchmark client: `McpClient` over the `Stdio` transport, or over the
- * `StreamableHttp` transport (with undici as the HttpClient) when given `--url`.
+ * `StreamableHttp` transport (with `HttpClientUndici` as the HttpClient) when given `--url`.
  *
  *   BENCH_STDIO_SERVER='["node","bench/fixtures/echo-server.mjs"]' \
  *     npm run -s bench:client -- --calls N --concurrency C [--payload BYTES]
@@ -32,11 +32,11 @@ const transportLayer = async (): Promise<Layer.Layer<Transport, McpError.McpErro
     )
   }
   // Loaded only for HTTP, so a stdio run neither pays for undici nor needs the HTTP transport.
-  const [StreamableHttp, NodeHttpClient] = await Promise.all([
+  const [StreamableHttp, HttpClientUndici] = await Promise.all([
     import("../src/transport/StreamableHttp.js"),
-    import("@effect/platform-node/NodeHttpClient")
+    import("../src/transport/HttpClientUndici.js")
   ])
-  return StreamableHttp.layer({ name: "bench", url: args.url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  return StreamableHttp.layer({ name: "bench", url: args.url }).pipe(Layer.provide(HttpClientUndici.layer))
 }
 const transport = await transportLayer()
 

@@ -10,11 +10,11 @@
  *
  * @module
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Logger, LogLevel } from "effect"
 import * as McpClient from "../src/McpClient.js"
 import * as Peer from "../src/Peer.js"
+import * as HttpClientUndici from "../src/transport/HttpClientUndici.js"
 import * as StreamableHttp from "../src/transport/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 
@@ -79,7 +79,7 @@ const program = Effect.gen(function*() {
   yield* (scenarios[scenario] ?? generic)(client)
 }).pipe(
   Effect.scoped,
-  Effect.provide(NodeHttpClient.layerUndici),
+  Effect.provide(HttpClientUndici.layer),
   Logger.withMinimumLogLevel(LogLevel.Warning)
 )
 

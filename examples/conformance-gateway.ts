@@ -9,7 +9,6 @@
  * @module
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { createRequire } from "node:module"
@@ -17,6 +16,7 @@ import * as path from "node:path"
 import * as Gateway from "../src/Gateway.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import * as HttpClientUndici from "../src/transport/HttpClientUndici.js"
 
 const argv = process.argv.slice(2)
 const port = Number(argv[argv.indexOf("--port") + 1] ?? 0) || 0
@@ -34,7 +34,7 @@ const fleet = Policy.layer({}).pipe(
       required: true
     }]
   })),
-  Layer.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+  Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
 )
 
 const program = Effect.gen(function*() {

@@ -31,6 +31,9 @@ export * as LegacySse from "./transport/LegacySse.js"
 /** The WebSocket transport. */
 export * as WebSocket from "./transport/WebSocket.js"
 
+/** A lean HttpClient on undici for the HTTP transports (any HttpClient works). */
+export * as HttpClientUndici from "./transport/HttpClientUndici.js"
+
 /** One JSON-RPC session: requests, notifications, timeouts, cancellation. */
 export * as Peer from "./Peer.js"
 

@@ -1,11 +1,11 @@
 // The reference server over HTTP: the same flows as over stdio, through Streamable HTTP
 // (answers on event streams, the GET stream for log messages and resource updates), through
 // the 2024-11-05 HTTP+SSE transport reached by fallback, and through it when forced.
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import * as HttpClientUndici from "../src/transport/HttpClientUndici.js"
 import * as StreamableHttp from "../src/transport/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { everything } from "./support/everything.js"
@@ -23,9 +23,9 @@ const connect = (mode: "streamableHttp" | "sse", transportMode: StreamableHttp.O
     return client
   })
 
-everythingSuite("server-everything over Streamable HTTP", connect("streamableHttp", "auto", "http"), NodeHttpClient.layerUndici)
-everythingSuite("server-everything over HTTP+SSE, by fallback", connect("sse", "auto", "sse"), NodeHttpClient.layerUndici)
-everythingSuite("server-everything over HTTP+SSE, forced", connect("sse", "sse", "sse"), NodeHttpClient.layerUndici)
+everythingSuite("server-everything over Streamable HTTP", connect("streamableHttp", "auto", "http"), HttpClientUndici.layer)
+everythingSuite("server-everything over HTTP+SSE, by fallback", connect("sse", "auto", "sse"), HttpClientUndici.layer)
+everythingSuite("server-everything over HTTP+SSE, forced", connect("sse", "sse", "sse"), HttpClientUndici.layer)
 
 it.scopedLive("Streamable HTTP: the server's session id is kept for the connection", () =>
   Effect.gen(function*() {
@@ -33,7 +33,7 @@ it.scopedLive("Streamable HTTP: the server's session id is kept for the connecti
     const transport = yield* StreamableHttp.make({ name: "everything", url })
     yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
     expect(transport.info().sessionId).toMatch(/^[0-9a-f-]{36}$/)
-  }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+  }).pipe(Effect.provide(HttpClientUndici.layer)))
 
 it.scopedLive("fleet: an http server that only speaks HTTP+SSE is Ready, and its status says sse", () =>
   Effect.gen(function*() {

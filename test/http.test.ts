@@ -1,7 +1,6 @@
 // The Streamable HTTP and legacy HTTP+SSE transports against fixture servers on 127.0.0.1,
 // each built to produce one edge case: JSON and SSE answers, sessions expiring, streams
 // cut and resumed, the GET stream dropping, auth, silence, oversize and garbage answers.
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -14,6 +13,7 @@ import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import * as HttpClientUndici from "../src/transport/HttpClientUndici.js"
 import * as StreamableHttp from "../src/transport/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
@@ -74,7 +74,7 @@ describe("Streamable HTTP", () => {
         const last = fixture.seen.at(-1)!
         expect(last.method).toBe("DELETE")
         expect(last.headers["mcp-session-id"]).toBe("session-1")
-      }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+      }).pipe(Effect.provide(HttpClientUndici.layer)))
   }
 
   it.scopedLive("starts a new session when the server forgets the old one (404), and retries the request once", () =>
@@ -100,7 +100,7 @@ describe("Streamable HTTP", () => {
         "notifications/resources/list_changed",
         "notifications/prompts/list_changed"
       ])
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("fails a request whose new session is refused too, instead of looping", () =>
     Effect.gen(function*() {
@@ -115,7 +115,7 @@ describe("Streamable HTTP", () => {
       const error = failure(yield* Effect.exit(client.callTool("echo", { text: "a" })))
       expect(error.reason).toMatchObject({ _tag: "Http", status: 503, method: "initialize" })
       expect(error.message).toBe("server 'fixture' answered initialize with HTTP 503: down for maintenance")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scoped("resumes a stream cut before its answer with Last-Event-ID, after exactly the server's retry", () =>
     Effect.gen(function*() {
@@ -147,7 +147,7 @@ describe("Streamable HTTP", () => {
       expect(resumed.headers["last-event-id"]).toBe("e2")
       expect(resumed.headers["mcp-session-id"]).toBe("session-1")
       expect(firstText(yield* Fiber.join(call))).toBe("late")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("fails a request whose stream ended with no event id to resume from; the next call works", () =>
     Effect.gen(function*() {
@@ -167,7 +167,7 @@ describe("Streamable HTTP", () => {
         "server 'fixture': the stream answering tools/call ended before the answer, with no event id to resume from before answering tools/call"
       )
       expect(firstText(yield* client.callTool("echo", { text: "y" }))).toBe("y")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("gives up resuming after the attempts allowed, with an error, never a hang", () =>
     Effect.gen(function*() {
@@ -181,7 +181,7 @@ describe("Streamable HTTP", () => {
       const error = failure(yield* Effect.exit(client.callTool("echo", { text: "x" })))
       expect(error.message).toContain("lost the stream answering tools/call and could not resume it in 3 attempts")
       expect(fixture.seen.filter((request) => request.headers["last-event-id"] === "e1")).toHaveLength(3)
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("keeps the GET stream of server messages: a dropped stream comes back with Last-Event-ID", () =>
     Effect.gen(function*() {
@@ -203,7 +203,7 @@ describe("Streamable HTTP", () => {
       expect([first.method, second.method]).toEqual(["notifications/tools/list_changed", "notifications/message"])
       const gets = fixture.seen.filter(isGet)
       expect(gets.map((request) => request.headers["last-event-id"])).toEqual([undefined, "g1"])
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("reports an HTTP error status for that request only, with the body's start", () =>
     Effect.gen(function*() {
@@ -221,7 +221,7 @@ describe("Streamable HTTP", () => {
       expect(error.reason).toMatchObject({ _tag: "Http", status: 500, method: "tools/call" })
       expect(error.message).toBe("server 'fixture' answered tools/call with HTTP 500: Internal error: database is locked")
       expect(firstText(yield* client.callTool("echo", { text: "y" }))).toBe("y")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("says what a 401 wants, with the WWW-Authenticate challenge", () =>
     Effect.gen(function*() {
@@ -233,7 +233,7 @@ describe("Streamable HTTP", () => {
       expect(error.message).toBe(
         `server 'fixture' answered initialize with HTTP 401 (WWW-Authenticate: Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource")`
       )
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("times out a request the server never answers, cancels it, and stops reading its answer", () =>
     Effect.gen(function*() {
@@ -249,7 +249,7 @@ describe("Streamable HTTP", () => {
       // The server sees the client hang up.
       yield* fixture.hangup
       expect(firstText(yield* client.callTool("echo", { text: "y" }))).toBe("y")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("fails an oversize answer (JSON body or SSE event) with a Limit error; the next call works", () =>
     Effect.gen(function*() {
@@ -271,7 +271,7 @@ describe("Streamable HTTP", () => {
       const viaSse = failure(yield* Effect.exit(client.callTool("echo", { text: "sse" })))
       expect(viaSse.reason).toMatchObject({ _tag: "Limit", what: "an event of tools/call", limit: 2048 })
       expect(firstText(yield* client.callTool("echo", { text: "fine" }))).toBe("fine")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("skips garbage events and keep-alives with a warning naming the server", () => {
     const logs = capture()
@@ -294,7 +294,7 @@ describe("Streamable HTTP", () => {
         "server 'fixture' sent an event that is not JSON; skipped: this is not json",
         `server 'fixture' sent an event that is not a JSON-RPC message: "jsonrpc" must be "2.0"; skipped: {"hello":"world"}`
       ])
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici), Effect.provide(logs.layer))
+    }).pipe(Effect.provide(HttpClientUndici.layer), Effect.provide(logs.layer))
   })
 
   it.scopedLive("follows a same-origin redirect and refuses one to another origin", () =>
@@ -313,7 +313,7 @@ describe("Streamable HTTP", () => {
       expect(error.message).toBe(
         `server 'fixture': initialize was redirected to another origin (http://127.0.0.1:${elsewhere.port}); set redirects: "any" to allow it`
       )
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("ends the connection when the server cannot be reached, naming the URL", () =>
     Effect.gen(function*() {
@@ -324,7 +324,7 @@ describe("Streamable HTTP", () => {
       expect(error.reason._tag).toBe("Transport")
       expect(error.message).toContain(`server 'fixture': could not send initialize to ${fixture.url}:`)
       expect(error.message).toContain("ECONNREFUSED")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 })
 
 describe("legacy HTTP+SSE", () => {
@@ -339,7 +339,7 @@ describe("legacy HTTP+SSE", () => {
       )
       const error = failure(yield* Effect.exit(connect(fixture.url)))
       expect(error.message).toBe("server 'fixture': the endpoint event points to another origin (http://example.com); refused before answering initialize")
-    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 })
 
 describe("fleet with HTTP servers", () => {

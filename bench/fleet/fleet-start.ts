@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import { ServerRegistry } from "../../src/index.js"
+import { HttpClientUndici, ServerRegistry } from "../../src/index.js"
 
 const K = Number(process.argv[2])
 const server = fileURLToPath(new URL("../fixtures/echo-server.mjs", import.meta.url))
@@ -26,6 +26,6 @@ const program = Effect.gen(function*() {
   const ms = performance.now() - began
   const rssMB = process.memoryUsage().rss / 1024 / 1024
   return { ms, rssMB }
-}).pipe(Effect.scoped, Effect.provide([NodeContext.layer, NodeHttpClient.layerUndici]))
+}).pipe(Effect.scoped, Effect.provide([NodeContext.layer, HttpClientUndici.layer]))
 
 NodeRuntime.runMain(Effect.map(program, (result) => console.log(JSON.stringify(result))))

@@ -9,13 +9,13 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as HttpClientUndici from "../transport/HttpClientUndici.js"
 import { CliError } from "./CliError.js"
 import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
@@ -69,7 +69,7 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
   ),
   // Warnings of servers that fail are shown by the commands themselves; --log-level shows more.
   Logger.withMinimumLogLevel(LogLevel.Error),
-  Effect.provide(Layer.mergeAll(NodeContext.layer, NodeHttpClient.layerUndici, logger))
+  Effect.provide(Layer.mergeAll(NodeContext.layer, HttpClientUndici.layer, logger))
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })

@@ -2,7 +2,6 @@
 // server-everything, the gateway in-process over HTTP or as a child on stdio, and the
 // official SDK client.
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -19,6 +18,7 @@ import * as FleetConfig from "../../src/FleetConfig.js"
 import * as Gateway from "../../src/Gateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
+import * as HttpClientUndici from "../../src/transport/HttpClientUndici.js"
 
 // server-everything's entry; not taken from everythingSuite.ts, which needs vitest running,
 // so that scripts can use these helpers too.
@@ -62,7 +62,7 @@ export const httpGateway = async (
   const scope = Effect.runSync(Scope.make())
   const fleet = Policy.layer({}).pipe(
     Layer.provideMerge(ServerRegistry.layer()),
-    Layer.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+    Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
   )
   const context = await Effect.runPromise(
     Layer.buildWithScope(Layer.merge(fleet, NodeContext.layer), scope).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))

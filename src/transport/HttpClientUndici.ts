@@ -1,0 +1,157 @@
+/**
+ * A lean `HttpClient` on undici for the HTTP transports. `@effect/platform-node`'s own
+ * client wraps every exchange in an AbortController, a FinalizationRegistry entry and
+ * interruptible response proxies, which triples the cost of a small MCP POST; this one
+ * maps a request straight onto `Dispatcher.request` and lets Effect interruption abort it.
+ * Any other `HttpClient` works with the transports too.
+ *
+ * @since 0.1.0
+ */
+import * as Cookies from "@effect/platform/Cookies"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Inspectable from "effect/Inspectable"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
+import { Agent, type Dispatcher } from "undici"
+
+// An unread body would keep its connection; its errors are reported when it is read.
+const ignore = () => {}
+
+class Response extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
+
+  constructor(readonly request: HttpClientRequest.HttpClientRequest, readonly source: Dispatcher.ResponseData) {
+    super()
+    source.body.on("error", ignore)
+  }
+
+  get status(): number {
+    return this.source.statusCode
+  }
+
+  get headers(): Headers.Headers {
+    return Headers.fromInput(this.source.headers as Record<string, string | ReadonlyArray<string>>)
+  }
+
+  get cookies(): Cookies.Cookies {
+    const header = this.source.headers["set-cookie"]
+    return header === undefined ? Cookies.empty : Cookies.fromSetCookie(Array.isArray(header) ? header : [header])
+  }
+
+  get remoteAddress(): Option.Option<string> {
+    return Option.none()
+  }
+
+  private decodeError(cause: unknown) {
+    return new HttpClientError.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
+  }
+
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    return NodeStream.fromReadable(() => this.source.body, (cause) => this.decodeError(cause))
+  }
+
+  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    return Effect.tryPromise({ try: () => this.source.body.text(), catch: (cause) => this.decodeError(cause) })
+  }
+
+  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({ try: () => text === "" ? null : JSON.parse(text) as unknown, catch: (cause) => this.decodeError(cause) }))
+  }
+
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    return Effect.tryPromise({ try: () => this.source.body.arrayBuffer(), catch: (cause) => this.decodeError(cause) })
+  }
+
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+    return Effect.map(this.text, (text) => UrlParams.fromInput(new URLSearchParams(text)))
+  }
+
+  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    return Effect.fail(this.decodeError(new Error("form data bodies are not read by this client")))
+  }
+
+  toJSON(): unknown {
+    return { _id: "HttpClientResponse", request: this.request.toJSON(), status: this.status, headers: this.headers }
+  }
+}
+
+const bodyOf = (request: HttpClientRequest.HttpClientRequest): Either.Either<Uint8Array | string | null, string> => {
+  const body = request.body
+  switch (body._tag) {
+    case "Empty":
+      return Either.right(null)
+    case "Uint8Array":
+      return Either.right(body.body)
+    case "Raw":
+      return typeof body.body === "string" || body.body instanceof Uint8Array
+        ? Either.right(body.body)
+        : Either.left("a raw body that is neither text nor bytes")
+    default:
+      return Either.left(`a ${body._tag} body`)
+  }
+}
+
+/**
+ * An HttpClient sending through `dispatcher` (an undici Agent or Pool).
+ *
+ * @since 0.1.0
+ */
+export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
+  HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+    (effect) =>
+      Effect.flatMap(effect, (request) => {
+        const url = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
+        if (Either.isLeft(url)) {
+          return Effect.fail(new HttpClientError.RequestError({ request, reason: "InvalidUrl", cause: url.left }))
+        }
+        const body = bodyOf(request)
+        if (Either.isLeft(body)) {
+          return Effect.fail(
+            new HttpClientError.RequestError({ request, reason: "Encode", cause: new Error(`cannot send ${body.left}`) })
+          )
+        }
+        // Interruption aborts the exchange through the signal Effect.async provides.
+        return Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume, signal) => {
+          dispatcher.request({
+            origin: url.right.origin,
+            path: url.right.pathname + url.right.search,
+            method: request.method as Dispatcher.HttpMethod,
+            headers: request.headers,
+            body: body.right,
+            signal,
+            // Deadlines are the caller's (Effect timeouts); a stream may stay open for hours.
+            headersTimeout: 0,
+            bodyTimeout: 0
+          }).then(
+            (source) => resume(Effect.succeed(new Response(request, source))),
+            (cause) => resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
+          )
+        })
+      }),
+    Effect.succeed
+  )
+
+/**
+ * An HttpClient on its own undici Agent, closed with the layer.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
+  HttpClient.HttpClient,
+  Effect.map(
+    Effect.acquireRelease(Effect.sync(() => new Agent()), (agent) => Effect.promise(() => agent.destroy())),
+    make
+  )
+)
