@@ -18,6 +18,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ValidatorCache } from "./internal/JsonSchema.js"
+import { isPlainCallToolResult } from "./internal/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
@@ -219,15 +220,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           return capabilities[feature] !== undefined
       }
     }
-    const gate = <A>(feature: Feature, method: string, effect: Effect.Effect<A, McpError.McpError>) =>
-      supports(feature)
-        ? effect
-        : Effect.fail(McpError.make(
-          server,
-          new McpError.UnsupportedReason({
-            message: `cannot ${method}: the server did not declare the '${feature}' capability`
-          })
-        ))
+    const unsupported = (feature: Feature, action: string) =>
+      Effect.fail(McpError.make(
+        server,
+        new McpError.UnsupportedReason({
+          message: `cannot ${action}: the server did not declare the '${feature}' capability`
+        })
+      ))
+    const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
+      supports(feature) ? effect : unsupported(feature, action)
 
     const listAll = <R extends { readonly nextCursor?: string | undefined }, A>(
       method: string,
@@ -320,22 +321,35 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       return Effect.zipRight(Effect.forkIn(list, scope), Deferred.await(done))
     })
 
+    // Tool calls are the hot path: what can be decided once is decided here, not per call.
+    const toolsSupported = supports("tools")
+    const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
+    const toolResult = (name: string, result: Record<string, unknown>) =>
+      outputSchemas?.has(name) !== true && isPlainCallToolResult(result)
+        ? Effect.succeed(result as McpSchema.CallToolResult)
+        : Effect.flatMap(
+          decode(McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result),
+          (decoded) => checkStructured(name, decoded)
+        )
+
     const callTool = traced("McpClient.callTool")((
       name: string,
       args?: Record<string, unknown>,
-      callOptions: CallToolOptions = {}
+      callOptions?: CallToolOptions
     ) => {
-      const { meta, ...requestOptions } = callOptions
+      if (!toolsSupported) return unsupported("tools", "call tools")
+      let params: Record<string, unknown> = { name, arguments: args ?? {} }
+      let requestOptions = resetOnProgress
+      if (callOptions !== undefined) {
+        const { meta, ...rest } = callOptions
+        if (meta !== undefined) params = { name, arguments: args ?? {}, _meta: meta }
+        requestOptions = { resetTimeoutOnProgress: true, ...rest }
+      }
       const call = Effect.flatMap(
-        request(
-          McpSchema.Method.ToolsCall,
-          meta === undefined ? { name, arguments: args ?? {} } : { name, arguments: args ?? {}, _meta: meta },
-          McpSchema.CallToolResult,
-          { resetTimeoutOnProgress: true, ...requestOptions }
-        ),
-        (result) => checkStructured(name, result)
+        peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
+        (result) => toolResult(name, result)
       )
-      return gate("tools", "call tools", Effect.zipRight(ensureListed, call))
+      return outputSchemas === undefined ? Effect.zipRight(ensureListed, call) : call
     })
 
     const emptyRequest = (feature: Feature, action: string, method: string, params?: Record<string, unknown>) =>

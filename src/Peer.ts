@@ -1,6 +1,6 @@
 /**
  * One JSON-RPC session over a Transport: a single reader fiber, a map from request id to
- * Deferred for the requests in flight, timeouts that progress can reset, cancellation,
+ * the requests in flight, timeouts that progress can reset, cancellation,
  * handlers for the requests the other side sends, and a stream of its notifications.
  *
  * @since 0.1.0
@@ -107,9 +107,16 @@ export interface Peer {
   readonly inFlight: () => number
 }
 
+type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
+
+// A request in flight, with its answer in place of a Deferred: only one fiber ever waits for
+// it, and Effect 3 makes each Deferred by copying the whole Commit prototype.
 interface Entry {
   readonly method: string
-  readonly deferred: Deferred.Deferred<Record<string, unknown>, McpError.McpError>
+  /** The answer, when it came before anyone waited for it. */
+  answer: Answer | undefined
+  /** Resumes the fiber waiting for the answer. */
+  resume: ((answer: Answer) => void) | undefined
   readonly start: number
   lastActivity: number
   readonly idleMs: number
@@ -128,6 +135,19 @@ const RECENTLY_ABANDONED = 1024
 
 const toMillis = (input: Duration.DurationInput | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.decode(input))
+
+// Every path that answers an entry takes it out of `pending` first, so it is answered once.
+const answer = (entry: Entry, exit: Answer): void => {
+  if (entry.resume === undefined) entry.answer = exit
+  else entry.resume(exit)
+}
+
+// Waits for the entry's answer. No canceller: the request's own exit handler forgets it.
+const awaitAnswer = (entry: Entry) =>
+  Effect.async<Record<string, unknown>, McpError.McpError>((resume) => {
+    if (entry.answer === undefined) entry.resume = resume
+    else resume(entry.answer)
+  })
 
 const withMethod = (error: McpError.McpError, method: string): McpError.McpError =>
   error.reason._tag === "Closed" && error.reason.method === undefined
@@ -167,7 +187,7 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
         closeError = error
         for (const [id, entry] of pending) {
           pending.delete(id)
-          Deferred.unsafeDone(entry.deferred, Exit.fail(withMethod(error, entry.method)))
+          answer(entry, Exit.fail(withMethod(error, entry.method)))
         }
         return Deferred.succeed(closedWith, error)
       })
@@ -184,8 +204,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
         )
       }
       pending.delete(id!)
-      Deferred.unsafeDone(
-        entry.deferred,
+      answer(
+        entry,
         "result" in message
           ? Exit.succeed(message.result)
           : Exit.fail(McpError.make(server, new McpError.ProtocolReason({ method: entry.method, ...message.error })))
@@ -246,7 +266,7 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       const entry = pending.get(failed.id)
       if (entry === undefined) return undefined
       pending.delete(failed.id)
-      Deferred.unsafeDone(entry.deferred, Exit.fail(withMethod(failed.error, entry.method)))
+      answer(entry, Exit.fail(withMethod(failed.error, entry.method)))
     }
 
     const onMessages = (chunk: Chunk.Chunk<Incoming>): Effect.Effect<void> => {
@@ -298,8 +318,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       pending.delete(id)
       const kind = now >= entry.start + entry.totalMs ? "total" : "idle"
       const afterMs = kind === "total" ? entry.totalMs : entry.idleMs
-      Deferred.unsafeDone(
-        entry.deferred,
+      answer(
+        entry,
         Exit.fail(McpError.make(server, new McpError.TimeoutReason({ method: entry.method, afterMs, kind })))
       )
     }
@@ -327,7 +347,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
         const reset = requestOptions.resetTimeoutOnProgress === true
         const entry: Entry = {
           method,
-          deferred: Deferred.unsafeMake(FiberId.none),
+          answer: undefined,
+          resume: undefined,
           start: now,
           lastActivity: now,
           idleMs: toMillis(requestOptions.timeout, defaultTimeout),
@@ -351,16 +372,23 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
           Deferred.unsafeDone(wake, Exit.void)
         }
         const cancellable = requestOptions.cancellable ?? method !== "initialize"
-        return transport.send(message).pipe(
-          Effect.zipRight(Deferred.await(entry.deferred)),
-          Effect.onExit((exit) => {
-            if (Exit.isSuccess(exit)) return Effect.void
-            const wasPending = pending.delete(id)
-            if (!cancellable) return Effect.void
-            if (Exit.isInterrupted(exit)) return wasPending ? cancel(id, "The request was cancelled by the client") : Effect.void
-            return exit.cause._tag === "Fail" && exit.cause.error.reason._tag === "Timeout"
-              ? cancel(id, `Timed out: ${exit.cause.error.message}`)
-              : Effect.void
+        // One exit handler for the send and the wait (what onExit does, minus its work on
+        // success): a request that did not get its answer is forgotten, and cancelled when
+        // the caller gave up on it or it timed out.
+        return Effect.uninterruptibleMask((restore) =>
+          Effect.matchCauseEffect(restore(Effect.zipRight(transport.send(message), awaitAnswer(entry))), {
+            onSuccess: Effect.succeed,
+            onFailure: (cause) => {
+              const wasPending = pending.delete(id)
+              const failed = Effect.failCause(cause)
+              if (!cancellable) return failed
+              if (Cause.isInterrupted(cause)) {
+                return wasPending ? Effect.zipRight(cancel(id, "The request was cancelled by the client"), failed) : failed
+              }
+              return cause._tag === "Fail" && cause.error.reason._tag === "Timeout"
+                ? Effect.zipRight(cancel(id, `Timed out: ${cause.error.message}`), failed)
+                : failed
+            }
           })
         )
       })

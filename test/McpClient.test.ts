@@ -1,15 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
+import { isPlainCallToolResult } from "../src/internal/toolResult.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
-import type * as McpSchema from "../src/McpSchema.js"
+import * as McpSchema from "../src/McpSchema.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { Transport } from "../src/Transport.js"
 
@@ -343,6 +345,18 @@ describe("McpClient", () => {
         expect(fake.requests.at(-1)!.params).toEqual({ name: "echo", arguments: { text: "x" }, _meta: { trace: "t1" } })
       }))
 
+    it.scoped("rejects a malformed result of a tool without an outputSchema", () =>
+      Effect.gen(function*() {
+        const { client } = yield* connect({
+          tools: [{
+            tool: { name: "odd", inputSchema: { type: "object" } },
+            call: () => Effect.succeed({ content: [{ type: "image", data: "AA==" }] } as unknown as McpSchema.CallToolResult)
+          }]
+        })
+        const error = failure(yield* Effect.exit(client.callTool("odd")))
+        expect(error.reason).toMatchObject({ _tag: "Validation", method: "tools/call" })
+      }))
+
     it.scoped("fails a call in flight with Closed when the server goes away", () =>
       Effect.gen(function*() {
         const { client, fake } = yield* connect({
@@ -356,6 +370,50 @@ describe("McpClient", () => {
         expect(error.reason).toMatchObject({ _tag: "Closed", method: "tools/call" })
         expect((yield* client.closed).reason._tag).toBe("Closed")
       }))
+  })
+
+  describe("plain tool results, which callTool does not decode", () => {
+    const decode = McpSchema.decodeUnknown(McpSchema.CallToolResult)
+    const plain: Array<Record<string, unknown>> = [
+      { content: [] },
+      { content: [{ type: "text", text: "hi" }] },
+      { content: [{ type: "text", text: "a", extra: { nested: [1, null] } }], isError: false, more: "kept" },
+      { isError: true, content: [{ text: "b", type: "text" }, { type: "image", data: "AA==", mimeType: "image/png" }] },
+      { content: [{ type: "audio", mimeType: "audio/wav", data: "AA==" }] }
+    ]
+    it("are what decoding them gives, key order included", () => {
+      for (const result of plain) {
+        expect(isPlainCallToolResult(result)).toBe(true)
+        const decoded = decode(result)
+        expect(Either.isRight(decoded)).toBe(true)
+        expect(JSON.stringify(Either.getOrThrow(decoded))).toBe(JSON.stringify(result))
+        expect(Either.getOrThrow(decoded)).toStrictEqual(result)
+      }
+    })
+
+    const notPlain: Array<Record<string, unknown>> = [
+      // Valid, but with parts the schema checks in depth.
+      { content: [{ type: "text", text: "a", annotations: { priority: 1 } }] },
+      { content: [{ type: "text", text: "a", _meta: { k: 1 } }] },
+      { content: [{ type: "resource_link", uri: "file:///a", name: "a" }] },
+      { content: [{ type: "future", anything: 1 }] },
+      { content: [], structuredContent: { x: 1 } },
+      { content: [], _meta: { k: 1 } },
+      // Invalid.
+      { content: [{ type: "text", text: 1 }] },
+      { content: [{ type: "image", data: "AA==" }] },
+      { content: [{ type: "text" }] },
+      { content: ["text"] },
+      { content: [null] },
+      { content: {} },
+      {},
+      { content: [], isError: "yes" },
+      { content: [], isError: undefined },
+      { content: [{ type: "toString", text: "a" }] }
+    ]
+    it("are only those", () => {
+      for (const result of notPlain) expect(isPlainCallToolResult(result), JSON.stringify(result)).toBe(false)
+    })
   })
 
   it.scoped("records a span named after each operation when a tracer is installed", () =>

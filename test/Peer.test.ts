@@ -5,10 +5,11 @@ import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import type * as JsonRpc from "../src/JsonRpc.js"
+import * as JsonRpc from "../src/JsonRpc.js"
+import * as McpError from "../src/McpError.js"
 import * as Peer from "../src/Peer.js"
 import * as Memory from "../src/transport/Memory.js"
-import { Transport } from "../src/Transport.js"
+import { type Incoming, Transport, type TransportService } from "../src/Transport.js"
 import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
@@ -282,6 +283,68 @@ describe("Peer", () => {
       yield* server.send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "hi" } })
       expect(yield* Queue.take(subscription)).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })
       expect((yield* Queue.take(subscription)).method).toBe("notifications/message")
+    }))
+
+  it.scoped("takes an answer that comes before the send returns", () =>
+    Effect.gen(function*() {
+      // Like an HTTP POST whose response carries the answer: it is read before send returns.
+      const incoming = yield* Queue.unbounded<Incoming>()
+      let peer: Peer.Peer | undefined
+      const transport: TransportService = {
+        server: "srv",
+        kind: "test",
+        send: (message) =>
+          JsonRpc.isRequest(message)
+            ? Queue.offer(incoming, { jsonrpc: "2.0", id: message.id, result: { method: message.method } }).pipe(
+              Effect.zipRight(Effect.yieldNow().pipe(Effect.repeat({ until: () => peer!.inFlight() === 0 })))
+            )
+            : Effect.void,
+        incoming: Stream.fromQueue(incoming),
+        info: () => ({})
+      }
+      peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
+      expect(yield* peer.request("early")).toEqual({ method: "early" })
+      expect(peer.inFlight()).toBe(0)
+    }))
+
+  it.scoped("forgets a request whose send fails, without cancelling it", () =>
+    Effect.gen(function*() {
+      const sent: Array<JsonRpc.Message> = []
+      const refused = McpError.make("srv", new McpError.TransportReason({ message: "refused" }))
+      const transport: TransportService = {
+        server: "srv",
+        kind: "test",
+        send: (message) => Effect.suspend(() => (sent.push(message), Effect.fail(refused))),
+        incoming: Stream.never,
+        info: () => ({})
+      }
+      const peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
+      expect(failure(yield* Effect.exit(peer.request("tools/call")))).toBe(refused)
+      expect(peer.inFlight()).toBe(0)
+      expect(sent.map((message) => "method" in message && message.method)).toEqual(["tools/call"])
+    }))
+
+  it.scoped("cancels a request interrupted while its send is under way", () =>
+    Effect.gen(function*() {
+      const notified: Array<JsonRpc.Message> = []
+      const transport: TransportService = {
+        server: "srv",
+        kind: "test",
+        send: (message) => JsonRpc.isRequest(message) ? Effect.never : Effect.sync(() => notified.push(message)),
+        incoming: Stream.never,
+        info: () => ({})
+      }
+      const peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
+      const fiber = yield* Effect.fork(peer.request("tools/call"))
+      yield* Effect.yieldNow()
+      expect(peer.inFlight()).toBe(1)
+      yield* Fiber.interrupt(fiber)
+      expect(peer.inFlight()).toBe(0)
+      expect(notified).toEqual([{
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 0, reason: "The request was cancelled by the client" }
+      }])
     }))
 
   it.scoped("fails pending requests with a Closed error when its scope closes", () =>
