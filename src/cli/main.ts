@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Gateway from "../Gateway.js"
 import * as HttpClientUndici from "../transport/HttpClientUndici.js"
 import { CliError } from "./CliError.js"
 import * as Edit from "./commands/edit.js"
@@ -56,9 +57,6 @@ const cli = Command.run(command, { name: "mcp-fleet", version: "0.1.0" })
 const exitCode = (error: unknown): number =>
   error instanceof CliError ? error.exitCode : ValidationError.isValidationError(error) ? 2 : 1
 
-// Logs go to stderr: stdout carries results, JSON, or (for `serve --stdio`) the protocol.
-const logger = Logger.replace(Logger.defaultLogger, Logger.withLeveledConsole(Logger.withConsoleError(Logger.logfmtLogger)))
-
 const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.catchAll((error) =>
     Render.error(error, process.argv.includes("--json")).pipe(
@@ -69,7 +67,8 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
   ),
   // Warnings of servers that fail are shown by the commands themselves; --log-level shows more.
   Logger.withMinimumLogLevel(LogLevel.Error),
-  Effect.provide(Layer.mergeAll(NodeContext.layer, HttpClientUndici.layer, logger))
+  // Logs go to stderr: stdout carries results, JSON, or (for `serve --stdio`) the protocol.
+  Effect.provide(Layer.mergeAll(NodeContext.layer, HttpClientUndici.layer, Gateway.stdioLogger))
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
