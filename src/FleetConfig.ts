@@ -530,8 +530,18 @@ export const defaultPaths = (cwd: string, home: string): ReadonlyArray<string> =
 ]
 
 /**
- * The files to read: those listed in `MCP_FLEET_CONFIG` (separated by `path.delimiter`,
- * relative ones resolved against `cwd`), or else the default paths.
+ * The files listed in `MCP_FLEET_CONFIG` (separated by `path.delimiter`, relative ones
+ * resolved against `cwd`); none when it is unset or empty.
+ *
+ * @since 0.1.0
+ */
+export const listedPaths = (env: Env = process.env, cwd: string = process.cwd()): ReadonlyArray<string> =>
+  (env.MCP_FLEET_CONFIG ?? "").split(NodePath.delimiter)
+    .filter((entry) => entry.trim() !== "")
+    .map((entry) => NodePath.resolve(cwd, entry))
+
+/**
+ * The files to read: those listed in `MCP_FLEET_CONFIG`, or else the default paths.
  *
  * @since 0.1.0
  */
@@ -540,8 +550,8 @@ export const pathsFromEnv = (
   cwd: string = process.cwd(),
   home: string = os.homedir()
 ): ReadonlyArray<string> => {
-  const listed = (env.MCP_FLEET_CONFIG ?? "").split(NodePath.delimiter).filter((entry) => entry.trim() !== "")
-  return listed.length > 0 ? listed.map((entry) => NodePath.resolve(cwd, entry)) : defaultPaths(cwd, home)
+  const listed = listedPaths(env, cwd)
+  return listed.length > 0 ? listed : defaultPaths(cwd, home)
 }
 
 // --- load ---------------------------------------------------------------------------

@@ -141,11 +141,7 @@ const removeProperty = (text: string, object: Node, property: Node): ReadonlyArr
   return edits
 }
 
-/**
- * Where a file keeps its servers: `mcpServers`, else `servers` (VS Code), else none yet.
- *
- * @since 0.1.0
- */
+// Where a file keeps its servers: `mcpServers`, else `servers` (VS Code), else none yet.
 const serversOf = (root: Node): Node | undefined =>
   (propertyOf(root, "mcpServers") ?? propertyOf(root, "servers"))?.children?.[1]
 

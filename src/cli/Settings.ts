@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import * as FleetConfig from "../FleetConfig.js"
 import * as CliError from "./CliError.js"
 
 /**
@@ -105,7 +106,7 @@ export const defaultCandidates = (cwd: string, home: string): ReadonlyArray<stri
  */
 export const resolve = (
   given: Given,
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: FleetConfig.Env = process.env,
   cwd: string = process.cwd()
 ): Effect.Effect<Settings, CliError.CliError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -121,10 +122,8 @@ export const resolve = (
     if (given.config.length > 0) {
       return { ...base, paths: given.config.map((path) => NodePath.resolve(cwd, path)), source: "--config" as const }
     }
-    const listed = (env.MCP_FLEET_CONFIG ?? "").split(NodePath.delimiter).filter((entry) => entry.trim() !== "")
-    if (listed.length > 0) {
-      return { ...base, paths: listed.map((path) => NodePath.resolve(cwd, path)), source: "MCP_FLEET_CONFIG" as const }
-    }
+    const listed = FleetConfig.listedPaths(env, cwd)
+    if (listed.length > 0) return { ...base, paths: listed, source: "MCP_FLEET_CONFIG" as const }
     const fs = yield* FileSystem.FileSystem
     const candidates = defaultCandidates(cwd, env.HOME ?? os.homedir())
     for (const path of candidates) {

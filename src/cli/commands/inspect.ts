@@ -61,6 +61,7 @@ const serverOption = Options.text("server").pipe(
   Options.optional
 )
 
+// With --server only that server is started, so the catalog holds nothing else.
 const catalogOf = (settings: Settings.Settings, server: Option.Option<string>) =>
   Effect.gen(function*() {
     const started = yield* Fleet.start(settings, { only: Option.getOrUndefined(server) })
@@ -100,7 +101,7 @@ export const tools = Command.make("tools", { ...Settings.options, server: server
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const catalog = yield* catalogOf(settings, given.server)
-    const entries = catalog.tools.filter((entry) => Option.isNone(given.server) || entry.server === given.server.value)
+    const entries = catalog.tools
     if (settings.json) return yield* Render.json(entries.map(toolJson))
     yield* Render.lines(Render.table([
       ["name", "server", "hints", "description"],
@@ -123,10 +124,8 @@ export const resources = Command.make("resources", { ...Settings.options, server
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const catalog = yield* catalogOf(settings, given.server)
-    const mine = <A extends { readonly server: string }>(entries: ReadonlyArray<A>) =>
-      entries.filter((entry) => Option.isNone(given.server) || entry.server === given.server.value)
-    const listed = mine(catalog.resources)
-    const templates = mine(catalog.templates)
+    const listed = catalog.resources
+    const templates = catalog.templates
     if (settings.json) {
       return yield* Render.json({
         resources: listed.map((entry) => ({ server: entry.server, ...entry.resource })),
@@ -155,7 +154,7 @@ export const prompts = Command.make("prompts", { ...Settings.options, server: se
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const catalog = yield* catalogOf(settings, given.server)
-    const entries = catalog.prompts.filter((entry) => Option.isNone(given.server) || entry.server === given.server.value)
+    const entries = catalog.prompts
     if (settings.json) {
       return yield* Render.json(entries.map((entry) => ({ name: entry.name, server: entry.server, prompt: entry.prompt })))
     }

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
+import type * as Peer from "../../Peer.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
@@ -75,13 +76,11 @@ export const argPairs = (
 const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerSpec>): string | undefined =>
   specs
     .map((spec) => spec.name)
-    .filter((server) =>
-      name.startsWith(`${Catalog.defaultNaming.prefix}${Catalog.defaultNaming.separator}${Catalog.sanitize(server)}${Catalog.defaultNaming.separator}`)
-    )
+    .filter((server) => name.startsWith(Catalog.qualify(server, "")))
     .sort((a, b) => b.length - a.length)[0]
 
 const progressOn = (settings: Settings.Settings) =>
-  settings.json ? undefined : (progress: { readonly progress: number; readonly total?: number | undefined; readonly message?: string | undefined }) =>
+  settings.json ? undefined : (progress: Peer.Progress) =>
     Render.note(
       `progress: ${progress.total !== undefined ? `${progress.progress}/${progress.total}` : String(progress.progress)}${
         progress.message !== undefined ? ` ${progress.message}` : ""
