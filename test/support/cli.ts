@@ -46,14 +46,26 @@ export interface Run {
   readonly stderr: string
 }
 
+/** Where a CLI process runs, and the marker it carries. */
+export interface Options {
+  readonly cwd: string
+  readonly mark: string
+  readonly env?: Record<string, string>
+}
+
+const spawn = (args: ReadonlyArray<string>, options: Options) =>
+  cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env, [MARK]: options.mark, NO_COLOR: "1" },
+    stdio: "pipe"
+  })
+
 /** Runs the CLI to its end. */
-export const run = (args: ReadonlyArray<string>, options: { readonly cwd: string; readonly mark: string; readonly env?: Record<string, string> }) =>
+export const run = (args: ReadonlyArray<string>, options: Options) =>
   new Promise<Run>((resolve, reject) => {
-    const child = cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env, [MARK]: options.mark, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const child = spawn(args, options)
+    // Nothing to say on stdin: it ends at once.
+    child.stdin.end()
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => stdout += chunk)
@@ -74,12 +86,8 @@ export interface Running {
 }
 
 /** Starts the CLI and leaves it running. */
-export const start = (args: ReadonlyArray<string>, options: { readonly cwd: string; readonly mark: string }): Running => {
-  const child = cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
-    cwd: options.cwd,
-    env: { ...process.env, [MARK]: options.mark, NO_COLOR: "1" },
-    stdio: ["pipe", "pipe", "pipe"]
-  })
+export const start = (args: ReadonlyArray<string>, options: Options): Running => {
+  const child = spawn(args, options)
   const lines: Array<string> = []
   const waiters = new Set<() => void>()
   let buffer = ""
