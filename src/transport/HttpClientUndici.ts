@@ -40,8 +40,10 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
     return this.source.statusCode
   }
 
+  // The transports read several headers of each answer: convert them once.
+  private converted: Headers.Headers | undefined
   get headers(): Headers.Headers {
-    return Headers.fromInput(this.source.headers as Record<string, string | ReadonlyArray<string>>)
+    return this.converted ??= Headers.fromInput(this.source.headers as Record<string, string | ReadonlyArray<string>>)
   }
 
   get cookies(): Cookies.Cookies {
