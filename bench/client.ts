@@ -17,7 +17,7 @@ import { Cause, Effect, Layer } from "effect"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import type { Transport } from "../src/Transport.js"
-import * as Stdio from "../src/transport/Stdio.js"
+import * as Stdio from "../src/Stdio.js"
 import { now, parseArgs, Run, serverCommand, TOOL } from "./clients/shared.js"
 
 const args = parseArgs()
@@ -33,8 +33,8 @@ const transportLayer = async (): Promise<Layer.Layer<Transport, McpError.McpErro
   }
   // Loaded only for HTTP, so a stdio run neither pays for undici nor needs the HTTP transport.
   const [StreamableHttp, HttpClientUndici] = await Promise.all([
-    import("../src/transport/StreamableHttp.js"),
-    import("../src/transport/HttpClientUndici.js")
+    import("../src/StreamableHttp.js"),
+    import("../src/HttpClientUndici.js")
   ])
   return StreamableHttp.layer({ name: "bench", url: args.url }).pipe(Layer.provide(HttpClientUndici.layer))
 }

@@ -14,8 +14,8 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Logger, LogLevel } from "effect"
 import * as McpClient from "../src/McpClient.js"
 import * as Peer from "../src/Peer.js"
-import * as HttpClientUndici from "../src/transport/HttpClientUndici.js"
-import * as StreamableHttp from "../src/transport/StreamableHttp.js"
+import * as HttpClientUndici from "../src/HttpClientUndici.js"
+import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 
 const url = process.argv.at(-1)!

@@ -16,7 +16,7 @@ import * as path from "node:path"
 import * as Gateway from "../src/Gateway.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import * as HttpClientUndici from "../src/transport/HttpClientUndici.js"
+import * as HttpClientUndici from "../src/HttpClientUndici.js"
 
 const argv = process.argv.slice(2)
 const port = Number(argv[argv.indexOf("--port") + 1] ?? 0) || 0

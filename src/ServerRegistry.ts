@@ -5,6 +5,8 @@
  *
  * @since 0.1.0
  */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,9 +23,25 @@ import type * as McpClient from "./McpClient.js"
 import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type { RegistryEvent } from "./RegistryEvent.js"
-import * as ServerActor from "./ServerActor.js"
+import * as ServerActor from "./internal/serverRegistry/serverActor.js"
 import * as ServerSpec from "./ServerSpec.js"
 import { describe as describeState, isTerminal, type ServerState } from "./ServerState.js"
+
+/**
+ * The services an actor connects with: processes for stdio servers, an HTTP client for
+ * remote ones.
+ *
+ * @since 0.1.0
+ */
+export type Requirements = CommandExecutor.CommandExecutor | HttpClient.HttpClient
+
+/**
+ * How mcp-fleet presents itself to every server of the fleet.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClientOptions = Pick<McpClient.Options, "clientInfo" | "capabilities" | "handlers">
 
 /**
  * How the registry runs its fleet.
@@ -40,7 +58,7 @@ export interface Options {
   /** How long to wait after a list_changed for more before re-listing. Default: 200 ms. */
   readonly refreshDebounce?: Duration.DurationInput | undefined
   /** How mcp-fleet presents itself to servers (clientInfo, capabilities, handlers). */
-  readonly client?: ServerActor.Options["client"] | undefined
+  readonly client?: ClientOptions | undefined
   /**
    * How many events a subscriber may fall behind by; past that it loses the oldest, so a
    * slow subscriber never holds the fleet up. Default: 1024.
@@ -65,7 +83,30 @@ export interface ReconcileResult {
  *
  * @since 0.1.0
  */
-export type ServerStatus = ServerActor.Status
+export interface ServerStatus {
+  readonly name: string
+  readonly state: ServerState
+  /** The configured transport, or the one in use when the server fell back to another. */
+  readonly transport: ServerSpec.TransportSpec["type"]
+  readonly required: boolean
+  readonly protocolVersion: McpSchema.ProtocolVersion | undefined
+  readonly serverInfo: McpSchema.Implementation | undefined
+  readonly counts: { readonly tools: number; readonly resources: number; readonly templates: number; readonly prompts: number }
+  /** The last failure, with the stderr tail of a dead process in its message. */
+  readonly lastError: McpError.McpError | undefined
+  /** Facts from the transport, such as the process id. */
+  readonly connection: Record<string, unknown> | undefined
+}
+
+/**
+ * Options of a call through the actor.
+ *
+ * @since 0.1.0
+ */
+export interface CallOptions {
+  /** How long to wait for the server to be ready. Default: the spec's readyTimeout, else 30 s. */
+  readonly readyTimeout?: Duration.DurationInput | undefined
+}
 
 /**
  * Which servers `awaitReady` waits for: the required ones (default), all enabled ones
@@ -80,7 +121,7 @@ export type AwaitTarget = "required" | "settled" | ReadonlyArray<string>
  *
  * @since 0.1.0
  */
-export interface CallToolOptions extends McpClient.CallToolOptions, ServerActor.CallOptions {}
+export interface CallToolOptions extends McpClient.CallToolOptions, CallOptions {}
 
 /**
  * The fleet.
@@ -137,7 +178,7 @@ export interface ServerRegistry {
   readonly withClient: <A>(
     server: string,
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    options?: ServerActor.CallOptions | undefined
+    options?: CallOptions | undefined
   ) => Effect.Effect<A, McpError.McpError>
 }
 
@@ -155,7 +196,7 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<ServerRegistry, never, Scope.Scope | ServerActor.Requirements> =>
+): Effect.Effect<ServerRegistry, never, Scope.Scope | Requirements> =>
   Effect.gen(function*() {
     const naming: Catalog.Naming = { ...Catalog.defaultNaming, ...options.naming }
     const restartPolicy: ServerSpec.RestartPolicy = { ...ServerSpec.defaultRestartPolicy, ...options.restart }
@@ -166,7 +207,7 @@ export const make = (
     const offered = new Map<string, Catalog.ServerLists>()
     const fibers = yield* FiberMap.make<string>()
     const lock = yield* Effect.makeSemaphore(1)
-    const context = yield* Effect.context<ServerActor.Requirements>()
+    const context = yield* Effect.context<Requirements>()
 
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
 
@@ -391,4 +432,4 @@ export const make = (
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ServerRegistry, never, ServerActor.Requirements> => Layer.scoped(ServerRegistry, make(options))
+): Layer.Layer<ServerRegistry, never, Requirements> => Layer.scoped(ServerRegistry, make(options))

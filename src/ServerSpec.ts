@@ -5,13 +5,18 @@
  *
  * @since 0.1.0
  */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import type { McpError } from "./McpError.js"
+import * as Stdio from "./Stdio.js"
+import * as StreamableHttp from "./StreamableHttp.js"
 import type { TransportService } from "./Transport.js"
+import * as WebSocket from "./WebSocket.js"
 
 /**
  * A local server: a child process speaking on stdio.
@@ -193,4 +198,39 @@ const computeHash = (spec: ServerSpec): string => {
     transport: transport.type === "custom" ? { type: "custom", key: transport.key } : transport
   }
   return createHash("sha256").update(JSON.stringify(canonical(normalized))).digest("hex").slice(0, 16)
+}
+
+/**
+ * Opens the configured transport of a server (for a stdio server: spawns it), without the
+ * MCP handshake. It closes with the Scope.
+ *
+ * @since 0.1.0
+ */
+export const connect = (
+  spec: ServerSpec
+): Effect.Effect<TransportService, McpError, Scope.Scope | CommandExecutor.CommandExecutor | HttpClient.HttpClient> => {
+  const transport = spec.transport
+  switch (transport.type) {
+    case "stdio":
+      return Stdio.make({
+        name: spec.name,
+        command: transport.command,
+        args: transport.args,
+        env: transport.env,
+        inheritEnv: transport.inheritEnv,
+        cwd: transport.cwd
+      })
+    case "http":
+    case "sse":
+      return StreamableHttp.make({
+        name: spec.name,
+        url: transport.url,
+        headers: transport.headers,
+        mode: transport.type === "sse" ? "sse" : "auto"
+      })
+    case "ws":
+      return WebSocket.make({ name: spec.name, url: transport.url, headers: transport.headers })
+    case "custom":
+      return transport.connect
+  }
 }

@@ -17,22 +17,22 @@ export * as McpError from "./McpError.js"
 export * as Transport from "./Transport.js"
 
 /** The stdio transport: a server as a child process. */
-export * as Stdio from "./transport/Stdio.js"
+export * as Stdio from "./Stdio.js"
 
 /** Linked in-memory transports. */
-export * as Memory from "./transport/Memory.js"
+export * as Memory from "./Memory.js"
 
 /** The Streamable HTTP transport, falling back to HTTP+SSE for servers that predate it. */
-export * as StreamableHttp from "./transport/StreamableHttp.js"
+export * as StreamableHttp from "./StreamableHttp.js"
 
 /** The 2024-11-05 HTTP+SSE transport. */
-export * as LegacySse from "./transport/LegacySse.js"
+export * as LegacySse from "./LegacySse.js"
 
 /** The WebSocket transport. */
-export * as WebSocket from "./transport/WebSocket.js"
+export * as WebSocket from "./WebSocket.js"
 
 /** A lean HttpClient on undici for the HTTP transports (any HttpClient works). */
-export * as HttpClientUndici from "./transport/HttpClientUndici.js"
+export * as HttpClientUndici from "./HttpClientUndici.js"
 
 /** One JSON-RPC session: requests, notifications, timeouts, cancellation. */
 export * as Peer from "./Peer.js"

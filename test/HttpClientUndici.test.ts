@@ -10,7 +10,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as http from "node:http"
 import type * as net from "node:net"
-import * as HttpClientUndici from "../src/transport/HttpClientUndici.js"
+import * as HttpClientUndici from "../src/HttpClientUndici.js"
 
 interface Seen {
   readonly method: string

@@ -8,7 +8,7 @@ import * as TestClock from "effect/TestClock"
 import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
 import * as Peer from "../src/Peer.js"
-import * as Memory from "../src/transport/Memory.js"
+import * as Memory from "../src/Memory.js"
 import { type Incoming, Transport, type TransportService } from "../src/Transport.js"
 import { failure } from "./support/results.js"
 

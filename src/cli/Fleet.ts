@@ -11,7 +11,6 @@ import type * as Scope from "effect/Scope"
 import * as Catalog from "../Catalog.js"
 import * as FleetConfig from "../FleetConfig.js"
 import type * as McpError from "../McpError.js"
-import type * as ServerActor from "../ServerActor.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import { isTerminal } from "../ServerState.js"
 import * as CliError from "./CliError.js"
@@ -93,7 +92,7 @@ export const start = (
 ): Effect.Effect<
   Started,
   CliError.CliError | FleetConfig.ConfigError | McpError.McpError,
-  Scope.Scope | FileSystem.FileSystem | ServerActor.Requirements
+  Scope.Scope | FileSystem.FileSystem | ServerRegistry.Requirements
 > =>
   Effect.gen(function*() {
     const loaded = options.loaded ?? (yield* loadConfig(settings))

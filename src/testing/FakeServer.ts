@@ -11,7 +11,7 @@ import type * as Scope from "effect/Scope"
 import * as JsonRpc from "../JsonRpc.js"
 import type * as McpSchema from "../McpSchema.js"
 import * as Peer from "../Peer.js"
-import * as Memory from "../transport/Memory.js"
+import * as Memory from "../Memory.js"
 import { Transport } from "../Transport.js"
 
 /**

@@ -18,7 +18,7 @@ import * as FleetConfig from "../../src/FleetConfig.js"
 import * as Gateway from "../../src/Gateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
-import * as HttpClientUndici from "../../src/transport/HttpClientUndici.js"
+import * as HttpClientUndici from "../../src/HttpClientUndici.js"
 
 // server-everything's entry; not taken from everythingSuite.ts, which needs vitest running,
 // so that scripts can use these helpers too.

@@ -4,6 +4,6 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Layer from "effect/Layer"
-import * as HttpClientUndici from "../../src/transport/HttpClientUndici.js"
+import * as HttpClientUndici from "../../src/HttpClientUndici.js"
 
 export const Platform = Layer.merge(NodeContext.layer, HttpClientUndici.layer)

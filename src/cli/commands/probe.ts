@@ -13,8 +13,8 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as McpClient from "../../McpClient.js"
-import * as ServerActor from "../../ServerActor.js"
-import type * as ServerSpec from "../../ServerSpec.js"
+import type * as ServerRegistry from "../../ServerRegistry.js"
+import * as ServerSpec from "../../ServerSpec.js"
 import { Transport } from "../../Transport.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
@@ -55,7 +55,7 @@ const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ?
 export const probe = (
   spec: ServerSpec.ServerSpec,
   timeout: Duration.Duration
-): Effect.Effect<ReadonlyArray<Step>, never, ServerActor.Requirements> =>
+): Effect.Effect<ReadonlyArray<Step>, never, ServerRegistry.Requirements> =>
   Effect.gen(function*() {
     const steps: Array<Step> = []
     const step = <A, E extends { readonly message: string }, R>(
@@ -78,7 +78,7 @@ export const probe = (
     }
     const scope = yield* Scope.make()
     const connection = Effect.gen(function*() {
-      const transport = yield* step("connect", ServerActor.connectTransport(spec), (opened) => {
+      const transport = yield* step("connect", ServerSpec.connect(spec), (opened) => {
         const pid = opened.info().pid
         return typeof pid === "number" ? `pid ${pid}` : opened.kind
       })

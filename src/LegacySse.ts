@@ -10,10 +10,10 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Http from "../internal/Http.js"
-import { SseDecoder } from "../internal/SseDecoder.js"
-import type * as JsonRpc from "../JsonRpc.js"
-import * as McpError from "../McpError.js"
+import * as Http from "./internal/transport/http.js"
+import { SseDecoder } from "./internal/transport/sseDecoder.js"
+import type * as JsonRpc from "./JsonRpc.js"
+import * as McpError from "./McpError.js"
 
 /**
  * An open legacy session: where to POST, and how to send.

@@ -8,9 +8,9 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { Readable, Writable } from "node:stream"
-import * as JsonRpc from "../JsonRpc.js"
-import * as McpError from "../McpError.js"
-import type { TransportService } from "../Transport.js"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import type { TransportService } from "../../Transport.js"
 
 /** Who the transport's messages come from, in errors and logs. */
 const CLIENT = "stdio client"

@@ -22,12 +22,12 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import * as http from "node:http"
-import * as JsonRpc from "../JsonRpc.js"
-import * as McpError from "../McpError.js"
-import * as McpSchema from "../McpSchema.js"
-import * as Peer from "../Peer.js"
-import { Transport, type TransportService } from "../Transport.js"
-import { type Fleet, makeSession } from "./gatewayCore.js"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import * as Peer from "../../Peer.js"
+import { Transport, type TransportService } from "../../Transport.js"
+import { type Fleet, makeSession } from "./session.js"
 
 /** The HTTP server's settings, resolved. */
 export interface HttpOptions {

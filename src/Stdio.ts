@@ -21,11 +21,11 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
-import { ByteTail } from "../internal/ByteTail.js"
-import { revealAll } from "../internal/reveal.js"
-import * as JsonRpc from "../JsonRpc.js"
-import * as McpError from "../McpError.js"
-import { Transport, type TransportService } from "../Transport.js"
+import { ByteTail } from "./internal/transport/byteTail.js"
+import { revealAll } from "./internal/reveal.js"
+import * as JsonRpc from "./JsonRpc.js"
+import * as McpError from "./McpError.js"
+import { Transport, type TransportService } from "./Transport.js"
 
 /**
  * How to start a stdio server.

@@ -5,10 +5,8 @@
  * with it) and starts again under the restart policy. Calls go through it, so a call made
  * during a restart waits for the server instead of failing.
  *
- * @since 0.1.0
+ * @internal
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -20,30 +18,18 @@ import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Catalog from "./Catalog.js"
-import * as McpClient from "./McpClient.js"
-import * as McpError from "./McpError.js"
-import * as McpSchema from "./McpSchema.js"
-import { RegistryEvent } from "./RegistryEvent.js"
-import * as ServerSpec from "./ServerSpec.js"
-import { isTerminal, ServerState } from "./ServerState.js"
-import * as Stdio from "./transport/Stdio.js"
-import * as StreamableHttp from "./transport/StreamableHttp.js"
-import * as WebSocket from "./transport/WebSocket.js"
-import { Transport, type TransportService } from "./Transport.js"
-
-/**
- * The services an actor connects with: processes for stdio servers, an HTTP client for
- * remote ones.
- *
- * @since 0.1.0
- */
-export type Requirements = CommandExecutor.CommandExecutor | HttpClient.HttpClient
+import * as Catalog from "../../Catalog.js"
+import * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import { RegistryEvent } from "../../RegistryEvent.js"
+import * as ServerSpec from "../../ServerSpec.js"
+import { isTerminal, ServerState } from "../../ServerState.js"
+import type { CallOptions, ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
+import { Transport, type TransportService } from "../../Transport.js"
 
 /**
  * What an actor needs besides its spec.
- *
- * @since 0.1.0
  */
 export interface Options {
   readonly spec: ServerSpec.ServerSpec
@@ -52,7 +38,7 @@ export interface Options {
   /** How long to wait after list_changed for more before re-listing. */
   readonly refreshDebounce: Duration.DurationInput
   /** How mcp-fleet presents itself to servers. */
-  readonly client: Pick<McpClient.Options, "clientInfo" | "capabilities" | "handlers">
+  readonly client: ClientOptions
   /** The lists of the actor this one replaces, so only real differences are published. */
   readonly initialLists?: Catalog.ServerLists | undefined
   /** Publishes an event; must never block. */
@@ -62,39 +48,7 @@ export interface Options {
 }
 
 /**
- * A server's status at one moment.
- *
- * @since 0.1.0
- */
-export interface Status {
-  readonly name: string
-  readonly state: ServerState
-  /** The configured transport, or the one in use when the server fell back to another. */
-  readonly transport: ServerSpec.TransportSpec["type"]
-  readonly required: boolean
-  readonly protocolVersion: McpSchema.ProtocolVersion | undefined
-  readonly serverInfo: McpSchema.Implementation | undefined
-  readonly counts: { readonly tools: number; readonly resources: number; readonly templates: number; readonly prompts: number }
-  /** The last failure, with the stderr tail of a dead process in its message. */
-  readonly lastError: McpError.McpError | undefined
-  /** Facts from the transport, such as the process id. */
-  readonly connection: Record<string, unknown> | undefined
-}
-
-/**
- * Options of a call through the actor.
- *
- * @since 0.1.0
- */
-export interface CallOptions {
-  /** How long to wait for the server to be ready. Default: the spec's readyTimeout, else 30 s. */
-  readonly readyTimeout?: Duration.DurationInput | undefined
-}
-
-/**
  * One supervised server.
- *
- * @since 0.1.0
  */
 export interface ServerActor {
   readonly name: string
@@ -135,48 +89,11 @@ const millis = (input: Duration.DurationInput) => Duration.toMillis(Duration.dec
 /**
  * The delay before retry number `attempt` (1 for the first retry): exponential, capped,
  * then varied by ±jitter, never past the cap.
- *
- * @since 0.1.0
  */
 export const backoff = (policy: ServerSpec.RestartPolicy, attempt: number, random: number): number => {
   const max = millis(policy.maxDelay)
   const base = Math.min(max, millis(policy.initialDelay) * Math.pow(policy.factor, attempt - 1))
   return Math.round(Math.min(max, Math.max(0, base * (1 + policy.jitter * (2 * random - 1)))))
-}
-
-/**
- * Opens the configured transport of a server (for a stdio server: spawns it), without the
- * MCP handshake. It closes with the Scope.
- *
- * @since 0.1.0
- */
-export const connectTransport = (
-  spec: ServerSpec.ServerSpec
-): Effect.Effect<TransportService, McpError.McpError, Scope.Scope | Requirements> => {
-  const transport = spec.transport
-  switch (transport.type) {
-    case "stdio":
-      return Stdio.make({
-        name: spec.name,
-        command: transport.command,
-        args: transport.args,
-        env: transport.env,
-        inheritEnv: transport.inheritEnv,
-        cwd: transport.cwd
-      })
-    case "http":
-    case "sse":
-      return StreamableHttp.make({
-        name: spec.name,
-        url: transport.url,
-        headers: transport.headers,
-        mode: transport.type === "sse" ? "sse" : "auto"
-      })
-    case "ws":
-      return WebSocket.make({ name: spec.name, url: transport.url, headers: transport.headers })
-    case "custom":
-      return transport.connect
-  }
 }
 
 // Errors that another attempt cannot fix.
@@ -189,8 +106,6 @@ const needsAuth = (error: McpError.McpError) =>
 
 /**
  * Makes an actor; nothing runs until `run` is forked.
- *
- * @since 0.1.0
  */
 export const make = (options: Options): Effect.Effect<ServerActor> =>
   Effect.gen(function*() {
@@ -368,7 +283,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     const session = (scope: Scope.CloseableScope): Effect.Effect<Outcome, never, Requirements> => {
       let readySince: number | undefined
       const serve = Effect.gen(function*() {
-        const transport = yield* connectTransport(spec)
+        const transport = yield* ServerSpec.connect(spec)
         connection = transport
         const c = yield* McpClient.make({
           ...options.client,

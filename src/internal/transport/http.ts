@@ -9,9 +9,9 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import * as JsonRpc from "../JsonRpc.js"
-import * as McpError from "../McpError.js"
-import type { Event as SseEvent, SseDecoder } from "./SseDecoder.js"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import type { Event as SseEvent, SseDecoder } from "./sseDecoder.js"
 
 /**
  * Which redirects are followed: none, only to the same origin (the default), or any.
