@@ -173,7 +173,7 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
 )((options: StdioOptions = {}) =>
   Effect.scoped(Effect.gen(function*() {
     const fleet = yield* fleetOf(options)
-    const transport = GatewayStdio.make(
+    const transport = yield* GatewayStdio.make(
       options.input ?? process.stdin,
       options.output ?? process.stdout,
       options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { deliverStream, Inbox } from "./internal/transport/inbox.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
 import type { TransportService } from "./Transport.js"
@@ -17,11 +18,10 @@ import type { TransportService } from "./Transport.js"
  * One end of a linked pair.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface MemoryTransport extends TransportService {
-  /** Only messages: nothing fails on the way between two in-memory ends. */
-  readonly incoming: Stream.Stream<JsonRpc.Message, McpError.McpError>
-  /** Hangs up: the other end's `incoming` fails with a Closed error, and sends fail. */
+  /** Hangs up: the other end's receiver is closed with a Closed error, and sends fail. */
   readonly close: Effect.Effect<void>
 }
 
@@ -30,9 +30,12 @@ type Item = JsonRpc.Message | typeof End
 
 /**
  * Makes two linked transports: what one sends, the other receives. Both close with the
- * Scope. `names` are the server names each end reports in its errors.
+ * Scope. `names` are the server names each end reports in its errors. Delivery goes
+ * through a queue and a fiber, so that, as on a real wire, a message arrives after its
+ * send returns.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makePair = (names?: {
   readonly client?: string | undefined
@@ -48,26 +51,30 @@ export const makePair = (names?: {
       toServer.unsafeOffer(End)
       toClient.unsafeOffer(End)
     })
-    const end = (name: string, inbox: Queue.Queue<Item>, outbox: Queue.Queue<Item>): MemoryTransport => {
-      const closed = McpError.make(name, new McpError.ClosedReason({ message: "the peer closed the connection" }))
-      return {
-        server: name,
-        kind: "memory",
-        send: (message) =>
-          Effect.suspend(() => {
-            if (!open) return Effect.fail(closed)
-            outbox.unsafeOffer(JSON.parse(JSON.stringify(message)))
-            return Effect.void
-          }),
-        incoming: Stream.fromQueue(inbox).pipe(
-          Stream.takeWhile((item): item is JsonRpc.Message => item !== End),
-          Stream.concat(Stream.fail(closed))
-        ),
-        info: () => ({}),
-        close
-      }
-    }
+    const end = (name: string, queue: Queue.Queue<Item>, outbox: Queue.Queue<Item>) =>
+      Effect.gen(function*() {
+        const closed = McpError.make(name, new McpError.ClosedReason({ message: "the peer closed the connection" }))
+        const inbox = new Inbox(name)
+        yield* deliverStream(
+          inbox,
+          Stream.takeWhile(Stream.fromQueue(queue), (item): item is JsonRpc.Message => item !== End),
+          () => closed
+        )
+        return {
+          server: name,
+          kind: "memory",
+          send: (message) =>
+            Effect.suspend(() => {
+              if (!open) return Effect.fail(closed)
+              outbox.unsafeOffer(JSON.parse(JSON.stringify(message)))
+              return Effect.void
+            }),
+          listen: inbox.listen,
+          info: () => ({}),
+          close
+        } satisfies MemoryTransport
+      })
     yield* Effect.addFinalizer(() => close)
     const server = names?.server ?? "memory"
-    return [end(server, toClient, toServer), end(names?.client ?? "client", toServer, toClient)] as const
+    return [yield* end(server, toClient, toServer), yield* end(names?.client ?? "client", toServer, toClient)] as const
   })

@@ -1,18 +1,24 @@
 /**
- * One JSON-RPC session over a Transport: a single reader fiber, a map from request id to
- * the requests in flight, timeouts that progress can reset, cancellation,
- * handlers for the requests the other side sends, and a stream of its notifications.
+ * One JSON-RPC session over a Transport: a map from request id to the requests in flight,
+ * timeouts that progress can reset, cancellation, handlers for the requests the other side
+ * sends, and a stream of its notifications.
+ *
+ * The per-call path is synchronous where it can be: the transport hands each message to
+ * the Peer from its I/O callback, and an answer resumes its waiting caller right there. No
+ * fiber, Scope, timer or Queue is made per request; one timer fiber serves every deadline,
+ * and only what must run effects (handlers for the other side's requests, progress
+ * callbacks, warnings) becomes a fiber, in a FiberSet of the session's Scope.
  *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberSet from "effect/FiberSet"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
@@ -166,7 +172,10 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     const scope = yield* Effect.scope
     const clock = yield* Effect.clock
     const defaultTimeout = toMillis(options.requestTimeout, Duration.toMillis(DEFAULT_TIMEOUT))
-    const handlers: Record<string, Handler> = { ping: () => Effect.succeed({}), ...options.handlers }
+    // A Map, not an object: a method named after an Object.prototype member must not find one.
+    const handlers = new Map<string, Handler>([["ping", () => Effect.succeed({})], ...Object.entries(options.handlers ?? {})])
+    // Runs what the I/O callbacks cannot do synchronously, as fibers ended with the Scope.
+    const run = yield* FiberSet.makeRuntime<never, unknown, unknown>()
 
     const pending = new Map<JsonRpc.RequestId, Entry>()
     const abandoned = new Set<JsonRpc.RequestId>()
@@ -181,16 +190,15 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       if (abandoned.size > RECENTLY_ABANDONED) abandoned.delete(abandoned.values().next().value!)
     }
 
-    const close = (error: McpError.McpError) =>
-      Effect.suspend(() => {
-        if (closeError) return Effect.void
-        closeError = error
-        for (const [id, entry] of pending) {
-          pending.delete(id)
-          answer(entry, Exit.fail(withMethod(error, entry.method)))
-        }
-        return Deferred.succeed(closedWith, error)
-      })
+    const close = (error: McpError.McpError): void => {
+      if (closeError) return
+      closeError = error
+      for (const [id, entry] of pending) {
+        pending.delete(id)
+        answer(entry, Exit.fail(withMethod(error, entry.method)))
+      }
+      Deferred.unsafeDone(closedWith, Exit.succeed(error))
+    }
 
     // Responses and progress are handled synchronously; only what must run effects does.
     const onResponse = (message: JsonRpc.Success | JsonRpc.Failure): Effect.Effect<void> | undefined => {
@@ -230,8 +238,9 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       if (message.method === "notifications/progress") {
         effect = onProgress(message.params)
       } else if (message.method === "notifications/cancelled") {
-        const fiber = running.get(message.params?.requestId as JsonRpc.RequestId)
-        if (fiber) effect = fiber.interruptAsFork(FiberId.none)
+        const requestId = message.params?.requestId
+        const fiber = typeof requestId === "string" || typeof requestId === "number" ? running.get(requestId) : undefined
+        fiber?.unsafeInterruptAsFork(FiberId.none)
       }
       notifications.unsafeOffer(message)
       return effect
@@ -245,8 +254,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       return Effect.ignore(transport.send(message))
     }
 
-    const onRequest = (message: JsonRpc.Request): Effect.Effect<void> => {
-      const handler = handlers[message.method]
+    const onRequest = (message: JsonRpc.Request): Effect.Effect<void> | undefined => {
+      const handler = handlers.get(message.method)
       if (handler === undefined) {
         return respond(
           message.id,
@@ -254,12 +263,11 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
         )
       }
       const id = message.id
-      return handler(message).pipe(
-        Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => running.delete(id)), respond(id, exit))),
-        Effect.forkIn(scope),
-        Effect.tap((fiber) => running.set(id, fiber)),
-        Effect.asVoid
-      )
+      const fiber = run(handler(message).pipe(
+        Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => running.delete(id)), respond(id, exit)))
+      ))
+      if (fiber.unsafePoll() === null) running.set(id, fiber)
+      return undefined
     }
 
     const onFailed = (failed: RequestFailed): undefined => {
@@ -269,37 +277,19 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       answer(entry, Exit.fail(withMethod(failed.error, entry.method)))
     }
 
-    const onMessages = (chunk: Chunk.Chunk<Incoming>): Effect.Effect<void> => {
-      let effects: Array<Effect.Effect<void>> | undefined
-      for (const message of chunk) {
-        const effect = "method" in message
-          ? (JsonRpc.isRequest(message) ? onRequest(message) : onNotification(message))
-          : message instanceof RequestFailed
-          ? onFailed(message)
-          : onResponse(message)
-        if (effect !== undefined) (effects ??= []).push(effect)
-      }
-      return effects === undefined ? Effect.void : Effect.forEach(effects, (effect) => effect, { discard: true })
+    const onMessage = (message: Incoming): void => {
+      const effect = "method" in message
+        ? (JsonRpc.isRequest(message) ? onRequest(message) : onNotification(message))
+        : message instanceof RequestFailed
+        ? onFailed(message)
+        : onResponse(message)
+      if (effect !== undefined) run(effect)
     }
 
-    yield* transport.incoming.pipe(
-      Stream.runForEachChunk(onMessages),
-      Effect.matchCauseEffect({
-        onSuccess: () => close(McpError.make(server, new McpError.ClosedReason({ message: "the connection ended" }))),
-        onFailure: (cause) =>
-          close(
-            Cause.failureOption(cause).pipe((failure) =>
-              failure._tag === "Some"
-                ? failure.value
-                : McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" }), Cause.squash(cause))
-            )
-          )
-      }),
-      Effect.forkIn(scope)
-    )
     yield* Effect.addFinalizer(() =>
-      close(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" })))
+      Effect.sync(() => close(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" }))))
     )
+    transport.listen({ message: onMessage, closed: close })
 
     const cancel = (id: JsonRpc.RequestId, reason: string) => {
       abandon(id)

@@ -18,10 +18,10 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
 import type * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Http from "./internal/transport/http.js"
+import { Inbox } from "./internal/transport/inbox.js"
 import { revealAll } from "./internal/reveal.js"
 import { type Event as SseEvent, SseDecoder } from "./internal/transport/sseDecoder.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -105,7 +105,11 @@ export const make = (
     const maxDelay = Duration.toMillis(options.reconnect?.maxDelay ?? "30 seconds")
     const maxAttempts = options.reconnect?.maxAttempts ?? 5
 
-    const mailbox = yield* Mailbox.make<Incoming, McpError.McpError>()
+    const inbox = new Inbox(server)
+    const deliverAll = (messages: ReadonlyArray<Incoming>) =>
+      Effect.sync(() => {
+        for (const message of messages) inbox.deliver(message)
+      })
     const fibers = yield* FiberSet.make()
     const exchanges = new Map<JsonRpc.RequestId, Fiber.RuntimeFiber<void>>()
     const renewing = yield* Effect.makeSemaphore(1)
@@ -118,7 +122,7 @@ export const make = (
     let closing = false
 
     const closedError = (message: string) => McpError.make(server, new McpError.ClosedReason({ message }))
-    const end = (error: McpError.McpError) => Effect.sync(() => mailbox.unsafeDone(Exit.fail(error)))
+    const end = (error: McpError.McpError) => Effect.sync(() => inbox.end(error))
 
     // Everything the server sends passes here: the answer to a re-initialize is kept for
     // it, the negotiated revision is noted for the MCP-Protocol-Version header.
@@ -128,14 +132,14 @@ export const make = (
           if ("method" in message) continue
           if (renewal !== undefined && message.id === renewal.id) {
             Deferred.unsafeDone(renewal.answer, Exit.succeed(message))
-            return mailbox.offerAll(messages.filter((other) => other !== message))
+            return deliverAll(messages.filter((other) => other !== message))
           }
           if (initialize !== undefined && message.id === initialize.id && "result" in message) {
             const version = message.result.protocolVersion
             if (typeof version === "string") protocolVersion = version
           }
         }
-        return mailbox.offerAll(messages)
+        return deliverAll(messages)
       })
 
     const headers = (extra: Record<string, string>): Record<string, string> => {
@@ -286,7 +290,7 @@ export const make = (
         }
         yield* Http.discard(initialized)
         // A new session may be a restarted server with other tools: have the lists read again.
-        yield* mailbox.offerAll(LIST_CHANGED.map((method) => ({ jsonrpc: "2.0" as const, method })))
+        yield* deliverAll(LIST_CHANGED.map((method) => ({ jsonrpc: "2.0" as const, method })))
       }).pipe(Effect.ensuring(Effect.sync(() => renewal = undefined))))
 
     // POSTs a message; after a 404 on an expired session, once more on a new session.
@@ -408,7 +412,7 @@ export const make = (
           fibers,
           exchange(message).pipe(
             Effect.catchAll((error) =>
-              Effect.zipRight(mailbox.offer(new RequestFailed(id, error)), unreachable(error) ? end(error) : Effect.void)
+              Effect.zipRight(deliverAll([new RequestFailed(id, error)]), unreachable(error) ? end(error) : Effect.void)
             ),
             Effect.ensuring(Effect.sync(() => exchanges.delete(id)))
           )
@@ -445,7 +449,7 @@ export const make = (
             Effect.ignore
           )
         }
-        mailbox.unsafeDone(Exit.fail(closedError("the connection was closed")))
+        inbox.end(closedError("the connection was closed"))
       })
     )
 
@@ -455,7 +459,7 @@ export const make = (
         return legacy === undefined ? "http" : "sse"
       },
       send,
-      incoming: Mailbox.toStream(mailbox),
+      listen: inbox.listen,
       info: () => ({
         url: Http.safeUrl(url),
         ...(legacy === undefined ? {} : { endpoint: Http.safeUrl(legacy.endpoint) }),

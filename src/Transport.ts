@@ -2,11 +2,15 @@
  * The Transport service: a scoped duplex of JSON-RPC messages between mcp-fleet and one
  * server. Framing, processes and sockets live below it; everything above speaks messages.
  *
+ * Delivery is push: a transport hands each decoded message to its one {@link Receiver}
+ * synchronously, from the I/O callback that read it, so an answer completes its request
+ * with no Stream, Queue or fiber hop in between. Sends are coalesced by the transports that
+ * write to a byte stream: what is sent in one tick goes out in one write.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type * as Stream from "effect/Stream"
 import type * as JsonRpc from "./JsonRpc.js"
 import type { McpError } from "./McpError.js"
 
@@ -30,6 +34,25 @@ export class RequestFailed {
 export type Incoming = JsonRpc.Message | RequestFailed
 
 /**
+ * Where a transport delivers what it receives. The Peer is the one receiver of a connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Receiver {
+  /**
+   * One message, or a request the transport gave up on, in the order received. Called
+   * synchronously from the transport's I/O callback; it must not throw or block.
+   */
+  readonly message: (message: Incoming) => void
+  /**
+   * The connection ended, after the last message. Called once. `error` says why: for a
+   * process, its exit code or signal and the tail of its stderr.
+   */
+  readonly closed: (error: McpError) => void
+}
+
+/**
  * One open connection. It lives as long as the Scope it was made in.
  *
  * @since 0.1.0
@@ -42,11 +65,11 @@ export interface TransportService {
   /** Sends one message. Fails with a Closed or Transport error once the connection is gone. */
   readonly send: (message: JsonRpc.Message) => Effect.Effect<void, McpError>
   /**
-   * The messages the server sends, in order, and any request the transport gave up on.
-   * Read it once. It ends or fails when the connection closes; a failure is an McpError
-   * whose reason says why (for a process: its exit code or signal and the tail of its stderr).
+   * Starts delivering to `receiver` what the server sends; whatever came before is
+   * delivered first, in order. Called once per connection (by the Peer); a second call
+   * throws.
    */
-  readonly incoming: Stream.Stream<Incoming, McpError>
+  readonly listen: (receiver: Receiver) => void
   /** Facts for status and diagnostics, such as a process id. */
   readonly info: () => Record<string, unknown>
 }

@@ -8,13 +8,12 @@ import * as Socket from "@effect/platform/Socket"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as WS from "ws"
 import * as Http from "./internal/transport/http.js"
+import { Inbox } from "./internal/transport/inbox.js"
 import { revealAll } from "./internal/reveal.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
@@ -61,7 +60,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       { openTimeout: options.openTimeout ?? "10 seconds" }
     )
     const write = yield* socket.writer
-    const mailbox = yield* Mailbox.make<JsonRpc.Message, McpError.McpError>()
+    const inbox = new Inbox(server)
     const opened = yield* Deferred.make<void, McpError.McpError>()
     let open = true
 
@@ -70,7 +69,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       const messages: Array<JsonRpc.Message> = []
       const bad: Array<JsonRpc.BadLine> = []
       JsonRpc.parseLine(text, messages, bad)
-      mailbox.unsafeOfferAll(messages)
+      for (const message of messages) inbox.deliver(message)
       if (bad.length > 0) return JsonRpc.logSkipped(server, "sent a frame", bad)
     }
 
@@ -82,7 +81,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       Effect.flatMap((error) =>
         Effect.sync(() => {
           open = false
-          mailbox.unsafeDone(Exit.fail(error))
+          inbox.end(error)
         }).pipe(Effect.zipRight(Deferred.fail(opened, error)))
       ),
       Effect.forkScoped
@@ -98,7 +97,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
         open
           ? Effect.mapError(write(JSON.stringify(message)), (error) => socketError(server, error, maxBytes))
           : Effect.fail(closed(server, "the connection is closed")),
-      incoming: Mailbox.toStream(mailbox),
+      listen: inbox.listen,
       info: () => ({ url: Http.safeUrl(options.url) })
     } satisfies TransportService
   })

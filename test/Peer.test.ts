@@ -3,13 +3,12 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
-import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
 import * as Peer from "../src/Peer.js"
 import * as Memory from "../src/Memory.js"
-import { type Incoming, Transport, type TransportService } from "../src/Transport.js"
+import { type Receiver, Transport, type TransportService } from "../src/Transport.js"
 import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
@@ -18,7 +17,7 @@ const setup = (options?: Peer.Options) =>
     const [client, server] = yield* Memory.makePair({ server: "srv" })
     const peer = yield* Peer.make(options).pipe(Effect.provideService(Transport, client))
     const inbox = yield* Queue.unbounded<JsonRpc.Message>()
-    yield* server.incoming.pipe(Stream.runForEach((message) => Queue.offer(inbox, message)), Effect.ignore, Effect.forkScoped)
+    server.listen({ message: (message) => void inbox.unsafeOffer(message as JsonRpc.Message), closed: () => {} })
     const next = Queue.take(inbox)
     const nextRequest = Effect.map(next, (message) => message as JsonRpc.Request)
     const reply = (id: JsonRpc.RequestId, result: Record<string, unknown>) => server.send({ jsonrpc: "2.0", id, result })
@@ -288,18 +287,19 @@ describe("Peer", () => {
   it.scoped("takes an answer that comes before the send returns", () =>
     Effect.gen(function*() {
       // Like an HTTP POST whose response carries the answer: it is read before send returns.
-      const incoming = yield* Queue.unbounded<Incoming>()
+      let receiver: Receiver | undefined
       let peer: Peer.Peer | undefined
       const transport: TransportService = {
         server: "srv",
         kind: "test",
         send: (message) =>
-          JsonRpc.isRequest(message)
-            ? Queue.offer(incoming, { jsonrpc: "2.0", id: message.id, result: { method: message.method } }).pipe(
-              Effect.zipRight(Effect.yieldNow().pipe(Effect.repeat({ until: () => peer!.inFlight() === 0 })))
-            )
-            : Effect.void,
-        incoming: Stream.fromQueue(incoming),
+          Effect.sync(() => {
+            if (JsonRpc.isRequest(message)) {
+              receiver!.message({ jsonrpc: "2.0", id: message.id, result: { method: message.method } })
+              expect(peer!.inFlight()).toBe(0)
+            }
+          }),
+        listen: (given) => void (receiver = given),
         info: () => ({})
       }
       peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
@@ -315,7 +315,7 @@ describe("Peer", () => {
         server: "srv",
         kind: "test",
         send: (message) => Effect.suspend(() => (sent.push(message), Effect.fail(refused))),
-        incoming: Stream.never,
+        listen: () => {},
         info: () => ({})
       }
       const peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
@@ -331,7 +331,7 @@ describe("Peer", () => {
         server: "srv",
         kind: "test",
         send: (message) => JsonRpc.isRequest(message) ? Effect.never : Effect.sync(() => notified.push(message)),
-        incoming: Stream.never,
+        listen: () => {},
         info: () => ({})
       }
       const peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))

@@ -27,6 +27,7 @@ import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
 import { Transport, type TransportService } from "../../Transport.js"
+import { Inbox } from "../transport/inbox.js"
 import { type Fleet, makeSession } from "./session.js"
 
 /** The HTTP server's settings, resolved. */
@@ -65,7 +66,7 @@ interface StreamLog {
 interface HttpSession {
   readonly id: string
   readonly scope: Scope.CloseableScope
-  readonly inbox: Queue.Queue<JsonRpc.Message>
+  readonly inbox: Inbox
   readonly sinks: Map<JsonRpc.RequestId, Sink>
   /** The POST streams being read, and the last few nobody reads, by id, oldest first. */
   readonly logs: Map<string, StreamLog>
@@ -133,7 +134,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
     const openSession = Effect.gen(function*() {
       const id = randomUUID()
       const scope = yield* Scope.fork(serverScope, { _tag: "Sequential" })
-      const inbox = yield* Queue.unbounded<JsonRpc.Message>()
+      const inbox = new Inbox(`http client ${id.slice(0, 8)}`)
       const sinks = new Map<JsonRpc.RequestId, Sink>()
 
       const toStanding = (message: JsonRpc.Message) => {
@@ -150,10 +151,10 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           sink.push(message)
         })
       const transport: TransportService = {
-        server: `http client ${id.slice(0, 8)}`,
+        server: inbox.server,
         kind: "http",
         send,
-        incoming: Stream.fromQueue(inbox),
+        listen: inbox.listen,
         info: () => ({ sessionId: id })
       }
       const session = yield* makeSession(fleet, {
@@ -182,22 +183,20 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
       // Requests still waiting get an error, and open streams end, with the session.
       yield* Scope.addFinalizer(
         scope,
-        Effect.zipRight(
-          Queue.shutdown(inbox),
-          Effect.sync(() => {
-            for (const [requestId, sink] of sinks) {
-              sinks.delete(requestId)
-              sink.waiting.delete(requestId)
-              sink.push({
-                jsonrpc: "2.0",
-                id: requestId,
-                error: { code: JsonRpc.ErrorCode.InternalError, message: "the session ended before the answer" }
-              })
-            }
-            entry.standing?.unsafeOffer(END)
-            for (const reader of entry.readers) reader.unsafeOffer(END)
-          })
-        )
+        Effect.sync(() => {
+          inbox.end(McpError.make(inbox.server, new McpError.ClosedReason({ message: "the session ended" })))
+          for (const [requestId, sink] of sinks) {
+            sinks.delete(requestId)
+            sink.waiting.delete(requestId)
+            sink.push({
+              jsonrpc: "2.0",
+              id: requestId,
+              error: { code: JsonRpc.ErrorCode.InternalError, message: "the session ended before the answer" }
+            })
+          }
+          entry.standing?.unsafeOffer(END)
+          for (const reader of entry.readers) reader.unsafeOffer(END)
+        })
       )
       sessions.set(id, entry)
       return entry
@@ -287,7 +286,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           }
           for (const id of waiting) entry.sinks.set(id, sink)
           const body = yield* readLog(entry, log, 0)
-          for (const message of messages) entry.inbox.unsafeOffer(message)
+          for (const message of messages) entry.inbox.deliver(message)
           return HttpServerResponse.stream(body, {
             contentType: "text/event-stream",
             headers: { "cache-control": "no-cache", connection: "keep-alive", ...headers }
@@ -304,7 +303,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
           }
         }
         for (const id of waiting) entry.sinks.set(id, sink)
-        for (const message of messages) entry.inbox.unsafeOffer(message)
+        for (const message of messages) entry.inbox.deliver(message)
         yield* Deferred.await(done)
         return HttpServerResponse.unsafeJson(batch ? answers : answers[0], {
           headers
@@ -382,7 +381,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
         if (HttpServerResponse.isServerResponse(found)) return found
         const entry = found
         if (messages.every((message) => !isRequest(message))) {
-          for (const message of messages) entry.inbox.unsafeOffer(message)
+          for (const message of messages) entry.inbox.deliver(message)
           return HttpServerResponse.empty({ status: 202 })
         }
         return yield* answer(entry, messages, batch, {})

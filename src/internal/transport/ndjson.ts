@@ -1,0 +1,120 @@
+/**
+ * Newline-delimited JSON-RPC over Node streams: the one read and write path of the stdio
+ * transports (a server's child process, and the gateway's own stdin and stdout). Lines are
+ * split and parsed in the stream's `data` callback and delivered to the inbox right there;
+ * what is written in one tick goes out in one write.
+ *
+ * @internal
+ */
+import type { Readable } from "node:stream"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import type { Inbox } from "./inbox.js"
+
+/** How to read one input stream. */
+export interface ReadOptions {
+  readonly maxMessageBytes: number
+  /** Lines that were not JSON-RPC messages; they were skipped. */
+  readonly onBad: (bad: ReadonlyArray<JsonRpc.BadLine>) => void
+  /**
+   * The input is done: it ended after its last line was delivered (no `error`), or reading
+   * failed, or a message was too large (`error` says which). Called once.
+   */
+  readonly onEnd: (error?: McpError.McpError) => void
+}
+
+/**
+ * Reads NDJSON from `input` into `inbox` until the input ends. Returns a function that
+ * stops reading.
+ */
+export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () => void => {
+  const server = inbox.server
+  const decoder = new JsonRpc.LineDecoder(options.maxMessageBytes)
+  const lines: Array<string> = []
+  let done = false
+
+  const deliverLines = () => {
+    const messages: Array<JsonRpc.Message> = []
+    const bad: Array<JsonRpc.BadLine> = []
+    for (const line of lines) JsonRpc.parseLine(line, messages, bad)
+    lines.length = 0
+    // What was skipped is reported first, as it came before what the messages cause.
+    if (bad.length > 0) options.onBad(bad)
+    for (const message of messages) inbox.deliver(message)
+  }
+  const finish = (error?: McpError.McpError) => {
+    if (done) return
+    done = true
+    stop()
+    options.onEnd(error)
+  }
+  const onData = (chunk: Buffer) => {
+    try {
+      const oversize = decoder.push(chunk, lines)
+      if (oversize !== undefined) {
+        lines.length = 0
+        return finish(McpError.make(
+          server,
+          new McpError.LimitReason({ what: "a message", size: oversize.oversize, limit: decoder.maxBytes })
+        ))
+      }
+      if (lines.length > 0) deliverLines()
+    } catch (defect) {
+      // A receiver that throws is a bug; the connection ends with it rather than the host.
+      finish(McpError.make(
+        server,
+        new McpError.TransportReason({ message: `a message could not be handled: ${String(defect)}` }),
+        defect
+      ))
+    }
+  }
+  // A last message without its newline still counts.
+  const onEnd = () => {
+    decoder.flush(lines)
+    deliverLines()
+    finish()
+  }
+  const onError = (error: Error) =>
+    finish(McpError.make(server, new McpError.TransportReason({ message: `reading failed: ${error.message}` }), error))
+  const stop = () => {
+    input.off("data", onData)
+    input.off("end", onEnd)
+    input.off("error", onError)
+  }
+  input.on("data", onData)
+  input.once("end", onEnd)
+  input.once("error", onError)
+  return () => {
+    done = true
+    stop()
+  }
+}
+
+/**
+ * Joins the lines sent in one tick into one write: at many calls in flight, one write
+ * serves them all.
+ */
+export class LineWriter {
+  private pending: Array<string> = []
+  private scheduled = false
+
+  constructor(private readonly write: (text: string) => void) {}
+
+  /** Queues one message. */
+  push(message: JsonRpc.Message): void {
+    this.pending.push(JsonRpc.encodeLine(message))
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(this.flush)
+    }
+  }
+
+  /** Writes what is queued now. */
+  readonly flush = (): void => {
+    this.scheduled = false
+    if (this.pending.length === 0) return
+    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join("")
+    this.pending = []
+    this.write(text)
+  }
+}
