@@ -128,6 +128,8 @@ interface Entry {
   readonly idleMs: number
   readonly totalMs: number
   readonly reset: boolean
+  /** Whether giving up on it (interruption, timeout) sends notifications/cancelled. */
+  readonly cancellable: boolean
   readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
 }
 
@@ -148,12 +150,17 @@ const answer = (entry: Entry, exit: Answer): void => {
   else entry.resume(exit)
 }
 
+// Waits for the entry's answer, or takes the one already there.
+const resumeWith = (entry: Entry, resume: (answer: Answer) => void): void => {
+  if (entry.answer === undefined) entry.resume = resume
+  else resume(entry.answer)
+}
+
 // Waits for the entry's answer. No canceller: the request's own exit handler forgets it.
 const awaitAnswer = (entry: Entry) =>
-  Effect.async<Record<string, unknown>, McpError.McpError>((resume) => {
-    if (entry.answer === undefined) entry.resume = resume
-    else resume(entry.answer)
-  })
+  Effect.async<Record<string, unknown>, McpError.McpError>((resume) => resumeWith(entry, resume))
+
+const CANCELLED = "The request was cancelled by the client"
 
 const withMethod = (error: McpError.McpError, method: string): McpError.McpError =>
   error.reason._tag === "Closed" && error.reason.method === undefined
@@ -304,28 +311,33 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     // earlier deadline than the one it sleeps for wakes it. No fiber or timer per request.
     let wakeAt = Infinity
     let wake = Deferred.unsafeMake<void>(FiberId.none)
-    const expire = (id: JsonRpc.RequestId, entry: Entry, now: number) => {
+    // Fails the entry with a Timeout and, when it is cancellable, tells the other side.
+    const expire = (id: JsonRpc.RequestId, entry: Entry, now: number): Effect.Effect<void> | undefined => {
       pending.delete(id)
       const kind = now >= entry.start + entry.totalMs ? "total" : "idle"
       const afterMs = kind === "total" ? entry.totalMs : entry.idleMs
-      answer(
-        entry,
-        Exit.fail(McpError.make(server, new McpError.TimeoutReason({ method: entry.method, afterMs, kind })))
-      )
+      const error = McpError.make(server, new McpError.TimeoutReason({ method: entry.method, afterMs, kind }))
+      answer(entry, Exit.fail(error))
+      return entry.cancellable ? cancel(id, `Timed out: ${error.message}`) : undefined
     }
     const timer = Effect.suspend(() => {
       const now = clock.unsafeCurrentTimeMillis()
       let earliest = Infinity
+      const cancels: Array<Effect.Effect<void>> = []
       for (const [id, entry] of pending) {
         const deadline = deadlineOf(entry)
-        if (deadline <= now) expire(id, entry, now)
-        else if (deadline < earliest) earliest = deadline
+        if (deadline > now) earliest = Math.min(earliest, deadline)
+        else {
+          const cancelled = expire(id, entry, now)
+          if (cancelled !== undefined) cancels.push(cancelled)
+        }
       }
       wakeAt = earliest
       wake = Deferred.unsafeMake<void>(FiberId.none)
-      return earliest === Infinity
+      const sleep = earliest === Infinity
         ? Deferred.await(wake)
         : Effect.raceFirst(Effect.sleep(earliest - now), Deferred.await(wake))
+      return cancels.length === 0 ? sleep : Effect.zipRight(Effect.all(cancels, { discard: true }), sleep)
     })
     yield* Effect.forkIn(Effect.forever(timer), scope)
 
@@ -344,6 +356,7 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
           idleMs: toMillis(requestOptions.timeout, defaultTimeout),
           totalMs: toMillis(requestOptions.maxTotalTimeout, Infinity),
           reset,
+          cancellable: requestOptions.cancellable ?? method !== "initialize",
           onProgress: requestOptions.onProgress
         }
         const wantsProgress = reset || requestOptions.onProgress !== undefined
@@ -361,22 +374,31 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
           wakeAt = deadline
           Deferred.unsafeDone(wake, Exit.void)
         }
-        const cancellable = requestOptions.cancellable ?? method !== "initialize"
+        // One suspension per call where the transport can send at once: the send happens
+        // as the wait begins, and interrupting the wait forgets the request and cancels it.
+        if (transport.sendNow !== undefined) {
+          const sendNow = transport.sendNow
+          return Effect.async<Record<string, unknown>, McpError.McpError>((resume) => {
+            const refused = sendNow(message)
+            if (refused !== undefined) {
+              pending.delete(id)
+              return resume(Effect.fail(refused))
+            }
+            resumeWith(entry, resume)
+            return Effect.suspend(() => pending.delete(id) && entry.cancellable ? cancel(id, CANCELLED) : Effect.void)
+          })
+        }
         // One exit handler for the send and the wait (what onExit does, minus its work on
         // success): a request that did not get its answer is forgotten, and cancelled when
-        // the caller gave up on it or it timed out.
+        // the caller gave up on it (the timer cancels what timed out).
         return Effect.uninterruptibleMask((restore) =>
           Effect.matchCauseEffect(restore(Effect.zipRight(transport.send(message), awaitAnswer(entry))), {
             onSuccess: Effect.succeed,
             onFailure: (cause) => {
               const wasPending = pending.delete(id)
               const failed = Effect.failCause(cause)
-              if (!cancellable) return failed
-              if (Cause.isInterrupted(cause)) {
-                return wasPending ? Effect.zipRight(cancel(id, "The request was cancelled by the client"), failed) : failed
-              }
-              return cause._tag === "Fail" && cause.error.reason._tag === "Timeout"
-                ? Effect.zipRight(cancel(id, `Timed out: ${cause.error.message}`), failed)
+              return wasPending && entry.cancellable && Cause.isInterrupted(cause)
+                ? Effect.zipRight(cancel(id, CANCELLED), failed)
                 : failed
             }
           })

@@ -22,7 +22,7 @@ import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
 import { revealAll } from "./internal/reveal.js"
 import { ByteTail } from "./internal/transport/byteTail.js"
-import { Inbox } from "./internal/transport/inbox.js"
+import { Inbox, sendWith } from "./internal/transport/inbox.js"
 import * as Ndjson from "./internal/transport/ndjson.js"
 import { signalGroup, waitGone } from "./internal/transport/processGroup.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -148,14 +148,10 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
         error === undefined ? fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => inbox.end(closed)))) : inbox.end(error)
     })
 
-    const send = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> =>
-      Effect.suspend(() => {
-        if (closing || !inbox.open) {
-          return Effect.fail(McpError.make(server, new McpError.ClosedReason({ message: "the connection is closed" })))
-        }
-        writer.push(message)
-        return Effect.void
-      })
+    const sendNow = (message: JsonRpc.Message): McpError.McpError | undefined => {
+      if (closing || !inbox.open) return McpError.make(server, new McpError.ClosedReason({ message: "the connection is closed" }))
+      writer.push(message)
+    }
 
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
@@ -173,7 +169,8 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
     return {
       server,
       kind: "stdio",
-      send,
+      send: sendWith(sendNow),
+      sendNow,
       listen: inbox.listen,
       info: () => ({ pid })
     } satisfies TransportService

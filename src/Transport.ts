@@ -65,6 +65,13 @@ export interface TransportService {
   /** Sends one message. Fails with a Closed or Transport error once the connection is gone. */
   readonly send: (message: JsonRpc.Message) => Effect.Effect<void, McpError>
   /**
+   * `send` without the Effect, for transports whose send never waits (it only queues the
+   * message for the next write): returns the error when the connection cannot take it.
+   * The Peer sends requests with it when it is there, keeping the per-call path to one
+   * suspension.
+   */
+  readonly sendNow?: ((message: JsonRpc.Message) => McpError | undefined) | undefined
+  /**
    * Starts delivering to `receiver` what the server sends; whatever came before is
    * delivered first, in order. Called once per connection (by the Peer); a second call
    * throws.

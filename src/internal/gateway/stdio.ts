@@ -11,7 +11,7 @@ import type { Readable, Writable } from "node:stream"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import type { TransportService } from "../../Transport.js"
-import { Inbox } from "../transport/inbox.js"
+import { Inbox, sendWith } from "../transport/inbox.js"
 import * as Ndjson from "../transport/ndjson.js"
 
 /** Who the transport's messages come from, in errors and logs. */
@@ -61,11 +61,16 @@ export const make = (
       })
     )
 
-    const send = (message: JsonRpc.Message) =>
-      Effect.suspend(() => {
-        if (!writable()) return Effect.fail(McpError.make(CLIENT, new McpError.ClosedReason({ message: "stdout is closed" })))
-        writer.push(message)
-        return Effect.void
-      })
-    return { server: CLIENT, kind: "stdio", send, listen: inbox.listen, info: () => ({ pid: process.pid }) }
+    const sendNow = (message: JsonRpc.Message): McpError.McpError | undefined => {
+      if (!writable()) return McpError.make(CLIENT, new McpError.ClosedReason({ message: "stdout is closed" }))
+      writer.push(message)
+    }
+    return {
+      server: CLIENT,
+      kind: "stdio",
+      send: sendWith(sendNow),
+      sendNow,
+      listen: inbox.listen,
+      info: () => ({ pid: process.pid })
+    }
   })

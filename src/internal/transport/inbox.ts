@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as JsonRpc from "../../JsonRpc.js"
 import type { McpError } from "../../McpError.js"
 import type { Incoming, Receiver } from "../../Transport.js"
 
@@ -49,6 +50,14 @@ export class Inbox {
     this.receiver?.closed(error)
   }
 }
+
+/** The Transport's `send`, for a transport whose `sendNow` does the work. */
+export const sendWith = (sendNow: (message: JsonRpc.Message) => McpError | undefined) =>
+(message: JsonRpc.Message): Effect.Effect<void, McpError> =>
+  Effect.suspend(() => {
+    const refused = sendNow(message)
+    return refused === undefined ? Effect.void : Effect.fail(refused)
+  })
 
 /**
  * Delivers a stream of messages to the inbox in a fiber of the current Scope, and ends the
