@@ -332,11 +332,11 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
           if (cancelled !== undefined) cancels.push(cancelled)
         }
       }
-      wakeAt = earliest
+      // With nothing pending it still sleeps for a default timeout, not forever: a request
+      // made meanwhile with the default timeout ends after that, and need not wake it.
+      wakeAt = earliest === Infinity ? now + defaultTimeout : earliest
       wake = Deferred.unsafeMake<void>(FiberId.none)
-      const sleep = earliest === Infinity
-        ? Deferred.await(wake)
-        : Effect.raceFirst(Effect.sleep(earliest - now), Deferred.await(wake))
+      const sleep = Effect.raceFirst(Effect.sleep(wakeAt - now), Deferred.await(wake))
       return cancels.length === 0 ? sleep : Effect.zipRight(Effect.all(cancels, { discard: true }), sleep)
     })
     yield* Effect.forkIn(Effect.forever(timer), scope)
