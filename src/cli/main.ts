@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `mcp-fleet` command line.
  *
@@ -26,6 +25,7 @@ import * as Serve from "./commands/serve.js"
 import * as Watch from "./commands/watch.js"
 import * as Render from "./Render.js"
 import * as Root from "./Root.js"
+import { VERSION } from "./version.js"
 
 const subcommands = [
   Inspect.servers,
@@ -52,7 +52,7 @@ const command = Root.root.pipe(
   Command.withSubcommands(subcommands)
 )
 
-const cli = Command.run(command, { name: "mcp-fleet", version: "0.1.0" })
+const cli = Command.run(command, { name: "mcp-fleet", version: VERSION })
 
 const exitCode = (error: unknown): number =>
   error instanceof CliError ? error.exitCode : ValidationError.isValidationError(error) ? 2 : 1
