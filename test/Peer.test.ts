@@ -274,6 +274,19 @@ describe("Peer", () => {
       })
     }))
 
+  it.scoped("answers -32601 to methods named after Object.prototype members, and goes on", () =>
+    Effect.gen(function*() {
+      const { next, nextRequest, peer, reply, server } = yield* setup()
+      const names = ["constructor", "__proto__", "toString", "hasOwnProperty"]
+      for (const [id, method] of names.entries()) yield* server.send({ jsonrpc: "2.0", id, method })
+      for (const [id, method] of names.entries()) {
+        expect(yield* next).toEqual({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}` } })
+      }
+      const fiber = yield* Effect.fork(peer.request("tools/list"))
+      yield* reply((yield* nextRequest).id, { tools: [] })
+      expect(yield* Fiber.join(fiber)).toEqual({ tools: [] })
+    }))
+
   it.scoped("publishes notifications to subscribers", () =>
     Effect.gen(function*() {
       const { peer, server } = yield* setup()
