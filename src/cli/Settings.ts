@@ -77,10 +77,8 @@ const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 
 
 /**
  * Reads `30s`, `500ms`, `2m`, `1h` or a plain number of seconds.
- *
- * @since 0.1.0
  */
-export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
+const parseDuration = (text: string): Option.Option<Duration.Duration> => {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text)
   if (match === null) return Option.none()
   const value = Number(match[1]) * units[match[2] ?? "s"]!
@@ -90,10 +88,8 @@ export const parseDuration = (text: string): Option.Option<Duration.Duration> =>
 /**
  * The files looked for when no `--config` and no `MCP_FLEET_CONFIG` is given, in order:
  * the first one that exists is used.
- *
- * @since 0.1.0
  */
-export const defaultCandidates = (cwd: string, home: string): ReadonlyArray<string> => [
+const defaultCandidates = (cwd: string, home: string): ReadonlyArray<string> => [
   NodePath.join(cwd, ".mcp.json"),
   NodePath.join(cwd, "mcp.json"),
   NodePath.join(home, ".config", "mcp-fleet", "mcp.json")

@@ -22,10 +22,8 @@ import * as Settings from "../Settings.js"
 
 /**
  * Reads a JSON object given on the command line.
- *
- * @since 0.1.0
  */
-export const parseObject = (text: string, what: string): Effect.Effect<Record<string, unknown>, CliError.CliError> =>
+const parseObject = (text: string, what: string): Effect.Effect<Record<string, unknown>, CliError.CliError> =>
   Effect.suspend(() => {
     let value: unknown
     try {
@@ -41,10 +39,8 @@ export const parseObject = (text: string, what: string): Effect.Effect<Record<st
 /**
  * `--arg k=v` pairs as arguments: a value is kept as text where the tool's inputSchema
  * wants a string (or says nothing), and read as JSON (numbers, booleans, objects) elsewhere.
- *
- * @since 0.1.0
  */
-export const argPairs = (
+const argPairs = (
   pairs: ReadonlyArray<string>,
   inputSchema: Record<string, unknown> | undefined
 ): Effect.Effect<Record<string, unknown>, CliError.CliError> =>

@@ -10,14 +10,14 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 
 /** The signals a group is ended with. */
-export type Signal = "SIGTERM" | "SIGKILL"
+type Signal = "SIGTERM" | "SIGKILL"
 
 /**
  * Whether any process of group `pid` is still alive. Signal 0 only checks. Zombies count
  * as members until someone reaps them, and an orphan's reaper (PID 1) may be slow or never
  * come, so on Linux a group of nothing but zombies counts as gone.
  */
-export const groupAlive = (pid: number): boolean => {
+const groupAlive = (pid: number): boolean => {
   try {
     process.kill(-pid, 0)
   } catch (error) {
