@@ -8,7 +8,8 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type * as Catalog from "../src/Catalog.js"
-import { type PolicyLike, makeFleet, resolveOptions, serveSession } from "../src/internal/gateway/session.js"
+import { makeFleet, type PolicyLike, resolveOptions } from "../src/internal/gateway/fleet.js"
+import { serveSession } from "../src/internal/gateway/session.js"
 import * as Gateway from "../src/Gateway.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
@@ -146,6 +147,25 @@ describe("Gateway (in memory)", () => {
       expect((prompt.reason as McpError.ProtocolReason).message).toContain("'mcp__alpha__greet'")
       const own = failure(yield* Effect.exit(client.callTool("mcp__alpha__fail", {})))
       expect(own.reason).toMatchObject({ _tag: "Protocol", code: -32050, message: "alpha broke", data: { why: 1 } })
+    }))
+
+  it.scopedLive("methods and names named after Object.prototype members are unknown, and the session goes on", () =>
+    Effect.gen(function*() {
+      const { connect } = yield* setup(twoServers)
+      const peer = yield* peerOf(yield* connect)
+      for (const method of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+        const refused = failure(yield* Effect.exit(peer.request(method, {})))
+        expect(refused.reason).toMatchObject({ _tag: "Protocol", code: -32601 })
+        const tool = failure(yield* Effect.exit(peer.request("tools/call", { name: method, arguments: {} })))
+        expect(tool.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+        const prompt = failure(yield* Effect.exit(peer.request("prompts/get", { name: method })))
+        expect(prompt.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+        const level = failure(yield* Effect.exit(peer.request("logging/setLevel", { level: method })))
+        expect(level.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+      }
+      expect(yield* peer.request("ping")).toEqual({})
+      const listed = yield* peer.request("tools/list")
+      expect((listed.tools as Array<unknown>).length).toBe(5)
     }))
 
   it.scopedLive("a call the fleet cannot carry out is a tool result with isError", () =>

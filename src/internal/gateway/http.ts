@@ -28,7 +28,8 @@ import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
 import { Transport, type TransportService } from "../../Transport.js"
 import { Inbox } from "../transport/inbox.js"
-import { type Fleet, makeSession } from "./session.js"
+import type { Fleet } from "./fleet.js"
+import { makeSession } from "./session.js"
 
 /** The HTTP server's settings, resolved. */
 export interface HttpOptions {
