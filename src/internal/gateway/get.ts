@@ -27,8 +27,7 @@ export const KEEP_ALIVE = Duration.seconds(25)
 export const standing = (
   request: HttpServerRequest.HttpServerRequest,
   session: HttpSession.HttpSession,
-  headers: Record<string, string>,
-  keepAlive: Duration.DurationInput = KEEP_ALIVE
+  headers: Record<string, string>
 ): Effect.Effect<void> =>
   Effect.flatMap(Effect.clock, (clock) => {
     let sink: HttpSession.HttpSession["standing"]
@@ -50,7 +49,7 @@ export const standing = (
       return reader
     })
     const comments = Effect.forever(
-      Effect.zipRight(Clock.sleep(Duration.decode(keepAlive)), Effect.sync(() => sink?.write(": keep-alive\n\n")))
+      Effect.zipRight(Clock.sleep(KEEP_ALIVE), Effect.sync(() => sink?.write(": keep-alive\n\n")))
     )
     return Effect.interruptible(Effect.raceFirst(stream, comments))
   })
