@@ -46,8 +46,9 @@ import * as Logger from "effect/Logger"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
-import * as GatewayCore from "./internal/gateway/session.js"
+import * as GatewayFleet from "./internal/gateway/fleet.js"
 import * as GatewayHttp from "./internal/gateway/http.js"
+import * as GatewaySession from "./internal/gateway/session.js"
 import * as GatewayStdio from "./internal/gateway/stdio.js"
 import { traced } from "./internal/traced.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -129,7 +130,7 @@ const fleetOf = (options: Options) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
-    return yield* GatewayCore.makeFleet(registry, policy, GatewayCore.resolveOptions(options))
+    return yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options))
   })
 
 /**
@@ -141,7 +142,7 @@ const fleetOf = (options: Options) =>
 export const serve: (options?: Options) => Effect.Effect<McpError.McpError, never, Transport | Requirements> = traced(
   "Gateway.serve"
 )((options: Options = {}) =>
-  Effect.scoped(Effect.flatMap(fleetOf(options), GatewayCore.serveSession))
+  Effect.scoped(Effect.flatMap(fleetOf(options), GatewaySession.serveSession))
 )
 
 /**
@@ -178,7 +179,7 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
       options.output ?? process.stdout,
       options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
     )
-    yield* GatewayCore.serveSession(fleet).pipe(Effect.provideService(Transport, transport))
+    yield* GatewaySession.serveSession(fleet).pipe(Effect.provideService(Transport, transport))
   })).pipe(Effect.provide(stdioLogger))
 )
 

@@ -4,9 +4,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as net from "node:net"
 import * as Gateway from "../src/Gateway.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Policy from "../src/Policy.js"
@@ -213,6 +216,61 @@ describe("Gateway HTTP edge", () => {
       )
       expect(host).toBe(403)
       yield* Effect.promise(() => stream.body!.cancel())
+    }))
+
+  it.scopedLive("methods named after Object.prototype members are -32601 over HTTP, and the session goes on", () =>
+    Effect.gen(function*() {
+      const url = yield* gateway([fake("alpha", { tools: [{ tool: { name: "a", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("a")) }] })])
+      const session = yield* open(url)
+      const methods = ["constructor", "__proto__", "toString", "hasOwnProperty"]
+      for (const [i, method] of methods.entries()) {
+        const answer = yield* post(url, { jsonrpc: "2.0", id: i, method, params: {} }, session)
+        expect(answer.status).toBe(200)
+        expect(yield* Effect.promise(() => answer.json())).toMatchObject({ id: i, error: { code: -32601 } })
+      }
+      const batch = yield* post(url, methods.map((method, i) => ({ jsonrpc: "2.0", id: 10 + i, method })), session)
+      const answers = (yield* Effect.promise(() => batch.json())) as Array<any>
+      expect(answers.map((answer) => answer.error.code)).toEqual([-32601, -32601, -32601, -32601])
+      // A tool named so is unknown, and its answer comes on its stream.
+      const call = yield* post(url, { jsonrpc: "2.0", id: 20, method: "tools/call", params: { name: "__proto__", arguments: {} } }, session)
+      const { events } = yield* readEvents(call.body!, () => false)
+      expect(json(events.at(-1)!)).toMatchObject({ id: 20, error: { code: -32602 } })
+      // A resumption naming a stream after a prototype member finds none.
+      const resumed = yield* Effect.promise(() =>
+        fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session, "last-event-id": "constructor:0" } })
+      )
+      expect(resumed.status).toBe(200)
+      yield* Effect.promise(() => resumed.body!.cancel())
+      const ping = yield* post(url, { jsonrpc: "2.0", id: 30, method: "ping" }, session)
+      expect(yield* Effect.promise(() => ping.json())).toEqual({ jsonrpc: "2.0", id: 30, result: {} })
+      // An unknown session named after a prototype member is 404.
+      expect((yield* post(url, { jsonrpc: "2.0", id: 31, method: "ping" }, "constructor")).status).toBe(404)
+    }))
+
+  it.scopedLive("layerHttp serves for as long as the layer lives", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(() =>
+        new Promise<number>((resolve) => {
+          const probe = net.createServer().listen(0, "127.0.0.1", () => {
+            const { port } = probe.address() as net.AddressInfo
+            probe.close(() => resolve(port))
+          })
+        })
+      )
+      const scope = yield* Scope.make()
+      yield* Layer.buildWithScope(
+        Gateway.layerHttp({ port }).pipe(
+          Layer.provide(Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer()), Layer.provide(Platform)))
+        ),
+        scope
+      )
+      const url = `http://127.0.0.1:${port}/mcp`
+      const session = yield* open(url)
+      const ping = yield* post(url, { jsonrpc: "2.0", id: 1, method: "ping" }, session)
+      expect(yield* Effect.promise(() => ping.json())).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
+      yield* Scope.close(scope, Exit.void)
+      const refused = yield* Effect.either(Effect.tryPromise(() => fetch(url, { method: "POST", headers: headers(), body: JSON.stringify(initialize()) })))
+      expect(refused._tag).toBe("Left")
     }))
 
   it.scopedLive("a session idle past the timeout ends", () =>

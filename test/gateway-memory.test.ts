@@ -3,12 +3,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Catalog from "../src/Catalog.js"
-import { type PolicyLike, makeFleet, resolveOptions, serveSession } from "../src/internal/gateway/session.js"
+import { makeFleet, type PolicyLike, resolveOptions } from "../src/internal/gateway/fleet.js"
+import { serveSession } from "../src/internal/gateway/session.js"
 import * as Gateway from "../src/Gateway.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
@@ -146,6 +150,25 @@ describe("Gateway (in memory)", () => {
       expect((prompt.reason as McpError.ProtocolReason).message).toContain("'mcp__alpha__greet'")
       const own = failure(yield* Effect.exit(client.callTool("mcp__alpha__fail", {})))
       expect(own.reason).toMatchObject({ _tag: "Protocol", code: -32050, message: "alpha broke", data: { why: 1 } })
+    }))
+
+  it.scopedLive("methods and names named after Object.prototype members are unknown, and the session goes on", () =>
+    Effect.gen(function*() {
+      const { connect } = yield* setup(twoServers)
+      const peer = yield* peerOf(yield* connect)
+      for (const method of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+        const refused = failure(yield* Effect.exit(peer.request(method, {})))
+        expect(refused.reason).toMatchObject({ _tag: "Protocol", code: -32601 })
+        const tool = failure(yield* Effect.exit(peer.request("tools/call", { name: method, arguments: {} })))
+        expect(tool.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+        const prompt = failure(yield* Effect.exit(peer.request("prompts/get", { name: method })))
+        expect(prompt.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+        const level = failure(yield* Effect.exit(peer.request("logging/setLevel", { level: method })))
+        expect(level.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+      }
+      expect(yield* peer.request("ping")).toEqual({})
+      const listed = yield* peer.request("tools/list")
+      expect((listed.tools as Array<unknown>).length).toBe(5)
     }))
 
   it.scopedLive("a call the fleet cannot carry out is a tool result with isError", () =>
@@ -326,6 +349,31 @@ describe("Gateway (in memory)", () => {
       expect(lines.find((line) => line.id === 2).result.protocolVersion).toBe("2024-11-05")
       input.end()
       yield* Fiber.join(served)
+    }))
+
+  it.scopedLive("layerStdio serves in the background for as long as the layer lives", () =>
+    Effect.gen(function*() {
+      const input = new PassThrough()
+      const output = new PassThrough()
+      const lines: Array<any> = []
+      output.on("data", (chunk: Buffer) => {
+        for (const line of chunk.toString("utf8").split("\n")) if (line !== "") lines.push(JSON.parse(line))
+      })
+      const scope = yield* Scope.make()
+      yield* Layer.buildWithScope(
+        Gateway.layerStdio({ input, output }).pipe(
+          Layer.provide(Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })), Layer.provide(Platform)))
+        ),
+        scope
+      )
+      input.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) + "\n")
+      yield* Effect.repeat(Effect.sync(() => lines.length), { until: (n) => n >= 1, schedule: Schedule.spaced("10 millis") })
+      expect(lines[0]).toMatchObject({ id: 1, result: { tools: expect.any(Array) } })
+      yield* Scope.close(scope, Exit.void)
+      // Closed, it reads no more.
+      input.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }) + "\n")
+      yield* Effect.sleep("100 millis")
+      expect(lines).toHaveLength(1)
     }))
 
   it.scopedLive("Gateway.serve with the Policy: denied tools are hidden and unknown; a policy change is a list_changed", () =>

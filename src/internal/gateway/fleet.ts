@@ -1,0 +1,118 @@
+/**
+ * What every session of one gateway shares: the fleet, the Policy's view of it, the
+ * resolved options, and the hub that turns catalog changes into list_changed
+ * notifications, once per burst and only when what a client would list changed.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Catalog from "../../Catalog.js"
+import type * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import type * as ServerRegistry from "../../ServerRegistry.js"
+
+/**
+ * What the gateway needs of the Policy service: the catalog clients may see, and tool calls
+ * that go through its rules.
+ */
+export interface PolicyLike {
+  readonly filter: (catalog: Catalog.Catalog) => Catalog.Catalog
+  /** The filtered catalog now and after every change of the fleet or of the rules. */
+  readonly catalog?: Stream.Stream<Catalog.Catalog> | undefined
+  readonly callTool: (
+    name: string,
+    args?: Record<string, unknown> | undefined,
+    options?: ServerRegistry.CallToolOptions | undefined
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
+}
+
+/** The options of the MCP side, resolved. */
+export interface CoreOptions {
+  readonly pageSize: number
+  readonly serverInfo: McpSchema.Implementation
+  readonly instructions: string | undefined
+  readonly listChangedDebounce: Duration.DurationInput
+}
+
+/** The defaults of the MCP side. */
+export const resolveOptions = (options: {
+  readonly pageSize?: number | undefined
+  readonly serverInfo?: McpSchema.Implementation | undefined
+  readonly instructions?: string | undefined
+  readonly listChangedDebounce?: Duration.DurationInput | undefined
+}): CoreOptions => ({
+  pageSize: Math.max(1, Math.floor(options.pageSize ?? 100)),
+  serverInfo: options.serverInfo ?? { name: "mcp-fleet", version: "0.1.0" },
+  instructions: options.instructions,
+  listChangedDebounce: options.listChangedDebounce ?? Duration.millis(100)
+})
+
+/** A list whose change the clients are told about. */
+export type ListKind = "tools" | "resources" | "prompts"
+
+const LIST_KINDS: ReadonlyArray<ListKind> = ["tools", "resources", "prompts"]
+
+/** The notification that tells a client a list changed. */
+export const listChangedMethod = (kind: ListKind): string =>
+  kind === "tools"
+    ? McpSchema.Method.ToolsListChanged
+    : kind === "resources"
+    ? McpSchema.Method.ResourcesListChanged
+    : McpSchema.Method.PromptsListChanged
+
+/** What every session of one gateway shares. */
+export interface Fleet {
+  readonly registry: ServerRegistry.ServerRegistry
+  readonly policy: PolicyLike
+  readonly options: CoreOptions
+  /** The lists that changed, once per burst of fleet changes. */
+  readonly listChanged: PubSub.PubSub<ListKind>
+  /** How many sessions subscribe to each resource, by server and URI. */
+  readonly subscribers: Map<string, number>
+}
+
+/** What clients see of each list, to tell real changes from catalog rebuilds that changed nothing. */
+export const fingerprints = (catalog: Catalog.Catalog): Record<ListKind, string> => ({
+  tools: JSON.stringify(catalog.tools.map((entry) => [entry.name, entry.tool])),
+  resources: JSON.stringify([catalog.resources.map((entry) => entry.resource), catalog.templates.map((entry) => entry.template)]),
+  prompts: JSON.stringify(catalog.prompts.map((entry) => [entry.name, entry.prompt]))
+})
+
+/** The lists whose fingerprints differ. */
+export const changedLists = (last: Record<ListKind, string>, next: Record<ListKind, string>): Array<ListKind> =>
+  LIST_KINDS.filter((kind) => next[kind] !== last[kind])
+
+/**
+ * Starts the hub of one gateway: it watches the catalog (as the policy filters it, and
+ * again when the policy's rules change) and publishes which lists changed, after the fleet
+ * has been quiet for the debounce, so a burst of changes (a config reload, a restart) is one
+ * notification per list.
+ */
+export const makeFleet = (
+  registry: ServerRegistry.ServerRegistry,
+  policy: PolicyLike,
+  options: CoreOptions
+): Effect.Effect<Fleet, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const listChanged = yield* PubSub.unbounded<ListKind>()
+    yield* Effect.addFinalizer(() => PubSub.shutdown(listChanged))
+    let last = fingerprints(policy.filter(yield* SubscriptionRef.get(registry.catalog)))
+    yield* (policy.catalog ?? Stream.map(registry.catalog.changes, policy.filter)).pipe(
+      Stream.debounce(options.listChangedDebounce),
+      Stream.runForEach((catalog) =>
+        Effect.suspend(() => {
+          const next = fingerprints(catalog)
+          const changed = changedLists(last, next)
+          last = next
+          return PubSub.publishAll(listChanged, changed)
+        })
+      ),
+      Effect.forkScoped
+    )
+    return { registry, policy, options, listChanged, subscribers: new Map() }
+  })

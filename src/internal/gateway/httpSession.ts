@@ -1,0 +1,118 @@
+/**
+ * One session of the gateway's HTTP endpoint: a Peer running the MCP session's handlers
+ * over a transport that sends each answer to the POST that asked for it (its sink) and
+ * every other message to the session's standing GET stream, if one is open.
+ *
+ * @internal
+ */
+import type * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Scope from "effect/Scope"
+import { randomUUID } from "node:crypto"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import * as Peer from "../../Peer.js"
+import { Transport, type TransportService } from "../../Transport.js"
+import { Inbox } from "../transport/inbox.js"
+import type { Fleet } from "./fleet.js"
+import { makeSession } from "./session.js"
+import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
+
+/** Where a POST's answers go: its SSE stream as they come, or its JSON body once all are in. */
+export interface Sink {
+  readonly sse: boolean
+  /** The ids of the POST's requests not answered yet. */
+  readonly waiting: Set<JsonRpc.RequestId>
+  readonly push: (message: JsonRpc.Message) => void
+}
+
+/** One HTTP session. */
+export interface HttpSession {
+  readonly id: string
+  readonly scope: Scope.CloseableScope
+  readonly inbox: Inbox
+  /** The POST waiting for each request's answer. */
+  readonly sinks: Map<JsonRpc.RequestId, Sink>
+  readonly logs: StreamLogs
+  /** The standing GET stream, if one is open. */
+  standing: EventSink | undefined
+  /** When the client last sent something, or an open stream of it ended. */
+  lastActive: number
+}
+
+/** Whether a session is idle: no request waiting, no stream open, and quiet for `idleMs`. */
+export const isIdle = (session: HttpSession, now: number, idleMs: number): boolean =>
+  session.standing === undefined && session.logs.readers.size === 0 && session.sinks.size === 0 &&
+  now - session.lastActive >= idleMs
+
+/** Hands the client's messages to the session's Peer, and each request's answer to `sink`. */
+export const deliver = (session: HttpSession, messages: ReadonlyArray<JsonRpc.Message>, sink: Sink | undefined): void => {
+  if (sink !== undefined) for (const id of sink.waiting) session.sinks.set(id, sink)
+  for (const message of messages) session.inbox.deliver(message)
+}
+
+/**
+ * Opens a session in a Scope forked from `parent`. Closing that Scope ends it: requests
+ * still waiting get an error, and open streams end.
+ */
+export const open = (fleet: Fleet, parent: Scope.Scope, clock: Clock.Clock): Effect.Effect<HttpSession> =>
+  Effect.gen(function*() {
+    const id = randomUUID()
+    const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+    const inbox = new Inbox(`http client ${id.slice(0, 8)}`)
+    const touch = () => {
+      session.lastActive = clock.unsafeCurrentTimeMillis()
+    }
+    const session: HttpSession = {
+      id,
+      scope,
+      inbox,
+      sinks: new Map(),
+      logs: new StreamLogs(touch),
+      standing: undefined,
+      lastActive: clock.unsafeCurrentTimeMillis()
+    }
+    // With no stream open the message has nowhere to go: the client is not listening.
+    const toStanding = (message: JsonRpc.Message) => session.standing?.write(sseEvent(message))
+    const answer = (message: JsonRpc.Message): void => {
+      const sink = "method" in message || message.id === null ? undefined : session.sinks.get(message.id)
+      if (sink === undefined) return void toStanding(message)
+      session.sinks.delete(message.id!)
+      sink.waiting.delete(message.id!)
+      sink.push(message)
+    }
+    const transport: TransportService = {
+      server: inbox.server,
+      kind: "http",
+      send: (message) => Effect.sync(() => answer(message)),
+      listen: inbox.listen,
+      info: () => ({ sessionId: id })
+    }
+    const mcp = yield* makeSession(fleet, {
+      notify: (method, params, related) =>
+        Effect.sync(() => {
+          const message: JsonRpc.Notification = { jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }
+          const sink = related === undefined ? undefined : session.sinks.get(related)
+          if (sink?.sse) sink.push(message)
+          else toStanding(message)
+        })
+    }).pipe(Scope.extend(scope))
+    yield* Peer.make({ handlers: mcp.handlers }).pipe(Effect.provideService(Transport, transport), Scope.extend(scope))
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.sync(() => {
+        inbox.end(McpError.make(inbox.server, new McpError.ClosedReason({ message: "the session ended" })))
+        for (const requestId of [...session.sinks.keys()]) {
+          answer({
+            jsonrpc: "2.0",
+            id: requestId,
+            error: { code: JsonRpc.ErrorCode.InternalError, message: "the session ended before the answer" }
+          })
+        }
+        session.standing?.end()
+        session.logs.endAll()
+      })
+    )
+    return session
+  })

@@ -1,0 +1,155 @@
+/**
+ * The handlers of requests the gateway routes to the server that owns what they name:
+ * tools/call (through the Policy, with the client's progress and its cancellation carried
+ * over), resources/read, prompts/get and completion/complete.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as Catalog from "../../Catalog.js"
+import type * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
+import * as Peer from "../../Peer.js"
+import { handlerError, invalidParams, resourceNotFound, toolFailure, unknownName } from "./errors.js"
+import type { Fleet } from "./fleet.js"
+import type { InFlight } from "./inFlight.js"
+import { ownerOf } from "./resources.js"
+import type { Outbound } from "./session.js"
+
+/** What the routed handlers of one session work with. */
+export interface RouteContext {
+  readonly fleet: Fleet
+  /** The catalog as this session's client may see it. */
+  readonly catalog: Effect.Effect<Catalog.Catalog>
+  readonly outbound: Outbound
+  readonly inFlight: InFlight
+}
+
+/** Whether `u` is a plain JSON object. */
+export const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+// The client's progress token, if it asked for progress: the server's progress goes back to
+// it under that token, on the request's own stream.
+const progressOf = (outbound: Outbound, request: JsonRpc.Request): Pick<Peer.RequestOptions, "onProgress"> => {
+  const meta = request.params?._meta
+  const token = isRecord(meta) ? meta.progressToken : undefined
+  if (typeof token !== "string" && typeof token !== "number") return {}
+  return {
+    onProgress: (progress) =>
+      outbound.notify(McpSchema.Method.Progress, {
+        progressToken: token,
+        progress: progress.progress,
+        ...(progress.total === undefined ? {} : { total: progress.total }),
+        ...(progress.message === undefined ? {} : { message: progress.message })
+      }, request.id)
+  }
+}
+
+/** tools/call, through the Policy. Interrupting the handler (the client cancelled) cancels the call. */
+export const callTool = (context: RouteContext): Peer.Handler => (request) => {
+  const name = request.params?.name
+  if (typeof name !== "string") return Effect.fail(invalidParams("tools/call needs a string 'name'"))
+  const args = request.params?.arguments
+  if (args !== undefined && !isRecord(args)) return Effect.fail(invalidParams("tools/call 'arguments' must be an object"))
+  const meta = request.params?._meta
+  // The client's _meta goes on, except its progress token: the gateway has its own.
+  const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
+  return Effect.flatMap(context.catalog, (current) => {
+    const entry = current.toolsByName.get(name)
+    if (entry === undefined) return Effect.fail(unknownName("tool", name, current.toolsByName.keys()))
+    const call = context.fleet.policy.callTool(name, args, {
+      ...progressOf(context.outbound, request),
+      ...(Object.keys(rest).length > 0 ? { meta: rest } : {})
+    })
+    return context.inFlight.track(
+      entry.server,
+      request.id,
+      Effect.matchEffect(call, { onFailure: toolFailure, onSuccess: (result) => Effect.succeed(result) })
+    )
+  })
+}
+
+/** resources/read, at the server that owns the URI. */
+export const readResource = (context: RouteContext): Peer.Handler => (request) => {
+  const uri = request.params?.uri
+  if (typeof uri !== "string") return Effect.fail(invalidParams("resources/read needs a string 'uri'"))
+  return Effect.flatMap(context.catalog, (current) => {
+    const server = ownerOf(current, uri)
+    if (server === undefined) return Effect.fail(resourceNotFound(uri))
+    return context.inFlight.track(server, request.id, context.fleet.registry.readResource(server, uri)).pipe(
+      Effect.mapError(handlerError)
+    )
+  })
+}
+
+/** prompts/get, by qualified name. */
+export const getPrompt = (context: RouteContext): Peer.Handler => (request) => {
+  const name = request.params?.name
+  if (typeof name !== "string") return Effect.fail(invalidParams("prompts/get needs a string 'name'"))
+  const args = request.params?.arguments
+  return Effect.flatMap(context.catalog, (current) => {
+    const entry = current.promptsByName.get(name)
+    if (entry === undefined) return Effect.fail(unknownName("prompt", name, current.promptsByName.keys()))
+    return context.inFlight.track(
+      entry.server,
+      request.id,
+      context.fleet.registry.getPrompt(entry.server, entry.prompt.name, isRecord(args) ? args as Record<string, string> : undefined)
+    ).pipe(Effect.mapError(handlerError))
+  })
+}
+
+const noCompletion = { completion: { values: [], hasMore: false } }
+
+type CompletionTarget = {
+  readonly server: string
+  readonly ref: McpSchema.PromptReference | McpSchema.ResourceTemplateReference
+}
+
+// The server and reference a completion's `ref` names, an error, or undefined when no
+// server owns the resource (so there is nothing to suggest).
+const completionTarget = (
+  current: Catalog.Catalog,
+  ref: Record<string, unknown>
+): CompletionTarget | Peer.HandlerError | undefined => {
+  if (ref.type === "ref/prompt" && typeof ref.name === "string") {
+    const entry = current.promptsByName.get(ref.name)
+    if (entry === undefined) return unknownName("prompt", ref.name, current.promptsByName.keys())
+    return { server: entry.server, ref: { ...ref, type: "ref/prompt", name: entry.prompt.name } }
+  }
+  if (ref.type === "ref/resource" && typeof ref.uri === "string") {
+    const uri = ref.uri
+    const template = current.templates.find((entry) => entry.template.uriTemplate === uri)
+    const server = template?.server ?? ownerOf(current, uri)
+    return server === undefined ? undefined : { server, ref: { type: "ref/resource", uri } }
+  }
+  return invalidParams("completion/complete: 'ref' must be a ref/prompt with a name or a ref/resource with a uri")
+}
+
+/** completion/complete, at the server of the prompt or resource template. */
+export const complete = (context: RouteContext): Peer.Handler => (request) => {
+  const ref = request.params?.ref
+  const argument = request.params?.argument
+  if (!isRecord(ref) || !isRecord(argument) || typeof argument.name !== "string" || typeof argument.value !== "string") {
+    return Effect.fail(invalidParams("completion/complete needs a 'ref' and an 'argument' with a name and a value"))
+  }
+  const completionContext = request.params?.context
+  return Effect.flatMap(context.catalog, (current) => {
+    const target = completionTarget(current, ref)
+    if (target === undefined) return Effect.succeed(noCompletion)
+    if (target instanceof Peer.HandlerError) return Effect.fail(target)
+    return context.inFlight.track(
+      target.server,
+      request.id,
+      context.fleet.registry.complete(
+        target.server,
+        target.ref,
+        { name: argument.name as string, value: argument.value as string },
+        isRecord(completionContext) ? completionContext as { arguments?: Record<string, string> } : undefined
+      )
+    ).pipe(
+      // A server that cannot complete has no suggestions, which is not the client's error.
+      Effect.catchIf((error) => error.reason._tag === "Unsupported", () => Effect.succeed(noCompletion)),
+      Effect.mapError(handlerError)
+    )
+  })
+}

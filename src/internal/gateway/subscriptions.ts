@@ -1,0 +1,91 @@
+/**
+ * Resource subscriptions of one session, counted across the sessions of a gateway: a
+ * server is asked once per URI, and told to stop when the last session lets go (by
+ * unsubscribing, or by ending).
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Catalog from "../../Catalog.js"
+import type * as JsonRpc from "../../JsonRpc.js"
+import type * as McpError from "../../McpError.js"
+import type * as Peer from "../../Peer.js"
+import { handlerError, invalidParams, resourceNotFound } from "./errors.js"
+import type { Fleet } from "./fleet.js"
+import { ownerOf } from "./resources.js"
+
+/** The subscriptions of one session. */
+export interface Subscriptions {
+  /** Whether this session subscribes to `uri` at `server`. */
+  readonly has: (server: string, uri: string) => boolean
+  /** The handler of resources/subscribe. */
+  readonly subscribe: Peer.Handler
+  /** The handler of resources/unsubscribe. */
+  readonly unsubscribe: Peer.Handler
+}
+
+const keyOf = (server: string, uri: string) => JSON.stringify([server, uri])
+
+/**
+ * The subscriptions of a new session; those it still holds are released when the Scope
+ * closes.
+ */
+export const make = (
+  fleet: Fleet,
+  catalog: Effect.Effect<Catalog.Catalog>
+): Effect.Effect<Subscriptions, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { registry, subscribers } = fleet
+    // The (server, URI) keys this session holds.
+    const held = new Set<string>()
+
+    const acquire = (server: string, uri: string): Effect.Effect<void, McpError.McpError> =>
+      Effect.suspend(() => {
+        const key = keyOf(server, uri)
+        if (held.has(key)) return Effect.void
+        const first = (subscribers.get(key) ?? 0) === 0
+          ? registry.withClient(server, (client) => client.subscribeResource(uri))
+          : Effect.void
+        return Effect.tap(first, () => {
+          held.add(key)
+          subscribers.set(key, (subscribers.get(key) ?? 0) + 1)
+        })
+      })
+
+    const release = (server: string, uri: string): Effect.Effect<void, McpError.McpError> =>
+      Effect.suspend(() => {
+        const key = keyOf(server, uri)
+        if (!held.delete(key)) return Effect.void
+        const count = (subscribers.get(key) ?? 1) - 1
+        if (count > 0) {
+          subscribers.set(key, count)
+          return Effect.void
+        }
+        subscribers.delete(key)
+        return registry.withClient(server, (client) => client.unsubscribeResource(uri))
+      })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach([...held], (key) => {
+        const [server, uri] = JSON.parse(key) as [string, string]
+        return Effect.ignore(release(server, uri))
+      }, { discard: true })
+    )
+
+    const handler = (change: typeof acquire): Peer.Handler => (request: JsonRpc.Request) => {
+      const uri = request.params?.uri
+      if (typeof uri !== "string") return Effect.fail(invalidParams(`${request.method} needs a string 'uri'`))
+      return Effect.flatMap(catalog, (current) => {
+        const server = ownerOf(current, uri)
+        if (server === undefined) return Effect.fail(resourceNotFound(uri))
+        return Effect.as(change(server, uri), {}).pipe(Effect.mapError(handlerError))
+      })
+    }
+
+    return {
+      has: (server, uri) => held.has(keyOf(server, uri)),
+      subscribe: handler(acquire),
+      unsubscribe: handler(release)
+    }
+  })

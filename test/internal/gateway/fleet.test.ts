@@ -1,0 +1,26 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Catalog from "../../../src/Catalog.js"
+import { changedLists, fingerprints, listChangedMethod } from "../../../src/internal/gateway/fleet.js"
+
+const withTools = (...names: Array<string>) =>
+  Catalog.make(new Map([["alpha", { ...Catalog.emptyLists, tools: names.map((name) => ({ name, inputSchema: { type: "object" as const } })) }]]))
+
+describe("gateway fleet", () => {
+  it("only lists whose visible content changed are announced", () => {
+    const before = fingerprints(withTools("a", "b"))
+    expect(changedLists(before, fingerprints(withTools("a", "b")))).toEqual([])
+    expect(changedLists(before, fingerprints(withTools("a")))).toEqual(["tools"])
+    expect(changedLists(before, fingerprints(Catalog.empty))).toEqual(["tools"])
+    expect(changedLists(fingerprints(Catalog.empty), fingerprints(Catalog.make(new Map([["alpha", {
+      ...Catalog.emptyLists,
+      prompts: [{ name: "p" }],
+      resources: [{ uri: "a://b", name: "b" }]
+    }]]))))).toEqual(["resources", "prompts"])
+  })
+
+  it("each list has its own notification", () => {
+    expect(listChangedMethod("tools")).toBe("notifications/tools/list_changed")
+    expect(listChangedMethod("resources")).toBe("notifications/resources/list_changed")
+    expect(listChangedMethod("prompts")).toBe("notifications/prompts/list_changed")
+  })
+})
