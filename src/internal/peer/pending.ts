@@ -1,0 +1,160 @@
+/**
+ * The requests a Peer has in flight: each entry holds its answer in place of a Deferred
+ * (only one fiber ever waits for it), the ids recently given up on, and one timer for every
+ * deadline.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import type * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import type { Progress } from "../../Peer.js"
+
+/** How a request ends. */
+export type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
+
+/** A request in flight. */
+export interface Entry {
+  readonly method: string
+  /** The answer, when it came before anyone waited for it. */
+  answer: Answer | undefined
+  /** Resumes the fiber waiting for the answer. */
+  resume: ((answer: Answer) => void) | undefined
+  readonly start: number
+  lastActivity: number
+  readonly idleMs: number
+  readonly totalMs: number
+  /** Whether progress restarts the idle timeout. */
+  readonly reset: boolean
+  /** Whether giving up on it (interruption, timeout) sends notifications/cancelled. */
+  readonly cancellable: boolean
+  readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+}
+
+/** When an entry times out: `idle` since its start (or last progress), or its `total`. */
+export const deadlineOf = (entry: Entry): number =>
+  Math.min(entry.start + entry.totalMs, (entry.reset ? entry.lastActivity : entry.start) + entry.idleMs)
+
+/** Waits for the entry's answer, or takes the one already there. */
+export const resumeWith = (entry: Entry, resume: (answer: Answer) => void): void => {
+  if (entry.answer === undefined) entry.resume = resume
+  else resume(entry.answer)
+}
+
+/** A closed-connection error that names the request it failed. */
+export const withMethod = (error: McpError.McpError, method: string): McpError.McpError =>
+  error.reason._tag === "Closed" && error.reason.method === undefined
+    ? McpError.make(error.server, new McpError.ClosedReason({ ...error.reason, method }), error.cause)
+    : error
+
+// Late answers to requests we gave up on are expected; remember a few ids to ignore quietly.
+const RECENTLY_ABANDONED = 1024
+
+/** The entries by id. Every path that answers an entry takes it out first, so it is answered once. */
+export class Pending {
+  readonly entries = new Map<JsonRpc.RequestId, Entry>()
+  private readonly abandoned = new Set<JsonRpc.RequestId>()
+
+  /** Answers the entry with this id, if it is still waiting; whether it was. */
+  settle(id: JsonRpc.RequestId, exit: (entry: Entry) => Answer): boolean {
+    const entry = this.entries.get(id)
+    if (entry === undefined) return false
+    this.entries.delete(id)
+    answer(entry, exit(entry))
+    return true
+  }
+
+  /** Fails every entry (the connection closed). */
+  failAll(error: McpError.McpError): void {
+    for (const [id, entry] of this.entries) {
+      this.entries.delete(id)
+      answer(entry, Exit.fail(withMethod(error, entry.method)))
+    }
+  }
+
+  /** Remembers an id given up on, so that its late answer is ignored quietly. */
+  abandon(id: JsonRpc.RequestId): void {
+    this.abandoned.add(id)
+    if (this.abandoned.size > RECENTLY_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!)
+  }
+
+  /** Whether an answer for this id is a late one for a request given up on (forgetting it). */
+  wasAbandoned(id: JsonRpc.RequestId): boolean {
+    return this.abandoned.delete(id)
+  }
+}
+
+const answer = (entry: Entry, exit: Answer): void => {
+  if (entry.resume === undefined) entry.answer = exit
+  else entry.resume(exit)
+}
+
+/** The timer of a Peer: `schedule` tells it of a new entry, `run` is its fiber's loop. */
+export interface Timer {
+  readonly schedule: (entry: Entry) => void
+  readonly run: Effect.Effect<never>
+}
+
+/**
+ * One timer for all requests, sleeping until the earliest deadline; an entry with an
+ * earlier deadline than the one it sleeps for wakes it. No fiber or timer per request. An
+ * entry that times out fails with a Timeout error, and `cancel` tells the other side.
+ */
+export const makeTimer = (options: {
+  readonly server: string
+  readonly pending: Pending
+  readonly now: () => number
+  readonly idleSleep: number
+  readonly cancel: (id: JsonRpc.RequestId, reason: string) => Effect.Effect<void>
+}): Timer => {
+  const { pending, server } = options
+  let wakeAt = Infinity
+  let wake = Deferred.unsafeMake<void>(FiberId.none)
+
+  const expire = (id: JsonRpc.RequestId, now: number): Effect.Effect<void> | undefined => {
+    let cancelled: Effect.Effect<void> | undefined
+    pending.settle(id, (entry) => {
+      const kind = now >= entry.start + entry.totalMs ? "total" : "idle"
+      const afterMs = kind === "total" ? entry.totalMs : entry.idleMs
+      const error = McpError.make(server, new McpError.TimeoutReason({ method: entry.method, afterMs, kind }))
+      if (entry.cancellable) cancelled = options.cancel(id, `Timed out: ${error.message}`)
+      return Exit.fail(error)
+    })
+    return cancelled
+  }
+
+  const step = Effect.suspend(() => {
+    const now = options.now()
+    let earliest = Infinity
+    const cancels: Array<Effect.Effect<void>> = []
+    for (const [id, entry] of pending.entries) {
+      const deadline = deadlineOf(entry)
+      if (deadline > now) earliest = Math.min(earliest, deadline)
+      else {
+        const cancelled = expire(id, now)
+        if (cancelled !== undefined) cancels.push(cancelled)
+      }
+    }
+    // With nothing pending it still sleeps for a while, not forever: a request made
+    // meanwhile whose deadline is after that need not wake it (at one call in flight, every
+    // call would).
+    wakeAt = earliest === Infinity ? now + options.idleSleep : earliest
+    wake = Deferred.unsafeMake<void>(FiberId.none)
+    const sleep = Effect.raceFirst(Effect.sleep(wakeAt - now), Deferred.await(wake))
+    return cancels.length === 0 ? sleep : Effect.zipRight(Effect.all(cancels, { discard: true }), sleep)
+  })
+
+  return {
+    schedule: (entry) => {
+      const deadline = deadlineOf(entry)
+      if (deadline < wakeAt) {
+        wakeAt = deadline
+        Deferred.unsafeDone(wake, Exit.void)
+      }
+    },
+    run: Effect.forever(step)
+  }
+}
