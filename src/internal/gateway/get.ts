@@ -14,7 +14,6 @@ import * as JsonRpc from "../../JsonRpc.js"
 import { checkGet, jsonRpcError, type RequestHeaders } from "./guard.js"
 import type * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
-import { Answer } from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
 
 /** How often an idle standing stream gets a comment. */
@@ -70,7 +69,7 @@ export const handle = (
   const refused = checkGet(requestHeaders)
   if (refused !== undefined) return Response.send(response, refused, headers)
   const session = table.lookup(requestHeaders)
-  if (session instanceof Answer) return Response.send(response, session, headers)
+  if (session instanceof Response.Answer) return Response.send(response, session, headers)
   const resumed = session.logs.resume(requestHeaders["last-event-id"])
   if (resumed !== undefined) {
     return Response.eventStream(response, headers, (sink) => session.logs.read(resumed.log, resumed.from, sink))

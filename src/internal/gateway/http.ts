@@ -31,7 +31,6 @@ import * as Get from "./get.js"
 import * as Guard from "./guard.js"
 import * as Post from "./post.js"
 import * as Response from "./response.js"
-import { Answer } from "./response.js"
 import { SessionTable } from "./sessionTable.js"
 
 /** The HTTP server's settings, resolved. */
@@ -49,7 +48,7 @@ export interface HttpOptions {
 
 const NOT_FOUND = Response.text(404, "Not Found")
 const NOT_ALLOWED = Response.text(405, "Method Not Allowed", { allow: "GET, POST, DELETE" })
-const CLOSED = new Answer(200)
+const CLOSED = new Response.Answer(200)
 
 /** The endpoint's handler of Node's `request` event, over the sessions of `table`. */
 export const makeHandler = (table: SessionTable, options: HttpOptions, runner: Response.Runner) => {
@@ -62,7 +61,7 @@ export const makeHandler = (table: SessionTable, options: HttpOptions, runner: R
         return Get.handle(request, response, table, cors, runner)
       case "DELETE": {
         const session = table.lookup(request.headers as Guard.RequestHeaders)
-        if (session instanceof Answer) return Response.send(response, session, cors)
+        if (session instanceof Response.Answer) return Response.send(response, session, cors)
         return runner.fork(response, Effect.zipRight(table.close(session), Effect.sync(() => Response.send(response, CLOSED, cors))))
       }
       default:

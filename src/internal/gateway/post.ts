@@ -14,7 +14,6 @@ import * as McpSchema from "../../McpSchema.js"
 import { checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
-import { Answer } from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
 import { sseEvent } from "./streamLog.js"
 
@@ -25,7 +24,7 @@ export interface Body {
 }
 
 /** The messages of a POST body, or the 400 that refuses it (-32700 for no JSON, -32600 for no JSON-RPC). */
-export const parseBody = (text: string): Body | Answer => {
+export const parseBody = (text: string): Body | Response.Answer => {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -96,7 +95,7 @@ const answerJson = (
   })
 }
 
-const ACCEPTED = new Answer(202)
+const ACCEPTED = new Response.Answer(202)
 
 /** Answers the messages of a POST in `session`. */
 export const answer = (
@@ -119,11 +118,15 @@ export const answer = (
  * Reads a request's body in its callbacks: `done` gets its text, or the refusal (413 past
  * `maxMessageBytes`, 400 when the body could not be read). Called once.
  */
-export const readBody = (request: http.IncomingMessage, maxMessageBytes: number, done: (body: string | Answer) => void): void => {
+export const readBody = (
+  request: http.IncomingMessage,
+  maxMessageBytes: number,
+  done: (body: string | Response.Answer) => void
+): void => {
   const chunks: Array<Buffer> = []
   let size = 0
   let settled = false
-  const settle = (body: string | Answer) => {
+  const settle = (body: string | Response.Answer) => {
     if (settled) return
     settled = true
     done(body)
@@ -153,13 +156,13 @@ export const handle = (
   const requestHeaders = request.headers as RequestHeaders
   const refused = checkPost(requestHeaders, maxMessageBytes)
   if (refused !== undefined) return Response.send(response, refused, headers)
-  const received = (text: string | Answer): void => {
-    const body = text instanceof Answer ? text : parseBody(text)
-    if (body instanceof Answer) return Response.send(response, body, headers)
+  const received = (text: string | Response.Answer): void => {
+    const body = text instanceof Response.Answer ? text : parseBody(text)
+    if (body instanceof Response.Answer) return Response.send(response, body, headers)
     const initialize = body.messages.some((message) => isRequest(message) && message.method === McpSchema.Method.Initialize)
     if (!initialize) {
       const session = table.lookup(requestHeaders)
-      if (session instanceof Answer) return Response.send(response, session, headers)
+      if (session instanceof Response.Answer) return Response.send(response, session, headers)
       return answer(response, session, body, headers)
     }
     if (body.messages.length > 1) {
@@ -173,7 +176,7 @@ export const handle = (
     runner.fork(
       response,
       Effect.map(table.open(), (session) =>
-        session instanceof Answer
+        session instanceof Response.Answer
           ? Response.send(response, session, headers)
           : answer(response, session, body, { ...headers, "mcp-session-id": session.id }))
     )
