@@ -273,6 +273,47 @@ describe("Gateway HTTP edge", () => {
       expect(refused._tag).toBe("Left")
     }))
 
+  it.scopedLive("a body over the limit is 413, announced or not; another path is 404; a port in use fails to listen", () =>
+    Effect.gen(function*() {
+      const url = yield* gateway([], { maxMessageBytes: 1024 })
+      const session = yield* open(url)
+      const big = { jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(4096) } }
+      const announced = yield* post(url, big, session)
+      expect(announced.status).toBe(413)
+      expect(yield* Effect.promise(() => announced.json())).toMatchObject({ error: { code: -32600 } })
+      // Sent in chunks, with no length announced: the limit holds on what is read.
+      const chunks = new ReadableStream({
+        start: (controller) => {
+          const bytes = new TextEncoder().encode(JSON.stringify(big))
+          for (let i = 0; i < bytes.length; i += 512) controller.enqueue(bytes.slice(i, i + 512))
+          controller.close()
+        }
+      })
+      const streamed = yield* Effect.promise(() =>
+        fetch(url, { method: "POST", headers: headers(session), body: chunks, duplex: "half" } as RequestInit)
+      )
+      expect(streamed.status).toBe(413)
+      expect(streamed.headers.get("connection")).toBe("close")
+      const ping = yield* post(url, { jsonrpc: "2.0", id: 2, method: "ping" }, session)
+      expect(yield* Effect.promise(() => ping.json())).toEqual({ jsonrpc: "2.0", id: 2, result: {} })
+      expect((yield* post(url.replace(/\/mcp$/, "/other"), initialize())).status).toBe(404)
+      const port = Number(new URL(url).port)
+      const taken = yield* Effect.either(gateway([], { port }))
+      expect(taken._tag === "Left" && taken.left.message).toContain(`could not listen on 127.0.0.1:${port}`)
+    }))
+
+  it.live("closing the gateway's Scope ends its sessions' streams and its connections", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const url = yield* gateway([]).pipe(Scope.extend(scope))
+      const session = yield* open(url)
+      const stream = yield* Effect.promise(() => fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } }))
+      expect(stream.status).toBe(200)
+      const reading = yield* Effect.fork(readEvents(stream.body!, () => false))
+      yield* Scope.close(scope, Exit.void).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the gateway did not close" }))
+      yield* Fiber.join(reading).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the stream did not end" }))
+    }))
+
   it.scopedLive("a session idle past the timeout ends", () =>
     Effect.gen(function*() {
       const url = yield* gateway([], { sessionIdleTimeout: "200 millis" })

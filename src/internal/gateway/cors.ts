@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Answer } from "./response.js"
 
 /** The headers every answer to `origin` carries; none without an Origin. */
 export const headers = (origin: string | undefined): Record<string, string> =>
@@ -15,13 +15,10 @@ export const headers = (origin: string | undefined): Record<string, string> =>
   }
 
 /** The answer to a preflight (OPTIONS) from `origin`. */
-export const preflight = (origin: string | undefined): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.empty({
-    status: 204,
-    headers: {
-      ...headers(origin),
-      "access-control-allow-methods": "GET, POST, DELETE",
-      "access-control-allow-headers": "authorization, content-type, accept, last-event-id, mcp-protocol-version, mcp-session-id",
-      "access-control-max-age": "600"
-    }
+export const preflight = (origin: string | undefined): Answer =>
+  new Answer(204, {
+    ...headers(origin),
+    "access-control-allow-methods": "GET, POST, DELETE",
+    "access-control-allow-headers": "authorization, content-type, accept, last-event-id, mcp-protocol-version, mcp-session-id",
+    "access-control-max-age": "600"
   })

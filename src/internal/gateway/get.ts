@@ -6,13 +6,12 @@
  *
  * @internal
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as http from "node:http"
 import * as JsonRpc from "../../JsonRpc.js"
-import { checkGet, jsonRpcError } from "./guard.js"
+import { checkGet, jsonRpcError, type RequestHeaders } from "./guard.js"
 import type * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
@@ -25,54 +24,59 @@ export const KEEP_ALIVE = Duration.seconds(25)
  * goes away; the session is active again when it does.
  */
 export const standing = (
-  request: HttpServerRequest.HttpServerRequest,
+  response: http.ServerResponse,
   session: HttpSession.HttpSession,
   headers: Record<string, string>
 ): Effect.Effect<void> =>
   Effect.flatMap(Effect.clock, (clock) => {
     let sink: HttpSession.HttpSession["standing"]
-    const stream = Response.eventStream(request, headers, (response) => {
-      let ended = false
-      const reader = {
-        write: response.write,
-        end: () => {
-          if (ended) return
-          ended = true
-          if (session.standing === reader) session.standing = undefined
-          session.lastActive = clock.unsafeCurrentTimeMillis()
-          response.end()
+    const stream = Effect.async<void>((resume) => {
+      Response.eventStream(response, headers, (events) => {
+        let ended = false
+        const reader = {
+          write: events.write,
+          end: () => {
+            if (ended) return
+            ended = true
+            if (session.standing === reader) session.standing = undefined
+            session.lastActive = clock.unsafeCurrentTimeMillis()
+            events.end()
+            resume(Effect.void)
+          }
         }
-      }
-      session.standing = sink = reader
-      // A comment first, so the client sees the stream open at once.
-      reader.write(": stream open\n\n")
-      return reader
+        session.standing = sink = reader
+        // A comment first, so the client sees the stream open at once.
+        reader.write(": stream open\n\n")
+        return reader
+      })
+      return Effect.sync(() => sink?.end())
     })
     const comments = Effect.forever(
       Effect.zipRight(Clock.sleep(KEEP_ALIVE), Effect.sync(() => sink?.write(": keep-alive\n\n")))
     )
-    return Effect.interruptible(Effect.raceFirst(stream, comments))
+    return Effect.raceFirst(stream, comments)
   })
 
-/** Handles a GET. */
+/** Handles a GET; the standing stream is served by a fiber, for its keep-alive comments. */
 export const handle = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
   table: SessionTable,
-  headers: Record<string, string>
-): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
-  const refused = checkGet(request.headers)
-  if (refused !== undefined) return Effect.succeed(refused)
-  const session = table.lookup(request.headers)
-  if (HttpServerResponse.isServerResponse(session)) return Effect.succeed(session)
-  const resumed = session.logs.resume(request.headers["last-event-id"])
+  headers: Record<string, string>,
+  runner: Response.Runner
+): void => {
+  const requestHeaders = request.headers as RequestHeaders
+  const refused = checkGet(requestHeaders)
+  if (refused !== undefined) return Response.send(response, refused, headers)
+  const session = table.lookup(requestHeaders)
+  if (session instanceof Response.Answer) return Response.send(response, session, headers)
+  const resumed = session.logs.resume(requestHeaders["last-event-id"])
   if (resumed !== undefined) {
-    return Effect.as(
-      Response.eventStream(request, headers, (sink) => session.logs.read(resumed.log, resumed.from, sink)),
-      HttpServerResponse.empty()
-    )
+    return Response.eventStream(response, headers, (sink) => session.logs.read(resumed.log, resumed.from, sink))
   }
   if (session.standing !== undefined) {
-    return Effect.succeed(jsonRpcError(409, JsonRpc.ErrorCode.InvalidRequest, "Conflict: this session already has a GET stream"))
+    const conflict = jsonRpcError(409, JsonRpc.ErrorCode.InvalidRequest, "Conflict: this session already has a GET stream")
+    return Response.send(response, conflict, headers)
   }
-  return Effect.as(standing(request, session, headers), HttpServerResponse.empty())
+  runner.fork(response, standing(response, session, headers))
 }

@@ -6,18 +6,18 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
+import * as Response from "./response.js"
 
 /** A request's headers, by lower-case name. */
 export type RequestHeaders = Readonly<Record<string, string | undefined>>
 
 /** A refusal: a JSON-RPC error (id null) with an HTTP status. */
 export const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: null, error: { code, message } }, { status, headers })
+  Response.json(status, { jsonrpc: "2.0", id: null, error: { code, message } }, headers)
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
 
@@ -57,7 +57,7 @@ export const make = (options: GuardOptions) => {
   const checkHost = LOOPBACK.has(options.host.toLowerCase())
   const token = options.token
 
-  return (headers: RequestHeaders, preflight: boolean): HttpServerResponse.HttpServerResponse | undefined => {
+  return (headers: RequestHeaders, preflight: boolean): Response.Answer | undefined => {
     const origin = headers["origin"]
     if (origin !== undefined) {
       const host = hostnameOf(origin)
@@ -85,15 +85,15 @@ const accepts = (headers: RequestHeaders, type: string) => {
   return accept === undefined || accept.includes(type) || accept.includes("*/*")
 }
 
-/** 413 for a body over `maxMessageBytes`. */
+/** 413 for a body over `maxMessageBytes`; the connection closes rather than read the rest. */
 export const tooLarge = (maxMessageBytes: number) =>
-  jsonRpcError(413, JsonRpc.ErrorCode.InvalidRequest, `the body exceeds ${maxMessageBytes} bytes`)
+  jsonRpcError(413, JsonRpc.ErrorCode.InvalidRequest, `the body exceeds ${maxMessageBytes} bytes`, { connection: "close" })
 
 /**
  * The headers of a POST: it must accept JSON or an event stream (406), send JSON (415), and
  * announce no more than `maxMessageBytes` (413; the body read is checked again).
  */
-export const checkPost = (headers: RequestHeaders, maxMessageBytes: number): HttpServerResponse.HttpServerResponse | undefined => {
+export const checkPost = (headers: RequestHeaders, maxMessageBytes: number): Response.Answer | undefined => {
   if (!accepts(headers, "application/json") && !accepts(headers, "text/event-stream")) {
     return jsonRpcError(406, JsonRpc.ErrorCode.InvalidRequest, "Not Acceptable: accept application/json and text/event-stream")
   }
@@ -106,13 +106,13 @@ export const checkPost = (headers: RequestHeaders, maxMessageBytes: number): Htt
 }
 
 /** A GET opens an event stream, so it must accept one (406). */
-export const checkGet = (headers: RequestHeaders): HttpServerResponse.HttpServerResponse | undefined =>
+export const checkGet = (headers: RequestHeaders): Response.Answer | undefined =>
   (headers["accept"] ?? "").includes("text/event-stream")
     ? undefined
     : jsonRpcError(406, JsonRpc.ErrorCode.InvalidRequest, "Not Acceptable: the GET stream is text/event-stream")
 
 /** A `MCP-Protocol-Version` header naming a revision the gateway does not speak is 400. */
-export const checkVersion = (headers: RequestHeaders): HttpServerResponse.HttpServerResponse | undefined => {
+export const checkVersion = (headers: RequestHeaders): Response.Answer | undefined => {
   const version = headers["mcp-protocol-version"]
   if (version === undefined || (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)) return undefined
   return jsonRpcError(

@@ -5,27 +5,32 @@
  * notifications go on the session's standing GET stream. Origin and Host are checked
  * against DNS rebinding, and an optional bearer token guards everything.
  *
+ * Requests are served on Node's `request` event, in its callbacks: a POST's body is read, its
+ * messages handed to the session's Peer and the answer written from the callback that has
+ * it. Only what cannot be done in a callback (opening a session, ending one, the standing
+ * stream's keep-alive comments) runs as a fiber, in a FiberSet of the server's Scope.
+ *
  * The parts: `guard` (the checks), `cors`, `sessionTable` and `httpSession` (the sessions),
  * `post` and `get` (the methods), `streamLog` (POST streams kept for resumption) and
  * `response` (answers written from the callbacks that have them).
  *
  * @internal
  */
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import type * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as http from "node:http"
+import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as Cors from "./cors.js"
 import type { Fleet } from "./fleet.js"
 import * as Get from "./get.js"
 import * as Guard from "./guard.js"
 import * as Post from "./post.js"
+import * as Response from "./response.js"
 import { SessionTable } from "./sessionTable.js"
 
 /** The HTTP server's settings, resolved. */
@@ -41,36 +46,89 @@ export interface HttpOptions {
   readonly sessionIdleTimeout: Duration.DurationInput
 }
 
-/** The endpoint's handler of every request, over the sessions of `table`. */
-export const makeApp = (table: SessionTable, options: HttpOptions) => {
+const NOT_FOUND = Response.text(404, "Not Found")
+const NOT_ALLOWED = Response.text(405, "Method Not Allowed", { allow: "GET, POST, DELETE" })
+const CLOSED = new Response.Answer(200)
+
+/** The endpoint's handler of Node's `request` event, over the sessions of `table`. */
+export const makeHandler = (table: SessionTable, options: HttpOptions, runner: Response.Runner) => {
   const guard = Guard.make(options)
-  const route = (request: HttpServerRequest.HttpServerRequest, cors: Record<string, string>) => {
+  const route = (request: http.IncomingMessage, response: http.ServerResponse, cors: Record<string, string>): void => {
     switch (request.method) {
       case "POST":
-        return Post.handle(request, table, options.maxMessageBytes, cors)
+        return Post.handle(request, response, table, options.maxMessageBytes, cors, runner)
       case "GET":
-        return Get.handle(request, table, cors)
+        return Get.handle(request, response, table, cors, runner)
       case "DELETE": {
-        const session = table.lookup(request.headers)
-        if (HttpServerResponse.isServerResponse(session)) return Effect.succeed(session)
-        return Effect.as(table.close(session), HttpServerResponse.empty({ status: 200 }))
+        const session = table.lookup(request.headers as Guard.RequestHeaders)
+        if (session instanceof Response.Answer) return Response.send(response, session, cors)
+        return runner.fork(response, Effect.zipRight(table.close(session), Effect.sync(() => Response.send(response, CLOSED, cors))))
       }
       default:
-        return Effect.succeed(HttpServerResponse.text("Method Not Allowed", { status: 405, headers: { allow: "GET, POST, DELETE" } }))
+        return Response.send(response, NOT_ALLOWED, cors)
     }
   }
-  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const preflight = request.method === "OPTIONS"
-    const refused = guard(request.headers, preflight)
-    if (refused !== undefined) return Effect.succeed(refused)
-    if (request.url.split("?")[0] !== options.path) return Effect.succeed(HttpServerResponse.text("Not Found", { status: 404 }))
-    const origin = request.headers["origin"]
-    if (preflight) return Effect.succeed(Cors.preflight(origin))
-    const cors = Cors.headers(origin)
-    const response = route(request, cors)
-    return origin === undefined ? response : Effect.map(response, (answer) => HttpServerResponse.setHeaders(answer, cors))
-  })
+  return (request: http.IncomingMessage, response: http.ServerResponse): void => {
+    try {
+      const headers = request.headers as Guard.RequestHeaders
+      const preflight = request.method === "OPTIONS"
+      const refused = guard(headers, preflight)
+      if (refused !== undefined) return Response.send(response, refused, {})
+      if (request.url?.split("?")[0] !== options.path) return Response.send(response, NOT_FOUND, {})
+      const origin = headers["origin"]
+      if (preflight) return Response.send(response, Cors.preflight(origin), {})
+      route(request, response, Cors.headers(origin))
+    } catch (defect) {
+      runner.failed(response, defect)
+    }
+  }
 }
+
+const internalError = (response: http.ServerResponse): void => {
+  if (response.headersSent) response.destroy()
+  else Response.send(response, Guard.jsonRpcError(500, JsonRpc.ErrorCode.InternalError, "Internal error"), {})
+}
+
+// Fibers for what the callbacks cannot do, interrupted when the Scope closes: interruptible
+// even when the server was started in an uninterruptible region, or closing would wait on
+// a standing stream for ever (sessions' fibers inherit this too).
+const makeRunner = Effect.map(FiberSet.makeRuntime<never>(), (runFork): Response.Runner => {
+  const failed = (response: http.ServerResponse, cause: Cause.Cause<unknown>) =>
+    Effect.zipRight(Effect.logError("gateway: a request failed", cause), Effect.sync(() => internalError(response)))
+  return {
+    fork: (response, effect) => {
+      runFork(Effect.interruptible(Effect.catchAllDefect(effect, (defect) => failed(response, Cause.die(defect)))))
+    },
+    failed: (response, defect) => {
+      runFork(failed(response, Cause.die(defect)))
+    }
+  }
+})
+
+// The listener, closed with the Scope: closing ends the connections still open (keep-alive
+// ones, and streams of sessions that just ended) so it completes at once.
+const listen = (options: HttpOptions): Effect.Effect<http.Server, McpError.McpError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<http.Server, McpError.McpError>((resume) => {
+      const server = http.createServer()
+      const failed = (error: Error) =>
+        resume(Effect.fail(McpError.make(
+          "gateway",
+          new McpError.TransportReason({ message: `could not listen on ${options.host}:${options.port}: ${String(error)}` }),
+          error
+        )))
+      server.once("error", failed)
+      server.listen(options.port, options.host, () => {
+        server.off("error", failed)
+        resume(Effect.succeed(server))
+      })
+    }),
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+  )
 
 /**
  * Serves the gateway over HTTP until the Scope closes; returns the endpoint's URL.
@@ -79,20 +137,12 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
   Effect.gen(function*() {
     const table = new SessionTable(fleet, yield* Effect.scope, yield* Effect.clock, options.maxSessions)
     yield* Effect.forkScoped(Effect.interruptible(table.expireIdle(options.sessionIdleTimeout)))
-    const node = http.createServer()
-    const server = yield* NodeHttpServer.make(() => node, { host: options.host, port: options.port }).pipe(
-      Effect.mapError((error) =>
-        McpError.make(
-          "gateway",
-          new McpError.TransportReason({ message: `could not listen on ${options.host}:${options.port}: ${String(error.cause ?? error)}` }),
-          error
-        )
-      )
-    )
-    // Open SSE streams would keep the server from closing: sessions end first, then sockets.
-    yield* Effect.addFinalizer(() => Effect.zipRight(table.closeAll(), Effect.sync(() => node.closeAllConnections())))
-    yield* server.serve(makeApp(table, options))
-    const address = server.address as HttpServer.TcpAddress
-    const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname
+    const runner = yield* makeRunner
+    const server = yield* listen(options)
+    // Sessions end before the listener closes: their streams end with them.
+    yield* Effect.addFinalizer(() => table.closeAll())
+    server.on("request", makeHandler(table, options, runner))
+    const address = server.address() as { readonly address: string; readonly port: number }
+    const host = address.address.includes(":") ? `[${address.address}]` : address.address
     return `http://${host}:${address.port}${options.path}`
   })

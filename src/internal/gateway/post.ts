@@ -7,12 +7,11 @@
  *
  * @internal
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
+import type * as http from "node:http"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import { checkPost, jsonRpcError, tooLarge } from "./guard.js"
+import { checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
@@ -25,7 +24,7 @@ export interface Body {
 }
 
 /** The messages of a POST body, or the 400 that refuses it (-32700 for no JSON, -32600 for no JSON-RPC). */
-export const parseBody = (text: string): Body | HttpServerResponse.HttpServerResponse => {
+export const parseBody = (text: string): Body | Response.Answer => {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -57,13 +56,13 @@ export const wantsStream = (requests: ReadonlyArray<JsonRpc.Request>): boolean =
 // Answers a POST's requests on an SSE stream: the stream's log takes each answer and
 // notification as an event, and ends once every request is answered.
 const answerStream = (
-  request: HttpServerRequest.HttpServerRequest,
+  response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
   headers: Record<string, string>
-) =>
-  Response.eventStream(request, headers, (sink) => {
+): void =>
+  Response.eventStream(response, headers, (sink) => {
     const log = session.logs.open()
     const reader = session.logs.read(log, 0, sink)
     HttpSession.deliver(session, body.messages, {
@@ -79,42 +78,67 @@ const answerStream = (
 
 // Answers a POST's requests with one JSON body, written when the last answer is sent.
 const answerJson = (
-  request: HttpServerRequest.HttpServerRequest,
+  response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
   headers: Record<string, string>
-) =>
-  Response.json(request, headers, (write) => {
-    const answers: Array<JsonRpc.Message> = []
-    HttpSession.deliver(session, body.messages, {
-      sse: false,
-      waiting,
-      push: (message) => {
-        answers.push(message)
-        if (waiting.size === 0) write(body.batch ? answers : answers[0])
-      }
-    })
+): void => {
+  const answers: Array<JsonRpc.Message> = []
+  HttpSession.deliver(session, body.messages, {
+    sse: false,
+    waiting,
+    push: (message) => {
+      answers.push(message)
+      if (waiting.size === 0) Response.send(response, Response.json(200, body.batch ? answers : answers[0]), headers)
+    }
   })
+}
+
+const ACCEPTED = new Response.Answer(202)
 
 /** Answers the messages of a POST in `session`. */
 export const answer = (
-  request: HttpServerRequest.HttpServerRequest,
+  response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
   headers: Record<string, string>
-): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+): void => {
   const requests = body.messages.filter(isRequest)
   if (requests.length === 0) {
     HttpSession.deliver(session, body.messages, undefined)
-    return Effect.succeed(HttpServerResponse.empty({ status: 202 }))
+    return Response.send(response, ACCEPTED, headers)
   }
   const waiting = new Set(requests.map((message) => message.id))
-  const answered = wantsStream(requests)
-    ? answerStream(request, session, body, waiting, headers)
-    : answerJson(request, session, body, waiting, headers)
-  // The answer is on the wire already; the server sees the response ended and writes nothing.
-  return Effect.as(answered, HttpServerResponse.empty())
+  if (wantsStream(requests)) answerStream(response, session, body, waiting, headers)
+  else answerJson(response, session, body, waiting, headers)
+}
+
+/**
+ * Reads a request's body in its callbacks: `done` gets its text, or the refusal (413 past
+ * `maxMessageBytes`, 400 when the body could not be read). Called once.
+ */
+export const readBody = (
+  request: http.IncomingMessage,
+  maxMessageBytes: number,
+  done: (body: string | Response.Answer) => void
+): void => {
+  const chunks: Array<Buffer> = []
+  let size = 0
+  let settled = false
+  const settle = (body: string | Response.Answer) => {
+    if (settled) return
+    settled = true
+    done(body)
+  }
+  request.on("data", (chunk: Buffer) => {
+    if (settled) return
+    size += chunk.length
+    if (size > maxMessageBytes) settle(tooLarge(maxMessageBytes))
+    else chunks.push(chunk)
+  })
+  request.on("end", () => settle((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")))
+  request.on("error", () => settle(jsonRpcError(400, JsonRpc.ErrorCode.ParseError, "the body could not be read")))
 }
 
 /**
@@ -122,32 +146,46 @@ export const answer = (
  * session whose id the answer carries, and anything else goes to the session it names.
  */
 export const handle = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
   table: SessionTable,
   maxMessageBytes: number,
-  headers: Record<string, string>
-): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.gen(function*() {
-    const refused = checkPost(request.headers, maxMessageBytes)
-    if (refused !== undefined) return refused
-    const text = yield* Effect.orElseSucceed(request.text, () => undefined)
-    if (text === undefined) return jsonRpcError(400, JsonRpc.ErrorCode.ParseError, "the body could not be read")
-    if (Buffer.byteLength(text) > maxMessageBytes) return tooLarge(maxMessageBytes)
-    const body = parseBody(text)
-    if (HttpServerResponse.isServerResponse(body)) return body
+  headers: Record<string, string>,
+  runner: Response.Runner
+): void => {
+  const requestHeaders = request.headers as RequestHeaders
+  const refused = checkPost(requestHeaders, maxMessageBytes)
+  if (refused !== undefined) return Response.send(response, refused, headers)
+  const received = (text: string | Response.Answer): void => {
+    const body = text instanceof Response.Answer ? text : parseBody(text)
+    if (body instanceof Response.Answer) return Response.send(response, body, headers)
     const initialize = body.messages.some((message) => isRequest(message) && message.method === McpSchema.Method.Initialize)
     if (!initialize) {
-      const session = table.lookup(request.headers)
-      if (HttpServerResponse.isServerResponse(session)) return session
-      return yield* answer(request, session, body, headers)
+      const session = table.lookup(requestHeaders)
+      if (session instanceof Response.Answer) return Response.send(response, session, headers)
+      return answer(response, session, body, headers)
     }
     if (body.messages.length > 1) {
-      return jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: initialize must be sent alone")
+      const alone = jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: initialize must be sent alone")
+      return Response.send(response, alone, headers)
     }
-    if (table.has(request.headers["mcp-session-id"])) {
-      return jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: the session is already initialized")
+    if (table.has(requestHeaders["mcp-session-id"])) {
+      const again = jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: the session is already initialized")
+      return Response.send(response, again, headers)
     }
-    const session = yield* table.open()
-    if (HttpServerResponse.isServerResponse(session)) return session
-    return yield* answer(request, session, body, { ...headers, "mcp-session-id": session.id })
+    runner.fork(
+      response,
+      Effect.map(table.open(), (session) =>
+        session instanceof Response.Answer
+          ? Response.send(response, session, headers)
+          : answer(response, session, body, { ...headers, "mcp-session-id": session.id }))
+    )
+  }
+  readBody(request, maxMessageBytes, (text) => {
+    try {
+      received(text)
+    } catch (defect) {
+      runner.failed(response, defect)
+    }
   })
+}

@@ -1,17 +1,38 @@
 /**
- * Answers written straight onto Node's response from the callback that has them: a JSON
- * body once a POST's requests are answered, or SSE events as they come. The handler's fiber
- * only waits for the response to end (so the server does not write one of its own), and
- * is interrupted when the client goes away: the server runs handlers uninterruptibly, so
- * the waits here are interruptible.
+ * Answers written straight onto Node's response from the callback that has them: a whole
+ * answer (a refusal, or a JSON body once a POST's requests are answered) with its head and
+ * body in one write, or SSE events as they come. No fiber waits on a response.
  *
  * @internal
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import type * as http from "node:http"
 import type { EventSink } from "./streamLog.js"
+
+/** What a method needs besides its callbacks. */
+export interface Runner {
+  /** Runs what cannot be done in a callback (opening a session), with the server; 500 if it dies. */
+  readonly fork: (response: http.ServerResponse, effect: Effect.Effect<void>) => void
+  /** A callback threw: the defect is logged and the request answered with 500. */
+  readonly failed: (response: http.ServerResponse, defect: unknown) => void
+}
+
+/** An answer sent whole: a status, its headers, and a body unless it is empty. */
+export class Answer {
+  constructor(
+    readonly status: number,
+    readonly headers: Readonly<Record<string, string>> = {},
+    readonly body?: string | undefined
+  ) {}
+}
+
+/** An answer with a JSON body. */
+export const json = (status: number, value: unknown, headers: Record<string, string> = {}): Answer =>
+  new Answer(status, { ...headers, "content-type": "application/json" }, JSON.stringify(value))
+
+/** An answer with a plain-text body. */
+export const text = (status: number, body: string, headers: Record<string, string> = {}): Answer =>
+  new Answer(status, { ...headers, "content-type": "text/plain" }, body)
 
 /** The headers of every SSE answer. */
 export const SSE_HEADERS: Record<string, string> = {
@@ -20,58 +41,37 @@ export const SSE_HEADERS: Record<string, string> = {
   connection: "keep-alive"
 }
 
-const nodeResponse = (request: HttpServerRequest.HttpServerRequest): http.ServerResponse =>
-  NodeHttpServerRequest.toServerResponse(request)
-
 /**
- * Answers `request` with one JSON body, written when `start`'s callback is called with it;
- * completes once it is written.
+ * Writes `answer` with `headers` besides its own (CORS, the session id), unless the client
+ * went away. Head and body go in one write: with the length known, Node sends the head with
+ * the body.
  */
-export const json = (
-  request: HttpServerRequest.HttpServerRequest,
-  headers: Record<string, string>,
-  start: (answer: (body: unknown) => void) => void
-): Effect.Effect<void> =>
-  Effect.interruptible(Effect.async<void>((resume) => {
-    const response = nodeResponse(request)
-    start((body) => {
-      if (!response.writableEnded && !response.destroyed) {
-        const text = JSON.stringify(body)
-        response.writeHead(200, {
-          ...headers,
-          "content-type": "application/json",
-          "content-length": String(Buffer.byteLength(text))
-        })
-        response.end(text)
-      }
-      resume(Effect.void)
-    })
-  }))
+export const send = (response: http.ServerResponse, answer: Answer, headers: Record<string, string>): void => {
+  if (response.writableEnded || response.destroyed) return
+  const head: Record<string, string> = { ...headers, ...answer.headers }
+  if (answer.body !== undefined) head["content-length"] = String(Buffer.byteLength(answer.body))
+  response.writeHead(answer.status, head)
+  response.end(answer.body)
+}
 
 /**
- * Answers `request` with an event stream at once, and gives `start` its sink; completes when
- * the sink is ended. When the client goes away first, the reader `start` returned is ended.
+ * Answers with an event stream at once, and gives `start` its sink. When the client goes
+ * away first, the reader `start` returned is ended.
  */
 export const eventStream = (
-  request: HttpServerRequest.HttpServerRequest,
+  response: http.ServerResponse,
   headers: Record<string, string>,
   start: (sink: EventSink) => EventSink
-): Effect.Effect<void> =>
-  Effect.interruptible(Effect.async<void>((resume) => {
-    const response = nodeResponse(request)
-    // Headers go out with the first event, which `start` writes at once.
-    response.writeHead(200, { ...headers, ...SSE_HEADERS })
-    let ended = false
-    const reader = start({
-      write: (text) => {
-        if (!response.writableEnded) response.write(text)
-      },
-      end: () => {
-        if (ended) return
-        ended = true
-        response.end()
-        resume(Effect.void)
-      }
-    })
-    return Effect.sync(() => reader.end())
-  }))
+): void => {
+  // Headers go out with the first event, which `start` writes at once.
+  response.writeHead(200, { ...headers, ...SSE_HEADERS })
+  const reader = start({
+    write: (text) => {
+      if (!response.writableEnded) response.write(text)
+    },
+    end: () => {
+      if (!response.writableEnded) response.end()
+    }
+  })
+  response.once("close", reader.end)
+}

@@ -5,7 +5,6 @@
  *
  * @internal
  */
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,6 +14,7 @@ import * as JsonRpc from "../../JsonRpc.js"
 import type { Fleet } from "./fleet.js"
 import { checkVersion, jsonRpcError, type RequestHeaders } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
+import type { Answer } from "./response.js"
 
 /** The sessions of one endpoint. */
 export class SessionTable {
@@ -38,14 +38,12 @@ export class SessionTable {
   }
 
   /** A new session, or 503 when there are `maxSessions` already. */
-  open(): Effect.Effect<HttpSession.HttpSession | HttpServerResponse.HttpServerResponse> {
-    return Effect.suspend((): Effect.Effect<HttpSession.HttpSession | HttpServerResponse.HttpServerResponse> => {
+  open(): Effect.Effect<HttpSession.HttpSession | Answer> {
+    return Effect.suspend((): Effect.Effect<HttpSession.HttpSession | Answer> => {
       if (this.sessions.size >= this.maxSessions) {
         return Effect.succeed(jsonRpcError(503, JsonRpc.ErrorCode.InternalError, "too many sessions; end one with DELETE first"))
       }
-      // The server runs handlers uninterruptibly and forked fibers inherit that: the
-      // session's fibers must be interruptible, or closing it would wait for ever.
-      return Effect.interruptible(HttpSession.open(this.fleet, this.scope, this.clock)).pipe(
+      return HttpSession.open(this.fleet, this.scope, this.clock).pipe(
         Effect.tap((session) => Effect.sync(() => this.sessions.set(session.id, session)))
       )
     })
@@ -55,7 +53,7 @@ export class SessionTable {
    * The session a request names, now active: 400 without one, 404 for one that ended or
    * never was, and 400 for a protocol revision header naming one the gateway does not speak.
    */
-  lookup(headers: RequestHeaders): HttpSession.HttpSession | HttpServerResponse.HttpServerResponse {
+  lookup(headers: RequestHeaders): HttpSession.HttpSession | Answer {
     const id = headers["mcp-session-id"]
     if (id === undefined) {
       return jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Bad Request: Mcp-Session-Id header is required")

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import { makeFleet, resolveOptions } from "../../../src/internal/gateway/fleet.js"
 import type { HttpSession } from "../../../src/internal/gateway/httpSession.js"
+import { Answer } from "../../../src/internal/gateway/response.js"
 import { SessionTable } from "../../../src/internal/gateway/sessionTable.js"
 import * as ServerRegistry from "../../../src/ServerRegistry.js"
 import { Platform } from "../../support/platform.js"
@@ -18,12 +18,11 @@ const table = Effect.gen(function*() {
 
 const opened = (table: SessionTable) =>
   Effect.map(table.open(), (session) => {
-    if (HttpServerResponse.isServerResponse(session)) throw new Error(`refused: ${session.status}`)
+    if (session instanceof Answer) throw new Error(`refused: ${session.status}`)
     return session
   })
 
-const status = (found: HttpSession | HttpServerResponse.HttpServerResponse) =>
-  HttpServerResponse.isServerResponse(found) ? found.status : "found"
+const status = (found: HttpSession | Answer) => found instanceof Answer ? found.status : "found"
 
 describe("gateway session table", () => {
   it.scoped("opens up to the maximum, finds sessions by header, and ends them", () =>
