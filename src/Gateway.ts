@@ -49,7 +49,6 @@ import type { Readable, Writable } from "node:stream"
 import * as GatewayFleet from "./internal/gateway/fleet.js"
 import * as GatewayHttp from "./internal/gateway/http.js"
 import * as GatewaySession from "./internal/gateway/session.js"
-import * as GatewayStdio from "./internal/gateway/stdio.js"
 import { traced } from "./internal/traced.js"
 import * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
@@ -57,6 +56,7 @@ import type * as McpSchema from "./McpSchema.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import { Transport } from "./Transport.js"
+import * as Stdio from "./Stdio.js"
 
 /**
  * How the gateway presents the fleet, in either mode.
@@ -174,7 +174,7 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
 )((options: StdioOptions = {}) =>
   Effect.scoped(Effect.gen(function*() {
     const fleet = yield* fleetOf(options)
-    const transport = yield* GatewayStdio.make(
+    const transport = yield* Stdio.makeServer(
       options.input ?? process.stdin,
       options.output ?? process.stdout,
       options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES

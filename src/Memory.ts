@@ -9,10 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { deliverStream, Inbox } from "./internal/transport/inbox.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import type { TransportService } from "./Transport.js"
+import { type TransportService, deliverStream, Inbox } from "./Transport.js"
 
 /**
  * One end of a linked pair.

@@ -20,14 +20,15 @@ import type * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
+import type { Readable, Writable } from "node:stream"
 import { revealAll } from "./internal/reveal.js"
 import { ByteTail } from "./internal/transport/byteTail.js"
-import { Inbox, sendWith } from "./internal/transport/inbox.js"
 import * as Ndjson from "./internal/transport/ndjson.js"
 import { signalGroup, waitGone } from "./internal/transport/processGroup.js"
+import * as StdioServer from "./internal/transport/stdioServer.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { Transport, type TransportService } from "./Transport.js"
+import { Transport, type TransportService, Inbox, sendWith } from "./Transport.js"
 
 /**
  * How to start a stdio server.
@@ -188,6 +189,21 @@ const shutdown = (pid: number, options: Options) =>
     signalGroup(pid, "SIGKILL")
     yield* waitGone(pid, "1 second")
   })
+
+/**
+ * The other side of stdio, for serving: this process's own stdin and stdout (or any pair
+ * of Node streams) as a Transport to the client that started it, owned by the current Scope.
+ * Lines that are not JSON-RPC are answered with a JSON-RPC error (id null) and logged; the
+ * connection ends when `input` ends.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeServer: (
+  input: Readable,
+  output: Writable,
+  maxMessageBytes?: number
+) => Effect.Effect<TransportService, never, Scope.Scope> = StdioServer.make
 
 /**
  * A layer providing a stdio Transport.

@@ -21,12 +21,11 @@ import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Http from "./internal/transport/http.js"
-import { Inbox } from "./internal/transport/inbox.js"
 import { revealAll } from "./internal/reveal.js"
 import { type Event as SseEvent, SseDecoder } from "./internal/transport/sseDecoder.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
+import { type Incoming, RequestFailed, Transport, type TransportService, Inbox } from "./Transport.js"
 import * as LegacySse from "./LegacySse.js"
 
 /**

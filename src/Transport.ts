@@ -9,8 +9,12 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as JsonRpc from "./JsonRpc.js"
 import type { McpError } from "./McpError.js"
 
@@ -87,3 +91,88 @@ export interface TransportService {
  * @since 0.1.0
  */
 export class Transport extends Context.Tag("mcp-fleet/Transport")<Transport, TransportService>() {}
+
+/**
+ * The receiving half of a transport, for those who write one: it keeps what arrives before
+ * the Peer listens, then hands each message straight to the receiver, and ends the
+ * connection once. A transport's `listen` is its `listen`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export class Inbox {
+  private receiver: Receiver | undefined
+  private early: Array<Incoming> | undefined = []
+  private endedWith: McpError | undefined
+
+  constructor(readonly server: string) {}
+
+  /** Whether the connection has not ended yet. */
+  get open(): boolean {
+    return this.endedWith === undefined
+  }
+
+  /** The Transport's `listen`. */
+  readonly listen = (receiver: Receiver): void => {
+    if (this.receiver !== undefined) throw new Error(`the transport of server '${this.server}' already has a receiver`)
+    this.receiver = receiver
+    const early = this.early!
+    this.early = undefined
+    for (const message of early) receiver.message(message)
+    if (this.endedWith !== undefined) receiver.closed(this.endedWith)
+  }
+
+  /** Delivers one message; nothing is delivered after the end. */
+  deliver(message: Incoming): void {
+    if (this.endedWith !== undefined) return
+    if (this.receiver === undefined) this.early!.push(message)
+    else this.receiver.message(message)
+  }
+
+  /** Ends the connection with `error`; later calls do nothing. */
+  end(error: McpError): void {
+    if (this.endedWith !== undefined) return
+    this.endedWith = error
+    this.receiver?.closed(error)
+  }
+}
+
+/**
+ * A Transport's `send` from its `sendNow`, for a transport whose send never waits.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sendWith = (sendNow: (message: JsonRpc.Message) => McpError | undefined) =>
+(message: JsonRpc.Message): Effect.Effect<void, McpError> =>
+  Effect.suspend(() => {
+    const refused = sendNow(message)
+    return refused === undefined ? Effect.void : Effect.fail(refused)
+  })
+
+/**
+ * Delivers a stream of messages to the inbox in a fiber of the current Scope, and ends the
+ * inbox when the stream ends (with `ended`) or fails (with its error). For transports whose
+ * source is already a stream or queue; hot paths deliver from their callbacks instead.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const deliverStream = <E extends McpError>(
+  inbox: Inbox,
+  stream: Stream.Stream<Incoming, E>,
+  ended: () => McpError
+): Effect.Effect<void, never, Scope.Scope> =>
+  stream.pipe(
+    Stream.runForEachChunk((chunk) =>
+      Effect.sync(() => {
+        for (const message of chunk) inbox.deliver(message)
+      })
+    ),
+    Effect.matchCause({
+      onSuccess: () => inbox.end(ended()),
+      onFailure: (cause) => inbox.end(Option.getOrElse(Cause.failureOption(cause), ended))
+    }),
+    Effect.forkScoped,
+    Effect.asVoid
+  )

@@ -13,11 +13,10 @@ import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as WS from "ws"
 import * as Http from "./internal/transport/http.js"
-import { Inbox } from "./internal/transport/inbox.js"
 import { revealAll } from "./internal/reveal.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { Transport, type TransportService } from "./Transport.js"
+import { Transport, type TransportService, Inbox } from "./Transport.js"
 
 /**
  * How to reach a WebSocket server.

@@ -9,7 +9,7 @@
 import type { Readable } from "node:stream"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
-import type { Inbox } from "./inbox.js"
+import type { Inbox } from "../../Transport.js"
 
 /** How to read one input stream. */
 export interface ReadOptions {

@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { PassThrough } from "node:stream"
 import type * as JsonRpc from "../../../src/JsonRpc.js"
 import type * as McpError from "../../../src/McpError.js"
-import { Inbox } from "../../../src/internal/transport/inbox.js"
+
 import * as Ndjson from "../../../src/internal/transport/ndjson.js"
-import type { Incoming } from "../../../src/Transport.js"
+import { type Incoming, Inbox } from "../../../src/Transport.js"
 
 // Reads `input` into an inbox whose receiver records everything, in order.
 const reading = (maxMessageBytes = 1024) => {

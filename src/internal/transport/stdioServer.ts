@@ -1,5 +1,5 @@
 /**
- * The server side of stdio: this process's own stdin and stdout (or any pair of Node
+ * The server side of stdio (`Stdio.makeServer`): this process's own stdin and stdout (or any pair of Node
  * streams) as a Transport, newline-delimited JSON-RPC both ways.
  *
  * @internal
@@ -10,9 +10,8 @@ import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
-import type { TransportService } from "../../Transport.js"
-import { Inbox, sendWith } from "../transport/inbox.js"
-import * as Ndjson from "../transport/ndjson.js"
+import { type TransportService, Inbox, sendWith } from "../../Transport.js"
+import * as Ndjson from "./ndjson.js"
 
 /** Who the transport's messages come from, in errors and logs. */
 const CLIENT = "stdio client"
