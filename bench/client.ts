@@ -50,32 +50,31 @@ const program = Effect.gen(function* () {
   const client = yield* McpClient.make({ clientInfo: { name: "bench", version: "0.0.0" } })
   const connectMs = now() - connectStarted
 
-  // Keep C in flight as the other clients do: C workers, each making calls one after another.
-  let next = 0
-  const worker = Effect.whileLoop({
-    while: () => next < args.calls,
-    body: () =>
-      Effect.suspend(() => {
-        const i = next++
-        const sent = run.text(i)
-        const startedAt = now()
-        return client.callTool(TOOL, { text: sent }).pipe(
-          Effect.flatMap((result) =>
-            Effect.try({
-              try: () => run.done(i, startedAt, sent, firstText(result.content)),
-              catch: (e) => e as Error
-            })
-          )
-        )
-      }),
-    step: () => {}
-  })
+  // Keep C in flight as the other clients do: C workers, each making calls one after another,
+  // first the warm-up calls (checked, not timed), then the timed ones.
+  const call = (i: number) => {
+    const text = run.text(i)
+    return Effect.map(client.callTool(TOOL, { text }), (result) => ({ text, got: firstText(result.content) }))
+  }
+  const workers = (n: number, body: (i: number) => Effect.Effect<void, unknown>) => {
+    let next = 0
+    const worker = Effect.whileLoop({ while: () => next < n, body: () => body(next++), step: () => {} })
+    return Effect.all(Array.from({ length: Math.max(1, Math.min(args.concurrency, n)) }, () => worker), {
+      concurrency: "unbounded",
+      discard: true
+    })
+  }
+  const checked = <A>(f: () => A) => Effect.try({ try: f, catch: (e) => e as Error })
+  yield* workers(args.warmup, (i) => Effect.flatMap(call(i), ({ got, text }) => checked(() => run.check(i, text, got))))
+  run.startTimed()
   const started = now()
-  yield* Effect.all(Array.from({ length: Math.min(args.concurrency, args.calls) }, () => worker), {
-    concurrency: "unbounded",
-    discard: true
+  yield* workers(args.calls, (i) => {
+    const startedAt = now()
+    return Effect.flatMap(call(i), ({ got, text }) => checked(() => run.done(i, startedAt, text, got)))
   })
-  return { connectMs, totalMs: now() - started }
+  const totalMs = now() - started
+  run.stopTimed()
+  return { connectMs, totalMs }
 }).pipe(
   Effect.scoped,
   Effect.provide(transport),

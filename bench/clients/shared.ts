@@ -6,9 +6,12 @@
  * @module
  */
 import { performance } from "node:perf_hooks"
+import * as v8 from "node:v8"
 
 /**
- * The options every client understands: `--calls N --concurrency C [--payload BYTES] [--url URL]`.
+ * The options every client understands: `--calls N --concurrency C [--payload BYTES]
+ * [--warmup W] [--url URL]`. The W warm-up calls are made and checked before the timed N,
+ * so that every client is measured in steady state (JIT warm).
  * With `url`, the client speaks Streamable HTTP to the server already running there instead
  * of spawning `BENCH_STDIO_SERVER`.
  */
@@ -16,6 +19,7 @@ export interface BenchArgs {
   readonly calls: number
   readonly concurrency: number
   readonly payloadBytes: number
+  readonly warmup: number
   readonly url: string | undefined
 }
 
@@ -32,6 +36,15 @@ export interface BenchResult {
   readonly p50us: number
   readonly p99us: number
   readonly rssMB: number
+  /** Warm-up calls made before the timed ones. */
+  readonly warmup: number
+  /** The client process's CPU time (user + system) over the timed calls, per call. */
+  readonly cpuUsPerCall: number
+  /**
+   * Bytes allocated on the JS heap over the timed calls, per call: the growth of the used
+   * heap plus what each garbage collection in between freed (v8.GCProfiler).
+   */
+  readonly allocBytesPerCall: number
 }
 
 /** The tool every client calls. */
@@ -64,6 +77,7 @@ export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): 
   let calls = 1000
   let concurrency = 1
   let payloadBytes = 16
+  let warmup = 0
   let url: string | undefined
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined]
@@ -71,9 +85,10 @@ export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): 
     if (flag === "--calls") calls = positiveInt(flag, value())
     else if (flag === "--concurrency") concurrency = positiveInt(flag, value())
     else if (flag === "--payload") payloadBytes = positiveInt(flag, value())
+    else if (flag === "--warmup") warmup = positiveInt(flag, value())
     else if (flag === "--url") url = httpUrl(flag, value())
   }
-  return { calls, concurrency, payloadBytes, url }
+  return { calls, concurrency, payloadBytes, warmup, url }
 }
 
 /** The server to spawn, from the JSON array in env `BENCH_STDIO_SERVER`. */
@@ -106,6 +121,8 @@ export class Run {
   readonly latencies: Float64Array
   private readonly filler: string
   private recorded = 0
+  private meter: { readonly cpu: NodeJS.CpuUsage; readonly heap: number; readonly gc: v8.GCProfiler } | undefined
+  private measured: { readonly cpuUs: number; readonly allocBytes: number } | undefined
 
   constructor(readonly args: BenchArgs) {
     this.latencies = new Float64Array(args.calls)
@@ -127,6 +144,32 @@ export class Run {
     }
   }
 
+  /** Checks a warm-up call's echo: throws on a mismatch, records nothing. */
+  check(i: number, sent: string, got: unknown): void {
+    if (got !== sent) {
+      throw new Error(`warm-up call ${i}: echo mismatch: sent ${JSON.stringify(sent.slice(0, 24))}, got ${JSON.stringify(got)?.slice(0, 80)}`)
+    }
+  }
+
+  /** Starts measuring CPU time and allocation: call just before the first timed call. */
+  startTimed(): void {
+    const gc = new v8.GCProfiler()
+    gc.start()
+    this.meter = { cpu: process.cpuUsage(), heap: v8.getHeapStatistics().used_heap_size, gc }
+  }
+
+  /** Stops measuring: call just after the last timed call. */
+  stopTimed(): void {
+    if (this.meter === undefined) return
+    const cpu = process.cpuUsage(this.meter.cpu)
+    const heap = v8.getHeapStatistics().used_heap_size
+    let freed = 0
+    for (const gc of this.meter.gc.stop()?.statistics ?? []) {
+      freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize
+    }
+    this.measured = { cpuUs: cpu.user + cpu.system, allocBytes: heap - this.meter.heap + freed }
+  }
+
   /** Prints the result line on stdout. */
   report(client: string, connectMs: number, totalMs: number): void {
     if (this.recorded !== this.args.calls) fail(`only ${this.recorded} of ${this.args.calls} calls completed`)
@@ -144,7 +187,10 @@ export class Run {
       p50us: pct(50),
       p99us: pct(99),
       // Peak resident set of this client process (maxRSS is in KiB).
-      rssMB: round(process.resourceUsage().maxRSS / 1024, 1)
+      rssMB: round(process.resourceUsage().maxRSS / 1024, 1),
+      warmup: this.args.warmup,
+      cpuUsPerCall: round((this.measured?.cpuUs ?? NaN) / this.args.calls, 1),
+      allocBytesPerCall: Math.round((this.measured?.allocBytes ?? NaN) / this.args.calls)
     }
     process.stdout.write(JSON.stringify(result) + "\n")
     // The client should now exit by itself; if a handle keeps it alive, say so and leave.
@@ -158,12 +204,23 @@ export class Run {
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits
 
 /**
- * Runs `args.calls` calls of `call`, keeping `args.concurrency` in flight, timing and
- * checking each. `call` returns the text the server echoed. Resolves to the total ms.
+ * Runs `args.warmup` checked calls, then `args.calls` timed ones, keeping
+ * `args.concurrency` in flight, timing and checking each. `call` returns the text the server
+ * echoed. Resolves to the total ms of the timed calls.
  */
 export const drive = async (run: Run, call: (text: string) => Promise<unknown>): Promise<number> => {
-  const { calls, concurrency } = run.args
+  const { calls, concurrency, warmup } = run.args
+  const inFlight = (n: number) => Math.max(1, Math.min(concurrency, n))
   let next = 0
+  const warmer = async (): Promise<void> => {
+    while (next < warmup) {
+      const i = next++
+      const sent = run.text(i)
+      run.check(i, sent, await call(sent))
+    }
+  }
+  await Promise.all(Array.from({ length: inFlight(warmup) }, warmer))
+  next = 0
   const worker = async (): Promise<void> => {
     while (next < calls) {
       const i = next++
@@ -172,7 +229,10 @@ export const drive = async (run: Run, call: (text: string) => Promise<unknown>):
       run.done(i, startedAt, sent, await call(sent))
     }
   }
+  run.startTimed()
   const started = now()
-  await Promise.all(Array.from({ length: Math.min(concurrency, calls) }, worker))
-  return now() - started
+  await Promise.all(Array.from({ length: inFlight(calls) }, worker))
+  const totalMs = now() - started
+  run.stopTimed()
+  return totalMs
 }
