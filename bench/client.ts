@@ -18,7 +18,7 @@ import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import type { Transport } from "../src/Transport.js"
 import * as Stdio from "../src/Stdio.js"
-import { now, parseArgs, Run, serverCommand, TOOL } from "./clients/shared.js"
+import { now, parseArgs, Run, serverCommand } from "./clients/shared.js"
 
 const args = parseArgs()
 const run = new Run(args)
@@ -54,7 +54,7 @@ const program = Effect.gen(function* () {
   // first the warm-up calls (checked, not timed), then the timed ones.
   const call = (i: number) => {
     const text = run.text(i)
-    return Effect.map(client.callTool(TOOL, { text }), (result) => ({ text, got: firstText(result.content) }))
+    return Effect.map(client.callTool(args.tool, { text }), (result) => ({ text, got: firstText(result.content) }))
   }
   const workers = (n: number, body: (i: number) => Effect.Effect<void, unknown>) => {
     let next = 0

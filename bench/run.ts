@@ -17,8 +17,9 @@
  * @module
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
-import { availableParallelism } from "node:os"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { availableParallelism, tmpdir } from "node:os"
+import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { BenchResult } from "./clients/shared.js"
 
@@ -475,13 +476,22 @@ interface HttpServer {
   readonly stop: () => Promise<Array<string>>
 }
 
-const startHttpServer = async (mode: AnswerMode): Promise<HttpServer> => {
+const startHttpServer = (mode: AnswerMode): Promise<HttpServer> => {
   const tag = `--bench-tag=${process.pid}-http-${mode}`
+  return startServer([process.execPath, httpServerScript, "--port", "0", "--mode", mode, tag], tag, (line) => line.trim())
+}
+
+/**
+ * Starts a server process whose first stdout line gives its URL (`urlOf` reads it); `tag`
+ * is in the argv of every process it may leave behind.
+ */
+const startServer = async (
+  argv: ReadonlyArray<string>,
+  tag: string,
+  urlOf: (line: string) => string
+): Promise<HttpServer> => {
   // stdin is a pipe the server watches: if the runner dies however it dies, the server exits.
-  const child = spawn(process.execPath, [httpServerScript, "--port", "0", "--mode", mode, tag], {
-    cwd: root,
-    stdio: ["pipe", "pipe", "pipe"]
-  })
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: root, stdio: ["pipe", "pipe", "pipe"] })
   currentServer = child
   let stderr = ""
   child.stderr.setEncoding("utf8").on("data", (s: string) => {
@@ -490,19 +500,19 @@ const startHttpServer = async (mode: AnswerMode): Promise<HttpServer> => {
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()))
   const url = await new Promise<string>((resolve, reject) => {
     let stdout = ""
-    const timer = setTimeout(() => reject(new Error("the HTTP echo server printed no URL within 10 s")), 10_000)
+    const timer = setTimeout(() => reject(new Error("the server printed no URL within 30 s")), 30_000)
     child.stdout.setEncoding("utf8").on("data", (s: string) => {
       stdout += s
       const nl = stdout.indexOf("\n")
       if (nl !== -1) {
         clearTimeout(timer)
-        resolve(stdout.slice(0, nl).trim())
+        resolve(urlOf(stdout.slice(0, nl)))
       }
     })
     child.once("error", (e) => reject(e))
     child.once("exit", (code, signal) => {
       clearTimeout(timer)
-      reject(new Error(`the HTTP echo server exited (${signal ?? `code ${code}`}) before listening: ${firstLine(stderr)}`))
+      reject(new Error(`the server exited (${signal ?? `code ${code}`}) before listening: ${firstLine(stderr)}`))
     })
   }).catch((e: Error) => {
     if (child.pid !== undefined) killPid(child.pid, "SIGKILL")
@@ -513,11 +523,11 @@ const startHttpServer = async (mode: AnswerMode): Promise<HttpServer> => {
     stop: async () => {
       const notes: Array<string> = []
       if (child.exitCode !== null || child.signalCode !== null) {
-        notes.push(`the HTTP echo server died during the run (${child.signalCode ?? `code ${child.exitCode}`}): ${firstLine(stderr)}`)
+        notes.push(`the server died during the run (${child.signalCode ?? `code ${child.exitCode}`}): ${firstLine(stderr)}`)
       } else if (child.pid !== undefined) {
         killPid(child.pid, "SIGTERM")
         const killTimer = setTimeout(() => {
-          notes.push("the HTTP echo server ignored SIGTERM for 2 s (killed)")
+          notes.push("the server ignored SIGTERM for 2 s (killed)")
           killPid(child.pid!, "SIGKILL")
         }, 2000)
         await exited
@@ -526,8 +536,8 @@ const startHttpServer = async (mode: AnswerMode): Promise<HttpServer> => {
       currentServer = undefined
       const left = processes().filter((p) => p.cmd.includes(tag))
       for (const p of left) killPid(p.pid, "SIGKILL")
-      if (left.length > 0) notes.push(`the HTTP echo server left ${left.length} process(es) running (killed)`)
-      if (firstLine(stderr) !== "") notes.push(`the HTTP echo server's stderr: ${firstLine(stderr)}`)
+      if (left.length > 0) notes.push(`the server left ${left.length} process(es) running (killed)`)
+      if (firstLine(stderr) !== "") notes.push(`the server's stderr: ${firstLine(stderr)}`)
       return notes
     }
   }
@@ -543,6 +553,65 @@ const warmUp = async (url: string): Promise<void> => {
     tag: undefined
   })
   if (outcome._tag === "error") process.stderr.write(`  warm-up with ${client.name} failed: ${outcome.message}\n`)
+}
+
+// ---- the gateway's overhead (--http) ----------------------------------------------------
+
+/**
+ * The gateway's own cost: the mcp-fleet client calling `mcp-fleet serve --http` fronting the
+ * stdio echo fixture, next to the same client calling the HTTP echo server directly (JSON
+ * answers), at c=1 and c=64, in alternating runs. The gateway runs the CLI from the source.
+ */
+const runGatewaySection = async (direct: string): Promise<{ readonly lines: Array<string>; readonly pass: boolean }> => {
+  const client = CLIENTS.find((c) => c.name === "mcp-fleet")!
+  const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-gateway-"))
+  const tag = `--bench-tag=${process.pid}-gateway`
+  const config = path.join(dir, "mcp.json")
+  writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [stdioServerScript, tag] } } }))
+  const gateway = await startServer(
+    [process.execPath, "--import", "tsx", "src/cli/main.ts", "serve", "--http", "0", "--json", "--config", config],
+    tag,
+    (line) => (JSON.parse(line) as { url: string }).url
+  )
+  const cells = httpCells.slice(0, 2)
+  const rows: Array<string> = []
+  let pass = true
+  try {
+    for (const cell of cells) {
+      const ratios: Array<number> = []
+      const rates = { direct: [] as Array<number>, gateway: [] as Array<number> }
+      for (let rep = 0; rep < reps; rep++) {
+        const viaGateway = await runClient(client, cell, { args: ["--url", gateway.url, "--tool", "mcp__echo__echo"], env: {}, tag: undefined })
+        const straight = await runClient(client, cell, { args: ["--url", direct], env: {}, tag: undefined })
+        if (viaGateway._tag === "error" || straight._tag === "error") {
+          rows.push(`  ${cellLabel(cell)}: n/a (${viaGateway._tag === "error" ? viaGateway.message : (straight as { message: string }).message})`)
+          break
+        }
+        rates.gateway.push(viaGateway.result.callsPerSec)
+        rates.direct.push(straight.result.callsPerSec)
+        ratios.push(viaGateway.result.callsPerSec / straight.result.callsPerSec)
+        process.stderr.write(`  gateway ${cellLabel(cell).padEnd(12)} rep ${rep + 1}/${reps}: through the gateway ${Math.round(viaGateway.result.callsPerSec)}/s, direct ${Math.round(straight.result.callsPerSec)}/s\n`)
+      }
+      if (ratios.length === 0) {
+        pass = false
+        continue
+      }
+      const ratio = median(ratios)
+      rows.push(`  ${cellLabel(cell).padEnd(12)} through the gateway ${fmt(median(rates.gateway)).padStart(7)}/s   direct ${fmt(median(rates.direct)).padStart(7)}/s   ${ratio.toFixed(2)}×`)
+      if (cell.concurrency === 64) {
+        const ok = ratio >= 0.5
+        if (!ok) pass = false
+        rows.push(`  ${ok ? "PASS" : "FAIL"}  through the gateway ≥ 0.50× direct at ${cellLabel(cell)}  (${ratio.toFixed(2)}×)`)
+      }
+    }
+  } finally {
+    for (const n of await gateway.stop()) rows.push(`  note: the gateway: ${n}`)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return {
+    lines: ["", `the gateway's overhead: the mcp-fleet client through \`mcp-fleet serve --http\` (fronting the stdio echo fixture) vs directly to the HTTP echo server (JSON answers), median of ${reps} run(s)`, "", ...rows],
+    pass
+  }
 }
 
 // ---- main -------------------------------------------------------------------------------
@@ -569,6 +638,10 @@ if (!http) {
     try {
       await warmUp(server.url)
       section = await runSection(httpSection(mode, server.url))
+      if (mode === "json" && clients.some((c) => c.name === "mcp-fleet")) {
+        const gateway = await runGatewaySection(server.url)
+        section = { lines: [...section.lines, ...gateway.lines], pass: section.pass && gateway.pass }
+      }
     } finally {
       serverNotes = await server.stop()
       for (const n of serverNotes) process.stderr.write(`  ${mode}: ${n}\n`)

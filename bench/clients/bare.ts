@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process"
 import * as http from "node:http"
 import * as https from "node:https"
-import { drive, fail, now, parseArgs, Run, serverCommand, TOOL } from "./shared.js"
+import { drive, fail, now, parseArgs, Run, serverCommand } from "./shared.js"
 
 /** One MCP connection, whichever the transport. */
 interface Connection {
@@ -224,7 +224,7 @@ try {
   const connectMs = now() - connectStarted
 
   const totalMs = await drive(run, async (text) => {
-    const result = await connection.request("tools/call", { name: TOOL, arguments: { text } })
+    const result = await connection.request("tools/call", { name: args.tool, arguments: { text } })
     return result?.content?.[0]?.text
   })
 

@@ -8,7 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { drive, fail, now, parseArgs, Run, serverCommand, TOOL } from "./shared.js"
+import { drive, fail, now, parseArgs, Run, serverCommand } from "./shared.js"
 
 const args = parseArgs()
 const run = new Run(args)
@@ -35,7 +35,7 @@ try {
   const connectMs = now() - connectStarted
 
   const totalMs = await drive(run, async (text) => {
-    const result = await client.callTool({ name: TOOL, arguments: { text } })
+    const result = await client.callTool({ name: args.tool, arguments: { text } })
     const first = (result.content as Array<{ type: string; text?: string }> | undefined)?.[0]
     return first?.text
   })

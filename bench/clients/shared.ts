@@ -10,7 +10,7 @@ import * as v8 from "node:v8"
 
 /**
  * The options every client understands: `--calls N --concurrency C [--payload BYTES]
- * [--warmup W] [--url URL]`. The W warm-up calls are made and checked before the timed N,
+ * [--warmup W] [--tool NAME] [--url URL]`. The W warm-up calls are made and checked before the timed N,
  * so that every client is measured in steady state (JIT warm).
  * With `url`, the client speaks Streamable HTTP to the server already running there instead
  * of spawning `BENCH_STDIO_SERVER`.
@@ -20,6 +20,8 @@ export interface BenchArgs {
   readonly concurrency: number
   readonly payloadBytes: number
   readonly warmup: number
+  /** The tool to call (`--tool`, default `echo`): behind the gateway it is `mcp__echo__echo`. */
+  readonly tool: string
   readonly url: string | undefined
 }
 
@@ -47,8 +49,8 @@ export interface BenchResult {
   readonly allocBytesPerCall: number
 }
 
-/** The tool every client calls. */
-export const TOOL = "echo"
+/** The tool every client calls unless told otherwise. */
+const TOOL = "echo"
 
 /** Monotonic milliseconds. */
 export const now = (): number => performance.now()
@@ -78,6 +80,7 @@ export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): 
   let concurrency = 1
   let payloadBytes = 16
   let warmup = 0
+  let tool = TOOL
   let url: string | undefined
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined]
@@ -86,9 +89,10 @@ export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): 
     else if (flag === "--concurrency") concurrency = positiveInt(flag, value())
     else if (flag === "--payload") payloadBytes = positiveInt(flag, value())
     else if (flag === "--warmup") warmup = positiveInt(flag, value())
+    else if (flag === "--tool") tool = value() ?? TOOL
     else if (flag === "--url") url = httpUrl(flag, value())
   }
-  return { calls, concurrency, payloadBytes, warmup, url }
+  return { calls, concurrency, payloadBytes, warmup, tool, url }
 }
 
 /** The server to spawn, from the JSON array in env `BENCH_STDIO_SERVER`. */
