@@ -336,34 +336,80 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
     )
   }))
 
-// --- keeping a registry in step -------------------------------------------------------
+// --- keeping a registry and a policy in step ------------------------------------------
 
 /**
- * How `sync` and `layer` keep a registry equal to the files.
+ * One config put in force: the files as loaded, and what the registry did with them.
  *
  * @since 0.1.0
+ * @category models
+ */
+export interface Applied {
+  readonly loaded: Loaded
+  readonly result: ServerRegistry.ReconcileResult
+}
+
+/**
+ * How `sync` and the layers keep a registry (and a policy) equal to the files.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface SyncOptions extends WatchOptions {
   /** Follow edits of the files (hot reload). Default: true. */
   readonly watch?: boolean | undefined
+  /** Runs after each config is put in force, the first included: to show it, say. */
+  readonly onApplied?: ((applied: Applied) => Effect.Effect<void>) | undefined
 }
 
-const reconcileWith = (registry: ServerRegistry.ServerRegistry, loaded: Loaded) =>
-  Effect.flatMap(registry.reconcile(loaded.servers), (result) =>
-    result.added.length + result.removed.length + result.restarted.length === 0
-      ? Effect.void
-      : Effect.logInfo(
+// Puts one config in force: the servers first, then the policy, so a tool that a new
+// server brings is judged by the new rules from its first listing on.
+const apply = (
+  registry: ServerRegistry.ServerRegistry,
+  policy: Policy.Policy | undefined,
+  loaded: Loaded,
+  options: SyncOptions
+) =>
+  Effect.gen(function*() {
+    const result = yield* registry.reconcile(loaded.servers)
+    if (policy !== undefined) yield* policy.update(loaded.policy)
+    if (result.added.length + result.removed.length + result.restarted.length > 0) {
+      yield* Effect.logInfo(
         `config applied: added [${result.added.join(", ")}], removed [${result.removed.join(", ")}], restarted [${
           result.restarted.join(", ")
         }], unchanged ${result.unchanged.length}`
-      ))
+      )
+    }
+    if (options.onApplied !== undefined) yield* options.onApplied({ loaded, result })
+  })
+
+// Applies `loaded` now and, with `watch`, every later edit until the Scope closes.
+const follow = (
+  registry: ServerRegistry.ServerRegistry,
+  policy: Policy.Policy | undefined,
+  loaded: Loaded,
+  options: SyncOptions
+) =>
+  Effect.gen(function*() {
+    yield* apply(registry, policy, loaded, options)
+    if (options.watch === false) return
+    yield* Stream.concat(Stream.succeed(loaded), changes(options)).pipe(
+      // The watch begins with a fresh read, which is news only if it differs from `loaded`.
+      Stream.changesWith((a, b) => Watch.fingerprint(a) === Watch.fingerprint(b)),
+      Stream.drop(1),
+      Stream.runForEach((next) => apply(registry, policy, next, options)),
+      Effect.forkScoped
+    )
+  })
 
 /**
- * Loads the files into the registry in context, failing if they are invalid now; with
- * `watch` (the default) every later edit is applied until the Scope closes, touching only
- * the servers whose spec changed. An invalid edit is reported and the fleet kept as is.
+ * Loads the files into the registry in context, failing with a ConfigError if they are
+ * invalid now; with `watch` (the default) every later edit is applied until the Scope
+ * closes, touching only the servers whose spec changed. An invalid edit is reported and the
+ * fleet kept as is. The files' `policy` blocks are not applied: see `syncWithPolicy`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const sync = (
   options: SyncOptions = {}
@@ -371,23 +417,71 @@ export const sync = (
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.ServerRegistry
     const loaded = yield* load(options)
-    yield* reconcileWith(registry, loaded)
-    if (options.watch !== false) {
-      yield* changes(options).pipe(
-        Stream.runForEach((next) => reconcileWith(registry, next)),
-        Effect.forkScoped
-      )
-    }
+    yield* follow(registry, undefined, loaded, options)
     return loaded
   })
 
 /**
- * A layer that loads the files (from `paths`, else `MCP_FLEET_CONFIG`, else the default
- * places) into the ServerRegistry and, unless `watch: false`, follows their edits.
+ * A fleet and its policy that follow the files.
  *
  * @since 0.1.0
+ * @category models
+ */
+export interface Synced {
+  /** The config as first loaded. */
+  readonly loaded: Loaded
+  /** The policy of the files, updated on every edit of a `policy` block. */
+  readonly policy: Policy.Policy
+}
+
+/**
+ * Like `sync`, and makes the Policy of the files' `policy` blocks (with the Approval and
+ * AuditSink in context, if any), which every later edit updates too: an edit of a
+ * `policy` block changes what the policy allows without restarting a server.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const syncWithPolicy = (
+  options: SyncOptions = {}
+): Effect.Effect<Synced, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry | Scope.Scope> =>
+  Effect.gen(function*() {
+    const registry = yield* ServerRegistry.ServerRegistry
+    const loaded = yield* load(options)
+    const policy = yield* Policy.make(loaded.policy)
+    yield* follow(registry, policy, loaded, options)
+    return { loaded, policy }
+  })
+
+/**
+ * A layer that loads the files (from `paths`, else `MCP_FLEET_CONFIG`, else the default
+ * places) into the ServerRegistry and, unless `watch: false`, follows their edits. Their
+ * `policy` blocks are not applied: use `layerWithPolicy` for that.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   options: SyncOptions = {}
 ): Layer.Layer<never, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry> =>
   Layer.scopedDiscard(sync(options))
+
+/**
+ * A layer that does what `layer` does and provides the Policy of the files, kept in step
+ * with their edits as the registry is. Provide an Approval or an AuditSink to it as needed.
+ *
+ * @example
+ * ```ts
+ * const Fleet = FleetConfig.layerWithPolicy({ paths: ["mcp.json"] }).pipe(
+ *   Layer.provideMerge(ServerRegistry.layer()),
+ *   Layer.provide(NodeContext.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithPolicy = (
+  options: SyncOptions = {}
+): Layer.Layer<Policy.Policy, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry> =>
+  Layer.scoped(Policy.Policy, Effect.map(syncWithPolicy(options), (synced) => synced.policy))
