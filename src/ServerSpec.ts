@@ -19,32 +19,30 @@ import type { TransportService } from "./Transport.js"
 import * as WebSocket from "./WebSocket.js"
 
 /**
- * A local server: a child process speaking on stdio.
+ * A local server: a child process speaking on stdio. The fields are Stdio's own options
+ * (secrets in `env` are Redacted; the child inherits this process's environment unless
+ * `inheritEnv` is false).
  *
  * @since 0.1.0
+ * @category models
  */
-export interface StdioTransportSpec {
+export interface StdioTransportSpec extends Pick<Stdio.Options, "command" | "args" | "env" | "inheritEnv" | "cwd"> {
   readonly type: "stdio"
-  readonly command: string
-  readonly args?: ReadonlyArray<string> | undefined
-  /** Variables for the child; secrets are Redacted. */
-  readonly env?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
-  /** Whether the child inherits this process's environment. Default: true. */
-  readonly inheritEnv?: boolean | undefined
-  readonly cwd?: string | undefined
 }
 
 /**
  * A remote server over Streamable HTTP (`http`, falling back to HTTP+SSE for servers that
- * predate it), the 2024-11-05 HTTP+SSE transport only (`sse`), or WebSocket (`ws`).
+ * predate it), the 2024-11-05 HTTP+SSE transport only (`sse`), or WebSocket (`ws`). The
+ * fields are the `url` and `headers` (sent with every request; secrets Redacted) that
+ * StreamableHttp and WebSocket share.
  *
  * @since 0.1.0
+ * @category models
  */
-export interface RemoteTransportSpec {
+export interface RemoteTransportSpec
+  extends Pick<StreamableHttp.Options, "url" | "headers">, Pick<WebSocket.Options, "url" | "headers">
+{
   readonly type: "http" | "sse" | "ws"
-  readonly url: string
-  /** Headers sent with every request; secrets are Redacted. */
-  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
 }
 
 /**
