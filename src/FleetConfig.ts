@@ -4,6 +4,14 @@
  * `${VAR:-default}` expansion, a user file and project files merged by server name, and a
  * stream of the merged config that follows edits for hot reload.
  *
+ * A file's `policy` blocks are decoded with Policy's own schema. `layer` keeps a
+ * ServerRegistry equal to the files; `layerWithPolicy` also provides the Policy of the
+ * files and keeps it in step, so an edit of a rule or limit takes effect without
+ * restarting a server (the policy is no part of a ServerSpec).
+ *
+ * The implementation sits in `internal/fleetConfig/`: the file schema, JSON with comments,
+ * variables, one entry to a spec, and watching.
+ *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -32,6 +40,7 @@ import type * as ServerSpec from "./ServerSpec.js"
  * have the wrong shape. `reason` says which, with the schema error when there is one.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
   path: Schema.String,
@@ -52,6 +61,7 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
  * The variables `${VAR}` references are read from.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -61,6 +71,7 @@ export type Env = Readonly<Record<string, string | undefined>>
  * What one config file holds: its servers, in the file's order, and its tool policy.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Parsed {
   readonly servers: ReadonlyArray<ServerSpec.ServerSpec>
@@ -89,6 +100,7 @@ const policyOf = (file: FileSchema.ConfigFile, dir: string): Policy.Config => {
  * or whose known fields have the wrong shape fails, with a ConfigError.
  *
  * @since 0.1.0
+ * @category parsing
  */
 export const parse = (
   text: string,
@@ -102,6 +114,7 @@ export const parse = (
  * file like any other known field.
  *
  * @since 0.1.0
+ * @category parsing
  */
 export const parseFile = (
   text: string,
@@ -141,6 +154,7 @@ export const parseFile = (
  * `~/.config/mcp-fleet/mcp.json`, then the project's `.mcp.json` and `mcp.json`.
  *
  * @since 0.1.0
+ * @category paths
  */
 export const defaultPaths = (cwd: string, home: string): ReadonlyArray<string> => [
   NodePath.join(home, ".config", "mcp-fleet", "mcp.json"),
@@ -153,6 +167,7 @@ export const defaultPaths = (cwd: string, home: string): ReadonlyArray<string> =
  * resolved against `cwd`); none when it is unset or empty.
  *
  * @since 0.1.0
+ * @category paths
  */
 export const listedPaths = (env: Env = process.env, cwd: string = process.cwd()): ReadonlyArray<string> =>
   (env.MCP_FLEET_CONFIG ?? "").split(NodePath.delimiter)
@@ -163,6 +178,7 @@ export const listedPaths = (env: Env = process.env, cwd: string = process.cwd())
  * The files to read: those listed in `MCP_FLEET_CONFIG`, or else the default paths.
  *
  * @since 0.1.0
+ * @category paths
  */
 export const pathsFromEnv = (
   env: Env = process.env,
@@ -179,6 +195,7 @@ export const pathsFromEnv = (
  * Which files to read and where variables come from.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface LoadOptions {
   /** The files, lowest precedence first. Default: `pathsFromEnv(env)`. */
@@ -191,6 +208,7 @@ export interface LoadOptions {
  * One file that was looked for.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Source {
   readonly path: string
@@ -204,6 +222,7 @@ export interface Source {
  * The merged config of all files.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Loaded {
   readonly servers: ReadonlyArray<ServerSpec.ServerSpec>
@@ -257,6 +276,7 @@ const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: 
  * `sources`; a file that cannot be read or used fails the whole load.
  *
  * @since 0.1.0
+ * @category loading
  */
 export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => {
@@ -270,6 +290,7 @@ export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigErr
  * How `changes` reads and watches the files.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface WatchOptions extends LoadOptions {
   /** How long the files must stay quiet after a change before they are read. Default: 100 ms. */
@@ -288,6 +309,7 @@ export interface WatchOptions extends LoadOptions {
  * element comes once they are valid; run `load` first to fail fast instead.
  *
  * @since 0.1.0
+ * @category loading
  */
 export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never, FileSystem.FileSystem> =>
   Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => {

@@ -50,6 +50,7 @@ export interface RemoteTransportSpec
  * stands for everything about the connection: change it and the server is restarted.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CustomTransportSpec {
   readonly type: "custom"
@@ -61,6 +62,7 @@ export interface CustomTransportSpec {
  * How to reach a server.
  *
  * @since 0.1.0
+ * @category models
  */
 export type TransportSpec = StdioTransportSpec | RemoteTransportSpec | CustomTransportSpec
 
@@ -69,6 +71,7 @@ export type TransportSpec = StdioTransportSpec | RemoteTransportSpec | CustomTra
  * capped, reset once the server has been up for `stableAfter`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RestartPolicy {
   /** The delay before the first retry. Default: 500 ms. */
@@ -89,6 +92,7 @@ export interface RestartPolicy {
  * Periodic pings: after `failures` unanswered pings in a row the server is restarted.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface HealthCheck {
   readonly interval: Duration.DurationInput
@@ -102,6 +106,7 @@ export interface HealthCheck {
  * One server as it should be.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ServerSpec {
   /** The server's name: unique in the fleet, used in catalog names, errors and logs. */
@@ -130,6 +135,7 @@ export interface ServerSpec {
  * The default restart policy.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaultRestartPolicy: RestartPolicy = {
   initialDelay: "500 millis",
@@ -165,6 +171,7 @@ const canonical = (value: unknown): unknown => {
  * are the same server, and the registry leaves it running.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const hash = (spec: ServerSpec): string => {
   let digest = hashes.get(spec)
