@@ -18,6 +18,9 @@
  * matching `deny` or `ask`. `ask` needs an {@link Approval} service; without one it is
  * `deny`.
  *
+ * The service is composed in `internal/policy/`, one file per part: rule decisions,
+ * argument validation, limits, the result size and the audit log.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -42,8 +45,6 @@ import * as ServerRegistry from "./ServerRegistry.js"
 
 // The schemas below are the policy block of a config file (durations in milliseconds) and,
 // as types, what a program passes (any DurationInput): one definition for both.
-
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(schema)
 
 const Count = Schema.Int.pipe(Schema.positive())
 
@@ -104,24 +105,24 @@ export const Limits = Schema.Struct({
    * to be ready included. A call that runs longer is cancelled and fails with a Timeout
    * reason. Default: none (the connection's request timeout still applies).
    */
-  timeout: optional(Milliseconds),
+  timeout: Schema.optional(Milliseconds),
   /** How many calls may run at once; more wait for a free slot, in order. Default: no limit. */
-  maxConcurrent: optional(Count),
+  maxConcurrent: Schema.optional(Count),
   /**
    * A call over the rate fails at once with a Limit reason saying when the next is
    * allowed; it does not wait. Calls count when admitted, before they wait for a slot;
    * denied and invalid calls do not count. Default: no limit.
    */
-  rateLimit: optional(RateLimit),
+  rateLimit: Schema.optional(RateLimit),
   /** The largest result, in bytes of its JSON. Default: no limit. */
-  maxResultBytes: optional(Count),
+  maxResultBytes: Schema.optional(Count),
   /**
    * What a larger result becomes: `truncate` (the default) keeps the content blocks that
    * fit, cuts the first text block that does not, drops `structuredContent`, and ends with
    * the text block `[truncated by mcp-fleet: <limit> of <size> bytes]`; `fail` fails the
    * call with a Limit reason.
    */
-  onOversize: optional(Schema.Literal("truncate", "fail"))
+  onOversize: Schema.optional(Schema.Literal("truncate", "fail"))
 }).annotations({ identifier: "Limits" })
 
 /**
@@ -137,17 +138,17 @@ export interface Limits extends Schema.Schema.Type<typeof Limits> {}
  * @category models
  */
 export const Rules = Schema.Struct({
-  allow: optional(Schema.Array(Schema.String)),
-  deny: optional(Schema.Array(Schema.String)),
-  ask: optional(Schema.Array(Schema.String)),
+  allow: Schema.optional(Schema.Array(Schema.String)),
+  deny: Schema.optional(Schema.Array(Schema.String)),
+  ask: Schema.optional(Schema.Array(Schema.String)),
   /** What happens to a tool no rule matches. Default: allow. */
-  default: optional(Action),
-  limits: optional(Limits),
+  default: Schema.optional(Action),
+  limits: Schema.optional(Limits),
   /**
    * Limits per tool, keyed by glob: the qualified name at the top level; the original or
    * the qualified name in a server's block. Each matching tool has limits of its own.
    */
-  tools: optional(Schema.Record({ key: Schema.String, value: Limits }))
+  tools: Schema.optional(Schema.Record({ key: Schema.String, value: Limits }))
 }).annotations({ identifier: "Rules" })
 
 /**
@@ -165,9 +166,9 @@ export interface Rules extends Schema.Schema.Type<typeof Rules> {}
  */
 export const Config = Schema.Struct({
   ...Rules.fields,
-  servers: optional(Schema.Record({ key: Schema.String, value: Rules })),
+  servers: Schema.optional(Schema.Record({ key: Schema.String, value: Rules })),
   /** A file to append one JSON line per call to. */
-  audit: optional(Schema.String)
+  audit: Schema.optional(Schema.String)
 }).annotations({ identifier: "Policy" })
 
 /**
