@@ -19,32 +19,30 @@ import type { TransportService } from "./Transport.js"
 import * as WebSocket from "./WebSocket.js"
 
 /**
- * A local server: a child process speaking on stdio.
+ * A local server: a child process speaking on stdio. The fields are Stdio's own options
+ * (secrets in `env` are Redacted; the child inherits this process's environment unless
+ * `inheritEnv` is false).
  *
  * @since 0.1.0
+ * @category models
  */
-export interface StdioTransportSpec {
+export interface StdioTransportSpec extends Pick<Stdio.Options, "command" | "args" | "env" | "inheritEnv" | "cwd"> {
   readonly type: "stdio"
-  readonly command: string
-  readonly args?: ReadonlyArray<string> | undefined
-  /** Variables for the child; secrets are Redacted. */
-  readonly env?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
-  /** Whether the child inherits this process's environment. Default: true. */
-  readonly inheritEnv?: boolean | undefined
-  readonly cwd?: string | undefined
 }
 
 /**
  * A remote server over Streamable HTTP (`http`, falling back to HTTP+SSE for servers that
- * predate it), the 2024-11-05 HTTP+SSE transport only (`sse`), or WebSocket (`ws`).
+ * predate it), the 2024-11-05 HTTP+SSE transport only (`sse`), or WebSocket (`ws`). The
+ * fields are the `url` and `headers` (sent with every request; secrets Redacted) that
+ * StreamableHttp and WebSocket share.
  *
  * @since 0.1.0
+ * @category models
  */
-export interface RemoteTransportSpec {
+export interface RemoteTransportSpec
+  extends Pick<StreamableHttp.Options, "url" | "headers">, Pick<WebSocket.Options, "url" | "headers">
+{
   readonly type: "http" | "sse" | "ws"
-  readonly url: string
-  /** Headers sent with every request; secrets are Redacted. */
-  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
 }
 
 /**
@@ -52,6 +50,7 @@ export interface RemoteTransportSpec {
  * stands for everything about the connection: change it and the server is restarted.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CustomTransportSpec {
   readonly type: "custom"
@@ -63,6 +62,7 @@ export interface CustomTransportSpec {
  * How to reach a server.
  *
  * @since 0.1.0
+ * @category models
  */
 export type TransportSpec = StdioTransportSpec | RemoteTransportSpec | CustomTransportSpec
 
@@ -71,6 +71,7 @@ export type TransportSpec = StdioTransportSpec | RemoteTransportSpec | CustomTra
  * capped, reset once the server has been up for `stableAfter`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RestartPolicy {
   /** The delay before the first retry. Default: 500 ms. */
@@ -91,6 +92,7 @@ export interface RestartPolicy {
  * Periodic pings: after `failures` unanswered pings in a row the server is restarted.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface HealthCheck {
   readonly interval: Duration.DurationInput
@@ -104,6 +106,7 @@ export interface HealthCheck {
  * One server as it should be.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ServerSpec {
   /** The server's name: unique in the fleet, used in catalog names, errors and logs. */
@@ -132,6 +135,7 @@ export interface ServerSpec {
  * The default restart policy.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaultRestartPolicy: RestartPolicy = {
   initialDelay: "500 millis",
@@ -167,6 +171,7 @@ const canonical = (value: unknown): unknown => {
  * are the same server, and the registry leaves it running.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const hash = (spec: ServerSpec): string => {
   let digest = hashes.get(spec)

@@ -4,14 +4,17 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -19,7 +22,10 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as util from "node:util"
 import * as FleetConfig from "../src/FleetConfig.js"
+import * as Policy from "../src/Policy.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as ServerSpec from "../src/ServerSpec.js"
+import { Platform } from "./support/platform.js"
 
 // --- helpers ------------------------------------------------------------------------
 
@@ -741,5 +747,50 @@ describe("changes", () => {
       expect(yield* Queue.size(emissions)).toBe(0)
       saveJson(file, { mcpServers: { a: { command: "a" } } })
       expect((yield* next).servers.map((spec) => spec.name)).toEqual(["a"])
+    }))
+})
+
+describe("layerWithPolicy", () => {
+  const envServer = fileURLToPath(new URL("./fixtures/env.mjs", import.meta.url))
+
+  it.scopedLive("an edit of a policy block changes what the Policy denies, and no server restarts", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".mcp.json")
+      const entry = { command: process.execPath, args: [envServer] }
+      writeJson(file, { mcpServers: { local: entry } })
+      const context = yield* Layer.build(
+        FleetConfig.layerWithPolicy({ paths: [file], debounce: "20 millis" }).pipe(
+          Layer.provideMerge(ServerRegistry.layer()),
+          Layer.provide(Platform)
+        )
+      )
+      const registry = Context.get(context, ServerRegistry.ServerRegistry)
+      const policy = Context.get(context, Policy.Policy)
+      yield* registry.awaitReady({ servers: ["local"], timeout: "10 seconds" })
+      const pid = (yield* registry.status)[0].connection?.pid
+      expect(pid).toBeTypeOf("number")
+      yield* policy.callTool("mcp__local__env")
+
+      // The decision follows the file: deny once the block says so, allow once it is gone.
+      const decisionBecomes = (action: Policy.Action) =>
+        Effect.sync(() => policy.decide("mcp__local__env").action).pipe(
+          Effect.repeat({ until: (now) => now === action, schedule: Schedule.spaced("20 millis") }),
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`the decision never became ${action}`) })
+        )
+      saveJson(file, { mcpServers: { local: { ...entry, policy: { deny: ["env"] } } } })
+      yield* decisionBecomes("deny")
+      expect(yield* policy.config).toEqual({ servers: { local: { deny: ["env"] } } })
+      const denied = yield* Effect.flip(policy.callTool("mcp__local__env"))
+      expect(denied.reason._tag).toBe("Denied")
+      expect(denied.message).toContain(`rule deny "env" (server 'local')`)
+
+      saveJson(file, { mcpServers: { local: entry } })
+      yield* decisionBecomes("allow")
+      yield* policy.callTool("mcp__local__env")
+      // The same process all along: a policy edit leaves the spec, and the server, alone.
+      const [status] = yield* registry.status
+      expect(status.state._tag).toBe("Ready")
+      expect(status.connection?.pid).toBe(pid)
     }))
 })

@@ -4,11 +4,12 @@
  * behind a real ServerRegistry, on the TestClock.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -590,4 +591,52 @@ describe("Policy config", () => {
       servers: { s: { ask: ["x", "y"], default: "ask" }, t: { deny: ["*"] } }
     })
   })
+})
+
+describe("Policy layers", () => {
+  // The fleet of `start`, with the policy built from `layer` over it.
+  const startLayer = (layer: Layer.Layer<Policy.Policy, never, ServerRegistry.ServerRegistry>) =>
+    Effect.gen(function*() {
+      const { handle, spec } = fake("alpha", [echo, oops, plain("delete")])
+      const registry = yield* ServerRegistry.make({ servers: [spec] }).pipe(Effect.provide(Platform))
+      yield* registry.awaitReady({ servers: ["alpha"], timeout: "1 second" })
+      const context = yield* Layer.build(layer).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
+      return { registry, policy: Context.get(context, Policy.Policy), handle }
+    })
+
+  it.scoped("layerAllowAll: every tool visible and every call passed on, arguments still validated", () =>
+    Effect.gen(function*() {
+      const { handle, policy, registry } = yield* startLayer(Policy.layerAllowAll)
+      const catalog = yield* SubscriptionRef.get(registry.catalog)
+      expect(policy.filter(catalog)).toBe(catalog)
+      expect(yield* policy.config).toEqual({})
+      expect(policy.decide("mcp__alpha__delete")).toEqual({ action: "allow", rule: undefined, reason: "no rule matches" })
+      expect(firstText(yield* policy.callTool("mcp__alpha__delete"))).toBe("delete")
+      const invalid = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { count: 1 })))
+      reasonOf(invalid, "Validation")
+      // The invalid call never reached the server.
+      expect(toolCalls(handle).map((request) => (request.params as { name: string }).name)).toEqual(["delete"])
+    }))
+
+  it.scoped("layerApproval: the approver answers the layer's ask rules, and its no is a Denied", () =>
+    Effect.gen(function*() {
+      const asked: Array<string> = []
+      const approval = Policy.layerApproval((request) =>
+        Effect.sync(() => {
+          asked.push(`${request.server}/${request.tool}`)
+          return request.arguments.path === "/ok"
+            ? { decision: "allow" as const }
+            : { decision: "deny" as const, reason: "not that path" }
+        })
+      )
+      const { policy } = yield* startLayer(Policy.layer({ ask: ["mcp__alpha__echo"] }).pipe(Layer.provide(approval)))
+      // With an approver, ask is ask: the tool stays visible.
+      expect(policy.decide("mcp__alpha__echo").action).toBe("ask")
+      expect(firstText(yield* policy.callTool("mcp__alpha__echo", { path: "/ok" }))).toBe(`echo:{"path":"/ok"}`)
+      const declined = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { path: "/etc" })))
+      expect(reasonOf(declined, "Denied").message).toContain("the approver declined (not that path)")
+      // Tools no ask rule matches are not asked about.
+      expect(firstText(yield* policy.callTool("mcp__alpha__delete"))).toBe("delete")
+      expect(asked).toEqual(["alpha/echo", "alpha/echo"])
+    }))
 })

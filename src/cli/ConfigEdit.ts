@@ -5,7 +5,8 @@
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
-import jsonc from "jsonc-parser"
+import type jsonc from "jsonc-parser"
+import * as Jsonc from "../internal/fleetConfig/jsonc.js"
 
 type Node = jsonc.Node
 
@@ -23,14 +24,11 @@ const apply = (text: string, edits: ReadonlyArray<Edit>): string =>
     text
   )
 
-const parseTree = (text: string, path: string): Either.Either<Node, string> => {
-  const errors: Array<jsonc.ParseError> = []
-  const root = jsonc.parseTree(text, errors, { allowTrailingComma: true, disallowComments: false })
-  if (root === undefined || errors.length > 0 || root.type !== "object") {
-    return Either.left(`${path} is not a JSON object that can be edited${errors.length > 0 ? ` (${jsonc.printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset})` : ""}`)
-  }
-  return Either.right(root)
-}
+const parseTree = (text: string, path: string): Either.Either<Node, string> =>
+  Either.match(Jsonc.parseTree(text), {
+    onLeft: (problem) => Either.left(`${path} is not a JSON object that can be edited (${Jsonc.describe(problem)})`),
+    onRight: (root) => root.type === "object" ? Either.right(root) : Either.left(`${path} is not a JSON object that can be edited`)
+  })
 
 const propertyOf = (object: Node, key: string): Node | undefined =>
   object.children?.find((property) => property.children?.[0]?.value === key)

@@ -11,6 +11,7 @@ import type * as Scope from "effect/Scope"
 import * as Catalog from "../Catalog.js"
 import * as FleetConfig from "../FleetConfig.js"
 import type * as McpError from "../McpError.js"
+import type * as Policy from "../Policy.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import { isTerminal } from "../ServerState.js"
 import * as CliError from "./CliError.js"
@@ -43,6 +44,14 @@ export interface StartOptions {
   readonly loaded?: FleetConfig.Loaded | undefined
 }
 
+// Fails with a clear sentence when there are no config files; names them to a person.
+const announce = (settings: Settings.Settings): Effect.Effect<void, CliError.CliError> =>
+  settings.paths.length === 0
+    ? Settings.noConfig()
+    : settings.json
+    ? Effect.void
+    : Render.note(`config: ${settings.paths.map((path) => Settings.tilde(path)).join(", ")}`)
+
 /**
  * Reads the config files, failing with a clear sentence when there are none.
  *
@@ -51,10 +60,38 @@ export interface StartOptions {
 export const loadConfig = (
   settings: Settings.Settings
 ): Effect.Effect<FleetConfig.Loaded, CliError.CliError | FleetConfig.ConfigError, FileSystem.FileSystem> =>
+  Effect.zipRight(announce(settings), FleetConfig.load({ paths: settings.paths }))
+
+/**
+ * A running fleet and its policy that follow the config files as they are edited: servers
+ * come, go and restart, and the policy changes, until the Scope closes.
+ *
+ * @since 0.1.0
+ */
+export interface Following extends Started {
+  readonly policy: Policy.Policy
+}
+
+/**
+ * Starts every server of the config files and follows their edits (`serve`). The fleet
+ * stops, every process ended, when the Scope closes.
+ *
+ * @since 0.1.0
+ */
+export const follow = (
+  settings: Settings.Settings
+): Effect.Effect<
+  Following,
+  CliError.CliError | FleetConfig.ConfigError,
+  Scope.Scope | FileSystem.FileSystem | ServerRegistry.Requirements
+> =>
   Effect.gen(function*() {
-    if (settings.paths.length === 0) return yield* Settings.noConfig()
-    if (!settings.json) yield* Render.note(`config: ${settings.paths.map((path) => Settings.tilde(path)).join(", ")}`)
-    return yield* FleetConfig.load({ paths: settings.paths })
+    yield* announce(settings)
+    const registry = yield* ServerRegistry.make()
+    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths }).pipe(
+      Effect.provideService(ServerRegistry.ServerRegistry, registry)
+    )
+    return { registry, loaded, policy }
   })
 
 // One line on stderr, redrawn as servers connect, and erased when they have.

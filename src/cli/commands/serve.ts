@@ -10,8 +10,6 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Stream from "effect/Stream"
-import * as FleetConfig from "../../FleetConfig.js"
 import * as Gateway from "../../Gateway.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
@@ -58,15 +56,8 @@ export const serve = Command.make("serve", {
       }
       token = Redacted.make(value)
     }
-    const loaded = yield* Fleet.loadConfig(settings)
-    const registry = yield* ServerRegistry.make({ servers: loaded.servers })
-    const policy = yield* Policy.make(loaded.policy).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     // Hot reload: the fleet and the policy follow the files.
-    yield* FleetConfig.changes({ paths: settings.paths }).pipe(
-      Stream.drop(1),
-      Stream.runForEach((next) => Effect.zipRight(registry.reconcile(next.servers), policy.update(next.policy))),
-      Effect.forkScoped
-    )
+    const { loaded, policy, registry } = yield* Fleet.follow(settings)
     // Hosts list tools right after initialize: give the servers a moment to come up first.
     yield* Effect.ignore(registry.awaitReady({ servers: "settled", timeout: settings.timeout }))
     const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -131,17 +131,14 @@ export const watch = Command.make("watch", Settings.options, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     if (settings.paths.length === 0) return yield* Settings.noConfig()
-    // Fail now on a broken config; later broken edits are reported and skipped.
-    yield* FleetConfig.load({ paths: settings.paths })
     const registry = yield* ServerRegistry.make()
     const happenings = yield* Queue.unbounded<Happening>()
     yield* registry.events.pipe(Stream.runForEach((event) => Queue.offer(happenings, event)), Effect.forkScoped)
-    yield* FleetConfig.changes({ paths: settings.paths }).pipe(
-      Stream.runForEach((loaded) =>
-        Effect.flatMap(registry.reconcile(loaded.servers), (result) => Queue.offer(happenings, { _tag: "ConfigApplied", result }))
-      ),
-      Effect.forkScoped
-    )
+    // Fails now on a broken config; later broken edits are reported and skipped.
+    yield* FleetConfig.sync({
+      paths: settings.paths,
+      onApplied: ({ result }) => Queue.offer(happenings, { _tag: "ConfigApplied", result })
+    }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     const tty = !settings.json && process.stdout.isTTY === true
     if (!tty && !settings.json) yield* Render.note(`watching ${settings.paths.map((path) => Settings.tilde(path)).join(", ")}`)
     const recent: Array<string> = []

@@ -1,0 +1,97 @@
+/**
+ * The shape of a config file: the `mcpServers` / `servers` entries, a `defaults` block and
+ * a `policy` block (Policy's own schema). Unknown keys are ignored, since these files hold
+ * other tools' settings too.
+ *
+ * @internal
+ */
+import * as Schema from "effect/Schema"
+import * as Policy from "../../Policy.js"
+
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+const Milliseconds = Schema.Number.pipe(Schema.finite(), Schema.nonNegative()).annotations({
+  identifier: "Milliseconds"
+})
+const PositiveMilliseconds = Schema.Number.pipe(Schema.finite(), Schema.positive()).annotations({
+  identifier: "PositiveMilliseconds"
+})
+
+// Env and header values may be secrets: schema errors must not quote them.
+const SecretString = Schema.String.annotations({ message: () => "Expected a string (value not shown)" })
+const StringRecord = Schema.Record({ key: Schema.String, value: SecretString }).annotations({
+  identifier: "Record<string, string>",
+  message: () => ({ message: "Expected an object of strings (values not shown)", override: false })
+})
+
+const RestartEntry = Schema.Struct({
+  initialDelay: optional(Milliseconds),
+  maxDelay: optional(Milliseconds),
+  stableAfter: optional(Milliseconds),
+  factor: optional(Schema.Number.pipe(Schema.finite(), Schema.greaterThanOrEqualTo(1))),
+  jitter: optional(Schema.Number.pipe(Schema.between(0, 1))),
+  maxAttempts: optional(Schema.NonNegativeInt)
+}).annotations({ identifier: "Restart" })
+
+const HealthEntry = Schema.Struct({
+  interval: optional(PositiveMilliseconds),
+  timeout: optional(PositiveMilliseconds),
+  failures: optional(Schema.Int.pipe(Schema.positive()))
+}).annotations({ identifier: "Health" })
+
+// What a `defaults` block and a server entry share.
+const supervisionFields = {
+  restart: optional(RestartEntry),
+  health: optional(HealthEntry),
+  initializeTimeout: optional(Milliseconds),
+  startupTimeout: optional(Milliseconds),
+  requestTimeout: optional(Milliseconds),
+  // No `timeout` alias: Cline writes it in seconds and Gemini CLI in milliseconds.
+  readyTimeout: optional(Milliseconds),
+  idleTimeout: optional(Milliseconds)
+}
+
+const Defaults = Schema.Struct(supervisionFields).annotations({ identifier: "Defaults" })
+
+// Tool policy, in Policy's own schema: kept out of the ServerSpec, so an edit never restarts
+// a server. A file's servers keep their rules in their own entries, not under `servers`.
+const PolicyEntry = Policy.Config.omit("servers").annotations({ identifier: "Policy" })
+
+// Unknown keys are ignored: these files hold other tools' settings too. `type` is any
+// string, so a transport we do not know marks one server, not the whole file.
+const ServerEntry = Schema.Struct({
+  ...supervisionFields,
+  type: optional(Schema.String),
+  command: optional(Schema.String),
+  args: optional(Schema.Array(Schema.String)),
+  env: optional(StringRecord),
+  inheritEnv: optional(Schema.Boolean),
+  cwd: optional(Schema.String),
+  url: optional(Schema.String),
+  headers: optional(StringRecord),
+  disabled: optional(Schema.Boolean),
+  enabled: optional(Schema.Boolean),
+  required: optional(Schema.Boolean),
+  policy: optional(Policy.Rules)
+}).annotations({ identifier: "ServerEntry" })
+
+/** One server's entry as decoded. */
+export type ServerEntry = typeof ServerEntry.Type
+/** A `defaults` block as decoded. */
+export type Defaults = typeof Defaults.Type
+
+const Servers = Schema.Record({ key: Schema.String, value: ServerEntry })
+
+const ConfigFile = Schema.Struct({
+  mcpServers: optional(Servers),
+  servers: optional(Servers),
+  defaults: optional(Defaults),
+  policy: optional(PolicyEntry)
+}).annotations({ identifier: "ConfigFile" })
+
+/** A config file as decoded. */
+export type ConfigFile = typeof ConfigFile.Type
+
+/** Decodes a file's JSON, with all its errors. */
+export const decode = Schema.decodeUnknownEither(ConfigFile, { errors: "all" })
+

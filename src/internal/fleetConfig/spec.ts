@@ -1,0 +1,163 @@
+/**
+ * One server entry of a config file turned into a ServerSpec: its transport, supervision
+ * fields merged with the file's defaults, and every problem found on the way.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import type * as Types from "effect/Types"
+import * as NodePath from "node:path"
+import type * as ServerSpec from "../../ServerSpec.js"
+import type { Defaults, ServerEntry } from "./schema.js"
+import { type Context, expand, expandRecord } from "./variables.js"
+
+// A server whose config cannot be used still gets a spec, so status can show its problem.
+const placeholder: ServerSpec.TransportSpec = { type: "stdio", command: "" }
+
+type Kind = "stdio" | "http" | "sse" | "ws"
+
+const kinds: ReadonlyMap<string, Kind> = new Map([
+  ["stdio", "stdio"],
+  ["http", "http"],
+  ["streamablehttp", "http"],
+  ["streamable-http", "http"],
+  ["sse", "sse"],
+  ["ws", "ws"],
+  ["websocket", "ws"]
+])
+
+const kindOf = (entry: ServerEntry, problems: Array<string>): Kind | undefined => {
+  const hasCommand = entry.command !== undefined
+  const hasUrl = entry.url !== undefined
+  if (hasCommand && hasUrl) {
+    problems.push(`both "command" and "url" are set; a server has one or the other`)
+    return undefined
+  }
+  if (!hasCommand && !hasUrl) {
+    problems.push(`neither "command" nor "url" is set`)
+    return undefined
+  }
+  if (entry.type === undefined) return hasCommand ? "stdio" : /^wss?:/i.test(entry.url!) ? "ws" : "http"
+  const kind = kinds.get(entry.type.toLowerCase())
+  if (kind === undefined) {
+    problems.push(`unknown type "${entry.type}" (expected "stdio", "http", "sse" or "ws")`)
+    return undefined
+  }
+  if (kind === "stdio" && !hasCommand) {
+    problems.push(`type "${entry.type}" needs "command", but "url" is set`)
+    return undefined
+  }
+  if (kind !== "stdio" && hasCommand) {
+    problems.push(`type "${entry.type}" needs "url", but "command" is set`)
+    return undefined
+  }
+  return kind
+}
+
+const stdioTransport = (entry: ServerEntry, context: Context): ServerSpec.StdioTransportSpec => {
+  const command = expand(entry.command ?? "", "command", context).value
+  if (command.trim() === "") context.problems.push(`"command" is empty`)
+  const transport: Types.Mutable<ServerSpec.StdioTransportSpec> = { type: "stdio", command }
+  if (entry.args !== undefined && entry.args.length > 0) {
+    transport.args = entry.args.map((arg, i) => expand(arg, `args[${i}]`, context).value)
+  }
+  const env = expandRecord(entry.env, "env", context)
+  if (env !== undefined) transport.env = env
+  if (entry.inheritEnv !== undefined) transport.inheritEnv = entry.inheritEnv
+  if (entry.cwd !== undefined) {
+    transport.cwd = NodePath.resolve(context.dir, expand(entry.cwd, "cwd", context).value)
+  }
+  return transport
+}
+
+const remoteTransport = (kind: "http" | "sse" | "ws", entry: ServerEntry, context: Context): ServerSpec.RemoteTransportSpec => {
+  const url = expand(entry.url ?? "", "url", context).value
+  const schemes = kind === "ws" ? /^wss?:$/ : /^https?:$/
+  // The url may hold a token: the problem names the field, never the value.
+  if (!schemes.test(URL.canParse(url) ? new URL(url).protocol : "")) {
+    context.problems.push(`"url" is not ${kind === "ws" ? "a ws or wss" : "an http or https"} URL`)
+  }
+  const headers = expandRecord(entry.headers, "headers", context)
+  return headers === undefined ? { type: kind, url } : { type: kind, url, headers }
+}
+
+const restartPolicy = (defaults: Defaults, entry: ServerEntry): Partial<ServerSpec.RestartPolicy> | undefined => {
+  const merged = { ...defaults.restart, ...entry.restart }
+  if (Object.keys(merged).length === 0) return undefined
+  const policy: Types.Mutable<Partial<ServerSpec.RestartPolicy>> = {}
+  if (merged.initialDelay !== undefined) policy.initialDelay = Duration.millis(merged.initialDelay)
+  if (merged.maxDelay !== undefined) policy.maxDelay = Duration.millis(merged.maxDelay)
+  if (merged.stableAfter !== undefined) policy.stableAfter = Duration.millis(merged.stableAfter)
+  if (merged.factor !== undefined) policy.factor = merged.factor
+  if (merged.jitter !== undefined) policy.jitter = merged.jitter
+  if (merged.maxAttempts !== undefined) policy.maxAttempts = merged.maxAttempts
+  return policy
+}
+
+const healthCheck = (defaults: Defaults, entry: ServerEntry, problems: Array<string>): ServerSpec.HealthCheck | undefined => {
+  const merged = { ...defaults.health, ...entry.health }
+  if (Object.keys(merged).length === 0) return undefined
+  if (merged.interval === undefined) {
+    problems.push(`"health" needs an "interval"`)
+    return undefined
+  }
+  const health: Types.Mutable<ServerSpec.HealthCheck> = { interval: Duration.millis(merged.interval) }
+  if (merged.timeout !== undefined) health.timeout = Duration.millis(merged.timeout)
+  if (merged.failures !== undefined) health.failures = merged.failures
+  return health
+}
+
+// Per-server fields win over the file's defaults; a canonical name wins over its alias.
+const timeout = (...candidates: ReadonlyArray<number | undefined>): Duration.Duration | undefined => {
+  const ms = candidates.find((candidate) => candidate !== undefined)
+  return ms === undefined ? undefined : Duration.millis(ms)
+}
+
+/** One server entry as a spec; a server that cannot be used gets a placeholder and a `problem`. */
+export const toSpec = (
+  name: string,
+  entry: ServerEntry,
+  defaults: Defaults,
+  context: Omit<Context, "problems">,
+  extraProblems: ReadonlyArray<string>
+): ServerSpec.ServerSpec => {
+  const problems: Array<string> = [...extraProblems]
+  if (name.trim() === "") problems.push("the server name is empty")
+  const scoped: Context = { ...context, problems }
+  const kind = kindOf(entry, problems)
+  const transport = kind === undefined
+    ? placeholder
+    : kind === "stdio"
+    ? stdioTransport(entry, scoped)
+    : remoteTransport(kind, entry, scoped)
+
+  const spec: Types.Mutable<ServerSpec.ServerSpec> = { name, transport }
+  // Only `true` is written, so `"required": false` and no field hash the same.
+  if (entry.disabled === true || entry.enabled === false) spec.disabled = true
+  if (entry.required === true) spec.required = true
+  const restart = restartPolicy(defaults, entry)
+  if (restart !== undefined) spec.restart = restart
+  const health = healthCheck(defaults, entry, problems)
+  if (health !== undefined) spec.health = health
+  const initializeTimeout = timeout(
+    entry.initializeTimeout,
+    entry.startupTimeout,
+    defaults.initializeTimeout,
+    defaults.startupTimeout
+  )
+  if (initializeTimeout !== undefined) spec.initializeTimeout = initializeTimeout
+  const requestTimeout = timeout(entry.requestTimeout, defaults.requestTimeout)
+  if (requestTimeout !== undefined) spec.requestTimeout = requestTimeout
+  const readyTimeout = timeout(entry.readyTimeout, defaults.readyTimeout)
+  if (readyTimeout !== undefined) spec.readyTimeout = readyTimeout
+  const idleTimeout = timeout(entry.idleTimeout, defaults.idleTimeout)
+  if (idleTimeout !== undefined) spec.idleTimeout = idleTimeout
+
+  if (problems.length > 0) {
+    // Half-expanded fields could hold secrets next to unset names: keep none of them.
+    spec.transport = placeholder
+    spec.problem = [...new Set(problems)].join("; ")
+  }
+  return spec
+}
+

@@ -1,0 +1,41 @@
+/**
+ * Watching config files: each file's directory watched (editors replace files by rename),
+ * and a fingerprint that tells whether a new read changes anything.
+ *
+ * @internal
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as NodePath from "node:path"
+import type * as FleetConfig from "../../FleetConfig.js"
+import * as ServerSpec from "../../ServerSpec.js"
+
+// The specs' content and the policy: two loads with the same fingerprint need nothing done.
+export const fingerprint = (loaded: FleetConfig.Loaded): string =>
+  JSON.stringify([loaded.servers.map((spec) => [spec.name, ServerSpec.hash(spec)]).sort(), loaded.policy])
+
+// Editors save by writing a new file and renaming it over the old one, which ends a watch
+// on the file itself; so the directory is watched and its events filtered by name.
+export const watchDirectory = (fs: FileSystem.FileSystem, dir: string, names: ReadonlySet<string>) =>
+  Stream.fromEffect(fs.stat(dir)).pipe(
+    Stream.flatMap(() =>
+      Stream.concat(
+        // Anything that changed before the watch began is caught by one more read.
+        Stream.succeed(undefined),
+        fs.watch(dir).pipe(
+          Stream.filter((event) => names.has(NodePath.basename(event.path))),
+          Stream.as(undefined)
+        )
+      )
+    ),
+    // A directory that does not exist yet, or a watch that ended, is tried again later.
+    Stream.concat(Stream.fail(`the watch on ${dir} ended`)),
+    Stream.tapError((error) =>
+      Effect.logDebug(`cannot watch ${dir}: ${typeof error === "string" ? error : error.message}`)
+    ),
+    Stream.retry(Schedule.spaced("1 second")),
+    Stream.catchAll(() => Stream.empty)
+  )
+

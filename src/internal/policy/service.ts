@@ -1,0 +1,212 @@
+/**
+ * The Policy service, composed of its parts: rule decisions (`rules.ts`), argument checks
+ * (`validate.ts`), limits (`limits.ts`), the result size (`resultSize.ts`) and the audit
+ * log (`audit.ts`). The config in force is read synchronously by `filter` and `decide`,
+ * and published to `catalog` on every update.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Catalog from "../../Catalog.js"
+import * as McpError from "../../McpError.js"
+import type * as Policy from "../../Policy.js"
+import type * as ServerRegistry from "../../ServerRegistry.js"
+import { traced } from "../traced.js"
+import { type Auditor, digestArguments, makeAuditor, outcomeOf } from "./audit.js"
+import { type Limiter, makeLimiter } from "./limits.js"
+import { enforce } from "./resultSize.js"
+import * as Rules from "./rules.js"
+import { type Check, makeCheck } from "./validate.js"
+
+/** What a policy is made of besides its config. */
+export interface Parts {
+  readonly registry: ServerRegistry.ServerRegistry
+  readonly approval: Option.Option<Policy.Approval>
+  readonly sink: Option.Option<Policy.AuditSink>
+}
+
+const denied = (entry: Catalog.ToolEntry, decision: Rules.Judged) =>
+  McpError.make(
+    entry.server,
+    new McpError.DeniedReason(
+      decision.source === undefined
+        ? { tool: entry.name, message: decision.reason }
+        : { tool: entry.name, rule: decision.source, message: decision.reason }
+    )
+  )
+
+const filterWith = (rules: Rules.Compiled, catalog: Catalog.Catalog, approver: boolean): Catalog.Catalog => {
+  const tools = catalog.tools.filter((entry) => Rules.decide(rules, Rules.targetOf(entry), approver).action !== "deny")
+  return tools.length === catalog.tools.length
+    ? catalog
+    : { ...catalog, tools, toolsByName: new Map(tools.map((entry) => [entry.name, entry])) }
+}
+
+// What `callTool` needs, shared by every call of one policy.
+interface Env extends Parts {
+  readonly compiled: () => Rules.Compiled
+  readonly lookup: (name: string) => Effect.Effect<Catalog.ToolEntry, McpError.McpError>
+  readonly judge: (entry: Catalog.ToolEntry, rules: Rules.Compiled) => Effect.Effect<Rules.Judged, McpError.McpError>
+  readonly check: Check
+  readonly limiter: Limiter
+  readonly auditor: Auditor
+}
+
+// What a call found out as it went, for its audit entry.
+interface Facts {
+  entry: Catalog.ToolEntry | undefined
+  invalid: boolean
+  rule: string | undefined
+  resultBytes: number | undefined
+  truncated: boolean
+}
+
+const approve = (env: Env, entry: Catalog.ToolEntry, decision: Rules.Judged, args: Record<string, unknown> | undefined) =>
+  Option.isNone(env.approval) || decision.action !== "ask"
+    ? Effect.void
+    : Effect.flatMap(
+      env.approval.value.approve({
+        server: entry.server,
+        tool: entry.tool.name,
+        name: entry.name,
+        arguments: args ?? {},
+        rule: decision.rule
+      }),
+      (answer) => {
+        if (answer.decision === "allow") return Effect.void
+        const declined = `${decision.reason}: the approver declined${answer.reason ? ` (${answer.reason})` : ""}`
+        return Effect.fail(denied(entry, { ...decision, action: "deny", reason: declined }))
+      }
+    )
+
+const callTool = (env: Env): Policy.Policy["callTool"] =>
+  traced("Policy.callTool")((name, args, options) =>
+    Effect.gen(function*() {
+      const start = yield* Clock.currentTimeMillis
+      // The config at the call's start holds for the whole call.
+      const rules = env.compiled()
+      const auditing = env.auditor.enabled(rules.config)
+      const facts: Facts = { entry: undefined, invalid: false, rule: undefined, resultBytes: undefined, truncated: false }
+
+      const run = Effect.gen(function*() {
+        const entry = yield* env.lookup(name)
+        facts.entry = entry
+        const decision = yield* env.judge(entry, rules).pipe(
+          Effect.tapError((error) => Effect.sync(() => facts.rule = (error.reason as McpError.DeniedReason).rule))
+        )
+        facts.rule = decision.source
+        yield* Effect.tapError(env.check(entry, args), () => Effect.sync(() => facts.invalid = true))
+        yield* approve(env, entry, decision, args)
+        const resolved = Rules.resolveLimits(rules, Rules.targetOf(entry))
+        const result = yield* env.limiter.limited(
+          entry,
+          resolved,
+          env.registry.withClient(entry.server, (client) => client.callTool(entry.tool.name, args, options), options)
+        )
+        const sized = enforce(entry, result, resolved.call, auditing)
+        facts.resultBytes = sized.bytes
+        facts.truncated = sized.truncated
+        return yield* sized.outcome
+      })
+
+      if (!auditing) return yield* run
+      return yield* run.pipe(Effect.onExit((exit) =>
+        Effect.flatMap(Clock.currentTimeMillis, (end) =>
+          env.auditor.write({
+            time: new Date(start).toISOString(),
+            server: facts.entry?.server ?? "",
+            tool: facts.entry?.tool.name ?? "",
+            name,
+            argsDigest: digestArguments(args),
+            durationMs: end - start,
+            outcome: facts.invalid ? "invalid" : outcomeOf(exit),
+            ...(facts.resultBytes === undefined ? {} : { resultBytes: facts.resultBytes }),
+            ...(facts.truncated ? { truncated: true } : {}),
+            ...(facts.rule === undefined ? {} : { rule: facts.rule })
+          }, rules.config)
+        )
+      ))
+    })
+  )
+
+/** See `Policy.make`. */
+export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.Policy, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { registry } = parts
+    const approver = Option.isSome(parts.approval)
+    // Read synchronously by `filter` and `decide`; written only together with `state`.
+    let compiled = Rules.compile(config)
+    const state = yield* SubscriptionRef.make(compiled)
+    let known = yield* SubscriptionRef.get(registry.catalog)
+    yield* registry.catalog.changes.pipe(
+      Stream.runForEach((catalog) => Effect.sync(() => known = catalog)),
+      Effect.forkScoped
+    )
+
+    const lookup = (name: string) =>
+      Effect.flatMap(SubscriptionRef.get(registry.catalog), (catalog) => {
+        const entry = catalog.toolsByName.get(name)
+        return entry !== undefined
+          ? Effect.succeed(entry)
+          : Effect.fail(McpError.make(
+            "",
+            new McpError.NotFoundReason({
+              what: "tool",
+              name,
+              // From the filtered catalog: a hidden tool is never named.
+              suggestions: Catalog.suggest(name, filterWith(compiled, catalog, approver).toolsByName.keys())
+            })
+          ))
+      })
+
+    // The decision on a tool; a denied tool fails here.
+    const judge = (entry: Catalog.ToolEntry, rules: Rules.Compiled): Effect.Effect<Rules.Judged, McpError.McpError> => {
+      const decision = Rules.decide(rules, Rules.targetOf(entry), approver)
+      return decision.action === "deny" ? Effect.fail(denied(entry, decision)) : Effect.succeed(decision)
+    }
+    const check = makeCheck()
+    const env: Env = {
+      ...parts,
+      compiled: () => compiled,
+      lookup,
+      judge,
+      check,
+      limiter: makeLimiter(),
+      auditor: yield* makeAuditor(parts.sink)
+    }
+
+    return {
+      filter: (catalog) => filterWith(compiled, catalog, approver),
+      catalog: Stream.zipLatestWith(
+        registry.catalog.changes,
+        state.changes,
+        (catalog, rules) => ({ catalog, filtered: filterWith(rules, catalog, approver) })
+      ).pipe(
+        // A policy edit that hides nothing new is no change.
+        Stream.changesWith((a, b) =>
+          a.catalog === b.catalog && a.filtered.tools.length === b.filtered.tools.length &&
+          a.filtered.tools.every((entry, i) => entry === b.filtered.tools[i])
+        ),
+        Stream.map(({ filtered }) => filtered)
+      ),
+      decide: (tool) => {
+        const entry = typeof tool === "string" ? known.toolsByName.get(tool) : tool
+        return Rules.decide(compiled, entry === undefined ? { name: tool as string } : Rules.targetOf(entry), approver)
+      },
+      validate: traced("Policy.validate")((name, args) =>
+        Effect.flatMap(lookup(name), (entry) => Effect.zipRight(judge(entry, compiled), check(entry, args)))
+      ),
+      callTool: callTool(env),
+      config: Effect.sync(() => compiled.config),
+      update: (next) =>
+        SubscriptionRef.update(state, () => {
+          compiled = Rules.compile(next)
+          return compiled
+        })
+    }
+  })
