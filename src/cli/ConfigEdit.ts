@@ -6,7 +6,7 @@
  */
 import * as Either from "effect/Either"
 import type jsonc from "jsonc-parser"
-import * as Jsonc from "../internal/fleetConfig/jsonc.js"
+import * as Jsonc from "../internal/jsonc.js"
 
 type Node = jsonc.Node
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
-import * as Jsonc from "../../../src/internal/fleetConfig/jsonc.js"
+import * as Jsonc from "../../src/internal/jsonc.js"
 
 describe("jsonc", () => {
   it("reads comments and trailing commas", () => {
