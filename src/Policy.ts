@@ -657,7 +657,7 @@ export const make = (
         return entry !== undefined
           ? Effect.succeed(entry)
           : Effect.fail(McpError.make(
-            "",
+            undefined,
             new McpError.NotFoundReason({
               what: "tool",
               name,

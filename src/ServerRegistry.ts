@@ -363,8 +363,9 @@ export const make = (
             onTimeout: () => {
               const lagging = waiting.filter((actor) => !done(actor.status().state))
               const now = clock.unsafeCurrentTimeMillis()
+              // One laggard is that server's failure; several are the fleet's.
               return McpError.make(
-                lagging.map((actor) => actor.name).join(", "),
+                lagging.length === 1 ? lagging[0].name : undefined,
                 new McpError.UnavailableReason({
                   state: "NotReady",
                   message: `not ready in time: ${
@@ -383,7 +384,7 @@ export const make = (
         const entry = current.toolsByName.get(name)
         if (entry === undefined) {
           return Effect.fail(McpError.make(
-            "",
+            undefined,
             new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, current.toolsByName.keys()) })
           ))
         }

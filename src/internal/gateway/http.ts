@@ -556,7 +556,7 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
     const server = yield* NodeHttpServer.make(() => node, { host: options.host, port: options.port }).pipe(
       Effect.mapError((error) =>
         McpError.make(
-          "gateway",
+          undefined,
           new McpError.TransportReason({ message: `could not listen on ${options.host}:${options.port}: ${String(error.cause ?? error)}` }),
           error
         )

@@ -136,7 +136,7 @@ const invalidParams = (message: string) =>
 
 /** An unknown tool or prompt name: -32602, with the closest names the client may use. */
 const unknownName = (what: "tool" | "prompt", name: string, names: Iterable<string>) =>
-  invalidParams(McpError.make("", new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) })).message)
+  invalidParams(McpError.make(undefined, new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) })).message)
 
 const resourceNotFound = (uri: string) =>
   new Peer.HandlerError({ code: JsonRpc.ErrorCode.ResourceNotFound, message: `Resource not found: ${uri}`, data: { uri } })

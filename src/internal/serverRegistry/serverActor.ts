@@ -96,14 +96,6 @@ export const backoff = (policy: ServerSpec.RestartPolicy, attempt: number, rando
   return Math.round(Math.min(max, Math.max(0, base * (1 + policy.jitter * (2 * random - 1)))))
 }
 
-// Errors that another attempt cannot fix.
-const isPermanent = (error: McpError.McpError) => error.reason._tag === "Unsupported" || error.reason._tag === "Config"
-
-// A server that refuses us without credentials waits for new ones (a config change or a
-// restart) instead of being asked again and again.
-const needsAuth = (error: McpError.McpError) =>
-  error.reason._tag === "Http" && (error.reason.status === 401 || error.reason.status === 403)
-
 /**
  * Makes an actor; nothing runs until `run` is forked.
  */
@@ -339,8 +331,10 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
           case "Failed": {
             const attempt = (outcome.readyFor >= millis(policy.stableAfter) ? 0 : failures) + 1
             const error = outcome.error
-            const auth = needsAuth(error)
-            const permanent = auth || isPermanent(error) ||
+            // A server that refuses us without credentials waits for new ones (a config change
+            // or a restart) instead of being asked again and again.
+            const auth = error.needsAuth
+            const permanent = !error.retryable ||
               (policy.maxAttempts !== undefined && attempt >= policy.maxAttempts)
             const at = yield* Clock.currentTimeMillis
             const delay = permanent ? 0 : backoff(policy, attempt, yield* Random.next)
