@@ -137,12 +137,8 @@ export const empty: Catalog = {
 
 const unsafe = /[^A-Za-z0-9_-]/g
 
-/**
- * Replaces every character outside `[A-Za-z0-9_-]` with `_`.
- *
- * @since 0.1.0
- */
-export const sanitize = (part: string): string => part.replace(unsafe, "_")
+// Every character outside `[A-Za-z0-9_-]` becomes `_`.
+const sanitize = (part: string): string => part.replace(unsafe, "_")
 
 const digest = (server: string, original: string, length: number) =>
   createHash("sha256").update(`${server}\u0000${original}`).digest("hex").slice(0, length)

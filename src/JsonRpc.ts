@@ -119,13 +119,6 @@ export const Message = Schema.Union(Request, Notification, Success, Failure)
 export type Message = Request | Notification | Success | Failure
 
 /**
- * What arrives on the wire: one message or, since 2025-03-26, a batch of them.
- *
- * @since 0.1.0
- */
-export const Incoming = Schema.Union(Message, Schema.NonEmptyArray(Message))
-
-/**
  * Standard JSON-RPC error codes, and the ones MCP adds.
  *
  * @since 0.1.0

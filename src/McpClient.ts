@@ -6,19 +6,19 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { ValidatorCache } from "./internal/jsonSchema.js"
-import { isPlainCallToolResult } from "./internal/mcpClient/toolResult.js"
+import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
+import { decode } from "./internal/mcpClient/decode.js"
+import { initialize } from "./internal/mcpClient/handshake.js"
+import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
+import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
@@ -134,210 +134,60 @@ export interface McpClient {
  */
 export const McpClient = Context.GenericTag<McpClient>("mcp-fleet/McpClient")
 
-const defaultClientInfo: McpSchema.Implementation = { name: "mcp-fleet", version: "0.1.0" }
-
-// Decoders are built once per schema, not per message.
-const decoders = new WeakMap<Schema.Schema<any, any>, (value: unknown) => Either.Either<any, ParseResult.ParseError>>()
-const decoderOf = <A, I>(schema: Schema.Schema<A, I>): (value: unknown) => Either.Either<A, ParseResult.ParseError> => {
-  let decoder = decoders.get(schema)
-  if (decoder === undefined) {
-    decoder = McpSchema.decodeUnknown(schema)
-    decoders.set(schema, decoder)
-  }
-  return decoder
-}
-
-const isSupported = (version: string): version is McpSchema.ProtocolVersion =>
-  (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)
-
-type Feature = "tools" | "resources" | "resources.subscribe" | "prompts" | "completions" | "logging"
-
 /**
  * Connects over the Transport in context: sends initialize, checks the revision the server
  * chose, sends notifications/initialized. The connection ends with the Scope.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.McpError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
     const peer = yield* Peer.make({ handlers: options.handlers, requestTimeout: options.requestTimeout })
     const scope = yield* Effect.scope
     const server = peer.server
-    const maxPages = options.maxPages ?? 100
-    const maxItems = options.maxItems ?? 100_000
     // Subscribed before initialize, so nothing the server says is missed.
     const own = yield* peer.subscribe
-
-    const decode = <A, I>(method: string, schema: Schema.Schema<A, I>, value: unknown) => {
-      const result = decoderOf(schema)(value)
-      return Either.isRight(result)
-        ? Effect.succeed(result.right)
-        : Effect.fail(McpError.make(
-          server,
-          new McpError.ValidationReason({
-            method,
-            message: `the answer does not match the protocol: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
-          })
-        ))
-    }
+    const initialized = yield* initialize(peer, options)
+    const { capabilities, protocolVersion } = initialized
+    const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
+    const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
+      supported(feature) ? effect : unsupported(server, feature, action)
 
     const request: McpClient["request"] = (method, params, schema, requestOptions) =>
-      Effect.flatMap(peer.request(method, params, requestOptions), (result) => decode(method, schema, result))
-
-    const initialized = yield* request(
-      McpSchema.Method.Initialize,
-      {
-        protocolVersion: options.protocolVersion ?? McpSchema.LATEST_PROTOCOL_VERSION,
-        capabilities: options.capabilities ?? {},
-        clientInfo: options.clientInfo ?? defaultClientInfo
-      },
-      McpSchema.InitializeResult,
-      { timeout: options.initializeTimeout ?? "30 seconds" }
-    )
-    const protocolVersion = initialized.protocolVersion
-    if (!isSupported(protocolVersion)) {
-      return yield* Effect.fail(McpError.make(
-        server,
-        new McpError.UnsupportedReason({
-          message: `the server chose protocol revision ${protocolVersion}; mcp-fleet speaks ${
-            McpSchema.SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-          }`
-        })
-      ))
-    }
-    yield* peer.notify(McpSchema.Method.Initialized)
-    const capabilities = initialized.capabilities
-
-    const supports = (feature: Feature): boolean => {
-      switch (feature) {
-        case "resources.subscribe":
-          return capabilities.resources?.subscribe === true
-        case "completions":
-          // 2024-11-05 had no completions capability: completion came with prompts or resources.
-          return capabilities.completions !== undefined ||
-            (protocolVersion === "2024-11-05" && (capabilities.prompts !== undefined || capabilities.resources !== undefined))
-        default:
-          return capabilities[feature] !== undefined
-      }
-    }
-    const unsupported = (feature: Feature, action: string) =>
-      Effect.fail(McpError.make(
-        server,
-        new McpError.UnsupportedReason({
-          message: `cannot ${action}: the server did not declare the '${feature}' capability`
-        })
-      ))
-    const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
-      supports(feature) ? effect : unsupported(feature, action)
-
-    const listAll = <R extends { readonly nextCursor?: string | undefined }, A>(
+      Effect.flatMap(peer.request(method, params, requestOptions), (result) => decode(server, method, schema, result))
+    const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
+    const list = <R extends { readonly nextCursor?: string | undefined }, A>(
+      feature: Feature,
+      action: string,
       method: string,
       schema: Schema.Schema<R, any>,
       itemsOf: (result: R) => ReadonlyArray<A>
-    ): Effect.Effect<ReadonlyArray<A>, McpError.McpError> =>
-      Effect.gen(function*() {
-        const items: Array<A> = []
-        const seen = new Set<string>()
-        let cursor: string | undefined
-        for (let page = 1;; page++) {
-          if (page > maxPages) {
-            return yield* Effect.fail(McpError.make(
-              server,
-              new McpError.LimitReason({ what: `${method}: the number of pages`, size: page, limit: maxPages })
-            ))
-          }
-          const result = yield* request(method, cursor === undefined ? undefined : { cursor }, schema)
-          for (const item of itemsOf(result)) items.push(item)
-          if (items.length > maxItems) {
-            return yield* Effect.fail(McpError.make(
-              server,
-              new McpError.LimitReason({ what: `${method}: the number of items`, size: items.length, limit: maxItems })
-            ))
-          }
-          cursor = result.nextCursor
-          if (cursor === undefined) return items
-          if (seen.has(cursor)) {
-            return yield* Effect.fail(McpError.make(
-              server,
-              new McpError.ValidationReason({ method, message: `the server repeated the cursor ${JSON.stringify(cursor)}` })
-            ))
-          }
-          seen.add(cursor)
-        }
-      })
+    ) => gate(feature, action, listAll(server, limits, request, method, schema, itemsOf))
 
-    // The outputSchema of each tool from the latest listing; none until tools are listed.
-    const validators = new ValidatorCache()
-    let outputSchemas: Map<string, Record<string, unknown>> | undefined
+    const outputs = makeOutputChecks(server, scope, () => listTools())
     yield* Queue.take(own).pipe(
       Effect.tap((notification) => {
-        if (notification.method === McpSchema.Method.ToolsListChanged) outputSchemas = undefined
+        if (notification.method === McpSchema.Method.ToolsListChanged) outputs.forget()
       }),
       Effect.forever,
       Effect.forkScoped
     )
-
     const listTools = traced("McpClient.listTools")(() =>
-      gate(
-        "tools",
-        "list tools",
-        listAll(McpSchema.Method.ToolsList, McpSchema.ListToolsResult, (result) => result.tools)
-      ).pipe(Effect.tap((tools) => {
-        const schemas = new Map<string, Record<string, unknown>>()
-        for (const tool of tools) if (tool.outputSchema) schemas.set(tool.name, tool.outputSchema)
-        outputSchemas = schemas
-      }))
+      list("tools", "list tools", McpSchema.Method.ToolsList, McpSchema.ListToolsResult, (result) => result.tools).pipe(
+        Effect.tap(outputs.remember)
+      )
     )
 
-    const checkStructured = (name: string, result: McpSchema.CallToolResult) => {
-      const schema = outputSchemas?.get(name)
-      if (schema === undefined || result.isError === true) return Effect.succeed(result)
-      const invalid = (message: string) =>
-        Effect.fail(McpError.make(
-          server,
-          new McpError.ValidationReason({ method: McpSchema.Method.ToolsCall, message: `tool '${name}' ${message}` })
-        ))
-      if (result.structuredContent === undefined) return invalid("has an outputSchema but returned no structuredContent")
-      const validator = validators.get(schema)
-      if (Either.isLeft(validator)) return invalid(`has an outputSchema that cannot be used: ${validator.left}`)
-      const problem = validator.right(result.structuredContent)
-      return problem === undefined
-        ? Effect.succeed(result)
-        : invalid(`returned structuredContent that does not match its outputSchema: ${problem}`)
-    }
-
-    // Structured content can only be checked against a known outputSchema: list the tools
-    // first, once, however many calls are waiting for it.
-    let listing: Deferred.Deferred<void, McpError.McpError> | undefined
-    const ensureListed = Effect.suspend(() => {
-      if (outputSchemas !== undefined) return Effect.void
-      if (listing !== undefined) return Deferred.await(listing)
-      const done = Deferred.unsafeMake<void, McpError.McpError>(FiberId.none)
-      listing = done
-      const list = Effect.asVoid(listTools()).pipe(
-        Effect.intoDeferred(done),
-        Effect.ensuring(Effect.sync(() => listing = undefined))
-      )
-      return Effect.zipRight(Effect.forkIn(list, scope), Deferred.await(done))
-    })
-
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
-    const toolsSupported = supports("tools")
+    const toolsSupported = supported("tools")
     const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
-    const toolResult = (name: string, result: Record<string, unknown>) =>
-      outputSchemas?.has(name) !== true && isPlainCallToolResult(result)
-        ? Effect.succeed(result as McpSchema.CallToolResult)
-        : Effect.flatMap(
-          decode(McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result),
-          (decoded) => checkStructured(name, decoded)
-        )
-
     const callTool = traced("McpClient.callTool")((
       name: string,
       args?: Record<string, unknown>,
       callOptions?: CallToolOptions
     ) => {
-      if (!toolsSupported) return unsupported("tools", "call tools")
+      if (!toolsSupported) return unsupported(server, "tools", "call tools")
       let params: Record<string, unknown> = { name, arguments: args ?? {} }
       let requestOptions = resetOnProgress
       if (callOptions !== undefined) {
@@ -347,15 +197,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       }
       const call = Effect.flatMap(
         peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
-        (result) => toolResult(name, result)
+        (result) => outputs.check(name, result)
       )
-      return outputSchemas === undefined ? Effect.zipRight(ensureListed, call) : call
+      return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
     })
 
     const emptyRequest = (feature: Feature, action: string, method: string, params?: Record<string, unknown>) =>
       gate(feature, action, Effect.asVoid(request(method, params, McpSchema.EmptyResult)))
 
-    const client: McpClient = {
+    return {
       server,
       protocolVersion,
       serverInfo: initialized.serverInfo,
@@ -364,21 +214,16 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       listTools,
       callTool,
       listResources: traced("McpClient.listResources")(() =>
-        gate(
-          "resources",
-          "list resources",
-          listAll(McpSchema.Method.ResourcesList, McpSchema.ListResourcesResult, (result) => result.resources)
-        )
+        list("resources", "list resources", McpSchema.Method.ResourcesList, McpSchema.ListResourcesResult, (result) =>
+          result.resources)
       ),
       listResourceTemplates: traced("McpClient.listResourceTemplates")(() =>
-        gate(
+        list(
           "resources",
           "list resource templates",
-          listAll(
-            McpSchema.Method.ResourcesTemplatesList,
-            McpSchema.ListResourceTemplatesResult,
-            (result) => result.resourceTemplates
-          )
+          McpSchema.Method.ResourcesTemplatesList,
+          McpSchema.ListResourceTemplatesResult,
+          (result) => result.resourceTemplates
         )
       ),
       readResource: traced("McpClient.readResource")((uri: string) =>
@@ -391,7 +236,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         emptyRequest("resources.subscribe", "unsubscribe from resources", McpSchema.Method.ResourcesUnsubscribe, { uri })
       ),
       listPrompts: traced("McpClient.listPrompts")(() =>
-        gate("prompts", "list prompts", listAll(McpSchema.Method.PromptsList, McpSchema.ListPromptsResult, (result) => result.prompts))
+        list("prompts", "list prompts", McpSchema.Method.PromptsList, McpSchema.ListPromptsResult, (result) => result.prompts)
       ),
       getPrompt: traced("McpClient.getPrompt")((name: string, args?: Readonly<Record<string, string>>) =>
         gate(
@@ -427,8 +272,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       subscribe: peer.subscribe,
       request,
       closed: peer.closed
-    }
-    return client
+    } satisfies McpClient
   })
 
 /**

@@ -1,7 +1,12 @@
 /**
- * The one error type of mcp-fleet: every failure names the server it concerns and says
- * what went wrong in a `reason`, so callers can match on `error.reason._tag` and people
- * can read `error.message`.
+ * The one error type of mcp-fleet: every failure says what went wrong in a `reason`, so
+ * callers can match on `error.reason._tag` and people can read `error.message`. A failure
+ * that concerns one server names it in `server`; a failure of the fleet as a whole (an
+ * unknown qualified tool name, several servers not ready in time, the gateway unable to
+ * listen) has no `server`, and never a made-up or joined one.
+ *
+ * Whether another attempt may help is a property of the error (`retryable`, `needsAuth`),
+ * so the supervisor and callers decide the same way.
  *
  * @since 0.1.0
  */
@@ -196,17 +201,19 @@ const tail = (exit: ProcessExit): string => {
   return `: ${lines.slice(-5).join("\n")}`
 }
 
-const describe = (server: string, reason: Reason): string => {
-  const who = `server '${server}'`
+const describe = (server: string | undefined, reason: Reason): string => {
+  const who = server === undefined ? "the server" : `server '${server}'`
+  // "server 'x': text", or the text alone for a failure of the fleet as a whole.
+  const about = (text: string) => server === undefined ? text : `${who}: ${text}`
   switch (reason._tag) {
     case "Closed": {
       const how = exitText(reason)
       const when = reason.method ? ` before answering ${reason.method}` : ""
-      return how ? `${who} ${how}${when}${tail(reason)}` : `${who}: ${reason.message}${when}${tail(reason)}`
+      return how ? `${who} ${how}${when}${tail(reason)}` : `${about(reason.message)}${when}${tail(reason)}`
     }
     case "Transport": {
       const how = exitText(reason)
-      return `${who}: ${reason.message}${how ? ` (process ${how})` : ""}${tail(reason)}`
+      return `${about(reason.message)}${how ? ` (process ${how})` : ""}${tail(reason)}`
     }
     case "Protocol":
       return `${who} answered ${reason.method} with error ${reason.code}: ${reason.message}`
@@ -220,35 +227,40 @@ const describe = (server: string, reason: Reason): string => {
         ? `${who} did not answer ${reason.method} within ${reason.afterMs} ms`
         : `${who} did not finish ${reason.method} within its maximum of ${reason.afterMs} ms`
     case "Limit":
-      return reason.size === undefined
-        ? `${who}: ${reason.what} exceeds the limit of ${reason.limit}`
-        : `${who}: ${reason.what} of ${reason.size} exceeds the limit of ${reason.limit}`
+      return about(
+        reason.size === undefined
+          ? `${reason.what} exceeds the limit of ${reason.limit}`
+          : `${reason.what} of ${reason.size} exceeds the limit of ${reason.limit}`
+      )
     case "Validation":
-      return `${who}${reason.method ? ` (${reason.method})` : ""}: ${reason.message}`
+      return server === undefined
+        ? `${reason.method ? `${reason.method}: ` : ""}${reason.message}`
+        : `${who}${reason.method ? ` (${reason.method})` : ""}: ${reason.message}`
     case "Unsupported":
     case "Unavailable":
-      return `${who}: ${reason.message}`
+      return about(reason.message)
     case "NotFound": {
       const hint = reason.suggestions.length > 0 ? `; did you mean ${reason.suggestions.map((name) => `'${name}'`).join(", ")}?` : ""
-      // An unknown catalog name belongs to no server: the error then has an empty server.
-      return reason.what === "server" || server === ""
+      return reason.what === "server" || server === undefined
         ? `there is no ${reason.what} '${reason.name}'${hint}`
         : `${who} has no ${reason.what} '${reason.name}'${hint}`
     }
     case "Config":
-      return `${who} is misconfigured: ${reason.message}`
+      return server === undefined ? `the configuration cannot be used: ${reason.message}` : `${who} is misconfigured: ${reason.message}`
     case "Denied":
-      return `${who}: tool '${reason.tool}' was denied by policy: ${reason.message}`
+      return about(`tool '${reason.tool}' was denied by policy: ${reason.message}`)
   }
 }
 
 /**
- * The error of every mcp-fleet operation.
+ * The error of every mcp-fleet operation. `server` is the one server the failure concerns,
+ * absent when it concerns none or several of them.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class McpError extends Schema.TaggedError<McpError>()("McpError", {
-  server: Schema.String,
+  server: Schema.optional(Schema.NonEmptyString),
   reason: Reason,
   cause: Schema.optional(Schema.Defect)
 }) {
@@ -258,12 +270,43 @@ export class McpError extends Schema.TaggedError<McpError>()("McpError", {
   override get message(): string {
     return describe(this.server, this.reason)
   }
+
+  /**
+   * Whether the same thing may succeed if tried again later, with no change of config or
+   * credentials: false for an unsupported feature or revision, a configuration that cannot
+   * be used, a refusal for want of credentials, a policy denial, an unknown name and a
+   * server that is unavailable for good.
+   */
+  get retryable(): boolean {
+    switch (this.reason._tag) {
+      case "Unsupported":
+      case "Config":
+      case "Denied":
+      case "NotFound":
+      case "Unavailable":
+        return false
+      case "Http":
+        return !this.needsAuth
+      default:
+        return true
+    }
+  }
+
+  /**
+   * Whether the server refused us for want of credentials (HTTP 401 or 403): only new
+   * credentials (a config change or a restart) can help.
+   */
+  get needsAuth(): boolean {
+    return this.reason._tag === "Http" && (this.reason.status === 401 || this.reason.status === 403)
+  }
 }
 
 /**
- * Makes an McpError.
+ * Makes an McpError about `server`, or about the fleet as a whole when `server` is
+ * undefined. The name must be one server's, never empty or a list.
  *
  * @since 0.1.0
+ * @category constructors
  */
-export const make = (server: string, reason: Reason, cause?: unknown): McpError =>
-  new McpError(cause === undefined ? { server, reason } : { server, reason, cause })
+export const make = (server: string | undefined, reason: Reason, cause?: unknown): McpError =>
+  new McpError({ reason, ...(server === undefined ? {} : { server }), ...(cause === undefined ? {} : { cause }) })

@@ -23,9 +23,13 @@ import type * as McpClient from "./McpClient.js"
 import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type { RegistryEvent } from "./RegistryEvent.js"
+import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
+import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
+import { plan } from "./internal/serverRegistry/reconcilePlan.js"
+import * as Routing from "./internal/serverRegistry/routing.js"
 import * as ServerActor from "./internal/serverRegistry/serverActor.js"
 import * as ServerSpec from "./ServerSpec.js"
-import { describe as describeState, isTerminal, type ServerState } from "./ServerState.js"
+import type { ServerState } from "./ServerState.js"
 
 /**
  * The services an actor connects with: processes for stdio servers, an HTTP client for
@@ -202,43 +206,14 @@ export const make = (
     const restartPolicy: ServerSpec.RestartPolicy = { ...ServerSpec.defaultRestartPolicy, ...options.restart }
     const pubsub = yield* PubSub.sliding<RegistryEvent>(options.eventBuffer ?? 1024)
     yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
-    const catalog = yield* SubscriptionRef.make(Catalog.empty)
+    const { catalog, listsChanged } = yield* FleetCatalog.make(naming)
     const actors = new Map<string, ServerActor.ServerActor>()
-    const offered = new Map<string, Catalog.ServerLists>()
     const fibers = yield* FiberMap.make<string>()
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
 
+    const { actorOf, callTool, getPrompt, withClient } = Routing.make(actors, catalog)
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
-
-    // Collisions already logged, so each is reported once, when it appears.
-    let reported = new Set<string>()
-    const reportCollisions = (current: Catalog.Catalog) => {
-      const now = new Set(current.collisions.map((collision) => `${collision.kind}:${collision.name}`))
-      const fresh = current.collisions.filter((collision) => !reported.has(`${collision.kind}:${collision.name}`))
-      reported = now
-      return Effect.forEach(fresh, (collision) =>
-        Effect.logWarning(
-          `the ${collision.kind} name '${collision.name}' is claimed by ${
-            collision.entries.map((entry) => `'${entry.original}' of server '${entry.server}' (now '${entry.name}')`).join(", ")
-          }`
-        ), { discard: true })
-    }
-
-    // The catalog is rebuilt under the ref's lock, from the lists as they are at that moment.
-    const rebuild = Effect.flatMap(
-      SubscriptionRef.updateAndGet(catalog, () => Catalog.make(offered, naming)),
-      reportCollisions
-    )
-
-    const listsChanged = (server: string, lists: Catalog.ServerLists) =>
-      Effect.suspend(() => {
-        // A server with nothing to offer has no entry, so removed servers leave none behind.
-        const empty = lists.tools.length + lists.resources.length + lists.templates.length + lists.prompts.length === 0
-        if (empty) offered.delete(server)
-        else offered.set(server, lists)
-        return rebuild
-      })
 
     const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
       Effect.gen(function*() {
@@ -274,130 +249,28 @@ export const make = (
 
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")((desired) =>
       lock.withPermits(1)(Effect.gen(function*() {
-        const wanted = new Map<string, ServerSpec.ServerSpec>()
-        for (const spec of desired) {
-          if (wanted.has(spec.name)) yield* Effect.logWarning(`server '${spec.name}' is configured twice; the last one is used`)
-          wanted.set(spec.name, spec)
-        }
-        const added: Array<ServerSpec.ServerSpec> = []
-        const changed: Array<ServerSpec.ServerSpec> = []
-        const unchanged: Array<string> = []
-        for (const [name, spec] of wanted) {
-          const actor = actors.get(name)
-          if (actor === undefined) added.push(spec)
-          else if (actor.hash === ServerSpec.hash(spec)) unchanged.push(name)
-          else changed.push(spec)
-        }
-        const removed = [...actors.keys()].filter((name) => !wanted.has(name))
+        const { added, changed, duplicates, removed, unchanged } = plan(
+          new Map([...actors].map(([name, actor]) => [name, actor.hash])),
+          desired
+        )
+        for (const name of duplicates) yield* Effect.logWarning(`server '${name}' is configured twice; the last one is used`)
         yield* Effect.all([
           Effect.forEach(removed, stop, { concurrency: "unbounded", discard: true }),
           Effect.forEach(changed, replace, { concurrency: "unbounded", discard: true }),
           Effect.forEach(added, (spec) => start(spec), { discard: true })
         ], { concurrency: "unbounded", discard: true })
-        return {
-          added: added.map((spec) => spec.name),
-          removed,
-          restarted: changed.map((spec) => spec.name),
-          unchanged
-        }
+        return { added: added.map((spec) => spec.name), removed, restarted: changed.map((spec) => spec.name), unchanged }
       }))
     )
 
-    const actorOf = (name: string) =>
-      Effect.suspend(() => {
-        const actor = actors.get(name)
-        return actor !== undefined
-          ? Effect.succeed(actor)
-          : Effect.fail(McpError.make(
-            name,
-            new McpError.NotFoundReason({ what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) })
-          ))
-      })
-
-    // A call waiting on an actor that a reconcile replaced goes on waiting on its successor:
-    // Stopped means the call was never sent, so nothing runs twice.
-    const withClient: ServerRegistry["withClient"] = (server, f, callOptions) =>
-      Effect.flatMap(actorOf(server), (actor) =>
-        actor.withClient(f, callOptions).pipe(
-          Effect.catchIf(
-            (error) =>
-              error.reason._tag === "Unavailable" && error.reason.state === "Stopped" && actors.has(server) &&
-              actors.get(server) !== actor,
-            () => withClient(server, f, callOptions)
-          )
-        ))
-
-    const readyFor = (target: AwaitTarget, actor: ServerActor.ServerActor) =>
-      target === "required" ? actor.spec.required === true : target === "settled" ? actor.spec.disabled !== true : target.includes(actor.name)
-
     const awaitReady: ServerRegistry["awaitReady"] = traced("ServerRegistry.awaitReady")((awaitOptions = {}) =>
       Effect.gen(function*() {
-        const clock = yield* Effect.clock
         const target = awaitOptions.servers ?? "required"
-        const timeout = awaitOptions.timeout ?? "30 seconds"
         if (typeof target !== "string") {
           for (const name of target) yield* actorOf(name)
         }
-        const waiting = [...actors.values()].filter((actor) => readyFor(target, actor))
-        const done = (state: ServerState) =>
-          state._tag === "Ready" || (target === "settled" && (state._tag === "Failed" || isTerminal(state)))
-        const one = (actor: ServerActor.ServerActor) =>
-          actor.state.changes.pipe(
-            Stream.mapEffect((state) =>
-              target !== "settled" && isTerminal(state)
-                ? Effect.fail(McpError.make(
-                  actor.name,
-                  new McpError.UnavailableReason({
-                    state: state._tag,
-                    message: `cannot become ready: ${describeState(state, clock.unsafeCurrentTimeMillis())}`
-                  })
-                ))
-                : Effect.succeed(done(state))
-            ),
-            Stream.takeUntil((ready) => ready),
-            Stream.runDrain
-          )
-        yield* Effect.forEach(waiting, one, { concurrency: "unbounded", discard: true }).pipe(
-          Effect.timeoutFail({
-            duration: timeout,
-            onTimeout: () => {
-              const lagging = waiting.filter((actor) => !done(actor.status().state))
-              const now = clock.unsafeCurrentTimeMillis()
-              return McpError.make(
-                lagging.map((actor) => actor.name).join(", "),
-                new McpError.UnavailableReason({
-                  state: "NotReady",
-                  message: `not ready in time: ${
-                    lagging.map((actor) => `'${actor.name}' is ${describeState(actor.status().state, now)}`).join("; ")
-                  }`
-                })
-              )
-            }
-          })
-        )
-      })
-    )
-
-    const callTool: ServerRegistry["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
-      Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
-        const entry = current.toolsByName.get(name)
-        if (entry === undefined) {
-          return Effect.fail(McpError.make(
-            "",
-            new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, current.toolsByName.keys()) })
-          ))
-        }
-        return withClient(entry.server, (client) => client.callTool(entry.tool.name, args, callOptions), callOptions)
-      })
-    )
-
-    // A prompt the server does not list fails here, with the names it does list.
-    const getPrompt: ServerRegistry["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args) =>
-      Effect.flatMap(actorOf(server), (actor) => {
-        const known = actor.lists().prompts.map((prompt) => prompt.name)
-        return known.length > 0 && !known.includes(name)
-          ? Effect.fail(McpError.make(server, new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, known) })))
-          : actor.withClient((client) => client.getPrompt(name, args))
+        const waiting = [...actors.values()].filter((actor) => isTarget(target, actor))
+        yield* awaitActors(waiting, target, awaitOptions.timeout ?? "30 seconds")
       })
     )
 

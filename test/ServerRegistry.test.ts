@@ -117,6 +117,7 @@ describe("ServerRegistry", () => {
       const error = failure(yield* Effect.exit(fleet.callTool("mcp__memory__read_grph")))
       expect(error.reason).toMatchObject({ _tag: "NotFound", what: "tool", suggestions: ["mcp__memory__read_graph"] })
       expect(error.message).toBe("there is no tool 'mcp__memory__read_grph'; did you mean 'mcp__memory__read_graph'?")
+      expect(error.server).toBeUndefined()
       const missing = failure(yield* Effect.exit(fleet.readResource("memroy", "x://y")))
       expect(missing.message).toBe("there is no server 'memroy'; did you mean 'memory'?")
     }))
@@ -460,6 +461,15 @@ describe("ServerRegistry", () => {
       expect(late.message).toMatch(/^server 'retrying': not ready in time: 'retrying' is Failed \(attempt \d+, retry in \d+ ms\): server 'retrying': refused$/)
       // The wait left is counted from now: never more than the 1 s cap.
       expect(Number(/retry in (\d+) ms/.exec(late.message)![1])).toBeLessThanOrEqual(1000)
+      // Several laggards are the fleet's failure: no server, each one named in the message.
+      const other = failing("other", { required: true })
+      yield* fleet.reconcile([retrying.spec, other.spec])
+      const both = yield* Effect.fork(Effect.exit(fleet.awaitReady({ timeout: "3 seconds" })))
+      yield* TestClock.adjust("3 seconds")
+      const many = failure(yield* Fiber.join(both))
+      expect(many.server).toBeUndefined()
+      expect(many.reason).toMatchObject({ _tag: "Unavailable", state: "NotReady" })
+      expect(many.message).toMatch(/^not ready in time: 'retrying' is Failed \([^)]*\): server 'retrying': refused; 'other' is Failed \([^)]*\): server 'other': refused$/)
     }))
 
   it.scoped("a subscriber that never reads does not hold the fleet up", () =>

@@ -15,7 +15,7 @@ export const invalidParams = (message: string) => new Peer.HandlerError({ code: 
 
 /** An unknown tool or prompt name: -32602, with the closest names the client may use. */
 export const unknownName = (what: "tool" | "prompt", name: string, names: Iterable<string>) =>
-  invalidParams(McpError.make("", new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) })).message)
+  invalidParams(McpError.make(undefined, new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) })).message)
 
 /** A resource no server offers. */
 export const resourceNotFound = (uri: string) =>

@@ -113,7 +113,7 @@ const listen = (options: HttpOptions): Effect.Effect<http.Server, McpError.McpEr
       const server = http.createServer()
       const failed = (error: Error) =>
         resume(Effect.fail(McpError.make(
-          "gateway",
+          undefined,
           new McpError.TransportReason({ message: `could not listen on ${options.host}:${options.port}: ${String(error)}` }),
           error
         )))

@@ -154,7 +154,7 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
         return entry !== undefined
           ? Effect.succeed(entry)
           : Effect.fail(McpError.make(
-            "",
+            undefined,
             new McpError.NotFoundReason({
               what: "tool",
               name,

@@ -1,0 +1,142 @@
+/**
+ * The gate calls pass through to reach a server: straight through while a connection is
+ * ready, otherwise waiting (up to the ready timeout) for the next one, waking an idle
+ * server on the way; failing at once when the server cannot become ready by waiting. It
+ * counts calls in flight, so an idle timeout only ever stops a quiet server.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import type { CallOptions } from "../../ServerRegistry.js"
+import { isTerminal, type ServerState } from "../../ServerState.js"
+
+/**
+ * What the gate reads of its actor.
+ */
+export interface Actor {
+  readonly server: string
+  readonly state: SubscriptionRef.SubscriptionRef<ServerState>
+  /** The current state, without going through the ref. */
+  readonly now: () => ServerState
+  readonly lastError: () => McpError.McpError | undefined
+  /** Asks an idle server to start again. */
+  readonly wake: Effect.Effect<void>
+  /** The default ready timeout, in milliseconds. */
+  readonly readyTimeout: number
+}
+
+/**
+ * One server's gate.
+ */
+export interface CallGate {
+  /** The ready connection, if there is one. */
+  readonly client: () => McpClient.McpClient | undefined
+  /** Opens the gate to a ready connection, or closes it (undefined). */
+  readonly setClient: (client: McpClient.McpClient | undefined) => void
+  /** Runs `f` with a ready connection, waiting for one if the server is starting. */
+  readonly withClient: <A>(
+    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
+    options?: CallOptions | undefined
+  ) => Effect.Effect<A, McpError.McpError>
+  /** Completes once no call has been in flight for `idleMs`, counted from the last one or from now. */
+  readonly idle: (idleMs: number) => Effect.Effect<void>
+}
+
+const unavailable = (state: ServerState): string => {
+  switch (state._tag) {
+    case "Disabled":
+      return "is disabled"
+    case "Stopped":
+      return "is stopped"
+    case "NeedsAuth":
+      return `needs authorization: ${state.error.message}`
+    case "Failed":
+      return `failed after ${state.attempt} attempt${state.attempt === 1 ? "" : "s"} and is not retried: ${state.error.message}`
+    default:
+      return `is ${state._tag}`
+  }
+}
+
+/**
+ * Makes a closed gate.
+ */
+export const make = (actor: Actor): CallGate => {
+  let client: McpClient.McpClient | undefined
+  let inFlight = 0
+  let lastActivity = 0
+
+  const readyClient = Effect.suspend((): Effect.Effect<Option.Option<McpClient.McpClient>, McpError.McpError> => {
+    if (client !== undefined) return Effect.succeed(Option.some(client))
+    const now = actor.now()
+    if (isTerminal(now)) {
+      return Effect.fail(McpError.make(actor.server, new McpError.UnavailableReason({ state: now._tag, message: unavailable(now) })))
+    }
+    return now._tag === "Idle" ? Effect.as(actor.wake, Option.none()) : Effect.succeed(Option.none())
+  })
+
+  const awaitClient = (timeout: number) =>
+    actor.state.changes.pipe(
+      Stream.mapEffect(() => readyClient),
+      Stream.filterMap((found) => found),
+      Stream.runHead,
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.die("the state stream ended"),
+        onSome: Effect.succeed
+      })),
+      Effect.timeoutFail({
+        duration: timeout,
+        onTimeout: () => {
+          const lastError = actor.lastError()
+          return McpError.make(
+            actor.server,
+            new McpError.UnavailableReason({
+              state: actor.now()._tag,
+              message: `was not ready within ${timeout} ms (${lastError ? `last error: ${lastError.message}` : actor.now()._tag})`
+            })
+          )
+        }
+      })
+    )
+
+  const use = <A>(c: McpClient.McpClient, f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>) =>
+    Effect.suspend(() => {
+      inFlight++
+      return f(c).pipe(
+        Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          Effect.sync(() => {
+            inFlight--
+            lastActivity = at
+          })
+        ))
+      )
+    })
+
+  return {
+    client: () => client,
+    setClient: (next) => {
+      client = next
+    },
+    withClient: (f, options) =>
+      Effect.suspend(() => {
+        if (client !== undefined) return use(client, f)
+        const timeout = options?.readyTimeout === undefined ? actor.readyTimeout : Duration.toMillis(Duration.decode(options.readyTimeout))
+        return Effect.flatMap(awaitClient(timeout), (c) => use(c, f))
+      }),
+    idle: (idleMs) =>
+      Effect.gen(function*() {
+        lastActivity = Math.max(lastActivity, yield* Clock.currentTimeMillis)
+        while (true) {
+          const quietFor = (yield* Clock.currentTimeMillis) - lastActivity
+          if (inFlight === 0 && quietFor >= idleMs) return
+          yield* Effect.sleep(inFlight === 0 ? idleMs - quietFor : idleMs)
+        }
+      })
+  }
+}

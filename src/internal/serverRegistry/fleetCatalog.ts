@@ -1,0 +1,55 @@
+/**
+ * The fleet's catalog: every server's lists merged into one Catalog, rebuilt whenever one
+ * server's lists change, with each new name collision logged once, when it appears.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Catalog from "../../Catalog.js"
+
+/**
+ * The live catalog and the way servers feed it.
+ */
+export interface FleetCatalog {
+  readonly catalog: SubscriptionRef.SubscriptionRef<Catalog.Catalog>
+  /** Takes a server's new lists; empty lists take the server out of the catalog. */
+  readonly listsChanged: (server: string, lists: Catalog.ServerLists) => Effect.Effect<void>
+}
+
+const key = (collision: Catalog.Collision) => `${collision.kind}:${collision.name}`
+
+/**
+ * Makes an empty fleet catalog.
+ */
+export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
+  Effect.map(SubscriptionRef.make(Catalog.empty), (catalog) => {
+    const offered = new Map<string, Catalog.ServerLists>()
+    let reported = new Set<string>()
+    const reportCollisions = (current: Catalog.Catalog) => {
+      const fresh = current.collisions.filter((collision) => !reported.has(key(collision)))
+      reported = new Set(current.collisions.map(key))
+      return Effect.forEach(fresh, (collision) =>
+        Effect.logWarning(
+          `the ${collision.kind} name '${collision.name}' is claimed by ${
+            collision.entries.map((entry) => `'${entry.original}' of server '${entry.server}' (now '${entry.name}')`).join(", ")
+          }`
+        ), { discard: true })
+    }
+    // The catalog is rebuilt under the ref's lock, from the lists as they are at that moment.
+    const rebuild = Effect.flatMap(
+      SubscriptionRef.updateAndGet(catalog, () => Catalog.make(offered, naming)),
+      reportCollisions
+    )
+    return {
+      catalog,
+      listsChanged: (server, lists) =>
+        Effect.suspend(() => {
+          // A server with nothing to offer has no entry, so removed servers leave none behind.
+          const empty = lists.tools.length + lists.resources.length + lists.templates.length + lists.prompts.length === 0
+          if (empty) offered.delete(server)
+          else offered.set(server, lists)
+          return rebuild
+        })
+    }
+  })

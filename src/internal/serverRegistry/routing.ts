@@ -1,0 +1,80 @@
+/**
+ * Routing calls to the server they are for: by server name, or by a tool's qualified name
+ * through the catalog. A call waiting on an actor that a reconcile replaced goes on
+ * waiting on its successor.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Catalog from "../../Catalog.js"
+import { traced } from "../traced.js"
+import * as McpError from "../../McpError.js"
+import type { ServerRegistry } from "../../ServerRegistry.js"
+import type { ServerActor } from "./serverActor.js"
+
+/**
+ * The routes of a registry whose running actors are `actors`.
+ */
+export interface Routing extends Pick<ServerRegistry, "withClient" | "callTool" | "getPrompt"> {
+  /** The actor of that server; an unknown name fails with the closest names. */
+  readonly actorOf: (server: string) => Effect.Effect<ServerActor, McpError.McpError>
+}
+
+/**
+ * Makes the routes over `actors` (which the registry keeps current) and `catalog`.
+ */
+export const make = (
+  actors: ReadonlyMap<string, ServerActor>,
+  catalog: SubscriptionRef.SubscriptionRef<Catalog.Catalog>
+): Routing => {
+  // An unknown name is no server of the fleet, so the error names none.
+  const actorOf = (name: string) =>
+    Effect.suspend(() => {
+      const actor = actors.get(name)
+      return actor !== undefined
+        ? Effect.succeed(actor)
+        : Effect.fail(McpError.make(
+          undefined,
+          new McpError.NotFoundReason({ what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) })
+        ))
+    })
+
+  // Stopped means the call was never sent, so going on with the successor runs nothing twice.
+  const withClient: Routing["withClient"] = (server, f, callOptions) =>
+    Effect.flatMap(actorOf(server), (actor) =>
+      actor.withClient(f, callOptions).pipe(
+        Effect.catchIf(
+          (error) =>
+            error.reason._tag === "Unavailable" && error.reason.state === "Stopped" && actors.has(server) &&
+            actors.get(server) !== actor,
+          () => withClient(server, f, callOptions)
+        )
+      ))
+
+  // An unknown qualified name belongs to no server: the error names none.
+  const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
+    Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
+      const entry = current.toolsByName.get(name)
+      if (entry === undefined) {
+        return Effect.fail(McpError.make(
+          undefined,
+          new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, current.toolsByName.keys()) })
+        ))
+      }
+      return withClient(entry.server, (client) => client.callTool(entry.tool.name, args, callOptions), callOptions)
+    })
+  )
+
+  // A prompt the server does not list fails here, with the names it does list.
+  const getPrompt: Routing["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args) =>
+    Effect.flatMap(actorOf(server), (actor) => {
+      const known = actor.lists().prompts.map((prompt) => prompt.name)
+      return known.length > 0 && !known.includes(name)
+        ? Effect.fail(McpError.make(server, new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, known) })))
+        : actor.withClient((client) => client.getPrompt(name, args))
+    })
+  )
+
+  return { actorOf, withClient, callTool, getPrompt }
+}

@@ -1,0 +1,123 @@
+/**
+ * One connection of a server, from spawn to its first failure, idle timeout or control
+ * request: connect, initialize, list everything, watch for changes, open the call gate,
+ * and ping if the spec asks for health checks.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import type * as Catalog from "../../Catalog.js"
+import * as McpClient from "../../McpClient.js"
+import type * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { RegistryEvent } from "../../RegistryEvent.js"
+import * as ServerSpec from "../../ServerSpec.js"
+import { ServerState } from "../../ServerState.js"
+import type { ClientOptions, Requirements } from "../../ServerRegistry.js"
+import { Transport, type TransportService } from "../../Transport.js"
+import type { CallGate } from "./callGate.js"
+import { fetchAll, watch } from "./listing.js"
+
+/**
+ * A request to the actor from outside its loop.
+ */
+export type Control = "restart" | "enable" | "disable" | "wake"
+
+/**
+ * How a session ended while its scope was still open.
+ */
+export type Outcome =
+  | { readonly _tag: "Failed"; readonly error: McpError.McpError; readonly readyFor: number }
+  | { readonly _tag: "Idle" }
+  | { readonly _tag: "Control"; readonly control: "restart" | "disable" }
+
+/**
+ * What a session and the supervision loop share with their actor.
+ */
+export interface Core {
+  readonly spec: ServerSpec.ServerSpec
+  readonly client: ClientOptions
+  readonly refreshDebounce: Duration.DurationInput
+  readonly gate: CallGate
+  readonly lists: () => Catalog.ServerLists
+  readonly setLists: (lists: Catalog.ServerLists) => Effect.Effect<void>
+  readonly setState: (state: ServerState) => Effect.Effect<void>
+  readonly setConnection: (transport: TransportService) => void
+  readonly publish: (event: RegistryEvent) => Effect.Effect<void>
+  readonly control: Queue.Queue<Control>
+}
+
+/**
+ * Takes control requests until one of `accepted` comes; the others are dropped.
+ */
+export const takeControl = <C extends Control>(core: Core, accepted: ReadonlyArray<C>): Effect.Effect<C> =>
+  Queue.take(core.control).pipe(
+    Effect.repeat({ until: (c): c is C => (accepted as ReadonlyArray<Control>).includes(c) }),
+    Effect.map((c) => c as C)
+  )
+
+/**
+ * Fails after `failures` pings in a row went unanswered; never ends without health checks.
+ */
+export const healthCheck = (health: ServerSpec.HealthCheck | undefined, c: McpClient.McpClient): Effect.Effect<never, McpError.McpError> => {
+  if (health === undefined) return Effect.never
+  const limit = health.failures ?? 3
+  let failed = 0
+  return Effect.sleep(health.interval).pipe(
+    Effect.zipRight(
+      c.request(McpSchema.Method.Ping, undefined, McpSchema.EmptyResult, { timeout: health.timeout ?? "10 seconds" })
+    ),
+    Effect.matchEffect({
+      onSuccess: () => Effect.sync(() => failed = 0),
+      onFailure: (error) => ++failed >= limit ? Effect.fail(error) : Effect.void
+    }),
+    Effect.forever
+  )
+}
+
+/**
+ * Runs one session in `scope`. The scope stays open until the caller has moved the state
+ * off Ready; the gate is closed before this returns.
+ */
+export const run = (core: Core, scope: Scope.CloseableScope): Effect.Effect<Outcome, never, Requirements> => {
+  const { spec } = core
+  let readySince: number | undefined
+  const serve = Effect.gen(function*() {
+    const transport = yield* ServerSpec.connect(spec)
+    core.setConnection(transport)
+    const c = yield* McpClient.make({
+      ...core.client,
+      initializeTimeout: spec.initializeTimeout,
+      requestTimeout: spec.requestTimeout
+    }).pipe(Effect.provideService(Transport, transport))
+    yield* watch({ server: spec.name, refreshDebounce: core.refreshDebounce, lists: core.lists, setLists: core.setLists, publish: core.publish }, c)
+    yield* core.setLists(yield* fetchAll(c))
+    readySince = yield* Clock.currentTimeMillis
+    core.gate.setClient(c)
+    yield* core.setState(ServerState.Ready({ protocolVersion: c.protocolVersion, serverInfo: c.serverInfo, since: readySince }))
+    const ended = yield* Effect.raceAll([
+      c.closed,
+      Effect.flip(healthCheck(spec.health, c)),
+      spec.idleTimeout === undefined ? Effect.never : Effect.as(core.gate.idle(Duration.toMillis(Duration.decode(spec.idleTimeout))), "idle" as const)
+    ])
+    return ended === "idle" ? { _tag: "Idle" } as const : yield* Effect.fail(ended)
+  })
+  return Effect.raceFirst(
+    Scope.extend(serve, scope),
+    Effect.map(takeControl(core, ["restart", "disable"]), (c): Outcome => ({ _tag: "Control", control: c }))
+  ).pipe(
+    Effect.catchAll((error) =>
+      Effect.map(Clock.currentTimeMillis, (at): Outcome => ({
+        _tag: "Failed",
+        error,
+        readyFor: readySince === undefined ? 0 : at - readySince
+      }))
+    ),
+    // Calls stop going to this connection before anything else happens.
+    Effect.ensuring(Effect.sync(() => core.gate.setClient(undefined)))
+  )
+}

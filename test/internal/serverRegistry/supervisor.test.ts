@@ -1,0 +1,38 @@
+import { describe, expect, it } from "@effect/vitest"
+import { backoff, judge } from "../../../src/internal/serverRegistry/supervisor.js"
+import * as McpError from "../../../src/McpError.js"
+import * as ServerSpec from "../../../src/ServerSpec.js"
+
+const policy: ServerSpec.RestartPolicy = {
+  ...ServerSpec.defaultRestartPolicy,
+  initialDelay: "100 millis",
+  factor: 2,
+  maxDelay: "1 second",
+  jitter: 0.5,
+  stableAfter: "10 seconds"
+}
+
+const refused = McpError.make("s", new McpError.TransportReason({ message: "refused" }))
+
+describe("supervisor", () => {
+  it("backs off exponentially, varied by jitter, never past the cap", () => {
+    expect([1, 2, 3, 4, 5].map((attempt) => backoff(policy, attempt, 0.5))).toEqual([100, 200, 400, 800, 1000])
+    expect(backoff(policy, 1, 0)).toBe(50)
+    expect(backoff(policy, 1, 1)).toBe(150)
+    expect(backoff(policy, 5, 1)).toBe(1000)
+  })
+
+  it("counts attempts in a row, from one again after a stable session", () => {
+    expect(judge(policy, refused, 0, 2)).toEqual({ attempt: 3, permanent: false })
+    expect(judge(policy, refused, 10_000, 2)).toEqual({ attempt: 1, permanent: false })
+  })
+
+  it("gives up on an error that is not retryable, or when the attempts run out", () => {
+    const config = McpError.make("s", new McpError.ConfigReason({ message: "bad" }))
+    const auth = McpError.make("s", new McpError.HttpReason({ status: 401, method: "initialize", body: "" }))
+    expect(judge(policy, config, 0, 0).permanent).toBe(true)
+    expect(judge(policy, auth, 0, 0).permanent).toBe(true)
+    expect(judge({ ...policy, maxAttempts: 3 }, refused, 0, 1).permanent).toBe(false)
+    expect(judge({ ...policy, maxAttempts: 3 }, refused, 0, 2).permanent).toBe(true)
+  })
+})
