@@ -1,84 +1,157 @@
-// The import direction of mcp-fleet (ARCHITECTURE.md): data flows up the layers below, and
-// nothing imports a layer above its own. `npm run check:imports` checks it in CI.
-//
-// A layer is a list of path patterns under src/. Shared leaf utilities (src/internal/*.ts)
-// sit at the bottom; an owner's implementation folder (src/internal/<owner>/) sits with its
-// owner.
-const layers = [
-  ["base", ["^src/(JsonRpc|McpSchema|McpError)\\.ts$", "^src/internal/[^/]+\\.ts$"]],
-  ["transport", [
-    "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$",
-    "^src/internal/transport/"
-  ]],
+/**
+ * Import direction for src/ (`npm run check:imports`, run in CI by .ci/run).
+ *
+ * Layers, bottom to top — a module may import its own layer and the ones below, never above:
+ *
+ *   base       JsonRpc, McpSchema, McpError
+ *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
+ *              WebSocket, HttpClientUndici), internal/transport/
+ *   peer       Peer, internal/peer/
+ *   client     McpClient, internal/mcpClient/
+ *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ServerRegistry,
+ *              internal/serverRegistry/   (ServerSpec.connect → transports is downward)
+ *   config     FleetConfig, Policy, internal/policy/, internal/fleetConfig/
+ *   edge       Gateway, internal/gateway/, cli/, index.ts (the package's barrel)
+ *
+ * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
+ * by no library module; src/internal/*.ts (traced, reveal, jsonSchema) are shared leaves that
+ * anyone may import and that import nothing above base.
+ *
+ * Also: internal/<owner>/ is private to its owner's public module(s) and its own siblings; src
+ * never imports test/, bench/, examples/ or scripts/; no import cycles, except type-only ones
+ * between a public module and its own internal implementation (Effect's own pattern: the
+ * internal file imports the public module's types, the public module imports its values); and
+ * every src module belongs to a layer — a new one is added to LAYERS below (and to
+ * ARCHITECTURE.md).
+ */
+
+/** Each layer's modules, as regular expressions over paths relative to the repository root. */
+const LAYERS = [
+  ["base", ["^src/(JsonRpc|McpSchema|McpError)\\.ts$"]],
+  [
+    "transport",
+    [
+      "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$",
+      "^src/internal/transport/"
+    ]
+  ],
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
   ["client", ["^src/McpClient\\.ts$", "^src/internal/mcpClient/"]],
-  ["fleet", [
-    "^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ServerRegistry)\\.ts$",
-    "^src/internal/serverRegistry/"
-  ]],
+  [
+    "fleet",
+    ["^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ServerRegistry)\\.ts$", "^src/internal/serverRegistry/"]
+  ],
   ["config", ["^src/(FleetConfig|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
-  ["edge", ["^src/Gateway\\.ts$", "^src/internal/gateway/", "^src/cli/", "^src/testing/", "^src/index\\.ts$"]]
+  ["edge", ["^src/Gateway\\.ts$", "^src/internal/gateway/", "^src/cli/", "^src/index\\.ts$"]]
 ]
 
-const anyOf = (patterns) => patterns.map((pattern) => `(${pattern})`).join("|")
+/** Who owns each internal/<owner>/ folder: the only modules outside it that may import it. */
+const OWNERS = {
+  transport: "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$",
+  peer: "^src/Peer\\.ts$",
+  mcpClient: "^src/McpClient\\.ts$",
+  serverRegistry: "^src/ServerRegistry\\.ts$",
+  policy: "^src/Policy\\.ts$",
+  fleetConfig: "^src/FleetConfig\\.ts$",
+  gateway: "^src/Gateway\\.ts$"
+}
 
-// Each layer may import its own and the ones below, never one above.
-const upward = layers.slice(0, -1).map(([name, patterns], index) => ({
-  name: `no-upward-import-from-${name}`,
-  comment: `the ${name} layer imports a layer above it: data flows one way (ARCHITECTURE.md)`,
+const TESTING = "^src/testing/"
+const LEAVES = "^src/internal/[^/]+\\.ts$"
+const PUBLIC = "^src/[^/]+\\.ts$"
+
+const layerRules = LAYERS.slice(0, -1).map(([name, paths], i) => ({
+  name: `layer-${name}`,
   severity: "error",
-  from: { path: anyOf(patterns) },
-  to: { path: anyOf(layers.slice(index + 1).flatMap(([, above]) => above)), dependencyTypesNot: ["type-only"] }
+  comment: `The ${name} layer imports only its own layer and the ones below it (see .dependency-cruiser.cjs, ARCHITECTURE.md).`,
+  from: { path: paths },
+  to: { path: LAYERS.slice(i + 1).flatMap(([, p]) => p) }
 }))
 
-// An owner's folder under src/internal/ is its implementation: only the owner's own files
-// import it (the transport folder is owned by all the transports).
-const owners = [
-  ["transport", "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$"],
-  ["peer", "^src/Peer\\.ts$"],
-  ["mcpClient", "^src/McpClient\\.ts$"],
-  ["serverRegistry", "^src/ServerRegistry\\.ts$"],
-  ["policy", "^src/Policy\\.ts$"],
-  ["fleetConfig", "^src/FleetConfig\\.ts$"],
-  ["gateway", "^src/Gateway\\.ts$"]
-]
-const foreignInternals = owners.map(([folder, owner]) => ({
-  name: `internal-${folder}-is-private`,
-  comment: `src/internal/${folder}/ is the implementation of its owner; use the public module instead`,
+const ownerRules = Object.entries(OWNERS).map(([owner, ownerPath]) => ({
+  name: `internal-${owner}-is-private`,
   severity: "error",
-  from: { pathNot: `(${owner})|(^src/internal/${folder}/)|(^test/)` },
-  to: { path: `^src/internal/${folder}/` }
+  comment: `src/internal/${owner}/ is imported only by its owner (${ownerPath}) and its own siblings.`,
+  from: { path: "^", pathNot: [ownerPath, `^src/internal/${owner}/`] },
+  to: { path: `^src/internal/${owner}/` }
 }))
 
 module.exports = {
   forbidden: [
-    ...upward,
-    ...foreignInternals,
+    ...layerRules,
     {
-      name: "src-stays-in-src",
-      comment: "the library never imports tests, benchmarks, examples or scripts",
+      name: "layer-testing",
       severity: "error",
-      from: { path: "^src/" },
-      to: { path: "^(test|bench|examples|scripts)/" }
+      comment: "src/testing/ (the public test kit) may use anything below the fleet, nothing from the fleet up.",
+      from: { path: TESTING },
+      to: { path: LAYERS.slice(4).flatMap(([, p]) => p) }
     },
     {
-      name: "no-circular",
-      comment: "a runtime import cycle; a type-only import of a public module by its own implementation is fine",
+      name: "testing-is-not-library",
       severity: "error",
+      comment: "No library module imports the test kit (src/testing/); tests and apps do.",
+      from: { path: "^src/", pathNot: TESTING },
+      to: { path: TESTING }
+    },
+    {
+      name: "leaves-stay-leaves",
+      severity: "error",
+      comment: "The shared leaves src/internal/*.ts import nothing above base (and each other).",
+      from: { path: LEAVES },
+      to: { path: "^src/", pathNot: [LEAVES, ...LAYERS[0][1]] }
+    },
+    ...ownerRules,
+    {
+      name: "internal-unknown-owner",
+      severity: "error",
+      comment: "A new internal/<owner>/ folder: add its owner to OWNERS and its layer to LAYERS in .dependency-cruiser.cjs.",
+      from: {},
+      to: { path: `^src/internal/(?!(${Object.keys(OWNERS).join("|")})/)[^/]+/` }
+    },
+    {
+      name: "unlayered-module",
+      severity: "error",
+      comment: "Every src module belongs to a layer: add this one to LAYERS in .dependency-cruiser.cjs (and to ARCHITECTURE.md).",
+      from: { path: "^src/" },
+      to: { path: "^src/", pathNot: [...LAYERS.flatMap(([, p]) => p), TESTING, LEAVES] }
+    },
+    {
+      name: "src-not-to-outside",
+      severity: "error",
+      comment: "src/ never imports tests, benchmarks, examples or scripts.",
+      from: { path: "^src/" },
+      to: { path: "^(test|bench|examples|scripts|conformance|tools)/" }
+    },
+    {
+      name: "no-runtime-cycle",
+      severity: "error",
+      comment: "No import cycle made of value imports (a type-only edge is erased at run time).",
       from: { path: "^src/" },
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } }
     },
     {
-      name: "no-unresolvable",
+      name: "no-cycle-between-public-modules",
       severity: "error",
+      comment: "Even a type-only cycle is allowed only between a public module and its own internal implementation.",
+      from: { path: PUBLIC },
+      to: { path: PUBLIC, circular: true }
+    },
+    {
+      name: "not-to-unresolvable",
+      severity: "error",
+      comment: "An import that resolves to nothing.",
       from: {},
       to: { couldNotResolve: true }
     }
   ],
   options: {
     doNotFollow: { path: "node_modules" },
+    // Type-only imports count: a lower layer must not even name a higher layer's types.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] }
+    reporterOptions: {
+      dot: { collapsePattern: "^src/(internal/[^/]+|cli|testing)/" },
+      text: { highlightFocused: true }
+    }
   }
 }
