@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs).
+    globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Real child processes and sockets: two cores, keep the pool small.

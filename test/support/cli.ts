@@ -5,18 +5,14 @@ import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
+import { CLI_BUNDLE } from "./cliBundle.js"
 import { EVERYTHING } from "./everythingSuite.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
-/** The CLI's entry and how to run it from the source tree (tsx found from here, not the cwd). */
-export const CLI = [
-  process.execPath,
-  "--import",
-  pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href,
-  path.join(root, "src/cli/main.ts")
-] as const
+/** How to run the CLI: the bundle of the source tree built by the test run's global setup. */
+export const CLI = [process.execPath, path.join(CLI_BUNDLE, "bin.js")] as const
 
 /** The marker every process of a CLI test inherits. */
 export const MARK = "MCP_FLEET_CLI_TEST"
