@@ -12,6 +12,7 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
@@ -76,6 +77,22 @@ describe("Streamable HTTP", () => {
         expect(last.method).toBe("DELETE")
         expect(last.headers["mcp-session-id"]).toBe("session-1")
       }).pipe(Effect.provide(HttpClientUndici.layer)))
+  }
+
+  for (const answer of ["json", "sse"] as const) {
+    it.scopedLive(`works on any HttpClient (fetch), answering with ${answer}`, () =>
+      Effect.gen(function*() {
+        const fixture = yield* serve(mcp({ answer }).handler)
+        const { client } = yield* connect(fixture.url)
+        expect(firstText(yield* client.callTool("echo", { text: "fetched" }))).toBe("fetched")
+        expect(fixture.seen.map((request) => request.body?.method ?? request.method)).toEqual([
+          "initialize",
+          "notifications/initialized",
+          "GET",
+          "tools/list",
+          "tools/call"
+        ])
+      }).pipe(Effect.provide(FetchHttpClient.layer)))
   }
 
   it.scopedLive("ends the connection when the server forgets the session (404); the refused request fails with that error", () =>
