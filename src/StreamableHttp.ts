@@ -97,8 +97,8 @@ export const make = (
       maxDelayMs: Duration.toMillis(options.reconnect?.maxDelay ?? "30 seconds"),
       maxAttempts: options.reconnect?.maxAttempts ?? 5
     }, (message) => inbox.deliver(message))
-    // What stops each live exchange: by request id, and the GET stream under its own key.
-    const exchanges = new Map<JsonRpc.RequestId, () => void>()
+    // The requests under way, to stop one when it is cancelled, and all when closing.
+    const exchanges = new Map<JsonRpc.RequestId, Post.PostedRequest>()
     let stopListening = () => {}
     let legacy: Legacy.Session | undefined
     const scope = yield* Effect.scope
@@ -107,12 +107,6 @@ export const make = (
 
     const end = (error: McpError.McpError) => {
       if (endsConnection(error)) inbox.end(error)
-    }
-    const failed = (id: JsonRpc.RequestId) => (error: McpError.McpError | undefined) => {
-      exchanges.delete(id)
-      if (error === undefined) return
-      inbox.deliver(new RequestFailed(id, error))
-      end(error)
     }
 
     // Switches to the 2024-11-05 transport on the same URL, and sends it the refused initialize.
@@ -123,17 +117,26 @@ export const make = (
         ).pipe(Effect.annotateLogs({ server: ctx.server }))
         legacy = yield* openLegacy
         yield* legacy.send(request)
-      }).pipe(Effect.catchAll((error) => Effect.sync(() => failed(request.id)(error))))
+      }).pipe(Effect.catchAll((error) => Effect.sync(() => owner.done(request.id, error))))
+
+    const owner: Post.Owner = {
+      done: (id, error) => {
+        exchanges.delete(id)
+        if (error === undefined) return
+        inbox.deliver(new RequestFailed(id, error))
+        end(error)
+      },
+      refused: (request, status) => {
+        if (mode !== "auto" || request.method !== "initialize" || !canFallBack(request, status)) return false
+        exchanges.delete(request.id)
+        ctx.fork(fallBack(request, status))
+        return true
+      }
+    }
 
     const request = (message: JsonRpc.Request) => {
       if (message.method === "initialize") conn.initializeId = message.id
-      const done = failed(message.id)
-      const refused = (status: number) => {
-        if (mode !== "auto" || message.method !== "initialize" || !canFallBack(message, status)) return false
-        ctx.fork(fallBack(message, status))
-        return true
-      }
-      exchanges.set(message.id, Post.request(conn, message, done, refused))
+      exchanges.set(message.id, new Post.PostedRequest(conn, message, owner))
     }
 
     // After initialized, open the GET stream, and return once the server has answered it:
@@ -155,7 +158,7 @@ export const make = (
         // After a cancellation, stop reading the cancelled request's answer.
         if (message.method === "notifications/cancelled") {
           const id = message.params?.requestId as JsonRpc.RequestId
-          exchanges.get(id)?.()
+          exchanges.get(id)?.stop()
           exchanges.delete(id)
         }
         return sent
@@ -166,7 +169,7 @@ export const make = (
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         conn.closing = true
-        for (const stop of exchanges.values()) stop()
+        for (const exchange of exchanges.values()) exchange.stop()
         exchanges.clear()
         stopListening()
         if (conn.sessionId !== undefined && legacy === undefined) {

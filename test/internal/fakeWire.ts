@@ -31,7 +31,7 @@ export const fakeWire = () => {
       chunk: (text) => handler.onData(new TextEncoder().encode(text))
     }
     sent.push(entry)
-    return () => void (entry.aborted = true)
+    return { abort: () => void (entry.aborted = true) }
   }
   return { sent, wire }
 }

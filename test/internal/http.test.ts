@@ -55,18 +55,19 @@ describe("exchange", () => {
 describe("sinks", () => {
   const response = (status: number, headers: Record<string, string> = {}) => {
     const aborted = { value: false }
-    return { aborted, response: new Http.Response(status, headers, () => void (aborted.value = true)) }
+    return { aborted, response: new Http.Response(status, headers, { abort: () => void (aborted.value = true) }) }
   }
 
   it.effect("a text body is capped: by its declared length at once, else as it grows", () =>
     Effect.gen(function*() {
       const ctx = yield* contextOn(fakeWire().wire, { maxMessageBytes: 8 })
       const errors: Array<unknown> = []
+      const target: Http.TextTarget = { onText: () => {}, onError: (error) => void errors.push(error.reason) }
       const declared = response(200, { "content-length": "100" })
-      Http.textSink(ctx, declared.response, "the answer", () => {}, (error) => errors.push(error.reason))
+      new Http.TextSink(ctx, declared.response, "the answer", target)
       expect(declared.aborted.value).toBe(true)
       const streamed = response(200)
-      const sink = Http.textSink(ctx, streamed.response, "the answer", () => {}, (error) => errors.push(error.reason))
+      const sink = new Http.TextSink(ctx, streamed.response, "the answer", target)
       sink.onData(new Uint8Array(5))
       sink.onData(new Uint8Array(5))
       sink.onEnd()
@@ -76,7 +77,10 @@ describe("sinks", () => {
         { _tag: "Limit", what: "the answer", size: 10, limit: 8 }
       ])
       const texts: Array<string> = []
-      const whole = Http.textSink(ctx, response(200).response, "the answer", (text) => texts.push(text), () => {})
+      const whole = new Http.TextSink(ctx, response(200).response, "the answer", {
+        onText: (text) => void texts.push(text),
+        onError: () => {}
+      })
       whole.onData(new TextEncoder().encode("{\"a\""))
       whole.onData(new TextEncoder().encode(":1}"))
       whole.onEnd()
@@ -100,7 +104,7 @@ describe("sinks", () => {
       const seen: Array<string> = []
       const ends: Array<unknown> = []
       const { aborted, response: answer } = response(200)
-      const sink = Http.eventSink(ctx, answer, "tools/call", new SseDecoder(16), (event) => seen.push(event.data), (error) =>
+      const sink = new Http.EventSink(ctx, answer, "tools/call", new SseDecoder(16), (event) => seen.push(event.data), (error) =>
         ends.push(error?.reason))
       sink.onData(new TextEncoder().encode("data: one\n\nda"))
       expect(seen).toEqual(["one"])

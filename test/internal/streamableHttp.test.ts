@@ -23,8 +23,15 @@ const setup = (overrides: Partial<Http.Context> = {}) =>
     const received: Array<Incoming> = []
     const conn = new Connection(ctx, "http://127.0.0.1:9/mcp", settings, (message) => received.push(message))
     const outcomes: Array<McpError.McpError | undefined> = []
-    const done = (error: McpError.McpError | undefined) => void outcomes.push(error)
-    return { conn, ctx, done, outcomes, received, sent }
+    const refusals: Array<number> = []
+    const owner = (takeOver = false): Post.Owner => ({
+      done: (_, error) => void outcomes.push(error),
+      refused: (_, status) => {
+        refusals.push(status)
+        return takeOver
+      }
+    })
+    return { conn, ctx, outcomes, owner, received, refusals, sent }
   })
 
 // Lets forked fibers (timeouts, resumptions) run up to their next wait.
@@ -63,8 +70,8 @@ describe("session headers", () => {
 describe("POST exchange", () => {
   it.effect("a JSON answer is delivered in the callback that read it", () =>
     Effect.gen(function*() {
-      const { conn, done, outcomes, received, sent } = yield* setup()
-      Post.request(conn, call(1), done, () => false)
+      const { conn, outcomes, owner, received, sent } = yield* setup()
+      new Post.PostedRequest(conn, call(1), owner())
       expect(JSON.parse(sent[0]!.request.body!)).toEqual(call(1))
       sent[0]!.answer(200, { "content-type": "application/json" }, answer(1))
       expect(received).toEqual([JSON.parse(answer(1))])
@@ -73,8 +80,8 @@ describe("POST exchange", () => {
 
   it.effect("an event-stream answer delivers each message as its event is decoded", () =>
     Effect.gen(function*() {
-      const { conn, done, outcomes, received, sent } = yield* setup()
-      Post.request(conn, call(2), done, () => false)
+      const { conn, outcomes, owner, received, sent } = yield* setup()
+      new Post.PostedRequest(conn, call(2), owner())
       sent[0]!.answer(200, { "content-type": "text/event-stream" })
       sent[0]!.chunk(`id: 1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n`)
       expect(received).toHaveLength(1)
@@ -86,11 +93,11 @@ describe("POST exchange", () => {
 
   it.effect("an error status fails the request with an Http error; a 404 in a session ends it", () =>
     Effect.gen(function*() {
-      const { conn, done, outcomes, sent } = yield* setup()
-      Post.request(conn, call(3), done, () => false)
+      const { conn, outcomes, owner, sent } = yield* setup()
+      new Post.PostedRequest(conn, call(3), owner())
       sent[0]!.answer(500, {}, "boom")
       conn.setSession("session-1", "2025-11-25")
-      Post.request(conn, call(4), done, () => false)
+      new Post.PostedRequest(conn, call(4), owner())
       sent[1]!.answer(404, {}, "")
       expect(outcomes.map((error) => error?.reason)).toMatchObject([
         { _tag: "Http", status: 500, method: "tools/call", body: "boom" },
@@ -100,14 +107,10 @@ describe("POST exchange", () => {
 
   it.effect("a refused initialize may be taken over (the fallback), and is then not failed", () =>
     Effect.gen(function*() {
-      const { conn, done, outcomes, sent } = yield* setup()
-      const refused: Array<number> = []
-      Post.request(conn, { jsonrpc: "2.0", id: 0, method: "initialize", params: {} }, done, (status) => {
-        refused.push(status)
-        return true
-      })
+      const { conn, outcomes, owner, refusals, sent } = yield* setup()
+      new Post.PostedRequest(conn, { jsonrpc: "2.0", id: 0, method: "initialize", params: {} }, owner(true))
       sent[0]!.answer(405, {}, "")
-      expect(refused).toEqual([405])
+      expect(refusals).toEqual([405])
       expect(outcomes).toEqual([])
     }))
 
@@ -129,9 +132,9 @@ describe("stream resumption", () => {
 
   it.effect("resumes a stream that ended before its answer with Last-Event-ID, after the server's retry", () =>
     Effect.gen(function*() {
-      const { conn, done, outcomes, received, sent } = yield* setup()
+      const { conn, outcomes, owner, received, sent } = yield* setup()
       conn.setSession("session-1", "2025-11-25")
-      Post.request(conn, call(5), done, () => false)
+      new Post.PostedRequest(conn, call(5), owner())
       sent[0]!.answer(200, { "content-type": "text/event-stream" }, "id: e1\nretry: 300\ndata:\n\n")
       yield* TestClock.adjust(299)
       expect(sent).toHaveLength(1)
@@ -151,8 +154,8 @@ describe("stream resumption", () => {
 
   it.effect("fails after the attempts allowed", () =>
     Effect.gen(function*() {
-      const { conn, done, outcomes, sent } = yield* setup()
-      Post.request(conn, call(6), done, () => false)
+      const { conn, outcomes, owner, sent } = yield* setup()
+      new Post.PostedRequest(conn, call(6), owner())
       sent[0]!.answer(200, { "content-type": "text/event-stream" }, "id: e1\ndata:\n\n")
       for (let attempt = 1; attempt <= settings.maxAttempts; attempt++) {
         yield* TestClock.adjust(delayMs(settings, attempt, undefined))

@@ -16,7 +16,7 @@ import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import { revealAll } from "../reveal.js"
 import * as HttpWire from "./httpWire.js"
-import { type Abort, header, type Wire, type WireHeaders, type WireRequest } from "./httpWire.js"
+import { type Abortable, header, type Wire, type WireHandler, type WireHeaders, type WireRequest } from "./httpWire.js"
 import type { Event as SseEvent, SseDecoder } from "./sseDecoder.js"
 
 /**
@@ -90,7 +90,12 @@ export const describeCause = (cause: unknown): string => {
 
 /** An answer's status and headers, after redirects. */
 export class Response {
-  constructor(readonly status: number, readonly headers: WireHeaders, readonly abort: Abort) {}
+  constructor(readonly status: number, readonly headers: WireHeaders, private readonly exchange: Abortable) {}
+
+  /** Drops the rest of the body, and the connection. */
+  abort(): void {
+    this.exchange.abort()
+  }
 
   /** One header's value. */
   header(name: string): string | undefined {
@@ -110,121 +115,152 @@ export class Response {
   }
 }
 
-/** Where a body goes, chunk by chunk. After `onEnd` or `onError` nothing more comes. */
+/** Where a body goes, chunk by chunk, called as methods. After `onEnd` or `onError` nothing more comes. */
 export interface Sink {
-  readonly onData: (chunk: Uint8Array) => void
-  readonly onEnd: () => void
+  onData(chunk: Uint8Array): void
+  onEnd(): void
   /** The body broke off; `cause` is the wire's. */
-  readonly onError: (cause: unknown) => void
+  onError(cause: unknown): void
 }
 
-/** What an exchange reports to. */
+/** What an exchange reports to, called as methods. */
 export interface Handler {
   /** The answer arrived: the sink for its body. */
-  readonly onResponse: (response: Response) => Sink
+  onResponse(response: Response): Sink
   /** No answer: the server could not be reached, or a redirect was refused (Transport errors). */
-  readonly onFailure: (error: McpError.McpError) => void
+  onFailure(error: McpError.McpError): void
 }
 
 /** Reads a body to its end and drops it, so its connection can be reused. */
 export const IGNORE: Sink = { onData: () => {}, onEnd: () => {}, onError: () => {} }
 
+// One exchange, across its redirects: the handler of each hop on the wire.
+class Exchange implements WireHandler, Abortable {
+  private hop = 0
+  private current: Abortable | undefined
+  private sink: Sink | undefined
+  private stopped = false
+
+  constructor(
+    private readonly ctx: Context,
+    private request: WireRequest,
+    private readonly what: string,
+    private readonly handler: Handler
+  ) {}
+
+  send(): this {
+    this.sink = undefined
+    this.current = this.ctx.wire(this.request, this)
+    return this
+  }
+
+  abort(): void {
+    this.stopped = true
+    this.current?.abort()
+  }
+
+  onHeaders(status: number, headers: WireHeaders): void {
+    const { ctx, request, what } = this
+    const location = header(headers, "location")
+    if (location === undefined || !isRedirect(status, request.method) || ctx.redirects === "none") {
+      this.sink = this.handler.onResponse(new Response(status, headers, this))
+      return
+    }
+    this.sink = IGNORE
+    this.current!.abort()
+    const to = new URL(location, request.url)
+    if (ctx.redirects === "same-origin" && to.origin !== new URL(request.url).origin) {
+      return this.handler.onFailure(transportError(
+        ctx,
+        `${what} was redirected to another origin (${to.origin}); set redirects: "any" to allow it`
+      ))
+    }
+    if (this.hop++ >= MAX_REDIRECTS) return this.handler.onFailure(transportError(ctx, `${what} was redirected more than ${MAX_REDIRECTS} times`))
+    this.request = { ...request, url: to.toString() }
+    if (!this.stopped) this.send()
+  }
+
+  onData(chunk: Uint8Array): void {
+    this.sink!.onData(chunk)
+  }
+
+  onEnd(): void {
+    this.sink!.onEnd()
+  }
+
+  onError(cause: unknown): void {
+    if (this.sink !== undefined) return this.sink.onError(cause)
+    this.handler.onFailure(
+      transportError(this.ctx, `could not send ${this.what} to ${safeUrl(this.request.url)}: ${describeCause(cause)}`, cause)
+    )
+  }
+}
+
 /**
  * Sends a request and follows redirects as `ctx.redirects` allows; a POST follows only 307
  * and 308, which keep the method and body. `what` names the exchange in errors.
  */
-export const exchange = (ctx: Context, request: WireRequest, what: string, handler: Handler): Abort => {
-  let abort: Abort = () => {}
-  let stopped = false
-  const send = (current: WireRequest, hop: number): void => {
-    let sink: Sink | undefined
-    const thisAbort = ctx.wire(current, {
-      onHeaders: (status, headers) => {
-        const location = header(headers, "location")
-        if (location === undefined || !isRedirect(status, current.method) || ctx.redirects === "none") {
-          sink = handler.onResponse(new Response(status, headers, () => abort()))
-          return
-        }
-        sink = IGNORE
-        thisAbort()
-        const to = new URL(location, current.url)
-        if (ctx.redirects === "same-origin" && to.origin !== new URL(current.url).origin) {
-          return handler.onFailure(transportError(
-            ctx,
-            `${what} was redirected to another origin (${to.origin}); set redirects: "any" to allow it`
-          ))
-        }
-        if (hop >= MAX_REDIRECTS) return handler.onFailure(transportError(ctx, `${what} was redirected more than ${MAX_REDIRECTS} times`))
-        if (!stopped) send({ ...current, url: to.toString() }, hop + 1)
-      },
-      onData: (chunk) => sink!.onData(chunk),
-      onEnd: () => sink!.onEnd(),
-      onError: (cause) =>
-        sink === undefined
-          ? handler.onFailure(transportError(ctx, `could not send ${what} to ${safeUrl(current.url)}: ${describeCause(cause)}`, cause))
-          : sink.onError(cause)
-    })
-    abort = thisAbort
-  }
-  send(request, 0)
-  return () => {
-    stopped = true
-    abort()
-  }
-}
+export const exchange = (ctx: Context, request: WireRequest, what: string, handler: Handler): Abortable =>
+  new Exchange(ctx, request, what, handler).send()
 
 const isRedirect = (status: number, method: string) =>
   status === 307 || status === 308 || (method === "GET" && (status === 301 || status === 302 || status === 303))
+
+/** Where a text body goes. */
+export interface TextTarget {
+  onText(text: string): void
+  onError(error: McpError.McpError): void
+}
 
 /**
  * Reads a body as text, failing with a Limit error past `ctx.maxMessageBytes` (at once when
  * the declared length is past it) and with a Transport error when it breaks off.
  */
-export const textSink = (
-  ctx: Context,
-  response: Response,
-  what: string,
-  onText: (text: string) => void,
-  onError: (error: McpError.McpError) => void
-): Sink => {
-  const limit = ctx.maxMessageBytes
-  const tooLarge = (size: number) => {
-    response.abort()
-    onError(McpError.make(ctx.server, new McpError.LimitReason({ what, size, limit })))
+export class TextSink implements Sink {
+  private first: Uint8Array | undefined
+  private rest: Array<Uint8Array> | undefined
+  private size = 0
+  private failed = false
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly response: Response,
+    private readonly what: string,
+    private readonly target: TextTarget
+  ) {
+    const declared = Number(response.header("content-length"))
+    if (declared > ctx.maxMessageBytes) this.tooLarge(declared)
   }
-  const declared = Number(response.header("content-length"))
-  if (declared > limit) {
-    tooLarge(declared)
-    return IGNORE
+
+  onData(chunk: Uint8Array): void {
+    if (this.failed) return
+    this.size += chunk.length
+    if (this.size > this.ctx.maxMessageBytes) return this.tooLarge(this.size)
+    if (this.first === undefined) this.first = chunk
+    else (this.rest ??= [this.first]).push(chunk)
   }
-  let first: Uint8Array | undefined
-  let rest: Array<Uint8Array> | undefined
-  let size = 0
-  let failed = false
-  return {
-    onData: (chunk) => {
-      if (failed) return
-      size += chunk.length
-      if (size > limit) {
-        failed = true
-        return tooLarge(size)
-      }
-      if (first === undefined) first = chunk
-      else (rest ??= [first]).push(chunk)
-    },
-    onEnd: () => {
-      if (failed) return
-      onText(
-        rest !== undefined
-          ? Buffer.concat(rest).toString("utf8")
-          : first === undefined
-          ? ""
-          : Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString("utf8")
-      )
-    },
-    onError: (cause) => {
-      if (!failed) onError(transportError(ctx, `reading the answer to ${what} failed: ${describeCause(cause)}`, cause))
-    }
+
+  onEnd(): void {
+    if (this.failed) return
+    const { first, rest } = this
+    this.target.onText(
+      rest !== undefined
+        ? Buffer.concat(rest).toString("utf8")
+        : first === undefined
+        ? ""
+        : Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString("utf8")
+    )
+  }
+
+  onError(cause: unknown): void {
+    if (this.failed) return
+    this.target.onError(transportError(this.ctx, `reading the answer to ${this.what} failed: ${describeCause(cause)}`, cause))
+  }
+
+  private tooLarge(size: number): void {
+    this.failed = true
+    this.response.abort()
+    this.target.onError(McpError.make(this.ctx.server, new McpError.LimitReason({ what: this.what, size, limit: this.ctx.maxMessageBytes })))
   }
 }
 
@@ -274,42 +310,47 @@ export const statusErrorSink = (
  * decoded it. `onEnd` comes once: with nothing when the body ends, a Transport error when it
  * breaks off, a Limit error (and the exchange aborted) when an event exceeds the size cap.
  */
-export const eventSink = (
-  ctx: Context,
-  response: Response,
-  what: string,
-  decoder: SseDecoder,
-  onEvent: (event: SseEvent) => void,
-  onEnd: (error: McpError.McpError | undefined) => void
-): Sink => {
-  const text = new TextDecoder()
-  const events: Array<SseEvent> = []
-  let done = false
-  decoder.reset()
-  return {
-    onData: (chunk) => {
-      if (done) return
-      const fits = decoder.push(text.decode(chunk, { stream: true }), events)
-      for (const event of events) {
-        // An oversize event is never handed on, even when it arrived whole.
-        if (fits || event.data.length <= ctx.maxMessageBytes) onEvent(event)
-      }
-      events.length = 0
-      if (fits) return
-      done = true
-      response.abort()
-      onEnd(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${what}`, limit: ctx.maxMessageBytes })))
-    },
-    onEnd: () => {
-      if (done) return
-      done = true
-      onEnd(undefined)
-    },
-    onError: (cause) => {
-      if (done) return
-      done = true
-      onEnd(transportError(ctx, `the event stream of ${what} broke: ${describeCause(cause)}`, cause))
+export class EventSink implements Sink {
+  private readonly text = new TextDecoder()
+  private readonly events: Array<SseEvent> = []
+  private done = false
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly response: Response,
+    private readonly what: string,
+    private readonly decoder: SseDecoder,
+    private readonly onEvent: (event: SseEvent) => void,
+    private readonly onEnd_: (error: McpError.McpError | undefined) => void
+  ) {
+    decoder.reset()
+  }
+
+  onData(chunk: Uint8Array): void {
+    if (this.done) return
+    const { ctx, events } = this
+    const fits = this.decoder.push(this.text.decode(chunk, { stream: true }), events)
+    for (const event of events) {
+      // An oversize event is never handed on, even when it arrived whole.
+      if (fits || event.data.length <= ctx.maxMessageBytes) this.onEvent(event)
     }
+    events.length = 0
+    if (fits) return
+    this.done = true
+    this.response.abort()
+    this.onEnd_(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${this.what}`, limit: ctx.maxMessageBytes })))
+  }
+
+  onEnd(): void {
+    if (this.done) return
+    this.done = true
+    this.onEnd_(undefined)
+  }
+
+  onError(cause: unknown): void {
+    if (this.done) return
+    this.done = true
+    this.onEnd_(transportError(this.ctx, `the event stream of ${this.what} broke: ${describeCause(cause)}`, cause))
   }
 }
 
@@ -361,7 +402,7 @@ export class Opened {
 /** Sends a request; succeeds with the answer once its headers are in. Interruption aborts it. */
 export const open = (ctx: Context, request: WireRequest, what: string): Effect.Effect<Opened, McpError.McpError> =>
   Effect.async((resume) => {
-    const abort = exchange(ctx, request, what, {
+    const sent = exchange(ctx, request, what, {
       onResponse: (response) => {
         const opened = new Opened(response)
         resume(Effect.succeed(opened))
@@ -369,7 +410,7 @@ export const open = (ctx: Context, request: WireRequest, what: string): Effect.E
       },
       onFailure: (error) => resume(Effect.fail(error))
     })
-    return Effect.sync(abort)
+    return Effect.sync(() => sent.abort())
   })
 
 /** Drops an answer's body. */

@@ -28,7 +28,10 @@ export interface WireRequest {
 /** Response headers, names lower-cased. */
 export type WireHeaders = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
-/** Where an exchange reports; after `onEnd` or `onError` nothing more is called. */
+/**
+ * Where an exchange reports; after `onEnd` or `onError` nothing more is called. Its
+ * functions are called as methods, so a class can be the handler.
+ */
 export interface WireHandler {
   /** The status and headers; called once, before any data. */
   readonly onHeaders: (status: number, headers: WireHeaders) => void
@@ -38,11 +41,14 @@ export interface WireHandler {
   readonly onError: (cause: unknown) => void
 }
 
-/** Stops an exchange: its connection is dropped and its handler hears nothing more. */
-export type Abort = () => void
+/** An exchange under way. */
+export interface Abortable {
+  /** Stops it: its connection is dropped and its handler hears nothing more. */
+  abort(): void
+}
 
 /** Starts one exchange. */
-export type Wire = (request: WireRequest, handler: WireHandler) => Abort
+export type Wire = (request: WireRequest, handler: WireHandler) => Abortable
 
 /** Where an `HttpClient` that brings its own wire keeps it. */
 export const WireTypeId: unique symbol = Symbol.for("mcp-fleet/HttpWire")
@@ -76,10 +82,12 @@ const fromHttpClient = (client: HttpClient.HttpClient, runtime: Runtime.Runtime<
       if (Exit.isSuccess(exit)) handler.onEnd()
       else handler.onError(Cause.squash(exit.cause))
     })
-    return () => {
-      if (aborted) return
-      aborted = true
-      fiber.unsafeInterruptAsFork(FiberId.none)
+    return {
+      abort: () => {
+        if (aborted) return
+        aborted = true
+        fiber.unsafeInterruptAsFork(FiberId.none)
+      }
     }
   }
 }

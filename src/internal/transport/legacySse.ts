@@ -72,8 +72,8 @@ export const open = (
       Deferred.unsafeDone(endpoint, Exit.fail(error))
       inbox.end(error)
     }
-    yield* Effect.addFinalizer(() => Effect.sync(response.abort))
-    opened.read(Http.eventSink(ctx, response, WHAT, new SseDecoder(ctx.maxMessageBytes), onEvent, onEnd))
+    yield* Effect.addFinalizer(() => Effect.sync(() => response.abort()))
+    opened.read(new Http.EventSink(ctx, response, WHAT, new SseDecoder(ctx.maxMessageBytes), onEvent, onEnd))
     const postTo = yield* Deferred.await(endpoint).pipe(Effect.timeoutFail({
       duration: timeout,
       onTimeout: () => Http.closedError(ctx, "the SSE stream sent no endpoint event within the timeout")

@@ -39,8 +39,10 @@ export const listen = (conn: Connection, onEnd: (error: McpError.McpError) => vo
       return () => {}
     }
     if (!response.ok) return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, WHAT))
-    const stream = new EventStream(conn, { method: WHAT, awaiting: undefined }, (error) => {
-      if (error !== undefined && !conn.closing) onEnd(error)
+    const stream = new EventStream(conn, { method: WHAT, awaiting: undefined }, {
+      ended: (error) => {
+        if (error !== undefined && !conn.closing) onEnd(error)
+      }
     })
     opened.read(stream.sink(response))
     return () => stream.stop()

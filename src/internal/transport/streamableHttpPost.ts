@@ -13,82 +13,112 @@ import * as Effect from "effect/Effect"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as Http from "./http.js"
+import type { Abortable, WireRequest } from "./httpWire.js"
 import type { Connection } from "./streamableHttpConnection.js"
-import { EventStream, type Reading } from "./streamableHttpStream.js"
+import { EventStream, type Reader, type Reading } from "./streamableHttpStream.js"
 
-/** How an answer turned out, once: nothing when it was read, else why it failed. */
-export type Done = (error: McpError.McpError | undefined) => void
+// A JSON answer: its messages delivered once the body is in.
+class JsonAnswer implements Http.TextTarget {
+  constructor(private readonly conn: Connection, private readonly reader: Reader) {}
 
-/** Reads the answer to a POST; `stop` abandons it. */
+  onText(text: string): void {
+    if (text.trim() !== "") Http.parseMessages(this.conn.ctx, text, "a body", this.conn.deliver)
+    this.reader.ended(undefined)
+  }
+
+  onError(error: McpError.McpError): void {
+    this.reader.ended(error)
+  }
+}
+
+/**
+ * Reads the answer to a POST: a JSON body, an event stream (returned too, to be stopped),
+ * or nothing (202).
+ */
 export const readAnswer = (
   conn: Connection,
   response: Http.Response,
   reading: Reading,
-  done: Done
-): { readonly sink: Http.Sink; readonly stop: () => void } => {
+  reader: Reader
+): { readonly sink: Http.Sink; readonly stream: EventStream | undefined } => {
   const type = response.mediaType
   if (type === "text/event-stream") {
-    const stream = new EventStream(conn, reading, done)
-    return { sink: stream.sink(response), stop: () => stream.stop() }
+    const stream = new EventStream(conn, reading, reader)
+    return { sink: stream.sink(response), stream }
   }
   if (type === "application/json") {
-    const onText = (text: string) => {
-      if (text.trim() !== "") Http.parseMessages(conn.ctx, text, "a body", conn.deliver)
-      done(undefined)
-    }
-    return { sink: Http.textSink(conn.ctx, response, `the answer to ${reading.method}`, onText, done), stop: response.abort }
+    const sink = new Http.TextSink(conn.ctx, response, `the answer to ${reading.method}`, new JsonAnswer(conn, reader))
+    return { sink, stream: undefined }
   }
-  if (response.status === 202 || response.header("content-length") === "0" || type === "") done(undefined)
+  if (response.status === 202 || response.header("content-length") === "0" || type === "") reader.ended(undefined)
   else {
-    done(McpError.make(conn.ctx.server, new McpError.ValidationReason({
+    reader.ended(McpError.make(conn.ctx.server, new McpError.ValidationReason({
       message: `answered with content type '${type}', neither JSON nor an event stream`,
       method: reading.method
     })))
   }
-  return { sink: Http.IGNORE, stop: response.abort }
+  return { sink: Http.IGNORE, stream: undefined }
 }
 
-const postOf = (conn: Connection, message: JsonRpc.Message) => ({
-  method: "POST" as const,
+const postOf = (conn: Connection, message: JsonRpc.Message): WireRequest => ({
+  method: "POST",
   url: conn.url,
   headers: conn.post,
   body: JSON.stringify(message)
 })
 
+/** Who sent a request: hears once how it ended, and may take over a refused one. */
+export interface Owner {
+  /** The request's answer was delivered (`error` undefined), or it failed with `error`. */
+  done(id: JsonRpc.RequestId, error: McpError.McpError | undefined): void
+  /** An error status: true when the owner takes the exchange over (the fallback). */
+  refused(request: JsonRpc.Request, status: number): boolean
+}
+
 /**
- * POSTs a request and reads its answer, calling `done` once. `refused` is asked first about
- * an error status, and takes the exchange over when it returns true (the fallback to the
- * older transport). Returns what stops the exchange, for a cancellation.
+ * One request POSTed and its answer read; the owner hears once how it ended. A 404 on a
+ * request sent in a session fails it with the session-expired error. The exchange is one
+ * object: the handler of its answer, its body's reader and its stream's.
  */
-export const request = (
-  conn: Connection,
-  message: JsonRpc.Request,
-  done: Done,
-  refused: (status: number) => boolean
-): () => void => {
-  const reading: Reading = { method: message.method, awaiting: message.id }
-  const sentIn = conn.sessionId
-  let stop: () => void = () => {}
-  const abort = Http.exchange(conn.ctx, postOf(conn, message), message.method, {
-    onResponse: (response) => {
-      stop = response.abort
-      if (response.ok) {
-        if (message.method === "initialize") conn.setSession(response.header("mcp-session-id"), conn.protocolVersion)
-        const answer = readAnswer(conn, response, reading, done)
-        stop = answer.stop
-        return answer.sink
-      }
-      if (response.status === 404 && sentIn !== undefined) {
-        done(conn.sessionExpired())
-        return Http.IGNORE
-      }
-      if (refused(response.status)) return Http.IGNORE
-      return Http.statusErrorSink(conn.ctx, response, message.method, done)
-    },
-    onFailure: done
-  })
-  stop = abort
-  return () => stop()
+export class PostedRequest implements Http.Handler, Reader {
+  private readonly sentIn: string | undefined
+  private readonly exchange: Abortable
+  private stream: EventStream | undefined
+
+  constructor(private readonly conn: Connection, private readonly message: JsonRpc.Request, private readonly owner: Owner) {
+    this.sentIn = conn.sessionId
+    this.exchange = Http.exchange(conn.ctx, postOf(conn, message), message.method, this)
+  }
+
+  /** Abandons the exchange (the request was cancelled); the owner is not told. */
+  stop(): void {
+    if (this.stream !== undefined) this.stream.stop()
+    else this.exchange.abort()
+  }
+
+  onResponse(response: Http.Response): Http.Sink {
+    const { conn, message } = this
+    if (response.ok) {
+      if (message.method === "initialize") conn.setSession(response.header("mcp-session-id"), conn.protocolVersion)
+      const answer = readAnswer(conn, response, { method: message.method, awaiting: message.id }, this)
+      this.stream = answer.stream
+      return answer.sink
+    }
+    if (response.status === 404 && this.sentIn !== undefined) {
+      this.ended(conn.sessionExpired())
+      return Http.IGNORE
+    }
+    if (this.owner.refused(message, response.status)) return Http.IGNORE
+    return Http.statusErrorSink(conn.ctx, response, message.method, (error) => this.ended(error))
+  }
+
+  onFailure(error: McpError.McpError): void {
+    this.ended(error)
+  }
+
+  ended(error: McpError.McpError | undefined): void {
+    this.owner.done(this.message.id, error)
+  }
 }
 
 /**
@@ -110,13 +140,15 @@ export const notify = (conn: Connection, message: JsonRpc.Message, what: string)
     }
     if (!response.ok) return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, what))
     const server = conn.ctx.server
-    const logLost = (error: McpError.McpError | undefined) => {
-      if (error === undefined) return
-      conn.ctx.fork(
-        Effect.logWarning(`server '${server}': reading what came back for ${what} failed: ${error.message}`).pipe(
-          Effect.annotateLogs({ server })
+    const logLost: Reader = {
+      ended: (error) => {
+        if (error === undefined) return
+        conn.ctx.fork(
+          Effect.logWarning(`server '${server}': reading what came back for ${what} failed: ${error.message}`).pipe(
+            Effect.annotateLogs({ server })
+          )
         )
-      )
+      }
     }
     opened.read(readAnswer(conn, response, { method: what, awaiting: undefined }, logLost).sink)
   })

@@ -15,7 +15,6 @@ import * as FiberId from "effect/FiberId"
 import type * as JsonRpc from "../../JsonRpc.js"
 import type * as McpError from "../../McpError.js"
 import * as Http from "./http.js"
-import type { Abort } from "./httpWire.js"
 import { SseDecoder } from "./sseDecoder.js"
 import { type Connection, unreachable } from "./streamableHttpConnection.js"
 
@@ -29,33 +28,38 @@ export interface Reading {
 export const delayMs = (settings: Connection["settings"], attempt: number, retry: number | undefined): number =>
   retry ?? Math.min(settings.maxDelayMs, settings.initialDelayMs * 2 ** (attempt - 1))
 
-/** One stream, across its resumptions; `done` is called once, when there is nothing more to read. */
+/** Who reads a stream: hears once, when there is nothing more to read, whether it failed. */
+export interface Reader {
+  ended(error: McpError.McpError | undefined): void
+}
+
+/** One stream, across its resumptions. */
 export class EventStream {
   private readonly decoder: SseDecoder
   private answered = false
   private attempt = 0
   private stopped = false
-  private abort: Abort = () => {}
+  private response: Http.Response | undefined
   private resuming: Fiber.RuntimeFiber<void> | undefined
 
   constructor(
     private readonly conn: Connection,
     private readonly reading: Reading,
-    private readonly done: (error: McpError.McpError | undefined) => void
+    private readonly reader: Reader
   ) {
     this.decoder = new SseDecoder(conn.ctx.maxMessageBytes)
   }
 
   /** The sink for a response body of this stream (the first, or a resumed one). */
   sink(response: Http.Response): Http.Sink {
-    this.abort = response.abort
-    return Http.eventSink(this.conn.ctx, response, this.reading.method, this.decoder, this.onEvent, this.onEnd)
+    this.response = response
+    return new Http.EventSink(this.conn.ctx, response, this.reading.method, this.decoder, this.onEvent, this.onEnd)
   }
 
-  /** Stops reading, and resuming: the request was cancelled. `done` is not called. */
+  /** Stops reading, and resuming: the request was cancelled. The reader is not told. */
   stop(): void {
     this.stopped = true
-    this.abort()
+    this.response?.abort()
     this.resuming?.unsafeInterruptAsFork(FiberId.none)
   }
 
@@ -73,17 +77,17 @@ export class EventStream {
 
   private readonly onEnd = (error: McpError.McpError | undefined): void => {
     if (this.stopped) return
-    if (this.answered || this.conn.closing) return this.done(undefined)
+    if (this.answered || this.conn.closing) return this.reader.ended(undefined)
     // Resuming would bring the same oversize event again.
-    if (error !== undefined && error.reason._tag === "Limit") return this.done(error)
+    if (error !== undefined && error.reason._tag === "Limit") return this.reader.ended(error)
     const why = error === undefined ? "" : `: ${error.message}`
     if (this.reading.awaiting !== undefined && this.decoder.lastEventId === undefined) {
-      return this.done(Http.closedError(
+      return this.reader.ended(Http.closedError(
         this.conn.ctx,
         `the stream answering ${this.reading.method} ended before the answer, with no event id to resume from${why}`
       ))
     }
-    this.resuming = this.conn.ctx.fork(Effect.catchAll(this.resume(why), (failed) => Effect.sync(() => this.done(failed))))
+    this.resuming = this.conn.ctx.fork(Effect.catchAll(this.resume(why), (failed) => Effect.sync(() => this.reader.ended(failed))))
   }
 
   // Tries GETs with Last-Event-ID until one opens an event stream, whose body this stream

@@ -1,13 +1,52 @@
 /**
- * The wire on an undici Dispatcher: each exchange is one `dispatch` whose handler is the
- * transport's own callbacks, with no promise, stream or AbortController in between.
+ * The wire on an undici Dispatcher: each exchange is one `dispatch` whose handler calls the
+ * transport's own, with no promise, stream or AbortController in between. Handlers are class
+ * instances: an exchange allocates no closures.
  *
  * @internal
  */
 import type { Dispatcher } from "undici"
-import type { Wire } from "./httpWire.js"
+import type { Abortable, Wire, WireHandler } from "./httpWire.js"
 
 const ABORTED = new Error("the exchange was abandoned")
+
+class Exchange implements Dispatcher.DispatchHandler, Abortable {
+  private controller: Dispatcher.DispatchController | undefined
+  private done = false
+
+  constructor(private readonly handler: WireHandler) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller
+    if (this.done) controller.abort(ABORTED)
+  }
+
+  onResponseStart(_: Dispatcher.DispatchController, status: number, headers: Record<string, string | Array<string> | undefined>): void {
+    if (!this.done && status >= 200) this.handler.onHeaders(status, headers)
+  }
+
+  onResponseData(_: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.done) this.handler.onData(chunk)
+  }
+
+  onResponseEnd(): void {
+    if (this.done) return
+    this.done = true
+    this.handler.onEnd()
+  }
+
+  onResponseError(_: Dispatcher.DispatchController, error: Error): void {
+    if (this.done) return
+    this.done = true
+    this.handler.onError(error)
+  }
+
+  abort(): void {
+    if (this.done) return
+    this.done = true
+    this.controller?.abort(ABORTED)
+  }
+}
 
 /** A wire sending through `dispatcher`. */
 export const fromDispatcher = (dispatcher: Dispatcher): Wire => {
@@ -22,8 +61,7 @@ export const fromDispatcher = (dispatcher: Dispatcher): Wire => {
       origin = parsed.origin
       path = parsed.pathname + parsed.search
     }
-    let controller: Dispatcher.DispatchController | undefined
-    let done = false
+    const exchange = new Exchange(handler)
     dispatcher.dispatch({
       origin,
       path,
@@ -33,32 +71,7 @@ export const fromDispatcher = (dispatcher: Dispatcher): Wire => {
       // Deadlines are the transport's (Clock-based); a stream may stay open for hours.
       headersTimeout: 0,
       bodyTimeout: 0
-    }, {
-      onRequestStart: (started) => {
-        controller = started
-        if (done) started.abort(ABORTED)
-      },
-      onResponseStart: (_, status, headers) => {
-        if (!done && status >= 200) handler.onHeaders(status, headers)
-      },
-      onResponseData: (_, chunk) => {
-        if (!done) handler.onData(chunk)
-      },
-      onResponseEnd: () => {
-        if (done) return
-        done = true
-        handler.onEnd()
-      },
-      onResponseError: (_, error) => {
-        if (done) return
-        done = true
-        handler.onError(error)
-      }
-    })
-    return () => {
-      if (done) return
-      done = true
-      controller?.abort(ABORTED)
-    }
+    }, exchange)
+    return exchange
   }
 }
