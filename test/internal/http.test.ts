@@ -104,8 +104,10 @@ describe("sinks", () => {
       const seen: Array<string> = []
       const ends: Array<unknown> = []
       const { aborted, response: answer } = response(200)
-      const sink = new Http.EventSink(ctx, answer, "tools/call", new SseDecoder(16), (event) => seen.push(event.data), (error) =>
-        ends.push(error?.reason))
+      const sink = new Http.EventSink(ctx, answer, "tools/call", new SseDecoder(16), {
+        onEvent: (event) => void seen.push(event.data),
+        onStreamEnd: (error) => void ends.push(error?.reason)
+      })
       sink.onData(new TextEncoder().encode("data: one\n\nda"))
       expect(seen).toEqual(["one"])
       sink.onData(new TextEncoder().encode("ta: two\n\n"))

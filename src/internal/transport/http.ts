@@ -12,6 +12,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import { StringDecoder } from "node:string_decoder"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import { revealAll } from "../reveal.js"
@@ -305,13 +306,21 @@ export const statusErrorSink = (
   }
 }
 
+/** Who reads an event stream, called as methods. */
+export interface EventReader {
+  onEvent(event: SseEvent): void
+  /** Once: with nothing when the body ended, else why it did not. */
+  onStreamEnd(error: McpError.McpError | undefined): void
+}
+
 /**
- * Reads an SSE body with `decoder`, handing each event to `onEvent` in the callback that
- * decoded it. `onEnd` comes once: with nothing when the body ends, a Transport error when it
- * breaks off, a Limit error (and the exchange aborted) when an event exceeds the size cap.
+ * Reads an SSE body with `decoder`, handing each event to the reader in the callback that
+ * decoded it. The stream ends once: normally, with a Transport error when it breaks off, or
+ * with a Limit error (and the exchange aborted) when an event exceeds the size cap.
  */
 export class EventSink implements Sink {
-  private readonly text = new TextDecoder()
+  // StringDecoder: TextDecoder's option checks cost more than the decoding of a small event.
+  private readonly text = new StringDecoder("utf8")
   private readonly events: Array<SseEvent> = []
   private done = false
 
@@ -320,8 +329,7 @@ export class EventSink implements Sink {
     private readonly response: Response,
     private readonly what: string,
     private readonly decoder: SseDecoder,
-    private readonly onEvent: (event: SseEvent) => void,
-    private readonly onEnd_: (error: McpError.McpError | undefined) => void
+    private readonly reader: EventReader
   ) {
     decoder.reset()
   }
@@ -329,46 +337,41 @@ export class EventSink implements Sink {
   onData(chunk: Uint8Array): void {
     if (this.done) return
     const { ctx, events } = this
-    const fits = this.decoder.push(this.text.decode(chunk, { stream: true }), events)
+    const fits = this.decoder.push(this.text.write(chunk), events)
     for (const event of events) {
       // An oversize event is never handed on, even when it arrived whole.
-      if (fits || event.data.length <= ctx.maxMessageBytes) this.onEvent(event)
+      if (fits || event.data.length <= ctx.maxMessageBytes) this.reader.onEvent(event)
     }
     events.length = 0
     if (fits) return
     this.done = true
     this.response.abort()
-    this.onEnd_(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${this.what}`, limit: ctx.maxMessageBytes })))
+    this.reader.onStreamEnd(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${this.what}`, limit: ctx.maxMessageBytes })))
   }
 
   onEnd(): void {
     if (this.done) return
     this.done = true
-    this.onEnd_(undefined)
+    this.reader.onStreamEnd(undefined)
   }
 
   onError(cause: unknown): void {
     if (this.done) return
     this.done = true
-    this.onEnd_(transportError(this.ctx, `the event stream of ${this.what} broke: ${describeCause(cause)}`, cause))
+    this.reader.onStreamEnd(transportError(this.ctx, `the event stream of ${this.what} broke: ${describeCause(cause)}`, cause))
   }
 }
 
 /**
- * Parses a JSON body or an event's data into messages for `deliver`; what cannot be used
- * is logged with the server's name and skipped.
+ * Parses a JSON body or an event's data into messages; what cannot be used is logged with
+ * the server's name and skipped.
  */
-export const parseMessages = (
-  ctx: Context,
-  text: string,
-  where: string,
-  deliver: (message: JsonRpc.Message) => void
-): void => {
+export const parseMessages = (ctx: Context, text: string, where: string): Array<JsonRpc.Message> => {
   const messages: Array<JsonRpc.Message> = []
   const bad: Array<JsonRpc.BadLine> = []
   JsonRpc.parseLine(text, messages, bad)
-  for (const message of messages) deliver(message)
   if (bad.length > 0) ctx.fork(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad))
+  return messages
 }
 
 // ---- the Effect face, for exchanges off the per-call path ---------------------------------

@@ -63,17 +63,19 @@ export const open = (
     }
 
     const endpoint = Deferred.unsafeMake<string, McpError.McpError>(FiberId.none)
-    const onEvent = (event: { readonly event: string; readonly data: string }) => {
-      if (event.event === "endpoint") Deferred.unsafeDone(endpoint, resolveEndpoint(ctx, url, event.data))
-      else if (event.event === "message") Http.parseMessages(ctx, event.data, "an event", (message) => inbox.deliver(message))
-    }
-    const onEnd = (broke: McpError.McpError | undefined) => {
-      const error = broke ?? Http.closedError(ctx, "the server ended the SSE stream")
-      Deferred.unsafeDone(endpoint, Exit.fail(error))
-      inbox.end(error)
+    const reader: Http.EventReader = {
+      onEvent: (event) => {
+        if (event.event === "endpoint") Deferred.unsafeDone(endpoint, resolveEndpoint(ctx, url, event.data))
+        else if (event.event === "message") for (const message of Http.parseMessages(ctx, event.data, "an event")) inbox.deliver(message)
+      },
+      onStreamEnd: (broke) => {
+        const error = broke ?? Http.closedError(ctx, "the server ended the SSE stream")
+        Deferred.unsafeDone(endpoint, Exit.fail(error))
+        inbox.end(error)
+      }
     }
     yield* Effect.addFinalizer(() => Effect.sync(() => response.abort()))
-    opened.read(new Http.EventSink(ctx, response, WHAT, new SseDecoder(ctx.maxMessageBytes), onEvent, onEnd))
+    opened.read(new Http.EventSink(ctx, response, WHAT, new SseDecoder(ctx.maxMessageBytes), reader))
     const postTo = yield* Deferred.await(endpoint).pipe(Effect.timeoutFail({
       duration: timeout,
       onTimeout: () => Http.closedError(ctx, "the SSE stream sent no endpoint event within the timeout")

@@ -22,7 +22,7 @@ class JsonAnswer implements Http.TextTarget {
   constructor(private readonly conn: Connection, private readonly reader: Reader) {}
 
   onText(text: string): void {
-    if (text.trim() !== "") Http.parseMessages(this.conn.ctx, text, "a body", this.conn.deliver)
+    if (text.trim() !== "") for (const message of Http.parseMessages(this.conn.ctx, text, "a body")) this.conn.deliver(message)
     this.reader.ended(undefined)
   }
 

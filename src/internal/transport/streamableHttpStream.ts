@@ -15,7 +15,7 @@ import * as FiberId from "effect/FiberId"
 import type * as JsonRpc from "../../JsonRpc.js"
 import type * as McpError from "../../McpError.js"
 import * as Http from "./http.js"
-import { SseDecoder } from "./sseDecoder.js"
+import { type Event as SseEvent, SseDecoder } from "./sseDecoder.js"
 import { type Connection, unreachable } from "./streamableHttpConnection.js"
 
 /** What a stream is read for: the answer to one request, or whatever the server sends unasked. */
@@ -34,7 +34,7 @@ export interface Reader {
 }
 
 /** One stream, across its resumptions. */
-export class EventStream {
+export class EventStream implements Http.EventReader {
   private readonly decoder: SseDecoder
   private answered = false
   private attempt = 0
@@ -53,7 +53,7 @@ export class EventStream {
   /** The sink for a response body of this stream (the first, or a resumed one). */
   sink(response: Http.Response): Http.Sink {
     this.response = response
-    return new Http.EventSink(this.conn.ctx, response, this.reading.method, this.decoder, this.onEvent, this.onEnd)
+    return new Http.EventSink(this.conn.ctx, response, this.reading.method, this.decoder, this)
   }
 
   /** Stops reading, and resuming: the request was cancelled. The reader is not told. */
@@ -63,19 +63,17 @@ export class EventStream {
     this.resuming?.unsafeInterruptAsFork(FiberId.none)
   }
 
-  private readonly onEvent = (event: { readonly event: string; readonly data: string }): void => {
+  onEvent(event: SseEvent): void {
     this.attempt = 0
     if (event.event !== "message" || event.data.trim() === "") return
-    Http.parseMessages(this.conn.ctx, event.data, "an event", this.onMessage)
-  }
-
-  private readonly onMessage = (message: JsonRpc.Message): void => {
     const awaiting = this.reading.awaiting
-    if (awaiting !== undefined && !this.answered && !("method" in message) && message.id === awaiting) this.answered = true
-    this.conn.deliver(message)
+    for (const message of Http.parseMessages(this.conn.ctx, event.data, "an event")) {
+      if (awaiting !== undefined && !this.answered && !("method" in message) && message.id === awaiting) this.answered = true
+      this.conn.deliver(message)
+    }
   }
 
-  private readonly onEnd = (error: McpError.McpError | undefined): void => {
+  onStreamEnd(error: McpError.McpError | undefined): void {
     if (this.stopped) return
     if (this.answered || this.conn.closing) return this.reader.ended(undefined)
     // Resuming would bring the same oversize event again.
