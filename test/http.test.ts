@@ -95,6 +95,20 @@ describe("Streamable HTTP", () => {
       }).pipe(Effect.provide(FetchHttpClient.layer)))
   }
 
+  for (const [name, layer] of [["undici", HttpClientUndici.layer], ["fetch", FetchHttpClient.layer]] as const) {
+    it.scopedLive(`an unreachable server's error names the URL without its credentials or query (${name})`, () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const fixture = yield* serve(mcp().handler).pipe(Scope.extend(scope))
+        yield* Scope.close(scope, Exit.void)
+        const url = fixture.url.replace("http://", "http://user:s3cret@") + "?token=s3cret"
+        const error = failure(yield* Effect.exit(connect(url)))
+        expect(error.reason._tag).toBe("Transport")
+        expect(error.message).toContain(`server 'fixture': could not send initialize to ${fixture.url}:`)
+        expect(error.message).not.toContain("s3cret")
+      }).pipe(Effect.provide(layer)))
+  }
+
   it.scopedLive("ends the connection when the server forgets the session (404); the refused request fails with that error", () =>
     Effect.gen(function*() {
       const server = mcp()

@@ -1,7 +1,7 @@
 /**
  * What the HTTP transports share: exchanges on the wire with redirects kept to one origin,
- * answers read by sinks fed from the wire's callbacks (a size-capped text body, the start
- * of an error body), error statuses turned into McpErrors, and an Effect face for the
+ * answers read by sinks fed from the wire's callbacks (a size-capped text body, an event
+ * stream, the start of an error body), error statuses turned into McpErrors, and an Effect face for the
  * exchanges that are not on the per-call path (streams opened, notifications accepted).
  *
  * @internal
@@ -72,21 +72,22 @@ export const safeUrl = (url: string | URL): string => {
   }
 }
 
-/** A Transport error: the server could not be reached, or an answer broke off. */
-export const transportError = (ctx: Context, message: string, cause?: unknown) =>
+// A Transport error: the server could not be reached, or an answer broke off.
+const transportError = (ctx: Context, message: string, cause?: unknown) =>
   McpError.make(ctx.server, new McpError.TransportReason({ message }), cause)
 
 /** A Closed error. */
 export const closedError = (ctx: Context, message: string) =>
   McpError.make(ctx.server, new McpError.ClosedReason({ message }))
 
-/** Why an exchange failed, for a message. */
-export const describeCause = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = (cause as { cause?: unknown }).cause
-    return inner instanceof Error ? `${cause.message} (${inner.message})` : cause.message
-  }
-  return String(cause)
+// Why an exchange failed, for a message. An HTTP client may quote the URL it was given:
+// its credentials and query (tokens) are cut out.
+const describeCause = (cause: unknown): string => {
+  const inner = cause instanceof Error ? (cause as { cause?: unknown }).cause : undefined
+  const text = cause instanceof Error
+    ? inner instanceof Error ? `${cause.message} (${inner.message})` : cause.message
+    : String(cause)
+  return text.replace(/(\w+:\/\/)[^\s/@]*@/g, "$1").replace(/(\w+:\/\/[^\s?#]*)[?#]\S*/g, "$1")
 }
 
 /** An answer's status and headers, after redirects. */

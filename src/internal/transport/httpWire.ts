@@ -79,8 +79,10 @@ const fromHttpClient = (client: HttpClient.HttpClient, runtime: Runtime.Runtime<
     }))
     fiber.addObserver((exit) => {
       if (aborted) return
-      if (Exit.isSuccess(exit)) handler.onEnd()
-      else handler.onError(Cause.squash(exit.cause))
+      if (Exit.isSuccess(exit)) return handler.onEnd()
+      // What went wrong underneath: an HttpClientError's own message names the whole URL.
+      const error = Cause.squash(exit.cause) as { readonly cause?: unknown }
+      handler.onError(error.cause ?? error)
     })
     return {
       abort: () => {

@@ -31,11 +31,9 @@ class JsonAnswer implements Http.TextTarget {
   }
 }
 
-/**
- * Reads the answer to a POST: a JSON body, an event stream (returned too, to be stopped),
- * or nothing (202).
- */
-export const readAnswer = (
+// Reads the answer to a POST: a JSON body, an event stream (returned too, to be stopped),
+// or nothing (202).
+const readAnswer = (
   conn: Connection,
   response: Http.Response,
   reading: Reading,
