@@ -3,7 +3,9 @@
  * client wraps every exchange in an AbortController, a FinalizationRegistry entry and
  * interruptible response proxies, which triples the cost of a small MCP POST; this one
  * maps a request straight onto `Dispatcher.request` and lets Effect interruption abort it.
- * Any other `HttpClient` works with the transports too.
+ * The HTTP transports go further with a client made here: they dispatch through its undici
+ * Dispatcher themselves and read answers in its callbacks. Any other `HttpClient` works with
+ * the transports too.
  *
  * @since 0.1.0
  */

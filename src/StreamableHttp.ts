@@ -136,7 +136,8 @@ export const make = (
 
     const request = (message: JsonRpc.Request) => {
       if (message.method === "initialize") conn.initializeId = message.id
-      exchanges.set(message.id, new Post.PostedRequest(conn, message, owner))
+      const posted = new Post.PostedRequest(conn, message, owner)
+      if (!posted.finished) exchanges.set(message.id, posted)
     }
 
     // After initialized, open the GET stream, and return once the server has answered it:

@@ -82,6 +82,8 @@ export class PostedRequest implements Http.Handler, Reader {
   private readonly sentIn: string | undefined
   private readonly exchange: Abortable
   private stream: EventStream | undefined
+  /** Whether the owner has heard how it ended (a client may fail an exchange at once). */
+  finished = false
 
   constructor(private readonly conn: Connection, private readonly message: JsonRpc.Request, private readonly owner: Owner) {
     this.sentIn = conn.sessionId
@@ -115,6 +117,7 @@ export class PostedRequest implements Http.Handler, Reader {
   }
 
   ended(error: McpError.McpError | undefined): void {
+    this.finished = true
     this.owner.done(this.message.id, error)
   }
 }
