@@ -7,12 +7,15 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
@@ -94,6 +97,19 @@ describe("Streamable HTTP", () => {
         ])
       }).pipe(Effect.provide(FetchHttpClient.layer)))
   }
+
+  it.scopedLive("a client derived from HttpClientUndici (middleware) is used as given, not bypassed", () =>
+    Effect.gen(function*() {
+      const fixture = yield* serve(mcp().handler)
+      const { client } = yield* connect(fixture.url).pipe(
+        Effect.provide(Layer.effect(
+          HttpClient.HttpClient,
+          Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setHeader("x-via", "middleware")))
+        ))
+      )
+      expect(firstText(yield* client.callTool("echo", { text: "through" }))).toBe("through")
+      expect(fixture.seen.map((request) => request.headers["x-via"])).toEqual(fixture.seen.map(() => "middleware"))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   for (const [name, layer] of [["undici", HttpClientUndici.layer], ["fetch", FetchHttpClient.layer]] as const) {
     it.scopedLive(`an unreachable server's error names the URL without its credentials or query (${name})`, () =>
