@@ -3,7 +3,9 @@
  * client wraps every exchange in an AbortController, a FinalizationRegistry entry and
  * interruptible response proxies, which triples the cost of a small MCP POST; this one
  * maps a request straight onto `Dispatcher.request` and lets Effect interruption abort it.
- * Any other `HttpClient` works with the transports too.
+ * The HTTP transports go further with a client made here: they dispatch through its undici
+ * Dispatcher themselves and read answers in its callbacks. Any other `HttpClient` works with
+ * the transports too.
  *
  * @since 0.1.0
  */
@@ -23,6 +25,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import { Agent, type Dispatcher } from "undici"
+import { WireTypeId } from "./internal/transport/httpWire.js"
+import { fromDispatcher } from "./internal/transport/undiciWire.js"
 
 // An unread body would keep its connection; its errors are reported when it is read.
 const ignore = () => {}
@@ -106,11 +110,16 @@ const bodyOf = (request: HttpClientRequest.HttpClientRequest): Either.Either<Uin
 }
 
 /**
- * An HttpClient sending through `dispatcher` (an undici Agent or Pool).
+ * An HttpClient sending through `dispatcher` (an undici Agent or Pool). The HTTP transports
+ * recognise it and send through `dispatcher` directly, reading answers in its callbacks.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
+  Object.assign(makeClient(dispatcher), { [WireTypeId]: fromDispatcher(dispatcher) })
+
+const makeClient = (dispatcher: Dispatcher): HttpClient.HttpClient =>
   HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
     (effect) =>
       Effect.flatMap(effect, (request) => {
@@ -149,6 +158,7 @@ export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
  * An HttpClient on its own undici Agent, closed with the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
   HttpClient.HttpClient,

@@ -2,111 +2,85 @@
  * The HTTP+SSE transport of MCP 2024-11-05: a GET opens an event stream whose first
  * `endpoint` event names the URL to POST messages to; the server's messages come back as
  * `message` events on that stream. The stream is the session: when it ends, so does the
- * connection. {@link StreamableHttp} falls back to it for servers that predate Streamable HTTP.
+ * connection. {@link StreamableHttp} falls back to it by itself for servers that predate
+ * Streamable HTTP; `make` speaks it alone, to a server known to need it.
  *
  * @since 0.1.0
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as Http from "./internal/transport/http.js"
-import { SseDecoder } from "./internal/transport/sseDecoder.js"
-import type * as JsonRpc from "./JsonRpc.js"
-import * as McpError from "./McpError.js"
+import * as Legacy from "./internal/transport/legacySse.js"
+import type * as McpError from "./McpError.js"
+import { Transport, type TransportService, Inbox } from "./Transport.js"
 
 /**
- * An open legacy session: where to POST, and how to send.
+ * How to reach a 2024-11-05 HTTP+SSE server.
  *
  * @since 0.1.0
+ * @category models
  */
-export interface Session {
-  /** The URL the server's `endpoint` event named. */
-  readonly endpoint: string
-  /** POSTs one message; fails on an error status. */
-  readonly send: (message: JsonRpc.Message) => Effect.Effect<void, McpError.McpError>
+export interface Options {
+  /** The server's name, used in errors and logs. */
+  readonly name: string
+  /** The URL of the event stream (often ending in `/sse`). */
+  readonly url: string
+  /** Headers sent with every request (authorization, API keys); secrets may be Redacted. */
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+  /** The largest event accepted. Default: 16 MiB. */
+  readonly maxMessageBytes?: number | undefined
+  /** How long the server may take to open the stream, name the endpoint, or accept a POST. Default: 30 seconds. */
+  readonly httpTimeout?: Duration.DurationInput | undefined
+  /** Which redirects to follow, and where the endpoint may point: `same-origin` (the default), `any` or `none`. */
+  readonly redirects?: Http.Redirects | undefined
 }
 
 /**
- * Opens the event stream and waits for the `endpoint` event. Messages go to `receive`;
- * when the stream ends or breaks, `onEnd` gets why. The stream is read in the Scope.
+ * Opens the event stream and waits for its endpoint, owned by the current Scope. Fails with
+ * an Http error when the server refuses the GET, or a Closed error when it answers with no
+ * event stream or names no usable endpoint in time.
+ *
+ * @example
+ * ```ts
+ * import { HttpClientUndici, LegacySse, McpClient, Transport } from "mcp-fleet"
+ * import { Effect } from "effect"
+ *
+ * const client = Effect.flatMap(
+ *   LegacySse.make({ name: "old", url: "http://127.0.0.1:3001/sse" }),
+ *   (transport) => McpClient.make().pipe(Effect.provideService(Transport.Transport, transport))
+ * ).pipe(Effect.provide(HttpClientUndici.layer))
+ * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
-export const open = (
-  ctx: Http.Context,
-  url: string,
-  options: {
-    readonly receive: (messages: ReadonlyArray<JsonRpc.Message>) => Effect.Effect<void>
-    readonly onEnd: (error: McpError.McpError) => Effect.Effect<void>
-    readonly timeout: Duration.DurationInput
-  }
-) =>
+export const make = (
+  options: Options
+): Effect.Effect<TransportService, McpError.McpError, Scope.Scope | HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const what = "the SSE stream (GET)"
-    const response = yield* Http.execute(
-      ctx,
-      HttpClientRequest.get(url, { headers: { ...ctx.headers, accept: "text/event-stream" } }),
-      what
-    ).pipe(Effect.timeoutFail({
-      duration: options.timeout,
-      onTimeout: () => closed(ctx, `the SSE stream at ${Http.safeUrl(url)} did not open within the timeout`)
-    }))
-    if (!Http.isOk(response.status)) return yield* Effect.fail(yield* Http.statusError(ctx, response, what))
-    if (Http.mediaType(response) !== "text/event-stream") {
-      yield* Http.discard(response)
-      return yield* Effect.fail(closed(ctx, `${Http.safeUrl(url)} answered GET with ${Http.mediaType(response) || "no content type"}, not an event stream`))
-    }
-
-    const endpoint = yield* Deferred.make<string, McpError.McpError>()
-    yield* Http.readEvents(ctx, response, what, new SseDecoder(ctx.maxMessageBytes), (events) =>
-      Effect.forEach(events, (event) => {
-        if (event.event === "endpoint") return Deferred.complete(endpoint, resolveEndpoint(ctx, url, event.data))
-        if (event.event !== "message") return Effect.void
-        return Effect.flatMap(Http.parseMessages(ctx, event.data, "an event"), options.receive)
-      }, { discard: true })).pipe(
-        Effect.zipRight(Effect.fail(closed(ctx, "the server ended the SSE stream"))),
-        Effect.catchAll((error) => Effect.zipRight(Deferred.fail(endpoint, error), options.onEnd(error))),
-        Effect.forkScoped
-      )
-    const postTo = yield* Deferred.await(endpoint).pipe(Effect.timeoutFail({
-      duration: options.timeout,
-      onTimeout: () => closed(ctx, "the SSE stream sent no endpoint event within the timeout")
-    }))
-
-    const send = (message: JsonRpc.Message) =>
-      Effect.gen(function*() {
-        const method = "method" in message ? message.method : "a response"
-        const posted = yield* Http.execute(
-          ctx,
-          HttpClientRequest.post(postTo, { headers: ctx.headers }).pipe(
-            HttpClientRequest.bodyText(JSON.stringify(message), "application/json")
-          ),
-          method
-        ).pipe(Effect.timeoutFail({
-          duration: options.timeout,
-          onTimeout: () => closed(ctx, `the server did not accept ${method} within the timeout`)
-        }))
-        if (!Http.isOk(posted.status)) return yield* Effect.fail(yield* Http.statusError(ctx, posted, method))
-        yield* Http.discard(posted)
-      })
-    return { endpoint: postTo, send } satisfies Session
+    const ctx = yield* Http.makeContext(options)
+    const inbox = new Inbox(ctx.server)
+    const session = yield* Legacy.open(ctx, options.url, inbox, Duration.toMillis(options.httpTimeout ?? "30 seconds"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => inbox.end(Http.closedError(ctx, "the connection was closed"))))
+    return {
+      server: ctx.server,
+      kind: "sse",
+      send: (message) =>
+        inbox.open ? session.send(message) : Effect.fail(Http.closedError(ctx, "the connection is closed")),
+      listen: inbox.listen,
+      info: () => ({ url: Http.safeUrl(options.url), endpoint: Http.safeUrl(session.endpoint) })
+    } satisfies TransportService
   })
 
-const closed = (ctx: Http.Context, message: string) => McpError.make(ctx.server, new McpError.ClosedReason({ message }))
-
-// The endpoint may be relative; it must stay on the stream's origin, or a server could send
-// our headers (credentials) anywhere.
-const resolveEndpoint = (ctx: Http.Context, url: string, data: string) =>
-  Effect.suspend(() => {
-    let resolved: URL
-    try {
-      resolved = new URL(data.trim(), url)
-    } catch {
-      return Effect.fail(closed(ctx, `the endpoint event is not a URL: ${data.slice(0, 200)}`))
-    }
-    if (resolved.origin !== new URL(url).origin && ctx.redirects !== "any") {
-      return Effect.fail(closed(ctx, `the endpoint event points to another origin (${resolved.origin}); refused`))
-    }
-    return Effect.succeed(resolved.toString())
-  })
+/**
+ * A layer providing an HTTP+SSE Transport.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<Transport, McpError.McpError, HttpClient.HttpClient> =>
+  Layer.scoped(Transport, make(options))

@@ -43,12 +43,15 @@ export class TransportReason extends Schema.TaggedClass<TransportReason>()("Tran
 /**
  * The connection closed (the process exited, the peer hung up, the scope closed) while
  * something still needed it. `method` is the request that was waiting, if any.
+ * `sessionExpired` is set when an HTTP server no longer knew the session (404): a request
+ * it refused that way was not processed, and a new connection starts a new session.
  *
  * @since 0.1.0
  */
 export class ClosedReason extends Schema.TaggedClass<ClosedReason>()("Closed", {
   message: Schema.String,
   method: Schema.optional(Schema.String),
+  sessionExpired: Schema.optional(Schema.Boolean),
   ...ProcessExit.fields
 }) {}
 

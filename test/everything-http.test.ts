@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
+import * as LegacySse from "../src/LegacySse.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { everything } from "./support/everything.js"
@@ -33,6 +34,17 @@ it.scopedLive("Streamable HTTP: the server's session id is kept for the connecti
     const transport = yield* StreamableHttp.make({ name: "everything", url })
     yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
     expect(transport.info().sessionId).toMatch(/^[0-9a-f-]{36}$/)
+  }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+it.scopedLive("LegacySse.make alone speaks HTTP+SSE to a server that only has it", () =>
+  Effect.gen(function*() {
+    const url = yield* everything("sse")
+    const transport = yield* LegacySse.make({ name: "legacy", url })
+    expect(transport.kind).toBe("sse")
+    expect(transport.info()).toMatchObject({ url, endpoint: expect.stringMatching(/\/message$/) })
+    const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+    const result = yield* client.callTool("echo", { message: "alone" })
+    expect(result.content).toEqual([{ type: "text", text: "Echo: alone" }])
   }).pipe(Effect.provide(HttpClientUndici.layer)))
 
 it.scopedLive("fleet: an http server that only speaks HTTP+SSE is Ready, and its status says sse", () =>

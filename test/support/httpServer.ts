@@ -90,12 +90,22 @@ const encodeEvent = (event: Event): string => {
   return text + "\n"
 }
 
-/** An event-stream answer; `open` keeps it open after the events. */
+/**
+ * An event-stream answer; `open` keeps it open after the events, `after` holds the events
+ * back (not the headers) until it completes.
+ */
 export const sse = (
   events: ReadonlyArray<Event>,
-  options: { readonly open?: boolean; readonly headers?: Record<string, string> } = {}
+  options: { readonly open?: boolean; readonly headers?: Record<string, string>; readonly after?: Effect.Effect<void> } = {}
 ): HttpServerResponse.HttpServerResponse => {
-  const body = Stream.fromIterable(events).pipe(Stream.map((event) => new TextEncoder().encode(encodeEvent(event))))
+  const encoded = Stream.fromIterable(events).pipe(Stream.map((event) => new TextEncoder().encode(encodeEvent(event))))
+  // A comment goes first, or the server would hold the headers back too.
+  const body = options.after === undefined
+    ? encoded
+    : Stream.make(new TextEncoder().encode(": held\n\n")).pipe(
+      Stream.concat(Stream.drain(Stream.fromEffect(options.after))),
+      Stream.concat(encoded)
+    )
   return HttpServerResponse.stream(options.open ? Stream.concat(body, Stream.never) : body, {
     contentType: "text/event-stream",
     headers: options.headers ?? {}

@@ -1,16 +1,23 @@
 /**
- * What the HTTP transports share: sending with redirects kept to one origin, turning error
- * statuses into McpErrors, and reading JSON and SSE bodies under a size cap.
+ * What the HTTP transports share: exchanges on the wire with redirects kept to one origin,
+ * answers read by sinks fed from the wire's callbacks (a size-capped text body, an event
+ * stream, the start of an error body), error statuses turned into McpErrors, and an Effect face for the
+ * exchanges that are not on the per-call path (streams opened, notifications accepted).
  *
  * @internal
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import type * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import type * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { StringDecoder } from "node:string_decoder"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
+import { revealAll } from "../reveal.js"
+import * as HttpWire from "./httpWire.js"
+import { type Abortable, header, type Wire, type WireHandler, type WireHeaders, type WireRequest } from "./httpWire.js"
 import type { Event as SseEvent, SseDecoder } from "./sseDecoder.js"
 
 /**
@@ -21,12 +28,37 @@ export type Redirects = "none" | "same-origin" | "any"
 /** One server's HTTP settings, fixed for the life of a transport. */
 export interface Context {
   readonly server: string
-  readonly client: HttpClient.HttpClient
+  readonly wire: Wire
   /** The configured headers, with secrets revealed: they only ever go on the wire. */
   readonly headers: Readonly<Record<string, string>>
   readonly maxMessageBytes: number
   readonly redirects: Redirects
+  /** Runs an effect started from a callback (a log line, a reconnection) in the transport's Scope. */
+  readonly fork: (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
 }
+
+/** The options every HTTP transport takes. */
+export interface Options {
+  readonly name: string
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+  readonly maxMessageBytes?: number | undefined
+  readonly redirects?: Redirects | undefined
+}
+
+/** The Context of a transport owned by the current Scope, on the HttpClient of its context. */
+export const makeContext = (options: Options): Effect.Effect<Context, never, Scope.Scope | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const runtime = yield* Effect.runtime<never>()
+    return {
+      server: options.name,
+      wire: HttpWire.of(client, runtime),
+      headers: revealAll(options.headers),
+      maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
+      redirects: options.redirects ?? "same-origin",
+      fork: yield* FiberSet.makeRuntime<never, void, never>()
+    }
+  })
 
 const MAX_REDIRECTS = 5
 
@@ -40,73 +72,218 @@ export const safeUrl = (url: string | URL): string => {
   }
 }
 
+// A Transport error: the server could not be reached, or an answer broke off.
 const transportError = (ctx: Context, message: string, cause?: unknown) =>
   McpError.make(ctx.server, new McpError.TransportReason({ message }), cause)
 
-/**
- * Sends a request and follows redirects as `ctx.redirects` allows. A POST follows only
- * 307 and 308, which keep the method and body. `what` names the exchange in errors.
- */
-export const execute = (
-  ctx: Context,
-  request: HttpClientRequest.HttpClientRequest,
-  what: string
-): Effect.Effect<HttpClientResponse.HttpClientResponse, McpError.McpError> =>
-  Effect.gen(function*() {
-    let current = request
-    for (let hop = 0;; hop++) {
-      const response = yield* ctx.client.execute(current).pipe(
-        Effect.mapError((error) =>
-          transportError(ctx, `could not send ${what} to ${safeUrl(current.url)}: ${describeCause(error.cause ?? error)}`, error)
-        )
-      )
-      const location = response.headers["location"]
-      if (!isRedirect(response.status, current.method) || location === undefined || ctx.redirects === "none") {
-        return response
-      }
-      const from = new URL(current.url)
-      const to = new URL(location, from)
-      if (ctx.redirects === "same-origin" && to.origin !== from.origin) {
-        return yield* Effect.fail(transportError(
-          ctx,
-          `${what} was redirected to another origin (${to.origin}); set redirects: "any" to allow it`
-        ))
-      }
-      if (hop >= MAX_REDIRECTS) return yield* Effect.fail(transportError(ctx, `${what} was redirected more than ${MAX_REDIRECTS} times`))
-      yield* discard(response)
-      current = HttpClientRequest.setUrl(current, to)
+/** A Closed error. */
+export const closedError = (ctx: Context, message: string) =>
+  McpError.make(ctx.server, new McpError.ClosedReason({ message }))
+
+// Why an exchange failed, for a message. An HTTP client may quote the URL it was given:
+// its credentials and query (tokens) are cut out.
+const describeCause = (cause: unknown): string => {
+  const inner = cause instanceof Error ? (cause as { cause?: unknown }).cause : undefined
+  const text = cause instanceof Error
+    ? inner instanceof Error ? `${cause.message} (${inner.message})` : cause.message
+    : String(cause)
+  return text.replace(/(\w+:\/\/)[^\s/@]*@/g, "$1").replace(/(\w+:\/\/[^\s?#]*)[?#]\S*/g, "$1")
+}
+
+/** An answer's status and headers, after redirects. */
+export class Response {
+  constructor(readonly status: number, readonly headers: WireHeaders, private readonly exchange: Abortable) {}
+
+  /** Drops the rest of the body, and the connection. */
+  abort(): void {
+    this.exchange.abort()
+  }
+
+  /** One header's value. */
+  header(name: string): string | undefined {
+    return header(this.headers, name)
+  }
+
+  /** The media type, lower-cased, without parameters. */
+  get mediaType(): string {
+    const type = this.header("content-type")
+    if (type === undefined) return ""
+    const semicolon = type.indexOf(";")
+    return (semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase()
+  }
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300
+  }
+}
+
+/** Where a body goes, chunk by chunk, called as methods. After `onEnd` or `onError` nothing more comes. */
+export interface Sink {
+  onData(chunk: Uint8Array): void
+  onEnd(): void
+  /** The body broke off; `cause` is the wire's. */
+  onError(cause: unknown): void
+}
+
+/** What an exchange reports to, called as methods. */
+export interface Handler {
+  /** The answer arrived: the sink for its body. */
+  onResponse(response: Response): Sink
+  /** No answer: the server could not be reached, or a redirect was refused (Transport errors). */
+  onFailure(error: McpError.McpError): void
+}
+
+/** Reads a body to its end and drops it, so its connection can be reused. */
+export const IGNORE: Sink = { onData: () => {}, onEnd: () => {}, onError: () => {} }
+
+// One exchange, across its redirects: the handler of each hop on the wire.
+class Exchange implements WireHandler, Abortable {
+  private hop = 0
+  private current: Abortable | undefined
+  private sink: Sink | undefined
+  private stopped = false
+
+  constructor(
+    private readonly ctx: Context,
+    private request: WireRequest,
+    private readonly what: string,
+    private readonly handler: Handler
+  ) {}
+
+  send(): this {
+    this.sink = undefined
+    this.current = this.ctx.wire(this.request, this)
+    return this
+  }
+
+  abort(): void {
+    this.stopped = true
+    this.current?.abort()
+  }
+
+  onHeaders(status: number, headers: WireHeaders): void {
+    const { ctx, request, what } = this
+    const location = header(headers, "location")
+    if (location === undefined || !isRedirect(status, request.method) || ctx.redirects === "none") {
+      this.sink = this.handler.onResponse(new Response(status, headers, this))
+      return
     }
-  })
+    this.sink = IGNORE
+    this.current!.abort()
+    const to = new URL(location, request.url)
+    if (ctx.redirects === "same-origin" && to.origin !== new URL(request.url).origin) {
+      return this.handler.onFailure(transportError(
+        ctx,
+        `${what} was redirected to another origin (${to.origin}); set redirects: "any" to allow it`
+      ))
+    }
+    if (this.hop++ >= MAX_REDIRECTS) return this.handler.onFailure(transportError(ctx, `${what} was redirected more than ${MAX_REDIRECTS} times`))
+    this.request = { ...request, url: to.toString() }
+    if (!this.stopped) this.send()
+  }
+
+  onData(chunk: Uint8Array): void {
+    this.sink!.onData(chunk)
+  }
+
+  onEnd(): void {
+    this.sink!.onEnd()
+  }
+
+  onError(cause: unknown): void {
+    if (this.sink !== undefined) return this.sink.onError(cause)
+    this.handler.onFailure(
+      transportError(this.ctx, `could not send ${this.what} to ${safeUrl(this.request.url)}: ${describeCause(cause)}`, cause)
+    )
+  }
+}
+
+/**
+ * Sends a request and follows redirects as `ctx.redirects` allows; a POST follows only 307
+ * and 308, which keep the method and body. `what` names the exchange in errors.
+ */
+export const exchange = (ctx: Context, request: WireRequest, what: string, handler: Handler): Abortable =>
+  new Exchange(ctx, request, what, handler).send()
 
 const isRedirect = (status: number, method: string) =>
   status === 307 || status === 308 || (method === "GET" && (status === 301 || status === 302 || status === 303))
 
-const describeCause = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = (cause as { cause?: unknown }).cause
-    return inner instanceof Error ? `${cause.message} (${inner.message})` : cause.message
-  }
-  return String(cause)
+/** Where a text body goes. */
+export interface TextTarget {
+  onText(text: string): void
+  onError(error: McpError.McpError): void
 }
 
-/** Reads and drops a body we have no use for, so its connection can be reused. */
-export const discard = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
-  Effect.ignore(Stream.runDrain(response.stream))
+/**
+ * Reads a body as text, failing with a Limit error past `ctx.maxMessageBytes` (at once when
+ * the declared length is past it) and with a Transport error when it breaks off.
+ */
+export class TextSink implements Sink {
+  private first: Uint8Array | undefined
+  private rest: Array<Uint8Array> | undefined
+  private size = 0
+  private failed = false
 
-/** Is this a success status? */
-export const isOk = (status: number) => status >= 200 && status < 300
+  constructor(
+    private readonly ctx: Context,
+    private readonly response: Response,
+    private readonly what: string,
+    private readonly target: TextTarget
+  ) {
+    const declared = Number(response.header("content-length"))
+    if (declared > ctx.maxMessageBytes) this.tooLarge(declared)
+  }
+
+  onData(chunk: Uint8Array): void {
+    if (this.failed) return
+    this.size += chunk.length
+    if (this.size > this.ctx.maxMessageBytes) return this.tooLarge(this.size)
+    if (this.first === undefined) this.first = chunk
+    else (this.rest ??= [this.first]).push(chunk)
+  }
+
+  onEnd(): void {
+    if (this.failed) return
+    const { first, rest } = this
+    this.target.onText(
+      rest !== undefined
+        ? Buffer.concat(rest).toString("utf8")
+        : first === undefined
+        ? ""
+        : Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString("utf8")
+    )
+  }
+
+  onError(cause: unknown): void {
+    if (this.failed) return
+    this.target.onError(transportError(this.ctx, `reading the answer to ${this.what} failed: ${describeCause(cause)}`, cause))
+  }
+
+  private tooLarge(size: number): void {
+    this.failed = true
+    this.response.abort()
+    this.target.onError(McpError.make(this.ctx.server, new McpError.LimitReason({ what: this.what, size, limit: this.ctx.maxMessageBytes })))
+  }
+}
 
 const EXCERPT_BYTES = 1024
 
 /** An Http error for a response with an error status, with the start of its body. */
-export const statusError = (
+export const statusErrorSink = (
   ctx: Context,
-  response: HttpClientResponse.HttpClientResponse,
-  method: string
-): Effect.Effect<McpError.McpError> =>
-  Effect.map(excerptOf(response), (body) => {
-    const challenge = response.headers["www-authenticate"]
-    return McpError.make(
+  response: Response,
+  method: string,
+  onError: (error: McpError.McpError) => void
+): Sink => {
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  let done = false
+  const finish = () => {
+    if (done) return
+    done = true
+    const body = JsonRpc.excerpt(Buffer.concat(chunks).toString("utf8"), 300).replace(/\s+/g, " ")
+    const challenge = response.header("www-authenticate")
+    onError(McpError.make(
       ctx.server,
       new McpError.HttpReason({
         status: response.status,
@@ -114,104 +291,135 @@ export const statusError = (
         body,
         ...(challenge === undefined ? {} : { wwwAuthenticate: challenge })
       })
-    )
-  })
-
-const excerptOf = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> => {
-  const chunks: Array<Uint8Array> = []
-  let size = 0
-  return response.stream.pipe(
-    Stream.takeWhile((chunk) => {
+    ))
+  }
+  return {
+    onData: (chunk) => {
+      if (done) return
       chunks.push(chunk)
       size += chunk.length
-      return size < EXCERPT_BYTES
-    }),
-    Stream.runDrain,
-    Effect.ignore,
-    Effect.map(() => JsonRpc.excerpt(Buffer.concat(chunks).toString("utf8"), 300).replace(/\s+/g, " "))
-  )
-}
-
-/** The body as text, failing with a Limit error past `ctx.maxMessageBytes`. */
-export const readText = (
-  ctx: Context,
-  response: HttpClientResponse.HttpClientResponse,
-  what: string
-): Effect.Effect<string, McpError.McpError> => {
-  const limit = ctx.maxMessageBytes
-  const tooLarge = (size: number) => McpError.make(ctx.server, new McpError.LimitReason({ what, size, limit }))
-  const declared = Number(response.headers["content-length"])
-  if (declared > limit) return Effect.zipRight(discardAbort(response), Effect.fail(tooLarge(declared)))
-  // A declared length within the cap: read it whole, the cheapest way.
-  if (declared >= 0) {
-    return Effect.mapError(
-      response.text,
-      (error) => transportError(ctx, `reading the answer to ${what} failed: ${describeCause(error.cause)}`, error)
-    )
+      if (size < EXCERPT_BYTES) return
+      response.abort()
+      finish()
+    },
+    onEnd: finish,
+    onError: finish
   }
-  return Effect.suspend(() => {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    return response.stream.pipe(
-      Stream.mapError((error) => transportError(ctx, `reading the answer to ${what} failed: ${describeCause(error.cause)}`, error)),
-      Stream.runForEach((chunk) => {
-        size += chunk.length
-        if (size > limit) return Effect.fail(tooLarge(size))
-        chunks.push(chunk)
-        return Effect.void
-      }),
-      Effect.map(() => chunks.length === 1 ? Buffer.from(chunks[0]!).toString("utf8") : Buffer.concat(chunks).toString("utf8"))
-    )
-  })
 }
 
-// Ending the stream early aborts the request: nothing more is read.
-const discardAbort = (response: HttpClientResponse.HttpClientResponse) => Effect.ignore(Stream.runDrain(Stream.take(response.stream, 1)))
+/** Who reads an event stream, called as methods. */
+export interface EventReader {
+  onEvent(event: SseEvent): void
+  /** Once: with nothing when the body ended, else why it did not. */
+  onStreamEnd(error: McpError.McpError | undefined): void
+}
 
 /**
- * Reads an SSE body with `decoder`, handing the events decoded from each chunk to
- * `onEvents`. Ends when the body ends; fails if it breaks or one event exceeds the size cap.
+ * Reads an SSE body with `decoder`, handing each event to the reader in the callback that
+ * decoded it. The stream ends once: normally, with a Transport error when it breaks off, or
+ * with a Limit error (and the exchange aborted) when an event exceeds the size cap.
  */
-export const readEvents = (
-  ctx: Context,
-  response: HttpClientResponse.HttpClientResponse,
-  what: string,
-  decoder: SseDecoder,
-  onEvents: (events: ReadonlyArray<SseEvent>) => Effect.Effect<void>
-): Effect.Effect<void, McpError.McpError> =>
-  Effect.suspend(() => {
-    const text = new TextDecoder()
+export class EventSink implements Sink {
+  // StringDecoder: TextDecoder's option checks cost more than the decoding of a small event.
+  private readonly text = new StringDecoder("utf8")
+  private readonly events: Array<SseEvent> = []
+  private done = false
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly response: Response,
+    private readonly what: string,
+    private readonly decoder: SseDecoder,
+    private readonly reader: EventReader
+  ) {
     decoder.reset()
-    return response.stream.pipe(
-      Stream.mapError((error) =>
-        transportError(ctx, `the event stream of ${what} broke: ${describeCause(error.cause)}`, error)
-      ),
-      Stream.runForEach((chunk) => {
-        const events: Array<SseEvent> = []
-        const fits = decoder.push(text.decode(chunk, { stream: true }), events)
-        // An oversize event is never handed on, even when it arrived whole.
-        const usable = fits ? events : events.filter((event) => event.data.length <= ctx.maxMessageBytes)
-        const handled = usable.length === 0 ? Effect.void : onEvents(usable)
-        if (fits) return handled
-        return Effect.zipRight(
-          handled,
-          Effect.fail(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${what}`, limit: ctx.maxMessageBytes })))
-        )
-      })
-    )
-  })
+  }
+
+  onData(chunk: Uint8Array): void {
+    if (this.done) return
+    const { ctx, events } = this
+    const fits = this.decoder.push(this.text.write(chunk), events)
+    for (const event of events) {
+      // An oversize event is never handed on, even when it arrived whole.
+      if (fits || event.data.length <= ctx.maxMessageBytes) this.reader.onEvent(event)
+    }
+    events.length = 0
+    if (fits) return
+    this.done = true
+    this.response.abort()
+    this.reader.onStreamEnd(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${this.what}`, limit: ctx.maxMessageBytes })))
+  }
+
+  onEnd(): void {
+    if (this.done) return
+    this.done = true
+    this.reader.onStreamEnd(undefined)
+  }
+
+  onError(cause: unknown): void {
+    if (this.done) return
+    this.done = true
+    this.reader.onStreamEnd(transportError(this.ctx, `the event stream of ${this.what} broke: ${describeCause(cause)}`, cause))
+  }
+}
 
 /**
  * Parses a JSON body or an event's data into messages; what cannot be used is logged with
  * the server's name and skipped.
  */
-export const parseMessages = (ctx: Context, text: string, where: string): Effect.Effect<Array<JsonRpc.Message>> => {
+export const parseMessages = (ctx: Context, text: string, where: string): Array<JsonRpc.Message> => {
   const messages: Array<JsonRpc.Message> = []
   const bad: Array<JsonRpc.BadLine> = []
   JsonRpc.parseLine(text, messages, bad)
-  return bad.length === 0 ? Effect.succeed(messages) : Effect.as(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad), messages)
+  if (bad.length > 0) ctx.fork(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad))
+  return messages
 }
 
-/** The media type of a response, lower-cased, without parameters. */
-export const mediaType = (response: HttpClientResponse.HttpClientResponse): string =>
-  (response.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+// ---- the Effect face, for exchanges off the per-call path ---------------------------------
+
+/** An answer whose body waits, kept, until it is given a sink. */
+export class Opened {
+  private pending: Array<Uint8Array> = []
+  private ended: { readonly cause: unknown } | undefined
+  private sink: Sink | undefined
+
+  constructor(readonly response: Response) {}
+
+  /** The sink that collects the body until `read` is called. */
+  readonly collector: Sink = {
+    onData: (chunk) => this.sink === undefined ? void this.pending.push(chunk) : this.sink.onData(chunk),
+    onEnd: () => this.sink === undefined ? void (this.ended = { cause: undefined }) : this.sink.onEnd(),
+    onError: (cause) => this.sink === undefined ? void (this.ended = { cause: cause ?? "broken" }) : this.sink.onError(cause)
+  }
+
+  /** Hands the body, from its start, to `sink`. */
+  read(sink: Sink): void {
+    this.sink = sink
+    for (const chunk of this.pending) sink.onData(chunk)
+    this.pending = []
+    if (this.ended === undefined) return
+    if (this.ended.cause === undefined) sink.onEnd()
+    else sink.onError(this.ended.cause)
+  }
+}
+
+/** Sends a request; succeeds with the answer once its headers are in. Interruption aborts it. */
+export const open = (ctx: Context, request: WireRequest, what: string): Effect.Effect<Opened, McpError.McpError> =>
+  Effect.async((resume) => {
+    const sent = exchange(ctx, request, what, {
+      onResponse: (response) => {
+        const opened = new Opened(response)
+        resume(Effect.succeed(opened))
+        return opened.collector
+      },
+      onFailure: (error) => resume(Effect.fail(error))
+    })
+    return Effect.sync(() => sent.abort())
+  })
+
+/** Drops an answer's body. */
+export const discard = (opened: Opened): Effect.Effect<void> => Effect.sync(() => opened.read(IGNORE))
+
+/** The Http error for an answer with an error status. */
+export const statusError = (ctx: Context, opened: Opened, method: string): Effect.Effect<McpError.McpError> =>
+  Effect.async((resume) => opened.read(statusErrorSink(ctx, opened.response, method, (error) => resume(Effect.succeed(error)))))

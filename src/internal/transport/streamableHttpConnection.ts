@@ -1,0 +1,89 @@
+/**
+ * What the pieces of one Streamable HTTP connection share: the endpoint, the settings, the
+ * session (its `Mcp-Session-Id` and the negotiated `MCP-Protocol-Version`, sent on every
+ * request after initialize), and where the server's messages go.
+ *
+ * @internal
+ */
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import type { Incoming } from "../../Transport.js"
+import type * as Http from "./http.js"
+
+/** How lost streams are resumed, and how long the server may take to accept. */
+export interface Settings {
+  /** For messages that expect no answer, opening streams, ending the session, in milliseconds. */
+  readonly httpTimeoutMs: number
+  readonly initialDelayMs: number
+  readonly maxDelayMs: number
+  readonly maxAttempts: number
+}
+
+const ACCEPT = "application/json, text/event-stream"
+
+/** One connection's shared state. */
+export class Connection {
+  /** The server's `Mcp-Session-Id`, from its answer to initialize. */
+  sessionId: string | undefined
+  /** The revision negotiated by initialize. */
+  protocolVersion: string | undefined
+  /** The id of the initialize request, whose answer names the revision. */
+  initializeId: JsonRpc.RequestId | undefined
+  /** Set when the Scope closes: streams ending then are not resumed. */
+  closing = false
+  private postHeaders: Record<string, string> | undefined
+
+  constructor(
+    readonly ctx: Http.Context,
+    readonly url: string,
+    readonly settings: Settings,
+    private readonly onIncoming: (message: Incoming) => void
+  ) {}
+
+  /** Hands on what the server sent, noting the negotiated revision on the way. */
+  readonly deliver = (message: Incoming): void => {
+    if (this.initializeId !== undefined && "result" in message && message.id === this.initializeId) {
+      const version = message.result.protocolVersion
+      if (typeof version === "string") this.setSession(this.sessionId, version)
+    }
+    this.onIncoming(message)
+  }
+
+  /** Notes the session id and revision; the headers follow. */
+  setSession(id: string | undefined, protocolVersion: string | undefined): void {
+    this.sessionId = id
+    this.protocolVersion = protocolVersion
+    this.postHeaders = undefined
+  }
+
+  /** The headers of a POST: the same object until the session changes. */
+  get post(): Readonly<Record<string, string>> {
+    return this.postHeaders ??= this.headers({ accept: ACCEPT, "content-type": "application/json" })
+  }
+
+  /** The configured headers, the session's, and `extra`. */
+  headers(extra: Readonly<Record<string, string>>): Record<string, string> {
+    const out: Record<string, string> = { ...this.ctx.headers, ...extra }
+    if (this.sessionId !== undefined) out["mcp-session-id"] = this.sessionId
+    if (this.protocolVersion !== undefined) out["mcp-protocol-version"] = this.protocolVersion
+    return out
+  }
+
+  /**
+   * The error a connection ends with when the server no longer knows its session (HTTP 404
+   * on a request that carried it). The owner reconnects: a new connection initializes again.
+   */
+  sessionExpired(): McpError.McpError {
+    return McpError.make(
+      this.ctx.server,
+      new McpError.ClosedReason({ message: "the server ended the session (HTTP 404)", sessionExpired: true })
+    )
+  }
+}
+
+/** Whether the server could not be reached at all (refused, reset, DNS): then it is gone. */
+export const unreachable = (error: McpError.McpError): boolean => error.reason._tag === "Transport"
+
+/** Whether an error ends the connection: the server is unreachable, or forgot the session. */
+export const endsConnection = (error: McpError.McpError): boolean =>
+  unreachable(error) || (error.reason._tag === "Closed" && error.reason.sessionExpired === true)

@@ -1,0 +1,54 @@
+/**
+ * The standing GET stream of a Streamable HTTP connection, for what the server sends
+ * unasked. 405 means the server has none; another 4xx (a server that only half implements
+ * the spec) is taken the same way, with a warning, since its requests and notifications can
+ * still come on answers. When the stream is lost for good, the connection ends.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as McpError from "../../McpError.js"
+import * as Http from "./http.js"
+import type { Connection } from "./streamableHttpConnection.js"
+import { EventStream, openGet } from "./streamableHttpStream.js"
+
+const WHAT = "the server message stream (GET)"
+
+/**
+ * Opens the stream, and completes once the server has answered the GET, whatever it said;
+ * the stream is then read in its callbacks. `onEnd` gets why it ended (not when closing).
+ * Returns what stops it.
+ */
+export const listen = (conn: Connection, onEnd: (error: McpError.McpError) => void): Effect.Effect<() => void> =>
+  Effect.gen(function*() {
+    const server = conn.ctx.server
+    const sentIn = conn.sessionId
+    const opened = yield* openGet(conn, WHAT, undefined)
+    const response = opened.response
+    if (response.status === 404 && sentIn !== undefined) {
+      yield* Http.discard(opened)
+      return yield* Effect.fail(conn.sessionExpired())
+    }
+    if (response.status >= 400 && response.status < 500) {
+      if (response.status !== 405) {
+        yield* Effect.logWarning(
+          `server '${server}' refused ${WHAT} with HTTP ${response.status}; it can only send messages on answers`
+        ).pipe(Effect.annotateLogs({ server }))
+      }
+      yield* Http.discard(opened)
+      return () => {}
+    }
+    if (!response.ok) return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, WHAT))
+    const stream = new EventStream(conn, { method: WHAT, awaiting: undefined }, {
+      ended: (error) => {
+        if (error !== undefined && !conn.closing) onEnd(error)
+      }
+    })
+    opened.read(stream.sink(response))
+    return () => stream.stop()
+  }).pipe(Effect.catchAll((error) =>
+    Effect.sync(() => {
+      if (!conn.closing) onEnd(error)
+      return () => {}
+    })
+  ))

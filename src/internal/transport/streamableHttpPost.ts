@@ -1,0 +1,155 @@
+/**
+ * The POST exchange of Streamable HTTP: a request's answer is one JSON body, an event
+ * stream carrying the answer (and what the server sends meanwhile), or nothing (202 for
+ * notifications and responses). The answer is read in the response's callbacks and
+ * delivered from there: no fiber, Stream or timer per request. An error status fails the
+ * request with an Http error; a 404 on a request that carried a session id means the server
+ * forgot the session, which ends the connection.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
+import * as Http from "./http.js"
+import type { Abortable, WireRequest } from "./httpWire.js"
+import type { Connection } from "./streamableHttpConnection.js"
+import { EventStream, type Reader, type Reading } from "./streamableHttpStream.js"
+
+// A JSON answer: its messages delivered once the body is in.
+class JsonAnswer implements Http.TextTarget {
+  constructor(private readonly conn: Connection, private readonly reader: Reader) {}
+
+  onText(text: string): void {
+    if (text.trim() !== "") for (const message of Http.parseMessages(this.conn.ctx, text, "a body")) this.conn.deliver(message)
+    this.reader.ended(undefined)
+  }
+
+  onError(error: McpError.McpError): void {
+    this.reader.ended(error)
+  }
+}
+
+// Reads the answer to a POST: a JSON body, an event stream (returned too, to be stopped),
+// or nothing (202).
+const readAnswer = (
+  conn: Connection,
+  response: Http.Response,
+  reading: Reading,
+  reader: Reader
+): { readonly sink: Http.Sink; readonly stream: EventStream | undefined } => {
+  const type = response.mediaType
+  if (type === "text/event-stream") {
+    const stream = new EventStream(conn, reading, reader)
+    return { sink: stream.sink(response), stream }
+  }
+  if (type === "application/json") {
+    const sink = new Http.TextSink(conn.ctx, response, `the answer to ${reading.method}`, new JsonAnswer(conn, reader))
+    return { sink, stream: undefined }
+  }
+  if (response.status === 202 || response.header("content-length") === "0" || type === "") reader.ended(undefined)
+  else {
+    reader.ended(McpError.make(conn.ctx.server, new McpError.ValidationReason({
+      message: `answered with content type '${type}', neither JSON nor an event stream`,
+      method: reading.method
+    })))
+  }
+  return { sink: Http.IGNORE, stream: undefined }
+}
+
+const postOf = (conn: Connection, message: JsonRpc.Message): WireRequest => ({
+  method: "POST",
+  url: conn.url,
+  headers: conn.post,
+  body: JSON.stringify(message)
+})
+
+/** Who sent a request: hears once how it ended, and may take over a refused one. */
+export interface Owner {
+  /** The request's answer was delivered (`error` undefined), or it failed with `error`. */
+  done(id: JsonRpc.RequestId, error: McpError.McpError | undefined): void
+  /** An error status: true when the owner takes the exchange over (the fallback). */
+  refused(request: JsonRpc.Request, status: number): boolean
+}
+
+/**
+ * One request POSTed and its answer read; the owner hears once how it ended. A 404 on a
+ * request sent in a session fails it with the session-expired error. The exchange is one
+ * object: the handler of its answer, its body's reader and its stream's.
+ */
+export class PostedRequest implements Http.Handler, Reader {
+  private readonly sentIn: string | undefined
+  private readonly exchange: Abortable
+  private stream: EventStream | undefined
+  /** Whether the owner has heard how it ended (a client may fail an exchange at once). */
+  finished = false
+
+  constructor(private readonly conn: Connection, private readonly message: JsonRpc.Request, private readonly owner: Owner) {
+    this.sentIn = conn.sessionId
+    this.exchange = Http.exchange(conn.ctx, postOf(conn, message), message.method, this)
+  }
+
+  /** Abandons the exchange (the request was cancelled); the owner is not told. */
+  stop(): void {
+    if (this.stream !== undefined) this.stream.stop()
+    else this.exchange.abort()
+  }
+
+  onResponse(response: Http.Response): Http.Sink {
+    const { conn, message } = this
+    if (response.ok) {
+      if (message.method === "initialize") conn.setSession(response.header("mcp-session-id"), conn.protocolVersion)
+      const answer = readAnswer(conn, response, { method: message.method, awaiting: message.id }, this)
+      this.stream = answer.stream
+      return answer.sink
+    }
+    if (response.status === 404 && this.sentIn !== undefined) {
+      this.ended(conn.sessionExpired())
+      return Http.IGNORE
+    }
+    if (this.owner.refused(message, response.status)) return Http.IGNORE
+    return Http.statusErrorSink(conn.ctx, response, message.method, (error) => this.ended(error))
+  }
+
+  onFailure(error: McpError.McpError): void {
+    this.ended(error)
+  }
+
+  ended(error: McpError.McpError | undefined): void {
+    this.finished = true
+    this.owner.done(this.message.id, error)
+  }
+}
+
+/**
+ * POSTs a message that expects no answer, and succeeds once the server accepted it, within
+ * the HTTP timeout. A body that comes back anyway (an event stream) is read in the
+ * background; what fails there is logged.
+ */
+export const notify = (conn: Connection, message: JsonRpc.Message, what: string): Effect.Effect<void, McpError.McpError> =>
+  Effect.gen(function*() {
+    const sentIn = conn.sessionId
+    const opened = yield* Http.open(conn.ctx, postOf(conn, message), what).pipe(Effect.timeoutFail({
+      duration: Duration.millis(conn.settings.httpTimeoutMs),
+      onTimeout: () => Http.closedError(conn.ctx, `the server did not accept ${what} within the timeout`)
+    }))
+    const response = opened.response
+    if (response.status === 404 && sentIn !== undefined) {
+      yield* Http.discard(opened)
+      return yield* Effect.fail(conn.sessionExpired())
+    }
+    if (!response.ok) return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, what))
+    const server = conn.ctx.server
+    const logLost: Reader = {
+      ended: (error) => {
+        if (error === undefined) return
+        conn.ctx.fork(
+          Effect.logWarning(`server '${server}': reading what came back for ${what} failed: ${error.message}`).pipe(
+            Effect.annotateLogs({ server })
+          )
+        )
+      }
+    }
+    opened.read(readAnswer(conn, response, { method: what, awaiting: undefined }, logLost).sink)
+  })
