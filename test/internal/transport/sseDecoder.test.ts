@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type Event, SseDecoder } from "../../src/internal/transport/sseDecoder.js"
+import { type Event, SseDecoder } from "../../../src/internal/transport/sseDecoder.js"
 
 const decode = (chunks: ReadonlyArray<string>, max = 1024) => {
   const decoder = new SseDecoder(max)

@@ -3,8 +3,8 @@
 import type * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
-import type * as Http from "../../src/internal/transport/http.js"
-import type { Wire, WireHandler, WireRequest } from "../../src/internal/transport/httpWire.js"
+import type * as Http from "../../../src/internal/transport/http.js"
+import type { Wire, WireHandler, WireRequest } from "../../../src/internal/transport/httpWire.js"
 
 export interface Sent {
   readonly request: WireRequest

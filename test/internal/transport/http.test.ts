@@ -2,8 +2,8 @@
 // SSE sink, and answers that wait for their reader.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Http from "../../src/internal/transport/http.js"
-import { SseDecoder } from "../../src/internal/transport/sseDecoder.js"
+import * as Http from "../../../src/internal/transport/http.js"
+import { SseDecoder } from "../../../src/internal/transport/sseDecoder.js"
 import { contextOn, fakeWire } from "./fakeWire.js"
 
 const url = "http://127.0.0.1:9/mcp"
