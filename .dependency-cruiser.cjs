@@ -63,7 +63,8 @@ const PUBLIC = "^src/[^/]+\\.ts$"
 const layerRules = LAYERS.slice(0, -1).map(([name, paths], i) => ({
   name: `layer-${name}`,
   severity: "error",
-  comment: `The ${name} layer imports only its own layer and the ones below it (see .dependency-cruiser.cjs, ARCHITECTURE.md).`,
+  comment:
+    `The ${name} layer imports only its own layer and the ones below it (see .dependency-cruiser.cjs, ARCHITECTURE.md).`,
   from: { path: paths },
   to: { path: LAYERS.slice(i + 1).flatMap(([, p]) => p) }
 }))
@@ -104,14 +105,16 @@ module.exports = {
     {
       name: "internal-unknown-owner",
       severity: "error",
-      comment: "A new internal/<owner>/ folder: add its owner to OWNERS and its layer to LAYERS in .dependency-cruiser.cjs.",
+      comment:
+        "A new internal/<owner>/ folder: add its owner to OWNERS and its layer to LAYERS in .dependency-cruiser.cjs.",
       from: {},
       to: { path: `^src/internal/(?!(${Object.keys(OWNERS).join("|")})/)[^/]+/` }
     },
     {
       name: "unlayered-module",
       severity: "error",
-      comment: "Every src module belongs to a layer: add this one to LAYERS in .dependency-cruiser.cjs (and to ARCHITECTURE.md).",
+      comment:
+        "Every src module belongs to a layer: add this one to LAYERS in .dependency-cruiser.cjs (and to ARCHITECTURE.md).",
       from: { path: "^src/" },
       to: { path: "^src/", pathNot: [...LAYERS.flatMap(([, p]) => p), TESTING, LEAVES] }
     },

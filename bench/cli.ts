@@ -61,7 +61,9 @@ try {
   process.stdout.write(`\nCLI start-up, median of ${runs} runs (node ${process.version})\n\n`)
   for (const [name] of cases) {
     const ms = median(results.get(name)!)
-    process.stdout.write(`  ${name.padEnd(30)} ${ms.toFixed(0).padStart(6)} ms  ${(ms / floor).toFixed(2)}× node -e 0\n`)
+    process.stdout.write(
+      `  ${name.padEnd(30)} ${ms.toFixed(0).padStart(6)} ms  ${(ms / floor).toFixed(2)}× node -e 0\n`
+    )
   }
   const version = median(results.get("mcp-fleet --version")!) / floor
   process.stdout.write(`\n  ${version <= 3 ? "PASS" : "FAIL"}  --version ≤ 3× node -e 0  (${version.toFixed(2)}×)\n`)

@@ -16,8 +16,8 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Layer } from "effect"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
-import type { Transport } from "../src/Transport.js"
 import * as Stdio from "../src/Stdio.js"
+import type { Transport } from "../src/Transport.js"
 import { now, parseArgs, Run, serverCommand } from "./clients/shared.js"
 
 const args = parseArgs()
@@ -46,7 +46,7 @@ const firstText = (content: ReadonlyArray<unknown>): unknown => {
   return typeof first === "object" && first !== null && "text" in first ? first.text : undefined
 }
 
-const program = Effect.gen(function* () {
+const program = Effect.gen(function*() {
   const client = yield* McpClient.make({ clientInfo: { name: "bench", version: "0.0.0" } })
   const connectMs = now() - connectStarted
 

@@ -55,9 +55,9 @@ for (const k of quick ? [20] : [20, 100]) {
   console.log(
     `${String(k).padStart(4)}  ${median(bare.map((r) => r.ms)).toFixed(0).padStart(7)}  ${
       median(fleet.map((r) => r.ms)).toFixed(0).padStart(8)
-    }  ${ratio.toFixed(2).padStart(5)}  ${ratio <= 1.05 ? "PASS" : "FAIL"}    ${median(bare.map((r) => r.rssMB)).toFixed(0).padStart(9)}  ${
-      median(fleet.map((r) => r.rssMB)).toFixed(0).padStart(12)
-    }`
+    }  ${ratio.toFixed(2).padStart(5)}  ${ratio <= 1.05 ? "PASS" : "FAIL"}    ${
+      median(bare.map((r) => r.rssMB)).toFixed(0).padStart(9)
+    }  ${median(fleet.map((r) => r.rssMB)).toFixed(0).padStart(12)}`
   )
 }
 
@@ -67,7 +67,13 @@ const fake = (name: string, key: string): ServerSpec.ServerSpec => ({
     type: "custom",
     key,
     connect: Effect.map(
-      FakeServer.make({ name, tools: [{ tool: { name: "echo", inputSchema: { type: "object" } }, call: () => Effect.succeed({ content: [] }) }] }),
+      FakeServer.make({
+        name,
+        tools: [{
+          tool: { name: "echo", inputSchema: { type: "object" } },
+          call: () => Effect.succeed({ content: [] })
+        }]
+      }),
       (server) => server.transport
     )
   }

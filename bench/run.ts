@@ -237,7 +237,10 @@ const runClient = async (client: ClientSpec, cell: Cell, reach: Reach): Promise<
   const lines = stdout.split("\n").filter((l) => l.trim().length > 0)
   if (lines.length !== 1) {
     const stray = lines.find((l) => !l.startsWith(`{"client":`)) ?? lines[0] ?? ""
-    return { _tag: "error", message: `expected one stdout line, got ${lines.length}${stray === "" ? "" : `: ${stray.slice(0, 80)}`}` }
+    return {
+      _tag: "error",
+      message: `expected one stdout line, got ${lines.length}${stray === "" ? "" : `: ${stray.slice(0, 80)}`}`
+    }
   }
   let result: BenchResult
   try {
@@ -310,13 +313,18 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
       }
       const mid = median(runs.map((r) => r.callsPerSec))
       const bare = results.get("bare") ?? []
-      const ratios = byRep.flatMap((r, rep) => (r !== undefined && bare[rep] !== undefined ? [r.callsPerSec / bare[rep]!.callsPerSec] : []))
+      const ratios = byRep.flatMap((
+        r,
+        rep
+      ) => (r !== undefined && bare[rep] !== undefined ? [r.callsPerSec / bare[rep]!.callsPerSec] : []))
       summaries.set(key(cell, client.name), {
         _tag: "ok",
         result: runs.find((r) => r.callsPerSec === mid)!,
         ratio: ratios.length === 0 ? undefined : median(ratios)
       })
-      if (failed.has(client.name)) notes.add(`${client.name}: ${cellLabel(cell)}: a repetition failed: ${failed.get(client.name)}`)
+      if (failed.has(client.name)) {
+        notes.add(`${client.name}: ${cellLabel(cell)}: a repetition failed: ${failed.get(client.name)}`)
+      }
     }
   }
 
@@ -325,7 +333,18 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
     const own = summaries.get(key(cell, client))
     return own?._tag === "ok" ? own.ratio : undefined
   }
-  const header = ["cell", "client", "calls/s", "× bare", "p50 µs", "p99 µs", "cpu µs/call", "alloc B/call", "connect ms", "rss MB"]
+  const header = [
+    "cell",
+    "client",
+    "calls/s",
+    "× bare",
+    "p50 µs",
+    "p99 µs",
+    "cpu µs/call",
+    "alloc B/call",
+    "connect ms",
+    "rss MB"
+  ]
   const rows: Array<Array<string>> = []
   for (const cell of section.cells) {
     clients.forEach((client, i) => {
@@ -366,7 +385,9 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
   const out: Array<string> = []
   out.push("")
   out.push(`${section.title} — median of ${reps} run(s) per cell`)
-  out.push(`node ${process.version}, ${availableParallelism()} cpus; × bare = median over repetitions of calls/s ÷ bare's in the same repetition`)
+  out.push(
+    `node ${process.version}, ${availableParallelism()} cpus; × bare = median over repetitions of calls/s ÷ bare's in the same repetition`
+  )
   out.push("")
   out.push(line(header))
   for (const row of rows) {
@@ -381,7 +402,9 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
   let pass = true
   const verdictLine = (ok: boolean | undefined, text: string, shown: string | undefined) => {
     if (ok !== true) pass = false
-    out.push(`  ${ok === undefined ? "n/a " : ok ? "PASS" : "FAIL"}  ${text}${shown === undefined ? "" : `  (${shown})`}`)
+    out.push(
+      `  ${ok === undefined ? "n/a " : ok ? "PASS" : "FAIL"}  ${text}${shown === undefined ? "" : `  (${shown})`}`
+    )
   }
   const resultOf = (cell: Cell, client: string) => {
     const own = summaries.get(key(cell, client))
@@ -390,7 +413,11 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
   const measured = clients.some((c) => c.name === "mcp-fleet")
   for (const t of section.targets) {
     const ratio = measured ? ratioTo(t.cell, "mcp-fleet") : undefined
-    verdictLine(ratio === undefined ? undefined : ratio >= t.min, `≥ ${t.min.toFixed(2)}× bare at ${cellLabel(t.cell)}`, ratio?.toFixed(2).concat("×"))
+    verdictLine(
+      ratio === undefined ? undefined : ratio >= t.min,
+      `≥ ${t.min.toFixed(2)}× bare at ${cellLabel(t.cell)}`,
+      ratio?.toFixed(2).concat("×")
+    )
   }
   for (const cell of section.cells) {
     const ours = measured ? ratioTo(cell, "mcp-fleet") : undefined
@@ -458,7 +485,9 @@ const httpCells: ReadonlyArray<Cell> = [
 ]
 
 const httpSection = (mode: AnswerMode, url: string): Section => ({
-  title: `tool calls over Streamable HTTP, ${mode === "json" ? "JSON" : "SSE"} answers, against bench/fixtures/echo-http-server.mjs --mode ${mode}`,
+  title: `tool calls over Streamable HTTP, ${
+    mode === "json" ? "JSON" : "SSE"
+  } answers, against bench/fixtures/echo-http-server.mjs --mode ${mode}`,
   label: mode,
   cells: httpCells,
   // The 16 B cells measure the per-call path; 1 MiB ones are held to the SDK and p99 lines.
@@ -478,7 +507,11 @@ interface HttpServer {
 
 const startHttpServer = (mode: AnswerMode): Promise<HttpServer> => {
   const tag = `--bench-tag=${process.pid}-http-${mode}`
-  return startServer([process.execPath, httpServerScript, "--port", "0", "--mode", mode, tag], tag, (line) => line.trim())
+  return startServer(
+    [process.execPath, httpServerScript, "--port", "0", "--mode", mode, tag],
+    tag,
+    (line) => line.trim()
+  )
 }
 
 /**
@@ -523,7 +556,9 @@ const startServer = async (
     stop: async () => {
       const notes: Array<string> = []
       if (child.exitCode !== null || child.signalCode !== null) {
-        notes.push(`the server died during the run (${child.signalCode ?? `code ${child.exitCode}`}): ${firstLine(stderr)}`)
+        notes.push(
+          `the server died during the run (${child.signalCode ?? `code ${child.exitCode}`}): ${firstLine(stderr)}`
+        )
       } else if (child.pid !== undefined) {
         killPid(child.pid, "SIGTERM")
         const killTimer = setTimeout(() => {
@@ -562,12 +597,17 @@ const warmUp = async (url: string): Promise<void> => {
  * stdio echo fixture, next to the same client calling the HTTP echo server directly (JSON
  * answers), at c=1 and c=64, in alternating runs. The gateway runs the CLI from the source.
  */
-const runGatewaySection = async (direct: string): Promise<{ readonly lines: Array<string>; readonly pass: boolean }> => {
+const runGatewaySection = async (
+  direct: string
+): Promise<{ readonly lines: Array<string>; readonly pass: boolean }> => {
   const client = CLIENTS.find((c) => c.name === "mcp-fleet")!
   const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-gateway-"))
   const tag = `--bench-tag=${process.pid}-gateway`
   const config = path.join(dir, "mcp.json")
-  writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [stdioServerScript, tag] } } }))
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [stdioServerScript, tag] } } })
+  )
   const gateway = await startServer(
     [process.execPath, "--import", "tsx", "src/cli/main.ts", "serve", "--http", "0", "--json", "--config", config],
     tag,
@@ -581,27 +621,45 @@ const runGatewaySection = async (direct: string): Promise<{ readonly lines: Arra
       const ratios: Array<number> = []
       const rates = { direct: [] as Array<number>, gateway: [] as Array<number> }
       for (let rep = 0; rep < reps; rep++) {
-        const viaGateway = await runClient(client, cell, { args: ["--url", gateway.url, "--tool", "mcp__echo__echo"], env: {}, tag: undefined })
+        const viaGateway = await runClient(client, cell, {
+          args: ["--url", gateway.url, "--tool", "mcp__echo__echo"],
+          env: {},
+          tag: undefined
+        })
         const straight = await runClient(client, cell, { args: ["--url", direct], env: {}, tag: undefined })
         if (viaGateway._tag === "error" || straight._tag === "error") {
-          rows.push(`  ${cellLabel(cell)}: n/a (${viaGateway._tag === "error" ? viaGateway.message : (straight as { message: string }).message})`)
+          rows.push(
+            `  ${cellLabel(cell)}: n/a (${
+              viaGateway._tag === "error" ? viaGateway.message : (straight as { message: string }).message
+            })`
+          )
           break
         }
         rates.gateway.push(viaGateway.result.callsPerSec)
         rates.direct.push(straight.result.callsPerSec)
         ratios.push(viaGateway.result.callsPerSec / straight.result.callsPerSec)
-        process.stderr.write(`  gateway ${cellLabel(cell).padEnd(12)} rep ${rep + 1}/${reps}: through the gateway ${Math.round(viaGateway.result.callsPerSec)}/s, direct ${Math.round(straight.result.callsPerSec)}/s\n`)
+        process.stderr.write(
+          `  gateway ${cellLabel(cell).padEnd(12)} rep ${rep + 1}/${reps}: through the gateway ${
+            Math.round(viaGateway.result.callsPerSec)
+          }/s, direct ${Math.round(straight.result.callsPerSec)}/s\n`
+        )
       }
       if (ratios.length === 0) {
         pass = false
         continue
       }
       const ratio = median(ratios)
-      rows.push(`  ${cellLabel(cell).padEnd(12)} through the gateway ${fmt(median(rates.gateway)).padStart(7)}/s   direct ${fmt(median(rates.direct)).padStart(7)}/s   ${ratio.toFixed(2)}×`)
+      rows.push(
+        `  ${cellLabel(cell).padEnd(12)} through the gateway ${fmt(median(rates.gateway)).padStart(7)}/s   direct ${
+          fmt(median(rates.direct)).padStart(7)
+        }/s   ${ratio.toFixed(2)}×`
+      )
       if (cell.concurrency === 64) {
         const ok = ratio >= 0.5
         if (!ok) pass = false
-        rows.push(`  ${ok ? "PASS" : "FAIL"}  through the gateway ≥ 0.50× direct at ${cellLabel(cell)}  (${ratio.toFixed(2)}×)`)
+        rows.push(
+          `  ${ok ? "PASS" : "FAIL"}  through the gateway ≥ 0.50× direct at ${cellLabel(cell)}  (${ratio.toFixed(2)}×)`
+        )
       }
     }
   } finally {
@@ -609,7 +667,12 @@ const runGatewaySection = async (direct: string): Promise<{ readonly lines: Arra
     rmSync(dir, { recursive: true, force: true })
   }
   return {
-    lines: ["", `the gateway's overhead: the mcp-fleet client through \`mcp-fleet serve --http\` (fronting the stdio echo fixture) vs directly to the HTTP echo server (JSON answers), median of ${reps} run(s)`, "", ...rows],
+    lines: [
+      "",
+      `the gateway's overhead: the mcp-fleet client through \`mcp-fleet serve --http\` (fronting the stdio echo fixture) vs directly to the HTTP echo server (JSON answers), median of ${reps} run(s)`,
+      "",
+      ...rows
+    ],
     pass
   }
 }
@@ -620,7 +683,9 @@ const started = Date.now()
 const modes: ReadonlyArray<AnswerMode> = ["json", "sse"]
 const cellCount = http ? modes.length * httpCells.length : stdioCells.length
 process.stderr.write(
-  `mcp-fleet bench${http ? " (Streamable HTTP: json, sse)" : ""}: ${cellCount} cells × ${clients.length} clients × ${reps} rep(s), node ${process.version}, ${availableParallelism()} cpus\n`
+  `mcp-fleet bench${
+    http ? " (Streamable HTTP: json, sse)" : ""
+  }: ${cellCount} cells × ${clients.length} clients × ${reps} rep(s), node ${process.version}, ${availableParallelism()} cpus\n`
 )
 
 const out: Array<string> = []

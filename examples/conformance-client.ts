@@ -12,9 +12,9 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Logger, LogLevel } from "effect"
-import * as McpClient from "../src/McpClient.js"
-import * as Peer from "../src/Peer.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
+import * as McpClient from "../src/McpClient.js"
+import type * as Peer from "../src/Peer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 

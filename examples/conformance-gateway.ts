@@ -14,9 +14,9 @@ import { Effect, Layer, Logger, LogLevel } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import * as Gateway from "../src/Gateway.js"
+import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import * as HttpClientUndici from "../src/HttpClientUndici.js"
 
 const argv = process.argv.slice(2)
 const port = Number(argv[argv.indexOf("--port") + 1] ?? 0) || 0

@@ -24,7 +24,8 @@ const elapsed = () => `${String(Math.round(performance.now() - started)).padStar
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
-  const line = (row: ReadonlyArray<string>) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()
+  const line = (row: ReadonlyArray<string>) =>
+    row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()
   return [line(rows[0]!), widths.map((width) => "-".repeat(width)).join("  "), ...rows.slice(1).map(line)]
 }
 
@@ -36,7 +37,9 @@ const statusTable = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>) =>
     ["server", "state", "protocol", "tools", "res", "prompts", "pid", "detail"],
     ...statuses.map((status) => [
       status.name,
-      status.state._tag === "Connecting" && status.state.attempt > 1 ? `Connecting #${status.state.attempt}` : status.state._tag,
+      status.state._tag === "Connecting" && status.state.attempt > 1
+        ? `Connecting #${status.state.attempt}`
+        : status.state._tag,
       status.protocolVersion ?? "",
       String(status.counts.tools),
       String(status.counts.resources),
@@ -59,7 +62,9 @@ const describeEvent = (event: RegistryEvent.RegistryEvent): string | undefined =
     case "ResourcesChanged":
     case "PromptsChanged":
     case "ResourceTemplatesChanged":
-      return `${event.server}: ${event._tag.replace("Changed", "").toLowerCase()} +${event.added.length} -${event.removed.length}`
+      return `${event.server}: ${
+        event._tag.replace("Changed", "").toLowerCase()
+      } +${event.added.length} -${event.removed.length}`
     default:
       return undefined
   }
@@ -81,7 +86,9 @@ const program = Effect.gen(function*() {
     drawn = lines.length
   })
   const live = yield* Queue.take(events).pipe(
-    Effect.tap((event) => tty ? draw : Effect.sync(() => console.log(`${elapsed()}  ${describeEvent(event) ?? event._tag}`))),
+    Effect.tap((event) =>
+      tty ? draw : Effect.sync(() => console.log(`${elapsed()}  ${describeEvent(event) ?? event._tag}`))
+    ),
     Effect.forever,
     Effect.fork
   )
@@ -93,15 +100,21 @@ const program = Effect.gen(function*() {
     console.log("")
     yield* draw
   }
-  console.log(`\nUp after ${elapsed().trim()}: three servers ready; 'github' failed for good after 3 attempts, its stderr in the status.`)
+  console.log(
+    `\nUp after ${elapsed().trim()}: three servers ready; 'github' failed for good after 3 attempts, its stderr in the status.`
+  )
 
   // 2. The merged catalog.
   const catalog = yield* SubscriptionRef.get(fleet.catalog)
-  console.log(`\nTool catalog: ${catalog.tools.length} tools from ${new Set(catalog.tools.map((t) => t.server)).size} servers`)
-  console.log(table([
-    ["name", "server", "description"],
-    ...catalog.tools.map((entry) => [entry.name, entry.server, clip(entry.tool.description)])
-  ]).join("\n"))
+  console.log(
+    `\nTool catalog: ${catalog.tools.length} tools from ${new Set(catalog.tools.map((t) => t.server)).size} servers`
+  )
+  console.log(
+    table([
+      ["name", "server", "description"],
+      ...catalog.tools.map((entry) => [entry.name, entry.server, clip(entry.tool.description)])
+    ]).join("\n")
+  )
 
   // 3. Calls on two servers, routed by qualified name.
   const text = (result: { content: ReadonlyArray<{ type: string }> }) =>

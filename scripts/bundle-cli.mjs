@@ -28,7 +28,10 @@ export const bundleCli = (outdir) =>
     minifySyntax: true,
     minifyWhitespace: true,
     // Some bundled CommonJS dependencies call require(); give them one.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js:
+        "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
+    },
     logLevel: "warning"
   })
 

@@ -29,10 +29,10 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
-import { createServer, type AddressInfo } from "node:net"
+import { createRequire } from "node:module"
+import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -136,7 +136,11 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
  */
 const runScenario = (args: ReadonlyArray<string>, dir: string, timeoutMs = SUITE_TIMEOUT_MS): Promise<Outcome> =>
   new Promise((resolve) => {
-    const child = spawn(node22, [suite, ...args, "-o", dir], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(node22, [suite, ...args, "-o", dir], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     const pid = child.pid!
     running = pid
     const output: Array<Buffer> = []
@@ -176,7 +180,12 @@ const startServer = (
   url?: string
 ): Promise<string> =>
   new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
+    const child = spawn(command, args, {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env }
+    })
     servers.push(child)
     let seen = ""
     const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start in 90 s:\n${seen}`)), 90_000)
@@ -266,7 +275,9 @@ const runAll = async (
   const nameWidth = Math.max(8, ...scenarios.map((s) => s.name.length))
   const revisionsWidth = Math.max(9, ...scenarios.map((s) => s.revisions.length))
   const row = (name: string, revisions: string, checks: string, status: string, verdict: string) =>
-    `${name.padEnd(nameWidth)}  ${revisions.padEnd(revisionsWidth)}  ${checks.padStart(6)}  ${status.padEnd(7)}  ${verdict}`
+    `${name.padEnd(nameWidth)}  ${revisions.padEnd(revisionsWidth)}  ${checks.padStart(6)}  ${
+      status.padEnd(7)
+    }  ${verdict}`
   console.log(row("scenario", "revisions", "checks", "status", "baseline"))
   let passing = 0
   let failing = 0
@@ -291,7 +302,9 @@ const runAll = async (
       problems.push(`${mode} ${scenario.name}: ${verdict}`)
       if (status !== "pass") {
         for (const check of checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING")) {
-          console.log(`    ${check.status} ${check.id}: ${(check.errorMessage || check.description).split("\n")[0].slice(0, 200)}`)
+          console.log(
+            `    ${check.status} ${check.id}: ${(check.errorMessage || check.description).split("\n")[0].slice(0, 200)}`
+          )
         }
         for (const problem of clientProblems) console.log(`    ${problem}`)
         console.log(`    see ${dir}`)
@@ -307,21 +320,34 @@ const runAll = async (
  * Node 22 start each, a minute in all) and gives each scenario's outcome: it fails when the
  * suite's summary marks it failed (as when it could not run at all) or a check failed or warned.
  */
-const runServerSuite = async (url: string, dir: string): Promise<(scenario: Scenario, into: string) => Promise<Outcome>> => {
+const runServerSuite = async (
+  url: string,
+  dir: string
+): Promise<(scenario: Scenario, into: string) => Promise<Outcome>> => {
   mkdirSync(dir)
   const args = ["server", "--url", url, "--suite", "all", "--timeout", String(SERVER_TIMEOUT_MS)]
   const { status } = await runScenario(args, dir, SUITE_TIMEOUT_MS * 3)
   const log = readFileSync(join(dir, "suite.log"), "utf8")
-  const summary = new Map([...log.matchAll(/^([✓✗]) (\S+): \d+ passed, \d+ failed$/gm)].map(([, mark, name]) => [name, mark]))
+  const summary = new Map(
+    [...log.matchAll(/^([✓✗]) (\S+): \d+ passed, \d+ failed$/gm)].map(([, mark, name]) => [name, mark])
+  )
   const folders = readdirSync(dir)
   return async (scenario, into) => {
-    const folder = folders.find((f) => f.startsWith(`server-${scenario.name}-`) && /-\d{4}-\d\d-\d\dT/.test(f.slice(`server-${scenario.name}`.length)))
+    const folder = folders.find((f) =>
+      f.startsWith(`server-${scenario.name}-`) && /-\d{4}-\d\d-\d\dT/.test(f.slice(`server-${scenario.name}`.length))
+    )
     const file = folder === undefined ? undefined : join(dir, folder, "checks.json")
     const checks: Array<Check> = file !== undefined && existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
-    if (folder !== undefined) writeFileSync(join(into, "where.txt"), `${join(dir, folder)}\nsuite log: ${join(dir, "suite.log")}\n`)
+    if (folder !== undefined) {
+      writeFileSync(join(into, "where.txt"), `${join(dir, folder)}\nsuite log: ${join(dir, "suite.log")}\n`)
+    }
     const mark = summary.get(scenario.name)
     const bad = mark !== "✓" || checks.some((c) => c.status === "FAILURE" || c.status === "WARNING")
-    return { status: status === "timeout" && mark === undefined ? "timeout" : bad ? "fail" : "pass", checks, clientProblems: [] }
+    return {
+      status: status === "timeout" && mark === undefined ? "timeout" : bad ? "fail" : "pass",
+      checks,
+      clientProblems: []
+    }
   }
 }
 
@@ -331,7 +357,8 @@ if (runClient) {
   await runAll(
     "client",
     scenarios,
-    (s, dir) => runScenario(["client", "--command", client, "--scenario", s.name, "--timeout", String(CLIENT_TIMEOUT_MS)], dir),
+    (s, dir) =>
+      runScenario(["client", "--command", client, "--scenario", s.name, "--timeout", String(CLIENT_TIMEOUT_MS)], dir),
     (name) => clientBaseline[name]
   )
 }
@@ -348,12 +375,19 @@ if (runServer) {
       /listening on (\S+)/
     )
     console.log(`\nserver: the gateway fronting server-everything at ${gateway}\n`)
-    const ours = await runAll("server", scenarios, await runServerSuite(gateway, join(outDir, "server-suite")), (name) => {
-      const fronted = serverBaseline.fronted[name]
-      const own = serverBaseline.gateway[name]
-      return fronted !== undefined ? `fronted: ${fronted}` : own !== undefined ? `gateway: ${own}` : undefined
-    })
-    const fronted = [...ours.entries()].filter(([name, o]) => o.status !== "pass" && name in serverBaseline.fronted).length
+    const ours = await runAll(
+      "server",
+      scenarios,
+      await runServerSuite(gateway, join(outDir, "server-suite")),
+      (name) => {
+        const fronted = serverBaseline.fronted[name]
+        const own = serverBaseline.gateway[name]
+        return fronted !== undefined ? `fronted: ${fronted}` : own !== undefined ? `gateway: ${own}` : undefined
+      }
+    )
+    const fronted = [...ours.entries()].filter(([name, o]) =>
+      o.status !== "pass" && name in serverBaseline.fronted
+    ).length
     const own = [...ours.entries()].filter(([name, o]) => o.status !== "pass" && name in serverBaseline.gateway).length
     summaries.push(`server: of the expected failures, ${fronted} are server-everything's own and ${own} the gateway's`)
 
@@ -374,8 +408,12 @@ if (runServer) {
       )
       console.log(`\nserver-everything by itself at ${direct}, to check the baseline's split\n`)
       // A fronted scenario must fail there too, a gateway one must pass: runAll flags either.
-      await runAll("server-everything", split, await runServerSuite(direct, join(outDir, "server-everything-suite")), (name) =>
-        name in serverBaseline.fronted ? `fronted: ${serverBaseline.fronted[name]}` : undefined)
+      await runAll(
+        "server-everything",
+        split,
+        await runServerSuite(direct, join(outDir, "server-everything-suite")),
+        (name) => name in serverBaseline.fronted ? `fronted: ${serverBaseline.fronted[name]}` : undefined
+      )
     }
   } catch (error) {
     problems.push(`server: ${error instanceof Error ? error.message : String(error)}`)
@@ -386,8 +424,8 @@ if (runServer) {
 
 if (only.length > 0) {
   const known = new Set<string>()
-  if (runClient) for (const s of listScenarios("client")) known.add(s.name)
-  if (runServer) for (const s of listScenarios("server")) known.add(s.name)
+  if (runClient) { for (const s of listScenarios("client")) known.add(s.name) }
+  if (runServer) { for (const s of listScenarios("server")) known.add(s.name) }
   for (const name of only) if (!known.has(name)) problems.push(`--scenario ${name}: no such scenario`)
 }
 

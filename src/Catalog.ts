@@ -188,7 +188,17 @@ const assign = <A>(
     else later.push([base, group])
   }
   for (const [base, group] of later) {
-    group.sort((a, b) => a.server < b.server ? -1 : a.server > b.server ? 1 : a.original < b.original ? -1 : a.original > b.original ? 1 : 0)
+    group.sort((a, b) =>
+      a.server < b.server
+        ? -1
+        : a.server > b.server
+        ? 1
+        : a.original < b.original
+        ? -1
+        : a.original > b.original
+        ? 1
+        : 0
+    )
     const entries: Array<Collision["entries"][number]> = []
     group.forEach((candidate, index) => {
       let name = base

@@ -25,10 +25,10 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import * as Jsonc from "./internal/jsonc.js"
 import * as FileSchema from "./internal/fleetConfig/schema.js"
 import * as Spec from "./internal/fleetConfig/spec.js"
 import * as Watch from "./internal/fleetConfig/watch.js"
+import * as Jsonc from "./internal/jsonc.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import type * as ServerSpec from "./ServerSpec.js"
@@ -86,7 +86,8 @@ const policyOf = (file: FileSchema.ConfigFile, dir: string): Policy.Config => {
   const { audit, ...rules } = file.policy ?? {}
   const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: NodePath.resolve(dir, audit) }
   return [...Object.entries(file.mcpServers ?? {}), ...Object.entries(file.servers ?? {})].reduce(
-    (config, [name, entry]) => entry.policy === undefined ? config : Policy.merge(config, { servers: { [name]: entry.policy } }),
+    (config, [name, entry]) =>
+      entry.policy === undefined ? config : Policy.merge(config, { servers: { [name]: entry.policy } }),
     global
   )
 }
@@ -341,9 +342,12 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
             ).pipe(Effect.annotateLogs({ path: source.path }))
           }, { discard: true })
         ),
-        Effect.map((loaded): readonly [Loaded | undefined, ReadonlyArray<Loaded>] =>
-          [loaded, previous === undefined || Watch.fingerprint(previous) !== Watch.fingerprint(loaded) ? [loaded] : []]
-        ),
+        Effect.map((
+          loaded
+        ): readonly [Loaded | undefined, ReadonlyArray<Loaded>] => [
+          loaded,
+          previous === undefined || Watch.fingerprint(previous) !== Watch.fingerprint(loaded) ? [loaded] : []
+        ]),
         Effect.catchAll((error) =>
           Effect.logWarning(`${error.message}; keeping the last good config`).pipe(
             Effect.annotateLogs({ path: error.path }),

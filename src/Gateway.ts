@@ -55,8 +55,8 @@ import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
-import { Transport } from "./Transport.js"
 import * as Stdio from "./Stdio.js"
+import { Transport } from "./Transport.js"
 
 /**
  * How the gateway presents the fleet, in either mode.
@@ -141,9 +141,7 @@ const fleetOf = (options: Options) =>
  */
 export const serve: (options?: Options) => Effect.Effect<McpError.McpError, never, Transport | Requirements> = traced(
   "Gateway.serve"
-)((options: Options = {}) =>
-  Effect.scoped(Effect.flatMap(fleetOf(options), GatewaySession.serveSession))
-)
+)((options: Options = {}) => Effect.scoped(Effect.flatMap(fleetOf(options), GatewaySession.serveSession)))
 
 /**
  * Logging to stderr only: the loggers that write to stdout (Effect's default one, and the

@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Cookies from "@effect/platform/Cookies"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -17,7 +18,6 @@ import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as UrlParams from "@effect/platform/UrlParams"
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Inspectable from "effect/Inspectable"
@@ -72,8 +72,14 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   }
 
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
-    return Effect.flatMap(this.text, (text) =>
-      Effect.try({ try: () => text === "" ? null : JSON.parse(text) as unknown, catch: (cause) => this.decodeError(cause) }))
+    return Effect.flatMap(
+      this.text,
+      (text) =>
+        Effect.try({
+          try: () => text === "" ? null : JSON.parse(text) as unknown,
+          catch: (cause) => this.decodeError(cause)
+        })
+    )
   }
 
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
@@ -130,7 +136,11 @@ const makeClient = (dispatcher: Dispatcher): HttpClient.HttpClient =>
         const body = bodyOf(request)
         if (Either.isLeft(body)) {
           return Effect.fail(
-            new HttpClientError.RequestError({ request, reason: "Encode", cause: new Error(`cannot send ${body.left}`) })
+            new HttpClientError.RequestError({
+              request,
+              reason: "Encode",
+              cause: new Error(`cannot send ${body.left}`)
+            })
           )
         }
         // Interruption aborts the exchange through the signal Effect.async provides.

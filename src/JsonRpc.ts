@@ -145,8 +145,7 @@ export const isRequest = (message: Message): message is Request => "method" in m
  *
  * @since 0.1.0
  */
-export const isNotification = (message: Message): message is Notification =>
-  "method" in message && !("id" in message)
+export const isNotification = (message: Message): message is Notification => "method" in message && !("id" in message)
 
 /**
  * Is this message a response (success or error)?
@@ -208,10 +207,14 @@ export interface BadLine {
  * @since 0.1.0
  */
 export const logSkipped = (server: string, source: string, bad: ReadonlyArray<BadLine>): Effect.Effect<void> =>
-  Effect.forEach(bad, (line) =>
-    Effect.logWarning(`server '${server}' ${source} that is ${line.reason}; skipped: ${line.excerpt}`).pipe(
-      Effect.annotateLogs({ server })
-    ), { discard: true })
+  Effect.forEach(
+    bad,
+    (line) =>
+      Effect.logWarning(`server '${server}' ${source} that is ${line.reason}; skipped: ${line.excerpt}`).pipe(
+        Effect.annotateLogs({ server })
+      ),
+    { discard: true }
+  )
 
 /**
  * The first characters of a bad line, for a log message.

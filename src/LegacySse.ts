@@ -16,7 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Http from "./internal/transport/http.js"
 import * as Legacy from "./internal/transport/legacySse.js"
 import type * as McpError from "./McpError.js"
-import { Transport, type TransportService, Inbox } from "./Transport.js"
+import { Inbox, Transport, type TransportService } from "./Transport.js"
 
 /**
  * How to reach a 2024-11-05 HTTP+SSE server.

@@ -21,7 +21,7 @@ import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
-import * as McpError from "./McpError.js"
+import type * as McpError from "./McpError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as Peer from "./Peer.js"
 import type { Transport } from "./Transport.js"
@@ -214,8 +214,13 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       listTools,
       callTool,
       listResources: traced("McpClient.listResources")(() =>
-        list("resources", "list resources", McpSchema.Method.ResourcesList, McpSchema.ListResourcesResult, (result) =>
-          result.resources)
+        list(
+          "resources",
+          "list resources",
+          McpSchema.Method.ResourcesList,
+          McpSchema.ListResourcesResult,
+          (result) => result.resources
+        )
       ),
       listResourceTemplates: traced("McpClient.listResourceTemplates")(() =>
         list(
@@ -227,16 +232,28 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         )
       ),
       readResource: traced("McpClient.readResource")((uri: string) =>
-        gate("resources", "read resources", request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult))
+        gate(
+          "resources",
+          "read resources",
+          request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult)
+        )
       ),
       subscribeResource: traced("McpClient.subscribeResource")((uri: string) =>
         emptyRequest("resources.subscribe", "subscribe to resources", McpSchema.Method.ResourcesSubscribe, { uri })
       ),
       unsubscribeResource: traced("McpClient.unsubscribeResource")((uri: string) =>
-        emptyRequest("resources.subscribe", "unsubscribe from resources", McpSchema.Method.ResourcesUnsubscribe, { uri })
+        emptyRequest("resources.subscribe", "unsubscribe from resources", McpSchema.Method.ResourcesUnsubscribe, {
+          uri
+        })
       ),
       listPrompts: traced("McpClient.listPrompts")(() =>
-        list("prompts", "list prompts", McpSchema.Method.PromptsList, McpSchema.ListPromptsResult, (result) => result.prompts)
+        list(
+          "prompts",
+          "list prompts",
+          McpSchema.Method.PromptsList,
+          McpSchema.ListPromptsResult,
+          (result) => result.prompts
+        )
       ),
       getPrompt: traced("McpClient.getPrompt")((name: string, args?: Readonly<Record<string, string>>) =>
         gate(
@@ -267,7 +284,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         Effect.asVoid(request(McpSchema.Method.Ping, undefined, McpSchema.EmptyResult))
       ),
       notifications: peer.notifications.pipe(
-        Stream.filterMap((notification) => Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params)))
+        Stream.filterMap((notification) =>
+          Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))
+        )
       ),
       subscribe: peer.subscribe,
       request,

@@ -195,7 +195,11 @@ export const Reason = Schema.Union(
 export type Reason = typeof Reason.Type
 
 const exitText = (exit: ProcessExit): string =>
-  exit.signal ? `was killed by ${exit.signal}` : typeof exit.exitCode === "number" ? `exited with code ${exit.exitCode}` : ""
+  exit.signal
+    ? `was killed by ${exit.signal}`
+    : typeof exit.exitCode === "number"
+    ? `exited with code ${exit.exitCode}`
+    : ""
 
 const tail = (exit: ProcessExit): string => {
   const text = exit.stderrTail?.trim()
@@ -243,13 +247,17 @@ const describe = (server: string | undefined, reason: Reason): string => {
     case "Unavailable":
       return about(reason.message)
     case "NotFound": {
-      const hint = reason.suggestions.length > 0 ? `; did you mean ${reason.suggestions.map((name) => `'${name}'`).join(", ")}?` : ""
+      const hint = reason.suggestions.length > 0
+        ? `; did you mean ${reason.suggestions.map((name) => `'${name}'`).join(", ")}?`
+        : ""
       return reason.what === "server" || server === undefined
         ? `there is no ${reason.what} '${reason.name}'${hint}`
         : `${who} has no ${reason.what} '${reason.name}'${hint}`
     }
     case "Config":
-      return server === undefined ? `the configuration cannot be used: ${reason.message}` : `${who} is misconfigured: ${reason.message}`
+      return server === undefined
+        ? `the configuration cannot be used: ${reason.message}`
+        : `${who} is misconfigured: ${reason.message}`
     case "Denied":
       return about(`tool '${reason.tool}' was denied by policy: ${reason.message}`)
   }

@@ -1052,9 +1052,7 @@ export const LoggingMessageNotificationParams = Schema.Struct({
 /**
  * @since 0.1.0
  */
-export interface LoggingMessageNotificationParams
-  extends Schema.Schema.Type<typeof LoggingMessageNotificationParams>
-{}
+export interface LoggingMessageNotificationParams extends Schema.Schema.Type<typeof LoggingMessageNotificationParams> {}
 
 /**
  * Params of `notifications/progress`.
@@ -1191,9 +1189,7 @@ export const ResourceListChangedNotification = notification(
 /**
  * @since 0.1.0
  */
-export interface ResourceListChangedNotification
-  extends Schema.Schema.Type<typeof ResourceListChangedNotification>
-{}
+export interface ResourceListChangedNotification extends Schema.Schema.Type<typeof ResourceListChangedNotification> {}
 
 /**
  * `notifications/prompts/list_changed`.

@@ -11,7 +11,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { type TransportService, deliverStream, Inbox } from "./Transport.js"
+import { deliverStream, Inbox, type TransportService } from "./Transport.js"
 
 /**
  * One end of a linked pair.

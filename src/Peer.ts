@@ -22,10 +22,10 @@ import type * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as JsonRpc from "./JsonRpc.js"
-import * as McpError from "./McpError.js"
 import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
 import { type Entry, makeTimer, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
+import * as JsonRpc from "./JsonRpc.js"
+import * as McpError from "./McpError.js"
 import { type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
 
 /**
@@ -102,7 +102,10 @@ export interface Peer {
     options?: RequestOptions | undefined
   ) => Effect.Effect<Record<string, unknown>, McpError.McpError>
   /** Sends a notification. */
-  readonly notify: (method: string, params?: Record<string, unknown> | undefined) => Effect.Effect<void, McpError.McpError>
+  readonly notify: (
+    method: string,
+    params?: Record<string, unknown> | undefined
+  ) => Effect.Effect<void, McpError.McpError>
   /** Subscribes to the notifications the other side sends; nothing is missed after this returns. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
   /** The notifications the other side sends, from when the stream starts. */
@@ -150,12 +153,22 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     }
     const cancel = (id: JsonRpc.RequestId, reason: string) => {
       pending.abandon(id)
-      return Effect.ignore(transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } }))
+      return Effect.ignore(
+        transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } })
+      )
     }
 
-    const onMessage = makeDispatch({ server, pending, inbound, notifications, now: () => clock.unsafeCurrentTimeMillis() })
+    const onMessage = makeDispatch({
+      server,
+      pending,
+      inbound,
+      notifications,
+      now: () => clock.unsafeCurrentTimeMillis()
+    })
     yield* Effect.addFinalizer(() =>
-      Effect.sync(() => close(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" }))))
+      Effect.sync(() =>
+        close(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" })))
+      )
     )
     transport.listen({
       message: (message) => {
@@ -165,7 +178,13 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       closed: close
     })
 
-    const timer = makeTimer({ server, pending, now: () => clock.unsafeCurrentTimeMillis(), idleSleep: defaultTimeout, cancel })
+    const timer = makeTimer({
+      server,
+      pending,
+      now: () => clock.unsafeCurrentTimeMillis(),
+      idleSleep: defaultTimeout,
+      cancel
+    })
     run(timer.run)
 
     const send = makeSend({ transport, pending, cancel })
@@ -195,7 +214,9 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
           method,
           ...(wantsProgress
             ? { params: { ...params, _meta: { ...(params?._meta as object | undefined), progressToken: id } } }
-            : params === undefined ? {} : { params })
+            : params === undefined
+            ? {}
+            : { params })
         }
         pending.entries.set(id, entry)
         timer.schedule(entry)

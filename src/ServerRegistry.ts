@@ -16,18 +16,18 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "./Catalog.js"
-import { traced } from "./internal/traced.js"
-import type * as McpClient from "./McpClient.js"
-import * as McpError from "./McpError.js"
-import type * as McpSchema from "./McpSchema.js"
-import type { RegistryEvent } from "./RegistryEvent.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
 import { plan } from "./internal/serverRegistry/reconcilePlan.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
 import * as ServerActor from "./internal/serverRegistry/serverActor.js"
+import { traced } from "./internal/traced.js"
+import type * as McpClient from "./McpClient.js"
+import type * as McpError from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
+import type { RegistryEvent } from "./RegistryEvent.js"
 import * as ServerSpec from "./ServerSpec.js"
 import type { ServerState } from "./ServerState.js"
 
@@ -95,7 +95,12 @@ export interface ServerStatus {
   readonly required: boolean
   readonly protocolVersion: McpSchema.ProtocolVersion | undefined
   readonly serverInfo: McpSchema.Implementation | undefined
-  readonly counts: { readonly tools: number; readonly resources: number; readonly templates: number; readonly prompts: number }
+  readonly counts: {
+    readonly tools: number
+    readonly resources: number
+    readonly templates: number
+    readonly prompts: number
+  }
   /** The last failure, with the stderr tail of a dead process in its message. */
   readonly lastError: McpError.McpError | undefined
   /** Facts from the transport, such as the process id. */
@@ -253,13 +258,20 @@ export const make = (
           new Map([...actors].map(([name, actor]) => [name, actor.hash])),
           desired
         )
-        for (const name of duplicates) yield* Effect.logWarning(`server '${name}' is configured twice; the last one is used`)
+        for (const name of duplicates) {
+          yield* Effect.logWarning(`server '${name}' is configured twice; the last one is used`)
+        }
         yield* Effect.all([
           Effect.forEach(removed, stop, { concurrency: "unbounded", discard: true }),
           Effect.forEach(changed, replace, { concurrency: "unbounded", discard: true }),
           Effect.forEach(added, (spec) => start(spec), { discard: true })
         ], { concurrency: "unbounded", discard: true })
-        return { added: added.map((spec) => spec.name), removed, restarted: changed.map((spec) => spec.name), unchanged }
+        return {
+          added: added.map((spec) => spec.name),
+          removed,
+          restarted: changed.map((spec) => spec.name),
+          unchanged
+        }
       }))
     )
 

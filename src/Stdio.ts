@@ -28,7 +28,7 @@ import { signalGroup, waitGone } from "./internal/transport/processGroup.js"
 import * as StdioServer from "./internal/transport/stdioServer.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { Transport, type TransportService, Inbox, sendWith } from "./Transport.js"
+import { Inbox, sendWith, Transport, type TransportService } from "./Transport.js"
 
 /**
  * How to start a stdio server.
@@ -146,11 +146,15 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
       onBad: (bad) => fork(JsonRpc.logSkipped(server, "wrote a line", bad)),
       onEnd: (error) =>
-        error === undefined ? fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => inbox.end(closed)))) : inbox.end(error)
+        error === undefined
+          ? fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => inbox.end(closed))))
+          : inbox.end(error)
     })
 
     const sendNow = (message: JsonRpc.Message): McpError.McpError | undefined => {
-      if (closing || !inbox.open) return McpError.make(server, new McpError.ClosedReason({ message: "the connection is closed" }))
+      if (closing || !inbox.open) {
+        return McpError.make(server, new McpError.ClosedReason({ message: "the connection is closed" }))
+      }
       writer.push(message)
     }
 
@@ -185,7 +189,9 @@ const shutdown = (pid: number, options: Options) =>
     yield* Effect.logDebug(`server '${server}' still running after stdin closed; sending SIGTERM`)
     signalGroup(pid, "SIGTERM")
     if (yield* waitGone(pid, options.termGracePeriod ?? "2 seconds")) return
-    yield* Effect.logWarning(`server '${server}' ignored SIGTERM; sending SIGKILL`).pipe(Effect.annotateLogs({ server }))
+    yield* Effect.logWarning(`server '${server}' ignored SIGTERM; sending SIGKILL`).pipe(
+      Effect.annotateLogs({ server })
+    )
     signalGroup(pid, "SIGKILL")
     yield* waitGone(pid, "1 second")
   })
@@ -211,4 +217,5 @@ export const makeServer: (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<Transport, McpError.McpError> => Layer.scoped(Transport, make(options))
+export const layer = (options: Options): Layer.Layer<Transport, McpError.McpError> =>
+  Layer.scoped(Transport, make(options))

@@ -27,7 +27,7 @@ import { listen } from "./internal/transport/streamableHttpListen.js"
 import * as Post from "./internal/transport/streamableHttpPost.js"
 import * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
-import { RequestFailed, Transport, type TransportService, Inbox } from "./Transport.js"
+import { Inbox, RequestFailed, Transport, type TransportService } from "./Transport.js"
 
 /**
  * How to reach an HTTP server.

@@ -143,12 +143,13 @@ export class Inbox {
  * @since 0.1.0
  * @category constructors
  */
-export const sendWith = (sendNow: (message: JsonRpc.Message) => McpError | undefined) =>
-(message: JsonRpc.Message): Effect.Effect<void, McpError> =>
-  Effect.suspend(() => {
-    const refused = sendNow(message)
-    return refused === undefined ? Effect.void : Effect.fail(refused)
-  })
+export const sendWith =
+  (sendNow: (message: JsonRpc.Message) => McpError | undefined) =>
+  (message: JsonRpc.Message): Effect.Effect<void, McpError> =>
+    Effect.suspend(() => {
+      const refused = sendNow(message)
+      return refused === undefined ? Effect.void : Effect.fail(refused)
+    })
 
 /**
  * Delivers a stream of messages to the inbox in a fiber of the current Scope, and ends the

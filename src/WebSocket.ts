@@ -12,11 +12,11 @@ import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as WS from "ws"
-import * as Http from "./internal/transport/http.js"
 import { revealAll } from "./internal/reveal.js"
+import * as Http from "./internal/transport/http.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { Transport, type TransportService, Inbox } from "./Transport.js"
+import { Inbox, Transport, type TransportService } from "./Transport.js"
 
 /**
  * How to reach a WebSocket server.
@@ -111,17 +111,25 @@ const socketError = (server: string, error: Socket.SocketError, maxBytes: number
     if (close.code === MESSAGE_TOO_BIG) {
       return McpError.make(server, new McpError.LimitReason({ what: "a message", limit: maxBytes }))
     }
-    return closed(server, `the WebSocket closed with code ${close.code}${close.closeReason ? ` (${close.closeReason})` : ""}`)
+    return closed(
+      server,
+      `the WebSocket closed with code ${close.code}${close.closeReason ? ` (${close.closeReason})` : ""}`
+    )
   }
   // `ws` reports a frame over maxPayload as an error event before it closes with 1009.
-  const cause = (error as Socket.SocketGenericError).cause as { message?: unknown; error?: { code?: unknown } } | undefined
+  const cause = (error as Socket.SocketGenericError).cause as
+    | { message?: unknown; error?: { code?: unknown } }
+    | undefined
   if (cause?.error?.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
     return McpError.make(server, new McpError.LimitReason({ what: "a message", limit: maxBytes }))
   }
   const text = cause instanceof Error ? cause.message : String(cause?.message ?? cause)
   const status = /Unexpected server response: (\d+)/.exec(text)?.[1]
   if (status !== undefined) {
-    return McpError.make(server, new McpError.HttpReason({ status: Number(status), method: "the WebSocket upgrade", body: "" }))
+    return McpError.make(
+      server,
+      new McpError.HttpReason({ status: Number(status), method: "the WebSocket upgrade", body: "" })
+    )
   }
   return McpError.make(
     server,
@@ -135,4 +143,5 @@ const socketError = (server: string, error: Socket.SocketError, maxBytes: number
  *
  * @since 0.1.0
  */
-export const layer = (options: Options): Layer.Layer<Transport, McpError.McpError> => Layer.scoped(Transport, make(options))
+export const layer = (options: Options): Layer.Layer<Transport, McpError.McpError> =>
+  Layer.scoped(Transport, make(options))

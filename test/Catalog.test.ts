@@ -60,7 +60,10 @@ describe("Catalog", () => {
       expect(catalog.toolsByName.get(entry.name)).toBe(entry)
     }
     const pairs = catalog.tools.map((entry) => `${entry.server}\u0000${entry.tool.name}`).sort()
-    expect(pairs).toEqual(["x\u0000a b", "x\u0000a.b", "x\u0000a_b", `x\u0000${"y".repeat(80)}`, `x\u0000${"y".repeat(81)}`, "x.\u0000a.b"].sort())
+    expect(pairs).toEqual(
+      ["x\u0000a b", "x\u0000a.b", "x\u0000a_b", `x\u0000${"y".repeat(80)}`, `x\u0000${"y".repeat(81)}`, "x.\u0000a.b"]
+        .sort()
+    )
   })
 
   it("names prompts the same way and keeps resources by URI", () => {

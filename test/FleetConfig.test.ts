@@ -214,14 +214,18 @@ describe("parse: transports", () => {
   })
 
   it("resolves a relative cwd against the file's directory, and leaves command alone", () => {
-    const servers = parseOk({
-      mcpServers: {
-        relative: { command: "./bin/server", cwd: "tools/server" },
-        dot: { command: "x", cwd: "." },
-        absolute: { command: "x", cwd: "/srv/mcp" },
-        expanded: { command: "x", cwd: "${TOOLS}/y" }
-      }
-    }, { TOOLS: "tools" }, "/work/project/.mcp.json")
+    const servers = parseOk(
+      {
+        mcpServers: {
+          relative: { command: "./bin/server", cwd: "tools/server" },
+          dot: { command: "x", cwd: "." },
+          absolute: { command: "x", cwd: "/srv/mcp" },
+          expanded: { command: "x", cwd: "${TOOLS}/y" }
+        }
+      },
+      { TOOLS: "tools" },
+      "/work/project/.mcp.json"
+    )
     expect(stdio(servers.relative).cwd).toBe("/work/project/tools/server")
     expect(stdio(servers.relative).command).toBe("./bin/server")
     expect(stdio(servers.dot).cwd).toBe("/work/project")
@@ -256,7 +260,9 @@ describe("parse: supervision", () => {
     expect(servers.on).toEqual({ name: "on", transport: { type: "stdio", command: "x" } })
     expect(servers.needed.required).toBe(true)
     // `false` and a missing field mean the same, and hash the same.
-    expect(ServerSpec.hash(servers.on)).toBe(ServerSpec.hash({ name: "on", transport: { type: "stdio", command: "x" } }))
+    expect(ServerSpec.hash(servers.on)).toBe(
+      ServerSpec.hash({ name: "on", transport: { type: "stdio", command: "x" } })
+    )
   })
 
   it("maps timeouts, restart and health from milliseconds, with aliases", () => {
@@ -558,7 +564,12 @@ describe("load", () => {
       const user = path.join(dir, "home", "mcp.json")
       const project = path.join(dir, "project", ".mcp.json")
       writeJson(user, {
-        policy: { deny: ["mcp__*__delete_*"], default: "ask", limits: { timeout: 1000, maxConcurrent: 2 }, audit: "audit.jsonl" },
+        policy: {
+          deny: ["mcp__*__delete_*"],
+          default: "ask",
+          limits: { timeout: 1000, maxConcurrent: 2 },
+          audit: "audit.jsonl"
+        },
         mcpServers: { github: { command: "gh", policy: { ask: ["create_*"] } } }
       })
       writeJson(project, {
@@ -662,7 +673,9 @@ describe("changes", () => {
       const user = path.join(dir, "home", "mcp.json")
       const project = path.join(dir, "project", ".mcp.json")
       writeJson(user, { mcpServers: { memory: { command: "memory" }, shared: { command: "user-shared" } } })
-      writeJson(project, { mcpServers: { files: { command: "files", args: ["."] }, shared: { command: "project-shared" } } })
+      writeJson(project, {
+        mcpServers: { files: { command: "files", args: ["."] }, shared: { command: "project-shared" } }
+      })
       const { emissions, next, nextLog } = yield* watch({ paths: [user, project], env: {} })
 
       const first = yield* next
@@ -670,7 +683,9 @@ describe("changes", () => {
       expect(first.origin.shared).toBe(project)
 
       // An edit of one server: one emission, and only that server's hash moves.
-      saveJson(project, { mcpServers: { files: { command: "files", args: ["/srv"] }, shared: { command: "project-shared" } } })
+      saveJson(project, {
+        mcpServers: { files: { command: "files", args: ["/srv"] }, shared: { command: "project-shared" } }
+      })
       const second = yield* next
       const [before, after] = [hashes(first), hashes(second)]
       expect(after.memory).toBe(before.memory)
@@ -686,14 +701,18 @@ describe("changes", () => {
       expect(yield* Queue.size(emissions)).toBe(0)
 
       // The fix is emitted.
-      saveJson(project, { mcpServers: { files: { command: "files", args: ["/data"] }, shared: { command: "project-shared" } } })
+      saveJson(project, {
+        mcpServers: { files: { command: "files", args: ["/data"] }, shared: { command: "project-shared" } }
+      })
       const third = yield* next
       expect(stdio(third.servers[2]).args).toEqual(["/data"])
       expect(hashes(third).memory).toBe(before.memory)
 
       // A save without a change in any spec is not emitted; the edit after it is.
       saveJson(user, { mcpServers: { memory: { command: "memory" }, shared: { command: "user-shared" } }, theme: "x" })
-      saveJson(user, { mcpServers: { memory: { command: "memory", disabled: true }, shared: { command: "user-shared" } } })
+      saveJson(user, {
+        mcpServers: { memory: { command: "memory", disabled: true }, shared: { command: "user-shared" } }
+      })
       const fourth = yield* next
       expect(fourth.servers[0].disabled).toBe(true)
 
@@ -776,7 +795,10 @@ describe("layerWithPolicy", () => {
       const decisionBecomes = (action: Policy.Action) =>
         Effect.sync(() => policy.decide("mcp__local__env").action).pipe(
           Effect.repeat({ until: (now) => now === action, schedule: Schedule.spaced("20 millis") }),
-          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`the decision never became ${action}`) })
+          Effect.timeoutFail({
+            duration: "10 seconds",
+            onTimeout: () => new Error(`the decision never became ${action}`)
+          })
         )
       saveJson(file, { mcpServers: { local: { ...entry, policy: { deny: ["env"] } } } })
       yield* decisionBecomes("deny")

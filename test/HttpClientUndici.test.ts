@@ -37,7 +37,9 @@ const serve = (answer: (req: http.IncomingMessage, res: http.ServerResponse) => 
     ({ server }) =>
       Effect.async<void>((resume) => {
         server.closeAllConnections()
-        server.close(() => resume(Effect.void))
+        server.close(() =>
+          resume(Effect.void)
+        )
       })
   )
 
@@ -85,7 +87,9 @@ describe("HttpClientUndici", () => {
         req.socket.on("close", () => Deferred.unsafeDone(hungUp, Effect.void))
         Deferred.unsafeDone(received, Effect.void)
       })
-      const fiber = yield* Effect.fork(HttpClient.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText("x"))))
+      const fiber = yield* Effect.fork(
+        HttpClient.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText("x")))
+      )
       yield* Deferred.await(received)
       yield* Fiber.interrupt(fiber)
       yield* Deferred.await(hungUp)
@@ -96,7 +100,9 @@ describe("HttpClientUndici", () => {
       const { url } = yield* serve((_, res) => res.end())
       const form = new FormData()
       form.set("a", "b")
-      const error = yield* Effect.flip(HttpClient.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form))))
+      const error = yield* Effect.flip(
+        HttpClient.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form)))
+      )
       expect(error).toMatchObject({ _tag: "RequestError", reason: "Encode" })
     }).pipe(withClient))
 })

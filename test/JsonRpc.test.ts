@@ -14,7 +14,10 @@ const decodeAll = (decoder: JsonRpc.LineDecoder, chunks: ReadonlyArray<Uint8Arra
 
 describe("LineDecoder", () => {
   it("splits lines across and within chunks, dropping CR and empty lines", () => {
-    const lines = decodeAll(new JsonRpc.LineDecoder(), [bytes("{\"a\":1}\n{\"b\""), bytes(":2}\r\n\n{\"c\":3}\n{\"d\":")])
+    const lines = decodeAll(new JsonRpc.LineDecoder(), [
+      bytes("{\"a\":1}\n{\"b\""),
+      bytes(":2}\r\n\n{\"c\":3}\n{\"d\":")
+    ])
     // The unfinished last line comes out only on flush.
     expect(lines).toEqual(["{\"a\":1}", "{\"b\":2}", "{\"c\":3}", "{\"d\":"])
   })

@@ -170,11 +170,12 @@ describe("McpClient", () => {
         const { client, fake } = yield* connect({ tools, pageSize: 10 })
         const listed = yield* client.listTools()
         expect(listed.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.tool.name))
-        expect(fake.requests.filter((request) => request.method === "tools/list").map((request) => request.params)).toEqual([
-          undefined,
-          { cursor: "10" },
-          { cursor: "20" }
-        ])
+        expect(fake.requests.filter((request) => request.method === "tools/list").map((request) => request.params))
+          .toEqual([
+            undefined,
+            { cursor: "10" },
+            { cursor: "20" }
+          ])
       }))
 
     it.scoped("stops at the page limit", () =>
@@ -188,7 +189,11 @@ describe("McpClient", () => {
     it.scoped("stops at the item limit", () =>
       Effect.gen(function*() {
         const { client } = yield* connect({ tools, pageSize: 10 }, { maxItems: 15 })
-        expect(failure(yield* Effect.exit(client.listTools())).reason).toMatchObject({ _tag: "Limit", size: 20, limit: 15 })
+        expect(failure(yield* Effect.exit(client.listTools())).reason).toMatchObject({
+          _tag: "Limit",
+          size: 20,
+          limit: 15
+        })
       }))
 
     it.scoped("detects a cursor loop", () =>
@@ -197,7 +202,10 @@ describe("McpClient", () => {
           capabilities: { prompts: {} },
           handlers: {
             "prompts/list": (request) =>
-              Effect.succeed({ prompts: [{ name: `p${String(request.params?.cursor)}` }], nextCursor: request.params?.cursor === "b" ? "a" : "b" })
+              Effect.succeed({
+                prompts: [{ name: `p${String(request.params?.cursor)}` }],
+                nextCursor: request.params?.cursor === "b" ? "a" : "b"
+              })
           }
         })
         const error = failure(yield* Effect.exit(client.listPrompts()))
@@ -234,10 +242,17 @@ describe("McpClient", () => {
         const { client } = yield* connect({
           tools: [{
             tool: { name: "x", inputSchema: { type: "object" }, futureField: { a: 1 } } as McpSchema.Tool,
-            call: () => Effect.succeed({ content: [{ type: "text", text: "t", extra: true }], more: 1 } as McpSchema.CallToolResult)
+            call: () =>
+              Effect.succeed(
+                { content: [{ type: "text", text: "t", extra: true }], more: 1 } as McpSchema.CallToolResult
+              )
           }]
         })
-        expect(yield* client.listTools()).toEqual([{ name: "x", inputSchema: { type: "object" }, futureField: { a: 1 } }])
+        expect(yield* client.listTools()).toEqual([{
+          name: "x",
+          inputSchema: { type: "object" },
+          futureField: { a: 1 }
+        }])
         expect(yield* client.callTool("x")).toEqual({ content: [{ type: "text", text: "t", extra: true }], more: 1 })
       }))
   })
@@ -246,7 +261,10 @@ describe("McpClient", () => {
     it.scoped("returns isError results as values", () =>
       Effect.gen(function*() {
         const { client } = yield* connect({
-          tools: [{ tool: { name: "bad", inputSchema: { type: "object" } }, call: () => Effect.succeed({ ...text("nope"), isError: true }) }]
+          tools: [{
+            tool: { name: "bad", inputSchema: { type: "object" } },
+            call: () => Effect.succeed({ ...text("nope"), isError: true })
+          }]
         })
         expect(yield* client.callTool("bad")).toEqual({ ...text("nope"), isError: true })
       }))
@@ -290,7 +308,13 @@ describe("McpClient", () => {
     it.scoped("validates draft-07 output schemas too", () =>
       Effect.gen(function*() {
         const tool = weather({ temperature: 1 })
-        const draft07 = { ...tool, tool: { ...tool.tool, outputSchema: { $schema: "http://json-schema.org/draft-07/schema#", ...tool.tool.outputSchema } } }
+        const draft07 = {
+          ...tool,
+          tool: {
+            ...tool.tool,
+            outputSchema: { $schema: "http://json-schema.org/draft-07/schema#", ...tool.tool.outputSchema }
+          }
+        }
         const { client } = yield* connect({ tools: [draft07] })
         expect(failure(yield* Effect.exit(client.callTool("weather"))).message).toMatch(
           /must have required property 'conditions'/
@@ -328,7 +352,10 @@ describe("McpClient", () => {
         }
         const { client } = yield* connect({ tools: [slow] })
         const fiber = yield* Effect.fork(
-          client.callTool("slow", {}, { timeout: "10 seconds", onProgress: (p) => Effect.sync(() => progress.push(p.progress)) })
+          client.callTool("slow", {}, {
+            timeout: "10 seconds",
+            onProgress: (p) => Effect.sync(() => progress.push(p.progress))
+          })
         )
         for (let i = 0; i < 5; i++) {
           yield* TestClock.adjust("8 seconds")
@@ -350,7 +377,8 @@ describe("McpClient", () => {
         const { client } = yield* connect({
           tools: [{
             tool: { name: "odd", inputSchema: { type: "object" } },
-            call: () => Effect.succeed({ content: [{ type: "image", data: "AA==" }] } as unknown as McpSchema.CallToolResult)
+            call: () =>
+              Effect.succeed({ content: [{ type: "image", data: "AA==" }] } as unknown as McpSchema.CallToolResult)
           }]
         })
         const error = failure(yield* Effect.exit(client.callTool("odd")))

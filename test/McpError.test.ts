@@ -9,11 +9,17 @@ describe("McpError", () => {
   })
 
   it("has no server for a failure of the fleet as a whole, and never an empty one", () => {
-    const unknown = McpError.make(undefined, new McpError.NotFoundReason({ what: "tool", name: "mcp__x__y", suggestions: [] }))
+    const unknown = McpError.make(
+      undefined,
+      new McpError.NotFoundReason({ what: "tool", name: "mcp__x__y", suggestions: [] })
+    )
     expect(unknown.server).toBeUndefined()
     expect("server" in unknown).toBe(false)
     expect(unknown.message).toBe("there is no tool 'mcp__x__y'")
-    const late = McpError.make(undefined, new McpError.UnavailableReason({ state: "NotReady", message: "not ready in time" }))
+    const late = McpError.make(
+      undefined,
+      new McpError.UnavailableReason({ state: "NotReady", message: "not ready in time" })
+    )
     expect(late.message).toBe("not ready in time")
     expect(() => McpError.make("", new McpError.ConfigReason({ message: "x" }))).toThrow()
   })

@@ -6,8 +6,8 @@ import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
-import * as Peer from "../src/Peer.js"
 import * as Memory from "../src/Memory.js"
+import * as Peer from "../src/Peer.js"
 import { type Receiver, Transport, type TransportService } from "../src/Transport.js"
 import { failure } from "./support/results.js"
 
@@ -20,7 +20,8 @@ const setup = (options?: Peer.Options) =>
     server.listen({ message: (message) => void inbox.unsafeOffer(message as JsonRpc.Message), closed: () => {} })
     const next = Queue.take(inbox)
     const nextRequest = Effect.map(next, (message) => message as JsonRpc.Request)
-    const reply = (id: JsonRpc.RequestId, result: Record<string, unknown>) => server.send({ jsonrpc: "2.0", id, result })
+    const reply = (id: JsonRpc.RequestId, result: Record<string, unknown>) =>
+      server.send({ jsonrpc: "2.0", id, result })
     return { peer, server, client, next, nextRequest, reply, inbox }
   })
 
@@ -68,7 +69,11 @@ describe("Peer", () => {
       const { nextRequest, peer, server } = yield* setup()
       const fiber = yield* Effect.fork(peer.request("tools/call"))
       const request = yield* nextRequest
-      yield* server.send({ jsonrpc: "2.0", id: request.id, error: { code: -32602, message: "bad args", data: { x: 1 } } })
+      yield* server.send({
+        jsonrpc: "2.0",
+        id: request.id,
+        error: { code: -32602, message: "bad args", data: { x: 1 } }
+      })
       const error = failure(yield* Fiber.await(fiber))
       expect(error.reason).toMatchObject({ _tag: "Protocol", method: "tools/call", code: -32602, data: { x: 1 } })
       expect(error.message).toBe("server 'srv' answered tools/call with error -32602: bad args")
@@ -114,7 +119,11 @@ describe("Peer", () => {
       expect(token).toBe(request.id)
       expect(request.params!.a).toBe(1)
       yield* TestClock.adjust("8 seconds")
-      yield* server.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: 1 } })
+      yield* server.send({
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: token, progress: 1 }
+      })
       yield* Effect.yieldNow()
       yield* TestClock.adjust("9 seconds") // 17 s in all, 9 s since progress
       expect(fiber.unsafePoll()).toBeNull()
@@ -154,7 +163,11 @@ describe("Peer", () => {
       const request = yield* nextRequest
       for (let i = 1; i <= 4; i++) {
         yield* TestClock.adjust("6 seconds")
-        yield* server.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: request.id, progress: i } })
+        yield* server.send({
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: request.id, progress: i }
+        })
         yield* Effect.yieldNow()
       }
       // 24 s in: progress keeps the idle timeout away, but the total is near.
@@ -205,11 +218,13 @@ describe("Peer", () => {
   it.scoped("fails every pending request at once when the transport ends", () =>
     Effect.gen(function*() {
       const { nextRequest, peer, server } = yield* setup()
-      const fibers = yield* Effect.forEach(["tools/call", "resources/read"], (method) => Effect.fork(peer.request(method)))
+      const fibers = yield* Effect.forEach(["tools/call", "resources/read"], (method) =>
+        Effect.fork(peer.request(method)))
       yield* nextRequest
       yield* nextRequest
       yield* server.close
-      const errors = yield* Effect.forEach(fibers, (fiber) => Effect.map(Fiber.await(fiber), failure))
+      const errors = yield* Effect.forEach(fibers, (fiber) =>
+        Effect.map(Fiber.await(fiber), failure))
       expect(errors.map((error) => error.reason)).toMatchObject([
         { _tag: "Closed", method: "tools/call" },
         { _tag: "Closed", method: "resources/read" }
@@ -280,7 +295,11 @@ describe("Peer", () => {
       const names = ["constructor", "__proto__", "toString", "hasOwnProperty"]
       for (const [id, method] of names.entries()) yield* server.send({ jsonrpc: "2.0", id, method })
       for (const [id, method] of names.entries()) {
-        expect(yield* next).toEqual({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}` } })
+        expect(yield* next).toEqual({
+          jsonrpc: "2.0",
+          id,
+          error: { code: -32601, message: `Method not found: ${method}` }
+        })
       }
       const fiber = yield* Effect.fork(peer.request("tools/list"))
       yield* reply((yield* nextRequest).id, { tools: [] })

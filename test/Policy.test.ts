@@ -81,9 +81,10 @@ interface Setup {
   readonly sink?: Policy.AuditSink
 }
 
-const withOptional = <I, S>(tag: Context.Tag<I, S>, service: S | undefined) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  service === undefined ? self : Effect.provideService(self, tag, service) as Effect.Effect<A, E, R>
+const withOptional =
+  <I, S>(tag: Context.Tag<I, S>, service: S | undefined) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    service === undefined ? self : Effect.provideService(self, tag, service) as Effect.Effect<A, E, R>
 
 // A ready fleet (one server `alpha` with echo, oops and delete unless told) and its policy.
 const start = (config: Policy.Config, setup: Setup = {}) =>
@@ -94,7 +95,10 @@ const start = (config: Policy.Config, setup: Setup = {}) =>
     )
     yield* registry.awaitReady({ servers: servers.map((server) => server.spec.name), timeout: "1 second" })
     const policy = yield* Policy.make(config).pipe(
-      withOptional(Policy.Approval, setup.approve === undefined ? undefined : Policy.Approval.of({ approve: setup.approve })),
+      withOptional(
+        Policy.Approval,
+        setup.approve === undefined ? undefined : Policy.Approval.of({ approve: setup.approve })
+      ),
       withOptional(Policy.AuditSink, setup.sink),
       Effect.provideService(ServerRegistry.ServerRegistry, registry)
     )
@@ -170,10 +174,15 @@ describe("Policy rules", () => {
   it.scoped("ask without an approver is deny: hidden, and a call fails saying so", () =>
     Effect.gen(function*() {
       const { policy, registry } = yield* start({ ask: ["mcp__alpha__echo"] })
-      expect(names(policy.filter(yield* SubscriptionRef.get(registry.catalog)))).toEqual(["mcp__alpha__delete", "mcp__alpha__oops"])
+      expect(names(policy.filter(yield* SubscriptionRef.get(registry.catalog)))).toEqual([
+        "mcp__alpha__delete",
+        "mcp__alpha__oops"
+      ])
       const error = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { path: "/x" })))
       expect(reasonOf(error, "Denied").rule).toBe(`ask "mcp__alpha__echo" (global)`)
-      expect(error.message).toContain(`rule ask "mcp__alpha__echo" (global) needs approval, and no approver is provided`)
+      expect(error.message).toContain(
+        `rule ask "mcp__alpha__echo" (global) needs approval, and no approver is provided`
+      )
       expect(policy.decide("mcp__alpha__echo").action).toBe("deny")
     }))
 
@@ -190,7 +199,10 @@ describe("Policy rules", () => {
           })
       })
       expect(names(policy.filter(yield* SubscriptionRef.get(registry.catalog)))).toContain("mcp__alpha__echo")
-      expect(policy.decide("mcp__alpha__echo")).toMatchObject({ action: "ask", rule: { action: "ask", pattern: "mcp__alpha__e*" } })
+      expect(policy.decide("mcp__alpha__echo")).toMatchObject({
+        action: "ask",
+        rule: { action: "ask", pattern: "mcp__alpha__e*" }
+      })
       const result = yield* policy.callTool("mcp__alpha__echo", { path: "/ok" })
       expect(firstText(result)).toBe(`echo:{"path":"/ok"}`)
       const error = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { path: "/etc/shadow" })))
@@ -198,8 +210,20 @@ describe("Policy rules", () => {
         `server 'alpha': tool 'mcp__alpha__echo' was denied by policy: rule ask "mcp__alpha__e*" (global): the approver declined (not that file)`
       )
       expect(requests).toEqual([
-        { server: "alpha", tool: "echo", name: "mcp__alpha__echo", arguments: { path: "/ok" }, rule: { action: "ask", pattern: "mcp__alpha__e*" } },
-        { server: "alpha", tool: "echo", name: "mcp__alpha__echo", arguments: { path: "/etc/shadow" }, rule: { action: "ask", pattern: "mcp__alpha__e*" } }
+        {
+          server: "alpha",
+          tool: "echo",
+          name: "mcp__alpha__echo",
+          arguments: { path: "/ok" },
+          rule: { action: "ask", pattern: "mcp__alpha__e*" }
+        },
+        {
+          server: "alpha",
+          tool: "echo",
+          name: "mcp__alpha__echo",
+          arguments: { path: "/etc/shadow" },
+          rule: { action: "ask", pattern: "mcp__alpha__e*" }
+        }
       ])
       expect(toolCalls(servers[0].handle)).toHaveLength(1)
       // Tools no rule matches are not asked about.
@@ -279,7 +303,9 @@ describe("Policy validation", () => {
       const { policy, servers } = yield* start({})
       const wrongType = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { path: 42 })))
       expect(reasonOf(wrongType, "Validation").method).toBe("tools/call")
-      expect(wrongType.message).toBe("server 'alpha' (tools/call): invalid arguments for tool 'echo': /path must be string")
+      expect(wrongType.message).toBe(
+        "server 'alpha' (tools/call): invalid arguments for tool 'echo': /path must be string"
+      )
       const missing = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", {})))
       expect(missing.message).toBe(
         "server 'alpha' (tools/call): invalid arguments for tool 'echo': (root) must have required property 'path'"
@@ -337,7 +363,10 @@ describe("Policy limits", () => {
 
   it.scoped("rate limit: a call over the rate fails at once, and the bucket refills on the Clock", () =>
     Effect.gen(function*() {
-      const { policy } = yield* start({ deny: ["*delete"], servers: { alpha: { limits: { rateLimit: { calls: 2, per: 1000 } } } } })
+      const { policy } = yield* start({
+        deny: ["*delete"],
+        servers: { alpha: { limits: { rateLimit: { calls: 2, per: 1000 } } } }
+      })
       const call = policy.callTool("mcp__alpha__echo", { path: "/x" })
       // Denied and invalid calls take no token.
       reasonOf(failure(yield* Effect.exit(policy.callTool("mcp__alpha__delete"))), "Denied")
@@ -373,7 +402,9 @@ describe("Policy limits", () => {
       )
       yield* policy.callTool("mcp__alpha__echo", { path: "/x" })
       yield* policy.callTool("mcp__alpha__echo", { path: "/x" })
-      expect(failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { path: "/x" }))).message).toContain("to the server")
+      expect(failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { path: "/x" }))).message).toContain(
+        "to the server"
+      )
       for (let i = 0; i < 3; i++) yield* policy.callTool("mcp__beta__echo", { path: "/x" })
     }))
 
@@ -507,7 +538,10 @@ describe("Policy audit", () => {
       const { entries, sink } = yield* memorySink
       const started = yield* Queue.unbounded<string>()
       const tools: ReadonlyArray<FakeServer.FakeTool> = [
-        { tool: { name: "hang", inputSchema: { type: "object" } }, call: () => Effect.zipRight(Queue.offer(started, "hang"), Effect.never) },
+        {
+          tool: { name: "hang", inputSchema: { type: "object" } },
+          call: () => Effect.zipRight(Queue.offer(started, "hang"), Effect.never)
+        },
         { tool: { name: "big", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("y".repeat(300))) },
         { tool: { name: "huge", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("z".repeat(300))) }
       ]
@@ -554,7 +588,11 @@ describe("Policy config", () => {
       limits: { timeout: 30000, maxConcurrent: 4, rateLimit: { calls: 10, per: 1000 }, maxResultBytes: 1048576 },
       tools: { "mcp__fs__read_file": { onOversize: "fail" } }
     }
-    const github = { allow: ["get_*"], limits: { maxConcurrent: 1 }, tools: { search: { rateLimit: { calls: 1, per: 2000 } } } }
+    const github = {
+      allow: ["get_*"],
+      limits: { maxConcurrent: 1 },
+      tools: { search: { rateLimit: { calls: 1, per: 2000 } } }
+    }
     const file = parsed({
       policy: { ...rules, audit: "logs/audit.jsonl", comment: "unknown keys are ignored" },
       mcpServers: { github: { command: "gh-mcp", policy: github }, fs: { command: "fs-mcp" } }
@@ -567,7 +605,9 @@ describe("Policy config", () => {
 
   it("a malformed policy block fails the file, naming the field", () => {
     const result = FleetConfig.parseFile(
-      JSON.stringify({ mcpServers: { a: { command: "x", policy: { deny: "mcp__*", limits: { onOversize: "drop" } } } } }),
+      JSON.stringify({
+        mcpServers: { a: { command: "x", policy: { deny: "mcp__*", limits: { onOversize: "drop" } } } }
+      }),
       "/p/.mcp.json",
       {}
     )
@@ -579,8 +619,20 @@ describe("Policy config", () => {
 
   it("merge: rules concatenated, later scalars win, the stricter default", () => {
     const merged = Policy.merge(
-      { deny: ["a"], default: "deny", limits: { timeout: 1, maxConcurrent: 2 }, audit: "/u.jsonl", servers: { s: { ask: ["x"] } } },
-      { deny: ["b"], allow: ["c"], default: "allow", limits: { timeout: 5 }, servers: { s: { ask: ["y"], default: "ask" }, t: { deny: ["*"] } } }
+      {
+        deny: ["a"],
+        default: "deny",
+        limits: { timeout: 1, maxConcurrent: 2 },
+        audit: "/u.jsonl",
+        servers: { s: { ask: ["x"] } }
+      },
+      {
+        deny: ["b"],
+        allow: ["c"],
+        default: "allow",
+        limits: { timeout: 5 },
+        servers: { s: { ask: ["y"], default: "ask" }, t: { deny: ["*"] } }
+      }
     )
     expect(merged).toEqual({
       deny: ["a", "b"],
@@ -610,7 +662,11 @@ describe("Policy layers", () => {
       const catalog = yield* SubscriptionRef.get(registry.catalog)
       expect(policy.filter(catalog)).toBe(catalog)
       expect(yield* policy.config).toEqual({})
-      expect(policy.decide("mcp__alpha__delete")).toEqual({ action: "allow", rule: undefined, reason: "no rule matches" })
+      expect(policy.decide("mcp__alpha__delete")).toEqual({
+        action: "allow",
+        rule: undefined,
+        reason: "no rule matches"
+      })
       expect(firstText(yield* policy.callTool("mcp__alpha__delete"))).toBe("delete")
       const invalid = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { count: 1 })))
       reasonOf(invalid, "Validation")

@@ -65,7 +65,13 @@ const failing = (name: string, extra: Partial<ServerSpec.ServerSpec> = {}) => {
   return { spec, handle }
 }
 
-const noJitter = { initialDelay: "100 millis", factor: 2, maxDelay: "1 second", jitter: 0, stableAfter: "10 seconds" } as const
+const noJitter = {
+  initialDelay: "100 millis",
+  factor: 2,
+  maxDelay: "1 second",
+  jitter: 0,
+  stableAfter: "10 seconds"
+} as const
 
 const registry = (options: ServerRegistry.Options = {}) =>
   ServerRegistry.make({ restart: noJitter, ...options }).pipe(Effect.provide(Platform))
@@ -143,7 +149,9 @@ describe("ServerRegistry", () => {
   it.scoped("jitter varies each delay within its bounds", () =>
     Effect.gen(function*() {
       const broken = failing("broken")
-      const { events } = yield* started([broken.spec], { restart: { ...noJitter, initialDelay: "1 second", maxDelay: "1 minute", jitter: 0.5 } })
+      const { events } = yield* started([broken.spec], {
+        restart: { ...noJitter, initialDelay: "1 second", maxDelay: "1 minute", jitter: 0.5 }
+      })
       for (let attempt = 1; attempt <= 4; attempt++) {
         const failed = yield* until(events, stateOf("broken", "Failed"))
         const state = failed.state as Extract<ServerState, { _tag: "Failed" }>
@@ -169,7 +177,9 @@ describe("ServerRegistry", () => {
       expect(broken.handle.connects).toBe(3)
       const error = failure(yield* Effect.exit(fleet.withClient("broken", () => Effect.void)))
       expect(error.reason).toMatchObject({ _tag: "Unavailable", state: "Failed" })
-      expect(error.message).toBe("server 'broken': failed after 3 attempts and is not retried: server 'broken': refused")
+      expect(error.message).toBe(
+        "server 'broken': failed after 3 attempts and is not retried: server 'broken': refused"
+      )
       // A restart gives it a fresh set of attempts.
       yield* fleet.restart("broken")
       yield* until(events, stateOf("broken", "Connecting"))
@@ -256,7 +266,9 @@ describe("ServerRegistry", () => {
       expect(changed.added.map((t) => t.name)).toEqual(["new"])
       expect(changed.removed.map((t) => t.name)).toEqual(["drop"])
       expect(changed.changed.map((t) => t.description)).toEqual(["v2"])
-      expect(live.handle.current!.requests.filter((request) => request.method === "tools/list").length).toBe(listsBefore + 1)
+      expect(live.handle.current!.requests.filter((request) => request.method === "tools/list").length).toBe(
+        listsBefore + 1
+      )
       const catalog = yield* SubscriptionRef.get(fleet.catalog)
       expect(catalog.tools.map((entry) => entry.tool.name).sort()).toEqual(["edit", "keep", "new"])
     }))
@@ -322,7 +334,9 @@ describe("ServerRegistry", () => {
       yield* TestClock.adjust("2 seconds")
       const error = failure(yield* Fiber.join(call))
       expect(error.reason._tag).toBe("Unavailable")
-      expect(error.message).toContain("server 'broken': was not ready within 2000 ms (last error: server 'broken': refused)")
+      expect(error.message).toContain(
+        "server 'broken': was not ready within 2000 ms (last error: server 'broken': refused)"
+      )
     }))
 
   it.scoped("a call in flight when the server dies fails with a clear error", () =>
@@ -353,7 +367,12 @@ describe("ServerRegistry", () => {
       const add1 = fake("add1")
       const add2 = fake("add2")
       const result = yield* fleet.reconcile([keep.spec, changed.spec, add1.spec, add2.spec])
-      expect(result).toEqual({ added: ["add1", "add2"], removed: ["remove"], restarted: ["change"], unchanged: ["keep"] })
+      expect(result).toEqual({
+        added: ["add1", "add2"],
+        removed: ["remove"],
+        restarted: ["change"],
+        unchanged: ["keep"]
+      })
       yield* ready(fleet, ["keep", "change", "add1", "add2"])
       expect(keep.handle.connects).toBe(1)
       expect(keep.handle.current).toBe(keptConnection)
@@ -392,9 +411,10 @@ describe("ServerRegistry", () => {
       for (let event = yield* Queue.take(events); !s42Ready(event); event = yield* Queue.take(events)) {
         if ("server" in event) touched.add(event.server)
       }
-      expect(servers.every((server, i) => server.handle.connects === 1 && (i !== 42 || changed.handle.connects === 1))).toBe(
-        true
-      )
+      expect(servers.every((server, i) => server.handle.connects === 1 && (i !== 42 || changed.handle.connects === 1)))
+        .toBe(
+          true
+        )
       for (const event of yield* Queue.takeAll(events)) if ("server" in event) touched.add(event.server)
       expect([...touched]).toEqual(["s42"])
     }))
@@ -458,7 +478,9 @@ describe("ServerRegistry", () => {
       yield* TestClock.adjust("3 seconds")
       const late = failure(yield* Fiber.join(waiting))
       expect(late.server).toBe("retrying")
-      expect(late.message).toMatch(/^server 'retrying': not ready in time: 'retrying' is Failed \(attempt \d+, retry in \d+ ms\): server 'retrying': refused$/)
+      expect(late.message).toMatch(
+        /^server 'retrying': not ready in time: 'retrying' is Failed \(attempt \d+, retry in \d+ ms\): server 'retrying': refused$/
+      )
       // The wait left is counted from now: never more than the 1 s cap.
       expect(Number(/retry in (\d+) ms/.exec(late.message)![1])).toBeLessThanOrEqual(1000)
       // Several laggards are the fleet's failure: no server, each one named in the message.
@@ -469,7 +491,9 @@ describe("ServerRegistry", () => {
       const many = failure(yield* Fiber.join(both))
       expect(many.server).toBeUndefined()
       expect(many.reason).toMatchObject({ _tag: "Unavailable", state: "NotReady" })
-      expect(many.message).toMatch(/^not ready in time: 'retrying' is Failed \([^)]*\): server 'retrying': refused; 'other' is Failed \([^)]*\): server 'other': refused$/)
+      expect(many.message).toMatch(
+        /^not ready in time: 'retrying' is Failed \([^)]*\): server 'retrying': refused; 'other' is Failed \([^)]*\): server 'other': refused$/
+      )
     }))
 
   it.scoped("a subscriber that never reads does not hold the fleet up", () =>

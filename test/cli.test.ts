@@ -3,9 +3,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { afterAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
 import { CLI, config, FIXTURES, MARK, run, SERVERS, start, tempDir } from "./support/cli.js"
 import { survivors } from "./support/processes.js"
 
@@ -39,7 +39,9 @@ describe("inspecting the fleet", () => {
     expect(human.code).toBe(0)
     expect(human.stderr).toContain("config: ./.mcp.json")
     expect(human.stdout).toMatch(/memory\s+Ready\s+stdio\s+2025-11-25/)
-    expect(human.stdout).toContain("broken: server 'broken' exited with code 1 before answering initialize: error: GITHUB_TOKEN is not set")
+    expect(human.stdout).toContain(
+      "broken: server 'broken' exited with code 1 before answering initialize: error: GITHUB_TOKEN is not set"
+    )
 
     const result = await cli("servers", "--json")
     expect(result.code).toBe(0)
@@ -109,7 +111,15 @@ describe("calling tools", () => {
   })
 
   it("shows the progress of a long call on stderr", async () => {
-    const result = await cli("call", "everything", "trigger-long-running-operation", "--arg", "duration=1", "--arg", "steps=2")
+    const result = await cli(
+      "call",
+      "everything",
+      "trigger-long-running-operation",
+      "--arg",
+      "duration=1",
+      "--arg",
+      "steps=2"
+    )
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("Long running operation completed")
     expect(result.stderr).toContain("progress: 1/2")
@@ -155,7 +165,10 @@ describe("errors", () => {
     expect(none.stderr).toContain("no config file found")
 
     const noneJson = await run(["servers", "--json"], { cwd: empty, mark, env: { HOME: empty } })
-    expect(json(noneJson.stderr)).toMatchObject({ error: "CliError", message: expect.stringContaining("no config file found") })
+    expect(json(noneJson.stderr)).toMatchObject({
+      error: "CliError",
+      message: expect.stringContaining("no config file found")
+    })
 
     const timeout = await cli("servers", "--timeout", "soon")
     expect(timeout.code).toBe(2)
@@ -180,11 +193,16 @@ describe("editing the config", () => {
     const file = path.join(dir, ".mcp.json")
     const edit = (...args: Array<string>) => run(args, { cwd: dir, mark })
 
-    expect((await edit("add", "fs", "--env", "A=1", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", ".")).code).toBe(0)
-    expect((await edit("add", "remote", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization=Bearer t")).code).toBe(0)
+    expect(
+      (await edit("add", "fs", "--env", "A=1", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", ".")).code
+    ).toBe(0)
+    expect((await edit("add", "remote", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization=Bearer t")).code)
+      .toBe(0)
     const added = fs.readFileSync(file, "utf8")
     expect(added.startsWith(original.slice(0, original.indexOf("}, // notes")))).toBe(true)
-    expect(added).toContain(`"args": [\n        "-y",\n        "@modelcontextprotocol/server-filesystem",\n        "."\n      ]`)
+    expect(added).toContain(
+      `"args": [\n        "-y",\n        "@modelcontextprotocol/server-filesystem",\n        "."\n      ]`
+    )
     expect(added).toContain(`"theme": "dark"`)
 
     const again = await edit("add", "fs", "--", "node")
@@ -192,7 +210,9 @@ describe("editing the config", () => {
     expect(again.stderr).toContain("server 'fs' already exists")
 
     expect((await edit("disable", "memory")).code).toBe(0)
-    expect(fs.readFileSync(file, "utf8")).toContain(`"args": ["-y", "@modelcontextprotocol/server-memory"], "disabled": true }, // notes`)
+    expect(fs.readFileSync(file, "utf8")).toContain(
+      `"args": ["-y", "@modelcontextprotocol/server-memory"], "disabled": true }, // notes`
+    )
     expect((await edit("enable", "memory")).code).toBe(0)
     expect((await edit("remove", "fs", "--json")).stdout).toContain(`"action": "removed"`)
     expect((await edit("remove", "remote")).code).toBe(0)
@@ -204,7 +224,11 @@ describe("editing the config", () => {
 
   it("add creates ./.mcp.json when there is no config", async () => {
     const dir = tempDir()
-    const result = await run(["add", "memory", "--", "npx", "-y", "@modelcontextprotocol/server-memory"], { cwd: dir, mark, env: { HOME: dir } })
+    const result = await run(["add", "memory", "--", "npx", "-y", "@modelcontextprotocol/server-memory"], {
+      cwd: dir,
+      mark,
+      env: { HOME: dir }
+    })
     expect(result.code).toBe(0)
     expect(json(fs.readFileSync(path.join(dir, ".mcp.json"), "utf8"))).toEqual({
       mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } }
@@ -246,9 +270,19 @@ describe("watch", () => {
       return event.type === "ServerStateChanged" && event.server === server && event.state === "Ready"
     }
     await watching.line(ready("memory"), "memory ready")
-    const added = await run(["add", "notes", "--env", `MEMORY_FILE_PATH=${memoryFile}.notes`, "--", process.execPath, SERVERS.memory], { cwd: dir, mark })
+    const added = await run([
+      "add",
+      "notes",
+      "--env",
+      `MEMORY_FILE_PATH=${memoryFile}.notes`,
+      "--",
+      process.execPath,
+      SERVERS.memory
+    ], { cwd: dir, mark })
     expect(added.code).toBe(0)
-    const applied = JSON.parse(await watching.line((line) => JSON.parse(line).type === "ConfigApplied" && line.includes("notes"), "the edit"))
+    const applied = JSON.parse(
+      await watching.line((line) => JSON.parse(line).type === "ConfigApplied" && line.includes("notes"), "the edit")
+    )
     expect(applied).toMatchObject({ added: ["notes"], removed: [], unchanged: ["memory"] })
     await watching.line(ready("notes"), "notes ready")
     expect(await watching.stop()).toBe(0)

@@ -3,14 +3,14 @@
 // the 2024-11-05 HTTP+SSE transport reached by fallback, and through it when forced.
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as McpClient from "../src/McpClient.js"
-import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as LegacySse from "../src/LegacySse.js"
+import * as McpClient from "../src/McpClient.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
-import { everything } from "./support/everything.js"
 import { stateOf, until } from "./support/events.js"
+import { everything } from "./support/everything.js"
 import { everythingSuite } from "./support/everythingSuite.js"
 import { Platform } from "./support/platform.js"
 
@@ -24,7 +24,11 @@ const connect = (mode: "streamableHttp" | "sse", transportMode: StreamableHttp.O
     return client
   })
 
-everythingSuite("server-everything over Streamable HTTP", connect("streamableHttp", "auto", "http"), HttpClientUndici.layer)
+everythingSuite(
+  "server-everything over Streamable HTTP",
+  connect("streamableHttp", "auto", "http"),
+  HttpClientUndici.layer
+)
 everythingSuite("server-everything over HTTP+SSE, by fallback", connect("sse", "auto", "sse"), HttpClientUndici.layer)
 everythingSuite("server-everything over HTTP+SSE, forced", connect("sse", "sse", "sse"), HttpClientUndici.layer)
 

@@ -15,8 +15,8 @@ import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import { stateOf, until as untilEvent } from "./support/events.js"
-import { procState, survivors, waitGone } from "./support/processes.js"
 import { Platform } from "./support/platform.js"
+import { procState, survivors, waitGone } from "./support/processes.js"
 
 const require = createRequire(import.meta.url)
 const packageEntry = (name: string) =>
@@ -37,8 +37,10 @@ const node = (name: string, script: string, extra: Partial<ServerSpec.ServerSpec
 const fast = { initialDelay: "100 millis", maxDelay: "1 second", jitter: 0 } as const
 
 // Real processes: a wait that never ends fails the test instead of hanging it.
-const until = <A extends RegistryEvent>(events: Queue.Dequeue<RegistryEvent>, match: (event: RegistryEvent) => event is A) =>
-  untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
+const until = <A extends RegistryEvent>(
+  events: Queue.Dequeue<RegistryEvent>,
+  match: (event: RegistryEvent) => event is A
+) => untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
 
 const pidOf = (fleet: ServerRegistry.ServerRegistry, name: string) =>
   Effect.map(fleet.status, (all) => all.find((status) => status.name === name)?.connection?.pid as number)
@@ -90,8 +92,10 @@ describe("fleet with real processes", () => {
       const broken = () => Effect.map(fleet.status, (all) => all.find((status) => status.name === "broken")!)
       const current = (yield* broken()).state
       if (current._tag !== "Failed" || current.retryAt !== undefined) {
-        yield* until(events, (event): event is any =>
-          stateOf("broken", "Failed")(event) && (event.state as any).retryAt === undefined)
+        yield* until(
+          events,
+          (event): event is any => stateOf("broken", "Failed")(event) && (event.state as any).retryAt === undefined
+        )
       }
       const status = yield* broken()
       expect(status.state).toMatchObject({ _tag: "Failed", attempt: 2, retryAt: undefined })
@@ -142,7 +146,9 @@ describe("fleet with real processes", () => {
 
       const warnings = yield* Queue.unbounded<string>()
       const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") Queue.unsafeOffer(warnings, String(Array.isArray(message) ? message[0] : message))
+        if (logLevel._tag === "Warning") {
+          Queue.unsafeOffer(warnings, String(Array.isArray(message) ? message[0] : message))
+        }
       })
       const fleet = yield* ServerRegistry.make({ restart: fast })
       const events = yield* fleet.subscribe
@@ -162,8 +168,13 @@ describe("fleet with real processes", () => {
 
       write("{ \"mcpServers\": { \"a\": ")
       const warning = yield* Queue.take(warnings).pipe(Effect.timeout("10 seconds"))
-      expect(warning).toMatch(new RegExp(`^invalid config file ${file.replace(/[.]/g, "\\.")}: .*; keeping the last good config$`))
-      expect((yield* fleet.status).map((status) => [status.name, status.state._tag])).toEqual([["a", "Ready"], ["b", "Ready"]])
+      expect(warning).toMatch(
+        new RegExp(`^invalid config file ${file.replace(/[.]/g, "\\.")}: .*; keeping the last good config$`)
+      )
+      expect((yield* fleet.status).map((status) => [status.name, status.state._tag])).toEqual([["a", "Ready"], [
+        "b",
+        "Ready"
+      ]])
 
       write({ mcpServers: { a: server("1"), b: server("2"), c: server("1") } })
       yield* until(events, stateOf("c", "Ready"))

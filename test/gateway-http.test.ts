@@ -22,7 +22,11 @@ const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "
 
 const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec => ({
   name,
-  transport: { type: "custom", key: name, connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport) }
+  transport: {
+    type: "custom",
+    key: name,
+    connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport)
+  }
 })
 
 // A gateway over HTTP fronting `servers`, ready, on a free port; all of it lives as long as
@@ -48,7 +52,9 @@ const headers = (session?: string, extra: Record<string, string> = {}) => ({
 })
 
 const post = (url: string, body: unknown, session?: string, extra: Record<string, string> = {}) =>
-  Effect.promise((signal) => fetch(url, { method: "POST", headers: headers(session, extra), body: JSON.stringify(body), signal }))
+  Effect.promise((signal) =>
+    fetch(url, { method: "POST", headers: headers(session, extra), body: JSON.stringify(body), signal })
+  )
 
 const initialize = (id = 0) => ({
   jsonrpc: "2.0",
@@ -124,15 +130,25 @@ describe("Gateway HTTP edge", () => {
       expect(call.headers.get("content-type")).toContain("text/event-stream")
       const { events } = yield* readEvents(call.body!, () => false)
       expect(events[0]).toMatchObject({ id: expect.stringMatching(/:0$/), retry: "1000", data: "" })
-      expect(json(events[1]!)).toMatchObject({ method: "notifications/progress", params: { progressToken: "p1", progress: 1, total: 2, message: "half" } })
+      expect(json(events[1]!)).toMatchObject({
+        method: "notifications/progress",
+        params: { progressToken: "p1", progress: 1, total: 2, message: "half" }
+      })
       expect(json(events[2]!)).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "done" }] } })
       expect(events).toHaveLength(3)
 
       const listed = yield* post(url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, session)
       expect(listed.headers.get("content-type")).toContain("application/json")
-      expect(yield* Effect.promise(() => listed.json())).toMatchObject({ id: 2, result: { tools: [{ name: "mcp__alpha__steps" }] } })
+      expect(yield* Effect.promise(() => listed.json())).toMatchObject({
+        id: 2,
+        result: { tools: [{ name: "mcp__alpha__steps" }] }
+      })
 
-      const batch = yield* post(url, [{ jsonrpc: "2.0", id: 3, method: "ping" }, { jsonrpc: "2.0", id: 4, method: "nope" }], session)
+      const batch = yield* post(url, [{ jsonrpc: "2.0", id: 3, method: "ping" }, {
+        jsonrpc: "2.0",
+        id: 4,
+        method: "nope"
+      }], session)
       const answers = (yield* Effect.promise(() => batch.json())) as Array<any>
       expect(answers.map((answer) => answer.id).sort()).toEqual([3, 4])
       expect(answers.find((answer) => answer.id === 4).error.code).toBe(-32601)
@@ -155,7 +171,12 @@ describe("Gateway HTTP edge", () => {
         fetch(url, {
           method: "POST",
           headers: headers(session),
-          body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "mcp__alpha__wait", arguments: {} } }),
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 7,
+            method: "tools/call",
+            params: { name: "mcp__alpha__wait", arguments: {} }
+          }),
           signal: abort.signal
         })
       )
@@ -168,25 +189,44 @@ describe("Gateway HTTP edge", () => {
       )
       expect(resumed.status).toBe(200)
       const rest = yield* readEvents(resumed.body!, () => false)
-      expect(rest.events.map(json)).toEqual([{ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "late" }] } }])
+      expect(rest.events.map(json)).toEqual([{
+        jsonrpc: "2.0",
+        id: 7,
+        result: { content: [{ type: "text", text: "late" }] }
+      }])
     }))
 
   it.scopedLive("a second GET stream is 409; Accept, Content-Type, Host and Origin are checked; allowed Origins get CORS", () =>
     Effect.gen(function*() {
-      const url = yield* gateway([fake("alpha", { tools: [{ tool: { name: "a", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("a")) }] })], {
+      const url = yield* gateway([
+        fake("alpha", {
+          tools: [{
+            tool: { name: "a", inputSchema: { type: "object" } },
+            call: () => Effect.succeed(text("a"))
+          }]
+        })
+      ], {
         allowedOrigins: ["https://app.example.com"]
       })
       const session = yield* open(url)
-      const stream = yield* Effect.promise(() => fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } }))
+      const stream = yield* Effect.promise(() =>
+        fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } })
+      )
       expect(stream.status).toBe(200)
-      const second = yield* Effect.promise(() => fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } }))
+      const second = yield* Effect.promise(() =>
+        fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } })
+      )
       expect(second.status).toBe(409)
 
-      const noAccept = yield* Effect.promise(() => fetch(url, { headers: { accept: "application/json", "mcp-session-id": session } }))
+      const noAccept = yield* Effect.promise(() =>
+        fetch(url, { headers: { accept: "application/json", "mcp-session-id": session } })
+      )
       expect(noAccept.status).toBe(406)
       const badType = yield* post(url, initialize(), undefined, { "content-type": "text/plain" })
       expect(badType.status).toBe(415)
-      const parse = yield* Effect.promise(() => fetch(url, { method: "POST", headers: headers(session), body: "{not json" }))
+      const parse = yield* Effect.promise(() =>
+        fetch(url, { method: "POST", headers: headers(session), body: "{not json" })
+      )
       expect(parse.status).toBe(400)
       expect(yield* Effect.promise(() => parse.json())).toMatchObject({ error: { code: -32700 } })
       const allowed = yield* post(url, initialize(), undefined, { origin: "https://app.example.com" })
@@ -207,7 +247,13 @@ describe("Gateway HTTP edge", () => {
         new Promise<number>((resolve, reject) => {
           const { hostname, pathname, port } = new URL(url)
           import("node:http").then((http) =>
-            http.request({ hostname, port, path: pathname, method: "POST", headers: { ...headers(), host: "evil.example.com" } }, (res) => {
+            http.request({
+              hostname,
+              port,
+              path: pathname,
+              method: "POST",
+              headers: { ...headers(), host: "evil.example.com" }
+            }, (res) => {
               res.resume()
               resolve(res.statusCode!)
             }).on("error", reject).end(JSON.stringify(initialize()))
@@ -220,7 +266,14 @@ describe("Gateway HTTP edge", () => {
 
   it.scopedLive("methods named after Object.prototype members are -32601 over HTTP, and the session goes on", () =>
     Effect.gen(function*() {
-      const url = yield* gateway([fake("alpha", { tools: [{ tool: { name: "a", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("a")) }] })])
+      const url = yield* gateway([
+        fake("alpha", {
+          tools: [{
+            tool: { name: "a", inputSchema: { type: "object" } },
+            call: () => Effect.succeed(text("a"))
+          }]
+        })
+      ])
       const session = yield* open(url)
       const methods = ["constructor", "__proto__", "toString", "hasOwnProperty"]
       for (const [i, method] of methods.entries()) {
@@ -232,12 +285,19 @@ describe("Gateway HTTP edge", () => {
       const answers = (yield* Effect.promise(() => batch.json())) as Array<any>
       expect(answers.map((answer) => answer.error.code)).toEqual([-32601, -32601, -32601, -32601])
       // A tool named so is unknown, and its answer comes on its stream.
-      const call = yield* post(url, { jsonrpc: "2.0", id: 20, method: "tools/call", params: { name: "__proto__", arguments: {} } }, session)
+      const call = yield* post(url, {
+        jsonrpc: "2.0",
+        id: 20,
+        method: "tools/call",
+        params: { name: "__proto__", arguments: {} }
+      }, session)
       const { events } = yield* readEvents(call.body!, () => false)
       expect(json(events.at(-1)!)).toMatchObject({ id: 20, error: { code: -32602 } })
       // A resumption naming a stream after a prototype member finds none.
       const resumed = yield* Effect.promise(() =>
-        fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session, "last-event-id": "constructor:0" } })
+        fetch(url, {
+          headers: { accept: "text/event-stream", "mcp-session-id": session, "last-event-id": "constructor:0" }
+        })
       )
       expect(resumed.status).toBe(200)
       yield* Effect.promise(() => resumed.body!.cancel())
@@ -269,7 +329,9 @@ describe("Gateway HTTP edge", () => {
       const ping = yield* post(url, { jsonrpc: "2.0", id: 1, method: "ping" }, session)
       expect(yield* Effect.promise(() => ping.json())).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
       yield* Scope.close(scope, Exit.void)
-      const refused = yield* Effect.either(Effect.tryPromise(() => fetch(url, { method: "POST", headers: headers(), body: JSON.stringify(initialize()) })))
+      const refused = yield* Effect.either(
+        Effect.tryPromise(() => fetch(url, { method: "POST", headers: headers(), body: JSON.stringify(initialize()) }))
+      )
       expect(refused._tag).toBe("Left")
     }))
 
@@ -307,11 +369,17 @@ describe("Gateway HTTP edge", () => {
       const scope = yield* Scope.make()
       const url = yield* gateway([]).pipe(Scope.extend(scope))
       const session = yield* open(url)
-      const stream = yield* Effect.promise(() => fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } }))
+      const stream = yield* Effect.promise(() =>
+        fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session } })
+      )
       expect(stream.status).toBe(200)
       const reading = yield* Effect.fork(readEvents(stream.body!, () => false))
-      yield* Scope.close(scope, Exit.void).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the gateway did not close" }))
-      yield* Fiber.join(reading).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the stream did not end" }))
+      yield* Scope.close(scope, Exit.void).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the gateway did not close" })
+      )
+      yield* Fiber.join(reading).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the stream did not end" })
+      )
     }))
 
   it.scopedLive("a session idle past the timeout ends", () =>
@@ -344,7 +412,12 @@ describe("Gateway HTTP edge", () => {
         }
       }])
       const session = yield* open(url)
-      const waiting = yield* post(url, { jsonrpc: "2.0", id: 5, method: "prompts/get", params: { name: "mcp__alpha__slow" } }, session).pipe(
+      const waiting = yield* post(url, {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "prompts/get",
+        params: { name: "mcp__alpha__slow" }
+      }, session).pipe(
         Effect.flatMap((response) => Effect.promise(() => response.json())),
         Effect.fork
       )
@@ -352,7 +425,9 @@ describe("Gateway HTTP edge", () => {
       yield* Effect.sync(() => server!.requests.some((request) => request.method === "prompts/get")).pipe(
         Effect.repeat({ until: (seen) => seen, schedule: Schedule.spaced("10 millis") })
       )
-      const ended = yield* Effect.promise(() => fetch(url, { method: "DELETE", headers: { "mcp-session-id": session } }))
+      const ended = yield* Effect.promise(() =>
+        fetch(url, { method: "DELETE", headers: { "mcp-session-id": session } })
+      )
       expect(ended.status).toBe(200)
       expect(yield* Fiber.join(waiting)).toMatchObject({ id: 5, error: { code: -32603 } })
     }))

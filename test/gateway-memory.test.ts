@@ -10,34 +10,43 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { PassThrough } from "node:stream"
 import type * as Catalog from "../src/Catalog.js"
+import * as Gateway from "../src/Gateway.js"
 import { makeFleet, type PolicyLike, resolveOptions } from "../src/internal/gateway/fleet.js"
 import { serveSession } from "../src/internal/gateway/session.js"
-import * as Gateway from "../src/Gateway.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
-import * as Memory from "../src/Memory.js"
 import { Transport } from "../src/Transport.js"
-import { PassThrough } from "node:stream"
 import { Platform } from "./support/platform.js"
 import { failure, firstText } from "./support/results.js"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const tool = (name: string, call?: FakeServer.FakeTool["call"]): FakeServer.FakeTool => ({
-  tool: { name, description: `the ${name} tool`, inputSchema: { type: "object" }, "x-extra": { kept: true } } as McpSchema.Tool,
+  tool: {
+    name,
+    description: `the ${name} tool`,
+    inputSchema: { type: "object" },
+    "x-extra": { kept: true }
+  } as McpSchema.Tool,
   call: call ?? ((args) => Effect.succeed({ ...text(`${name}:${JSON.stringify(args)}`), "x-result": 1 }))
 })
 
 const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec => ({
   name,
-  transport: { type: "custom", key: name, connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport) }
+  transport: {
+    type: "custom",
+    key: name,
+    connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport)
+  }
 })
 
 // The policy the gateway sees: no rules, unless a test replaces callTool.
@@ -79,8 +88,15 @@ const peerOf = (transport: Memory.MemoryTransport) => Peer.make().pipe(Effect.pr
 
 const twoServers = [
   fake("alpha", {
-    tools: [tool("echo"), tool("add"), tool("fail", () => Effect.fail(new Peer.HandlerError({ code: -32050, message: "alpha broke", data: { why: 1 } })))],
-    prompts: [{ prompt: { name: "greet", arguments: [{ name: "who" }] }, get: (args) => ({ messages: [{ role: "user", content: { type: "text", text: `hi ${args.who}` } }] }) }],
+    tools: [
+      tool("echo"),
+      tool("add"),
+      tool("fail", () => Effect.fail(new Peer.HandlerError({ code: -32050, message: "alpha broke", data: { why: 1 } })))
+    ],
+    prompts: [{
+      prompt: { name: "greet", arguments: [{ name: "who" }] },
+      get: (args) => ({ messages: [{ role: "user", content: { type: "text", text: `hi ${args.who}` } }] })
+    }],
     resources: [{ resource: { uri: "alpha://doc", name: "doc" }, text: "alpha doc" }]
   }),
   fake("beta", { tools: [tool("echo"), tool("multiply")] })
@@ -121,7 +137,12 @@ describe("Gateway (in memory)", () => {
         "mcp__beta__multiply"
       ])
       const echo = tools.find((t) => t.name === "mcp__beta__echo")!
-      expect(echo).toEqual({ name: "mcp__beta__echo", description: "the echo tool", inputSchema: { type: "object" }, "x-extra": { kept: true } })
+      expect(echo).toEqual({
+        name: "mcp__beta__echo",
+        description: "the echo tool",
+        inputSchema: { type: "object" },
+        "x-extra": { kept: true }
+      })
 
       const result = yield* client.callTool("mcp__beta__echo", { text: "hi" })
       expect(result).toEqual({ content: [{ type: "text", text: `echo:{"text":"hi"}` }], "x-result": 1 })
@@ -175,7 +196,12 @@ describe("Gateway (in memory)", () => {
     Effect.gen(function*() {
       const { connect } = yield* setup(twoServers, {
         callTool: (name) =>
-          Effect.fail(McpError.make("beta", new McpError.TimeoutReason({ method: `tools/call ${name}`, afterMs: 5, kind: "idle" })))
+          Effect.fail(
+            McpError.make(
+              "beta",
+              new McpError.TimeoutReason({ method: `tools/call ${name}`, afterMs: 5, kind: "idle" })
+            )
+          )
       })
       const client = yield* clientOf(yield* connect)
       const result = yield* client.callTool("mcp__beta__echo", {})
@@ -259,7 +285,9 @@ describe("Gateway (in memory)", () => {
       const client = yield* clientOf(yield* connect)
       for (let round = 0; round < 20; round++) {
         const progress: Array<number> = []
-        yield* client.callTool("mcp__quick__quick", {}, { onProgress: (p) => Effect.sync(() => progress.push(p.progress)) })
+        yield* client.callTool("mcp__quick__quick", {}, {
+          onProgress: (p) => Effect.sync(() => progress.push(p.progress))
+        })
         expect(progress).toEqual([1, 2, 3])
       }
     }))
@@ -269,7 +297,9 @@ describe("Gateway (in memory)", () => {
       const loud = tool("loud", (_, context) =>
         Effect.gen(function*() {
           const peer = server!.peer
-          yield* Effect.ignore(peer.notify("notifications/message", { level: "warning", logger: "loud", data: "careful" }))
+          yield* Effect.ignore(
+            peer.notify("notifications/message", { level: "warning", logger: "loud", data: "careful" })
+          )
           // Let the log message through the fleet before the answer.
           yield* Effect.sleep("50 millis")
           return text(String(context.request.id))
@@ -288,7 +318,11 @@ describe("Gateway (in memory)", () => {
               capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {} },
               handlers: {
                 "completion/complete": (request) =>
-                  Effect.succeed({ completion: { values: [`${(request.params as any).ref.name}:${(request.params as any).argument.value}!`] } })
+                  Effect.succeed({
+                    completion: {
+                      values: [`${(request.params as any).ref.name}:${(request.params as any).argument.value}!`]
+                    }
+                  })
               },
               prompts: [{ prompt: { name: "p" }, get: () => ({ messages: [] }) }]
             }),
@@ -309,7 +343,11 @@ describe("Gateway (in memory)", () => {
       yield* Effect.yieldNow()
       yield* client.callTool("mcp__loud__loud", {})
       const log = yield* Fiber.join(logs)
-      expect(log._tag === "Some" && log.value.params).toMatchObject({ level: "warning", logger: "loud", data: "careful" })
+      expect(log._tag === "Some" && log.value.params).toMatchObject({
+        level: "warning",
+        logger: "loud",
+        data: "careful"
+      })
 
       const completion = yield* client.complete({ type: "ref/prompt", name: "mcp__loud__p" }, { name: "a", value: "x" })
       expect(completion.completion.values).toEqual(["p:x!"])
@@ -338,11 +376,23 @@ describe("Gateway (in memory)", () => {
         for (const line of chunk.toString("utf8").split("\n")) if (line !== "") lines.push(JSON.parse(line))
       })
       const served = yield* Gateway.serveStdio({ input, output }).pipe(
-        Effect.provide(Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })), Layer.provide(Platform))),
+        Effect.provide(
+          Policy.layer({}).pipe(
+            Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })),
+            Layer.provide(Platform)
+          )
+        ),
         Effect.fork
       )
       input.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n{oops\n")
-      input.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "t", version: "1" } } }) + "\n")
+      input.write(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "initialize",
+          params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+        }) + "\n"
+      )
       yield* Effect.repeat(Effect.sync(() => lines.length), { until: (n) => n >= 3 })
       expect(lines).toContainEqual({ jsonrpc: "2.0", id: 1, result: {} })
       expect(lines).toContainEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "not JSON" } })
@@ -362,12 +412,20 @@ describe("Gateway (in memory)", () => {
       const scope = yield* Scope.make()
       yield* Layer.buildWithScope(
         Gateway.layerStdio({ input, output }).pipe(
-          Layer.provide(Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })), Layer.provide(Platform)))
+          Layer.provide(
+            Policy.layer({}).pipe(
+              Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })),
+              Layer.provide(Platform)
+            )
+          )
         ),
         scope
       )
       input.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) + "\n")
-      yield* Effect.repeat(Effect.sync(() => lines.length), { until: (n) => n >= 1, schedule: Schedule.spaced("10 millis") })
+      yield* Effect.repeat(Effect.sync(() => lines.length), {
+        until: (n) => n >= 1,
+        schedule: Schedule.spaced("10 millis")
+      })
       expect(lines[0]).toMatchObject({ id: 1, result: { tools: expect.any(Array) } })
       yield* Scope.close(scope, Exit.void)
       // Closed, it reads no more.
@@ -395,7 +453,11 @@ describe("Gateway (in memory)", () => {
       )
       const client = yield* clientOf(end)
       const seen = yield* client.subscribe
-      expect((yield* client.listTools()).map((t) => t.name).sort()).toEqual(["mcp__alpha__add", "mcp__alpha__echo", "mcp__alpha__fail"])
+      expect((yield* client.listTools()).map((t) => t.name).sort()).toEqual([
+        "mcp__alpha__add",
+        "mcp__alpha__echo",
+        "mcp__alpha__fail"
+      ])
       const hidden = failure(yield* Effect.exit(client.callTool("mcp__beta__echo", {})))
       expect(hidden.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
       // Hidden tools are not suggested either.
@@ -407,4 +469,3 @@ describe("Gateway (in memory)", () => {
       expect(yield* client.listTools()).toHaveLength(4)
     }))
 })
-

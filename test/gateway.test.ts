@@ -8,15 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  eventually,
-  everythingServer,
-  httpGateway,
-  sdkClient,
-  slowServer,
-  tempConfig
-} from "./support/gateway.js"
 import { CLI } from "./support/cli.js"
+import { eventually, everythingServer, httpGateway, sdkClient, slowServer, tempConfig } from "./support/gateway.js"
 import { survivors, waitGone } from "./support/processes.js"
 
 type Client = ReturnType<typeof sdkClient>
@@ -53,7 +46,9 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
     expect(names).toContain("mcp__everything__echo")
     expect(names).toContain("mcp__everything__get-sum")
     expect(textOf(await client.callTool({ name: "mcp__slow__echo", arguments: { text: "hi" } }))).toBe("slow:hi")
-    expect(textOf(await client.callTool({ name: "mcp__everything__echo", arguments: { message: "hey" } }))).toContain("hey")
+    expect(textOf(await client.callTool({ name: "mcp__everything__echo", arguments: { message: "hey" } }))).toContain(
+      "hey"
+    )
     const sum = await client.callTool({ name: "mcp__everything__get-sum", arguments: { a: 2, b: 3 } })
     expect(textOf(sum)).toContain("5")
     const unknown = await client.callTool({ name: "mcp__slow__ecko", arguments: {} }).catch((error: Error) => error)
@@ -83,7 +78,8 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
     expect(await call).toBeInstanceOf(Error)
     // The fixture lists the cancellations it received: one, for the gateway's request.
     const cancelled = await eventually(
-      async () => JSON.parse(textOf(await client.callTool({ name: "mcp__slow__cancelled", arguments: {} }))) as Array<unknown>,
+      async () =>
+        JSON.parse(textOf(await client.callTool({ name: "mcp__slow__cancelled", arguments: {} }))) as Array<unknown>,
       (list) => list.length > 0
     )
     expect(cancelled).toHaveLength(1)
@@ -126,7 +122,9 @@ describe("Gateway over stdio (SDK client)", () => {
     // The servers start in the background: wait until both have listed their tools.
     await eventually(
       () => allTools(client),
-      (names) => names.some((name) => name.startsWith("mcp__slow__")) && names.some((name) => name.startsWith("mcp__everything__")),
+      (names) =>
+        names.some((name) => name.startsWith("mcp__slow__")) &&
+        names.some((name) => name.startsWith("mcp__everything__")),
       60_000
     )
     return { client, config }
@@ -184,7 +182,12 @@ describe("Gateway over Streamable HTTP (SDK client)", () => {
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
       body: JSON.stringify(body)
     })
-  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+  }
 
   it("refuses a foreign Origin with 403 and accepts a localhost one", async () => {
     const foreign = await post(initialize, { origin: "http://evil.example.com" })
@@ -199,7 +202,10 @@ describe("Gateway over Streamable HTTP (SDK client)", () => {
     expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" })).status).toBe(400)
     const started = await post(initialize)
     const session = started.headers.get("mcp-session-id")!
-    expect(await started.json()).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18", serverInfo: { name: "mcp-fleet" } } })
+    expect(await started.json()).toMatchObject({
+      id: 1,
+      result: { protocolVersion: "2025-06-18", serverInfo: { name: "mcp-fleet" } }
+    })
     const wrongVersion = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, {
       "mcp-session-id": session,
       "mcp-protocol-version": "1999-01-01"
@@ -213,7 +219,9 @@ describe("Gateway over Streamable HTTP (SDK client)", () => {
     expect(((await listed.json()) as any).result.tools).toHaveLength(5)
     expect((await fetch(gateway.url, { method: "PUT" })).status).toBe(405)
     expect((await fetch(gateway.url, { method: "DELETE", headers: { "mcp-session-id": session } })).status).toBe(200)
-    expect((await post({ jsonrpc: "2.0", id: 4, method: "tools/list" }, { "mcp-session-id": session })).status).toBe(404)
+    expect((await post({ jsonrpc: "2.0", id: 4, method: "tools/list" }, { "mcp-session-id": session })).status).toBe(
+      404
+    )
   })
 })
 
@@ -232,7 +240,11 @@ describe("Gateway over Streamable HTTP with a bearer token", () => {
   }, 30_000)
 
   it("answers 401 with WWW-Authenticate without the token or with a wrong one, and serves with it", async () => {
-    const missing = await fetch(gateway.url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+    const missing = await fetch(gateway.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}"
+    })
     expect(missing.status).toBe(401)
     expect(missing.headers.get("www-authenticate")).toMatch(/^Bearer/)
     const wrong = await fetch(gateway.url, {

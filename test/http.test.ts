@@ -1,6 +1,9 @@
 // The Streamable HTTP and legacy HTTP+SSE transports against fixture servers on 127.0.0.1,
 // each built to produce one edge case: JSON and SSE answers, sessions expiring, streams
 // cut and resumed, the GET stream dropping, auth, silence, oversize and garbage answers.
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -13,23 +16,22 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
-import { echo, json, mcp, serve, type Seen, sse, status } from "./support/httpServer.js"
+import { echo, json, mcp, type Seen, serve, sse, status } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
 import { failure, firstText } from "./support/results.js"
 
 const connect = (url: string, options: Partial<StreamableHttp.Options> = {}) =>
   Effect.gen(function*() {
     const transport = yield* StreamableHttp.make({ name: "fixture", url, ...options })
-    const client = yield* McpClient.make({ requestTimeout: "10 seconds" }).pipe(Effect.provideService(Transport, transport))
+    const client = yield* McpClient.make({ requestTimeout: "10 seconds" }).pipe(
+      Effect.provideService(Transport, transport)
+    )
     return { client, transport }
   })
 
@@ -135,10 +137,14 @@ describe("Streamable HTTP", () => {
       // The first request out on the forgotten session is refused (callTool may list first).
       const refused = fixture.seen.at(-1)!.body?.method
       expect(error.reason).toMatchObject({ _tag: "Closed", sessionExpired: true, method: refused })
-      expect(error.message).toBe(`server 'fixture': the server ended the session (HTTP 404) before answering ${refused}`)
+      expect(error.message).toBe(
+        `server 'fixture': the server ended the session (HTTP 404) before answering ${refused}`
+      )
       const closed = yield* client.closed
       expect(closed.reason).toMatchObject({ _tag: "Closed", sessionExpired: true })
-      expect(failure(yield* Effect.exit(transport.send({ jsonrpc: "2.0", method: "notifications/initialized" }))).reason._tag)
+      expect(
+        failure(yield* Effect.exit(transport.send({ jsonrpc: "2.0", method: "notifications/initialized" }))).reason._tag
+      )
         .toBe("Closed")
       // The transport neither initializes again nor invents notifications: its owner reconnects.
       expect(fixture.seen.filter((request) => request.body?.method === "initialize")).toHaveLength(1)
@@ -153,11 +159,21 @@ describe("Streamable HTTP", () => {
           return Effect.succeed(sse([{ id: "e1", retry: 1000, data: "" }, {
             id: "e2",
             event: "message",
-            data: { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: request.body.params._meta?.progressToken ?? 0, progress: 1 } }
+            data: {
+              jsonrpc: "2.0",
+              method: "notifications/progress",
+              params: { progressToken: request.body.params._meta?.progressToken ?? 0, progress: 1 }
+            }
           }]))
         }
         if (isGet(request) && request.headers["last-event-id"] === "e2") {
-          return Effect.succeed(sse([{ id: "e3", event: "message", data: { jsonrpc: "2.0", id: 2, result: echo({ params: { arguments: { text: "late" } } }) } }]))
+          return Effect.succeed(
+            sse([{
+              id: "e3",
+              event: "message",
+              data: { jsonrpc: "2.0", id: 2, result: echo({ params: { arguments: { text: "late" } } }) }
+            }])
+          )
         }
         return server.handler(request)
       })
@@ -169,7 +185,8 @@ describe("Streamable HTTP", () => {
       yield* waitForSleep(retryAt)
       yield* TestClock.adjust(999)
       expect(Chunk.toArray(yield* TestClock.sleeps())).toContain(retryAt)
-      expect(fixture.seen.filter((request) => isGet(request) && request.headers["last-event-id"] !== undefined)).toEqual([])
+      expect(fixture.seen.filter((request) => isGet(request) && request.headers["last-event-id"] !== undefined))
+        .toEqual([])
       yield* TestClock.adjust(1)
       const resumed = yield* fixture.next((request) => isGet(request) && request.headers["last-event-id"] !== undefined)
       expect(resumed.headers["last-event-id"]).toBe("e2")
@@ -223,7 +240,11 @@ describe("Streamable HTTP", () => {
         return Effect.succeed(
           request.headers["last-event-id"] === undefined
             ? sse([{ id: "g1", retry: 10, event: "message", data: listChanged }], { after: Deferred.await(subscribed) })
-            : sse([{ id: "g2", event: "message", data: { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "back" } } }], { open: true })
+            : sse([{
+              id: "g2",
+              event: "message",
+              data: { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "back" } }
+            }], { open: true })
         )
       })
       const { client } = yield* connect(fixture.url)
@@ -250,14 +271,20 @@ describe("Streamable HTTP", () => {
       const { client } = yield* connect(fixture.url)
       const error = failure(yield* Effect.exit(client.callTool("echo", { text: "x" })))
       expect(error.reason).toMatchObject({ _tag: "Http", status: 500, method: "tools/call" })
-      expect(error.message).toBe("server 'fixture' answered tools/call with HTTP 500: Internal error: database is locked")
+      expect(error.message).toBe(
+        "server 'fixture' answered tools/call with HTTP 500: Internal error: database is locked"
+      )
       expect(firstText(yield* client.callTool("echo", { text: "y" }))).toBe("y")
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("says what a 401 wants, with the WWW-Authenticate challenge", () =>
     Effect.gen(function*() {
       const fixture = yield* serve(() =>
-        Effect.succeed(status(401, "", { "www-authenticate": `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"` }))
+        Effect.succeed(
+          status(401, "", {
+            "www-authenticate": `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"`
+          })
+        )
       )
       const error = failure(yield* Effect.exit(connect(fixture.url)))
       expect(error.reason).toMatchObject({ _tag: "Http", status: 401, method: "initialize" })
@@ -288,10 +315,18 @@ describe("Streamable HTTP", () => {
       const big = "x".repeat(4096)
       const fixture = yield* serve((request) => {
         if (isCall(request) && request.body.params.arguments.text === "json") {
-          return Effect.succeed(json({ jsonrpc: "2.0", id: request.body.id, result: echo({ params: { arguments: { text: big } } }) }))
+          return Effect.succeed(
+            json({ jsonrpc: "2.0", id: request.body.id, result: echo({ params: { arguments: { text: big } } }) })
+          )
         }
         if (isCall(request) && request.body.params.arguments.text === "sse") {
-          return Effect.succeed(sse([{ id: "1", event: "message", data: { jsonrpc: "2.0", id: request.body.id, result: echo({ params: { arguments: { text: big } } }) } }]))
+          return Effect.succeed(
+            sse([{
+              id: "1",
+              event: "message",
+              data: { jsonrpc: "2.0", id: request.body.id, result: echo({ params: { arguments: { text: big } } }) }
+            }])
+          )
         }
         return server.handler(request)
       })
@@ -369,7 +404,9 @@ describe("legacy HTTP+SSE", () => {
         )
       )
       const error = failure(yield* Effect.exit(connect(fixture.url)))
-      expect(error.message).toBe("server 'fixture': the endpoint event points to another origin (http://example.com); refused before answering initialize")
+      expect(error.message).toBe(
+        "server 'fixture': the endpoint event points to another origin (http://example.com); refused before answering initialize"
+      )
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 })
 
@@ -386,7 +423,11 @@ describe("fleet with HTTP servers", () => {
       const events = yield* fleet.subscribe
       const spec = (token: string) => ({
         name: "remote",
-        transport: { type: "http" as const, url: fixture.url, headers: { authorization: Redacted.make(`Bearer ${token}`) } }
+        transport: {
+          type: "http" as const,
+          url: fixture.url,
+          headers: { authorization: Redacted.make(`Bearer ${token}`) }
+        }
       })
       yield* fleet.reconcile([spec("wrong")])
       const changed = yield* until(events, stateOf("remote", "NeedsAuth"))
@@ -406,7 +447,9 @@ describe("fleet with HTTP servers", () => {
     Effect.gen(function*() {
       const server = mcp()
       const fixture = yield* serve(server.handler)
-      const fleet = yield* ServerRegistry.make({ restart: { initialDelay: "20 millis", maxDelay: "100 millis", factor: 2, jitter: 0, stableAfter: "1 minute" } })
+      const fleet = yield* ServerRegistry.make({
+        restart: { initialDelay: "20 millis", maxDelay: "100 millis", factor: 2, jitter: 0, stableAfter: "1 minute" }
+      })
       const events = yield* fleet.subscribe
       yield* fleet.reconcile([{ name: "remote", transport: { type: "http", url: fixture.url } }])
       yield* until(events, stateOf("remote", "Ready"))
@@ -426,7 +469,9 @@ describe("fleet with HTTP servers", () => {
     Effect.gen(function*() {
       const first = yield* Scope.make()
       const fixture = yield* serve(mcp({ tools: ["a"] }).handler).pipe(Scope.extend(first))
-      const fleet = yield* ServerRegistry.make({ restart: { initialDelay: "20 millis", maxDelay: "100 millis", factor: 2, jitter: 0, stableAfter: "1 minute" } })
+      const fleet = yield* ServerRegistry.make({
+        restart: { initialDelay: "20 millis", maxDelay: "100 millis", factor: 2, jitter: 0, stableAfter: "1 minute" }
+      })
       const events = yield* fleet.subscribe
       yield* fleet.reconcile([{ name: "remote", transport: { type: "http", url: fixture.url } }])
       yield* until(events, stateOf("remote", "Ready"))
@@ -436,8 +481,11 @@ describe("fleet with HTTP servers", () => {
       yield* until(events, stateOf("remote", "Failed"))
       yield* serve(mcp({ tools: ["a", "b"] }).handler, fixture.port)
       // The new lists are in place before the server is Ready again.
-      const added = yield* until(events, (event): event is Extract<typeof event, { _tag: "ToolsChanged" }> =>
-        event._tag === "ToolsChanged" && event.server === "remote")
+      const added = yield* until(
+        events,
+        (event): event is Extract<typeof event, { _tag: "ToolsChanged" }> =>
+          event._tag === "ToolsChanged" && event.server === "remote"
+      )
       expect(added.added.map((tool) => tool.name)).toEqual(["b"])
       yield* until(events, stateOf("remote", "Ready"))
       expect(firstText(yield* fleet.callTool("mcp__remote__b", { text: "back" }))).toBe("back")

@@ -20,11 +20,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as McpClient from "../src/McpClient.js"
-import { Transport } from "../src/Transport.js"
 import * as Stdio from "../src/Stdio.js"
+import { Transport } from "../src/Transport.js"
 import { EVERYTHING, everythingSuite } from "./support/everythingSuite.js"
-import { firstText, reasonOf } from "./support/results.js"
 import { procState, survivors as markedSurvivors, waitGone } from "./support/processes.js"
+import { firstText, reasonOf } from "./support/results.js"
 
 // --- where things are ---------------------------------------------------------------
 
@@ -55,7 +55,6 @@ const makeTempDir = (prefix: string) => {
 const seenPids = new Set<number>()
 /** Pids that were found as zombies (exited, not yet reaped) when checked. */
 const zombies = new Set<number>()
-
 
 // --- connecting ---------------------------------------------------------------------
 
@@ -186,7 +185,9 @@ describe("stdio failures and limits (fixture servers)", () => {
   it.scopedLive("a server that exits before answering initialize fails McpClient.make with its stderr", () =>
     Effect.gen(function*() {
       const start = performance.now()
-      const error = yield* Effect.flip(connect({ name: "early-exit", command: NODE, args: [fixture("early-exit.mjs")] }))
+      const error = yield* Effect.flip(
+        connect({ name: "early-exit", command: NODE, args: [fixture("early-exit.mjs")] })
+      )
       const elapsed = performance.now() - start
       const reason = reasonOf(error, "Closed")
       expect(reason.exitCode).toBe(1)

@@ -51,7 +51,11 @@ const serveWs = (options: {
         const message = JSON.parse(String(data))
         const reply = (result: unknown) => socket.send(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }))
         if (message.method === "initialize") {
-          reply({ protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "ws-fixture", version: "1" } })
+          reply({
+            protocolVersion: "2025-11-25",
+            capabilities: { tools: {} },
+            serverInfo: { name: "ws-fixture", version: "1" }
+          })
         } else if (message.method === "tools/list") {
           reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] })
         } else if (message.method === "tools/call") {
@@ -73,7 +77,9 @@ describe("WebSocket", () => {
   it.scopedLive("speaks MCP over the mcp subprotocol, with the configured headers on the upgrade", () =>
     Effect.gen(function*() {
       const server = yield* serveWs()
-      const { client, transport } = yield* connect(server.url, { headers: { authorization: Redacted.make("Bearer ws-secret") } })
+      const { client, transport } = yield* connect(server.url, {
+        headers: { authorization: Redacted.make("Bearer ws-secret") }
+      })
       expect(transport.kind).toBe("ws")
       expect(client.serverInfo.name).toBe("ws-fixture")
       expect(firstText(yield* client.callTool("echo", { text: "over a socket" }))).toBe("over a socket")
@@ -103,14 +109,22 @@ describe("WebSocket", () => {
       const { client } = yield* connect(server.url)
       expect(firstText(yield* client.callTool("echo", { text: "fine" }))).toBe("fine")
       expect(lines).toEqual(["server 'socket' sent a frame that is not JSON; skipped: not json at all"])
-    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => lines.push(String(message))))))
+    }).pipe(
+      Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => lines.push(String(message)))))
+    )
   })
 
   it.scopedLive("a frame over the size cap fails the connection with a Limit error", () =>
     Effect.gen(function*() {
       const server = yield* serveWs({
         onCall: (socket, message) => {
-          socket.send(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: echo({ params: { arguments: { text: "x".repeat(8192) } } }) }))
+          socket.send(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: message.id,
+              result: echo({ params: { arguments: { text: "x".repeat(8192) } } })
+            })
+          )
           return true
         }
       })
@@ -131,7 +145,9 @@ describe("WebSocket", () => {
       const { client } = yield* connect(server.url)
       const error = failure(yield* Effect.exit(client.callTool("echo", { text: "bye" })))
       expect(error.reason._tag).toBe("Closed")
-      expect(error.message).toBe("server 'socket': the WebSocket closed with code 1011 (internal error) before answering tools/call")
+      expect(error.message).toBe(
+        "server 'socket': the WebSocket closed with code 1011 (internal error) before answering tools/call"
+      )
       const after = failure(yield* Effect.exit(client.callTool("echo", { text: "again" })))
       expect(after.reason._tag).toBe("Closed")
     }))

@@ -160,8 +160,7 @@ const connectHttp = (url: string, concurrency: number): Connection => {
             status: res.statusCode ?? 0,
             headers: res.headers,
             body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)
-          })
-        )
+          }))
         res.on("error", reject)
       })
       req.on("error", reject)
@@ -184,8 +183,12 @@ const connectHttp = (url: string, concurrency: number): Connection => {
       const sse = answer.headers["content-type"]?.startsWith("text/event-stream") === true
       // The response to this request; anything else the server says on the stream is ignored.
       const messages: Array<any> = sse ? sseMessages(text) : [JSON.parse(text)].flat()
-      const response = messages.find((m) => m !== null && typeof m === "object" && m.id === id && m.method === undefined)
-      if (response === undefined) throw new Error(`${method}: no response with id ${id} in the ${sse ? "SSE" : "JSON"} body`)
+      const response = messages.find((m) =>
+        m !== null && typeof m === "object" && m.id === id && m.method === undefined
+      )
+      if (response === undefined) {
+        throw new Error(`${method}: no response with id ${id} in the ${sse ? "SSE" : "JSON"} body`)
+      }
       const result = resultOf(response)
       if (method === "initialize") protocolVersion = result?.protocolVersion
       return result

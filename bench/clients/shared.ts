@@ -98,7 +98,9 @@ export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): 
 /** The server to spawn, from the JSON array in env `BENCH_STDIO_SERVER`. */
 export const serverCommand = (): { readonly command: string; readonly args: Array<string> } => {
   const raw = process.env["BENCH_STDIO_SERVER"]
-  if (raw === undefined || raw === "") fail("BENCH_STDIO_SERVER is not set (a JSON array, e.g. [\"node\",\"bench/fixtures/echo-server.mjs\"])")
+  if (raw === undefined || raw === "") {
+    fail("BENCH_STDIO_SERVER is not set (a JSON array, e.g. [\"node\",\"bench/fixtures/echo-server.mjs\"])")
+  }
   let argv: unknown
   try {
     argv = JSON.parse(raw)
@@ -143,15 +145,25 @@ export class Run {
   done(i: number, startedAt: number, sent: string, got: unknown): void {
     this.latencies[this.recorded++] = now() - startedAt
     if (got !== sent) {
-      const shown = typeof got === "string" ? `${got.length} chars starting ${JSON.stringify(got.slice(0, 24))}` : JSON.stringify(got)?.slice(0, 200)
-      throw new Error(`call ${i}: echo mismatch: sent ${sent.length} chars starting ${JSON.stringify(sent.slice(0, 24))}, got ${shown}`)
+      const shown = typeof got === "string"
+        ? `${got.length} chars starting ${JSON.stringify(got.slice(0, 24))}`
+        : JSON.stringify(got)?.slice(0, 200)
+      throw new Error(
+        `call ${i}: echo mismatch: sent ${sent.length} chars starting ${
+          JSON.stringify(sent.slice(0, 24))
+        }, got ${shown}`
+      )
     }
   }
 
   /** Checks a warm-up call's echo: throws on a mismatch, records nothing. */
   check(i: number, sent: string, got: unknown): void {
     if (got !== sent) {
-      throw new Error(`warm-up call ${i}: echo mismatch: sent ${JSON.stringify(sent.slice(0, 24))}, got ${JSON.stringify(got)?.slice(0, 80)}`)
+      throw new Error(
+        `warm-up call ${i}: echo mismatch: sent ${JSON.stringify(sent.slice(0, 24))}, got ${
+          JSON.stringify(got)?.slice(0, 80)
+        }`
+      )
     }
   }
 
@@ -178,7 +190,8 @@ export class Run {
   report(client: string, connectMs: number, totalMs: number): void {
     if (this.recorded !== this.args.calls) fail(`only ${this.recorded} of ${this.args.calls} calls completed`)
     const sorted = this.latencies.slice().sort()
-    const pct = (p: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 1000)
+    const pct = (p: number): number =>
+      Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 1000)
     const result: BenchResult = {
       client,
       transport: this.args.url === undefined ? "stdio" : "http",

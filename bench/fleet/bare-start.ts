@@ -43,7 +43,10 @@ const start = (child: ChildProcess) =>
   })
 
 const began = performance.now()
-const children = Array.from({ length: K }, () => spawn(process.execPath, [server], { stdio: ["pipe", "pipe", "inherit"] }))
+const children = Array.from(
+  { length: K },
+  () => spawn(process.execPath, [server], { stdio: ["pipe", "pipe", "inherit"] })
+)
 await Promise.all(children.map(start))
 const ms = performance.now() - began
 const rssMB = process.memoryUsage().rss / 1024 / 1024

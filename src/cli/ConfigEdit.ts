@@ -19,7 +19,9 @@ interface Edit {
 // Applied from the end, so offsets stay valid; of two edits at one offset the first listed
 // ends up first in the text.
 const apply = (text: string, edits: ReadonlyArray<Edit>): string =>
-  edits.map((edit, index) => ({ edit, index })).sort((a, b) => b.edit.offset - a.edit.offset || b.index - a.index).map(({ edit }) => edit).reduce(
+  edits.map((edit, index) => ({ edit, index })).sort((a, b) => b.edit.offset - a.edit.offset || b.index - a.index).map((
+    { edit }
+  ) => edit).reduce(
     (result, edit) => result.slice(0, edit.offset) + edit.text + result.slice(edit.offset + edit.length),
     text
   )
@@ -27,7 +29,8 @@ const apply = (text: string, edits: ReadonlyArray<Edit>): string =>
 const parseTree = (text: string, path: string): Either.Either<Node, string> =>
   Either.match(Jsonc.parseTree(text), {
     onLeft: (problem) => Either.left(`${path} is not a JSON object that can be edited (${Jsonc.describe(problem)})`),
-    onRight: (root) => root.type === "object" ? Either.right(root) : Either.left(`${path} is not a JSON object that can be edited`)
+    onRight: (root) =>
+      root.type === "object" ? Either.right(root) : Either.left(`${path} is not a JSON object that can be edited`)
   })
 
 const propertyOf = (object: Node, key: string): Node | undefined =>
@@ -165,14 +168,18 @@ export const addServer = (
 ): Either.Either<string, string> =>
   Either.flatMap(parseTree(text, path), (root) => {
     const servers = serversOf(root)
-    if (servers === undefined) return Either.right(apply(text, insertProperty(text, root, "mcpServers", { [name]: entry })))
+    if (servers === undefined) {
+      return Either.right(apply(text, insertProperty(text, root, "mcpServers", { [name]: entry })))
+    }
     if (servers.type !== "object") return Either.left(`the servers of ${path} are not an object`)
     const existing = propertyOf(servers, name)
     if (existing === undefined) return Either.right(apply(text, insertProperty(text, servers, name, entry)))
     if (!replace) return Either.left(`server '${name}' already exists in ${path}; pass --force to replace it`)
     const value = existing.children![1]!
     const indent = /^[ \t]*/.exec(text.slice(lineStart(text, existing.offset)))![0]
-    return Either.right(apply(text, [{ offset: value.offset, length: value.length, text: pretty(entry, indent, unitOf(text)) }]))
+    return Either.right(
+      apply(text, [{ offset: value.offset, length: value.length, text: pretty(entry, indent, unitOf(text)) }])
+    )
   })
 
 const serverNode = (text: string, path: string, name: string) =>
@@ -190,7 +197,10 @@ const serverNode = (text: string, path: string, name: string) =>
  * @since 0.1.0
  */
 export const removeServer = (text: string, path: string, name: string): Either.Either<string, string> =>
-  Either.map(serverNode(text, path, name), ({ property, servers }) => apply(text, removeProperty(text, servers, property)))
+  Either.map(
+    serverNode(text, path, name),
+    ({ property, servers }) => apply(text, removeProperty(text, servers, property))
+  )
 
 /**
  * Enables or disables a server: `"disabled": true` is written or removed, and an

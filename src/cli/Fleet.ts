@@ -102,9 +102,8 @@ const progressLine = (registry: ServerRegistry.ServerRegistry, names: ReadonlySe
       const statuses = (yield* registry.status).filter((status) => names.has(status.name))
       const ready = statuses.filter((status) => status.state._tag === "Ready").length
       const failed = statuses.filter((status) => status.state._tag === "Failed" || isTerminal(status.state)).length
-      const waiting = statuses.filter((status) =>
-        status.state._tag === "Pending" || status.state._tag === "Connecting"
-      ).map((status) => status.name)
+      const waiting = statuses.filter((status) => status.state._tag === "Pending" || status.state._tag === "Connecting")
+        .map((status) => status.name)
       const text = `connecting ${statuses.length} server${statuses.length === 1 ? "" : "s"}: ${ready} ready${
         failed > 0 ? `, ${failed} failed` : ""
       }${waiting.length > 0 ? ` (waiting for ${Render.clip(waiting.join(", "), 50)})` : ""}`
@@ -158,7 +157,11 @@ export const requireServer = (loaded: FleetConfig.Loaded, name: string): Effect.
   const suggestions = Catalog.suggest(name, known)
   return Effect.fail(CliError.usage(
     `there is no server '${name}' in the config${
-      suggestions.length > 0 ? `; did you mean '${suggestions[0]}'?` : known.length > 0 ? ` (servers: ${known.join(", ")})` : ""
+      suggestions.length > 0
+        ? `; did you mean '${suggestions[0]}'?`
+        : known.length > 0
+        ? ` (servers: ${known.join(", ")})`
+        : ""
     }`
   ))
 }

@@ -21,7 +21,8 @@ import { describe } from "../ServerState.js"
 export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): ReadonlyArray<string> => {
   if (rows.length === 0) return []
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)))
-  const line = (row: ReadonlyArray<string>) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()
+  const line = (row: ReadonlyArray<string>) =>
+    row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()
   return [line(rows[0]!), widths.map((width) => "-".repeat(width)).join("  "), ...rows.slice(1).map(line)]
 }
 
@@ -155,8 +156,9 @@ export const errorObject = (error: unknown): Record<string, unknown> => {
 }
 
 const usageMessage = (error: ValidationError.ValidationError): string => {
-  // eslint-disable-next-line no-control-regex
-  const text = "error" in error ? HelpDoc.toAnsiText(error.error).replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim() : ""
+  const text = "error" in error
+    ? HelpDoc.toAnsiText(error.error).replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim()
+    : ""
   return text !== "" ? text : `invalid command line (${error._tag})`
 }
 

@@ -45,7 +45,8 @@ const subcommands = [
 ] as const
 
 // `mcp-fleet` alone prints the help of every command.
-const showHelp = (): Effect.Effect<void> => Console.log(HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)))
+const showHelp = (): Effect.Effect<void> =>
+  Console.log(HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)))
 
 const command = Root.root.pipe(
   Command.withHandler(showHelp),

@@ -33,7 +33,9 @@ const draftOf = (schema: Record<string, unknown>): Draft | undefined => {
 }
 
 const describe = (errors: ReadonlyArray<ErrorObject> | null | undefined): string =>
-  (errors ?? []).slice(0, 5).map((error) => `${error.instancePath || "(root)"} ${error.message ?? "is invalid"}`).join("; ")
+  (errors ?? []).slice(0, 5).map((error) => `${error.instancePath || "(root)"} ${error.message ?? "is invalid"}`).join(
+    "; "
+  )
 
 /** A bounded cache of compiled validators. */
 export class ValidatorCache {
@@ -55,7 +57,11 @@ export class ValidatorCache {
   private engine(draft: Draft): Ajv {
     let engine = this.engines.get(draft)
     if (!engine) {
-      engine = draft === "2020-12" ? new Ajv2020(options) : draft === "2019-09" ? new Ajv2019(options) : new Ajv(options)
+      engine = draft === "2020-12"
+        ? new Ajv2020(options)
+        : draft === "2019-09"
+        ? new Ajv2019(options)
+        : new Ajv(options)
       this.engines.set(draft, engine)
     }
     return engine

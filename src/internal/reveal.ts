@@ -11,6 +11,12 @@ export const revealAll = (
   values: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
 ): Record<string, string> => {
   const out: Record<string, string> = {}
-  if (values) for (const [key, value] of Object.entries(values)) out[key] = Redacted.isRedacted(value) ? Redacted.value(value) : value
+  if (values) {
+    for (const [key, value] of Object.entries(values)) {
+      out[key] = Redacted.isRedacted(value)
+        ? Redacted.value(value)
+        : value
+    }
+  }
   return out
 }

@@ -10,8 +10,8 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as JsonRpc from "../JsonRpc.js"
 import type * as McpSchema from "../McpSchema.js"
-import * as Peer from "../Peer.js"
 import * as Memory from "../Memory.js"
+import * as Peer from "../Peer.js"
 import { Transport } from "../Transport.js"
 
 /**
@@ -106,7 +106,12 @@ const page = <A>(items: ReadonlyArray<A>, request: JsonRpc.Request, size: number
   return { items: items.slice(start, end), nextCursor: end < items.length ? String(end) : undefined }
 }
 
-const listed = <K extends string, A>(key: K, items: ReadonlyArray<A>, request: JsonRpc.Request, size: number | undefined) => {
+const listed = <K extends string, A>(
+  key: K,
+  items: ReadonlyArray<A>,
+  request: JsonRpc.Request,
+  size: number | undefined
+) => {
   const { items: slice, nextCursor } = page(items, request, size)
   return Effect.succeed(nextCursor === undefined ? { [key]: slice } : { [key]: slice, nextCursor })
 }
@@ -148,19 +153,22 @@ export const make = (options: Options = {}): Effect.Effect<FakeServer, never, Sc
         const context: ToolContext = {
           request,
           progress: (progress, total, message) =>
-            token === undefined || peer === undefined ? Effect.void : Effect.ignore(peer.notify("notifications/progress", {
-              progressToken: token,
-              progress,
-              ...(total === undefined ? {} : { total }),
-              ...(message === undefined ? {} : { message })
-            }))
+            token === undefined || peer === undefined ?
+              Effect.void :
+              Effect.ignore(peer.notify("notifications/progress", {
+                progressToken: token,
+                progress,
+                ...(total === undefined ? {} : { total }),
+                ...(message === undefined ? {} : { message })
+              }))
         }
         return entry.call((request.params?.arguments ?? {}) as Record<string, unknown>, context) as Effect.Effect<
           Record<string, unknown>,
           Peer.HandlerError
         >
       },
-      "resources/list": (request) => listed("resources", resources.map((entry) => entry.resource), request, options.pageSize),
+      "resources/list": (request) =>
+        listed("resources", resources.map((entry) => entry.resource), request, options.pageSize),
       "resources/templates/list": (request) => listed("resourceTemplates", [], request, options.pageSize),
       "resources/read": (request) => {
         const entry = resources.find((candidate) => candidate.resource.uri === request.params?.uri)

@@ -112,7 +112,9 @@ export const start = (args: ReadonlyArray<string>, options: Options): Running =>
         waiters.add(check)
         check()
         void exited.then(() => {
-          if (waiters.has(check)) reject(new Error(`exited before ${what}; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`))
+          if (waiters.has(check)) {
+            reject(new Error(`exited before ${what}; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`))
+          }
         })
       }),
     stop: () => {

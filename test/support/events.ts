@@ -11,6 +11,7 @@ export const until = <A extends RegistryEvent>(
 ) => Queue.take(events).pipe(Effect.repeat({ until: match }), Effect.map((event) => event as A))
 
 /** Matches `server` entering the state `tag`. */
-export const stateOf = (server: string, tag: ServerState["_tag"]) =>
-(event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "ServerStateChanged" }> =>
-  event._tag === "ServerStateChanged" && event.server === server && event.state._tag === tag
+export const stateOf =
+  (server: string, tag: ServerState["_tag"]) =>
+  (event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "ServerStateChanged" }> =>
+    event._tag === "ServerStateChanged" && event.server === server && event.state._tag === tag

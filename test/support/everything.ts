@@ -38,7 +38,10 @@ export const everything = (mode: "streamableHttp" | "sse"): Effect.Effect<string
         seen += chunk.toString()
         if (/listening on port|running on port/i.test(seen)) resume(Effect.void)
       })
-      child.once("exit", (code) => resume(Effect.fail(new Error(`server-everything ${mode} exited (${code}): ${seen}`))))
+      child.once(
+        "exit",
+        (code) => resume(Effect.fail(new Error(`server-everything ${mode} exited (${code}): ${seen}`)))
+      )
     })
     return `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}`
   })

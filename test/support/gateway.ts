@@ -16,9 +16,9 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FleetConfig from "../../src/FleetConfig.js"
 import * as Gateway from "../../src/Gateway.js"
+import * as HttpClientUndici from "../../src/HttpClientUndici.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
-import * as HttpClientUndici from "../../src/HttpClientUndici.js"
 
 // server-everything's entry; not taken from everythingSuite.ts, which needs vitest running,
 // so that scripts can use these helpers too.
@@ -65,7 +65,9 @@ export const httpGateway = async (
     Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
   )
   const context = await Effect.runPromise(
-    Layer.buildWithScope(Layer.merge(fleet, NodeContext.layer), scope).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+    Layer.buildWithScope(Layer.merge(fleet, NodeContext.layer), scope).pipe(
+      Logger.withMinimumLogLevel(LogLevel.Warning)
+    )
   )
   const url = await Effect.runPromise(
     Effect.gen(function*() {
@@ -79,7 +81,8 @@ export const httpGateway = async (
     Effect.runPromise(
       Effect.map(
         ServerRegistry.ServerRegistry.pipe(Effect.flatMap((registry) => registry.status)),
-        (status) => status.flatMap((server) => typeof server.connection?.pid === "number" ? [server.connection.pid] : [])
+        (status) =>
+          status.flatMap((server) => typeof server.connection?.pid === "number" ? [server.connection.pid] : [])
       ).pipe(Effect.provide(context))
     )
   return { url, pids, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }

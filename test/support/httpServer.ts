@@ -2,7 +2,7 @@
 // cases real servers do not produce on demand: every request is recorded, and a test
 // decides each answer, starting from a plain Streamable HTTP server it can override.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpServer from "@effect/platform/HttpServer"
+import type * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
@@ -86,7 +86,9 @@ const encodeEvent = (event: Event): string => {
   if (event.id !== undefined) text += `id: ${event.id}\n`
   if (event.event !== undefined) text += `event: ${event.event}\n`
   if (event.retry !== undefined) text += `retry: ${event.retry}\n`
-  if (event.data !== undefined) text += `data: ${typeof event.data === "string" ? event.data : JSON.stringify(event.data)}\n`
+  if (event.data !== undefined) {
+    text += `data: ${typeof event.data === "string" ? event.data : JSON.stringify(event.data)}\n`
+  }
   return text + "\n"
 }
 
@@ -96,7 +98,11 @@ const encodeEvent = (event: Event): string => {
  */
 export const sse = (
   events: ReadonlyArray<Event>,
-  options: { readonly open?: boolean; readonly headers?: Record<string, string>; readonly after?: Effect.Effect<void> } = {}
+  options: {
+    readonly open?: boolean
+    readonly headers?: Record<string, string>
+    readonly after?: Effect.Effect<void>
+  } = {}
 ): HttpServerResponse.HttpServerResponse => {
   const encoded = Stream.fromIterable(events).pipe(Stream.map((event) => new TextEncoder().encode(encodeEvent(event))))
   // A comment goes first, or the server would hold the headers back too.
@@ -134,7 +140,9 @@ export const mcp = (options: McpOptions = {}) => {
   let made = 0
   const tools = options.tools ?? ["echo"]
   const answer = (message: unknown, headers: Record<string, string> = {}) =>
-    Effect.succeed(options.answer === "sse" ? sse([{ event: "message", data: message }], { headers }) : json(message, headers))
+    Effect.succeed(
+      options.answer === "sse" ? sse([{ event: "message", data: message }], { headers }) : json(message, headers)
+    )
   const handler: Handler = (request) => {
     if (request.method === "GET") return Effect.succeed(status(405))
     const session = request.headers["mcp-session-id"]
@@ -146,7 +154,9 @@ export const mcp = (options: McpOptions = {}) => {
     if (message.method === "initialize") {
       const requested = message.params?.protocolVersion
       const result = {
-        protocolVersion: ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"].includes(requested) ? requested : "2025-11-25",
+        protocolVersion: ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"].includes(requested)
+          ? requested
+          : "2025-11-25",
         capabilities: { tools: { listChanged: true } },
         serverInfo: { name: "fixture", version: "1.0.0" }
       }
@@ -174,11 +184,17 @@ export const mcp = (options: McpOptions = {}) => {
       case "tools/call":
         return answer({ jsonrpc: "2.0", id: message.id, result: echo(message) })
       default:
-        return answer({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `Method not found: ${message.method}` } })
+        return answer({
+          jsonrpc: "2.0",
+          id: message.id,
+          error: { code: -32601, message: `Method not found: ${message.method}` }
+        })
     }
   }
   return { handler, sessions }
 }
 
 /** The result of echoing a tools/call request's `text` argument. */
-export const echo = (message: any) => ({ content: [{ type: "text", text: String(message.params?.arguments?.text ?? "") }] })
+export const echo = (message: any) => ({
+  content: [{ type: "text", text: String(message.params?.arguments?.text ?? "") }]
+})

@@ -24,6 +24,8 @@ export const reasonOf = <T extends McpError.Reason["_tag"]>(
 /** The text of a result's first content block. */
 export const firstText = (result: McpSchema.CallToolResult): string => {
   const block = result.content[0]
-  if (block === undefined || block.type !== "text") throw new Error(`expected a text block, got ${JSON.stringify(block)}`)
+  if (block === undefined || block.type !== "text") {
+    throw new Error(`expected a text block, got ${JSON.stringify(block)}`)
+  }
   return (block as McpSchema.TextContent).text
 }

@@ -71,8 +71,16 @@ export const add = Command.make("add", {
     Options.withDescription("The transport; default: stdio for a command, inferred from the URL otherwise"),
     Options.optional
   ),
-  env: Options.text("env").pipe(Options.withAlias("e"), Options.withDescription("KEY=VALUE for the server's environment"), Options.repeated),
-  header: Options.text("header").pipe(Options.withAlias("H"), Options.withDescription("Name=Value sent on every HTTP request"), Options.repeated),
+  env: Options.text("env").pipe(
+    Options.withAlias("e"),
+    Options.withDescription("KEY=VALUE for the server's environment"),
+    Options.repeated
+  ),
+  header: Options.text("header").pipe(
+    Options.withAlias("H"),
+    Options.withDescription("Name=Value sent on every HTTP request"),
+    Options.repeated
+  ),
   cwd: Options.text("cwd").pipe(Options.withDescription("The server's working directory"), Options.optional),
   disabled: Options.boolean("disabled").pipe(Options.withDescription("Add it switched off")),
   force: Options.boolean("force").pipe(Options.withDescription("Replace a server of the same name"))
@@ -87,7 +95,9 @@ export const add = Command.make("add", {
     const headers = yield* pairs(given.header, "header")
     const entry: Record<string, unknown> = {
       ...(Option.isSome(given.type) ? { type: given.type.value } : {}),
-      ...(command !== undefined ? { command, ...(args.length > 0 ? { args } : {}) } : { url: Option.getOrThrow(given.url) }),
+      ...(command !== undefined
+        ? { command, ...(args.length > 0 ? { args } : {}) }
+        : { url: Option.getOrThrow(given.url) }),
       ...(env !== undefined ? { env } : {}),
       ...(headers !== undefined ? { headers } : {}),
       ...(Option.isSome(given.cwd) ? { cwd: given.cwd.value } : {}),

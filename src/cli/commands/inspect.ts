@@ -31,7 +31,9 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
   templates: status.counts.templates,
   prompts: status.counts.prompts,
   pid: typeof status.connection?.pid === "number" ? status.connection.pid : null,
-  error: status.lastError === undefined ? null : { reason: status.lastError.reason._tag, message: status.lastError.message }
+  error: status.lastError === undefined
+    ? null
+    : { reason: status.lastError.reason._tag, message: status.lastError.message }
 })
 
 /**
@@ -53,7 +55,9 @@ export const servers = Command.make("servers", Settings.options, (given) =>
         yield* Render.lines(["", `${status.name}: ${status.lastError.message}`])
       }
     }
-  }).pipe(Effect.scoped)).pipe(Command.withDescription("Show every server's state, transport, revision, counts and last error"))
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription("Show every server's state, transport, revision, counts and last error")
+  )
 
 const serverOption = Options.text("server").pipe(
   Options.withAlias("s"),
@@ -97,74 +101,90 @@ const hints = (entry: Catalog.ToolEntry): string => {
  *
  * @since 0.1.0
  */
-export const tools = Command.make("tools", { ...Settings.options, server: serverOption }, (given) =>
-  Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
-    const catalog = yield* catalogOf(settings, given.server)
-    const entries = catalog.tools
-    if (settings.json) return yield* Render.json(entries.map(toolJson))
-    yield* Render.lines(Render.table([
-      ["name", "server", "hints", "description"],
-      ...entries.map((entry) => [
-        entry.name,
-        entry.server,
-        hints(entry),
-        Render.clip(entry.tool.title ?? entry.tool.annotations?.title ?? entry.tool.description, 70)
-      ])
-    ]))
-    yield* Render.note(`${entries.length} tool${entries.length === 1 ? "" : "s"}`)
-  }).pipe(Effect.scoped)).pipe(Command.withDescription("List the tools of the fleet by qualified name (mcp__<server>__<tool>)"))
+export const tools = Command.make(
+  "tools",
+  { ...Settings.options, server: serverOption },
+  (given) =>
+    Effect.gen(function*() {
+      const settings = yield* Root.settings(given)
+      const catalog = yield* catalogOf(settings, given.server)
+      const entries = catalog.tools
+      if (settings.json) return yield* Render.json(entries.map(toolJson))
+      yield* Render.lines(Render.table([
+        ["name", "server", "hints", "description"],
+        ...entries.map((entry) => [
+          entry.name,
+          entry.server,
+          hints(entry),
+          Render.clip(entry.tool.title ?? entry.tool.annotations?.title ?? entry.tool.description, 70)
+        ])
+      ]))
+      yield* Render.note(`${entries.length} tool${entries.length === 1 ? "" : "s"}`)
+    }).pipe(Effect.scoped)
+).pipe(Command.withDescription("List the tools of the fleet by qualified name (mcp__<server>__<tool>)"))
 
 /**
  * `mcp-fleet resources`: the resources and resource templates of the fleet.
  *
  * @since 0.1.0
  */
-export const resources = Command.make("resources", { ...Settings.options, server: serverOption }, (given) =>
-  Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
-    const catalog = yield* catalogOf(settings, given.server)
-    const listed = catalog.resources
-    const templates = catalog.templates
-    if (settings.json) {
-      return yield* Render.json({
-        resources: listed.map((entry) => ({ server: entry.server, ...entry.resource })),
-        templates: templates.map((entry) => ({ server: entry.server, ...entry.template }))
-      })
-    }
-    yield* Render.lines(Render.table([
-      ["server", "uri", "name", "mime type"],
-      ...listed.map((entry) => [entry.server, entry.resource.uri, Render.clip(entry.resource.name, 40), entry.resource.mimeType ?? ""]),
-      ...templates.map((entry) => [
-        entry.server,
-        entry.template.uriTemplate,
-        Render.clip(entry.template.name, 40),
-        entry.template.mimeType ?? ""
-      ])
-    ]))
-    yield* Render.note(`${listed.length} resources, ${templates.length} templates`)
-  }).pipe(Effect.scoped)).pipe(Command.withDescription("List the resources and resource templates of the fleet"))
+export const resources = Command.make(
+  "resources",
+  { ...Settings.options, server: serverOption },
+  (given) =>
+    Effect.gen(function*() {
+      const settings = yield* Root.settings(given)
+      const catalog = yield* catalogOf(settings, given.server)
+      const listed = catalog.resources
+      const templates = catalog.templates
+      if (settings.json) {
+        return yield* Render.json({
+          resources: listed.map((entry) => ({ server: entry.server, ...entry.resource })),
+          templates: templates.map((entry) => ({ server: entry.server, ...entry.template }))
+        })
+      }
+      yield* Render.lines(Render.table([
+        ["server", "uri", "name", "mime type"],
+        ...listed.map((
+          entry
+        ) => [entry.server, entry.resource.uri, Render.clip(entry.resource.name, 40), entry.resource.mimeType ?? ""]),
+        ...templates.map((entry) => [
+          entry.server,
+          entry.template.uriTemplate,
+          Render.clip(entry.template.name, 40),
+          entry.template.mimeType ?? ""
+        ])
+      ]))
+      yield* Render.note(`${listed.length} resources, ${templates.length} templates`)
+    }).pipe(Effect.scoped)
+).pipe(Command.withDescription("List the resources and resource templates of the fleet"))
 
 /**
  * `mcp-fleet prompts`: the prompts of the fleet and their arguments.
  *
  * @since 0.1.0
  */
-export const prompts = Command.make("prompts", { ...Settings.options, server: serverOption }, (given) =>
-  Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
-    const catalog = yield* catalogOf(settings, given.server)
-    const entries = catalog.prompts
-    if (settings.json) {
-      return yield* Render.json(entries.map((entry) => ({ name: entry.name, server: entry.server, prompt: entry.prompt })))
-    }
-    yield* Render.lines(Render.table([
-      ["server", "prompt", "arguments", "description"],
-      ...entries.map((entry) => [
-        entry.server,
-        entry.prompt.name,
-        (entry.prompt.arguments ?? []).map((arg) => arg.required === true ? arg.name : `[${arg.name}]`).join(" "),
-        Render.clip(entry.prompt.description, 60)
-      ])
-    ]))
-  }).pipe(Effect.scoped)).pipe(Command.withDescription("List the prompts of the fleet with their arguments"))
+export const prompts = Command.make(
+  "prompts",
+  { ...Settings.options, server: serverOption },
+  (given) =>
+    Effect.gen(function*() {
+      const settings = yield* Root.settings(given)
+      const catalog = yield* catalogOf(settings, given.server)
+      const entries = catalog.prompts
+      if (settings.json) {
+        return yield* Render.json(
+          entries.map((entry) => ({ name: entry.name, server: entry.server, prompt: entry.prompt }))
+        )
+      }
+      yield* Render.lines(Render.table([
+        ["server", "prompt", "arguments", "description"],
+        ...entries.map((entry) => [
+          entry.server,
+          entry.prompt.name,
+          (entry.prompt.arguments ?? []).map((arg) => arg.required === true ? arg.name : `[${arg.name}]`).join(" "),
+          Render.clip(entry.prompt.description, 60)
+        ])
+      ]))
+    }).pipe(Effect.scoped)
+).pipe(Command.withDescription("List the prompts of the fleet with their arguments"))

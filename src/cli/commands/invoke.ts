@@ -29,7 +29,9 @@ const parseObject = (text: string, what: string): Effect.Effect<Record<string, u
     try {
       value = JSON.parse(text)
     } catch (error) {
-      return Effect.fail(CliError.usage(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`))
+      return Effect.fail(
+        CliError.usage(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
+      )
     }
     return typeof value === "object" && value !== null && !Array.isArray(value)
       ? Effect.succeed(value as Record<string, unknown>)
@@ -78,9 +80,9 @@ const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerS
 const progressOn = (settings: Settings.Settings) =>
   settings.json ? undefined : (progress: Peer.Progress) =>
     Render.note(
-      `progress: ${progress.total !== undefined ? `${progress.progress}/${progress.total}` : String(progress.progress)}${
-        progress.message !== undefined ? ` ${progress.message}` : ""
-      }`
+      `progress: ${
+        progress.total !== undefined ? `${progress.progress}/${progress.total}` : String(progress.progress)
+      }${progress.message !== undefined ? ` ${progress.message}` : ""}`
     )
 
 /**
@@ -183,8 +185,8 @@ export const prompt = Command.make("prompt", {
     if (settings.json) return yield* Render.json(result)
     yield* Render.lines([
       ...(result.description !== undefined ? [`# ${result.description}`, ""] : []),
-      ...result.messages.map((message) =>
-        `${message.role}: ${Render.content(message.content)}`
-      )
+      ...result.messages.map((message) => `${message.role}: ${Render.content(message.content)}`)
     ])
-  }).pipe(Effect.scoped)).pipe(Command.withDescription("Get a prompt: mcp-fleet prompt <server> <name> ['{\"arg\":\"value\"}']"))
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription("Get a prompt: mcp-fleet prompt <server> <name> ['{\"arg\":\"value\"}']")
+  )

@@ -84,20 +84,29 @@ export const probe = (
       })
       const client = yield* step(
         "initialize",
-        McpClient.make({ initializeTimeout: timeout, requestTimeout: timeout }).pipe(Effect.provideService(Transport, transport)),
+        McpClient.make({ initializeTimeout: timeout, requestTimeout: timeout }).pipe(
+          Effect.provideService(Transport, transport)
+        ),
         (client) =>
           `${client.protocolVersion}, ${client.serverInfo.name} ${client.serverInfo.version} (${
             Object.keys(client.capabilities).join(", ") || "no capabilities"
           })`
       )
       const offered = client.capabilities
-      if (offered.tools !== undefined) yield* step("tools/list", client.listTools(), (tools) => plural(tools.length, "tool"))
+      if (offered.tools !== undefined) {
+        yield* step("tools/list", client.listTools(), (tools) => plural(tools.length, "tool"))
+      }
       if (offered.resources !== undefined) {
         yield* step("resources/list", client.listResources(), (listed) => plural(listed.length, "resource"))
-        yield* step("resources/templates/list", client.listResourceTemplates(), (listed) => plural(listed.length, "template"))
+        yield* step("resources/templates/list", client.listResourceTemplates(), (listed) =>
+          plural(listed.length, "template"))
       }
-      if (offered.prompts !== undefined) yield* step("prompts/list", client.listPrompts(), (listed) => plural(listed.length, "prompt"))
-      yield* step("ping", client.ping(), () => "")
+      if (offered.prompts !== undefined) {
+        yield* step("prompts/list", client.listPrompts(), (listed) =>
+          plural(listed.length, "prompt"))
+      }
+      yield* step("ping", client.ping(), () =>
+        "")
     }).pipe(Scope.extend(scope), Effect.ignore)
     yield* connection
     yield* step("close", Scope.close(scope, Exit.void), () => "")
@@ -109,26 +118,34 @@ export const probe = (
  *
  * @since 0.1.0
  */
-export const test = Command.make("test", { ...Settings.options, server: Args.text({ name: "name" }) }, (given) =>
-  Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
-    const loaded = yield* Fleet.loadConfig(settings)
-    yield* Fleet.requireServer(loaded, given.server)
-    const spec = loaded.servers.find((candidate) => candidate.name === given.server)!
-    if (!settings.json) yield* Render.note(`testing '${spec.name}' (${where(spec)})`)
-    const steps = yield* probe(spec, settings.timeout)
-    const ok = steps.every((entry) => entry.ok)
-    const total = steps.reduce((sum, entry) => sum + entry.ms, 0)
-    if (settings.json) {
-      yield* Render.json({ server: spec.name, ok, totalMs: total, steps })
-    } else {
-      yield* Render.lines(Render.table([
-        ["", "step", "ms", "detail"],
-        ...steps.map((entry) => [entry.ok ? "✓" : "✗", entry.step, String(entry.ms), entry.ok ? entry.detail : ""])
-      ]))
-      const failed = steps.find((entry) => !entry.ok)
-      if (failed !== undefined) yield* Render.lines(["", `${failed.step} failed: ${failed.detail}`])
-    }
-    if (!ok) return yield* CliError.failure(`server '${spec.name}' failed its test at ${steps.find((entry) => !entry.ok)!.step}`)
-    if (!settings.json) yield* Render.note(`'${spec.name}' works (${total} ms)`)
-  })).pipe(Command.withDescription("Connect one server and report each lifecycle step with timings and what failed"))
+export const test = Command.make(
+  "test",
+  { ...Settings.options, server: Args.text({ name: "name" }) },
+  (given) =>
+    Effect.gen(function*() {
+      const settings = yield* Root.settings(given)
+      const loaded = yield* Fleet.loadConfig(settings)
+      yield* Fleet.requireServer(loaded, given.server)
+      const spec = loaded.servers.find((candidate) => candidate.name === given.server)!
+      if (!settings.json) yield* Render.note(`testing '${spec.name}' (${where(spec)})`)
+      const steps = yield* probe(spec, settings.timeout)
+      const ok = steps.every((entry) => entry.ok)
+      const total = steps.reduce((sum, entry) => sum + entry.ms, 0)
+      if (settings.json) {
+        yield* Render.json({ server: spec.name, ok, totalMs: total, steps })
+      } else {
+        yield* Render.lines(Render.table([
+          ["", "step", "ms", "detail"],
+          ...steps.map((entry) => [entry.ok ? "✓" : "✗", entry.step, String(entry.ms), entry.ok ? entry.detail : ""])
+        ]))
+        const failed = steps.find((entry) => !entry.ok)
+        if (failed !== undefined) yield* Render.lines(["", `${failed.step} failed: ${failed.detail}`])
+      }
+      if (!ok) {
+        return yield* CliError.failure(
+          `server '${spec.name}' failed its test at ${steps.find((entry) => !entry.ok)!.step}`
+        )
+      }
+      if (!settings.json) yield* Render.note(`'${spec.name}' works (${total} ms)`)
+    })
+).pipe(Command.withDescription("Connect one server and report each lifecycle step with timings and what failed"))

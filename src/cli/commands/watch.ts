@@ -24,7 +24,10 @@ import * as Settings from "../Settings.js"
  *
  * @since 0.1.0
  */
-export type Happening = RegistryEvent | { readonly _tag: "ConfigApplied"; readonly result: ServerRegistry.ReconcileResult }
+export type Happening = RegistryEvent | {
+  readonly _tag: "ConfigApplied"
+  readonly result: ServerRegistry.ReconcileResult
+}
 
 const names = (items: ReadonlyArray<{ readonly name?: string; readonly uri?: string }>) =>
   items.map((item) => item.name ?? item.uri ?? "")
@@ -63,7 +66,13 @@ export const toJson = (happening: Happening, now: number): Record<string, unknow
     case "ResourceUpdated":
       return { ...base, server: happening.server, uri: happening.uri }
     case "LogMessage":
-      return { ...base, server: happening.server, level: happening.level, logger: happening.logger ?? null, data: happening.data }
+      return {
+        ...base,
+        server: happening.server,
+        level: happening.level,
+        logger: happening.logger ?? null,
+        data: happening.data
+      }
   }
 }
 
@@ -83,7 +92,9 @@ export const toText = (happening: Happening, now: number): string => {
       return `${time}  config: ${parts.length > 0 ? parts.join("; ") : "no change"} (${unchanged.length} unchanged)`
     }
     case "ServerStateChanged":
-      return `${time}  ${happening.server}: ${happening.previous._tag} → ${Render.clip(describe(happening.state, now), 100)}`
+      return `${time}  ${happening.server}: ${happening.previous._tag} → ${
+        Render.clip(describe(happening.state, now), 100)
+      }`
     case "ToolsChanged":
     case "ResourcesChanged":
     case "ResourceTemplatesChanged":
@@ -113,14 +124,15 @@ const RECENT = 15
 const screen = (registry: ServerRegistry.ServerRegistry, recent: ReadonlyArray<string>, now: number) =>
   Effect.map(registry.status, (statuses) =>
     [
-      `mcp-fleet watch — ${statuses.length} servers, ${statuses.filter((status) => status.state._tag === "Ready").length} ready (Ctrl-C to stop)`,
+      `mcp-fleet watch — ${statuses.length} servers, ${
+        statuses.filter((status) => status.state._tag === "Ready").length
+      } ready (Ctrl-C to stop)`,
       "",
       ...Render.statusTable(statuses, now),
       "",
       "recent events:",
       ...recent
-    ].join("\n")
-  )
+    ].join("\n"))
 
 /**
  * `mcp-fleet watch`.
@@ -140,7 +152,9 @@ export const watch = Command.make("watch", Settings.options, (given) =>
       onApplied: ({ result }) => Queue.offer(happenings, { _tag: "ConfigApplied", result })
     }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     const tty = !settings.json && process.stdout.isTTY === true
-    if (!tty && !settings.json) yield* Render.note(`watching ${settings.paths.map((path) => Settings.tilde(path)).join(", ")}`)
+    if (!tty && !settings.json) {
+      yield* Render.note(`watching ${settings.paths.map((path) => Settings.tilde(path)).join(", ")}`)
+    }
     const recent: Array<string> = []
     return yield* Effect.forever(Effect.gen(function*() {
       const happening = yield* Queue.take(happenings)

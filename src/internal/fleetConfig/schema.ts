@@ -94,4 +94,3 @@ export type ConfigFile = typeof ConfigFile.Type
 
 /** Decodes a file's JSON, with all its errors. */
 export const decode = Schema.decodeUnknownEither(ConfigFile, { errors: "all" })
-

@@ -70,7 +70,11 @@ const stdioTransport = (entry: ServerEntry, context: Context): ServerSpec.StdioT
   return transport
 }
 
-const remoteTransport = (kind: "http" | "sse" | "ws", entry: ServerEntry, context: Context): ServerSpec.RemoteTransportSpec => {
+const remoteTransport = (
+  kind: "http" | "sse" | "ws",
+  entry: ServerEntry,
+  context: Context
+): ServerSpec.RemoteTransportSpec => {
   const url = expand(entry.url ?? "", "url", context).value
   const schemes = kind === "ws" ? /^wss?:$/ : /^https?:$/
   // The url may hold a token: the problem names the field, never the value.
@@ -94,7 +98,11 @@ const restartPolicy = (defaults: Defaults, entry: ServerEntry): Partial<ServerSp
   return policy
 }
 
-const healthCheck = (defaults: Defaults, entry: ServerEntry, problems: Array<string>): ServerSpec.HealthCheck | undefined => {
+const healthCheck = (
+  defaults: Defaults,
+  entry: ServerEntry,
+  problems: Array<string>
+): ServerSpec.HealthCheck | undefined => {
   const merged = { ...defaults.health, ...entry.health }
   if (Object.keys(merged).length === 0) return undefined
   if (merged.interval === undefined) {
@@ -160,4 +168,3 @@ export const toSpec = (
   }
   return spec
 }
-

@@ -89,4 +89,3 @@ export const expandRecord = (
     return [key, referenced ? Redacted.make(value) : value]
   }))
 }
-

@@ -38,4 +38,3 @@ export const watchDirectory = (fs: FileSystem.FileSystem, dir: string, names: Re
     Stream.retry(Schedule.spaced("1 second")),
     Stream.catchAll(() => Stream.empty)
   )
-

@@ -19,6 +19,7 @@ export const preflight = (origin: string | undefined): Answer =>
   new Answer(204, {
     ...headers(origin),
     "access-control-allow-methods": "GET, POST, DELETE",
-    "access-control-allow-headers": "authorization, content-type, accept, last-event-id, mcp-protocol-version, mcp-session-id",
+    "access-control-allow-headers":
+      "authorization, content-type, accept, last-event-id, mcp-protocol-version, mcp-session-id",
     "access-control-max-age": "600"
   })

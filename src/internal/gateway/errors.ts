@@ -11,15 +11,23 @@ import * as McpError from "../../McpError.js"
 import * as Peer from "../../Peer.js"
 
 /** -32602 with `message`. */
-export const invalidParams = (message: string) => new Peer.HandlerError({ code: JsonRpc.ErrorCode.InvalidParams, message })
+export const invalidParams = (message: string) =>
+  new Peer.HandlerError({ code: JsonRpc.ErrorCode.InvalidParams, message })
 
 /** An unknown tool or prompt name: -32602, with the closest names the client may use. */
 export const unknownName = (what: "tool" | "prompt", name: string, names: Iterable<string>) =>
-  invalidParams(McpError.make(undefined, new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) })).message)
+  invalidParams(
+    McpError.make(undefined, new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) }))
+      .message
+  )
 
 /** A resource no server offers. */
 export const resourceNotFound = (uri: string) =>
-  new Peer.HandlerError({ code: JsonRpc.ErrorCode.ResourceNotFound, message: `Resource not found: ${uri}`, data: { uri } })
+  new Peer.HandlerError({
+    code: JsonRpc.ErrorCode.ResourceNotFound,
+    message: `Resource not found: ${uri}`,
+    data: { uri }
+  })
 
 /** A fleet error as the JSON-RPC error of a routed request. */
 export const handlerError = (error: McpError.McpError): Peer.HandlerError => {

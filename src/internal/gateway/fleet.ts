@@ -79,7 +79,10 @@ export interface Fleet {
 /** What clients see of each list, to tell real changes from catalog rebuilds that changed nothing. */
 export const fingerprints = (catalog: Catalog.Catalog): Record<ListKind, string> => ({
   tools: JSON.stringify(catalog.tools.map((entry) => [entry.name, entry.tool])),
-  resources: JSON.stringify([catalog.resources.map((entry) => entry.resource), catalog.templates.map((entry) => entry.template)]),
+  resources: JSON.stringify([
+    catalog.resources.map((entry) => entry.resource),
+    catalog.templates.map((entry) => entry.template)
+  ]),
   prompts: JSON.stringify(catalog.prompts.map((entry) => [entry.name, entry.prompt]))
 })
 

@@ -75,7 +75,11 @@ export const handle = (
     return Response.eventStream(response, headers, (sink) => session.logs.read(resumed.log, resumed.from, sink))
   }
   if (session.standing !== undefined) {
-    const conflict = jsonRpcError(409, JsonRpc.ErrorCode.InvalidRequest, "Conflict: this session already has a GET stream")
+    const conflict = jsonRpcError(
+      409,
+      JsonRpc.ErrorCode.InvalidRequest,
+      "Conflict: this session already has a GET stream"
+    )
     return Response.send(response, conflict, headers)
   }
   runner.fork(response, standing(response, session, headers))

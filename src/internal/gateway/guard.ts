@@ -75,7 +75,9 @@ export const make = (options: GuardOptions) => {
     const match = /^Bearer\s+(.+)$/i.exec((headers["authorization"] ?? "").trim())
     if (match !== null && sameSecret(match[1]!, Redacted.value(token))) return undefined
     return jsonRpcError(401, JsonRpc.ErrorCode.InvalidRequest, "Unauthorized: a valid bearer token is required", {
-      "www-authenticate": match === null ? `Bearer realm="mcp-fleet"` : `Bearer realm="mcp-fleet", error="invalid_token"`
+      "www-authenticate": match === null
+        ? `Bearer realm="mcp-fleet"`
+        : `Bearer realm="mcp-fleet", error="invalid_token"`
     })
   }
 }
@@ -87,7 +89,9 @@ const accepts = (headers: RequestHeaders, type: string) => {
 
 /** 413 for a body over `maxMessageBytes`; the connection closes rather than read the rest. */
 export const tooLarge = (maxMessageBytes: number) =>
-  jsonRpcError(413, JsonRpc.ErrorCode.InvalidRequest, `the body exceeds ${maxMessageBytes} bytes`, { connection: "close" })
+  jsonRpcError(413, JsonRpc.ErrorCode.InvalidRequest, `the body exceeds ${maxMessageBytes} bytes`, {
+    connection: "close"
+  })
 
 /**
  * The headers of a POST: it must accept JSON or an event stream (406), send JSON (415), and
@@ -95,7 +99,11 @@ export const tooLarge = (maxMessageBytes: number) =>
  */
 export const checkPost = (headers: RequestHeaders, maxMessageBytes: number): Response.Answer | undefined => {
   if (!accepts(headers, "application/json") && !accepts(headers, "text/event-stream")) {
-    return jsonRpcError(406, JsonRpc.ErrorCode.InvalidRequest, "Not Acceptable: accept application/json and text/event-stream")
+    return jsonRpcError(
+      406,
+      JsonRpc.ErrorCode.InvalidRequest,
+      "Not Acceptable: accept application/json and text/event-stream"
+    )
   }
   const contentType = headers["content-type"]
   if (contentType !== undefined && !contentType.toLowerCase().includes("application/json")) {
@@ -114,10 +122,14 @@ export const checkGet = (headers: RequestHeaders): Response.Answer | undefined =
 /** A `MCP-Protocol-Version` header naming a revision the gateway does not speak is 400. */
 export const checkVersion = (headers: RequestHeaders): Response.Answer | undefined => {
   const version = headers["mcp-protocol-version"]
-  if (version === undefined || (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)) return undefined
+  if (version === undefined || (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)) {
+    return undefined
+  }
   return jsonRpcError(
     400,
     JsonRpc.ErrorCode.InvalidRequest,
-    `Bad Request: unsupported protocol version ${version} (supported: ${McpSchema.SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`
+    `Bad Request: unsupported protocol version ${version} (supported: ${
+      McpSchema.SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+    })`
   )
 }

@@ -62,7 +62,10 @@ export const makeHandler = (table: SessionTable, options: HttpOptions, runner: R
       case "DELETE": {
         const session = table.lookup(request.headers as Guard.RequestHeaders)
         if (session instanceof Response.Answer) return Response.send(response, session, cors)
-        return runner.fork(response, Effect.zipRight(table.close(session), Effect.sync(() => Response.send(response, CLOSED, cors))))
+        return runner.fork(
+          response,
+          Effect.zipRight(table.close(session), Effect.sync(() => Response.send(response, CLOSED, cors)))
+        )
       }
       default:
         return Response.send(response, NOT_ALLOWED, cors)
@@ -114,7 +117,9 @@ const listen = (options: HttpOptions): Effect.Effect<http.Server, McpError.McpEr
       const failed = (error: Error) =>
         resume(Effect.fail(McpError.make(
           undefined,
-          new McpError.TransportReason({ message: `could not listen on ${options.host}:${options.port}: ${String(error)}` }),
+          new McpError.TransportReason({
+            message: `could not listen on ${options.host}:${options.port}: ${String(error)}`
+          }),
           error
         )))
       server.once("error", failed)

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as Peer from "../../Peer.js"
-import { Transport, type TransportService, Inbox } from "../../Transport.js"
+import { Inbox, Transport, type TransportService } from "../../Transport.js"
 import type { Fleet } from "./fleet.js"
 import { makeSession } from "./session.js"
 import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
@@ -46,8 +46,12 @@ export const isIdle = (session: HttpSession, now: number, idleMs: number): boole
   now - session.lastActive >= idleMs
 
 /** Hands the client's messages to the session's Peer, and each request's answer to `sink`. */
-export const deliver = (session: HttpSession, messages: ReadonlyArray<JsonRpc.Message>, sink: Sink | undefined): void => {
-  if (sink !== undefined) for (const id of sink.waiting) session.sinks.set(id, sink)
+export const deliver = (
+  session: HttpSession,
+  messages: ReadonlyArray<JsonRpc.Message>,
+  sink: Sink | undefined
+): void => {
+  if (sink !== undefined) { for (const id of sink.waiting) session.sinks.set(id, sink) }
   for (const message of messages) session.inbox.deliver(message)
 }
 

@@ -46,6 +46,8 @@ export const page = <A>(
   }
   const end = offset + size
   return Effect.succeed(
-    end < items.length ? { [key]: items.slice(offset, end), nextCursor: encodeCursor(kind, end) } : { [key]: items.slice(offset) }
+    end < items.length
+      ? { [key]: items.slice(offset, end), nextCursor: encodeCursor(kind, end) }
+      : { [key]: items.slice(offset) }
   )
 }

@@ -36,7 +36,9 @@ export const parseBody = (text: string): Body | Response.Answer => {
   const messages: Array<JsonRpc.Message> = []
   for (const item of items) {
     const result = JsonRpc.validateMessage(item)
-    if (result._tag === "Left") return jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, `Invalid Request: ${result.left}`)
+    if (result._tag === "Left") {
+      return jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, `Invalid Request: ${result.left}`)
+    }
     messages.push(result.right)
   }
   return { messages, batch: Array.isArray(json) }
@@ -159,18 +161,28 @@ export const handle = (
   const received = (text: string | Response.Answer): void => {
     const body = text instanceof Response.Answer ? text : parseBody(text)
     if (body instanceof Response.Answer) return Response.send(response, body, headers)
-    const initialize = body.messages.some((message) => isRequest(message) && message.method === McpSchema.Method.Initialize)
+    const initialize = body.messages.some((message) =>
+      isRequest(message) && message.method === McpSchema.Method.Initialize
+    )
     if (!initialize) {
       const session = table.lookup(requestHeaders)
       if (session instanceof Response.Answer) return Response.send(response, session, headers)
       return answer(response, session, body, headers)
     }
     if (body.messages.length > 1) {
-      const alone = jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: initialize must be sent alone")
+      const alone = jsonRpcError(
+        400,
+        JsonRpc.ErrorCode.InvalidRequest,
+        "Invalid Request: initialize must be sent alone"
+      )
       return Response.send(response, alone, headers)
     }
     if (table.has(requestHeaders["mcp-session-id"])) {
-      const again = jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: the session is already initialized")
+      const again = jsonRpcError(
+        400,
+        JsonRpc.ErrorCode.InvalidRequest,
+        "Invalid Request: the session is already initialized"
+      )
       return Response.send(response, again, headers)
     }
     runner.fork(

@@ -18,7 +18,11 @@ export const templateRegex = (template: string): RegExp => {
   for (const match of template.matchAll(/\{([+#./;?&]?)[^}]*\}/g)) {
     source += escape(template.slice(last, match.index))
     const operator = match[1]
-    source += operator === "+" || operator === "#" ? ".*" : operator === "?" || operator === "&" ? "(?:[?&].*)?" : "[^/?#]*"
+    source += operator === "+" || operator === "#"
+      ? ".*"
+      : operator === "?" || operator === "&"
+      ? "(?:[?&].*)?"
+      : "[^/?#]*"
     last = match.index + match[0].length
   }
   return new RegExp(source + escape(template.slice(last)) + "$")

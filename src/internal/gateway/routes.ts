@@ -26,7 +26,8 @@ export interface RouteContext {
 }
 
 /** Whether `u` is a plain JSON object. */
-export const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+export const isRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
 
 // The client's progress token, if it asked for progress: the server's progress goes back to
 // it under that token, on the request's own stream.
@@ -50,7 +51,9 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
   const name = request.params?.name
   if (typeof name !== "string") return Effect.fail(invalidParams("tools/call needs a string 'name'"))
   const args = request.params?.arguments
-  if (args !== undefined && !isRecord(args)) return Effect.fail(invalidParams("tools/call 'arguments' must be an object"))
+  if (args !== undefined && !isRecord(args)) {
+    return Effect.fail(invalidParams("tools/call 'arguments' must be an object"))
+  }
   const meta = request.params?._meta
   // The client's _meta goes on, except its progress token: the gateway has its own.
   const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
@@ -93,7 +96,11 @@ export const getPrompt = (context: RouteContext): Peer.Handler => (request) => {
     return context.inFlight.track(
       entry.server,
       request.id,
-      context.fleet.registry.getPrompt(entry.server, entry.prompt.name, isRecord(args) ? args as Record<string, string> : undefined)
+      context.fleet.registry.getPrompt(
+        entry.server,
+        entry.prompt.name,
+        isRecord(args) ? args as Record<string, string> : undefined
+      )
     ).pipe(Effect.mapError(handlerError))
   })
 }
@@ -129,7 +136,9 @@ const completionTarget = (
 export const complete = (context: RouteContext): Peer.Handler => (request) => {
   const ref = request.params?.ref
   const argument = request.params?.argument
-  if (!isRecord(ref) || !isRecord(argument) || typeof argument.name !== "string" || typeof argument.value !== "string") {
+  if (
+    !isRecord(ref) || !isRecord(argument) || typeof argument.name !== "string" || typeof argument.value !== "string"
+  ) {
     return Effect.fail(invalidParams("completion/complete needs a 'ref' and an 'argument' with a name and a value"))
   }
   const completionContext = request.params?.context

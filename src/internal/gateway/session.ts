@@ -72,13 +72,26 @@ const initialize = (options: CoreOptions): Peer.Handler => (request) =>
 // The list handlers: each list as the client may see it, a page at a time.
 const lists = (context: Routes.RouteContext): Record<string, Peer.Handler> => {
   const size = context.fleet.options.pageSize
-  const list = (kind: string, key: string, items: (catalog: Catalog.Catalog) => ReadonlyArray<unknown>): Peer.Handler =>
-  (request) => Effect.flatMap(context.catalog, (current) => page(kind, key, items(current), request, size))
+  const list =
+    (kind: string, key: string, items: (catalog: Catalog.Catalog) => ReadonlyArray<unknown>): Peer.Handler =>
+    (request) => Effect.flatMap(context.catalog, (current) => page(kind, key, items(current), request, size))
   return {
-    [McpSchema.Method.ToolsList]: list("tools", "tools", (c) => c.tools.map((entry) => ({ ...entry.tool, name: entry.name }))),
+    [McpSchema.Method.ToolsList]: list(
+      "tools",
+      "tools",
+      (c) => c.tools.map((entry) => ({ ...entry.tool, name: entry.name }))
+    ),
     [McpSchema.Method.ResourcesList]: list("resources", "resources", (c) => c.resources.map((entry) => entry.resource)),
-    [McpSchema.Method.ResourcesTemplatesList]: list("templates", "resourceTemplates", (c) => c.templates.map((entry) => entry.template)),
-    [McpSchema.Method.PromptsList]: list("prompts", "prompts", (c) => c.prompts.map((entry) => ({ ...entry.prompt, name: entry.name })))
+    [McpSchema.Method.ResourcesTemplatesList]: list(
+      "templates",
+      "resourceTemplates",
+      (c) => c.templates.map((entry) => entry.template)
+    ),
+    [McpSchema.Method.PromptsList]: list(
+      "prompts",
+      "prompts",
+      (c) => c.prompts.map((entry) => ({ ...entry.prompt, name: entry.name }))
+    )
   }
 }
 

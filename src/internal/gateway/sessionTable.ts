@@ -41,7 +41,9 @@ export class SessionTable {
   open(): Effect.Effect<HttpSession.HttpSession | Answer> {
     return Effect.suspend((): Effect.Effect<HttpSession.HttpSession | Answer> => {
       if (this.sessions.size >= this.maxSessions) {
-        return Effect.succeed(jsonRpcError(503, JsonRpc.ErrorCode.InternalError, "too many sessions; end one with DELETE first"))
+        return Effect.succeed(
+          jsonRpcError(503, JsonRpc.ErrorCode.InternalError, "too many sessions; end one with DELETE first")
+        )
       }
       return HttpSession.open(this.fleet, this.scope, this.clock).pipe(
         Effect.tap((session) => Effect.sync(() => this.sessions.set(session.id, session)))
@@ -73,7 +75,9 @@ export class SessionTable {
 
   /** Ends every session. */
   closeAll(): Effect.Effect<void> {
-    return Effect.suspend(() => Effect.forEach([...this.sessions.values()], (session) => this.close(session), { discard: true }))
+    return Effect.suspend(() =>
+      Effect.forEach([...this.sessions.values()], (session) => this.close(session), { discard: true })
+    )
   }
 
   /**

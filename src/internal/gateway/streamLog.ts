@@ -52,7 +52,9 @@ export class StreamLog {
 }
 
 /** The stream and index a Last-Event-ID names, if it is one of ours. */
-export const parseEventId = (lastEventId: string | undefined): { readonly stream: string; readonly index: number } | undefined => {
+export const parseEventId = (
+  lastEventId: string | undefined
+): { readonly stream: string; readonly index: number } | undefined => {
   const match = /^([^:]+):(\d+)$/.exec(lastEventId ?? "")
   return match === null ? undefined : { stream: match[1]!, index: Number(match[2]) }
 }

@@ -27,7 +27,8 @@ export const supports = (
     case "completions":
       // 2024-11-05 had no completions capability: completion came with prompts or resources.
       return capabilities.completions !== undefined ||
-        (protocolVersion === "2024-11-05" && (capabilities.prompts !== undefined || capabilities.resources !== undefined))
+        (protocolVersion === "2024-11-05" &&
+          (capabilities.prompts !== undefined || capabilities.resources !== undefined))
     default:
       return capabilities[feature] !== undefined
   }
@@ -36,7 +37,11 @@ export const supports = (
 /**
  * The failure of a call that needs `feature`.
  */
-export const unsupported = (server: string, feature: Feature, action: string): Effect.Effect<never, McpError.McpError> =>
+export const unsupported = (
+  server: string,
+  feature: Feature,
+  action: string
+): Effect.Effect<never, McpError.McpError> =>
   Effect.fail(McpError.make(
     server,
     new McpError.UnsupportedReason({

@@ -4,8 +4,8 @@
  *
  * @internal
  */
-import * as Effect from "effect/Effect"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"

@@ -22,7 +22,11 @@ export interface Limits {
 export const listAll = <R extends { readonly nextCursor?: string | undefined }, A>(
   server: string,
   limits: Limits,
-  request: (method: string, params: Record<string, unknown> | undefined, schema: Schema.Schema<R, any>) => Effect.Effect<R, McpError.McpError>,
+  request: (
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: Schema.Schema<R, any>
+  ) => Effect.Effect<R, McpError.McpError>,
   method: string,
   schema: Schema.Schema<R, any>,
   itemsOf: (result: R) => ReadonlyArray<A>
@@ -43,7 +47,11 @@ export const listAll = <R extends { readonly nextCursor?: string | undefined }, 
       if (items.length > limits.maxItems) {
         return yield* Effect.fail(McpError.make(
           server,
-          new McpError.LimitReason({ what: `${method}: the number of items`, size: items.length, limit: limits.maxItems })
+          new McpError.LimitReason({
+            what: `${method}: the number of items`,
+            size: items.length,
+            limit: limits.maxItems
+          })
         ))
       }
       cursor = result.nextCursor

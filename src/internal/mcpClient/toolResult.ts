@@ -10,9 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
-import { ValidatorCache } from "../jsonSchema.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
+import { ValidatorCache } from "../jsonSchema.js"
 import { decode } from "./decode.js"
 
 // The fields a content block of each type must have as strings. Blocks that carry
@@ -62,7 +62,10 @@ export interface OutputChecks {
   /** Lists the tools, once however many calls are waiting for it. */
   readonly ensureListed: Effect.Effect<void, McpError.McpError>
   /** The result of calling tool `name`: decoded and checked only when it has to be. */
-  readonly check: (name: string, result: Record<string, unknown>) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
+  readonly check: (
+    name: string,
+    result: Record<string, unknown>
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
 }
 
 /**

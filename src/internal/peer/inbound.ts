@@ -28,13 +28,18 @@ export const makeInbound = (options: {
   readonly send: (message: JsonRpc.Message) => Effect.Effect<void, McpError.McpError>
 }): Inbound => {
   // A Map, not an object: a method named after an Object.prototype member must not find one.
-  const handlers = new Map<string, Handler>([["ping", () => Effect.succeed({})], ...Object.entries(options.handlers ?? {})])
+  const handlers = new Map<string, Handler>([
+    ["ping", () => Effect.succeed({})],
+    ...Object.entries(options.handlers ?? {})
+  ])
   const running = new Map<JsonRpc.RequestId, Fiber.RuntimeFiber<unknown, unknown>>()
 
   const respond = (id: JsonRpc.RequestId, exit: Exit.Exit<Record<string, unknown>, HandlerError>) => {
     if (Exit.isInterrupted(exit)) return Effect.void
     return answer(
-      Exit.isSuccess(exit) ? { jsonrpc: "2.0", id, result: exit.value } : { jsonrpc: "2.0", id, error: errorObject(exit.cause) }
+      Exit.isSuccess(exit)
+        ? { jsonrpc: "2.0", id, result: exit.value }
+        : { jsonrpc: "2.0", id, error: errorObject(exit.cause) }
     )
   }
   const answer = (message: JsonRpc.Message) => Effect.ignore(options.send(message))
@@ -50,9 +55,11 @@ export const makeInbound = (options: {
         })
       }
       const id = message.id
-      const fiber = options.run(handler(message).pipe(
-        Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => running.delete(id)), respond(id, exit)))
-      ))
+      const fiber = options.run(
+        handler(message).pipe(
+          Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => running.delete(id)), respond(id, exit)))
+        )
+      )
       if (fiber.unsafePoll() === null) running.set(id, fiber)
       return undefined
     },

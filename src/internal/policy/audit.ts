@@ -20,7 +20,8 @@ const canonical = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map((item) => item === undefined ? "null" : canonical(item)).join(",")}]`
   if (value !== null && typeof value === "object") {
     const record = value as Record<string, unknown>
-    const keys = Object.keys(record).filter((key) => record[key] !== undefined && typeof record[key] !== "function").sort()
+    const keys = Object.keys(record).filter((key) => record[key] !== undefined && typeof record[key] !== "function")
+      .sort()
     return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(record[key])}`).join(",")}}`
   }
   return JSON.stringify(value) ?? "null"
@@ -56,12 +57,14 @@ export interface Auditor {
 export const makeAuditor = (sink: Option.Option<Policy.AuditSink>): Effect.Effect<Auditor> =>
   Effect.map(Effect.makeSemaphore(1), (fileLock) => {
     const appendLine = (path: string, line: string) =>
-      fileLock.withPermits(1)(Effect.tryPromise(() => fs.appendFile(path, line)).pipe(
-        Effect.catchAll((error) => {
-          const why = error.cause instanceof Error ? error.cause.message : String(error.cause)
-          return Effect.logWarning(`the audit log ${path} cannot be written: ${why}`)
-        })
-      ))
+      fileLock.withPermits(1)(
+        Effect.tryPromise(() => fs.appendFile(path, line)).pipe(
+          Effect.catchAll((error) => {
+            const why = error.cause instanceof Error ? error.cause.message : String(error.cause)
+            return Effect.logWarning(`the audit log ${path} cannot be written: ${why}`)
+          })
+        )
+      )
     return {
       enabled: (config) => Option.isSome(sink) || config.audit !== undefined,
       write: (entry, config) =>

@@ -66,7 +66,12 @@ interface Facts {
   truncated: boolean
 }
 
-const approve = (env: Env, entry: Catalog.ToolEntry, decision: Rules.Judged, args: Record<string, unknown> | undefined) =>
+const approve = (
+  env: Env,
+  entry: Catalog.ToolEntry,
+  decision: Rules.Judged,
+  args: Record<string, unknown> | undefined
+) =>
   Option.isNone(env.approval) || decision.action !== "ask"
     ? Effect.void
     : Effect.flatMap(
@@ -91,7 +96,13 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
       // The config at the call's start holds for the whole call.
       const rules = env.compiled()
       const auditing = env.auditor.enabled(rules.config)
-      const facts: Facts = { entry: undefined, invalid: false, rule: undefined, resultBytes: undefined, truncated: false }
+      const facts: Facts = {
+        entry: undefined,
+        invalid: false,
+        rule: undefined,
+        resultBytes: undefined,
+        truncated: false
+      }
 
       const run = Effect.gen(function*() {
         const entry = yield* env.lookup(name)
@@ -128,8 +139,7 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
             ...(facts.resultBytes === undefined ? {} : { resultBytes: facts.resultBytes }),
             ...(facts.truncated ? { truncated: true } : {}),
             ...(facts.rule === undefined ? {} : { rule: facts.rule })
-          }, rules.config)
-        )
+          }, rules.config))
       ))
     })
   )

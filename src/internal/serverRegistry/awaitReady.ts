@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
+import type * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -17,7 +17,11 @@ import type { ServerActor } from "./serverActor.js"
  * Whether `target` waits for `actor`.
  */
 export const isTarget = (target: AwaitTarget, actor: ServerActor): boolean =>
-  target === "required" ? actor.spec.required === true : target === "settled" ? actor.spec.disabled !== true : target.includes(actor.name)
+  target === "required"
+    ? actor.spec.required === true
+    : target === "settled"
+    ? actor.spec.disabled !== true
+    : target.includes(actor.name)
 
 /**
  * Waits for `waiting`, the actors `target` chose.
@@ -47,7 +51,10 @@ export const awaitReady = (
         Stream.runDrain
       )
     return Effect.forEach(waiting, one, { concurrency: "unbounded", discard: true }).pipe(
-      Effect.timeoutFail({ duration: timeout, onTimeout: () => notReady(waiting.filter((actor) => !done(actor.status().state)), clock) })
+      Effect.timeoutFail({
+        duration: timeout,
+        onTimeout: () => notReady(waiting.filter((actor) => !done(actor.status().state)), clock)
+      })
     )
   })
 

@@ -58,7 +58,9 @@ const unavailable = (state: ServerState): string => {
     case "NeedsAuth":
       return `needs authorization: ${state.error.message}`
     case "Failed":
-      return `failed after ${state.attempt} attempt${state.attempt === 1 ? "" : "s"} and is not retried: ${state.error.message}`
+      return `failed after ${state.attempt} attempt${
+        state.attempt === 1 ? "" : "s"
+      } and is not retried: ${state.error.message}`
     default:
       return `is ${state._tag}`
   }
@@ -76,7 +78,9 @@ export const make = (actor: Actor): CallGate => {
     if (client !== undefined) return Effect.succeed(Option.some(client))
     const now = actor.now()
     if (isTerminal(now)) {
-      return Effect.fail(McpError.make(actor.server, new McpError.UnavailableReason({ state: now._tag, message: unavailable(now) })))
+      return Effect.fail(
+        McpError.make(actor.server, new McpError.UnavailableReason({ state: now._tag, message: unavailable(now) }))
+      )
     }
     return now._tag === "Idle" ? Effect.as(actor.wake, Option.none()) : Effect.succeed(Option.none())
   })
@@ -98,7 +102,9 @@ export const make = (actor: Actor): CallGate => {
             actor.server,
             new McpError.UnavailableReason({
               state: actor.now()._tag,
-              message: `was not ready within ${timeout} ms (${lastError ? `last error: ${lastError.message}` : actor.now()._tag})`
+              message: `was not ready within ${timeout} ms (${
+                lastError ? `last error: ${lastError.message}` : actor.now()._tag
+              })`
             })
           )
         }
@@ -113,8 +119,7 @@ export const make = (actor: Actor): CallGate => {
           Effect.sync(() => {
             inFlight--
             lastActivity = at
-          })
-        ))
+          })))
       )
     })
 
@@ -126,7 +131,9 @@ export const make = (actor: Actor): CallGate => {
     withClient: (f, options) =>
       Effect.suspend(() => {
         if (client !== undefined) return use(client, f)
-        const timeout = options?.readyTimeout === undefined ? actor.readyTimeout : Duration.toMillis(Duration.decode(options.readyTimeout))
+        const timeout = options?.readyTimeout === undefined
+          ? actor.readyTimeout
+          : Duration.toMillis(Duration.decode(options.readyTimeout))
         return Effect.flatMap(awaitClient(timeout), (c) => use(c, f))
       }),
     idle: (idleMs) =>

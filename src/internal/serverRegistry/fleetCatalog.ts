@@ -32,7 +32,8 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
       return Effect.forEach(fresh, (collision) =>
         Effect.logWarning(
           `the ${collision.kind} name '${collision.name}' is claimed by ${
-            collision.entries.map((entry) => `'${entry.original}' of server '${entry.server}' (now '${entry.name}')`).join(", ")
+            collision.entries.map((entry) => `'${entry.original}' of server '${entry.server}' (now '${entry.name}')`)
+              .join(", ")
           }`
         ), { discard: true })
     }
@@ -46,7 +47,8 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
       listsChanged: (server, lists) =>
         Effect.suspend(() => {
           // A server with nothing to offer has no entry, so removed servers leave none behind.
-          const empty = lists.tools.length + lists.resources.length + lists.templates.length + lists.prompts.length === 0
+          const empty =
+            lists.tools.length + lists.resources.length + lists.templates.length + lists.prompts.length === 0
           if (empty) offered.delete(server)
           else offered.set(server, lists)
           return rebuild

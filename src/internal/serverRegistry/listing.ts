@@ -23,7 +23,10 @@ import { RegistryEvent } from "../../RegistryEvent.js"
  */
 export type ListKind = "tools" | "resources" | "prompts"
 
-const fetch = (c: McpClient.McpClient, kind: ListKind): Effect.Effect<Partial<Catalog.ServerLists>, McpError.McpError> => {
+const fetch = (
+  c: McpClient.McpClient,
+  kind: ListKind
+): Effect.Effect<Partial<Catalog.ServerLists>, McpError.McpError> => {
   if (c.capabilities[kind] === undefined) {
     return Effect.succeed(kind === "resources" ? { resources: [], templates: [] } : { [kind]: [] })
   }
@@ -53,7 +56,11 @@ export const fetchAll = (c: McpClient.McpClient): Effect.Effect<Catalog.ServerLi
  * The events that tell how `server`'s lists went from `previous` to `next`; none when
  * nothing differs.
  */
-export const changes = (server: string, previous: Catalog.ServerLists, next: Catalog.ServerLists): Array<RegistryEvent> => {
+export const changes = (
+  server: string,
+  previous: Catalog.ServerLists,
+  next: Catalog.ServerLists
+): Array<RegistryEvent> => {
   const tools = Catalog.diff(previous.tools, next.tools, (tool) => tool.name)
   const resources = Catalog.diff(previous.resources, next.resources, (resource) => resource.uri)
   const templates = Catalog.diff(previous.templates, next.templates, (template) => template.uriTemplate)
@@ -84,7 +91,9 @@ const refresh = (watcher: Watcher, c: McpClient.McpClient, kinds: ReadonlySet<Li
       Effect.flatMap((part) => watcher.setLists({ ...watcher.lists(), ...part })),
       Effect.catchAll((error) =>
         Effect.zipRight(
-          Effect.logWarning(`server '${watcher.server}': re-listing ${kind} failed; keeping the last list: ${error.message}`),
+          Effect.logWarning(
+            `server '${watcher.server}': re-listing ${kind} failed; keeping the last list: ${error.message}`
+          ),
           watcher.publish(RegistryEvent.RefreshFailed({ server: watcher.server, list: kind, error }))
         )
       )
@@ -93,7 +102,9 @@ const refresh = (watcher: Watcher, c: McpClient.McpClient, kinds: ReadonlySet<Li
 // A notification other than list_changed, as an event when it is one the fleet reports.
 const forward = (watcher: Watcher, message: { readonly method: string; readonly params?: unknown }) => {
   const decoded = McpSchema.decodeServerNotification(message.method, message.params)
-  if (Either.isLeft(decoded)) return Effect.logWarning(`server '${watcher.server}' sent a malformed ${message.method}; skipped`)
+  if (Either.isLeft(decoded)) {
+    return Effect.logWarning(`server '${watcher.server}' sent a malformed ${message.method}; skipped`)
+  }
   const notification = decoded.right
   if (!McpSchema.isKnownServerNotification(notification)) return Effect.void
   if (notification.method === McpSchema.Method.ResourcesUpdated) {
@@ -135,8 +146,11 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
     yield* Queue.take(incoming).pipe(
       Effect.flatMap((message) => {
         const kind = Object.hasOwn(listOf, message.method) ? listOf[message.method] : undefined
-        if (kind !== undefined) return Effect.zipRight(Effect.sync(() => dirty.add(kind)), Queue.offer(changed, undefined))
-        return message.method === McpSchema.Method.ResourcesUpdated || message.method === McpSchema.Method.LoggingMessage
+        if (kind !== undefined) {
+          return Effect.zipRight(Effect.sync(() => dirty.add(kind)), Queue.offer(changed, undefined))
+        }
+        return message.method === McpSchema.Method.ResourcesUpdated ||
+            message.method === McpSchema.Method.LoggingMessage
           ? forward(watcher, message)
           : Effect.void
       }),

@@ -8,9 +8,9 @@
 import * as Effect from "effect/Effect"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
-import { traced } from "../traced.js"
 import * as McpError from "../../McpError.js"
 import type { ServerRegistry } from "../../ServerRegistry.js"
+import { traced } from "../traced.js"
 import type { ServerActor } from "./serverActor.js"
 
 /**
@@ -59,7 +59,11 @@ export const make = (
       if (entry === undefined) {
         return Effect.fail(McpError.make(
           undefined,
-          new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, current.toolsByName.keys()) })
+          new McpError.NotFoundReason({
+            what: "tool",
+            name,
+            suggestions: Catalog.suggest(name, current.toolsByName.keys())
+          })
         ))
       }
       return withClient(entry.server, (client) => client.callTool(entry.tool.name, args, callOptions), callOptions)
@@ -71,7 +75,12 @@ export const make = (
     Effect.flatMap(actorOf(server), (actor) => {
       const known = actor.lists().prompts.map((prompt) => prompt.name)
       return known.length > 0 && !known.includes(name)
-        ? Effect.fail(McpError.make(server, new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, known) })))
+        ? Effect.fail(
+          McpError.make(
+            server,
+            new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, known) })
+          )
+        )
         : actor.withClient((client) => client.getPrompt(name, args))
     })
   )

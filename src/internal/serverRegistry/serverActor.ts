@@ -19,9 +19,9 @@ import * as Catalog from "../../Catalog.js"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
+import type { CallOptions, ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
-import type { CallOptions, ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import type { TransportService } from "../../Transport.js"
 import * as CallGate from "./callGate.js"
 import { changes } from "./listing.js"
@@ -114,7 +114,10 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         const events = changes(name, lists, next)
         lists = next
         if (events.length === 0) return Effect.void
-        return Effect.zipRight(options.listsChanged(name, next), Effect.forEach(events, options.publish, { discard: true }))
+        return Effect.zipRight(
+          options.listsChanged(name, next),
+          Effect.forEach(events, options.publish, { discard: true })
+        )
       })
 
     const core: Session.Core = {

@@ -15,9 +15,9 @@ import * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
+import type { ClientOptions, Requirements } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
-import type { ClientOptions, Requirements } from "../../ServerRegistry.js"
 import { Transport, type TransportService } from "../../Transport.js"
 import type { CallGate } from "./callGate.js"
 import { fetchAll, watch } from "./listing.js"
@@ -63,7 +63,10 @@ export const takeControl = <C extends Control>(core: Core, accepted: ReadonlyArr
 /**
  * Fails after `failures` pings in a row went unanswered; never ends without health checks.
  */
-export const healthCheck = (health: ServerSpec.HealthCheck | undefined, c: McpClient.McpClient): Effect.Effect<never, McpError.McpError> => {
+export const healthCheck = (
+  health: ServerSpec.HealthCheck | undefined,
+  c: McpClient.McpClient
+): Effect.Effect<never, McpError.McpError> => {
   if (health === undefined) return Effect.never
   const limit = health.failures ?? 3
   let failed = 0
@@ -94,15 +97,25 @@ export const run = (core: Core, scope: Scope.CloseableScope): Effect.Effect<Outc
       initializeTimeout: spec.initializeTimeout,
       requestTimeout: spec.requestTimeout
     }).pipe(Effect.provideService(Transport, transport))
-    yield* watch({ server: spec.name, refreshDebounce: core.refreshDebounce, lists: core.lists, setLists: core.setLists, publish: core.publish }, c)
+    yield* watch({
+      server: spec.name,
+      refreshDebounce: core.refreshDebounce,
+      lists: core.lists,
+      setLists: core.setLists,
+      publish: core.publish
+    }, c)
     yield* core.setLists(yield* fetchAll(c))
     readySince = yield* Clock.currentTimeMillis
     core.gate.setClient(c)
-    yield* core.setState(ServerState.Ready({ protocolVersion: c.protocolVersion, serverInfo: c.serverInfo, since: readySince }))
+    yield* core.setState(
+      ServerState.Ready({ protocolVersion: c.protocolVersion, serverInfo: c.serverInfo, since: readySince })
+    )
     const ended = yield* Effect.raceAll([
       c.closed,
       Effect.flip(healthCheck(spec.health, c)),
-      spec.idleTimeout === undefined ? Effect.never : Effect.as(core.gate.idle(Duration.toMillis(Duration.decode(spec.idleTimeout))), "idle" as const)
+      spec.idleTimeout === undefined
+        ? Effect.never
+        : Effect.as(core.gate.idle(Duration.toMillis(Duration.decode(spec.idleTimeout))), "idle" as const)
     ])
     return ended === "idle" ? { _tag: "Idle" } as const : yield* Effect.fail(ended)
   })

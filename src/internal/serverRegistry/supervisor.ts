@@ -14,9 +14,9 @@ import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
+import type { Requirements } from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
-import type { Requirements } from "../../ServerRegistry.js"
 import * as Session from "./session.js"
 
 const millis = (input: Duration.DurationInput) => Duration.toMillis(Duration.decode(input))
@@ -144,8 +144,11 @@ export const supervise = (
         yield* core.setState(ServerState.Connecting({ attempt: failures + 1 }))
         failures = yield* Effect.acquireUseRelease(
           Scope.make(),
-          (scope) => Effect.flatMap(Session.run(core, scope), (outcome) => afterSession(core, policy, toggle, outcome, scope, failures)),
-          (scope, exit) => Scope.close(scope, exit)
+          (scope) =>
+            Effect.flatMap(Session.run(core, scope), (outcome) =>
+              afterSession(core, policy, toggle, outcome, scope, failures)),
+          (scope, exit) =>
+            Scope.close(scope, exit)
         )
       }
     }

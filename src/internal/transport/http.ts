@@ -177,7 +177,9 @@ class Exchange implements WireHandler, Abortable {
         `${what} was redirected to another origin (${to.origin}); set redirects: "any" to allow it`
       ))
     }
-    if (this.hop++ >= MAX_REDIRECTS) return this.handler.onFailure(transportError(ctx, `${what} was redirected more than ${MAX_REDIRECTS} times`))
+    if (this.hop++ >= MAX_REDIRECTS) {
+      return this.handler.onFailure(transportError(ctx, `${what} was redirected more than ${MAX_REDIRECTS} times`))
+    }
     this.request = { ...request, url: to.toString() }
     if (!this.stopped) this.send()
   }
@@ -193,7 +195,11 @@ class Exchange implements WireHandler, Abortable {
   onError(cause: unknown): void {
     if (this.sink !== undefined) return this.sink.onError(cause)
     this.handler.onFailure(
-      transportError(this.ctx, `could not send ${this.what} to ${safeUrl(this.request.url)}: ${describeCause(cause)}`, cause)
+      transportError(
+        this.ctx,
+        `could not send ${this.what} to ${safeUrl(this.request.url)}: ${describeCause(cause)}`,
+        cause
+      )
     )
   }
 }
@@ -256,13 +262,20 @@ export class TextSink implements Sink {
 
   onError(cause: unknown): void {
     if (this.failed) return
-    this.target.onError(transportError(this.ctx, `reading the answer to ${this.what} failed: ${describeCause(cause)}`, cause))
+    this.target.onError(
+      transportError(this.ctx, `reading the answer to ${this.what} failed: ${describeCause(cause)}`, cause)
+    )
   }
 
   private tooLarge(size: number): void {
     this.failed = true
     this.response.abort()
-    this.target.onError(McpError.make(this.ctx.server, new McpError.LimitReason({ what: this.what, size, limit: this.ctx.maxMessageBytes })))
+    this.target.onError(
+      McpError.make(
+        this.ctx.server,
+        new McpError.LimitReason({ what: this.what, size, limit: this.ctx.maxMessageBytes })
+      )
+    )
   }
 }
 
@@ -347,7 +360,12 @@ export class EventSink implements Sink {
     if (fits) return
     this.done = true
     this.response.abort()
-    this.reader.onStreamEnd(McpError.make(ctx.server, new McpError.LimitReason({ what: `an event of ${this.what}`, limit: ctx.maxMessageBytes })))
+    this.reader.onStreamEnd(
+      McpError.make(
+        ctx.server,
+        new McpError.LimitReason({ what: `an event of ${this.what}`, limit: ctx.maxMessageBytes })
+      )
+    )
   }
 
   onEnd(): void {
@@ -359,7 +377,9 @@ export class EventSink implements Sink {
   onError(cause: unknown): void {
     if (this.done) return
     this.done = true
-    this.reader.onStreamEnd(transportError(this.ctx, `the event stream of ${this.what} broke: ${describeCause(cause)}`, cause))
+    this.reader.onStreamEnd(
+      transportError(this.ctx, `the event stream of ${this.what} broke: ${describeCause(cause)}`, cause)
+    )
   }
 }
 
@@ -389,7 +409,8 @@ export class Opened {
   readonly collector: Sink = {
     onData: (chunk) => this.sink === undefined ? void this.pending.push(chunk) : this.sink.onData(chunk),
     onEnd: () => this.sink === undefined ? void (this.ended = { cause: undefined }) : this.sink.onEnd(),
-    onError: (cause) => this.sink === undefined ? void (this.ended = { cause: cause ?? "broken" }) : this.sink.onError(cause)
+    onError: (cause) =>
+      this.sink === undefined ? void (this.ended = { cause: cause ?? "broken" }) : this.sink.onError(cause)
   }
 
   /** Hands the body, from its start, to `sink`. */
@@ -422,4 +443,6 @@ export const discard = (opened: Opened): Effect.Effect<void> => Effect.sync(() =
 
 /** The Http error for an answer with an error status. */
 export const statusError = (ctx: Context, opened: Opened, method: string): Effect.Effect<McpError.McpError> =>
-  Effect.async((resume) => opened.read(statusErrorSink(ctx, opened.response, method, (error) => resume(Effect.succeed(error)))))
+  Effect.async((resume) =>
+    opened.read(statusErrorSink(ctx, opened.response, method, (error) => resume(Effect.succeed(error))))
+  )

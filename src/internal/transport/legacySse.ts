@@ -15,7 +15,7 @@ import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import * as JsonRpc from "../../JsonRpc.js"
 import type * as McpError from "../../McpError.js"
-import { RequestFailed, type Inbox } from "../../Transport.js"
+import { type Inbox, RequestFailed } from "../../Transport.js"
 import * as Http from "./http.js"
 import { SseDecoder } from "./sseDecoder.js"
 import { unreachable } from "./streamableHttpConnection.js"
@@ -45,7 +45,11 @@ export const open = (
 ): Effect.Effect<Session, McpError.McpError, Scope.Scope> =>
   Effect.gen(function*() {
     const timeout = Duration.millis(timeoutMs)
-    const opened = yield* Http.open(ctx, { method: "GET", url, headers: { ...ctx.headers, accept: "text/event-stream" } }, WHAT).pipe(
+    const opened = yield* Http.open(ctx, {
+      method: "GET",
+      url,
+      headers: { ...ctx.headers, accept: "text/event-stream" }
+    }, WHAT).pipe(
       Effect.timeoutFail({
         duration: timeout,
         onTimeout: () => Http.closedError(ctx, `the SSE stream at ${Http.safeUrl(url)} did not open within the timeout`)
@@ -65,7 +69,9 @@ export const open = (
     const reader: Http.EventReader = {
       onEvent: (event) => {
         if (event.event === "endpoint") Deferred.unsafeDone(endpoint, resolveEndpoint(ctx, url, event.data))
-        else if (event.event === "message") for (const message of Http.parseMessages(ctx, event.data, "an event")) inbox.deliver(message)
+        else if (event.event === "message") {
+          for (const message of Http.parseMessages(ctx, event.data, "an event")) inbox.deliver(message)
+        }
       },
       onStreamEnd: (broke) => {
         const error = broke ?? Http.closedError(ctx, "the server ended the SSE stream")

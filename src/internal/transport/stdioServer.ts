@@ -10,7 +10,7 @@ import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
-import { type TransportService, Inbox, sendWith } from "../../Transport.js"
+import { Inbox, sendWith, type TransportService } from "../../Transport.js"
 import * as Ndjson from "./ndjson.js"
 
 /** Who the transport's messages come from, in errors and logs. */

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import * as JsonRpc from "../../JsonRpc.js"
+import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import type { Incoming } from "../../Transport.js"
 import type * as Http from "./http.js"

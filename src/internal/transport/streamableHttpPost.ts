@@ -10,7 +10,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as JsonRpc from "../../JsonRpc.js"
+import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as Http from "./http.js"
 import type { Abortable, WireRequest } from "./httpWire.js"
@@ -22,7 +22,9 @@ class JsonAnswer implements Http.TextTarget {
   constructor(private readonly conn: Connection, private readonly reader: Reader) {}
 
   onText(text: string): void {
-    if (text.trim() !== "") for (const message of Http.parseMessages(this.conn.ctx, text, "a body")) this.conn.deliver(message)
+    if (text.trim() !== "") {
+      for (const message of Http.parseMessages(this.conn.ctx, text, "a body")) this.conn.deliver(message)
+    }
     this.reader.ended(undefined)
   }
 
@@ -50,10 +52,13 @@ const readAnswer = (
   }
   if (response.status === 202 || response.header("content-length") === "0" || type === "") reader.ended(undefined)
   else {
-    reader.ended(McpError.make(conn.ctx.server, new McpError.ValidationReason({
-      message: `answered with content type '${type}', neither JSON nor an event stream`,
-      method: reading.method
-    })))
+    reader.ended(McpError.make(
+      conn.ctx.server,
+      new McpError.ValidationReason({
+        message: `answered with content type '${type}', neither JSON nor an event stream`,
+        method: reading.method
+      })
+    ))
   }
   return { sink: Http.IGNORE, stream: undefined }
 }
@@ -85,7 +90,11 @@ export class PostedRequest implements Http.Handler, Reader {
   /** Whether the owner has heard how it ended (a client may fail an exchange at once). */
   finished = false
 
-  constructor(private readonly conn: Connection, private readonly message: JsonRpc.Request, private readonly owner: Owner) {
+  constructor(
+    private readonly conn: Connection,
+    private readonly message: JsonRpc.Request,
+    private readonly owner: Owner
+  ) {
     this.sentIn = conn.sessionId
     this.exchange = Http.exchange(conn.ctx, postOf(conn, message), message.method, this)
   }
@@ -127,7 +136,11 @@ export class PostedRequest implements Http.Handler, Reader {
  * the HTTP timeout. A body that comes back anyway (an event stream) is read in the
  * background; what fails there is logged.
  */
-export const notify = (conn: Connection, message: JsonRpc.Message, what: string): Effect.Effect<void, McpError.McpError> =>
+export const notify = (
+  conn: Connection,
+  message: JsonRpc.Message,
+  what: string
+): Effect.Effect<void, McpError.McpError> =>
   Effect.gen(function*() {
     const sentIn = conn.sessionId
     const opened = yield* Http.open(conn.ctx, postOf(conn, message), what).pipe(Effect.timeoutFail({

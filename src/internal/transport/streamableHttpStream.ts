@@ -68,7 +68,9 @@ export class EventStream implements Http.EventReader {
     if (event.event !== "message" || event.data.trim() === "") return
     const awaiting = this.reading.awaiting
     for (const message of Http.parseMessages(this.conn.ctx, event.data, "an event")) {
-      if (awaiting !== undefined && !this.answered && !("method" in message) && message.id === awaiting) this.answered = true
+      if (awaiting !== undefined && !this.answered && !("method" in message) && message.id === awaiting) {
+        this.answered = true
+      }
       this.conn.deliver(message)
     }
   }
@@ -85,7 +87,9 @@ export class EventStream implements Http.EventReader {
         `the stream answering ${this.reading.method} ended before the answer, with no event id to resume from${why}`
       ))
     }
-    this.resuming = this.conn.ctx.fork(Effect.catchAll(this.resume(why), (failed) => Effect.sync(() => this.reader.ended(failed))))
+    this.resuming = this.conn.ctx.fork(
+      Effect.catchAll(this.resume(why), (failed) => Effect.sync(() => this.reader.ended(failed)))
+    )
   }
 
   // Tries GETs with Last-Event-ID until one opens an event stream, whose body this stream
@@ -100,7 +104,9 @@ export class EventStream implements Http.EventReader {
         if (self.attempt > conn.settings.maxAttempts) {
           return yield* Effect.fail(Http.closedError(
             conn.ctx,
-            `lost the stream ${reading.awaiting === undefined ? "of server messages" : `answering ${reading.method}`} and could not resume it in ${conn.settings.maxAttempts} attempts${why}`
+            `lost the stream ${
+              reading.awaiting === undefined ? "of server messages" : `answering ${reading.method}`
+            } and could not resume it in ${conn.settings.maxAttempts} attempts${why}`
           ))
         }
         yield* Effect.logDebug(`server '${conn.ctx.server}': resuming the stream of ${reading.method}${why}`)

@@ -21,7 +21,11 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable {
     if (this.done) controller.abort(ABORTED)
   }
 
-  onResponseStart(_: Dispatcher.DispatchController, status: number, headers: Record<string, string | Array<string> | undefined>): void {
+  onResponseStart(
+    _: Dispatcher.DispatchController,
+    status: number,
+    headers: Record<string, string | Array<string> | undefined>
+  ): void {
     if (!this.done && status >= 200) this.handler.onHeaders(status, headers)
   }
 

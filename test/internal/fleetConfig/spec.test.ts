@@ -17,20 +17,30 @@ describe("spec", () => {
   })
 
   it("server fields win over defaults; a canonical name over its alias", () => {
-    const spec = toSpec("a", { command: "x", startupTimeout: 5, requestTimeout: 7 }, {
-      initializeTimeout: 1,
-      requestTimeout: 2,
-      restart: { maxAttempts: 3 }
-    }, context, [])
+    const spec = toSpec(
+      "a",
+      { command: "x", startupTimeout: 5, requestTimeout: 7 },
+      {
+        initializeTimeout: 1,
+        requestTimeout: 2,
+        restart: { maxAttempts: 3 }
+      },
+      context,
+      []
+    )
     expect(Duration.toMillis(spec.initializeTimeout!)).toBe(5)
     expect(Duration.toMillis(spec.requestTimeout!)).toBe(7)
     expect(spec.restart).toEqual({ maxAttempts: 3 })
   })
 
   it("an entry that cannot be used gets a placeholder transport and every problem", () => {
-    const spec = toSpec("a", { url: "https://${TOKEN}@h", command: "x" }, { health: { timeout: 1 } }, context, ["extra"])
+    const spec = toSpec("a", { url: "https://${TOKEN}@h", command: "x" }, { health: { timeout: 1 } }, context, [
+      "extra"
+    ])
     expect(spec.transport).toEqual({ type: "stdio", command: "" })
-    expect(spec.problem).toBe(`extra; both "command" and "url" are set; a server has one or the other; "health" needs an "interval"`)
+    expect(spec.problem).toBe(
+      `extra; both "command" and "url" are set; a server has one or the other; "health" needs an "interval"`
+    )
     expect(JSON.stringify(spec)).not.toContain("t0k")
   })
 })

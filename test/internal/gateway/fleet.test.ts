@@ -3,7 +3,12 @@ import * as Catalog from "../../../src/Catalog.js"
 import { changedLists, fingerprints, listChangedMethod } from "../../../src/internal/gateway/fleet.js"
 
 const withTools = (...names: Array<string>) =>
-  Catalog.make(new Map([["alpha", { ...Catalog.emptyLists, tools: names.map((name) => ({ name, inputSchema: { type: "object" as const } })) }]]))
+  Catalog.make(
+    new Map([["alpha", {
+      ...Catalog.emptyLists,
+      tools: names.map((name) => ({ name, inputSchema: { type: "object" as const } }))
+    }]])
+  )
 
 describe("gateway fleet", () => {
   it("only lists whose visible content changed are announced", () => {
@@ -11,11 +16,16 @@ describe("gateway fleet", () => {
     expect(changedLists(before, fingerprints(withTools("a", "b")))).toEqual([])
     expect(changedLists(before, fingerprints(withTools("a")))).toEqual(["tools"])
     expect(changedLists(before, fingerprints(Catalog.empty))).toEqual(["tools"])
-    expect(changedLists(fingerprints(Catalog.empty), fingerprints(Catalog.make(new Map([["alpha", {
-      ...Catalog.emptyLists,
-      prompts: [{ name: "p" }],
-      resources: [{ uri: "a://b", name: "b" }]
-    }]]))))).toEqual(["resources", "prompts"])
+    expect(changedLists(
+      fingerprints(Catalog.empty),
+      fingerprints(Catalog.make(
+        new Map([["alpha", {
+          ...Catalog.emptyLists,
+          prompts: [{ name: "p" }],
+          resources: [{ uri: "a://b", name: "b" }]
+        }]])
+      ))
+    )).toEqual(["resources", "prompts"])
   })
 
   it("each list has its own notification", () => {

@@ -3,7 +3,11 @@ import * as Redacted from "effect/Redacted"
 import * as Cors from "../../../src/internal/gateway/cors.js"
 import * as Guard from "../../../src/internal/gateway/guard.js"
 
-const guard = Guard.make({ host: "127.0.0.1", token: Redacted.make("s3cret"), allowedOrigins: ["https://app.example.com/"] })
+const guard = Guard.make({
+  host: "127.0.0.1",
+  token: Redacted.make("s3cret"),
+  allowedOrigins: ["https://app.example.com/"]
+})
 const host = { host: "127.0.0.1:8080", authorization: "Bearer s3cret" }
 
 describe("gateway guard", () => {
@@ -16,7 +20,8 @@ describe("gateway guard", () => {
     expect(guard({ ...host, host: "app.example.com" }, false)).toBeUndefined()
     expect(guard({ authorization: host.authorization }, false)?.status).toBe(403)
     // Bound elsewhere, any Host is the operator's choice.
-    expect(Guard.make({ host: "0.0.0.0", token: undefined, allowedOrigins: [] })({ host: "box.lan" }, false)).toBeUndefined()
+    expect(Guard.make({ host: "0.0.0.0", token: undefined, allowedOrigins: [] })({ host: "box.lan" }, false))
+      .toBeUndefined()
   })
 
   it("wants the bearer token, except of a preflight, and never repeats it", () => {

@@ -23,7 +23,11 @@ describe("gateway logging", () => {
       yield* log("info")
       expect(sent).toEqual([])
       yield* inFlight.track("alpha", 1, inFlight.track("alpha", 2, log("debug")))
-      expect(sent).toEqual([{ method: "notifications/message", params: { level: "debug", logger: "alpha", data: "debug" }, related: 2 }])
+      expect(sent).toEqual([{
+        method: "notifications/message",
+        params: { level: "debug", logger: "alpha", data: "debug" },
+        related: 2
+      }])
       expect(inFlight.latest("alpha")).toBeUndefined()
     }))
 

@@ -2,7 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { decodeCursor, encodeCursor, page } from "../../../src/internal/gateway/paging.js"
 
-const request = (cursor?: unknown) => ({ jsonrpc: "2.0" as const, id: 1, method: "tools/list", params: cursor === undefined ? {} : { cursor } })
+const request = (cursor?: unknown) => ({
+  jsonrpc: "2.0" as const,
+  id: 1,
+  method: "tools/list",
+  params: cursor === undefined ? {} : { cursor }
+})
 
 describe("gateway paging", () => {
   it("a cursor names its list and offset, and nothing else decodes", () => {

@@ -12,7 +12,11 @@ import { Platform } from "../../support/platform.js"
 // A table over an empty fleet, allowing two sessions.
 const table = Effect.gen(function*() {
   const registry = yield* ServerRegistry.make().pipe(Effect.provide(Platform))
-  const fleet = yield* makeFleet(registry, { filter: (catalog) => catalog, callTool: registry.callTool }, resolveOptions({}))
+  const fleet = yield* makeFleet(
+    registry,
+    { filter: (catalog) => catalog, callTool: registry.callTool },
+    resolveOptions({})
+  )
   return new SessionTable(fleet, yield* Effect.scope, yield* Effect.clock, 2)
 })
 

@@ -53,7 +53,11 @@ describe("gateway subscriptions", () => {
   it.effect("a URI no server owns is -32002; a missing one -32602", () =>
     Effect.gen(function*() {
       const subscriptions = yield* Subscriptions.make(fleetOf([]), Effect.succeed(Catalog.empty))
-      expect(yield* Effect.flip(subscriptions.subscribe(request("resources/subscribe", "x://y")))).toMatchObject({ code: -32002 })
-      expect(yield* Effect.flip(subscriptions.subscribe(request("resources/subscribe", 7)))).toMatchObject({ code: -32602 })
+      expect(yield* Effect.flip(subscriptions.subscribe(request("resources/subscribe", "x://y")))).toMatchObject({
+        code: -32002
+      })
+      expect(yield* Effect.flip(subscriptions.subscribe(request("resources/subscribe", 7)))).toMatchObject({
+        code: -32602
+      })
     }).pipe(Effect.scoped))
 })

@@ -22,6 +22,8 @@ describe("capabilities", () => {
     Effect.gen(function*() {
       const error = failure(yield* Effect.exit(unsupported("s", "logging", "set the logging level")))
       expect(error.reason._tag).toBe("Unsupported")
-      expect(error.message).toBe("server 's': cannot set the logging level: the server did not declare the 'logging' capability")
+      expect(error.message).toBe(
+        "server 's': cannot set the logging level: the server did not declare the 'logging' capability"
+      )
     }))
 })

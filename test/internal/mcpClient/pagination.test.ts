@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as McpSchema from "../../../src/McpSchema.js"
 import { listAll } from "../../../src/internal/mcpClient/pagination.js"
+import * as McpSchema from "../../../src/McpSchema.js"
 import { failure } from "../../support/results.js"
 
 type Page = { readonly items: ReadonlyArray<number>; readonly nextCursor?: string | undefined }
@@ -20,21 +20,34 @@ const paged = (pages: Record<string, Page>) => {
 
 const list = (pages: Record<string, Page>, limits = { maxPages: 10, maxItems: 10 }) => {
   const server = paged(pages)
-  const run = listAll("s", limits, server.request, "things/list", McpSchema.EmptyResult as any, (page: Page) => page.items)
+  const run = listAll(
+    "s",
+    limits,
+    server.request,
+    "things/list",
+    McpSchema.EmptyResult as any,
+    (page: Page) => page.items
+  )
   return { run, asked: server.asked }
 }
 
 describe("pagination", () => {
   it.effect("follows nextCursor to the last page", () =>
     Effect.gen(function*() {
-      const { asked, run } = list({ "": { items: [1, 2], nextCursor: "a" }, a: { items: [3], nextCursor: "b" }, b: { items: [] } })
+      const { asked, run } = list({
+        "": { items: [1, 2], nextCursor: "a" },
+        a: { items: [3], nextCursor: "b" },
+        b: { items: [] }
+      })
       expect(yield* run).toEqual([1, 2, 3])
       expect(asked).toEqual([undefined, "a", "b"])
     }))
 
   it.effect("fails on a repeated cursor, too many pages or too many items", () =>
     Effect.gen(function*() {
-      const loop = failure(yield* Effect.exit(list({ "": { items: [], nextCursor: "a" }, a: { items: [], nextCursor: "a" } }).run))
+      const loop = failure(
+        yield* Effect.exit(list({ "": { items: [], nextCursor: "a" }, a: { items: [], nextCursor: "a" } }).run)
+      )
       expect(loop.reason).toMatchObject({ _tag: "Validation", method: "things/list" })
       expect(loop.message).toBe("server 's' (things/list): the server repeated the cursor \"a\"")
       const endless: Record<string, Page> = {}

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type * as McpSchema from "../../../src/McpSchema.js"
 import { makeOutputChecks } from "../../../src/internal/mcpClient/toolResult.js"
+import type * as McpSchema from "../../../src/McpSchema.js"
 import { failure } from "../../support/results.js"
 
 const weather: McpSchema.Tool = {
@@ -46,9 +46,13 @@ describe("tool results", () => {
       expect(yield* outputs.check("weather", good)).toEqual(good)
       const bad = failure(yield* Effect.exit(outputs.check("weather", { content: [], structuredContent: { t: "x" } })))
       expect(bad.reason).toMatchObject({ _tag: "Validation", method: "tools/call" })
-      expect(bad.message).toMatch(/^server 's' \(tools\/call\): tool 'weather' returned structuredContent that does not match/)
+      expect(bad.message).toMatch(
+        /^server 's' \(tools\/call\): tool 'weather' returned structuredContent that does not match/
+      )
       const missing = failure(yield* Effect.exit(outputs.check("weather", { content: [] })))
-      expect(missing.message).toBe("server 's' (tools/call): tool 'weather' has an outputSchema but returned no structuredContent")
+      expect(missing.message).toBe(
+        "server 's' (tools/call): tool 'weather' has an outputSchema but returned no structuredContent"
+      )
       const error = { content: [{ type: "text", text: "no" }], isError: true }
       expect(yield* outputs.check("weather", error)).toEqual(error)
     }))

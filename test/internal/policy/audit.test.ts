@@ -37,7 +37,9 @@ describe("audit", () => {
     expect(outcomeOf(Exit.succeed({ content: [], isError: true }))).toBe("isError")
     expect(outcomeOf(Exit.interrupt(Option.none() as never))).toBe("cancelled")
     expect(outcomeOf(fail(new McpError.DeniedReason({ tool: "t", message: "no" })))).toBe("denied")
-    expect(outcomeOf(fail(new McpError.TimeoutReason({ method: "tools/call", afterMs: 1, kind: "total" })))).toBe("timeout")
+    expect(outcomeOf(fail(new McpError.TimeoutReason({ method: "tools/call", afterMs: 1, kind: "total" })))).toBe(
+      "timeout"
+    )
     expect(outcomeOf(fail(new McpError.LimitReason({ what: "x", limit: 1 })))).toBe("error:Limit")
     expect(outcomeOf(Exit.failCause(Cause.die("boom")))).toBe("error:defect")
   })

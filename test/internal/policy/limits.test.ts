@@ -49,7 +49,10 @@ describe("limits", () => {
   it.effect("rate: a tool over its own rate takes no token from the server", () =>
     Effect.gen(function*() {
       const { limited } = makeLimiter()
-      const limits = only({ tool: { rateLimit: { calls: 1, per: 1000 } }, server: { rateLimit: { calls: 2, per: 1000 } } })
+      const limits = only({
+        tool: { rateLimit: { calls: 1, per: 1000 } },
+        server: { rateLimit: { calls: 2, per: 1000 } }
+      })
       yield* limited(entry, limits, Effect.void)
       const error = yield* Effect.flip(limited(entry, limits, Effect.void))
       expect((error.reason as { what: string }).what).toContain("to tool 't'")

@@ -4,7 +4,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import type * as Catalog from "../../../src/Catalog.js"
-import { enforce, fittingPrefix, jsonBytes, truncate, truncationMarker } from "../../../src/internal/policy/resultSize.js"
+import {
+  enforce,
+  fittingPrefix,
+  jsonBytes,
+  truncate,
+  truncationMarker
+} from "../../../src/internal/policy/resultSize.js"
 import type * as McpSchema from "../../../src/McpSchema.js"
 
 const entry = { name: "mcp__a__t", server: "a", tool: { name: "t" } } as unknown as Catalog.ToolEntry
@@ -28,13 +34,21 @@ describe("resultSize", () => {
     const cut = truncate(big, 160, size)
     expect(jsonBytes(cut)).toBeLessThanOrEqual(160)
     expect(cut.structuredContent).toBeUndefined()
-    expect(cut.content.map((block) => (block as McpSchema.TextContent).text.slice(0, 5))).toEqual(["first", "xxxxx", "[trun"])
+    expect(cut.content.map((block) => (block as McpSchema.TextContent).text.slice(0, 5))).toEqual([
+      "first",
+      "xxxxx",
+      "[trun"
+    ])
     expect(cut.content.at(-1)).toEqual({ type: "text", text: truncationMarker(160, size) })
   })
 
   it("enforce: untouched within the limit, cut by default, a Limit error with onOversize fail", () => {
     const small = result("ok")
-    expect(enforce(entry, small, {}, false)).toEqual({ outcome: Either.right(small), bytes: undefined, truncated: false })
+    expect(enforce(entry, small, {}, false)).toEqual({
+      outcome: Either.right(small),
+      bytes: undefined,
+      truncated: false
+    })
     expect(enforce(entry, small, {}, true).bytes).toBe(jsonBytes(small))
     const big = result("y".repeat(300))
     const cut = enforce(entry, big, { maxResultBytes: 100 }, false)

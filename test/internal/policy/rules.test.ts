@@ -27,8 +27,14 @@ describe("rules", () => {
 
   it("defaults: the server's, else the global one; ask without an approver is deny", () => {
     const compiled = Rules.compile({ default: "ask", servers: { a: { default: "deny" } } })
-    expect(Rules.decide(compiled, qualified("a", "x"), true)).toMatchObject({ action: "deny", reason: "default deny (server 'a')" })
-    expect(Rules.decide(compiled, qualified("b", "x"), true)).toMatchObject({ action: "ask", reason: "default ask (global)" })
+    expect(Rules.decide(compiled, qualified("a", "x"), true)).toMatchObject({
+      action: "deny",
+      reason: "default deny (server 'a')"
+    })
+    expect(Rules.decide(compiled, qualified("b", "x"), true)).toMatchObject({
+      action: "ask",
+      reason: "default ask (global)"
+    })
     expect(Rules.decide(compiled, qualified("b", "x"), false)).toMatchObject({
       action: "deny",
       reason: "default ask (global) needs approval, and no approver is provided"
@@ -63,6 +69,8 @@ describe("rules", () => {
     expect(Rules.stricter("allow", "ask")).toBe("ask")
     expect(Rules.stricter("deny", "ask")).toBe("deny")
     expect(Rules.stricter(undefined, "allow")).toBe("allow")
-    expect(Rules.ruleText({ action: "ask", pattern: "delete_*", server: "github" })).toBe(`ask "delete_*" (server 'github')`)
+    expect(Rules.ruleText({ action: "ask", pattern: "delete_*", server: "github" })).toBe(
+      `ask "delete_*" (server 'github')`
+    )
   })
 })

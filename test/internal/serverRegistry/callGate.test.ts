@@ -52,7 +52,9 @@ describe("callGate", () => {
   it.effect("gives up after the ready timeout", () =>
     Effect.gen(function*() {
       const { gate: g } = yield* gate(ServerState.Connecting({ attempt: 1 }))
-      const call = yield* Effect.fork(Effect.exit(g.withClient(() => Effect.succeed(1), { readyTimeout: "200 millis" })))
+      const call = yield* Effect.fork(
+        Effect.exit(g.withClient(() => Effect.succeed(1), { readyTimeout: "200 millis" }))
+      )
       yield* TestClock.adjust("200 millis")
       expect(failure(yield* Fiber.join(call)).message).toBe("server 's': was not ready within 200 ms (Connecting)")
     }))

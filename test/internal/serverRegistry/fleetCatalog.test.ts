@@ -16,7 +16,10 @@ describe("fleetCatalog", () => {
       const fleet = yield* FleetCatalog.make(Catalog.defaultNaming)
       yield* fleet.listsChanged("a", lists("x"))
       yield* fleet.listsChanged("b", lists("y"))
-      expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)).toEqual(["mcp__a__x", "mcp__b__y"])
+      expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)).toEqual([
+        "mcp__a__x",
+        "mcp__b__y"
+      ])
       yield* fleet.listsChanged("a", Catalog.emptyLists)
       expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)).toEqual(["mcp__b__y"])
     }))

@@ -19,6 +19,11 @@ describe("listing", () => {
     }
     const events = changes("s", before, after)
     expect(events.map((event) => event._tag)).toEqual(["ToolsChanged", "PromptsChanged"])
-    expect(events[0]).toMatchObject({ server: "s", added: [tool("c")], removed: [tool("b")], changed: [tool("a", "new")] })
+    expect(events[0]).toMatchObject({
+      server: "s",
+      added: [tool("c")],
+      removed: [tool("b")],
+      changed: [tool("a", "new")]
+    })
   })
 })

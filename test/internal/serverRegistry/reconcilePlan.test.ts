@@ -10,7 +10,10 @@ const spec = (name: string, key = "v1"): ServerSpec.ServerSpec => ({
 
 describe("reconcilePlan", () => {
   it("sorts the desired servers into added, changed, unchanged and removed", () => {
-    const running = new Map([["keep", ServerSpec.hash(spec("keep"))], ["edit", ServerSpec.hash(spec("edit"))], ["drop", "x"]])
+    const running = new Map([["keep", ServerSpec.hash(spec("keep"))], ["edit", ServerSpec.hash(spec("edit"))], [
+      "drop",
+      "x"
+    ]])
     const result = plan(running, [spec("keep"), spec("edit", "v2"), spec("new")])
     expect(result.added.map((s) => s.name)).toEqual(["new"])
     expect(result.changed.map((s) => s.name)).toEqual(["edit"])

@@ -1,7 +1,7 @@
 // A Wire whose exchanges a test answers by hand: each request is recorded with the
 // handler it was given, so a test can send headers, chunks and the end when it likes.
-import type * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Runtime from "effect/Runtime"
 import type * as Http from "../../../src/internal/transport/http.js"
 import type { Wire, WireHandler, WireRequest } from "../../../src/internal/transport/httpWire.js"
@@ -38,20 +38,23 @@ export const fakeWire = () => {
 
 /** A Context on `wire` whose forks run in the current runtime (TestClock included), collected. */
 export const contextOn = (wire: Wire, overrides: Partial<Http.Context> = {}) =>
-  Effect.map(Effect.runtime<never>(), (runtime): Http.Context & { readonly forked: Array<Fiber.RuntimeFiber<void>> } => {
-    const forked: Array<Fiber.RuntimeFiber<void>> = []
-    return {
-      server: "fixture",
-      wire,
-      headers: { authorization: "Bearer s3cret" },
-      maxMessageBytes: 1024,
-      redirects: "same-origin",
-      fork: (effect) => {
-        const fiber = Runtime.runFork(runtime)(effect)
-        forked.push(fiber)
-        return fiber
-      },
-      forked,
-      ...overrides
+  Effect.map(
+    Effect.runtime<never>(),
+    (runtime): Http.Context & { readonly forked: Array<Fiber.RuntimeFiber<void>> } => {
+      const forked: Array<Fiber.RuntimeFiber<void>> = []
+      return {
+        server: "fixture",
+        wire,
+        headers: { authorization: "Bearer s3cret" },
+        maxMessageBytes: 1024,
+        redirects: "same-origin",
+        fork: (effect) => {
+          const fiber = Runtime.runFork(runtime)(effect)
+          forked.push(fiber)
+          return fiber
+        },
+        forked,
+        ...overrides
+      }
     }
-  })
+  )

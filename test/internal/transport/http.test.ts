@@ -95,7 +95,9 @@ describe("sinks", () => {
       const sink = Http.statusErrorSink(ctx, answer, "initialize", (error) => messages.push(error.message))
       sink.onData(new TextEncoder().encode("no\n  entry"))
       sink.onEnd()
-      expect(messages).toEqual(["server 'fixture' answered initialize with HTTP 401: no entry (WWW-Authenticate: Bearer)"])
+      expect(messages).toEqual([
+        "server 'fixture' answered initialize with HTTP 401: no entry (WWW-Authenticate: Bearer)"
+      ])
     }))
 
   it.effect("an event stream hands on each event in the callback that decoded it, and stops at an oversize one", () =>

@@ -4,7 +4,7 @@ import type * as JsonRpc from "../../../src/JsonRpc.js"
 import type * as McpError from "../../../src/McpError.js"
 
 import * as Ndjson from "../../../src/internal/transport/ndjson.js"
-import { type Incoming, Inbox } from "../../../src/Transport.js"
+import { Inbox, type Incoming } from "../../../src/Transport.js"
 
 // Reads `input` into an inbox whose receiver records everything, in order.
 const reading = (maxMessageBytes = 1024) => {

@@ -5,12 +5,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import type * as JsonRpc from "../../../src/JsonRpc.js"
-import type * as McpError from "../../../src/McpError.js"
 import type * as Http from "../../../src/internal/transport/http.js"
 import { Connection } from "../../../src/internal/transport/streamableHttpConnection.js"
 import * as Post from "../../../src/internal/transport/streamableHttpPost.js"
 import { delayMs } from "../../../src/internal/transport/streamableHttpStream.js"
+import type * as JsonRpc from "../../../src/JsonRpc.js"
+import type * as McpError from "../../../src/McpError.js"
 import type { Incoming } from "../../../src/Transport.js"
 import { contextOn, fakeWire } from "./fakeWire.js"
 
@@ -83,7 +83,9 @@ describe("POST exchange", () => {
       const { conn, outcomes, owner, received, sent } = yield* setup()
       new Post.PostedRequest(conn, call(2), owner())
       sent[0]!.answer(200, { "content-type": "text/event-stream" })
-      sent[0]!.chunk(`id: 1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n`)
+      sent[0]!.chunk(
+        `id: 1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n`
+      )
       expect(received).toHaveLength(1)
       sent[0]!.chunk(`id: 2\ndata: ${answer(2)}\n\n`)
       expect(received).toHaveLength(2)
@@ -117,7 +119,9 @@ describe("POST exchange", () => {
   it.effect("a notification succeeds once accepted (202)", () =>
     Effect.gen(function*() {
       const { conn, sent } = yield* setup()
-      const fiber = yield* Effect.fork(Post.notify(conn, { jsonrpc: "2.0", method: "notifications/initialized" }, "initialized"))
+      const fiber = yield* Effect.fork(
+        Post.notify(conn, { jsonrpc: "2.0", method: "notifications/initialized" }, "initialized")
+      )
       yield* settle
       sent[0]!.answer(202, {}, "")
       yield* Fiber.join(fiber)
