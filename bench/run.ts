@@ -692,7 +692,7 @@ const out: Array<string> = []
 let allPass = true
 if (!http) {
   const section = await runSection(stdioSection)
-  out.push(...section.lines)
+  for (const line of section.lines) out.push(line)
   allPass = section.pass
 } else {
   for (const mode of modes) {
@@ -711,8 +711,11 @@ if (!http) {
       serverNotes = await server.stop()
       for (const n of serverNotes) process.stderr.write(`  ${mode}: ${n}\n`)
     }
-    out.push(...section.lines)
-    if (serverNotes.length > 0) out.push("", "server", ...serverNotes.map((n) => `  ${n}`))
+    for (const line of section.lines) out.push(line)
+    if (serverNotes.length > 0) {
+      out.push("", "server")
+      for (const n of serverNotes) out.push(`  ${n}`)
+    }
     allPass &&= section.pass
   }
 }

@@ -320,6 +320,7 @@ describe("Peer", () => {
     Effect.gen(function*() {
       // Like an HTTP POST whose response carries the answer: it is read before send returns.
       let receiver: Receiver | undefined
+      // eslint-disable-next-line prefer-const -- read by the transport before it is assigned below
       let peer: Peer.Peer | undefined
       const transport: TransportService = {
         server: "srv",

@@ -58,7 +58,7 @@ const openPolicy = (registry: ServerRegistry.ServerRegistry, callTool?: PolicyLi
 interface Setup {
   readonly registry: ServerRegistry.ServerRegistry
   /** The client's end of a new gateway session. */
-  readonly connect: Effect.Effect<Memory.MemoryTransport, never, import("effect/Scope").Scope>
+  readonly connect: Effect.Effect<Memory.MemoryTransport, never, Scope.Scope>
 }
 
 const setup = (
@@ -218,7 +218,7 @@ describe("Gateway (in memory)", () => {
       let pages = 0
       do {
         const result: Record<string, any> = yield* peer.request("tools/list", cursor === undefined ? {} : { cursor })
-        names.push(...result.tools.map((t: McpSchema.Tool) => t.name))
+        for (const tool of result.tools as ReadonlyArray<McpSchema.Tool>) names.push(tool.name)
         cursor = result.nextCursor
         pages++
       } while (cursor !== undefined)

@@ -25,7 +25,7 @@ const allTools = async (client: Client): Promise<Array<string>> => {
   let cursor: string | undefined
   do {
     const page = await client.listTools(cursor === undefined ? {} : { cursor })
-    names.push(...page.tools.map((tool) => tool.name))
+    for (const tool of page.tools) names.push(tool.name)
     cursor = page.nextCursor
   } while (cursor !== undefined)
   return names

@@ -220,12 +220,12 @@ export const setEnabled = (text: string, path: string, name: string, enabled: bo
       edits.push({ offset: node.offset, length: node.length, text: String(value) })
     }
     if (enabled) {
-      if (disabled !== undefined) edits.push(...removeProperty(text, entry, disabled))
+      if (disabled !== undefined) { for (const edit of removeProperty(text, entry, disabled)) edits.push(edit) }
       if (enabledFlag !== undefined && enabledFlag.children?.[1]?.value !== true) setValue(enabledFlag, true)
     } else if (disabled !== undefined) {
       setValue(disabled, true)
     } else {
-      edits.push(...insertProperty(text, entry, "disabled", true))
+      for (const edit of insertProperty(text, entry, "disabled", true)) edits.push(edit)
     }
     return Either.right(apply(text, edits))
   })

@@ -157,6 +157,7 @@ export const errorObject = (error: unknown): Record<string, unknown> => {
 
 const usageMessage = (error: ValidationError.ValidationError): string => {
   const text = "error" in error
+    // eslint-disable-next-line no-control-regex -- the escape sequences of terminal styles
     ? HelpDoc.toAnsiText(error.error).replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim()
     : ""
   return text !== "" ? text : `invalid command line (${error._tag})`

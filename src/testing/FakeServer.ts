@@ -128,6 +128,7 @@ export const make = (options: Options = {}): Effect.Effect<FakeServer, never, Sc
     const prompts = options.prompts ?? []
     const [client, server] = yield* Memory.makePair({ server: options.name ?? "fake", client: "client" })
     const requests: Array<JsonRpc.Request> = []
+    // eslint-disable-next-line prefer-const -- read by the handlers before it is assigned below
     let peer: Peer.Peer | undefined
 
     const capabilities: McpSchema.ServerCapabilities = options.capabilities ?? {

@@ -92,7 +92,7 @@ export const start = (args: ReadonlyArray<string>, options: Options): Running =>
     buffer += chunk
     const parts = buffer.split("\n")
     buffer = parts.pop()!
-    lines.push(...parts)
+    for (const part of parts) lines.push(part)
     for (const wake of waiters) wake()
   })
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)

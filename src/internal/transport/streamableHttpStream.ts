@@ -95,13 +95,12 @@ export class EventStream implements Http.EventReader {
   // Tries GETs with Last-Event-ID until one opens an event stream, whose body this stream
   // then reads on.
   private resume(why: string): Effect.Effect<void, McpError.McpError> {
-    const self = this
     const { conn, reading } = this
     const what = `the resumed stream of ${reading.method}`
-    return Effect.gen(function*() {
+    return Effect.gen(this, function*() {
       while (true) {
-        self.attempt++
-        if (self.attempt > conn.settings.maxAttempts) {
+        this.attempt++
+        if (this.attempt > conn.settings.maxAttempts) {
           return yield* Effect.fail(Http.closedError(
             conn.ctx,
             `lost the stream ${
@@ -110,9 +109,9 @@ export class EventStream implements Http.EventReader {
           ))
         }
         yield* Effect.logDebug(`server '${conn.ctx.server}': resuming the stream of ${reading.method}${why}`)
-        yield* Effect.sleep(Duration.millis(delayMs(conn.settings, self.attempt, self.decoder.retry)))
+        yield* Effect.sleep(Duration.millis(delayMs(conn.settings, this.attempt, this.decoder.retry)))
         const sentIn = conn.sessionId
-        const opened = yield* Effect.either(openGet(conn, what, self.decoder.lastEventId))
+        const opened = yield* Effect.either(openGet(conn, what, this.decoder.lastEventId))
         if (opened._tag === "Left") {
           if (unreachable(opened.left)) return yield* Effect.fail(opened.left)
           continue
@@ -128,8 +127,8 @@ export class EventStream implements Http.EventReader {
           if (response.status >= 400 && response.status < 500) return yield* Effect.fail(error)
           continue
         }
-        if (self.stopped) return yield* Http.discard(opened.right)
-        return opened.right.read(self.sink(response))
+        if (this.stopped) return yield* Http.discard(opened.right)
+        return opened.right.read(this.sink(response))
       }
     })
   }

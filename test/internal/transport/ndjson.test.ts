@@ -15,7 +15,9 @@ const reading = (maxMessageBytes = 1024) => {
   let ends = 0
   const stop = Ndjson.read(input, inbox, {
     maxMessageBytes,
-    onBad: (bad) => seen.push(...bad.map((line) => `bad: ${line.reason}`)),
+    onBad: (bad) => {
+      for (const line of bad) seen.push(`bad: ${line.reason}`)
+    },
     onEnd: (error) => {
       ends++
       ended.push(error)
