@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, config, FIXTURES, MARK, run, SERVERS, start, tempDir } from "./support/cli.js"
+import { CLI, config, FIXTURES, MARK, run, SERVERS, removeTempDirs, start, tempDir } from "./support/cli.js"
 import { survivors } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
@@ -29,6 +29,7 @@ const cli = (...args: Array<string>) => run(args, { cwd, mark })
 const json = (text: string) => JSON.parse(text) as any
 
 afterAll(() => {
+  removeTempDirs()
   // Every server any command started has ended with it.
   expect(survivors(MARK, mark)).toEqual([])
 })

@@ -28,11 +28,20 @@ export const FIXTURES = {
   failing: path.join(root, "test/fixtures/failing.mjs")
 }
 
-/** A temp folder for one test; `files` are written into it. */
+const tempDirs = new Set<string>()
+
+/** A temp folder for one test; `files` are written into it. `removeTempDirs` removes it. */
 export const tempDir = (files: Record<string, string> = {}): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-cli-"))
+  tempDirs.add(dir)
   for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text)
   return dir
+}
+
+/** Removes every folder `tempDir` made (call it in `afterAll`). */
+export const removeTempDirs = (): void => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true })
+  tempDirs.clear()
 }
 
 /** What one run printed and how it ended. */
