@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, config, FIXTURES, MARK, run, SERVERS, removeTempDirs, start, tempDir } from "./support/cli.js"
+import { CLI, config, FIXTURES, MARK, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
 import { survivors } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
