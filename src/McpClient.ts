@@ -17,6 +17,7 @@ import * as Stream from "effect/Stream"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { initialize } from "./internal/mcpClient/handshake.js"
+import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
@@ -202,9 +203,6 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
     })
 
-    const emptyRequest = (feature: Feature, action: string, method: string, params?: Record<string, unknown>) =>
-      gate(feature, action, Effect.asVoid(request(method, params, McpSchema.EmptyResult)))
-
     return {
       server,
       protocolVersion,
@@ -213,76 +211,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       instructions: initialized.instructions,
       listTools,
       callTool,
-      listResources: traced("McpClient.listResources")(() =>
-        list(
-          "resources",
-          "list resources",
-          McpSchema.Method.ResourcesList,
-          McpSchema.ListResourcesResult,
-          (result) => result.resources
-        )
-      ),
-      listResourceTemplates: traced("McpClient.listResourceTemplates")(() =>
-        list(
-          "resources",
-          "list resource templates",
-          McpSchema.Method.ResourcesTemplatesList,
-          McpSchema.ListResourceTemplatesResult,
-          (result) => result.resourceTemplates
-        )
-      ),
-      readResource: traced("McpClient.readResource")((uri: string) =>
-        gate(
-          "resources",
-          "read resources",
-          request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult)
-        )
-      ),
-      subscribeResource: traced("McpClient.subscribeResource")((uri: string) =>
-        emptyRequest("resources.subscribe", "subscribe to resources", McpSchema.Method.ResourcesSubscribe, { uri })
-      ),
-      unsubscribeResource: traced("McpClient.unsubscribeResource")((uri: string) =>
-        emptyRequest("resources.subscribe", "unsubscribe from resources", McpSchema.Method.ResourcesUnsubscribe, {
-          uri
-        })
-      ),
-      listPrompts: traced("McpClient.listPrompts")(() =>
-        list(
-          "prompts",
-          "list prompts",
-          McpSchema.Method.PromptsList,
-          McpSchema.ListPromptsResult,
-          (result) => result.prompts
-        )
-      ),
-      getPrompt: traced("McpClient.getPrompt")((name: string, args?: Readonly<Record<string, string>>) =>
-        gate(
-          "prompts",
-          "get prompts",
-          request(
-            McpSchema.Method.PromptsGet,
-            args === undefined ? { name } : { name, arguments: args },
-            McpSchema.GetPromptResult
-          )
-        )
-      ),
-      complete: traced("McpClient.complete")((ref, argument, context) =>
-        gate(
-          "completions",
-          "complete arguments",
-          request(
-            McpSchema.Method.CompletionComplete,
-            context === undefined ? { ref, argument } : { ref, argument, context },
-            McpSchema.CompleteResult
-          )
-        )
-      ),
-      setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
-        emptyRequest("logging", "set the logging level", McpSchema.Method.LoggingSetLevel, { level })
-      ),
-      ping: traced("McpClient.ping")(() =>
-        Effect.asVoid(request(McpSchema.Method.Ping, undefined, McpSchema.EmptyResult))
-      ),
+      ...makeOperations({ request, gate, list }),
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))
