@@ -16,11 +16,14 @@
  *
  * @module
  */
+import { build } from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+// @ts-expect-error: a plain .mjs script, without type declarations
+import { bundleCli } from "../scripts/bundle-cli.mjs"
 import type { BenchResult } from "./clients/shared.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -90,6 +93,34 @@ const reps = Math.max(1, Number(flagValue("--reps") ?? (quick ? 1 : 3)) || 1)
 const only = flagValue("--clients")?.split(",")
 const clients = only === undefined ? CLIENTS : CLIENTS.filter((c) => only.includes(c.name))
 const TIMEOUT_MS = 60_000
+
+// ---- bundles ----------------------------------------------------------------------------
+
+// Every client runs as one esbuild bundle of its own code, with its packages (Effect, the
+// SDK) loaded from node_modules as installed: what an application built from it runs. Under
+// tsx, each function creation pays for `keepNames` (~5 µs per call at c=64), a cost of the
+// loader, not of any client. The gateway runs the CLI's own bundle (`npm run build`'s bin).
+const BUNDLES = path.join(root, "node_modules/.cache/mcp-fleet-bench")
+
+/** The bundle of `client`, written by `bundleAll`. */
+const bundled = (client: ClientSpec): string => path.join(BUNDLES, `${client.name}.mjs`)
+
+const bundleAll = async (): Promise<void> => {
+  for (const client of CLIENTS) {
+    await build({
+      absWorkingDir: root,
+      entryPoints: [client.file],
+      outfile: bundled(client),
+      bundle: true,
+      packages: "external",
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      logLevel: "warning"
+    })
+  }
+  await bundleCli(path.join(BUNDLES, "cli"))
+}
 
 // ---- processes --------------------------------------------------------------------------
 
@@ -176,9 +207,7 @@ const runClient = async (client: ClientSpec, cell: Cell, reach: Reach): Promise<
   const child = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
-      client.file,
+      bundled(client),
       "--calls",
       String(cell.calls),
       "--concurrency",
@@ -595,7 +624,7 @@ const warmUp = async (url: string): Promise<void> => {
 /**
  * The gateway's own cost: the mcp-fleet client calling `mcp-fleet serve --http` fronting the
  * stdio echo fixture, next to the same client calling the HTTP echo server directly (JSON
- * answers), at c=1 and c=64, in alternating runs. The gateway runs the CLI from the source.
+ * answers), at c=1 and c=64, in alternating runs. The gateway is the CLI's bundle, as shipped.
  */
 const runGatewaySection = async (
   direct: string
@@ -609,7 +638,7 @@ const runGatewaySection = async (
     JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [stdioServerScript, tag] } } })
   )
   const gateway = await startServer(
-    [process.execPath, "--import", "tsx", "src/cli/main.ts", "serve", "--http", "0", "--json", "--config", config],
+    [process.execPath, path.join(BUNDLES, "cli/bin.js"), "serve", "--http", "0", "--json", "--config", config],
     tag,
     (line) => (JSON.parse(line) as { url: string }).url
   )
@@ -688,6 +717,7 @@ process.stderr.write(
   }: ${cellCount} cells × ${clients.length} clients × ${reps} rep(s), node ${process.version}, ${availableParallelism()} cpus\n`
 )
 
+await bundleAll()
 const out: Array<string> = []
 let allPass = true
 if (!http) {
