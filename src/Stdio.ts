@@ -2,7 +2,10 @@
  * The stdio transport: the server is a child process speaking newline-delimited JSON-RPC on
  * its stdin and stdout. The child runs in its own process group, and closing the scope ends
  * the whole group within a bounded time, even when the server ignores SIGTERM or has
- * spawned children of its own.
+ * spawned children of its own. Its processes carry a token (`TOKEN_VARIABLE`), which on
+ * Linux finds and ends those that left the group too. A guardian process ends them all if
+ * this process dies without closing the scope; `beginShutdown` hurries every stop along when
+ * this process is ending.
  *
  * It sits on `node:child_process` directly: the server's stdout is split, parsed and
  * delivered to the Peer inside the pipe's `data` callback, and the lines sent in one tick
@@ -10,8 +13,9 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
@@ -20,11 +24,15 @@ import type * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
+import { randomBytes } from "node:crypto"
 import type { Readable, Writable } from "node:stream"
 import { revealAll } from "./internal/reveal.js"
 import { ByteTail } from "./internal/transport/byteTail.js"
+import { watch } from "./internal/transport/guardian.js"
 import * as Ndjson from "./internal/transport/ndjson.js"
-import { signalGroup, waitGone } from "./internal/transport/processGroup.js"
+import { groupLive, signalTree, type Tree, waitGone } from "./internal/transport/processGroup.js"
+import { TOKEN_VARIABLE as TOKEN } from "./internal/transport/processScan.js"
+import { processShutdown } from "./internal/transport/shutdownBudget.js"
 import * as StdioServer from "./internal/transport/stdioServer.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
@@ -56,13 +64,40 @@ export interface Options {
   readonly termGracePeriod?: Duration.DurationInput | undefined
 }
 
-// Spawns the child in a group of its own; fails with a Transport error naming the command
-// when it cannot start (no such program, no such directory).
-const spawn = (options: Options): Effect.Effect<ChildProcess.ChildProcessWithoutNullStreams, McpError.McpError> =>
+/**
+ * The variable every process of a stdio server inherits, holding a random token of that
+ * server: on Linux, the processes that left the server's process group are found by it
+ * (in `/proc/<pid>/environ`) and ended with the server. Its value is not a secret.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const TOKEN_VARIABLE: string = TOKEN
+
+/**
+ * How the stop of a stdio server went: what it took to end its process tree (its stdin
+ * closed, SIGTERM, or SIGKILL) and how long that took. A transport's `info().shutdown`,
+ * once its scope has closed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ShutdownReport {
+  readonly endedBy: "stdin" | "SIGTERM" | "SIGKILL"
+  readonly ms: number
+}
+
+// Spawns the child in a group of its own, its processes marked with `token`; fails with a
+// Transport error naming the command when it cannot start (no such program, no such directory).
+const spawn = (
+  options: Options,
+  token: string
+): Effect.Effect<ChildProcess.ChildProcessWithoutNullStreams, McpError.McpError> =>
   Effect.async((resume) => {
+    const env = (options.inheritEnv ?? true) ? { ...process.env, ...revealAll(options.env) } : revealAll(options.env)
     const child = ChildProcess.spawn(options.command, options.args ?? [], {
       cwd: options.cwd,
-      env: (options.inheritEnv ?? true) ? { ...process.env, ...revealAll(options.env) } : revealAll(options.env),
+      env: { ...env, [TOKEN]: token },
       stdio: ["pipe", "pipe", "pipe"],
       detached: true
     })
@@ -121,12 +156,19 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
     const runtime = yield* Effect.runtime<never>()
     // Runs what the pipes' callbacks start (logs, the Closed error) as fibers of our runtime.
     const fork = (effect: Effect.Effect<void>) => void Runtime.runFork(runtime)(effect)
-    const child = yield* spawn(options)
+    const token = randomBytes(12).toString("hex")
+    const child = yield* spawn(options, token)
     const pid = child.pid!
+    const tree: Tree = { pgid: pid, token }
+    // Should this process die without closing the scope, the guardian ends the tree.
+    const unwatch = watch(pid, token)
     const ending = watchEnding(child, options, fork)
     const inbox = new Inbox(server)
     const writer = new Ndjson.LineWriter((text) => child.stdin.write(text))
     let closing = false
+    // For diagnostics (`info()`): lines skipped as not JSON-RPC, and how the stop went.
+    let skipped: { lines: number; first: string } | undefined
+    let stopped: ShutdownReport | undefined
 
     // After stdout ends: how the process ended, with the tail of its stderr.
     const closedError = Effect.gen(function*() {
@@ -144,7 +186,11 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
 
     const stopReading = Ndjson.read(child.stdout, inbox, {
       maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
-      onBad: (bad) => fork(JsonRpc.logSkipped(server, "wrote a line", bad)),
+      onBad: (bad) => {
+        skipped ??= { lines: 0, first: `${bad[0]!.reason}: ${bad[0]!.excerpt}` }
+        skipped.lines += bad.length
+        fork(JsonRpc.logSkipped(server, "wrote a line", bad))
+      },
       onEnd: (error) =>
         error === undefined
           ? fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => inbox.end(closed))))
@@ -163,7 +209,8 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
         closing = true
         writer.flush()
         child.stdin.end()
-        yield* shutdown(pid, options)
+        stopped = yield* shutdown(tree, options)
+        unwatch()
         stopReading()
         inbox.end(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" })))
         child.stdout.destroy()
@@ -177,23 +224,41 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       send: sendWith(sendNow),
       sendNow,
       listen: inbox.listen,
-      info: () => ({ pid })
+      info: () => ({
+        pid,
+        ...(skipped && { skippedLines: skipped.lines, firstSkipped: skipped.first }),
+        ...(stopped && { shutdown: stopped })
+      })
     } satisfies TransportService
   })
 
-// Stdin is closed already: wait, then SIGTERM the group, then SIGKILL it.
-const shutdown = (pid: number, options: Options) =>
+// Who is still running, for the logs: the server's group, or only what left it.
+const who = (tree: Tree, server: string) =>
+  groupLive(tree) ? `server '${server}'` : `processes that server '${server}' started outside its process group`
+
+// Stdin is closed already: wait, then SIGTERM the tree, then SIGKILL it. Each wait ends
+// early when the process is ending (`beginShutdown`).
+const shutdown = (tree: Tree, options: Options): Effect.Effect<ShutdownReport> =>
   Effect.gen(function*() {
     const server = options.name
-    if (yield* waitGone(pid, options.closeGracePeriod ?? "2 seconds")) return
-    yield* Effect.logDebug(`server '${server}' still running after stdin closed; sending SIGTERM`)
-    signalGroup(pid, "SIGTERM")
-    if (yield* waitGone(pid, options.termGracePeriod ?? "2 seconds")) return
-    yield* Effect.logWarning(`server '${server}' ignored SIGTERM; sending SIGKILL`).pipe(
+    const began = yield* Clock.currentTimeMillis
+    const report = (endedBy: ShutdownReport["endedBy"]) =>
+      Effect.map(Clock.currentTimeMillis, (now): ShutdownReport => ({ endedBy, ms: now - began }))
+    const closeGrace = Duration.toMillis(options.closeGracePeriod ?? "2 seconds")
+    if (yield* waitGone(tree, () => processShutdown.phaseEnd("close", began, closeGrace))) return yield* report("stdin")
+    yield* Effect.logDebug(`${who(tree, server)} still running after stdin closed; sending SIGTERM`)
+    signalTree(tree, "SIGTERM")
+    const termStart = yield* Clock.currentTimeMillis
+    const termGrace = Duration.toMillis(options.termGracePeriod ?? "2 seconds")
+    if (yield* waitGone(tree, () => processShutdown.phaseEnd("term", termStart, termGrace))) {
+      return yield* report("SIGTERM")
+    }
+    yield* Effect.logWarning(`${who(tree, server)} ignored SIGTERM; sending SIGKILL`).pipe(
       Effect.annotateLogs({ server })
     )
-    signalGroup(pid, "SIGKILL")
-    yield* waitGone(pid, "1 second")
+    const killStart = yield* Clock.currentTimeMillis
+    yield* waitGone(tree, () => killStart + 1000, "SIGKILL")
+    return yield* report("SIGKILL")
   })
 
 /**
@@ -219,3 +284,49 @@ export const makeServer: (
  */
 export const layer = (options: Options): Layer.Layer<Transport, McpError.McpError> =>
   Layer.scoped(Transport, make(options))
+
+/**
+ * Declares that this process is ending: every stdio server must be gone within `budget`.
+ * Each stop from now on, and each one under way, shortens its grace periods to fit: stdin
+ * closed until 40% of the budget, SIGTERM until 80%, then SIGKILL. Servers stop in
+ * parallel (each is its own fiber), so the budget holds for a whole fleet. Call it before
+ * closing the scope that owns the servers; it cannot be undone (a later call can only
+ * shorten the budget). `mcp-fleet serve --stdio` calls it with 1 second when its stdin ends.
+ *
+ * @since 0.1.0
+ * @category shutdown
+ */
+export const beginShutdown = (budget: Duration.DurationInput): Effect.Effect<void> =>
+  Effect.clockWith((clock) =>
+    Effect.sync(() => processShutdown.begin(clock.unsafeCurrentTimeMillis(), Duration.toMillis(budget)))
+  )
+
+/**
+ * While the layer lives, SIGINT and SIGTERM begin a shutdown with `budget` (default 800 ms,
+ * so a host's SIGTERM finds the fleet gone within a second). It only shortens the stop:
+ * ending the program on the signal is left to whoever does it (`NodeRuntime.runMain`
+ * interrupts the main fiber, which closes the scopes). When nobody else listens for the
+ * signal, it takes the signal's default action, so the process still ends (and the
+ * guardian ends the servers). The `mcp-fleet` command runs with it.
+ *
+ * @since 0.1.0
+ * @category shutdown
+ */
+export const layerShutdownOnSignal = (budget: Duration.DurationInput = "800 millis"): Layer.Layer<never> =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    const budgetMs = Duration.toMillis(budget)
+    const signals = ["SIGINT", "SIGTERM"] as const
+    const onSignal = (signal: NodeJS.Signals) => {
+      processShutdown.begin(clock.unsafeCurrentTimeMillis(), budgetMs)
+      if (process.listenerCount(signal) === 1) {
+        process.removeListener(signal, onSignal)
+        process.kill(process.pid, signal)
+      }
+    }
+    yield* Effect.acquireRelease(
+      // First in line, so the budget is set before anyone starts stopping the fleet.
+      Effect.sync(() => signals.forEach((signal) => process.prependListener(signal, onSignal))),
+      () => Effect.sync(() => signals.forEach((signal) => process.removeListener(signal, onSignal)))
+    )
+  }))

@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { CLI, config, FIXTURES, MARK, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
-import { survivors } from "./support/processes.js"
+import { groupMembers, guardianOf, procState, survivors, within } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
 const memoryFile = path.join(tempDir(), "memory.jsonl")
@@ -334,5 +334,65 @@ describe("serve (the gateway through the CLI)", () => {
     } finally {
       expect(await serving.stop()).toBe(0)
     }
+  })
+})
+
+describe("serve --stdio leaves no process behind, however its host ends it", () => {
+  // A server that ignores stdin's end and SIGTERM, with a grandchild in its group, and one
+  // whose children left its group (detached, setsid, a double-forked daemon).
+  const unruly = tempDir({
+    ".mcp.json": config({
+      stubborn: { command: process.execPath, args: [FIXTURES.stubborn] },
+      escaping: { command: process.execPath, args: [FIXTURES.escaping] }
+    })
+  })
+
+  /** The official SDK client on `serve --stdio`, and every process of the two servers. */
+  const connect = async () => {
+    const transport = new StdioClientTransport({
+      command: CLI[0],
+      args: [...CLI.slice(1), "serve", "--stdio"],
+      cwd: unruly,
+      env: { ...process.env, [MARK]: mark } as Record<string, string>,
+      stderr: "pipe"
+    })
+    const client = new Client({ name: "cli-test", version: "1.0.0" })
+    await client.connect(transport)
+    const pids = async (tool: string) =>
+      JSON.parse((await client.callTool({ name: tool, arguments: {} }) as any).content[0].text)
+    const stubborn = await pids("mcp__stubborn__pids")
+    const escaping = await pids("mcp__escaping__pids")
+    const groups = [stubborn.server, escaping.server] as Array<number>
+    const escaped = [escaping.detached, escaping.setsid, escaping.daemon] as Array<number>
+    const gone = () =>
+      groups.every((pgid) => groupMembers(pgid).length === 0) && escaped.every((pid) => procState(pid) !== "alive")
+    expect(gone()).toBe(false)
+    return { client, gateway: transport.pid!, gone }
+  }
+
+  it("client.close(): every server is gone within 1.5 s of stdin's end, before the SDK's SIGTERM", async () => {
+    const { client, gone } = await connect()
+    const start = performance.now()
+    const closed = client.close().then(() => performance.now() - start)
+    expect(await within(gone, 5000)).toBeLessThan(1500)
+    // The gateway exited by itself: the SDK sends SIGTERM after 2 s.
+    expect(await closed).toBeLessThan(2000)
+  })
+
+  it("SIGTERM: every server is gone within 1 s", async () => {
+    const { client, gateway, gone } = await connect()
+    process.kill(gateway, "SIGTERM")
+    expect(await within(gone, 5000)).toBeLessThan(1000)
+    await client.close()
+  })
+
+  it("SIGKILL: the guardian ends every server within 3 s, and then itself", async () => {
+    const { client, gateway, gone } = await connect()
+    const guardian = guardianOf(gateway)
+    expect(guardian).toBeDefined()
+    process.kill(gateway, "SIGKILL")
+    expect(await within(gone, 5000)).toBeLessThan(3000)
+    expect(await within(() => procState(guardian!) !== "alive", 3000)).toBeDefined()
+    await client.close()
   })
 })

@@ -330,8 +330,14 @@ describe("stdio failures and limits (fixture servers)", () => {
         env: { ONLY_THIS: "yes", TOKEN: Redacted.make("hidden") }
       })
       const seen = JSON.parse(firstText(yield* client.callTool("env", {}))) as { env: Record<string, string> }
-      // The marker is added by `connect` so that a leaked child could still be found.
-      expect(seen.env).toEqual({ ONLY_THIS: "yes", TOKEN: "hidden", [MARKER]: RUN_ID })
+      // The marker is added by `connect` so that a leaked child could still be found; the
+      // server's token marks its processes.
+      expect(seen.env).toEqual({
+        ONLY_THIS: "yes",
+        TOKEN: "hidden",
+        [MARKER]: RUN_ID,
+        [Stdio.TOKEN_VARIABLE]: expect.stringMatching(/^[0-9a-f]{24}$/)
+      })
     }).pipe(
       Effect.ensuring(Effect.sync(() => {
         delete process.env.MCP_FLEET_TEST_INHERITED
@@ -418,6 +424,41 @@ describe("closing the scope ends the whole process tree", () => {
     Effect.gen(function*() {
       expectKilledAfter(yield* stubbornTree({}), 3950)
     }), 15_000)
+
+  it.live("children that left the group (detached, setsid, a double-forked daemon) end with the server", () => {
+    const logs = captureLogs()
+    return Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const { client } = yield* connect({
+        name: "escaping",
+        command: NODE,
+        args: [fixture("escaping.mjs")],
+        closeGracePeriod: 300,
+        termGracePeriod: 300
+      }).pipe(Scope.extend(scope))
+      const pids = JSON.parse(firstText(yield* client.callTool("pids", {}))) as Record<string, number>
+      const escaped = [pids.detached!, pids.setsid!, pids.daemon!]
+      for (const pid of escaped) {
+        seenPids.add(pid)
+        expect(procState(pid)).toBe("alive")
+        // Each leads a session and a group of its own (fields 5 and 6 of stat).
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+        expect([Number(fields[2]), Number(fields[3])]).toEqual([pid, pid])
+      }
+      const start = performance.now()
+      yield* Scope.close(scope, Exit.void)
+      const closeMs = performance.now() - start
+      expect(escaped.map(procState).filter((state) => state === "alive")).toEqual([])
+      // The server exited on stdin's end; its escaped children ignored SIGTERM, so after both
+      // grace periods came SIGKILL. The bound: 300 + 300 ms, and the kill.
+      expect(closeMs).toBeGreaterThanOrEqual(550)
+      expect(closeMs).toBeLessThan(1500)
+      expect(logs.lines.map((line) => line.message)).toContain(
+        "processes that server 'escaping' started outside its process group ignored SIGTERM; sending SIGKILL"
+      )
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, logs.layer)))
+  })
 
   it.live("a well-behaved server exits on stdin close, without SIGTERM", () => {
     const logs = captureLogs()

@@ -16,6 +16,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Gateway from "../Gateway.js"
 import * as HttpClientUndici from "../HttpClientUndici.js"
+import * as Stdio from "../Stdio.js"
 import { CliError } from "./CliError.js"
 import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
@@ -69,7 +70,10 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
   // Warnings of servers that fail are shown by the commands themselves; --log-level shows more.
   Logger.withMinimumLogLevel(LogLevel.Error),
   // Logs go to stderr: stdout carries results, JSON, or (for `serve --stdio`) the protocol.
-  Effect.provide(Layer.mergeAll(NodeContext.layer, HttpClientUndici.layer, Gateway.stdioLogger))
+  // On SIGINT or SIGTERM every server is gone within a second.
+  Effect.provide(
+    Layer.mergeAll(NodeContext.layer, HttpClientUndici.layer, Gateway.stdioLogger, Stdio.layerShutdownOnSignal())
+  )
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })

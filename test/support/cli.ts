@@ -25,7 +25,9 @@ export const SERVERS = {
 
 /** Fixture servers of test/fixtures. */
 export const FIXTURES = {
-  failing: path.join(root, "test/fixtures/failing.mjs")
+  failing: path.join(root, "test/fixtures/failing.mjs"),
+  stubborn: path.join(root, "test/fixtures/stubborn.mjs"),
+  escaping: path.join(root, "test/fixtures/escaping.mjs")
 }
 
 const tempDirs = new Set<string>()

@@ -61,3 +61,50 @@ export const survivors = (name: string, value: string): Array<string> => {
   }
   return found
 }
+
+/** The live (not zombie) processes of process group `pgid`, from /proc. */
+export const groupMembers = (pgid: number): Array<number> => {
+  const found: Array<number> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") found.push(Number(entry))
+  }
+  return found
+}
+
+/**
+ * Polls until `done()` holds or `withinMs` passed; resolves with the milliseconds it took,
+ * or undefined when it never held. Polling is the only way to see other processes end.
+ */
+export const within = async (done: () => boolean, withinMs: number): Promise<number | undefined> => {
+  const start = performance.now()
+  for (;;) {
+    if (done()) return performance.now() - start
+    if (performance.now() - start >= withinMs) return undefined
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+/** The pid of the mcp-fleet guardian that process `host` spawned, if it has one. */
+export const guardianOf = (host: number): number | undefined => {
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      if (ppid === host && fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").startsWith("mcp-fleet guardian")) {
+        return Number(entry)
+      }
+    } catch {
+      continue
+    }
+  }
+  return undefined
+}

@@ -13,11 +13,15 @@ import * as Redacted from "effect/Redacted"
 import * as Gateway from "../../Gateway.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
+import * as Stdio from "../../Stdio.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+
+// How long the servers have to end once the host closed our stdin.
+const STDIN_END_BUDGET = "1 second"
 
 /**
  * `mcp-fleet serve --stdio` or `mcp-fleet serve --http <port>`.
@@ -65,7 +69,12 @@ export const serve = Command.make("serve", {
         Effect.provideService(ServerRegistry.ServerRegistry, registry),
         Effect.provideService(Policy.Policy, policy)
       )
-    if (given.stdio) return yield* gateway(Gateway.serveStdio())
+    if (given.stdio) {
+      yield* gateway(Gateway.serveStdio())
+      // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
+      // 2 s), so the fleet goes now, well within that.
+      return yield* Stdio.beginShutdown(STDIN_END_BUDGET)
+    }
     const url = yield* gateway(Gateway.serveHttp({
       port: Option.getOrThrow(given.http),
       host: given.host,

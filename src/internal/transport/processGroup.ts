@@ -1,76 +1,69 @@
 /**
- * A child's process group: whether any of it is still alive, signalling all of it, and
- * waiting (on the Clock) for it to be gone. Stdio servers run in a group of their own so
- * that ending the group ends the children they spawned too.
+ * A stdio server's process tree: its process group (stdio servers run in a group of their
+ * own, so ending the group ends the children they spawned too) and, on Linux, every process
+ * carrying the server's token, which finds those that left the group (`detached`, `setsid`,
+ * double-forked daemons). Whether any of it is alive, signalling all of it, and waiting (on
+ * the Clock) for it to be gone.
  *
  * @internal
  */
-import * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+import { groupAlive, markedPids, TOKEN_VARIABLE } from "./processScan.js"
 
-/** The signals a group is ended with. */
-type Signal = "SIGTERM" | "SIGKILL"
-
-/**
- * Whether any process of group `pid` is still alive. Signal 0 only checks. Zombies count
- * as members until someone reaps them, and an orphan's reaper (PID 1) may be slow or never
- * come, so on Linux a group of nothing but zombies counts as gone.
- */
-const groupAlive = (pid: number): boolean => {
-  try {
-    process.kill(-pid, 0)
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-  return process.platform !== "linux" || hasLiveMember(pid)
+/** A server's process tree: the group its process leads, and the token its processes carry. */
+export interface Tree {
+  readonly pgid: number
+  readonly token: string
 }
 
-const hasLiveMember = (pgid: number): boolean => {
-  let entries: Array<string>
-  try {
-    entries = fs.readdirSync("/proc")
-  } catch {
-    return true
-  }
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-    } catch {
-      continue
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true
-  }
-  return false
-}
+/** The signals a tree is ended with. */
+export type Signal = "SIGTERM" | "SIGKILL"
 
-/** Sends `signal` to every process of group `pid`. */
-export const signalGroup = (pid: number, signal: Signal): void => {
+const uid = process.getuid?.() ?? -1
+
+/** The processes that carry the tree's token: its descendants, in its group or not. */
+const marked = (tree: Tree) => markedPids(fs, TOKEN_VARIABLE, new Set([tree.token]), uid)
+
+/** Whether the group still has live members. */
+export const groupLive = (tree: Tree): boolean => groupAlive(fs, tree.pgid)
+
+/** Whether any process of the tree is alive. */
+export const alive = (tree: Tree): boolean => groupLive(tree) || marked(tree).length > 0
+
+/** Sends `signal` to every process of the tree. */
+export const signalTree = (tree: Tree, signal: Signal): void => {
   try {
-    process.kill(-pid, signal)
+    process.kill(process.platform === "win32" ? tree.pgid : -tree.pgid, signal)
   } catch {
     // Already gone.
   }
+  for (const [pid] of marked(tree)) {
+    try {
+      process.kill(pid, signal)
+    } catch {
+      // Gone meanwhile.
+    }
+  }
 }
 
 /**
- * Waits until group `pid` is gone, at most `within`; whether it is gone. Polls with
- * Clock-based sleeps, starting fast because most servers exit at once.
+ * Waits until the tree is gone, at most until `deadline()` (Clock milliseconds, asked again
+ * at every check, since a process that starts ending moves it); whether it is gone. With
+ * `resend`, the signal goes again before every check: a daemon may fork once more between a
+ * scan and its signal. Polls with Clock-based sleeps, starting fast because most servers
+ * exit at once.
  */
-export const waitGone = (pid: number, within: Duration.DurationInput): Effect.Effect<boolean> =>
+export const waitGone = (tree: Tree, deadline: () => number, resend?: Signal): Effect.Effect<boolean> =>
   Effect.gen(function*() {
-    let left = Duration.toMillis(within)
     let step = 2
-    while (groupAlive(pid)) {
+    for (;;) {
+      if (resend !== undefined) signalTree(tree, resend)
+      if (!alive(tree)) return true
+      const left = deadline() - (yield* Clock.currentTimeMillis)
       if (left <= 0) return false
-      const wait = Math.min(step, left)
-      yield* Effect.sleep(wait)
-      left -= wait
+      yield* Effect.sleep(Math.min(step, left))
       step = Math.min(step * 2, 50)
     }
-    return true
   })
