@@ -201,11 +201,21 @@ const exitText = (exit: ProcessExit): string =>
     ? `exited with code ${exit.exitCode}`
     : ""
 
+/** How much of a process's stderr a message keeps: its last lines, within a size. */
+const TAIL_LINES = 20
+const TAIL_CHARS = 2048
+
+// The end of the stderr tail, enough for the lines that explain a failure (a Node stack trace
+// puts "Cannot find module" a dozen lines from the end); `stderrTail` keeps all of it.
 const tail = (exit: ProcessExit): string => {
   const text = exit.stderrTail?.trim()
   if (!text) return ""
-  const lines = text.split("\n")
-  return `: ${lines.slice(-5).join("\n")}`
+  const kept = text.split("\n").slice(-TAIL_LINES).join("\n")
+  if (kept.length <= TAIL_CHARS) return `: ${kept}`
+  // Too long: the last characters, from a line's start when one begins among them.
+  const end = kept.slice(-TAIL_CHARS)
+  const newline = end.indexOf("\n")
+  return `: …${newline === -1 ? end : end.slice(newline + 1)}`
 }
 
 const describe = (server: string | undefined, reason: Reason): string => {

@@ -24,6 +24,48 @@ describe("McpError", () => {
     expect(() => McpError.make("", new McpError.ConfigReason({ message: "x" }))).toThrow()
   })
 
+  it("keeps the last 20 lines of a dead process's stderr, within 2 KiB; stderrTail keeps it all", () => {
+    // What Node writes when a server's script path is wrong: the reason is 10 lines from the end.
+    const nodeMissingModule = [
+      "node:internal/modules/cjs/loader:1228",
+      "  throw err;",
+      "  ^",
+      "",
+      "Error: Cannot find module '/srv/mcp/dist/index.js'",
+      "    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)",
+      "    at Module._load (node:internal/modules/cjs/loader:1051:27)",
+      "    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:174:12)",
+      "    at node:internal/main/run_main_module:28:49 {",
+      "  code: 'MODULE_NOT_FOUND',",
+      "  requireStack: []",
+      "}",
+      "",
+      "Node.js v20.20.2",
+      ""
+    ].join("\n")
+    const closed = (stderrTail: string) =>
+      McpError.make("docs", new McpError.ClosedReason({ message: "x", exitCode: 1, method: "initialize", stderrTail }))
+    const missing = closed(nodeMissingModule)
+    expect(missing.message).toBe(
+      `server 'docs' exited with code 1 before answering initialize: ${nodeMissingModule.trim()}`
+    )
+    expect(missing.message).toContain("Error: Cannot find module '/srv/mcp/dist/index.js'")
+
+    const many = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n")
+    expect(closed(many).message).toBe(
+      `server 'docs' exited with code 1 before answering initialize: ${many.split("\n").slice(10).join("\n")}`
+    )
+
+    // Long lines: at most 2 KiB, starting where a line starts.
+    const long = Array.from({ length: 10 }, (_, i) => `${i}`.repeat(300)).join("\n")
+    const kept = closed(long).message.split("initialize: ")[1]!
+    expect(kept.length).toBeLessThanOrEqual(2049)
+    expect(kept).toBe(`…${long.split("\n").slice(-6).join("\n")}`)
+    // One huge line: its end.
+    expect(closed("x".repeat(5000)).message.split("initialize: ")[1]).toBe(`…${"x".repeat(2048)}`)
+    expect(closed(long).reason).toMatchObject({ stderrTail: long })
+  })
+
   it("says whether another attempt may help", () => {
     const of = (reason: McpError.Reason) => McpError.make("s", reason)
     const http = (status: number) => of(new McpError.HttpReason({ status, method: "initialize", body: "" }))

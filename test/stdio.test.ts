@@ -199,6 +199,15 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(elapsed).toBeLessThan(2000)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scopedLive("a Node server with a wrong script path fails with Node's own reason in the message", () =>
+    Effect.gen(function*() {
+      const script = path.join(os.tmpdir(), "mcp-fleet-no-such-dir", "server.js")
+      const error = yield* Effect.flip(connect({ name: "wrong-path", command: NODE, args: [script] }))
+      expect(reasonOf(error, "Closed").exitCode).toBe(1)
+      expect(error.message).toMatch(/^server 'wrong-path' exited with code 1 before answering initialize: /)
+      expect(error.message).toContain(`Error: Cannot find module '${script}'`)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.scopedLive("a command that does not exist fails with Transport naming the command", () =>
     Effect.gen(function*() {
       const command = "/nonexistent/bin/mcp-server-nowhere"
