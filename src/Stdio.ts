@@ -76,8 +76,9 @@ export const TOKEN_VARIABLE: string = TOKEN
 
 /**
  * How the stop of a stdio server went: what it took to end its process tree (its stdin
- * closed, SIGTERM, or SIGKILL) and how long that took. A transport's `info().shutdown`,
- * once its scope has closed.
+ * closed, SIGTERM, or SIGKILL), how long that took, and whether the signals were for
+ * processes it started outside its group only (the server itself had exited). A transport's
+ * `info().shutdown`, once its scope has closed.
  *
  * @since 0.1.0
  * @category models
@@ -85,6 +86,7 @@ export const TOKEN_VARIABLE: string = TOKEN
 export interface ShutdownReport {
   readonly endedBy: "stdin" | "SIGTERM" | "SIGKILL"
   readonly ms: number
+  readonly outsideGroup: boolean
 }
 
 // Spawns the child in a group of its own, its processes marked with `token`; fails with a
@@ -232,28 +234,30 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
     } satisfies TransportService
   })
 
-// Who is still running, for the logs: the server's group, or only what left it.
-const who = (tree: Tree, server: string) =>
-  groupLive(tree) ? `server '${server}'` : `processes that server '${server}' started outside its process group`
-
 // Stdin is closed already: wait, then SIGTERM the tree, then SIGKILL it. Each wait ends
 // early when the process is ending (`beginShutdown`).
 const shutdown = (tree: Tree, options: Options): Effect.Effect<ShutdownReport> =>
   Effect.gen(function*() {
     const server = options.name
     const began = yield* Clock.currentTimeMillis
+    let outsideGroup = false
     const report = (endedBy: ShutdownReport["endedBy"]) =>
-      Effect.map(Clock.currentTimeMillis, (now): ShutdownReport => ({ endedBy, ms: now - began }))
+      Effect.map(Clock.currentTimeMillis, (now): ShutdownReport => ({ endedBy, ms: now - began, outsideGroup }))
     const closeGrace = Duration.toMillis(options.closeGracePeriod ?? "2 seconds")
     if (yield* waitGone(tree, () => processShutdown.phaseEnd("close", began, closeGrace))) return yield* report("stdin")
-    yield* Effect.logDebug(`${who(tree, server)} still running after stdin closed; sending SIGTERM`)
+    // Who is still running, for the logs: the server's group, or only what left it.
+    outsideGroup = !groupLive(tree)
+    const who = outsideGroup
+      ? `processes that server '${server}' started outside its process group`
+      : `server '${server}'`
+    yield* Effect.logDebug(`${who} still running after stdin closed; sending SIGTERM`)
     signalTree(tree, "SIGTERM")
     const termStart = yield* Clock.currentTimeMillis
     const termGrace = Duration.toMillis(options.termGracePeriod ?? "2 seconds")
     if (yield* waitGone(tree, () => processShutdown.phaseEnd("term", termStart, termGrace))) {
       return yield* report("SIGTERM")
     }
-    yield* Effect.logWarning(`${who(tree, server)} ignored SIGTERM; sending SIGKILL`).pipe(
+    yield* Effect.logWarning(`${who} ignored SIGTERM; sending SIGKILL`).pipe(
       Effect.annotateLogs({ server })
     )
     const killStart = yield* Clock.currentTimeMillis

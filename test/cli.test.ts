@@ -262,6 +262,71 @@ describe("test <name>", () => {
   })
 })
 
+describe("test <name> flags what a host would trip over", () => {
+  const mini = path.join(path.dirname(FIXTURES.failing), "mini-server.mjs")
+  const dir = tempDir({
+    ".mcp.json": config({
+      stubborn: { command: process.execPath, args: [FIXTURES.stubborn] },
+      // Ignores its stdin closing, not SIGTERM.
+      deaf: {
+        command: process.execPath,
+        args: [
+          "--input-type=module",
+          "-e",
+          `import { serve } from ${
+            JSON.stringify(mini)
+          }; serve({ name: "deaf", exitOnStdinEnd: false }); setInterval(() => {}, 1000)`
+        ]
+      },
+      garbage: { command: process.execPath, args: [path.join(path.dirname(FIXTURES.failing), "garbage.mjs")] },
+      chatty: {
+        command: process.execPath,
+        args: ["-e", "for (let i = 1; i <= 30; i++) console.error('line ' + i); process.exit(1)"]
+      }
+    })
+  })
+  const test = (name: string, ...flags: Array<string>) => run(["test", name, ...flags], { cwd: dir, mark })
+
+  it("a server that ignores its stdin closing or SIGTERM, with how long its shutdown took; stdout noise", async () => {
+    const [stubborn, deaf, garbage] = await Promise.all([
+      test("stubborn", "--json"),
+      test("deaf", "--json"),
+      test("garbage")
+    ])
+    expect(stubborn.code).toBe(0)
+    const stubbornReport = json(stubborn.stdout)
+    expect(stubbornReport.steps.at(-1)).toMatchObject({ step: "close", ok: true, detail: "SIGKILL needed" })
+    expect(stubbornReport.warnings).toEqual([
+      expect.stringMatching(
+        /^it ignores its stdin closing and SIGTERM: it ended only on SIGKILL, \d+ ms after its stdin closed$/
+      )
+    ])
+    // Both grace periods (2 s each) were waited out.
+    expect(Number(/(\d+) ms/.exec(stubbornReport.warnings[0])![1])).toBeGreaterThanOrEqual(3900)
+
+    const deafReport = json(deaf.stdout)
+    expect(deafReport.warnings).toEqual([
+      expect.stringMatching(/^it ignores its stdin closing: it ended only on SIGTERM, \d+ ms after its stdin closed$/)
+    ])
+
+    expect(garbage.code).toBe(0)
+    expect(garbage.stderr).toMatch(
+      /warning: it writes to stdout what is not JSON-RPC \(\d+ lines skipped; the first was not JSON: Server starting up\.\.\. \(this is not JSON\)\); clients may fail on it/
+    )
+  }, 20_000)
+
+  it("a server that died: the whole stderr tail, beyond the 20 lines its error shows", async () => {
+    const chatty = await test("chatty")
+    expect(chatty.code).toBe(1)
+    expect(chatty.stdout).toMatch(
+      /initialize failed: server 'chatty' exited with code 1 before answering initialize: line 11\n/
+    )
+    expect(chatty.stdout).toContain(
+      `its stderr:\n${Array.from({ length: 30 }, (_, i) => `  line ${i + 1}`).join("\n")}`
+    )
+  })
+})
+
 describe("watch", () => {
   it("prints events as they happen and follows an edit of the config", async () => {
     const dir = tempDir({ ".mcp.json": config({ memory: servers.memory }) })
@@ -369,6 +434,15 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
     expect(gone()).toBe(false)
     return { client, gateway: transport.pid!, gone }
   }
+
+  it("a one-shot command ends the children that left a server's group with it", async () => {
+    const result = await run(["call", "escaping", "pids", "--json"], { cwd: unruly, mark })
+    expect(result.code).toBe(0)
+    const pids = JSON.parse(json(result.stdout).content[0].text)
+    // The command returned after the stop: nothing is left, not even for a moment.
+    expect(groupMembers(pids.server)).toEqual([])
+    expect([pids.detached, pids.setsid, pids.daemon].map(procState).filter((state) => state === "alive")).toEqual([])
+  }, 15_000)
 
   it("client.close(): every server is gone within 1.5 s of stdin's end, before the SDK's SIGTERM", async () => {
     const { client, gone } = await connect()

@@ -1,6 +1,9 @@
 /**
  * `mcp-fleet test <name>`: connects one server outside the fleet (no restarts, nothing
- * hidden) and reports each step of its lifecycle with its timing and what failed.
+ * hidden) and reports each step of its lifecycle with its timing and what failed, the whole
+ * stderr tail of a server that died, and what a host would trip over: a server that ignores
+ * its stdin closing or SIGTERM (with how long its shutdown took), or writes to stdout what is
+ * not JSON-RPC.
  *
  * @since 0.1.0
  */
@@ -15,7 +18,8 @@ import * as Scope from "effect/Scope"
 import * as McpClient from "../../McpClient.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
-import { Transport } from "../../Transport.js"
+import type * as Stdio from "../../Stdio.js"
+import { Transport, type TransportService } from "../../Transport.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
@@ -27,6 +31,18 @@ interface Step {
   readonly ok: boolean
   readonly ms: number
   readonly detail: string
+  /** The whole stderr tail of a process whose failure ended the step. */
+  readonly stderr?: string | undefined
+}
+
+/**
+ * What the test found: its steps, and what works but would trouble a host.
+ *
+ * @since 0.1.0
+ */
+export interface Report {
+  readonly steps: ReadonlyArray<Step>
+  readonly warnings: ReadonlyArray<string>
 }
 
 const where = (spec: ServerSpec.ServerSpec): string => {
@@ -42,8 +58,48 @@ const where = (spec: ServerSpec.ServerSpec): string => {
   }
 }
 
-const failure = <E extends { readonly message: string }>(cause: Cause.Cause<E>): string =>
-  Option.match(Cause.failureOption(cause), { onNone: () => Cause.pretty(cause), onSome: (error) => error.message })
+// The step's failure: its message, and the whole stderr tail when a process died.
+const failure = <E extends { readonly message: string }>(cause: Cause.Cause<E>): Pick<Step, "detail" | "stderr"> =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => ({ detail: Cause.pretty(cause) }),
+    onSome: (error) => {
+      const reason = (error as { readonly reason?: { readonly stderrTail?: string | undefined } }).reason
+      const stderr = reason?.stderrTail?.trim()
+      return { detail: error.message, ...(stderr ? { stderr } : {}) }
+    }
+  })
+
+// What a stdio server's stop and output say about it (its transport's info after the close).
+const troubles = (info: Record<string, unknown>): Array<string> => {
+  const found: Array<string> = []
+  if (typeof info.skippedLines === "number") {
+    found.push(
+      `it writes to stdout what is not JSON-RPC (${plural(info.skippedLines, "line")} skipped; the first was ${
+        String(info.firstSkipped)
+      }); clients may fail on it: logs belong on stderr`
+    )
+  }
+  const shutdown = info.shutdown as Stdio.ShutdownReport | undefined
+  if (shutdown === undefined || shutdown.endedBy === "stdin") return found
+  const after = `${shutdown.ms} ms after its stdin closed`
+  found.push(
+    shutdown.outsideGroup
+      ? `processes it started outside its process group outlived it; they ended only on ${shutdown.endedBy}, ${after}`
+      : shutdown.endedBy === "SIGTERM"
+      ? `it ignores its stdin closing: it ended only on SIGTERM, ${after}`
+      : `it ignores its stdin closing and SIGTERM: it ended only on SIGKILL, ${after}`
+  )
+  return found
+}
+
+const ended = (info: Record<string, unknown>): string => {
+  const shutdown = info.shutdown as Stdio.ShutdownReport | undefined
+  return shutdown === undefined
+    ? ""
+    : shutdown.endedBy === "stdin"
+    ? "no signal needed"
+    : `${shutdown.endedBy} needed`
+}
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`
 
@@ -55,9 +111,10 @@ const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ?
 export const probe = (
   spec: ServerSpec.ServerSpec,
   timeout: Duration.Duration
-): Effect.Effect<ReadonlyArray<Step>, never, ServerRegistry.Requirements> =>
+): Effect.Effect<Report, never, ServerRegistry.Requirements> =>
   Effect.gen(function*() {
     const steps: Array<Step> = []
+    let opened: TransportService | undefined
     const step = <A, E extends { readonly message: string }, R>(
       name: string,
       effect: Effect.Effect<A, E, R>,
@@ -68,20 +125,21 @@ export const probe = (
         steps.push(
           Exit.isSuccess(exit)
             ? { step: name, ok: true, ms, detail: detail(exit.value) }
-            : { step: name, ok: false, ms, detail: failure(exit.cause) }
+            : { step: name, ok: false, ms, ...failure(exit.cause) }
         )
         return exit
       })
     if (spec.problem !== undefined) {
       steps.push({ step: "config", ok: false, ms: 0, detail: spec.problem })
-      return steps
+      return { steps, warnings: [] }
     }
     const scope = yield* Scope.make()
     const connection = Effect.gen(function*() {
-      const transport = yield* step("connect", ServerSpec.connect(spec), (opened) => {
-        const pid = opened.info().pid
-        return typeof pid === "number" ? `pid ${pid}` : opened.kind
+      const transport = yield* step("connect", ServerSpec.connect(spec), (transport) => {
+        const pid = transport.info().pid
+        return typeof pid === "number" ? `pid ${pid}` : transport.kind
       })
+      opened = transport
       const client = yield* step(
         "initialize",
         McpClient.make({ initializeTimeout: timeout, requestTimeout: timeout }).pipe(
@@ -109,8 +167,26 @@ export const probe = (
         "")
     }).pipe(Scope.extend(scope), Effect.ignore)
     yield* connection
-    yield* step("close", Scope.close(scope, Exit.void), () => "")
-    return steps
+    yield* step("close", Scope.close(scope, Exit.void), () => opened === undefined ? "" : ended(opened.info()))
+    return { steps, warnings: opened === undefined ? [] : troubles(opened.info()) }
+  })
+
+// The report for a person: the steps as a table, what failed with the whole stderr of a
+// process that died (when the message did not already show all of it), and the warnings.
+const show = (report: Report) =>
+  Effect.gen(function*() {
+    yield* Render.lines(Render.table([
+      ["", "step", "ms", "detail"],
+      ...report.steps.map((entry) => [entry.ok ? "✓" : "✗", entry.step, String(entry.ms), entry.ok ? entry.detail : ""])
+    ]))
+    const failed = report.steps.find((entry) => !entry.ok)
+    if (failed !== undefined) {
+      yield* Render.lines(["", `${failed.step} failed: ${failed.detail}`])
+      if (failed.stderr !== undefined && !failed.detail.endsWith(failed.stderr)) {
+        yield* Render.lines(["", "its stderr:", ...failed.stderr.split("\n").map((line) => `  ${line}`)])
+      }
+    }
+    for (const warning of report.warnings) yield* Render.note(`warning: ${warning}`)
   })
 
 /**
@@ -128,24 +204,23 @@ export const test = Command.make(
       yield* Fleet.requireServer(loaded, given.server)
       const spec = loaded.servers.find((candidate) => candidate.name === given.server)!
       if (!settings.json) yield* Render.note(`testing '${spec.name}' (${where(spec)})`)
-      const steps = yield* probe(spec, settings.timeout)
+      const report = yield* probe(spec, settings.timeout)
+      const { steps, warnings } = report
       const ok = steps.every((entry) => entry.ok)
       const total = steps.reduce((sum, entry) => sum + entry.ms, 0)
-      if (settings.json) {
-        yield* Render.json({ server: spec.name, ok, totalMs: total, steps })
-      } else {
-        yield* Render.lines(Render.table([
-          ["", "step", "ms", "detail"],
-          ...steps.map((entry) => [entry.ok ? "✓" : "✗", entry.step, String(entry.ms), entry.ok ? entry.detail : ""])
-        ]))
-        const failed = steps.find((entry) => !entry.ok)
-        if (failed !== undefined) yield* Render.lines(["", `${failed.step} failed: ${failed.detail}`])
-      }
+      if (settings.json) yield* Render.json({ server: spec.name, ok, totalMs: total, steps, warnings })
+      else yield* show(report)
       if (!ok) {
         return yield* CliError.failure(
           `server '${spec.name}' failed its test at ${steps.find((entry) => !entry.ok)!.step}`
         )
       }
-      if (!settings.json) yield* Render.note(`'${spec.name}' works (${total} ms)`)
+      if (!settings.json) {
+        yield* Render.note(
+          `'${spec.name}' works (${total} ms)${warnings.length > 0 ? ", with the warnings above" : ""}`
+        )
+      }
     })
-).pipe(Command.withDescription("Connect one server and report each lifecycle step with timings and what failed"))
+).pipe(Command.withDescription(
+  "Connect one server and report each lifecycle step with timings, what failed, and how it shuts down"
+))
