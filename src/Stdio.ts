@@ -30,7 +30,7 @@ import { revealAll } from "./internal/reveal.js"
 import { ByteTail } from "./internal/transport/byteTail.js"
 import { watch } from "./internal/transport/guardian.js"
 import * as Ndjson from "./internal/transport/ndjson.js"
-import { groupLive, signalTree, type Tree, waitGone } from "./internal/transport/processGroup.js"
+import { alive, groupLive, signalTree, type Tree, waitGone } from "./internal/transport/processGroup.js"
 import { TOKEN_VARIABLE as TOKEN } from "./internal/transport/processScan.js"
 import { processShutdown } from "./internal/transport/shutdownBudget.js"
 import * as StdioServer from "./internal/transport/stdioServer.js"
@@ -212,7 +212,8 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
         writer.flush()
         child.stdin.end()
         stopped = yield* shutdown(tree, options)
-        unwatch()
+        // What even SIGKILL did not end in time stays with the guardian.
+        if (stopped.endedBy !== "SIGKILL" || !alive(tree)) unwatch()
         stopReading()
         inbox.end(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" })))
         child.stdout.destroy()
