@@ -55,6 +55,17 @@ describe("a library host that ends", () => {
     expect(await within(() => procState(guardian!) !== "alive", 3000)).toBeDefined()
   })
 
+  it("a guardian killed while the host runs is replaced at once, holding every server", async () => {
+    const { gone, host } = await startHost()
+    const first = guardianOf(host.pid!)!
+    process.kill(first, "SIGKILL")
+    let second: number | undefined
+    expect(await within(() => (second = guardianOf(host.pid!)) !== undefined && second !== first, 3000)).toBeDefined()
+    host.kill("SIGKILL")
+    expect(await within(gone, 5000)).toBeLessThan(3000)
+    expect(await within(() => procState(second!) !== "alive", 3000)).toBeDefined()
+  })
+
   it("SIGTERM with Stdio.layerShutdownOnSignal: every server is gone within 1 s, and the host exits", async () => {
     const { gone, host } = await startHost("--on-signal")
     const exited = new Promise((resolve) => host.once("exit", resolve))

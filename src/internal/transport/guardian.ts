@@ -70,7 +70,7 @@ export function guardianMain(fs: ProcFs, scan: Scan, variable: string): void {
             // gone meanwhile
           }
         }
-        for (const [pid] of marked) {
+        for (const pid of marked) {
           try {
             process.kill(pid, signal)
           } catch {
@@ -118,16 +118,15 @@ const spawnGuardian = (): Guardian | undefined => {
   } catch {
     return undefined
   }
-  const startedAt = performance.now()
-  const gone = () => {
+  const gone = (killed: boolean) => {
     if (guardian !== child) return
     guardian = undefined
-    // One that ran for a while was killed: replace it now. One that could not even start is
-    // tried again with the next server.
-    if (watched.size > 0 && performance.now() - startedAt > 1000) guardian = spawnGuardian()
+    // One that was killed is replaced now; one that could not run is tried again with the
+    // next server.
+    if (killed && watched.size > 0) guardian = spawnGuardian()
   }
-  child.once("error", gone)
-  child.once("exit", gone)
+  child.once("error", () => gone(false))
+  child.once("exit", (_code, signal) => gone(signal !== null))
   child.stdin.on("error", () => {})
   // The guardian must never keep the host alive.
   child.unref()

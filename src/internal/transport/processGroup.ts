@@ -39,7 +39,7 @@ export const signalTree = (tree: Tree, signal: Signal): void => {
   } catch {
     // Already gone.
   }
-  for (const [pid] of marked(tree)) {
+  for (const pid of marked(tree)) {
     try {
       process.kill(pid, signal)
     } catch {

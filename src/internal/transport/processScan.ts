@@ -55,16 +55,11 @@ export function groupAlive(fs: ProcFs, pgid: number): boolean {
 
 /**
  * The live processes of user `uid`, other than this one, whose environment gives `variable`
- * one of `tokens`, with the token each carries. Read from `/proc/<pid>/environ`, so Linux
- * only (elsewhere: none). A zombie's environment reads empty, so zombies are never found.
+ * one of `tokens`. Read from `/proc/<pid>/environ`, so Linux only (elsewhere: none). A
+ * zombie's environment reads empty, so zombies are never found.
  */
-export function markedPids(
-  fs: ProcFs,
-  variable: string,
-  tokens: ReadonlySet<string>,
-  uid: number
-): Array<readonly [pid: number, token: string]> {
-  const found: Array<readonly [number, string]> = []
+export function markedPids(fs: ProcFs, variable: string, tokens: ReadonlySet<string>, uid: number): Array<number> {
+  const found: Array<number> = []
   if (tokens.size === 0 || process.platform !== "linux") return found
   let entries: Array<string>
   try {
@@ -87,8 +82,7 @@ export function markedPids(
     if (at === -1 && !environ.startsWith(prefix)) continue
     const start = at + 1
     const end = environ.indexOf("\0", start)
-    const token = environ.slice(start + prefix.length, end === -1 ? undefined : end)
-    if (tokens.has(token)) found.push([Number(entry), token])
+    if (tokens.has(environ.slice(start + prefix.length, end === -1 ? undefined : end))) found.push(Number(entry))
   }
   return found
 }
