@@ -16,6 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import type * as Stdio from "../../Stdio.js"
@@ -63,8 +64,8 @@ const failure = <E extends { readonly message: string }>(cause: Cause.Cause<E>):
   Option.match(Cause.failureOption(cause), {
     onNone: () => ({ detail: Cause.pretty(cause) }),
     onSome: (error) => {
-      const reason = (error as { readonly reason?: { readonly stderrTail?: string | undefined } }).reason
-      const stderr = reason?.stderrTail?.trim()
+      const reason = error instanceof McpError.McpError ? error.reason : undefined
+      const stderr = reason?._tag === "Closed" || reason?._tag === "Transport" ? reason.stderrTail?.trim() : undefined
       return { detail: error.message, ...(stderr ? { stderr } : {}) }
     }
   })
