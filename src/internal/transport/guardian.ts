@@ -112,6 +112,8 @@ const spawnGuardian = (): Guardian | undefined => {
     child = ChildProcess.spawn(process.execPath, ["-e", guardianSource()], {
       stdio: ["pipe", "ignore", "ignore"],
       detached: true,
+      // It holds on to no directory of the host's.
+      cwd: "/",
       // Electron's binary runs as Node only when told to.
       env: process.versions.electron === undefined ? {} : { ELECTRON_RUN_AS_NODE: "1" }
     })

@@ -20,9 +20,9 @@ export interface ProcFs {
 }
 
 /**
- * Whether any process of group `pgid` is still alive (on Windows: process `pgid`). Signal 0 only checks. Zombies count
- * as members until someone reaps them, and an orphan's reaper (PID 1) may be slow or never
- * come, so on Linux a group of nothing but zombies counts as gone.
+ * Whether any process of group `pgid` is still alive (on Windows: process `pgid`). Signal 0
+ * only checks. Zombies count as members until someone reaps them, and an orphan's reaper
+ * (PID 1) may be slow or never come, so on Linux a group of nothing but zombies counts as gone.
  */
 export function groupAlive(fs: ProcFs, pgid: number): boolean {
   try {
