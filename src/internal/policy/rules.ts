@@ -6,7 +6,7 @@
  */
 import type * as Catalog from "../../Catalog.js"
 import type * as Policy from "../../Policy.js"
-import * as Glob from "./glob.js"
+import * as Glob from "../glob.js"
 
 const strictness: Record<Policy.Action, number> = { allow: 0, ask: 1, deny: 2 }
 

@@ -2,6 +2,8 @@
  * Name globs of tool policy: `*` matches any run of characters (none included), `?`
  * exactly one, and everything else itself. A glob matches the whole name, case-sensitively.
  *
+ * Shared by tool policy and the tool filters of the model bridges.
+ *
  * @internal
  */
 
