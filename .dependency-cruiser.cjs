@@ -11,11 +11,17 @@
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ServerRegistry,
  *              internal/serverRegistry/   (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, Policy, internal/policy/, internal/fleetConfig/
- *   edge       Gateway, internal/gateway/, cli/, index.ts (the package's barrel)
+ *   edge       Gateway, internal/gateway/, McpManagementTools, internal/mcpManagementTools/,
+ *              FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's barrel), ai/ and ai-sdk/
+ *              (the barrels of mcp-fleet/ai and mcp-fleet/ai-sdk)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
  * by no library module; src/internal/*.ts (traced, reveal, jsonSchema) are shared leaves that
  * anyone may import and that import nothing above base.
+ *
+ * The optional peer dependencies stay in their own modules: only AiToolkit imports @effect/ai and
+ * only AiSdk imports ai, and only their own barrels import those two, so the main entry loads
+ * without either installed.
  *
  * Also: internal/<owner>/ is private to its owner's public module(s) and its own siblings; src
  * never imports test/, bench/, examples/ or scripts/; no import cycles, except type-only ones
@@ -42,7 +48,16 @@ const LAYERS = [
     ["^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ServerRegistry)\\.ts$", "^src/internal/serverRegistry/"]
   ],
   ["config", ["^src/(FleetConfig|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
-  ["edge", ["^src/Gateway\\.ts$", "^src/internal/gateway/", "^src/cli/", "^src/index\\.ts$"]]
+  [
+    "edge",
+    [
+      "^src/(Gateway|McpManagementTools|FleetTools|AiToolkit|AiSdk)\\.ts$",
+      "^src/internal/(gateway|mcpManagementTools)/",
+      "^src/cli/",
+      "^src/index\\.ts$",
+      "^src/(ai|ai-sdk)/"
+    ]
+  ]
 ]
 
 /** Who owns each internal/<owner>/ folder: the only modules outside it that may import it. */
@@ -53,7 +68,14 @@ const OWNERS = {
   serverRegistry: "^src/ServerRegistry\\.ts$",
   policy: "^src/Policy\\.ts$",
   fleetConfig: "^src/FleetConfig\\.ts$",
-  gateway: "^src/Gateway\\.ts$"
+  gateway: "^src/Gateway\\.ts$",
+  mcpManagementTools: "^src/McpManagementTools\\.ts$"
+}
+
+/** Each optional peer dependency, and the only modules that may import it (and their barrels). */
+const OPTIONAL_PEERS = {
+  "@effect/ai": ["^src/AiToolkit\\.ts$", "^src/ai/"],
+  ai: ["^src/AiSdk\\.ts$", "^src/ai-sdk/"]
 }
 
 const TESTING = "^src/testing/"
@@ -102,6 +124,22 @@ module.exports = {
       to: { path: "^src/", pathNot: [LEAVES, ...LAYERS[0][1]] }
     },
     ...ownerRules,
+    ...Object.entries(OPTIONAL_PEERS).flatMap(([peer, modules]) => [
+      {
+        name: `optional-peer-${peer}`,
+        severity: "error",
+        comment: `${peer} is an optional peer dependency: only ${modules[0]} imports it.`,
+        from: { path: "^src/", pathNot: modules[0] },
+        to: { path: `(^|/)node_modules/${peer}/` }
+      },
+      {
+        name: `optional-peer-${peer}-module`,
+        severity: "error",
+        comment: `Only its barrel (${modules[1]}) imports the module that needs ${peer}, so the main entry does not.`,
+        from: { path: "^src/", pathNot: modules },
+        to: { path: modules[0] }
+      }
+    ]),
     {
       name: "internal-unknown-owner",
       severity: "error",

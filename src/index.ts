@@ -63,3 +63,9 @@ export * as Policy from "./Policy.js"
 
 /** The fleet served as one MCP server, over stdio or Streamable HTTP. */
 export * as Gateway from "./Gateway.js"
+
+/** The fleet's tools for models: policy-filtered, narrowed by a filter, called through the Policy. */
+export * as FleetTools from "./FleetTools.js"
+
+/** Tools an agent host gives its model to list, read, subscribe to and poll the fleet's resources and tools. */
+export * as McpManagementTools from "./McpManagementTools.js"

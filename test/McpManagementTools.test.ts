@@ -2,7 +2,6 @@
 // subscribing to resources, polls that publish a change once, their bounds, their Scope,
 // and the policy over a poll's tool.
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
@@ -15,6 +14,7 @@ import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { pollClock } from "./support/clock.js"
 import { Platform } from "./support/platform.js"
 import { failure, reasonOf } from "./support/results.js"
 
@@ -80,28 +80,6 @@ const setup = (
     )
     const events = yield* management.subscribeEvents
     return { alpha, beta, registry, management, events, scope }
-  })
-
-// Waits until fibers sleep until each of `times` on the TestClock. A poll started at T with
-// interval I sleeps until T + I, and after its k-th fetch until T + (k + 1) I; other
-// fibers (a Peer's timer) sleep until other times.
-const asleep = (...times: ReadonlyArray<number>) =>
-  Effect.zipLeft(TestClock.sleeps(), Effect.yieldNow()).pipe(
-    Effect.repeat({ until: (sleeps) => times.every((time) => Chunk.some(sleeps, (at) => at === time)) })
-  )
-
-// The clock of a poll about to start: `tick` lets it fetch once and waits until it sleeps again.
-const pollClock = (intervalMs: number) =>
-  Effect.map(TestClock.currentTimeMillis, (start) => {
-    let next = start + intervalMs
-    return {
-      tick: Effect.gen(function*() {
-        yield* asleep(next)
-        yield* TestClock.adjust(intervalMs)
-        next += intervalMs
-        yield* asleep(next)
-      })
-    }
   })
 
 const structured = (result: McpSchema.CallToolResult) => result.structuredContent as Record<string, any>
