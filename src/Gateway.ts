@@ -31,6 +31,12 @@
  *   with none open they are dropped.
  * - Resource subscriptions are counted across clients: a server is asked once per URI and
  *   told to stop when the last client lets go.
+ * - The MCP management tools (`ListMcpResources`, `ReadMcpResource`, `SubscribeMcpResource`,
+ *   `UnsubscribeMcpResource`, `SubscribePolling`, `UnsubscribePolling`) are served only with
+ *   the `managementTools` option, which is off by default: they let a client read every
+ *   server's resources and poll tools. Each session has its own polls and subscriptions,
+ *   ended with the session; a poll's changes reach its client as log messages from the
+ *   logger `mcp-fleet/poll`.
  * - Not passed through: requests fronted servers send (sampling, elicitation, roots) go to
  *   the registry's own client handlers, if it has any, never to the gateway's clients; and
  *   tasks.
@@ -52,6 +58,7 @@ import * as GatewaySession from "./internal/gateway/session.js"
 import { traced } from "./internal/traced.js"
 import * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
+import * as McpManagementTools from "./McpManagementTools.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
@@ -72,6 +79,11 @@ export interface Options {
   readonly instructions?: string | undefined
   /** How long the fleet must be quiet before list changes are announced. Default: 100 ms. */
   readonly listChangedDebounce?: Duration.DurationInput | undefined
+  /**
+   * Serves the MCP management tools (see McpManagementTools) after the fleet's tools, each
+   * session with its own polls and subscriptions. Default: false.
+   */
+  readonly managementTools?: boolean | undefined
 }
 
 /**
@@ -130,7 +142,14 @@ const fleetOf = (options: Options) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
-    return yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options))
+    const management: GatewayFleet.MakeManagement | undefined = options.managementTools === true
+      ? (subscriber) =>
+        McpManagementTools.make({ subscriber }).pipe(
+          Effect.provideService(ServerRegistry.ServerRegistry, registry),
+          Effect.provideService(Policy.Policy, policy)
+        )
+      : undefined
+    return yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
   })
 
 /**

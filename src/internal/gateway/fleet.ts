@@ -13,6 +13,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Catalog from "../../Catalog.js"
 import type * as McpError from "../../McpError.js"
+import type * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 
@@ -74,7 +75,14 @@ export interface Fleet {
   readonly listChanged: PubSub.PubSub<ListKind>
   /** How many sessions subscribe to each resource, by server and URI. */
   readonly subscribers: Map<string, number>
+  /** Makes a session's management tools, when the gateway serves them. */
+  readonly management: MakeManagement | undefined
 }
+
+/** Makes the management tools of one session, its subscriptions going through `subscriber`. */
+export type MakeManagement = (
+  subscriber: McpManagementTools.ResourceSubscriber
+) => Effect.Effect<McpManagementTools.McpManagementTools, never, Scope.Scope>
 
 /** What clients see of each list, to tell real changes from catalog rebuilds that changed nothing. */
 export const fingerprints = (catalog: Catalog.Catalog): Record<ListKind, string> => ({
@@ -99,7 +107,8 @@ export const changedLists = (last: Record<ListKind, string>, next: Record<ListKi
 export const makeFleet = (
   registry: ServerRegistry.ServerRegistry,
   policy: PolicyLike,
-  options: CoreOptions
+  options: CoreOptions,
+  management?: MakeManagement | undefined
 ): Effect.Effect<Fleet, never, Scope.Scope> =>
   Effect.gen(function*() {
     const listChanged = yield* PubSub.unbounded<ListKind>()
@@ -117,5 +126,5 @@ export const makeFleet = (
       ),
       Effect.forkScoped
     )
-    return { registry, policy, options, listChanged, subscribers: new Map() }
+    return { registry, policy, options, listChanged, subscribers: new Map(), management }
   })

@@ -20,6 +20,7 @@ import { Transport } from "../../Transport.js"
 import { type CoreOptions, type Fleet, listChangedMethod } from "./fleet.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
+import * as Management from "./management.js"
 import { page } from "./paging.js"
 import * as Routes from "./routes.js"
 import * as Subscriptions from "./subscriptions.js"
@@ -69,8 +70,9 @@ const initialize = (options: CoreOptions): Peer.Handler => (request) =>
     ...(options.instructions === undefined ? {} : { instructions: options.instructions })
   }))
 
-// The list handlers: each list as the client may see it, a page at a time.
-const lists = (context: Routes.RouteContext): Record<string, Peer.Handler> => {
+// The list handlers: each list as the client may see it, a page at a time; `more` are tools
+// listed after the fleet's (the management tools).
+const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>): Record<string, Peer.Handler> => {
   const size = context.fleet.options.pageSize
   const list =
     (kind: string, key: string, items: (catalog: Catalog.Catalog) => ReadonlyArray<unknown>): Peer.Handler =>
@@ -79,7 +81,7 @@ const lists = (context: Routes.RouteContext): Record<string, Peer.Handler> => {
     [McpSchema.Method.ToolsList]: list(
       "tools",
       "tools",
-      (c) => c.tools.map((entry) => ({ ...entry.tool, name: entry.name }))
+      (c) => [...c.tools.map((entry) => ({ ...entry.tool, name: entry.name })), ...more]
     ),
     [McpSchema.Method.ResourcesList]: list("resources", "resources", (c) => c.resources.map((entry) => entry.resource)),
     [McpSchema.Method.ResourcesTemplatesList]: list(
@@ -107,11 +109,14 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
     const context: Routes.RouteContext = { fleet, catalog, outbound, inFlight }
     const subscriptions = yield* Subscriptions.make(fleet, catalog)
     const logging = Logging.make(inFlight, outbound)
+    const management = yield* Management.make(fleet, subscriptions, outbound)
 
     const handlers: Record<string, Peer.Handler> = {
       [McpSchema.Method.Initialize]: initialize(fleet.options),
-      ...lists(context),
-      [McpSchema.Method.ToolsCall]: Routes.callTool(context),
+      ...lists(context, management?.tools ?? []),
+      [McpSchema.Method.ToolsCall]: management === undefined
+        ? Routes.callTool(context)
+        : management.callTool(Routes.callTool(context)),
       [McpSchema.Method.ResourcesRead]: Routes.readResource(context),
       [McpSchema.Method.ResourcesSubscribe]: subscriptions.subscribe,
       [McpSchema.Method.ResourcesUnsubscribe]: subscriptions.unsubscribe,

@@ -23,6 +23,10 @@ export interface Subscriptions {
   readonly subscribe: Peer.Handler
   /** The handler of resources/unsubscribe. */
   readonly unsubscribe: Peer.Handler
+  /** Subscribes this session to `uri` at `server` (the management tools' way in). */
+  readonly acquire: (server: string, uri: string) => Effect.Effect<void, McpError.McpError>
+  /** Lets go of this session's subscription to `uri` at `server`. */
+  readonly release: (server: string, uri: string) => Effect.Effect<void, McpError.McpError>
 }
 
 const keyOf = (server: string, uri: string) => JSON.stringify([server, uri])
@@ -86,6 +90,8 @@ export const make = (
     return {
       has: (server, uri) => held.has(keyOf(server, uri)),
       subscribe: handler(acquire),
-      unsubscribe: handler(release)
+      unsubscribe: handler(release),
+      acquire,
+      release
     }
   })

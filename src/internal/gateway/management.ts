@@ -1,0 +1,89 @@
+/**
+ * The MCP management tools of one session, when the gateway serves them (its
+ * `managementTools` option): listed after the fleet's tools, called by their own names,
+ * their subscriptions counted with the session's own, and each `PollResult` sent to the
+ * client as a log message (logger `mcp-fleet/poll`, level info, whatever level the client
+ * set: it asked for them), the one notification MCP has for news not tied to a request.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as McpManagementTools from "../../McpManagementTools.js"
+import * as McpSchema from "../../McpSchema.js"
+import type * as Peer from "../../Peer.js"
+import type { Fleet } from "./fleet.js"
+import type { Outbound } from "./session.js"
+import type { Subscriptions } from "./subscriptions.js"
+
+/** The logger name PollResult messages carry. */
+export const POLL_LOGGER = "mcp-fleet/poll"
+
+/** A PollResult as the data of a log message: what was polled, and what it returns now. */
+const pollData = (event: Extract<McpManagementTools.Event, { _tag: "PollResult" }>) => ({
+  pollId: event.poll.id,
+  type: event.poll.type,
+  server: event.poll.server,
+  target: event.poll.target,
+  ...(event.result === undefined ? {} : { result: event.result }),
+  ...(event.error === undefined ? {} : { error: event.error.message })
+})
+
+/** The management tools of one session. */
+export interface SessionManagement {
+  /** Listed after the fleet's tools. */
+  readonly tools: ReadonlyArray<McpSchema.Tool>
+  /** tools/call: a management tool here, anything else to `fleetCall`. */
+  readonly callTool: (fleetCall: Peer.Handler) => Peer.Handler
+}
+
+/**
+ * The session's management tools, or undefined when the gateway does not serve them. Their
+ * polls and subscriptions end with the Scope.
+ */
+export const make = (
+  fleet: Fleet,
+  subscriptions: Subscriptions,
+  outbound: Outbound
+): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (fleet.management === undefined) return undefined
+    const management = yield* fleet.management({
+      subscribe: subscriptions.acquire,
+      unsubscribe: subscriptions.release
+    })
+    const events = yield* management.subscribeEvents
+    yield* Queue.take(events).pipe(
+      Effect.flatMap((event) =>
+        event._tag === "PollResult"
+          ? outbound.notify(McpSchema.Method.LoggingMessage, {
+            level: "info",
+            logger: POLL_LOGGER,
+            data: pollData(event)
+          })
+          // Resource updates reach the client as resources/updated: the session holds them.
+          : Effect.void
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    return {
+      tools: McpManagementTools.tools,
+      callTool: (fleetCall) => (request) => {
+        const name = request.params?.name
+        if (typeof name !== "string" || !McpManagementTools.isManagementTool(name)) return fleetCall(request)
+        const args = request.params?.arguments
+        return management.call(name, typeof args === "object" && args !== null ? args as Record<string, unknown> : {})
+          .pipe(
+            // Every failure is the model's to read, as for the fleet's tools.
+            Effect.catchAll((error) =>
+              Effect.succeed<McpSchema.CallToolResult>({
+                content: [{ type: "text", text: error.message }],
+                isError: true
+              })
+            )
+          )
+      }
+    }
+  })
