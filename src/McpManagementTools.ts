@@ -161,7 +161,10 @@ export interface McpManagementTools {
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The subscriptions and polls in force. */
   readonly status: Effect.Effect<Status>
-  /** Every event, from the moment the stream starts. */
+  /**
+   * Every event, from the moment the stream starts. A subscriber that falls 256 events
+   * behind loses the oldest, so a slow one never holds the polls up.
+   */
   readonly events: Stream.Stream<Event>
   /** Subscribes to events now; nothing published after this returns is missed. */
   readonly subscribeEvents: Effect.Effect<Queue.Dequeue<Event>, never, Scope.Scope>

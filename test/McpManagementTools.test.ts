@@ -4,6 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
@@ -31,7 +32,8 @@ const counterServer = (name: string) => {
       {
         tool: { name: "reset", inputSchema: { type: "object" } },
         call: () => Effect.succeed({ content: [{ type: "text", text: "reset" }] })
-      }
+      },
+      { tool: { name: "hang", inputSchema: { type: "object" } }, call: () => Effect.never }
     ],
     resources: [{ resource: { uri: "mem://counter", name: "counter", mimeType: "text/plain" }, text: "" }],
     handlers: {
@@ -275,6 +277,14 @@ describe("McpManagementTools", () => {
         )
       )
       expect(typo.message).toBe("server 'alpha' has no tool 'countr'; did you mean 'counter'?")
+      // A start given up during its first fetch gives its place back.
+      const hanging = yield* Effect.fork(
+        management.call("SubscribePolling", { type: "tool", server: "alpha", toolName: "hang", intervalMs: 1000 })
+      )
+      yield* Effect.yieldNow().pipe(Effect.repeat({ until: () => alpha.requests("tools/call").length === 1 }))
+      expect((yield* management.status).polls.map((poll) => poll.target)).toEqual(["hang"])
+      yield* Fiber.interrupt(hanging)
+      expect((yield* management.status).polls).toEqual([])
 
       yield* management.call("SubscribePolling", {
         type: "tool",

@@ -17,8 +17,8 @@ import type { Fleet } from "./fleet.js"
 import type { Outbound } from "./session.js"
 import type { Subscriptions } from "./subscriptions.js"
 
-/** The logger name PollResult messages carry. */
-export const POLL_LOGGER = "mcp-fleet/poll"
+// The logger name PollResult messages carry.
+const POLL_LOGGER = "mcp-fleet/poll"
 
 /** A PollResult as the data of a log message: what was polled, and what it returns now. */
 const pollData = (event: Extract<McpManagementTools.Event, { _tag: "PollResult" }>) => ({

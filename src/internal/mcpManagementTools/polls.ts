@@ -160,7 +160,8 @@ export const make = (parts: Parts): Effect.Effect<Polls, never, Scope.Scope> =>
         // The place is taken before the first fetch, so concurrent starts cannot pass the limit.
         polls.set(id, poll)
         const fetch = fetchOf(poll, reach)
-        const current = yield* Effect.tapError(fetch, () => Effect.sync(() => polls.delete(id)))
+        // A first fetch that fails (or is interrupted) gives the place back.
+        const current = yield* Effect.onError(fetch, () => Effect.sync(() => polls.delete(id)))
         yield* FiberMap.run(fibers, id, watch(poll, fetch, fingerprint(Exit.succeed(current))))
         return jsonResult({ pollId: id, ...poll, current })
       })
