@@ -8,13 +8,14 @@
  *              WebSocket, HttpClientUndici), internal/transport/
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/
- *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ServerRegistry,
- *              internal/serverRegistry/   (ServerSpec.connect → transports is downward)
+ *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
+ *              internal/serverRegistry/, internal/toolPins/
+ *              (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, internal/gateway/, cli/, index.ts (the package's barrel)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
- * by no library module; src/internal/*.ts (traced, reveal, jsonSchema) are shared leaves that
+ * by no library module; src/internal/*.ts (traced, reveal, jsonSchema, …) are shared leaves that
  * anyone may import and that import nothing above base.
  *
  * Also: internal/<owner>/ is private to its owner's public module(s) and its own siblings; src
@@ -39,7 +40,10 @@ const LAYERS = [
   ["client", ["^src/McpClient\\.ts$", "^src/internal/mcpClient/"]],
   [
     "fleet",
-    ["^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ServerRegistry)\\.ts$", "^src/internal/serverRegistry/"]
+    [
+      "^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ToolPins|ServerRegistry)\\.ts$",
+      "^src/internal/(serverRegistry|toolPins)/"
+    ]
   ],
   ["config", ["^src/(FleetConfig|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
   ["edge", ["^src/Gateway\\.ts$", "^src/internal/gateway/", "^src/cli/", "^src/index\\.ts$"]]
@@ -51,6 +55,7 @@ const OWNERS = {
   peer: "^src/Peer\\.ts$",
   mcpClient: "^src/McpClient\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
+  toolPins: "^src/ToolPins\\.ts$",
   policy: "^src/Policy\\.ts$",
   fleetConfig: "^src/FleetConfig\\.ts$",
   gateway: "^src/Gateway\\.ts$"

@@ -137,7 +137,7 @@ export const parseFile = (
   }
   const dir = NodePath.dirname(NodePath.resolve(path))
   const context = { env, dir, workspace: NodePath.basename(dir) === ".vscode" ? NodePath.dirname(dir) : dir }
-  const defaults = file.defaults ?? {}
+  const defaults = file.pinning === undefined ? file.defaults ?? {} : { ...file.defaults, pinning: file.pinning }
   const fromMcpServers = Object.entries(file.mcpServers ?? {})
   const inServers = new Set(Object.keys(file.servers ?? {}))
   const twice = new Set(fromMcpServers.map(([name]) => name).filter((name) => inServers.has(name)))

@@ -12,6 +12,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
@@ -25,11 +26,12 @@ import * as Routing from "./internal/serverRegistry/routing.js"
 import * as ServerActor from "./internal/serverRegistry/serverActor.js"
 import { traced } from "./internal/traced.js"
 import type * as McpClient from "./McpClient.js"
-import type * as McpError from "./McpError.js"
+import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type { RegistryEvent } from "./RegistryEvent.js"
 import * as ServerSpec from "./ServerSpec.js"
 import type { ServerState } from "./ServerState.js"
+import * as ToolPins from "./ToolPins.js"
 
 /**
  * The services an actor connects with: processes for stdio servers, an HTTP client for
@@ -68,6 +70,12 @@ export interface Options {
    * slow subscriber never holds the fleet up. Default: 1024.
    */
   readonly eventBuffer?: number | undefined
+  /**
+   * What happens when a tool's definition changes since it was pinned (see ToolPins), for
+   * servers whose spec does not say. The pins are kept in the `ToolPins.PinStore` in
+   * context, else in memory. Default: `warn`.
+   */
+  readonly pinning?: ToolPins.Mode | undefined
 }
 
 /**
@@ -183,6 +191,17 @@ export interface ServerRegistry {
     argument: { readonly name: string; readonly value: string },
     context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpError>
+  /**
+   * The tools whose definition differs from their pin: held out of the catalog (in
+   * `quarantine` mode) or only reported (`warn`), until approved.
+   */
+  readonly drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>
+  /**
+   * Approves a drifted tool's new definition: it becomes the tool's pin, and a quarantined
+   * tool goes back into the catalog. Fails with NotFound when the server has no such
+   * drifted tool.
+   */
+  readonly approveTool: (server: string, tool: string) => Effect.Effect<void, McpError.McpError>
   /** Runs `f` with the server's ready connection, for anything the routes above don't cover. */
   readonly withClient: <A>(
     server: string,
@@ -200,6 +219,7 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
 
 /**
  * Makes a registry; every server stops (its process tree ended) when the Scope closes.
+ * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one.
  *
  * @since 0.1.0
  */
@@ -216,8 +236,18 @@ export const make = (
     const fibers = yield* FiberMap.make<string>()
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
+    const store = yield* Effect.serviceOption(ToolPins.PinStore).pipe(
+      Effect.flatMap(Option.match({ onNone: () => ToolPins.makeMemory, onSome: Effect.succeed }))
+    )
+    const pins = { store, mode: options.pinning ?? "warn", naming }
+    // Pins written elsewhere (an approval in another process) are reviewed at once.
+    yield* store.changes.pipe(
+      Stream.runForEach((server) => actors.get(server)?.recheck ?? Effect.void),
+      Effect.forkScoped
+    )
 
-    const { actorOf, callTool, getPrompt, withClient } = Routing.make(actors, catalog)
+    const drifted = Effect.sync(() => [...actors.values()].flatMap((actor) => actor.drifts()))
+    const { actorOf, callTool, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
 
     const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
@@ -229,7 +259,8 @@ export const make = (
           client: options.client ?? {},
           initialLists,
           publish,
-          listsChanged
+          listsChanged,
+          pins
         })
         actors.set(spec.name, actor)
         yield* FiberMap.run(fibers, spec.name, Effect.provide(actor.run, context))
@@ -305,6 +336,24 @@ export const make = (
       getPrompt,
       complete: traced("ServerRegistry.complete")((server, ref, argument, context) =>
         withClient(server, (client) => client.complete(ref, argument, context))
+      ),
+      drifted,
+      approveTool: traced("ServerRegistry.approveTool")((server, tool) =>
+        Effect.flatMap(actorOf(server), (actor) =>
+          Effect.flatMap(actor.approve(tool), (approved) =>
+            approved ? Effect.void : Effect.fail(McpError.make(
+              server,
+              new McpError.NotFoundReason({
+                what: "drifted tool",
+                name: tool,
+                suggestions: Catalog.suggest(
+                  tool,
+                  actor.drifts().map((drift) =>
+                    drift.tool
+                  )
+                )
+              })
+            ))))
       ),
       withClient
     })

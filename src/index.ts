@@ -52,6 +52,9 @@ export * as RegistryEvent from "./RegistryEvent.js"
 /** Qualified names and the fleet's catalog of tools, resources and prompts. */
 export * as Catalog from "./Catalog.js"
 
+/** Tool pinning: a digest of each tool's definition, drift reports and quarantine, pin stores. */
+export * as ToolPins from "./ToolPins.js"
+
 /** The fleet: reconcile, status, events, the live catalog and routed calls. */
 export * as ServerRegistry from "./ServerRegistry.js"
 

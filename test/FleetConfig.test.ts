@@ -265,6 +265,17 @@ describe("parse: supervision", () => {
     )
   })
 
+  it("takes pinning from the server's entry, else from the file's top level", () => {
+    const servers = parseOk({
+      pinning: "quarantine",
+      mcpServers: { strict: { command: "x" }, relaxed: { command: "x", pinning: "off" } }
+    })
+    expect(servers.strict.pinning).toBe("quarantine")
+    expect(servers.relaxed.pinning).toBe("off")
+    expect(parseOk({ mcpServers: { plain: { command: "x" } } }).plain.pinning).toBeUndefined()
+    expect(parseError(`{"pinning": "sometimes", "mcpServers": {}}`).message).toContain("pinning")
+  })
+
   it("maps timeouts, restart and health from milliseconds, with aliases", () => {
     const servers = parseOk({
       mcpServers: {

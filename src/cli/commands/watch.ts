@@ -15,6 +15,7 @@ import * as FleetConfig from "../../FleetConfig.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
+import * as ToolPins from "../../ToolPins.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
@@ -60,6 +61,16 @@ export const toJson = (happening: Happening, now: number): Record<string, unknow
         added: names(happening.added),
         removed: names(happening.removed),
         changed: names(happening.changed)
+      }
+    case "ToolDrifted":
+      return {
+        ...base,
+        server: happening.server,
+        tool: happening.tool,
+        quarantined: happening.quarantined,
+        changed: ToolPins.differences(happening.before.definition, happening.after.definition),
+        before: happening.before.digest,
+        after: happening.after.digest
       }
     case "RefreshFailed":
       return { ...base, server: happening.server, list: happening.list, error: happening.error.message }
@@ -107,6 +118,10 @@ export const toText = (happening: Happening, now: number): string => {
       ]
       return `${time}  ${happening.server}: ${what} ${Render.clip(parts.join(" "), 100)}`
     }
+    case "ToolDrifted":
+      return `${time}  ${happening.server}: tool ${happening.tool} changed its ${
+        ToolPins.differences(happening.before.definition, happening.after.definition).join(", ")
+      } since it was pinned${happening.quarantined ? "; held back until approved" : ""}`
     case "RefreshFailed":
       return `${time}  ${happening.server}: re-listing ${happening.list} failed: ${happening.error.message}`
     case "ResourceUpdated":
