@@ -11,7 +11,7 @@
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
  *              internal/serverRegistry/, internal/toolPins/
  *              (ServerSpec.connect → transports is downward)
- *   config     FleetConfig, Policy, internal/policy/, internal/fleetConfig/
+ *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, internal/gateway/, cli/, index.ts (the package's barrel)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
@@ -45,7 +45,7 @@ const LAYERS = [
       "^src/internal/(serverRegistry|toolPins)/"
     ]
   ],
-  ["config", ["^src/(FleetConfig|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
+  ["config", ["^src/(FleetConfig|ConfigTrust|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
   ["edge", ["^src/Gateway\\.ts$", "^src/internal/gateway/", "^src/cli/", "^src/index\\.ts$"]]
 ]
 

@@ -61,6 +61,9 @@ export * as ServerRegistry from "./ServerRegistry.js"
 /** Config files (mcpServers / servers formats), variables, merging and watching. */
 export * as FleetConfig from "./FleetConfig.js"
 
+/** Trust in config files by path and content, for project configs that came with a repository. */
+export * as ConfigTrust from "./ConfigTrust.js"
+
 /** Tool policy: allow/deny/ask rules, approval, argument validation, limits and the audit log. */
 export * as Policy from "./Policy.js"
 
