@@ -215,6 +215,30 @@ describe("ToolPins", () => {
         expect(file.tools.echo.digest).toBe(ToolPins.digest(echo("v2")))
       }))
 
+    it.scoped("an approval written by another process releases the tool in a running fleet", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const ours = yield* ToolPins.makeFile(dir).pipe(Effect.provide(NodeContext.layer))
+        const server = drifting("docs", [echo("v1")])
+        const { events, fleet } = yield* fleetOf(server.spec, { pinning: "quarantine" }).pipe(
+          Effect.provideService(ToolPins.PinStore, ours)
+        )
+        yield* server.change([echo("v2")])
+        const drift = yield* until(events, isDrift)
+        expect(yield* names(fleet)).toEqual([])
+        // Another process (`mcp-fleet approve`) writes the new pin through a store of its own.
+        const theirs = yield* ToolPins.makeFile(dir).pipe(Effect.provide(NodeContext.layer))
+        yield* theirs.save("docs", new Map([["echo", drift.after]]))
+        const back = yield* until(
+          events,
+          (event): event is Extract<RegistryEvent, { _tag: "ToolsChanged" }> =>
+            event._tag === "ToolsChanged" && event.added.length > 0
+        )
+        expect(back.added.map((tool) => tool.description)).toEqual(["v2"])
+        expect(yield* names(fleet)).toEqual(["mcp__docs__echo"])
+        expect(yield* fleet.drifted).toEqual([])
+      }))
+
     it.scoped("the gateway does not list a quarantined tool and refuses a call with how to approve it", () =>
       Effect.gen(function*() {
         const server = drifting("docs", [echo("v1")])
