@@ -70,17 +70,18 @@ export const readConfig = (
 
 /**
  * Reads the config files of a command that starts their servers: a project file must be
- * trusted first (see Trust).
+ * trusted first (see Trust), and what is read is what was trusted.
  *
  * @since 0.1.0
  */
 export const loadConfig = (
   settings: Settings.Settings
 ): Effect.Effect<FleetConfig.Loaded, CliError.CliError | FleetConfig.ConfigError, FileSystem.FileSystem> =>
-  Effect.zipRight(
-    Effect.zipRight(announce(settings), Trust.ensure(settings)),
-    FleetConfig.load({ paths: settings.paths })
-  )
+  Effect.gen(function*() {
+    yield* announce(settings)
+    yield* Trust.ensure(settings)
+    return yield* FleetConfig.load({ paths: settings.paths, admit: yield* Trust.admit(settings) })
+  })
 
 /**
  * The CLI's registry: tools pinned in the user config dir (`pins/`, one file per server),
