@@ -12,7 +12,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
@@ -21,17 +20,18 @@ import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "./Catalog.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
+import * as Pinning from "./internal/serverRegistry/pinning.js"
 import { plan } from "./internal/serverRegistry/reconcilePlan.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
 import * as ServerActor from "./internal/serverRegistry/serverActor.js"
 import { traced } from "./internal/traced.js"
 import type * as McpClient from "./McpClient.js"
-import * as McpError from "./McpError.js"
+import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type { RegistryEvent } from "./RegistryEvent.js"
 import * as ServerSpec from "./ServerSpec.js"
 import type { ServerState } from "./ServerState.js"
-import * as ToolPins from "./ToolPins.js"
+import type * as ToolPins from "./ToolPins.js"
 
 /**
  * The services an actor connects with: processes for stdio servers, an HTTP client for
@@ -236,17 +236,7 @@ export const make = (
     const fibers = yield* FiberMap.make<string>()
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
-    const store = yield* Effect.serviceOption(ToolPins.PinStore).pipe(
-      Effect.flatMap(Option.match({ onNone: () => ToolPins.makeMemory, onSome: Effect.succeed }))
-    )
-    const pins = { store, mode: options.pinning ?? "warn", naming }
-    // Pins written elsewhere (an approval in another process) are reviewed at once.
-    yield* store.changes.pipe(
-      Stream.runForEach((server) => actors.get(server)?.recheck ?? Effect.void),
-      Effect.forkScoped
-    )
-
-    const drifted = Effect.sync(() => [...actors.values()].flatMap((actor) => actor.drifts()))
+    const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
     const { actorOf, callTool, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
 
@@ -339,21 +329,7 @@ export const make = (
       ),
       drifted,
       approveTool: traced("ServerRegistry.approveTool")((server, tool) =>
-        Effect.flatMap(actorOf(server), (actor) =>
-          Effect.flatMap(actor.approve(tool), (approved) =>
-            approved ? Effect.void : Effect.fail(McpError.make(
-              server,
-              new McpError.NotFoundReason({
-                what: "drifted tool",
-                name: tool,
-                suggestions: Catalog.suggest(
-                  tool,
-                  actor.drifts().map((drift) =>
-                    drift.tool
-                  )
-                )
-              })
-            ))))
+        Effect.flatMap(actorOf(server), (actor) => approve(actor, tool))
       ),
       withClient
     })

@@ -3,13 +3,18 @@
  * sight, a tool whose definition differs from its pin is a drift — reported once per new
  * definition, and held out of the catalog in `quarantine` mode — until it is approved or
  * goes back to its pinned definition. The pins are read from the store on every review,
- * so an approval written by another process counts at the next one.
+ * so an approval written by another process counts at the next one. `makeFleet` is the
+ * registry's side: the store, its changes, and every server's drifts.
  *
  * @internal
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
+import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
 import * as ToolPins from "../../ToolPins.js"
@@ -117,3 +122,60 @@ export const make = (options: Options): Pinning => {
 
   return { review, drifts: () => [...drifts.values()], approve }
 }
+
+/**
+ * What the registry needs of each actor's pinning.
+ */
+export interface Pinned {
+  readonly name: string
+  readonly drifts: () => ReadonlyArray<ToolPins.Drift>
+  readonly approve: (tool: string) => Effect.Effect<boolean>
+  readonly recheck: Effect.Effect<void>
+}
+
+/**
+ * The registry's side of pinning: the store (the one in context, else one in memory),
+ * followed so that pins written elsewhere (an approval in another process) are reviewed at
+ * once; every actor's drifts; and approval.
+ */
+export const makeFleet = (
+  actors: ReadonlyMap<string, Pinned>,
+  mode: ToolPins.Mode,
+  naming: Catalog.Naming
+): Effect.Effect<
+  {
+    readonly pins: { readonly store: ToolPins.PinStore; readonly mode: ToolPins.Mode; readonly naming: Catalog.Naming }
+    readonly drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>
+    readonly approve: (actor: Pinned, tool: string) => Effect.Effect<void, McpError.McpError>
+  },
+  never,
+  Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const store = yield* Effect.serviceOption(ToolPins.PinStore).pipe(
+      Effect.flatMap(Option.match({ onNone: () => ToolPins.makeMemory, onSome: Effect.succeed }))
+    )
+    yield* store.changes.pipe(
+      Stream.runForEach((server) => actors.get(server)?.recheck ?? Effect.void),
+      Effect.forkScoped
+    )
+    // A tool with no drift to approve fails with the server's drifted tools closest to its name.
+    const approve = (actor: Pinned, tool: string) =>
+      actor.approve(tool).pipe(
+        Effect.filterOrFail((approved) => approved, () =>
+          McpError.make(
+            actor.name,
+            new McpError.NotFoundReason({
+              what: "drifted tool",
+              name: tool,
+              suggestions: Catalog.suggest(tool, actor.drifts().map((drift) => drift.tool))
+            })
+          )),
+        Effect.asVoid
+      )
+    return {
+      pins: { store, mode, naming },
+      drifted: Effect.sync(() => [...actors.values()].flatMap((actor) => actor.drifts())),
+      approve
+    }
+  })
