@@ -124,6 +124,16 @@ export const make = (options: Options): Pinning => {
 }
 
 /**
+ * What every actor's pinning shares: the store, the fleet's mode (a spec may set its own)
+ * and the naming of qualified names.
+ */
+export interface Pins {
+  readonly store: ToolPins.PinStore
+  readonly mode: ToolPins.Mode
+  readonly naming: Catalog.Naming
+}
+
+/**
  * What the registry needs of each actor's pinning.
  */
 export interface Pinned {
@@ -144,7 +154,7 @@ export const makeFleet = (
   naming: Catalog.Naming
 ): Effect.Effect<
   {
-    readonly pins: { readonly store: ToolPins.PinStore; readonly mode: ToolPins.Mode; readonly naming: Catalog.Naming }
+    readonly pins: Pins
     readonly drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>
     readonly approve: (actor: Pinned, tool: string) => Effect.Effect<void, McpError.McpError>
   },

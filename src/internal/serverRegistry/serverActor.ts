@@ -49,11 +49,7 @@ export interface Options {
   /** Called with the server's lists whenever they change. */
   readonly listsChanged: (server: string, lists: Catalog.ServerLists) => Effect.Effect<void>
   /** Where its tools' pins are kept, and the mode unless the spec sets its own. */
-  readonly pins: {
-    readonly store: ToolPins.PinStore
-    readonly mode: ToolPins.Mode
-    readonly naming: Catalog.Naming
-  }
+  readonly pins: Pinning.Pins
 }
 
 /**
