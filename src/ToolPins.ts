@@ -146,14 +146,16 @@ export interface Drift {
 }
 
 /**
- * The error of a call to a quarantined tool: a Denied reason naming the tool, what changed,
- * and how to approve it.
+ * The error of a call to `name` when a drift holds it back (quarantine): a Denied reason
+ * naming the tool, what changed, and how to approve it. Undefined when no drift holds it.
  *
  * @since 0.1.0
  * @category errors
  */
-export const heldBack = (drift: Drift): McpError.McpError =>
-  McpError.make(
+export const heldBack = (drifts: ReadonlyArray<Drift>, name: string): McpError.McpError | undefined => {
+  const drift = drifts.find((candidate) => candidate.quarantined && candidate.name === name)
+  if (drift === undefined) return undefined
+  return McpError.make(
     drift.server,
     new McpError.DeniedReason({
       tool: drift.name,
@@ -163,16 +165,6 @@ export const heldBack = (drift: Drift): McpError.McpError =>
       }), so it is quarantined until the new definition is approved: run 'mcp-fleet approve ${drift.name}'`
     })
   )
-
-/**
- * The error for a call to `name` when a drift holds it back; undefined when none does.
- *
- * @since 0.1.0
- * @category utils
- */
-export const heldBackError = (drifts: ReadonlyArray<Drift>, name: string): McpError.McpError | undefined => {
-  const drift = drifts.find((candidate) => candidate.quarantined && candidate.name === name)
-  return drift === undefined ? undefined : heldBack(drift)
 }
 
 // --- stores -------------------------------------------------------------------------

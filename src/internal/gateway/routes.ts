@@ -63,7 +63,7 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
     if (entry === undefined) {
       // A quarantined tool is refused with how to approve it; any other is unknown.
       return Effect.flatMap(context.fleet.registry.drifted, (drifts) => {
-        const held = ToolPins.heldBackError(drifts, name)
+        const held = ToolPins.heldBack(drifts, name)
         return held === undefined
           ? Effect.fail(unknownName("tool", name, current.toolsByName.keys()))
           : toolFailure(held)

@@ -166,7 +166,7 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
         if (entry !== undefined) return Effect.succeed(entry)
         return Effect.flatMap(registry.drifted, (drifts) =>
           Effect.fail(
-            ToolPins.heldBackError(drifts, name) ?? McpError.make(
+            ToolPins.heldBack(drifts, name) ?? McpError.make(
               undefined,
               new McpError.NotFoundReason({
                 what: "tool",

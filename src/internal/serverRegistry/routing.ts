@@ -62,7 +62,7 @@ export const make = (
       if (entry === undefined) {
         return Effect.flatMap(drifted, (drifts) =>
           Effect.fail(
-            ToolPins.heldBackError(drifts, name) ?? McpError.make(
+            ToolPins.heldBack(drifts, name) ?? McpError.make(
               undefined,
               new McpError.NotFoundReason({
                 what: "tool",
