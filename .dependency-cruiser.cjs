@@ -8,15 +8,16 @@
  *              WebSocket, HttpClientUndici), internal/transport/
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/
- *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ServerRegistry,
- *              internal/serverRegistry/   (ServerSpec.connect → transports is downward)
- *   config     FleetConfig, Policy, internal/policy/, internal/fleetConfig/
+ *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
+ *              internal/serverRegistry/, internal/toolPins/
+ *              (ServerSpec.connect → transports is downward)
+ *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, internal/gateway/, McpManagementTools, internal/mcpManagementTools/,
  *              FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's barrel), ai/ and ai-sdk/
  *              (the barrels of mcp-fleet/ai and mcp-fleet/ai-sdk)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
- * by no library module; src/internal/*.ts (traced, reveal, jsonSchema) are shared leaves that
+ * by no library module; src/internal/*.ts (traced, reveal, jsonSchema, …) are shared leaves that
  * anyone may import and that import nothing above base.
  *
  * The optional peer dependencies stay in their own modules: only AiToolkit imports @effect/ai and
@@ -45,9 +46,12 @@ const LAYERS = [
   ["client", ["^src/McpClient\\.ts$", "^src/internal/mcpClient/"]],
   [
     "fleet",
-    ["^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ServerRegistry)\\.ts$", "^src/internal/serverRegistry/"]
+    [
+      "^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ToolPins|ServerRegistry)\\.ts$",
+      "^src/internal/(serverRegistry|toolPins)/"
+    ]
   ],
-  ["config", ["^src/(FleetConfig|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
+  ["config", ["^src/(FleetConfig|ConfigTrust|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
   [
     "edge",
     [
@@ -66,6 +70,7 @@ const OWNERS = {
   peer: "^src/Peer\\.ts$",
   mcpClient: "^src/McpClient\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
+  toolPins: "^src/ToolPins\\.ts$",
   policy: "^src/Policy\\.ts$",
   fleetConfig: "^src/FleetConfig\\.ts$",
   gateway: "^src/Gateway\\.ts$",

@@ -137,7 +137,7 @@ export const parseFile = (
   }
   const dir = NodePath.dirname(NodePath.resolve(path))
   const context = { env, dir, workspace: NodePath.basename(dir) === ".vscode" ? NodePath.dirname(dir) : dir }
-  const defaults = file.defaults ?? {}
+  const defaults = file.pinning === undefined ? file.defaults ?? {} : { ...file.defaults, pinning: file.pinning }
   const fromMcpServers = Object.entries(file.mcpServers ?? {})
   const inServers = new Set(Object.keys(file.servers ?? {}))
   const twice = new Set(fromMcpServers.map(([name]) => name).filter((name) => inServers.has(name)))
@@ -203,6 +203,11 @@ export interface LoadOptions {
   readonly paths?: ReadonlyArray<string> | undefined
   /** The variables for `${VAR}`. Default: `process.env`. */
   readonly env?: Env | undefined
+  /**
+   * A check each file's text must pass before it is used, such as a ConfigTrust verdict:
+   * its failure fails the load, or, when watching, skips the edit as an invalid one.
+   */
+  readonly admit?: ((path: string, text: string) => Effect.Effect<void, ConfigError>) | undefined
 }
 
 /**
@@ -244,7 +249,7 @@ const readFile = (fs: FileSystem.FileSystem, path: string) =>
     )
   )
 
-const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: Env) =>
+const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: Env, admit: LoadOptions["admit"]) =>
   Effect.gen(function*() {
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
@@ -255,6 +260,7 @@ const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: 
         sources.push({ path, found: false, servers: 0 })
         continue
       }
+      if (admit !== undefined) yield* admit(path, text)
       const parsed = yield* parseFile(text, path, env)
       sources.push({ path, found: true, servers: parsed.servers.length })
       // A later file replaces a server of the same name; Map keeps its first position.
@@ -282,7 +288,7 @@ const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: 
 export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => {
     const env = options.env ?? process.env
-    return loadWith(fs, options.paths ?? pathsFromEnv(env), env)
+    return loadWith(fs, options.paths ?? pathsFromEnv(env), env, options.admit)
   })
 
 // --- watching -----------------------------------------------------------------------
@@ -330,7 +336,7 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
     ).pipe(Stream.debounce(options.debounce ?? Duration.millis(100)))
 
     const reread = (previous: Loaded | undefined) =>
-      loadWith(fs, paths, env).pipe(
+      loadWith(fs, paths, env, options.admit).pipe(
         Effect.tap((loaded) =>
           Effect.forEach(loaded.sources, (source, i) => {
             const before = previous?.sources[i]

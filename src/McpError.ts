@@ -137,12 +137,13 @@ export class UnavailableReason extends Schema.TaggedClass<UnavailableReason>()("
 }) {}
 
 /**
- * No server, tool, prompt or resource has that name; `suggestions` are the closest names.
+ * No server, tool, prompt or resource has that name (or, for `drifted tool`, no tool of
+ * that name awaits approval); `suggestions` are the closest names.
  *
  * @since 0.1.0
  */
 export class NotFoundReason extends Schema.TaggedClass<NotFoundReason>()("NotFound", {
-  what: Schema.Literal("server", "tool", "prompt", "resource"),
+  what: Schema.Literal("server", "tool", "prompt", "resource", "drifted tool"),
   name: Schema.String,
   suggestions: Schema.Array(Schema.String)
 }) {}

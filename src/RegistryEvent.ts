@@ -1,6 +1,6 @@
 /**
  * What the fleet publishes as it changes: server state changes, catalog differences,
- * resource updates and server log messages.
+ * tools whose definition drifted from their pin, resource updates and server log messages.
  *
  * @since 0.1.0
  */
@@ -8,6 +8,7 @@ import * as Data from "effect/Data"
 import type { McpError } from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type { ServerState } from "./ServerState.js"
+import type * as ToolPins from "./ToolPins.js"
 
 /**
  * What changed in one of a server's lists; `changed` items are the new versions.
@@ -32,6 +33,19 @@ export type RegistryEvent = Data.TaggedEnum<{
   ResourcesChanged: ListChange<McpSchema.Resource>
   ResourceTemplatesChanged: ListChange<McpSchema.ResourceTemplate>
   PromptsChanged: ListChange<McpSchema.Prompt>
+  /**
+   * A tool's definition differs from its pin (see ToolPins): `before` is the pinned one,
+   * `after` the one the server offers now. `quarantined` when the tool is held out of the
+   * catalog until approved; otherwise it stays, with its new definition. Published once per
+   * new definition.
+   */
+  ToolDrifted: {
+    readonly server: string
+    readonly tool: string
+    readonly before: ToolPins.Pin
+    readonly after: ToolPins.Pin
+    readonly quarantined: boolean
+  }
   /** A re-list after list_changed failed; the last good list is kept. */
   RefreshFailed: { readonly server: string; readonly list: "tools" | "resources" | "prompts"; readonly error: McpError }
   ResourceUpdated: { readonly server: string; readonly uri: string }

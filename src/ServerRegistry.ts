@@ -20,6 +20,7 @@ import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "./Catalog.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
+import * as Pinning from "./internal/serverRegistry/pinning.js"
 import { plan } from "./internal/serverRegistry/reconcilePlan.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
 import * as ServerActor from "./internal/serverRegistry/serverActor.js"
@@ -30,6 +31,7 @@ import type * as McpSchema from "./McpSchema.js"
 import type { RegistryEvent } from "./RegistryEvent.js"
 import * as ServerSpec from "./ServerSpec.js"
 import type { ServerState } from "./ServerState.js"
+import type * as ToolPins from "./ToolPins.js"
 
 /**
  * The services an actor connects with: processes for stdio servers, an HTTP client for
@@ -68,6 +70,12 @@ export interface Options {
    * slow subscriber never holds the fleet up. Default: 1024.
    */
   readonly eventBuffer?: number | undefined
+  /**
+   * What happens when a tool's definition changes since it was pinned (see ToolPins), for
+   * servers whose spec does not say. The pins are kept in the `ToolPins.PinStore` in
+   * context, else in memory. Default: `warn`.
+   */
+  readonly pinning?: ToolPins.Mode | undefined
 }
 
 /**
@@ -183,6 +191,17 @@ export interface ServerRegistry {
     argument: { readonly name: string; readonly value: string },
     context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpError>
+  /**
+   * The tools whose definition differs from their pin: held out of the catalog (in
+   * `quarantine` mode) or only reported (`warn`), until approved.
+   */
+  readonly drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>
+  /**
+   * Approves a drifted tool's new definition: it becomes the tool's pin, and a quarantined
+   * tool goes back into the catalog. Fails with NotFound when the server has no such
+   * drifted tool.
+   */
+  readonly approveTool: (server: string, tool: string) => Effect.Effect<void, McpError.McpError>
   /** Runs `f` with the server's ready connection, for anything the routes above don't cover. */
   readonly withClient: <A>(
     server: string,
@@ -200,6 +219,7 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
 
 /**
  * Makes a registry; every server stops (its process tree ended) when the Scope closes.
+ * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one.
  *
  * @since 0.1.0
  */
@@ -216,8 +236,8 @@ export const make = (
     const fibers = yield* FiberMap.make<string>()
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
-
-    const { actorOf, callTool, getPrompt, withClient } = Routing.make(actors, catalog)
+    const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
+    const { actorOf, callTool, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
 
     const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
@@ -229,7 +249,8 @@ export const make = (
           client: options.client ?? {},
           initialLists,
           publish,
-          listsChanged
+          listsChanged,
+          pins
         })
         actors.set(spec.name, actor)
         yield* FiberMap.run(fibers, spec.name, Effect.provide(actor.run, context))
@@ -305,6 +326,10 @@ export const make = (
       getPrompt,
       complete: traced("ServerRegistry.complete")((server, ref, argument, context) =>
         withClient(server, (client) => client.complete(ref, argument, context))
+      ),
+      drifted,
+      approveTool: traced("ServerRegistry.approveTool")((server, tool) =>
+        Effect.flatMap(actorOf(server), (actor) => approve(actor, tool))
       ),
       withClient
     })

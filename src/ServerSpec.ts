@@ -15,6 +15,7 @@ import { createHash } from "node:crypto"
 import type { McpError } from "./McpError.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
+import type * as ToolPins from "./ToolPins.js"
 import type { TransportService } from "./Transport.js"
 import * as WebSocket from "./WebSocket.js"
 
@@ -127,6 +128,11 @@ export interface ServerSpec {
   readonly readyTimeout?: Duration.DurationInput | undefined
   /** Stop the server after this long without calls and start it on the next one. Default: never. */
   readonly idleTimeout?: Duration.DurationInput | undefined
+  /**
+   * What happens when one of its tools changes its definition since it was pinned (see
+   * ToolPins). Default: the registry's `pinning`.
+   */
+  readonly pinning?: ToolPins.Mode | undefined
   /** Why the configuration cannot be used; the server then goes straight to Failed. */
   readonly problem?: string | undefined
 }

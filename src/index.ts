@@ -52,11 +52,17 @@ export * as RegistryEvent from "./RegistryEvent.js"
 /** Qualified names and the fleet's catalog of tools, resources and prompts. */
 export * as Catalog from "./Catalog.js"
 
+/** Tool pinning: a digest of each tool's definition, drift reports and quarantine, pin stores. */
+export * as ToolPins from "./ToolPins.js"
+
 /** The fleet: reconcile, status, events, the live catalog and routed calls. */
 export * as ServerRegistry from "./ServerRegistry.js"
 
 /** Config files (mcpServers / servers formats), variables, merging and watching. */
 export * as FleetConfig from "./FleetConfig.js"
+
+/** Trust in config files by path and content, for project configs that came with a repository. */
+export * as ConfigTrust from "./ConfigTrust.js"
 
 /** Tool policy: allow/deny/ask rules, approval, argument validation, limits and the audit log. */
 export * as Policy from "./Policy.js"

@@ -265,6 +265,17 @@ describe("parse: supervision", () => {
     )
   })
 
+  it("takes pinning from the server's entry, else from the file's top level", () => {
+    const servers = parseOk({
+      pinning: "quarantine",
+      mcpServers: { strict: { command: "x" }, relaxed: { command: "x", pinning: "off" } }
+    })
+    expect(servers.strict.pinning).toBe("quarantine")
+    expect(servers.relaxed.pinning).toBe("off")
+    expect(parseOk({ mcpServers: { plain: { command: "x" } } }).plain.pinning).toBeUndefined()
+    expect(parseError(`{"pinning": "sometimes", "mcpServers": {}}`).message).toContain("pinning")
+  })
+
   it("maps timeouts, restart and health from milliseconds, with aliases", () => {
     const servers = parseOk({
       mcpServers: {
@@ -766,6 +777,34 @@ describe("changes", () => {
       expect(yield* Queue.size(emissions)).toBe(0)
       saveJson(file, { mcpServers: { a: { command: "a" } } })
       expect((yield* next).servers.map((spec) => spec.name)).toEqual(["a"])
+    }))
+})
+
+describe("admit", () => {
+  // Refuses any text that starts a server named "evil", as an untrusted edit would be.
+  const admit = (file: string, text: string) =>
+    text.includes("evil")
+      ? Effect.fail(new FleetConfig.ConfigError({ path: file, reason: "not trusted" }))
+      : Effect.void
+
+  it.scopedLive("a refused file fails the load, and a refused edit is skipped like an invalid one", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".mcp.json")
+      writeJson(file, { mcpServers: { evil: { command: "evil" } } })
+      const refused = yield* Effect.flip(FleetConfig.load({ paths: [file], env: {}, admit })).pipe(
+        Effect.provide(NodeFileSystem.layer)
+      )
+      expect(refused.message).toBe(`invalid config file ${file}: not trusted`)
+
+      writeJson(file, { mcpServers: { good: { command: "good" } } })
+      const { emissions, next, nextLog } = yield* watch({ paths: [file], env: {}, admit })
+      expect((yield* next).servers.map((spec) => spec.name)).toEqual(["good"])
+      saveJson(file, { mcpServers: { good: { command: "good" }, evil: { command: "evil" } } })
+      expect((yield* nextLog("WARN")).message).toBe(
+        `invalid config file ${file}: not trusted; keeping the last good config`
+      )
+      expect(yield* Queue.size(emissions)).toBe(0)
     }))
 })
 

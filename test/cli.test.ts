@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, config, FIXTURES, MARK, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
+import { CLI, cliEnv, config, FIXTURES, MARK, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
 import { groupMembers, guardianOf, procState, survivors, within } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
@@ -366,7 +366,7 @@ describe("serve (the gateway through the CLI)", () => {
       command: CLI[0],
       args: [...CLI.slice(1), "serve", "--stdio"],
       cwd: pair,
-      env: { ...process.env, [MARK]: mark } as Record<string, string>,
+      env: { ...process.env, ...cliEnv(), [MARK]: mark } as Record<string, string>,
       stderr: "pipe"
     })
     await client.connect(transport)
@@ -418,7 +418,7 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
       command: CLI[0],
       args: [...CLI.slice(1), "serve", "--stdio"],
       cwd: unruly,
-      env: { ...process.env, [MARK]: mark } as Record<string, string>,
+      env: { ...process.env, ...cliEnv(), [MARK]: mark } as Record<string, string>,
       stderr: "pipe"
     })
     const client = new Client({ name: "cli-test", version: "1.0.0" })

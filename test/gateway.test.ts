@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CLI } from "./support/cli.js"
+import { CLI, cliEnv, removeTempDirs } from "./support/cli.js"
 import { eventually, everythingServer, httpGateway, sdkClient, slowServer, tempConfig } from "./support/gateway.js"
 import { survivors, waitGone } from "./support/processes.js"
 
@@ -112,7 +112,7 @@ describe("Gateway over stdio (SDK client)", () => {
     transport = new StdioClientTransport({
       command: CLI[0],
       args: [...CLI.slice(1), "serve", "--stdio", "--config", config.file],
-      env: { ...process.env, MCP_FLEET_GATEWAY_TEST: marker } as Record<string, string>,
+      env: { ...process.env, ...cliEnv(), MCP_FLEET_GATEWAY_TEST: marker } as Record<string, string>,
       stderr: "pipe"
     })
     // Drained, so the gateway never blocks on a full pipe.
@@ -143,6 +143,7 @@ describe("Gateway over stdio (SDK client)", () => {
     )
     expect(Object.values(left).filter((state) => state === "alive")).toEqual([])
     config?.remove()
+    removeTempDirs()
   }, 30_000)
 })
 

@@ -1,6 +1,7 @@
 /**
- * Starts the fleet a command works on: the config files read, the servers it needs
- * started, and a progress line on a terminal while they connect.
+ * Starts the fleet a command works on: the config files read (a project file once trusted),
+ * the servers it needs started with their tools pinned, and a progress line on a terminal
+ * while they connect.
  *
  * @since 0.1.0
  */
@@ -8,15 +9,19 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
+import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
 import * as FleetConfig from "../FleetConfig.js"
 import type * as McpError from "../McpError.js"
 import type * as Policy from "../Policy.js"
 import * as ServerRegistry from "../ServerRegistry.js"
+import type * as ServerSpec from "../ServerSpec.js"
 import { isTerminal } from "../ServerState.js"
+import * as ToolPins from "../ToolPins.js"
 import * as CliError from "./CliError.js"
 import * as Render from "./Render.js"
 import * as Settings from "./Settings.js"
+import * as Trust from "./Trust.js"
 
 /**
  * A running fleet and the config it came from.
@@ -53,14 +58,51 @@ const announce = (settings: Settings.Settings): Effect.Effect<void, CliError.Cli
     : Render.note(`config: ${settings.paths.map((path) => Settings.tilde(path)).join(", ")}`)
 
 /**
- * Reads the config files, failing with a clear sentence when there are none.
+ * Reads the config files, failing with a clear sentence when there are none; for commands
+ * that only read or edit them.
+ *
+ * @since 0.1.0
+ */
+export const readConfig = (
+  settings: Settings.Settings
+): Effect.Effect<FleetConfig.Loaded, CliError.CliError | FleetConfig.ConfigError, FileSystem.FileSystem> =>
+  Effect.zipRight(announce(settings), FleetConfig.load({ paths: settings.paths }))
+
+/**
+ * Reads the config files of a command that starts their servers: a project file must be
+ * trusted first (see Trust), and what is read is what was trusted.
  *
  * @since 0.1.0
  */
 export const loadConfig = (
   settings: Settings.Settings
 ): Effect.Effect<FleetConfig.Loaded, CliError.CliError | FleetConfig.ConfigError, FileSystem.FileSystem> =>
-  Effect.zipRight(announce(settings), FleetConfig.load({ paths: settings.paths }))
+  Effect.gen(function*() {
+    yield* announce(settings)
+    yield* Trust.ensure(settings)
+    return yield* FleetConfig.load({ paths: settings.paths, admit: yield* Trust.admit(settings) })
+  })
+
+/**
+ * The CLI's registry: tools pinned in the user config dir (`pins/`, one file per server),
+ * and a tool whose definition changed held back until approved, unless the config says
+ * otherwise (`pinning`).
+ *
+ * @since 0.1.0
+ */
+export const makeRegistry = (
+  settings: Settings.Settings,
+  servers?: ReadonlyArray<ServerSpec.ServerSpec> | undefined
+): Effect.Effect<
+  ServerRegistry.ServerRegistry,
+  never,
+  Scope.Scope | FileSystem.FileSystem | ServerRegistry.Requirements
+> =>
+  Effect.flatMap(
+    ToolPins.makeFile(NodePath.join(settings.configDir, "pins")),
+    (store) =>
+      ServerRegistry.make({ servers, pinning: "quarantine" }).pipe(Effect.provideService(ToolPins.PinStore, store))
+  )
 
 /**
  * A running fleet and its policy that follow the config files as they are edited: servers
@@ -87,8 +129,10 @@ export const follow = (
 > =>
   Effect.gen(function*() {
     yield* announce(settings)
-    const registry = yield* ServerRegistry.make()
-    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths }).pipe(
+    yield* Trust.ensure(settings)
+    const registry = yield* makeRegistry(settings)
+    const admit = yield* Trust.admit(settings)
+    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths, admit }).pipe(
       Effect.provideService(ServerRegistry.ServerRegistry, registry)
     )
     return { registry, loaded, policy }
@@ -135,7 +179,7 @@ export const start = (
     const only = options.only
     if (only !== undefined) yield* requireServer(loaded, only)
     const servers = only === undefined ? loaded.servers : loaded.servers.filter((spec) => spec.name === only)
-    const registry = yield* ServerRegistry.make({ servers })
+    const registry = yield* makeRegistry(settings, servers)
     const target = only === undefined ? "settled" as const : [only]
     const wait = registry.awaitReady({ servers: target, timeout: settings.timeout })
     const shown = settings.json || !process.stderr.isTTY

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type * as ServerRegistry from "../ServerRegistry.js"
+import type * as ServerSpec from "../ServerSpec.js"
 import { describe } from "../ServerState.js"
 
 /**
@@ -173,4 +174,23 @@ export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
   // @effect/cli has printed its own usage errors already.
   if (!asJson && ValidationError.isValidationError(error)) return Effect.void
   return asJson ? Console.error(JSON.stringify(object)) : Console.error(`mcp-fleet: ${String(object.message)}`)
+}
+
+/**
+ * Where a server runs, for people: its command line, or its URL without the query (which
+ * may hold a token).
+ *
+ * @since 0.1.0
+ */
+export const where = (spec: ServerSpec.ServerSpec): string => {
+  const transport = spec.transport
+  switch (transport.type) {
+    case "stdio":
+      return `stdio: ${[transport.command, ...(transport.args ?? [])].join(" ")}`
+    case "custom":
+      return "custom transport"
+    default:
+      // The query may hold a token.
+      return `${transport.type}: ${transport.url.split("?")[0]}`
+  }
 }

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import * as ConfigTrust from "../ConfigTrust.js"
 import * as FleetConfig from "../FleetConfig.js"
 import * as CliError from "./CliError.js"
 
@@ -24,7 +25,7 @@ export const options = {
     Options.withAlias("c"),
     Options.withDescription(
       "A config file (mcpServers or servers format); repeat to merge several, later ones winning. " +
-        "Default: ./.mcp.json, else ./mcp.json, else ~/.config/mcp-fleet/mcp.json"
+        "Default: ./.mcp.json, else ./mcp.json (once trusted: see 'mcp-fleet trust'), else ~/.config/mcp-fleet/mcp.json"
     ),
     Options.repeated
   ),
@@ -34,6 +35,11 @@ export const options = {
   timeout: Options.text("timeout").pipe(
     Options.withDescription("How long to wait for servers and calls: 30s, 500ms, 2m or seconds (default 30s)"),
     Options.optional
+  ),
+  trust: Options.boolean("trust").pipe(
+    Options.withDescription(
+      "Run a config found in the working directory without asking, this time only (for CI; also MCP_FLEET_TRUST=1)"
+    )
   )
 }
 
@@ -46,6 +52,7 @@ export interface Given {
   readonly config: ReadonlyArray<string>
   readonly json: boolean
   readonly timeout: Option.Option<string>
+  readonly trust: boolean
 }
 
 /**
@@ -60,6 +67,15 @@ export interface Settings {
   readonly source: "--config" | "MCP_FLEET_CONFIG" | "default" | "none"
   readonly json: boolean
   readonly timeout: Duration.Duration
+  /**
+   * The config files found in the working directory (not named, not the user's own): they
+   * start nothing until trusted (see ConfigTrust).
+   */
+  readonly project: ReadonlyArray<string>
+  /** `--trust` or `MCP_FLEET_TRUST=1`: run the project files without asking, this time. */
+  readonly trust: boolean
+  /** The user config dir: the user's own config, trust records and tool pins. */
+  readonly configDir: string
 }
 
 /**
@@ -70,7 +86,8 @@ export interface Settings {
 export const merge = (before: Given, after: Given): Given => ({
   config: after.config.length > 0 ? after.config : before.config,
   json: before.json || after.json,
-  timeout: Option.orElse(after.timeout, () => before.timeout)
+  timeout: Option.orElse(after.timeout, () => before.timeout),
+  trust: before.trust || after.trust
 })
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
@@ -89,10 +106,10 @@ const parseDuration = (text: string): Option.Option<Duration.Duration> => {
  * The files looked for when no `--config` and no `MCP_FLEET_CONFIG` is given, in order:
  * the first one that exists is used.
  */
-const defaultCandidates = (cwd: string, home: string): ReadonlyArray<string> => [
+const defaultCandidates = (cwd: string, configDir: string): ReadonlyArray<string> => [
   NodePath.join(cwd, ".mcp.json"),
   NodePath.join(cwd, "mcp.json"),
-  NodePath.join(home, ".config", "mcp-fleet", "mcp.json")
+  NodePath.join(configDir, "mcp.json")
 ]
 
 /**
@@ -114,17 +131,21 @@ export const resolve = (
       }
       timeout = parsed.value
     }
-    const base = { json: given.json, timeout }
+    const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir())
+    const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
+    const base = { json: given.json, timeout, trust, configDir, project: [] }
     if (given.config.length > 0) {
       return { ...base, paths: given.config.map((path) => NodePath.resolve(cwd, path)), source: "--config" as const }
     }
     const listed = FleetConfig.listedPaths(env, cwd)
     if (listed.length > 0) return { ...base, paths: listed, source: "MCP_FLEET_CONFIG" as const }
     const fs = yield* FileSystem.FileSystem
-    const candidates = defaultCandidates(cwd, env.HOME ?? os.homedir())
+    const candidates = defaultCandidates(cwd, configDir)
+    const own = candidates.at(-1)
     for (const path of candidates) {
       if (yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))) {
-        return { ...base, paths: [path], source: "default" as const }
+        // A file of the working directory must be trusted; the user's own config is theirs.
+        return { ...base, paths: [path], source: "default" as const, project: path === own ? [] : [path] }
       }
     }
     return { ...base, paths: [], source: "none" as const }
@@ -138,7 +159,7 @@ export const resolve = (
 export const noConfig = (cwd: string = process.cwd()): CliError.CliError =>
   CliError.usage(
     `no config file found (looked for ${
-      defaultCandidates(cwd, os.homedir()).map((path) => tilde(path)).join(", ")
+      defaultCandidates(cwd, ConfigTrust.userConfigDir()).map((path) => tilde(path)).join(", ")
     }); pass --config <file> or add a server with 'mcp-fleet add <name> -- <command>'`
   )
 

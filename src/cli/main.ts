@@ -23,6 +23,7 @@ import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
 import * as Serve from "./commands/serve.js"
+import * as Trust from "./commands/trust.js"
 import * as Watch from "./commands/watch.js"
 import * as Render from "./Render.js"
 import * as Root from "./Root.js"
@@ -42,7 +43,9 @@ const subcommands = [
   Edit.disable,
   Probe.test,
   Watch.watch,
-  Serve.serve
+  Serve.serve,
+  Trust.trust,
+  Trust.approve
 ] as const
 
 // `mcp-fleet` alone prints the help of every command.

@@ -27,7 +27,8 @@ export const SERVERS = {
 export const FIXTURES = {
   failing: path.join(root, "test/fixtures/failing.mjs"),
   stubborn: path.join(root, "test/fixtures/stubborn.mjs"),
-  escaping: path.join(root, "test/fixtures/escaping.mjs")
+  escaping: path.join(root, "test/fixtures/escaping.mjs"),
+  drifting: path.join(root, "test/fixtures/drifting.mjs")
 }
 
 const tempDirs = new Set<string>()
@@ -44,6 +45,20 @@ export const tempDir = (files: Record<string, string> = {}): string => {
 export const removeTempDirs = (): void => {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true })
   tempDirs.clear()
+  configHome = undefined
+}
+
+let configHome: string | undefined
+
+/**
+ * What every CLI process gets besides the test's own environment: a user config dir (trust
+ * records, tool pins) of this test file, made on first use and removed by `removeTempDirs`,
+ * so no test reads or writes the real one; and `MCP_FLEET_TRUST=1`, so the `.mcp.json` a
+ * test writes in its folder runs without a `trust` first (a trust test sets it to "").
+ */
+export const cliEnv = (): Record<string, string> => {
+  configHome ??= tempDir()
+  return { XDG_CONFIG_HOME: configHome, MCP_FLEET_TRUST: "1" }
 }
 
 /** What one run printed and how it ended. */
@@ -63,7 +78,7 @@ export interface Options {
 const spawn = (args: ReadonlyArray<string>, options: Options) =>
   cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env, [MARK]: options.mark, NO_COLOR: "1" },
+    env: { ...process.env, ...cliEnv(), ...options.env, [MARK]: options.mark, NO_COLOR: "1" },
     stdio: "pipe"
   })
 

@@ -19,20 +19,26 @@ import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as Trust from "../Trust.js"
 
 // The new text must still be a valid config before it replaces the old one, and it
-// replaces it in one rename, so a watcher never reads half a file.
-const write = (path: string, text: string) =>
+// replaces it in one rename, so a watcher never reads half a file. A file this command
+// creates, or one trusted before the edit, stays trusted: the edit is the user's own.
+const write = (settings: Settings.Settings, path: string, text: string) =>
   Effect.gen(function*() {
     yield* FleetConfig.parse(text, path).pipe(
       Effect.mapError((error) => CliError.failure(`the edit would make ${error.message}; ${path} was left as it was`))
     )
     const fs = yield* FileSystem.FileSystem
+    const trust = yield* Trust.records(settings)
+    const before = yield* Effect.option(fs.readFileString(path))
+    const trusted = Option.isNone(before) || (yield* trust.check(path, before.value))._tag === "Trusted"
     const temporary = NodePath.join(NodePath.dirname(path), `.${NodePath.basename(path)}.${process.pid}.tmp`)
     yield* fs.writeFileString(temporary, text).pipe(
       Effect.zipRight(fs.rename(temporary, path)),
       Effect.mapError((error) => CliError.failure(`cannot write ${path}: ${error.message}`))
     )
+    if (trusted) yield* trust.trust(path, text).pipe(Effect.mapError((error) => CliError.failure(error.message)))
   })
 
 const read = (path: string) =>
@@ -110,14 +116,14 @@ export const add = Command.make("add", {
     const text = exists
       ? yield* edited(ConfigEdit.addServer(yield* read(path), path, given.name, entry, given.force))
       : ConfigEdit.newFile(given.name, entry)
-    yield* write(path, text)
+    yield* write(settings, path, text)
     yield* done(settings, exists ? "added" : "created config with", given.name, path)
   })).pipe(Command.withDescription("Add a server: add <name> -- <command> [args...], or add <name> --url <url>"))
 
 // The file that defines the server (the last one, when several do).
 const fileOf = (settings: Settings.Settings, name: string) =>
   Effect.gen(function*() {
-    const loaded = yield* Fleet.loadConfig(settings)
+    const loaded = yield* Fleet.readConfig(settings)
     yield* Fleet.requireServer(loaded, name)
     return loaded.origin[name]!
   })
@@ -132,7 +138,7 @@ const editCommand = (
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
       const path = yield* fileOf(settings, given.server)
-      yield* write(path, yield* edited(edit(yield* read(path), path, given.server)))
+      yield* write(settings, path, yield* edited(edit(yield* read(path), path, given.server)))
       yield* done(settings, action, given.server, path)
     })).pipe(Command.withDescription(description))
 

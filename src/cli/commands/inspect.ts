@@ -12,6 +12,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Catalog from "../../Catalog.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
+import * as ToolPins from "../../ToolPins.js"
 import * as Fleet from "../Fleet.js"
 import * as Guard from "../Guard.js"
 import * as Render from "../Render.js"
@@ -66,9 +67,11 @@ const serverOption = Options.text("server").pipe(
 )
 
 // With --server only that server is started, so the catalog holds nothing else.
-const catalogOf = (settings: Settings.Settings, server: Option.Option<string>) =>
+const startedWith = (settings: Settings.Settings, server: Option.Option<string>) =>
+  Fleet.start(settings, { only: Option.getOrUndefined(server) })
+
+const catalogOf = (started: Fleet.Started) =>
   Effect.gen(function*() {
-    const started = yield* Fleet.start(settings, { only: Option.getOrUndefined(server) })
     const policy = yield* Guard.make(started, false)
     return policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
   })
@@ -96,19 +99,62 @@ const hints = (entry: Catalog.ToolEntry): string => {
   ].filter((hint) => hint !== undefined).join(",")
 }
 
+const pinJson = (pin: ToolPins.Pin) => ({ digest: pin.digest, at: pin.at, definition: pin.definition })
+
+const driftJson = (drift: ToolPins.Drift) => ({
+  name: drift.name,
+  server: drift.server,
+  tool: drift.tool,
+  quarantined: drift.quarantined,
+  changed: ToolPins.differences(drift.before.definition, drift.after.definition),
+  before: pinJson(drift.before),
+  after: pinJson(drift.after)
+})
+
+// The tools whose definition changed since they were pinned, with what changed.
+const showDrifted = (settings: Settings.Settings, drifts: ReadonlyArray<ToolPins.Drift>) =>
+  Effect.gen(function*() {
+    if (settings.json) return yield* Render.json(drifts.map(driftJson))
+    yield* Render.lines(Render.table([
+      ["name", "server", "state", "changed", "new description"],
+      ...drifts.map((drift) => [
+        drift.name,
+        drift.server,
+        drift.quarantined ? "held back" : "in use",
+        ToolPins.differences(drift.before.definition, drift.after.definition).join(","),
+        Render.clip(drift.after.definition.description, 60)
+      ])
+    ]))
+    yield* Render.note(
+      drifts.length === 0
+        ? "no tool changed its definition since it was pinned"
+        : `${drifts.length} tool${drifts.length === 1 ? "" : "s"} changed since pinned; ` +
+          "'mcp-fleet approve <name>' makes the new definition the pin (--json shows both in full)"
+    )
+  })
+
 /**
- * `mcp-fleet tools`: the tool catalog, with the names to call tools by.
+ * `mcp-fleet tools`: the tool catalog, with the names to call tools by; `--drifted`, the
+ * tools whose definition changed since they were pinned.
  *
  * @since 0.1.0
  */
 export const tools = Command.make(
   "tools",
-  { ...Settings.options, server: serverOption },
+  {
+    ...Settings.options,
+    server: serverOption,
+    drifted: Options.boolean("drifted").pipe(
+      Options.withDescription("List the tools whose definition changed since they were pinned, and what changed")
+    )
+  },
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
-      const catalog = yield* catalogOf(settings, given.server)
-      const entries = catalog.tools
+      const started = yield* startedWith(settings, given.server)
+      const drifts = yield* started.registry.drifted
+      if (given.drifted) return yield* showDrifted(settings, drifts)
+      const entries = (yield* catalogOf(started)).tools
       if (settings.json) return yield* Render.json(entries.map(toolJson))
       yield* Render.lines(Render.table([
         ["name", "server", "hints", "description"],
@@ -119,7 +165,12 @@ export const tools = Command.make(
           Render.clip(entry.tool.title ?? entry.tool.annotations?.title ?? entry.tool.description, 70)
         ])
       ]))
-      yield* Render.note(`${entries.length} tool${entries.length === 1 ? "" : "s"}`)
+      const held = drifts.filter((drift) => drift.quarantined).length
+      yield* Render.note(
+        `${entries.length} tool${entries.length === 1 ? "" : "s"}${
+          held === 0 ? "" : `; ${held} held back because their definition changed: see 'mcp-fleet tools --drifted'`
+        }`
+      )
     }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("List the tools of the fleet by qualified name (mcp__<server>__<tool>)"))
 
@@ -134,7 +185,7 @@ export const resources = Command.make(
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
-      const catalog = yield* catalogOf(settings, given.server)
+      const catalog = yield* catalogOf(yield* startedWith(settings, given.server))
       const listed = catalog.resources
       const templates = catalog.templates
       if (settings.json) {
@@ -170,7 +221,7 @@ export const prompts = Command.make(
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
-      const catalog = yield* catalogOf(settings, given.server)
+      const catalog = yield* catalogOf(yield* startedWith(settings, given.server))
       const entries = catalog.prompts
       if (settings.json) {
         return yield* Render.json(

@@ -46,19 +46,6 @@ export interface Report {
   readonly warnings: ReadonlyArray<string>
 }
 
-const where = (spec: ServerSpec.ServerSpec): string => {
-  const transport = spec.transport
-  switch (transport.type) {
-    case "stdio":
-      return `stdio: ${[transport.command, ...(transport.args ?? [])].join(" ")}`
-    case "custom":
-      return "custom transport"
-    default:
-      // The query may hold a token.
-      return `${transport.type}: ${transport.url.split("?")[0]}`
-  }
-}
-
 // The step's failure: its message, and the whole stderr tail when a process died.
 const failure = <E extends { readonly message: string }>(cause: Cause.Cause<E>): Pick<Step, "detail" | "stderr"> =>
   Option.match(Cause.failureOption(cause), {
@@ -204,7 +191,7 @@ export const test = Command.make(
       const loaded = yield* Fleet.loadConfig(settings)
       yield* Fleet.requireServer(loaded, given.server)
       const spec = loaded.servers.find((candidate) => candidate.name === given.server)!
-      if (!settings.json) yield* Render.note(`testing '${spec.name}' (${where(spec)})`)
+      if (!settings.json) yield* Render.note(`testing '${spec.name}' (${Render.where(spec)})`)
       const report = yield* probe(spec, settings.timeout)
       const { steps, warnings } = report
       const ok = steps.every((entry) => entry.ok)

@@ -15,9 +15,12 @@ import * as FleetConfig from "../../FleetConfig.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
+import * as ToolPins from "../../ToolPins.js"
+import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as Trust from "../Trust.js"
 
 /**
  * One thing that happened, as printed: a registry event, or a config edit applied.
@@ -60,6 +63,16 @@ export const toJson = (happening: Happening, now: number): Record<string, unknow
         added: names(happening.added),
         removed: names(happening.removed),
         changed: names(happening.changed)
+      }
+    case "ToolDrifted":
+      return {
+        ...base,
+        server: happening.server,
+        tool: happening.tool,
+        quarantined: happening.quarantined,
+        changed: ToolPins.differences(happening.before.definition, happening.after.definition),
+        before: happening.before.digest,
+        after: happening.after.digest
       }
     case "RefreshFailed":
       return { ...base, server: happening.server, list: happening.list, error: happening.error.message }
@@ -107,6 +120,10 @@ export const toText = (happening: Happening, now: number): string => {
       ]
       return `${time}  ${happening.server}: ${what} ${Render.clip(parts.join(" "), 100)}`
     }
+    case "ToolDrifted":
+      return `${time}  ${happening.server}: tool ${happening.tool} changed its ${
+        ToolPins.differences(happening.before.definition, happening.after.definition).join(", ")
+      } since it was pinned${happening.quarantined ? "; held back until approved" : ""}`
     case "RefreshFailed":
       return `${time}  ${happening.server}: re-listing ${happening.list} failed: ${happening.error.message}`
     case "ResourceUpdated":
@@ -143,12 +160,14 @@ export const watch = Command.make("watch", Settings.options, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     if (settings.paths.length === 0) return yield* Settings.noConfig()
-    const registry = yield* ServerRegistry.make()
+    yield* Trust.ensure(settings)
+    const registry = yield* Fleet.makeRegistry(settings)
     const happenings = yield* Queue.unbounded<Happening>()
     yield* registry.events.pipe(Stream.runForEach((event) => Queue.offer(happenings, event)), Effect.forkScoped)
     // Fails now on a broken config; later broken edits are reported and skipped.
     yield* FleetConfig.sync({
       paths: settings.paths,
+      admit: yield* Trust.admit(settings),
       onApplied: ({ result }) => Queue.offer(happenings, { _tag: "ConfigApplied", result })
     }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     const tty = !settings.json && process.stdout.isTTY === true

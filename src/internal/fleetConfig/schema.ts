@@ -1,12 +1,13 @@
 /**
- * The shape of a config file: the `mcpServers` / `servers` entries, a `defaults` block and
- * a `policy` block (Policy's own schema). Unknown keys are ignored, since these files hold
+ * The shape of a config file: the `mcpServers` / `servers` entries, a `defaults` block,
+ * `pinning` and a `policy` block (Policy's own schema). Unknown keys are ignored, since these files hold
  * other tools' settings too.
  *
  * @internal
  */
 import * as Schema from "effect/Schema"
 import * as Policy from "../../Policy.js"
+import * as ToolPins from "../../ToolPins.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
@@ -72,6 +73,7 @@ const ServerEntry = Schema.Struct({
   disabled: optional(Schema.Boolean),
   enabled: optional(Schema.Boolean),
   required: optional(Schema.Boolean),
+  pinning: optional(ToolPins.Mode),
   policy: optional(Policy.Rules)
 }).annotations({ identifier: "ServerEntry" })
 
@@ -86,6 +88,8 @@ const ConfigFile = Schema.Struct({
   mcpServers: optional(Servers),
   servers: optional(Servers),
   defaults: optional(Defaults),
+  // What a drifted tool meets, for every server of the file that does not say (ToolPins.Mode).
+  pinning: optional(ToolPins.Mode),
   policy: optional(PolicyEntry)
 }).annotations({ identifier: "ConfigFile" })
 

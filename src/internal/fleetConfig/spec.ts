@@ -8,6 +8,7 @@ import * as Duration from "effect/Duration"
 import type * as Types from "effect/Types"
 import * as NodePath from "node:path"
 import type * as ServerSpec from "../../ServerSpec.js"
+import type * as ToolPins from "../../ToolPins.js"
 import type { Defaults, ServerEntry } from "./schema.js"
 import { type Context, expand, expandRecord } from "./variables.js"
 
@@ -121,11 +122,14 @@ const timeout = (...candidates: ReadonlyArray<number | undefined>): Duration.Dur
   return ms === undefined ? undefined : Duration.millis(ms)
 }
 
-/** One server entry as a spec; a server that cannot be used gets a placeholder and a `problem`. */
+/**
+ * One server entry as a spec; a server that cannot be used gets a placeholder and a
+ * `problem`. `defaults` holds the file's `defaults` block and its top-level `pinning`.
+ */
 export const toSpec = (
   name: string,
   entry: ServerEntry,
-  defaults: Defaults,
+  defaults: Defaults & { readonly pinning?: ToolPins.Mode | undefined },
   context: Omit<Context, "problems">,
   extraProblems: ReadonlyArray<string>
 ): ServerSpec.ServerSpec => {
@@ -143,6 +147,8 @@ export const toSpec = (
   // Only `true` is written, so `"required": false` and no field hash the same.
   if (entry.disabled === true || entry.enabled === false) spec.disabled = true
   if (entry.required === true) spec.required = true
+  const pinning = entry.pinning ?? defaults.pinning
+  if (pinning !== undefined) spec.pinning = pinning
   const restart = restartPolicy(defaults, entry)
   if (restart !== undefined) spec.restart = restart
   const health = healthCheck(defaults, entry, problems)

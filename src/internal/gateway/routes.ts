@@ -10,6 +10,7 @@ import type * as Catalog from "../../Catalog.js"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
+import * as ToolPins from "../../ToolPins.js"
 import { handlerError, invalidParams, resourceNotFound, toolFailure, unknownName } from "./errors.js"
 import type { Fleet } from "./fleet.js"
 import type { InFlight } from "./inFlight.js"
@@ -59,7 +60,15 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
   const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
   return Effect.flatMap(context.catalog, (current) => {
     const entry = current.toolsByName.get(name)
-    if (entry === undefined) return Effect.fail(unknownName("tool", name, current.toolsByName.keys()))
+    if (entry === undefined) {
+      // A quarantined tool is refused with how to approve it; any other is unknown.
+      return Effect.flatMap(context.fleet.registry.drifted, (drifts) => {
+        const held = ToolPins.heldBack(drifts, name)
+        return held === undefined
+          ? Effect.fail(unknownName("tool", name, current.toolsByName.keys()))
+          : toolFailure(held)
+      })
+    }
     const call = context.fleet.policy.callTool(name, args, {
       ...progressOf(context.outbound, request),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {})

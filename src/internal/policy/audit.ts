@@ -7,29 +7,15 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import type * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as Policy from "../../Policy.js"
-
-const canonical = (value: unknown): string => {
-  if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
-    return canonical((value as { toJSON: () => unknown }).toJSON())
-  }
-  if (Array.isArray(value)) return `[${value.map((item) => item === undefined ? "null" : canonical(item)).join(",")}]`
-  if (value !== null && typeof value === "object") {
-    const record = value as Record<string, unknown>
-    const keys = Object.keys(record).filter((key) => record[key] !== undefined && typeof record[key] !== "function")
-      .sort()
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(record[key])}`).join(",")}}`
-  }
-  return JSON.stringify(value) ?? "null"
-}
+import { canonicalDigest } from "../canonicalJson.js"
 
 /** See `Policy.digestArguments`. */
 export const digestArguments = (args: Readonly<Record<string, unknown>> | undefined): string =>
-  `sha256:${createHash("sha256").update(canonical(args ?? {})).digest("hex")}`
+  canonicalDigest(args ?? {})
 
 /** The `outcome` of an audit entry, from how the call ended. */
 export const outcomeOf = (exit: Exit.Exit<McpSchema.CallToolResult, McpError.McpError>): string => {

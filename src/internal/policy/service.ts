@@ -16,6 +16,7 @@ import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
+import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import { type Auditor, digestArguments, makeAuditor, outcomeOf } from "./audit.js"
 import { type Limiter, makeLimiter } from "./limits.js"
@@ -158,19 +159,22 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
       Effect.forkScoped
     )
 
+    // A quarantined tool fails with how to approve it.
     const lookup = (name: string) =>
       Effect.flatMap(SubscriptionRef.get(registry.catalog), (catalog) => {
         const entry = catalog.toolsByName.get(name)
-        return entry !== undefined
-          ? Effect.succeed(entry)
-          : Effect.fail(McpError.make(
-            undefined,
-            new McpError.NotFoundReason({
-              what: "tool",
-              name,
-              // From the filtered catalog: a hidden tool is never named.
-              suggestions: Catalog.suggest(name, filterWith(compiled, catalog, approver).toolsByName.keys())
-            })
+        if (entry !== undefined) return Effect.succeed(entry)
+        return Effect.flatMap(registry.drifted, (drifts) =>
+          Effect.fail(
+            ToolPins.heldBack(drifts, name) ?? McpError.make(
+              undefined,
+              new McpError.NotFoundReason({
+                what: "tool",
+                name,
+                // From the filtered catalog: a hidden tool is never named.
+                suggestions: Catalog.suggest(name, filterWith(compiled, catalog, approver).toolsByName.keys())
+              })
+            )
           ))
       })
 

@@ -10,6 +10,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type { ServerRegistry } from "../../ServerRegistry.js"
+import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import type { ServerActor } from "./serverActor.js"
 
@@ -26,7 +27,8 @@ export interface Routing extends Pick<ServerRegistry, "withClient" | "callTool" 
  */
 export const make = (
   actors: ReadonlyMap<string, ServerActor>,
-  catalog: SubscriptionRef.SubscriptionRef<Catalog.Catalog>
+  catalog: SubscriptionRef.SubscriptionRef<Catalog.Catalog>,
+  drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>
 ): Routing => {
   // An unknown name is no server of the fleet, so the error names none.
   const actorOf = (name: string) =>
@@ -52,19 +54,23 @@ export const make = (
         )
       ))
 
-  // An unknown qualified name belongs to no server: the error names none.
+  // An unknown qualified name belongs to no server: the error names none. A quarantined
+  // tool's error says how to approve it.
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
       const entry = current.toolsByName.get(name)
       if (entry === undefined) {
-        return Effect.fail(McpError.make(
-          undefined,
-          new McpError.NotFoundReason({
-            what: "tool",
-            name,
-            suggestions: Catalog.suggest(name, current.toolsByName.keys())
-          })
-        ))
+        return Effect.flatMap(drifted, (drifts) =>
+          Effect.fail(
+            ToolPins.heldBack(drifts, name) ?? McpError.make(
+              undefined,
+              new McpError.NotFoundReason({
+                what: "tool",
+                name,
+                suggestions: Catalog.suggest(name, current.toolsByName.keys())
+              })
+            )
+          ))
       }
       return withClient(entry.server, (client) => client.callTool(entry.tool.name, args, callOptions), callOptions)
     })

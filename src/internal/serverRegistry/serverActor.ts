@@ -7,7 +7,8 @@
  *
  * This module holds the actor's state and status; the parts live beside it: `session`
  * (one connection), `supervisor` (the restart loop), `callGate` (calls waiting for
- * readiness) and `listing` (lists and their changes).
+ * readiness), `listing` (lists and their changes) and `pinning` (tools against their pins:
+ * the catalog gets what the server lists minus the tools quarantined).
  *
  * @internal
  */
@@ -22,9 +23,11 @@ import { RegistryEvent } from "../../RegistryEvent.js"
 import type { CallOptions, ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
+import type * as ToolPins from "../../ToolPins.js"
 import type { TransportService } from "../../Transport.js"
 import * as CallGate from "./callGate.js"
 import { changes } from "./listing.js"
+import * as Pinning from "./pinning.js"
 import type * as Session from "./session.js"
 import { supervise, type Switch } from "./supervisor.js"
 
@@ -45,6 +48,8 @@ export interface Options {
   readonly publish: (event: RegistryEvent) => Effect.Effect<void>
   /** Called with the server's lists whenever they change. */
   readonly listsChanged: (server: string, lists: Catalog.ServerLists) => Effect.Effect<void>
+  /** Where its tools' pins are kept, and the mode unless the spec sets its own. */
+  readonly pins: Pinning.Pins
 }
 
 /**
@@ -58,7 +63,14 @@ export interface ServerActor {
   /** The state, with every change. */
   readonly state: SubscriptionRef.SubscriptionRef<ServerState>
   readonly status: () => Status
+  /** The lists in the catalog: what the server lists, minus its quarantined tools. */
   readonly lists: () => Catalog.ServerLists
+  /** Its tools whose definition differs from their pin. */
+  readonly drifts: () => ReadonlyArray<ToolPins.Drift>
+  /** Pins a drifted tool's new definition and puts the tool back; false when it has no drift. */
+  readonly approve: (tool: string) => Effect.Effect<boolean>
+  /** Reviews its tools against the store again (another writer changed its pins). */
+  readonly recheck: Effect.Effect<void>
   /** Runs `f` with a ready connection, waiting for one if the server is starting. */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
@@ -85,7 +97,9 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     const control = yield* Queue.unbounded<Session.Control>()
     const toggle: Switch = { disabled: spec.disabled === true }
     let now: ServerState = ServerState.Pending()
-    let lists = options.initialLists ?? Catalog.emptyLists
+    // What the server lists, and what of it the catalog shows (without quarantined tools).
+    let offered = options.initialLists ?? Catalog.emptyLists
+    let shown = offered
     let connection: TransportService | undefined
     let lastError: McpError.McpError | undefined
     const gate = CallGate.make({
@@ -108,11 +122,11 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         )
       })
 
-    // Replaces the lists and publishes what differs.
-    const setLists = (next: Catalog.ServerLists) =>
+    // Replaces the lists shown and publishes what differs.
+    const show = (next: Catalog.ServerLists) =>
       Effect.suspend(() => {
-        const events = changes(name, lists, next)
-        lists = next
+        const events = changes(name, shown, next)
+        shown = next
         if (events.length === 0) return Effect.void
         return Effect.zipRight(
           options.listsChanged(name, next),
@@ -120,12 +134,31 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         )
       })
 
+    const pinning = Pinning.make({
+      server: name,
+      mode: spec.pinning ?? options.pins.mode,
+      store: options.pins.store,
+      naming: options.pins.naming,
+      publish: options.publish
+    })
+    // One review at a time: a re-list and a change of the store may come together.
+    const reviewing = yield* Effect.makeSemaphore(1)
+    const setLists = (next: Catalog.ServerLists) =>
+      reviewing.withPermits(1)(Effect.suspend(() => {
+        offered = next
+        return Effect.flatMap(
+          pinning.review(next.tools),
+          (tools) => show(tools === next.tools ? next : { ...next, tools })
+        )
+      }))
+    const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : setLists(offered))
+
     const core: Session.Core = {
       spec,
       client: options.client,
       refreshDebounce: options.refreshDebounce,
       gate,
-      lists: () => lists,
+      lists: () => offered,
       setLists,
       setState,
       setConnection: (transport) => connection = transport,
@@ -150,21 +183,31 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
           protocolVersion: client?.protocolVersion,
           serverInfo: client?.serverInfo,
           counts: {
-            tools: lists.tools.length,
-            resources: lists.resources.length,
-            templates: lists.templates.length,
-            prompts: lists.prompts.length
+            tools: shown.tools.length,
+            resources: shown.resources.length,
+            templates: shown.templates.length,
+            prompts: shown.prompts.length
           },
           lastError,
           connection: client === undefined ? undefined : connection?.info()
         }
       },
-      lists: () => lists,
+      lists: () => shown,
+      drifts: pinning.drifts,
+      approve: (tool) =>
+        Effect.flatMap(
+          pinning.approve(tool),
+          (approved) => approved ? Effect.as(recheck, true) : Effect.succeed(false)
+        ),
+      recheck,
       withClient: gate.withClient,
       restart: send("restart"),
       enable: Effect.zipRight(Effect.sync(() => toggle.disabled = false), send("enable")),
       disable: Effect.zipRight(Effect.sync(() => toggle.disabled = true), send("disable")),
-      clear: setLists(Catalog.emptyLists),
+      clear: Effect.suspend(() => {
+        offered = Catalog.emptyLists
+        return show(Catalog.emptyLists)
+      }),
       run: supervise(core, { ...options.restart, ...spec.restart }, toggle)
     } satisfies ServerActor
   })

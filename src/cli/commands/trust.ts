@@ -1,0 +1,153 @@
+/**
+ * `trust` and `approve`: the user's own approvals. `trust` lets a project config file
+ * (found in the working directory) start its servers, by its content; `approve` makes a
+ * drifted tool's new definition its pin, so it comes back into the catalog.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+import * as Catalog from "../../Catalog.js"
+import * as ConfigTrust from "../../ConfigTrust.js"
+import type * as ToolPins from "../../ToolPins.js"
+import * as CliError from "../CliError.js"
+import * as Fleet from "../Fleet.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as Settings from "../Settings.js"
+import * as Trust from "../Trust.js"
+
+const trustError = (error: ConfigTrust.TrustError) => CliError.failure(error.message)
+
+// Every trusted file, and whether its content is still the one trusted.
+const listTrusted = (settings: Settings.Settings) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const entries = yield* Effect.flatMap(Trust.records(settings), (records) => records.list).pipe(
+      Effect.mapError(trustError)
+    )
+    const rows = yield* Effect.forEach(entries, (entry) =>
+      Effect.map(Effect.option(fs.readFileString(entry.path)), (text) => ({
+        ...entry,
+        state: Option.match(text, {
+          onNone: () =>
+            "missing",
+          onSome: (content) => ConfigTrust.digest(content) === entry.digest ? "trusted" : "changed"
+        })
+      })))
+    if (settings.json) {
+      return yield* Render.json(rows)
+    }
+    yield* Render.lines(Render.table([
+      ["file", "state", "trusted at"],
+      ...rows.map((row) => [Settings.tilde(row.path), row.state, row.trustedAt])
+    ]))
+  })
+
+/**
+ * `mcp-fleet trust [file]`: trusts a project config file (default: the one found in the
+ * working directory) as it is now; `--revoke` forgets it; `--list` shows every trusted file.
+ *
+ * @since 0.1.0
+ */
+export const trust = Command.make("trust", {
+  ...Settings.options,
+  file: Args.text({ name: "file" }).pipe(
+    Args.withDescription("The config file; default: ./.mcp.json, else ./mcp.json"),
+    Args.optional
+  ),
+  revoke: Options.boolean("revoke").pipe(
+    Options.withDescription("Forget the file instead: it is asked about again before it runs")
+  ),
+  list: Options.boolean("list").pipe(Options.withDescription("List the trusted files and whether each has changed"))
+}, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    if (given.list) return yield* listTrusted(settings)
+    const path = Option.match(given.file, {
+      onNone: () => settings.project[0],
+      onSome: (file) => NodePath.resolve(file)
+    })
+    if (path === undefined) {
+      return yield* CliError.usage(
+        "there is no ./.mcp.json or ./mcp.json here to trust; name the file: mcp-fleet trust <file>"
+      )
+    }
+    const records = yield* Trust.records(settings)
+    if (given.revoke) {
+      const revoked = yield* records.revoke(path).pipe(Effect.mapError(trustError))
+      if (settings.json) return yield* Render.json({ action: revoked ? "revoked" : "unchanged", file: path })
+      return yield* Render.lines([`${Settings.tilde(path)} ${revoked ? "is no longer trusted" : "was not trusted"}`])
+    }
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => CliError.usage(`cannot read ${path}: ${error.message}`))
+    )
+    const entry = yield* records.trust(path, text).pipe(Effect.mapError(trustError))
+    if (settings.json) return yield* Render.json({ action: "trusted", file: path, digest: entry.digest })
+    yield* Render.lines([
+      `trusted ${Settings.tilde(path)} (${entry.digest.slice(0, 19)}…); it starts:`,
+      ...Trust.servers(path, text).map((line) => `  ${line}`)
+    ])
+  })).pipe(
+    Command.withDescription("Trust a project config (./.mcp.json) so its servers may start; --revoke, --list")
+  )
+
+// The drifts the names stand for, or a usage error naming the drifted tools.
+const chosen = (drifts: ReadonlyArray<ToolPins.Drift>, names: ReadonlyArray<string>, all: boolean) => {
+  if (all) return Effect.succeed(drifts)
+  if (names.length === 0) return Effect.fail(CliError.usage("name the tools to approve, or pass --all"))
+  return Effect.forEach(names, (name) => {
+    const drift = drifts.find((candidate) => candidate.name === name)
+    if (drift !== undefined) return Effect.succeed(drift)
+    const suggestions = Catalog.suggest(name, drifts.map((candidate) => candidate.name))
+    return Effect.fail(CliError.usage(
+      `'${name}' has not changed since it was pinned${
+        suggestions.length > 0
+          ? `; did you mean '${suggestions[0]}'?`
+          : drifts.length > 0
+          ? ` (changed: ${drifts.map((candidate) => candidate.name).join(", ")})`
+          : " (no tool has)"
+      }`
+    ))
+  })
+}
+
+/**
+ * `mcp-fleet approve <name>...`: makes each drifted tool's new definition its pin, so it
+ * is offered again; `--all` approves every drifted tool.
+ *
+ * @since 0.1.0
+ */
+export const approve = Command.make("approve", {
+  ...Settings.options,
+  names: Args.text({ name: "name" }).pipe(
+    Args.withDescription("The qualified name of a drifted tool, as 'mcp-fleet tools --drifted' shows it"),
+    Args.repeated
+  ),
+  all: Options.boolean("all").pipe(Options.withDescription("Approve every tool that changed since it was pinned"))
+}, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    const { registry } = yield* Fleet.start(settings)
+    const drifts = yield* chosen(yield* registry.drifted, given.names, given.all)
+    yield* Effect.forEach(drifts, (drift) => registry.approveTool(drift.server, drift.tool), { discard: true })
+    if (settings.json) {
+      return yield* Render.json(drifts.map((drift) => ({ name: drift.name, digest: drift.after.digest })))
+    }
+    yield* Render.lines(drifts.map((drift) =>
+      `approved ${drift.name} (${drift.after.digest.slice(0, 19)}…): ${
+        Render.clip(drift.after.definition.description, 70)
+      }`
+    ))
+    if (drifts.length === 0) {
+      yield* Render.note("no tool changed its definition since it was pinned")
+    }
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription("Approve the new definition of tools that changed since they were pinned")
+  )
