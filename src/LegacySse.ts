@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import { safeUrl } from "./internal/secrets.js"
 import * as Http from "./internal/transport/http.js"
 import * as Legacy from "./internal/transport/legacySse.js"
 import type * as McpError from "./McpError.js"
@@ -72,7 +73,7 @@ export const make = (
       send: (message) =>
         inbox.open ? session.send(message) : Effect.fail(Http.closedError(ctx, "the connection is closed")),
       listen: inbox.listen,
-      info: () => ({ url: Http.safeUrl(options.url), endpoint: Http.safeUrl(session.endpoint) })
+      info: () => ({ url: safeUrl(options.url), endpoint: safeUrl(session.endpoint) })
     } satisfies TransportService
   })
 

@@ -211,6 +211,46 @@ const computeHash = (spec: ServerSpec): string => {
   return createHash("sha256").update(JSON.stringify(canonical(normalized))).digest("hex").slice(0, 16)
 }
 
+// Env names that say their value is a secret even when it is written in the file as is.
+const secretName =
+  /TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|(?:^|_)(?:PAT|KEY)$/i
+
+const urlSecrets = (url: string): Array<string> => {
+  if (!URL.canParse(url)) return []
+  const parsed = new URL(url)
+  const decode = (text: string) => {
+    try {
+      return decodeURIComponent(text)
+    } catch {
+      return text
+    }
+  }
+  const user = decode(parsed.username)
+  const password = decode(parsed.password)
+  return [user, password, ...(password === "" ? [] : [`${user}:${password}`]), ...parsed.searchParams.values()]
+}
+
+/**
+ * The secrets of a server's config, which mcp-fleet masks in what the server says (stderr,
+ * HTTP error bodies, JSON-RPC errors, log lines) before it shows, logs or returns it: the
+ * Redacted `env` values and those whose name says they are secret (`*_TOKEN`, `*_KEY`,
+ * `*SECRET*`, `*PASSWORD*`, `*AUTH*`, ...), every header value, and the URL's credentials
+ * and query-parameter values. Values shorter than 8 characters and numbers are never masked.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<string>> => {
+  const transport = spec.transport
+  const values: ReadonlyArray<string | Redacted.Redacted<string>> = transport.type === "stdio"
+    ? Object.entries(transport.env ?? {}).filter(([name, value]) => Redacted.isRedacted(value) || secretName.test(name))
+      .map(([, value]) => value)
+    : transport.type === "custom"
+    ? []
+    : [...Object.values(transport.headers ?? {}), ...urlSecrets(transport.url)]
+  return values.map((value) => Redacted.isRedacted(value) ? value : Redacted.make(value))
+}
+
 /**
  * Opens the configured transport of a server (for a stdio server: spawns it), without the
  * MCP handshake. It closes with the Scope.

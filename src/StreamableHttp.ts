@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import { safeUrl } from "./internal/secrets.js"
 import * as Http from "./internal/transport/http.js"
 import * as Legacy from "./internal/transport/legacySse.js"
 import { Connection, endsConnection } from "./internal/transport/streamableHttpConnection.js"
@@ -192,8 +193,8 @@ export const make = (
       send,
       listen: inbox.listen,
       info: () => ({
-        url: Http.safeUrl(conn.url),
-        ...(legacy === undefined ? {} : { endpoint: Http.safeUrl(legacy.endpoint) }),
+        url: safeUrl(conn.url),
+        ...(legacy === undefined ? {} : { endpoint: safeUrl(legacy.endpoint) }),
         ...(conn.sessionId === undefined ? {} : { sessionId: conn.sessionId })
       })
     } satisfies TransportService

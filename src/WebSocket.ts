@@ -13,7 +13,7 @@ import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as WS from "ws"
 import { revealAll } from "./internal/reveal.js"
-import * as Http from "./internal/transport/http.js"
+import { safeUrl, scrubCause, scrubUrls } from "./internal/secrets.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
 import { Inbox, Transport, type TransportService } from "./Transport.js"
@@ -97,7 +97,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
           ? Effect.mapError(write(JSON.stringify(message)), (error) => socketError(server, error, maxBytes))
           : Effect.fail(closed(server, "the connection is closed")),
       listen: inbox.listen,
-      info: () => ({ url: Http.safeUrl(options.url) })
+      info: () => ({ url: safeUrl(options.url) })
     } satisfies TransportService
   })
 
@@ -133,8 +133,9 @@ const socketError = (server: string, error: Socket.SocketError, maxBytes: number
   }
   return McpError.make(
     server,
-    new McpError.TransportReason({ message: `the WebSocket failed (${error.reason}): ${text}` }),
-    error
+    new McpError.TransportReason({ message: `the WebSocket failed (${error.reason}): ${scrubUrls(text)}` }),
+    // Its event holds the socket, and the socket the URL with its token: keep the text only.
+    scrubCause(error)
   )
 }
 

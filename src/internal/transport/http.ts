@@ -16,6 +16,7 @@ import { StringDecoder } from "node:string_decoder"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import { revealAll } from "../reveal.js"
+import { safeUrl, scrubCause, scrubUrls } from "../secrets.js"
 import * as HttpWire from "./httpWire.js"
 import { type Abortable, header, type Wire, type WireHandler, type WireHeaders, type WireRequest } from "./httpWire.js"
 import type { Event as SseEvent, SseDecoder } from "./sseDecoder.js"
@@ -62,19 +63,10 @@ export const makeContext = (options: Options): Effect.Effect<Context, never, Sco
 
 const MAX_REDIRECTS = 5
 
-/** The URL without its query or fragment, which may carry tokens: safe for messages. */
-export const safeUrl = (url: string | URL): string => {
-  try {
-    const parsed = new URL(url)
-    return `${parsed.origin}${parsed.pathname}`
-  } catch {
-    return "(an invalid URL)"
-  }
-}
-
-// A Transport error: the server could not be reached, or an answer broke off.
+// A Transport error: the server could not be reached, or an answer broke off. The wire's
+// cause is kept as text: an HTTP client's error may hold the request, headers in clear.
 const transportError = (ctx: Context, message: string, cause?: unknown) =>
-  McpError.make(ctx.server, new McpError.TransportReason({ message }), cause)
+  McpError.make(ctx.server, new McpError.TransportReason({ message }), scrubCause(cause))
 
 /** A Closed error. */
 export const closedError = (ctx: Context, message: string) =>
@@ -87,7 +79,7 @@ const describeCause = (cause: unknown): string => {
   const text = cause instanceof Error
     ? inner instanceof Error ? `${cause.message} (${inner.message})` : cause.message
     : String(cause)
-  return text.replace(/(\w+:\/\/)[^\s/@]*@/g, "$1").replace(/(\w+:\/\/[^\s?#]*)[?#]\S*/g, "$1")
+  return scrubUrls(text)
 }
 
 /** An answer's status and headers, after redirects. */

@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as JsonRpc from "../../JsonRpc.js"
 import type * as McpError from "../../McpError.js"
 import { type Inbox, RequestFailed } from "../../Transport.js"
+import { safeUrl } from "../secrets.js"
 import * as Http from "./http.js"
 import { SseDecoder } from "./sseDecoder.js"
 import { unreachable } from "./streamableHttpConnection.js"
@@ -52,7 +53,7 @@ export const open = (
     }, WHAT).pipe(
       Effect.timeoutFail({
         duration: timeout,
-        onTimeout: () => Http.closedError(ctx, `the SSE stream at ${Http.safeUrl(url)} did not open within the timeout`)
+        onTimeout: () => Http.closedError(ctx, `the SSE stream at ${safeUrl(url)} did not open within the timeout`)
       })
     )
     const response = opened.response
@@ -61,7 +62,7 @@ export const open = (
       yield* Http.discard(opened)
       return yield* Effect.fail(Http.closedError(
         ctx,
-        `${Http.safeUrl(url)} answered GET with ${response.mediaType || "no content type"}, not an event stream`
+        `${safeUrl(url)} answered GET with ${response.mediaType || "no content type"}, not an event stream`
       ))
     }
 

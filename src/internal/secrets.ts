@@ -1,0 +1,216 @@
+/**
+ * Secrets in what mcp-fleet shows. A server's configured secrets are masked (`***`) in the
+ * text that comes from the server and that mcp-fleet passes on: stderr, HTTP error bodies,
+ * JSON-RPC error messages, bad lines it logs. URLs are shown without credentials or query,
+ * and causes from the wire are reduced to their text, so no request, header or socket
+ * object rides along in an error.
+ *
+ * All of it runs on error, status and log paths only, never on a successful call. The
+ * Redacted values are revealed here, and only to be searched for.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as HashSet from "effect/HashSet"
+import * as Logger from "effect/Logger"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as McpError from "../McpError.js"
+
+/** What a secret is replaced with. */
+export const MASK = "***"
+
+/** The shortest value that is masked: shorter ones would mask ordinary words. */
+export const MIN_LENGTH = 8
+
+/**
+ * Whether a configured value is masked: at least {@link MIN_LENGTH} characters, and not a
+ * number (ports, counts and flags are everywhere in messages; `true`/`null` are short).
+ */
+export const isMaskable = (value: string): boolean =>
+  value.trim().length >= MIN_LENGTH && !/^[+-]?\d+(?:\.\d+)?$/.test(value.trim())
+
+/** Masks one server's secrets in text; built once per server, its search compiled on first use. */
+export interface Masker {
+  /** No secret to mask: text passes unchanged. */
+  readonly isEmpty: boolean
+  readonly text: (text: string) => string
+}
+
+/** The masker that masks nothing. */
+export const none: Masker = { isEmpty: true, text: (text) => text }
+
+const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64")
+
+// A value as a server may echo it: as configured, URL-encoded, in base64 (a `Basic`
+// header), and for `<scheme> <credentials>` (`Bearer x`, `Basic x`) the credentials alone,
+// decoded for Basic.
+const forms = (value: string): Array<string> => {
+  if (!isMaskable(value)) return []
+  const encoded = base64(value)
+  // Padded and not: some encoders drop the padding.
+  const out = [value, encodeURIComponent(value), encoded, encoded.replace(/=+$/, "")]
+  const scheme = /^(\S+)\s+(\S+)$/.exec(value.trim())
+  if (scheme !== null) {
+    const credentials = scheme[2]!
+    out.push(credentials)
+    if (scheme[1]!.toLowerCase() === "basic") {
+      const decoded = Buffer.from(credentials, "base64").toString("utf8")
+      out.push(decoded, decoded.slice(decoded.indexOf(":") + 1))
+    }
+  }
+  return out.filter(isMaskable)
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+// An excerpt cut a text off with "…": what precedes it may be the start of a secret.
+const PARTIAL = 4
+const maskCutOff = (text: string, values: ReadonlyArray<string>): string =>
+  text.replace(/(\S+)…/g, (whole, before: string) => {
+    for (const value of values) {
+      for (let k = Math.min(before.length, value.length - 1); k >= PARTIAL; k--) {
+        if (before.endsWith(value.slice(0, k))) return `${before.slice(0, before.length - k)}${MASK}…`
+      }
+    }
+    return whole
+  })
+
+/**
+ * A masker for `secrets`: each value that {@link isMaskable}, in every form a server may
+ * echo it, longest first, so a value that contains another is masked whole.
+ */
+export const make = (secrets: Iterable<Redacted.Redacted<string>>): Masker => {
+  const values = [...new Set([...secrets].flatMap((secret) => forms(Redacted.value(secret))))]
+    .sort((a, b) => b.length - a.length)
+  if (values.length === 0) return none
+  let pattern: RegExp | undefined
+  return {
+    isEmpty: false,
+    text: (text) => {
+      pattern ??= new RegExp(values.map(escape).join("|"), "g")
+      const masked = text.replace(pattern, MASK)
+      return masked.includes("…") ? maskCutOff(masked, values) : masked
+    }
+  }
+}
+
+/** Every string in a JSON-like value masked; objects are copied only where something changed. */
+export const maskValue = (masker: Masker, value: unknown, depth = 0): unknown => {
+  if (typeof value === "string") return masker.text(value)
+  if (value === null || typeof value !== "object" || depth > 16 || masker.isEmpty) return value
+  if (Array.isArray(value)) {
+    const items = value.map((item) => maskValue(masker, item, depth + 1))
+    return items.some((item, i) => item !== value[i]) ? items : value
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value
+  let copy: Record<string, unknown> | undefined
+  for (const [key, field] of Object.entries(value)) {
+    const masked = maskValue(masker, field, depth + 1)
+    if (masked !== field) (copy ??= { ...value })[key] = masked
+  }
+  return copy ?? value
+}
+
+/** Text with URL credentials (`user:password@`) and queries and fragments (tokens) cut out. */
+export const scrubUrls = (text: string): string =>
+  text.replace(/(\w+:\/\/)[^\s/@]*@/g, "$1").replace(/(\w+:\/\/[^\s?#]*)[?#]\S*/g, "$1")
+
+/** A URL without its credentials, query or fragment, which may carry tokens: safe to show. */
+export const safeUrl = (url: string | URL): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.origin}${parsed.pathname}`
+  } catch {
+    return "(an invalid URL)"
+  }
+}
+
+/** What is kept of a cause from the wire: its name, text and code, and its own cause. */
+export class ScrubbedCause extends Error {
+  constructor(name: string, message: string, readonly code: string | undefined, cause: unknown) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.name = name
+  }
+}
+
+const causeText = (cause: unknown): string => {
+  if (cause instanceof Error) return cause.message
+  const message = (cause as { readonly message?: unknown } | null)?.message
+  return typeof message === "string" ? message : String(cause)
+}
+
+/**
+ * A cause reduced to text (URLs cut, secrets masked), its `code`, and its own cause chain
+ * reduced the same way: an HTTP client's request (headers in clear), a socket or an event
+ * carrying a URL with its token is left behind. An McpError cause is masked as one.
+ */
+export const scrubCause = (cause: unknown, masker: Masker = none, depth = 0): unknown => {
+  if (cause === undefined || (cause instanceof ScrubbedCause && masker.isEmpty)) return cause
+  if (cause instanceof McpError.McpError) return maskError(masker, cause)
+  const inner = (cause as { readonly cause?: unknown } | null)?.cause
+  const code = (cause as { readonly code?: unknown } | null)?.code
+  const scrubbed = new ScrubbedCause(
+    cause instanceof Error ? cause.name : "Error",
+    masker.text(scrubUrls(causeText(cause))),
+    typeof code === "string" ? code : undefined,
+    inner === undefined || depth >= 4 ? undefined : scrubCause(inner, masker, depth + 1)
+  )
+  // Keep where it was thrown, without the first line that repeats the message.
+  const frames = cause instanceof Error ? cause.stack?.split("\n").filter((line) => /^\s+at /.test(line)) : undefined
+  if (frames !== undefined) scrubbed.stack = [`${scrubbed.name}: ${scrubbed.message}`, ...frames].join("\n")
+  return scrubbed
+}
+
+const maskReason = (masker: Masker, reason: McpError.Reason): McpError.Reason => {
+  if (masker.isEmpty) return reason
+  let fields: Record<string, unknown> | undefined
+  for (const [key, field] of Object.entries(reason)) {
+    if (key === "_tag") continue
+    const masked = maskValue(masker, field)
+    if (masked !== field) (fields ??= { ...reason })[key] = masked
+  }
+  if (fields === undefined) return reason
+  const { _tag, ...rest } = fields
+  const Reason = reason.constructor as new(fields: Record<string, unknown>) => McpError.Reason
+  return new Reason(rest)
+}
+
+/** The error with the server's secrets masked in its reason and its cause scrubbed. */
+export const maskError = (masker: Masker, error: McpError.McpError): McpError.McpError => {
+  const reason = maskReason(masker, error.reason)
+  const cause = scrubCause(error.cause, masker)
+  return reason === error.reason && cause === error.cause ? error : McpError.make(error.server, reason, cause)
+}
+
+const maskCause = <E>(masker: Masker, cause: Cause.Cause<E>): Cause.Cause<unknown> =>
+  Cause.match(cause, {
+    onEmpty: Cause.empty as Cause.Cause<unknown>,
+    onFail: (error) => Cause.fail(scrubCause(error, masker)),
+    onDie: (defect) => Cause.die(scrubCause(defect, masker)),
+    onInterrupt: Cause.interrupt,
+    onSequential: Cause.sequential,
+    onParallel: Cause.parallel
+  })
+
+const maskLogger = (masker: Masker) => <O>(logger: Logger.Logger<unknown, O>): Logger.Logger<unknown, O> =>
+  Logger.mapInputOptions(logger, (options) => ({
+    ...options,
+    message: maskValue(masker, options.message),
+    annotations: HashMap.map(options.annotations, (value) => maskValue(masker, value)),
+    cause: Cause.isEmpty(options.cause) ? options.cause : maskCause(masker, options.cause)
+  }))
+
+const maskLoggers = (masker: Masker) => (loggers: HashSet.HashSet<Logger.Logger<unknown, any>>) =>
+  HashSet.map(loggers, maskLogger(masker))
+
+/** Runs `effect` with its logs, and those of every fiber it starts, masked. */
+export const maskLogs = (masker: Masker) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  masker.isEmpty ? effect : Effect.locallyWith(effect, FiberRef.currentLoggers, maskLoggers(masker))
+
+/** Masks the logs of the current fiber, and of those it starts, until the Scope closes. */
+export const maskLogsScoped = (masker: Masker): Effect.Effect<void, never, Scope.Scope> =>
+  masker.isEmpty ? Effect.void : Effect.locallyScopedWith(FiberRef.currentLoggers, maskLoggers(masker))
