@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -30,6 +31,8 @@ export interface Actor {
   readonly wake: Effect.Effect<void>
   /** The default ready timeout, in milliseconds. */
   readonly readyTimeout: number
+  /** The error a caller gets: the server's secrets masked. */
+  readonly mask: (error: McpError.McpError) => McpError.McpError
 }
 
 /**
@@ -111,16 +114,21 @@ export const make = (actor: Actor): CallGate => {
       })
     )
 
+  const done = Effect.flatMap(Clock.currentTimeMillis, (at) =>
+    Effect.sync(() => {
+      inFlight--
+      lastActivity = at
+    }))
+
+  // `Effect.ensuring`, with the failure masked in the step that already handles it: a
+  // successful call costs what it did without masking.
   const use = <A>(c: McpClient.McpClient, f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>) =>
-    Effect.suspend(() => {
+    Effect.uninterruptibleMask((restore) => {
       inFlight++
-      return f(c).pipe(
-        Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          Effect.sync(() => {
-            inFlight--
-            lastActivity = at
-          })))
-      )
+      return Effect.matchCauseEffect(restore(f(c)), {
+        onFailure: (cause) => Effect.zipRight(done, Effect.failCause(Cause.map(cause, actor.mask))),
+        onSuccess: (a) => Effect.as(done, a)
+      })
     })
 
   return {

@@ -25,6 +25,7 @@ import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
 import type * as ToolPins from "../../ToolPins.js"
 import type { TransportService } from "../../Transport.js"
+import * as Secrets from "../secrets.js"
 import * as CallGate from "./callGate.js"
 import { changes } from "./listing.js"
 import * as Pinning from "./pinning.js"
@@ -86,6 +87,34 @@ export interface ServerActor {
   readonly run: Effect.Effect<never, never, Requirements>
 }
 
+// Server-originated text in an event: a failed refresh's error, a log message's data.
+const maskEvent = (masker: Secrets.Masker, event: RegistryEvent): RegistryEvent => {
+  switch (event._tag) {
+    case "RefreshFailed":
+      return RegistryEvent.RefreshFailed({ ...event, error: Secrets.maskError(masker, event.error) })
+    case "LogMessage":
+      return masker.isEmpty
+        ? event
+        : RegistryEvent.LogMessage({ ...event, data: Secrets.maskValue(masker, event.data) })
+    default:
+      return event
+  }
+}
+
+// What the server says reaches no one with its configured secrets in it: its errors,
+// events and connection diagnostics (which may quote a line it wrote) pass through these,
+// and its fibers log through the masker.
+const masking = (spec: ServerSpec.ServerSpec, publish: Options["publish"]) => {
+  const masker = Secrets.make(ServerSpec.secrets(spec))
+  return {
+    masker,
+    mask: (error: McpError.McpError) => Secrets.maskError(masker, error),
+    publish: (event: RegistryEvent) => publish(maskEvent(masker, event)),
+    info: (transport: TransportService | undefined) =>
+      Secrets.maskValue(masker, transport?.info()) as Status["connection"]
+  }
+}
+
 /**
  * Makes an actor; nothing runs until `run` is forked.
  */
@@ -102,13 +131,15 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     let shown = offered
     let connection: TransportService | undefined
     let lastError: McpError.McpError | undefined
+    const { info, mask, masker, publish } = masking(spec, options.publish)
     const gate = CallGate.make({
       server: name,
       state,
       now: () => now,
       lastError: () => lastError,
       wake: Queue.offer(control, "wake"),
-      readyTimeout: Duration.toMillis(Duration.decode(spec.readyTimeout ?? "30 seconds"))
+      readyTimeout: Duration.toMillis(Duration.decode(spec.readyTimeout ?? "30 seconds")),
+      mask
     })
 
     const setState = (next: ServerState) =>
@@ -118,7 +149,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         if (next._tag === "Failed" || next._tag === "NeedsAuth") lastError = next.error
         return Effect.zipRight(
           SubscriptionRef.set(state, next),
-          options.publish(RegistryEvent.ServerStateChanged({ server: name, state: next, previous }))
+          publish(RegistryEvent.ServerStateChanged({ server: name, state: next, previous }))
         )
       })
 
@@ -130,7 +161,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         if (events.length === 0) return Effect.void
         return Effect.zipRight(
           options.listsChanged(name, next),
-          Effect.forEach(events, options.publish, { discard: true })
+          Effect.forEach(events, publish, { discard: true })
         )
       })
 
@@ -139,7 +170,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       mode: spec.pinning ?? options.pins.mode,
       store: options.pins.store,
       naming: options.pins.naming,
-      publish: options.publish
+      publish
     })
     // One review at a time: a re-list and a change of the store may come together.
     const reviewing = yield* Effect.makeSemaphore(1)
@@ -162,7 +193,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       setLists,
       setState,
       setConnection: (transport) => connection = transport,
-      publish: options.publish,
+      publish,
+      mask,
       control
     }
     const send = (c: Session.Control) => Queue.offer(control, c).pipe(Effect.asVoid)
@@ -189,7 +221,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
             prompts: shown.prompts.length
           },
           lastError,
-          connection: client === undefined ? undefined : connection?.info()
+          connection: client === undefined ? undefined : info(connection)
         }
       },
       lists: () => shown,
@@ -208,6 +240,6 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         offered = Catalog.emptyLists
         return show(Catalog.emptyLists)
       }),
-      run: supervise(core, { ...options.restart, ...spec.restart }, toggle)
+      run: Secrets.maskLogs(masker)(supervise(core, { ...options.restart, ...spec.restart }, toggle))
     } satisfies ServerActor
   })

@@ -48,6 +48,8 @@ export interface Core {
   readonly setState: (state: ServerState) => Effect.Effect<void>
   readonly setConnection: (transport: TransportService) => void
   readonly publish: (event: RegistryEvent) => Effect.Effect<void>
+  /** The error as the fleet shows it: the server's secrets masked. */
+  readonly mask: (error: McpError.McpError) => McpError.McpError
   readonly control: Queue.Queue<Control>
 }
 
@@ -126,7 +128,7 @@ export const run = (core: Core, scope: Scope.CloseableScope): Effect.Effect<Outc
     Effect.catchAll((error) =>
       Effect.map(Clock.currentTimeMillis, (at): Outcome => ({
         _tag: "Failed",
-        error,
+        error: core.mask(error),
         readyFor: readySince === undefined ? 0 : at - readySince
       }))
     ),

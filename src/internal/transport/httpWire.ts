@@ -70,20 +70,23 @@ const fromHttpClient = (client: HttpClient.HttpClient, runtime: Runtime.Runtime<
     let built = HttpClientRequest.make(request.method)(request.url, { headers })
     if (request.body !== undefined) built = HttpClientRequest.bodyText(built, request.body, contentType)
     let aborted = false
-    const fiber = runFork(Effect.flatMap(client.execute(built), (response) => {
+    const exchange = Effect.flatMap(client.execute(built), (response) => {
       handler.onHeaders(response.status, response.headers)
       return Stream.runForEachChunk(response.stream, (chunk) =>
         Effect.sync(() => {
           for (const bytes of chunk) if (!aborted) handler.onData(bytes)
         }))
-    }))
-    fiber.addObserver((exit) => {
-      if (aborted) return
-      if (Exit.isSuccess(exit)) return handler.onEnd()
-      // What went wrong underneath: an HttpClientError's own message names the whole URL.
-      const error = Cause.squash(exit.cause) as { readonly cause?: unknown }
-      handler.onError(error.cause ?? error)
     })
+    // A failure is handed on, never left to the runtime, which would log it whole: an
+    // HttpClientError names the whole URL, query included, and holds the request. What
+    // went wrong underneath is its cause.
+    const fiber = runFork(Effect.flatMap(Effect.exit(exchange), (exit) =>
+      Effect.sync(() => {
+        if (aborted) return
+        if (Exit.isSuccess(exit)) return handler.onEnd()
+        const error = Cause.squash(exit.cause) as { readonly cause?: unknown }
+        handler.onError(error.cause ?? error)
+      })))
     return {
       abort: () => {
         if (aborted) return

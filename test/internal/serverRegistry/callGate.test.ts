@@ -22,7 +22,8 @@ const gate = (initial: ServerState) =>
       now: () => now,
       lastError: () => undefined,
       wake: Effect.sync(() => void wakes++),
-      readyTimeout: 1000
+      readyTimeout: 1000,
+      mask: (error) => error
     })
     const set = (next: ServerState) => Effect.zipRight(Effect.sync(() => now = next), SubscriptionRef.set(state, next))
     return { gate: g, set, wakes: () => wakes }
