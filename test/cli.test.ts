@@ -470,3 +470,89 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
     await client.close()
   })
 })
+
+describe("secrets", () => {
+  const TOKEN = "tok-7c1e94b0d2a5"
+  const AUTH = "auth-5b2d8e61f0c3"
+  const KEY = "key-e40a9c3d71b6"
+  const PASSWORD = "pw-9f03b7a1c5e2"
+  const echoSecret = path.join(path.dirname(FIXTURES.failing), "echo-secret.mjs")
+  const echo = (args: Array<string>) => ({
+    command: process.execPath,
+    args: [echoSecret, ...args],
+    env: { API_TOKEN: "${API_TOKEN}" },
+    restart: { maxAttempts: 1 }
+  })
+  const dir = tempDir({
+    ".mcp.json": config({
+      remote: {
+        url: `http://user:${PASSWORD}@127.0.0.1:1/mcp?token=${TOKEN}`,
+        headers: { Authorization: "Bearer ${REMOTE_AUTH}", "X-Key": KEY },
+        restart: { maxAttempts: 1 }
+      },
+      echo: echo([]),
+      crash: echo(["crash"])
+    })
+  })
+  const env = { API_TOKEN: TOKEN, REMOTE_AUTH: AUTH }
+  const secretsCli = (...args: Array<string>) => run(args, { cwd: dir, mark, env })
+  const expectNoSecret = (result: { readonly stdout: string; readonly stderr: string }) => {
+    for (const secret of [TOKEN, AUTH, KEY, PASSWORD]) {
+      expect(result.stdout).not.toContain(secret)
+      expect(result.stderr).not.toContain(secret)
+    }
+  }
+
+  it("servers, its --json and its debug logs show no header, URL credential, token or echoed env secret", async () => {
+    const human = await secretsCli("servers")
+    expect(human.stdout).toContain("crash: server 'crash' exited with code 1 before answering initialize")
+    expect(human.stdout).toContain("error: the token *** was refused")
+    expectNoSecret(human)
+    const asJson = await secretsCli("servers", "--json")
+    const crash = json(asJson.stdout).find((status: any) => status.name === "crash")
+    expect(crash.error.message).toContain("the token *** was refused")
+    expectNoSecret(asJson)
+    const debug = await secretsCli("--log-level", "debug", "servers")
+    expect(debug.stderr).toContain("starting with API_TOKEN=***")
+    expectNoSecret(debug)
+  })
+
+  it("call and test <name> show the server's errors masked and a URL without user:password@", async () => {
+    const called = await secretsCli("call", "echo", "leak")
+    expect(called.code).toBe(1)
+    expect(called.stderr).toContain("the token *** is not allowed")
+    expectNoSecret(called)
+    const tested = await secretsCli("test", "remote")
+    expect(tested.code).toBe(1)
+    expect(tested.stderr).toContain("testing 'remote' (http: http://127.0.0.1:1/mcp)")
+    expectNoSecret(tested)
+    const crashed = await secretsCli("--log-level", "debug", "test", "crash")
+    expect(crashed.stdout).toContain("error: the token *** was refused")
+    expectNoSecret(crashed)
+  })
+
+  it("the gateway answers with the server's error masked, and logs no secret at debug level", async () => {
+    const client = new Client({ name: "cli-test", version: "1.0.0" })
+    const transport = new StdioClientTransport({
+      command: CLI[0],
+      args: [...CLI.slice(1), "--log-level", "debug", "serve", "--stdio"],
+      cwd: dir,
+      env: { ...process.env, ...cliEnv(), ...env, [MARK]: mark } as Record<string, string>,
+      stderr: "pipe"
+    })
+    let stderr = ""
+    transport.stderr!.on("data", (chunk: Buffer) => stderr += chunk.toString("utf8"))
+    await client.connect(transport)
+    try {
+      const answer = await client.callTool({ name: "mcp__echo__leak", arguments: {} }).then(
+        (result) => JSON.stringify(result),
+        (error: Error) => error.message
+      )
+      expect(answer).toContain("the token *** is not allowed")
+      expectNoSecret({ stdout: answer, stderr })
+    } finally {
+      await client.close()
+    }
+    expect(stderr).toContain("starting with API_TOKEN=***")
+  })
+})

@@ -12,10 +12,11 @@ import type * as Scope from "effect/Scope"
 import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
 import * as FleetConfig from "../FleetConfig.js"
+import * as Secrets from "../internal/secrets.js"
 import type * as McpError from "../McpError.js"
 import type * as Policy from "../Policy.js"
 import * as ServerRegistry from "../ServerRegistry.js"
-import type * as ServerSpec from "../ServerSpec.js"
+import * as ServerSpec from "../ServerSpec.js"
 import { isTerminal } from "../ServerState.js"
 import * as ToolPins from "../ToolPins.js"
 import * as CliError from "./CliError.js"
@@ -104,6 +105,11 @@ export const makeRegistry = (
       ServerRegistry.make({ servers, pinning: "quarantine" }).pipe(Effect.provideService(ToolPins.PinStore, store))
   )
 
+// The command's logs (the gateway's among them) without any secret of the config; each
+// server's own logs are masked by the fleet, also for servers added by a later edit.
+const maskLogs = (loaded: FleetConfig.Loaded): Effect.Effect<void, never, Scope.Scope> =>
+  Secrets.maskLogsScoped(Secrets.make(loaded.servers.flatMap(ServerSpec.secrets)))
+
 /**
  * A running fleet and its policy that follow the config files as they are edited: servers
  * come, go and restart, and the policy changes, until the Scope closes.
@@ -135,6 +141,7 @@ export const follow = (
     const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths, admit }).pipe(
       Effect.provideService(ServerRegistry.ServerRegistry, registry)
     )
+    yield* maskLogs(loaded)
     return { registry, loaded, policy }
   })
 
@@ -176,6 +183,7 @@ export const start = (
 > =>
   Effect.gen(function*() {
     const loaded = options.loaded ?? (yield* loadConfig(settings))
+    yield* maskLogs(loaded)
     const only = options.only
     if (only !== undefined) yield* requireServer(loaded, only)
     const servers = only === undefined ? loaded.servers : loaded.servers.filter((spec) => spec.name === only)

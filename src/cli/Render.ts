@@ -8,10 +8,11 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Secrets from "../internal/secrets.js"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type * as ServerRegistry from "../ServerRegistry.js"
-import type * as ServerSpec from "../ServerSpec.js"
+import * as ServerSpec from "../ServerSpec.js"
 import { describe } from "../ServerState.js"
 
 /**
@@ -177,8 +178,8 @@ export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
 }
 
 /**
- * Where a server runs, for people: its command line, or its URL without the query (which
- * may hold a token).
+ * Where a server runs, for people: its command line with its secrets masked, or its URL
+ * without credentials or query (which may hold a token).
  *
  * @since 0.1.0
  */
@@ -186,11 +187,13 @@ export const where = (spec: ServerSpec.ServerSpec): string => {
   const transport = spec.transport
   switch (transport.type) {
     case "stdio":
-      return `stdio: ${[transport.command, ...(transport.args ?? [])].join(" ")}`
+      return Secrets.make(ServerSpec.secrets(spec)).text(
+        `stdio: ${[transport.command, ...(transport.args ?? [])].join(" ")}`
+      )
     case "custom":
       return "custom transport"
     default:
-      // The query may hold a token.
-      return `${transport.type}: ${transport.url.split("?")[0]}`
+      // Credentials and the query (tokens) stay out.
+      return `${transport.type}: ${Secrets.safeUrl(transport.url)}`
   }
 }

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Secrets from "../../internal/secrets.js"
 import * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
@@ -92,11 +93,23 @@ const ended = (info: Record<string, unknown>): string => {
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`
 
 /**
- * The steps of connecting one server, each timed; the first failure ends the run.
+ * The steps of connecting one server, each timed; the first failure ends the run. The
+ * server is outside the fleet, so its secrets are masked here: in the report and the logs.
  *
  * @since 0.1.0
  */
 export const probe = (
+  spec: ServerSpec.ServerSpec,
+  timeout: Duration.Duration
+): Effect.Effect<Report, never, ServerRegistry.Requirements> => {
+  const masker = Secrets.make(ServerSpec.secrets(spec))
+  return steps(spec, timeout).pipe(
+    Effect.map((report) => Secrets.maskValue(masker, report) as Report),
+    Secrets.maskLogs(masker)
+  )
+}
+
+const steps = (
   spec: ServerSpec.ServerSpec,
   timeout: Duration.Duration
 ): Effect.Effect<Report, never, ServerRegistry.Requirements> =>
