@@ -141,7 +141,7 @@ const afterStop = (
 const runSession = (core: Session.Core, policy: ServerSpec.RestartPolicy, toggle: Switch, failures: number) =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
-    yield* core.setState(ServerState.Connecting({ attempt: failures + 1 }))
+    yield* core.setState(ServerState.Connecting({ attempt: failures + 1, since: clock.unsafeCurrentTimeMillis() }))
     const random = yield* Random.next
     let seen: Verdict | undefined
     const lost = (error: McpError.McpError, readyFor: number) => {

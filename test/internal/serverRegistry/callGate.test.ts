@@ -52,7 +52,7 @@ describe("callGate", () => {
 
   it.effect("gives up after the ready timeout", () =>
     Effect.gen(function*() {
-      const { gate: g } = yield* gate(ServerState.Connecting({ attempt: 1 }))
+      const { gate: g } = yield* gate(ServerState.Connecting({ attempt: 1, since: 0 }))
       const call = yield* Effect.fork(
         Effect.exit(g.withClient(() => Effect.succeed(1), { readyTimeout: "200 millis" }))
       )
