@@ -37,6 +37,11 @@ export interface ProcessExit extends Schema.Schema.Type<typeof ProcessExit> {}
  */
 export class TransportReason extends Schema.TaggedClass<TransportReason>()("Transport", {
   message: Schema.String,
+  /**
+   * The system's error code when it refused to start the server: `ENOENT` (no such program
+   * or working directory) or `EACCES` (not allowed to run it) cannot be fixed by retrying.
+   */
+  code: Schema.optional(Schema.String),
   ...ProcessExit.fields
 }) {}
 
@@ -303,11 +308,13 @@ export class McpError extends Schema.TaggedError<McpError>()("McpError", {
   /**
    * Whether the same thing may succeed if tried again later, with no change of config or
    * credentials: false for an unsupported feature or revision, a configuration that cannot
-   * be used, a refusal for want of credentials, a policy denial, an unknown name and a
-   * server that is unavailable for good.
+   * be used, a program that does not exist or may not be run, a refusal for want of
+   * credentials, a policy denial, an unknown name and a server that is unavailable for good.
    */
   get retryable(): boolean {
     switch (this.reason._tag) {
+      case "Transport":
+        return this.reason.code !== "ENOENT" && this.reason.code !== "EACCES"
       case "Unsupported":
       case "Config":
       case "Denied":

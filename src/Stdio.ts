@@ -107,10 +107,13 @@ const spawn = (
       stdio: ["pipe", "pipe", "pipe"],
       detached: true
     })
-    const failed = (error: Error) =>
+    const failed = (error: NodeJS.ErrnoException) =>
       resume(Effect.fail(McpError.make(
         options.name,
-        new McpError.TransportReason({ message: `could not start '${options.command}': ${error.message}` }),
+        new McpError.TransportReason({
+          message: `could not start '${options.command}': ${error.message}`,
+          ...(error.code === undefined ? {} : { code: error.code })
+        }),
         error
       )))
     if (child.pid === undefined) child.once("error", failed)

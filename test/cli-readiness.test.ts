@@ -1,5 +1,6 @@
-// The CLI when servers are slow to come, hung or broken for good: `servers` works as a
-// health check.
+// The CLI when servers are slow to come, hung or broken for good: one-shot commands stop
+// waiting for what cannot come, and `servers` works as a health check.
+import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { config, MARK, removeTempDirs, run, tempDir } from "./support/cli.js"
@@ -14,10 +15,20 @@ const hung = {
   command: process.execPath,
   args: ["-e", "process.stdin.on('end', () => process.exit(0)); process.stdin.resume()"]
 }
+const missing = { command: path.join(tempDir(), "no-such-server") }
+// Exits with the same message at every start.
+const crashing = { command: process.execPath, args: [fixture("early-exit.mjs")] }
 
 const cliIn = (servers: Record<string, unknown>) => {
   const cwd = tempDir({ ".mcp.json": config(servers) })
   return (...args: Array<string>) => run(args, { cwd, mark })
+}
+
+// How long a run took, with what it printed.
+const timed = async (running: Promise<Awaited<ReturnType<typeof run>>>) => {
+  const start = performance.now()
+  const result = await running
+  return { ...result, ms: performance.now() - start }
 }
 
 afterAll(() => {
@@ -47,5 +58,27 @@ describe("servers as a health check", () => {
     const result = await cli("servers", "--timeout", "1s")
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/hung\s+Connecting/)
+  })
+})
+
+describe("one-shot commands and servers that cannot come up", () => {
+  const cli = cliIn({ ok, missing, crashing })
+
+  it("tools --server stops at once for a command that does not exist, and says why", async () => {
+    const result = await timed(cli("tools", "--server", "missing"))
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("server 'missing': cannot become ready: Failed after 1 attempt")
+    expect(result.stderr).toContain(`could not start '${missing.command}'`)
+    expect(result.ms).toBeLessThan(10_000)
+  })
+
+  it("call stops once a server has failed the same way twice at start-up, and says why", async () => {
+    const result = await timed(cli("call", "crashing", "anything"))
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(
+      "server 'crashing': fails the same way at every start (twice in a row), so waiting will not help: " +
+        "server 'crashing' exited with code 1 before answering initialize: error: MISSING_API_KEY is not set"
+    )
+    expect(result.ms).toBeLessThan(10_000)
   })
 })

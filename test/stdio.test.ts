@@ -209,12 +209,14 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(error.message).toContain(`Error: Cannot find module '${script}'`)
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scopedLive("a command that does not exist fails with Transport naming the command", () =>
+  it.scopedLive("a command that does not exist fails with Transport naming the command, not retryable", () =>
     Effect.gen(function*() {
       const command = "/nonexistent/bin/mcp-server-nowhere"
       const error = yield* Effect.flip(connect({ name: "nowhere", command, args: ["--stdio"] }))
       const reason = reasonOf(error, "Transport")
       expect(reason.message).toContain(`could not start '${command}'`)
+      expect(reason.code).toBe("ENOENT")
+      expect(error.retryable).toBe(false)
       expect(error.message).toMatch(/^server 'nowhere': could not start '\/nonexistent\/bin\/mcp-server-nowhere'/)
     }).pipe(Effect.provide(NodeContext.layer)))
 
