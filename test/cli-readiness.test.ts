@@ -1,9 +1,12 @@
 // The CLI when servers are slow to come, hung or broken for good: one-shot commands stop
-// waiting for what cannot come, and `servers` works as a health check.
+// waiting for what cannot come, `servers` works as a health check, and the gateway answers
+// at once instead of waiting for the whole fleet.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, removeTempDirs, run, tempDir } from "./support/cli.js"
+import { CLI, cliEnv, config, MARK, removeTempDirs, run, tempDir } from "./support/cli.js"
 import { survivors } from "./support/processes.js"
 
 const mark = `cli-readiness-${process.pid}-${Date.now()}`
@@ -80,5 +83,29 @@ describe("one-shot commands and servers that cannot come up", () => {
         "server 'crashing' exited with code 1 before answering initialize: error: MISSING_API_KEY is not set"
     )
     expect(result.ms).toBeLessThan(10_000)
+  })
+})
+
+describe("serve with a hung server", () => {
+  it("answers initialize at once, and lists the ready servers after the settle window", async () => {
+    const cwd = tempDir({ ".mcp.json": config({ ok, hung }) })
+    const client = new Client({ name: "cli-readiness", version: "1.0.0" })
+    const transport = new StdioClientTransport({
+      command: CLI[0],
+      args: [...CLI.slice(1), "serve", "--stdio", "--settle", "1s"],
+      cwd,
+      env: { ...process.env, ...cliEnv(), [MARK]: mark } as Record<string, string>,
+      stderr: "pipe"
+    })
+    try {
+      const start = performance.now()
+      await client.connect(transport)
+      expect(performance.now() - start).toBeLessThan(5_000)
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual(["mcp__ok__env"])
+      expect(performance.now() - start).toBeLessThan(8_000)
+    } finally {
+      await client.close()
+    }
   })
 })

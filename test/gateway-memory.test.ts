@@ -10,6 +10,7 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { PassThrough } from "node:stream"
 import type * as Catalog from "../src/Catalog.js"
 import * as Gateway from "../src/Gateway.js"
@@ -247,6 +248,51 @@ describe("Gateway (in memory)", () => {
       expect(second.method).toBe("notifications/tools/list_changed")
       expect(yield* client.listTools()).toHaveLength(3)
       expect(yield* Queue.size(seen)).toBe(0)
+    }))
+
+  it.scoped("answers initialize at once; the first lists wait for a hung server only for the settle window", () =>
+    Effect.gen(function*() {
+      // `late` takes 10 s to answer initialize; `alpha` is ready at once.
+      const late = fake("late", {
+        tools: [tool("later")],
+        handlers: {
+          initialize: (request) =>
+            Effect.as(Effect.sleep("10 seconds"), {
+              protocolVersion: request.params?.protocolVersion,
+              capabilities: { tools: { listChanged: true } },
+              serverInfo: { name: "late", version: "1.0.0" }
+            })
+        }
+      })
+      const registry = yield* ServerRegistry.make({ servers: [fake("alpha", { tools: [tool("echo")] }), late] }).pipe(
+        Effect.provide(Platform)
+      )
+      const fleet = yield* makeFleet(
+        registry,
+        openPolicy(registry),
+        resolveOptions({ settle: "3 seconds", listChangedDebounce: "20 millis" })
+      )
+      const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
+      yield* serveSession(fleet).pipe(Effect.provideService(Transport, server), Effect.forkScoped)
+      const peer = yield* peerOf(client)
+      const seen = yield* peer.subscribe
+      const initialized = yield* peer.request("initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" }
+      })
+      expect(initialized.protocolVersion).toBe("2025-11-25")
+      const names = (listed: Record<string, unknown>) => (listed.tools as Array<{ name: string }>).map((t) => t.name)
+      const first = yield* Effect.fork(peer.request("tools/list"))
+      yield* TestClock.adjust("2 seconds")
+      expect(first.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 second")
+      expect(names(yield* Fiber.join(first))).toEqual(["mcp__alpha__echo"])
+      // The late server joins at 10 s, and is announced.
+      yield* TestClock.adjust("7 seconds")
+      yield* TestClock.adjust("20 millis")
+      expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
+      expect(names(yield* peer.request("tools/list"))).toEqual(["mcp__alpha__echo", "mcp__late__later"])
     }))
 
   it.scopedLive("progress goes to the caller with its own token; cancelling cancels the call at the server", () =>
