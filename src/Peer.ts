@@ -286,9 +286,8 @@ const makeSend = (options: {
         onFailure: (cause) => {
           if (Cause.isInterrupted(cause)) return Effect.zipRight(forget(id, entry), Effect.failCause(cause))
           if (!pending.entries.delete(id)) return Effect.failCause(cause)
-          const error = Cause.failureOption(cause)
-          return error._tag === "Some" && error.value.reason._tag === "Closed"
-            ? Effect.fail(notSent(error.value, entry.method))
+          return cause._tag === "Fail" && cause.error.reason._tag === "Closed"
+            ? Effect.fail(notSent(cause.error, entry.method))
             : Effect.failCause(cause)
         }
       })

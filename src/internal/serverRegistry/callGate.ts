@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import * as Cause from "effect/Cause"
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -70,10 +70,7 @@ const unavailable = (state: ServerState): string => {
 }
 
 // Whether a call failed only because its connection had ended before it was sent.
-const unsent = (cause: Cause.Cause<McpError.McpError>): boolean => {
-  const error = Cause.failureOption(cause)
-  return error._tag === "Some" && error.value.unsent
-}
+const unsent = (cause: Cause.Cause<McpError.McpError>): boolean => cause._tag === "Fail" && cause.error.unsent
 
 /**
  * Makes a closed gate.
