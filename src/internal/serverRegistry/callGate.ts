@@ -43,7 +43,10 @@ export interface CallGate {
   readonly client: () => McpClient.McpClient | undefined
   /** Opens the gate to a ready connection, or closes it (undefined). */
   readonly setClient: (client: McpClient.McpClient | undefined) => void
-  /** Runs `f` with a ready connection, waiting for one if the server is starting. */
+  /**
+   * Runs `f` with a ready connection, waiting for one if the server is starting; again on
+   * the next connection when `f` fails `unsent`.
+   */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
     options?: CallOptions | undefined
