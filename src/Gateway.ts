@@ -18,6 +18,10 @@
  *   arguments) answers with a CallToolResult with `isError: true` and the message: a tool
  *   execution error, which the model sees. An unknown tool (-32602, with the closest names)
  *   and the server's own JSON-RPC error (passed through) are protocol errors.
+ * - initialize is answered at once, whatever the servers are doing. Lists, and calls naming
+ *   a tool, prompt or resource no server has yet, wait for servers still connecting, but
+ *   only within the settle window from the gateway's start (3 s by default): one hung server
+ *   never holds the others up, and it is announced when it joins.
  * - list_changed is sent for a list when what a client would list changed (after the
  *   Policy's filter), once per burst of changes; a restart that brings back the same tools
  *   sends nothing.
@@ -84,6 +88,13 @@ export interface Options {
    * session with its own polls and subscriptions. Default: false.
    */
   readonly managementTools?: boolean | undefined
+  /**
+   * The settle window: how long, from the gateway's start, list requests (and calls naming
+   * something no server has yet) wait for servers still connecting, until each is ready or
+   * has failed once. Later, they answer with what is ready, and servers that join after are
+   * announced with list_changed. Default: 3 s.
+   */
+  readonly settle?: Duration.DurationInput | undefined
 }
 
 /**

@@ -49,6 +49,8 @@ export interface Options {
   readonly maxPages?: number | undefined
   /** The most items one list may have. Default: 100,000. */
   readonly maxItems?: number | undefined
+  /** Called once, synchronously, when the connection ends (see `Peer.Options.onClosed`). */
+  readonly onClosed?: Peer.Options["onClosed"]
 }
 
 /**
@@ -144,7 +146,11 @@ export const McpClient = Context.GenericTag<McpClient>("mcp-fleet/McpClient")
  */
 export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.McpError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
-    const peer = yield* Peer.make({ handlers: options.handlers, requestTimeout: options.requestTimeout })
+    const peer = yield* Peer.make({
+      handlers: options.handlers,
+      requestTimeout: options.requestTimeout,
+      onClosed: options.onClosed
+    })
     const scope = yield* Effect.scope
     const server = peer.server
     // Subscribed before initialize, so nothing the server says is missed.

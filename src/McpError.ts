@@ -37,6 +37,11 @@ export interface ProcessExit extends Schema.Schema.Type<typeof ProcessExit> {}
  */
 export class TransportReason extends Schema.TaggedClass<TransportReason>()("Transport", {
   message: Schema.String,
+  /**
+   * The system's error code when it refused to start the server: `ENOENT` (no such program
+   * or working directory) or `EACCES` (not allowed to run it) cannot be fixed by retrying.
+   */
+  code: Schema.optional(Schema.String),
   ...ProcessExit.fields
 }) {}
 
@@ -45,6 +50,8 @@ export class TransportReason extends Schema.TaggedClass<TransportReason>()("Tran
  * something still needed it. `method` is the request that was waiting, if any.
  * `sessionExpired` is set when an HTTP server no longer knew the session (404): a request
  * it refused that way was not processed, and a new connection starts a new session.
+ * `unsent` is set when the request was refused because the connection had ended before it
+ * was sent: the server cannot have seen it, so sending it on a new connection runs it once.
  *
  * @since 0.1.0
  */
@@ -52,6 +59,7 @@ export class ClosedReason extends Schema.TaggedClass<ClosedReason>()("Closed", {
   message: Schema.String,
   method: Schema.optional(Schema.String),
   sessionExpired: Schema.optional(Schema.Boolean),
+  unsent: Schema.optional(Schema.Boolean),
   ...ProcessExit.fields
 }) {}
 
@@ -226,7 +234,11 @@ const describe = (server: string | undefined, reason: Reason): string => {
   switch (reason._tag) {
     case "Closed": {
       const how = exitText(reason)
-      const when = reason.method ? ` before answering ${reason.method}` : ""
+      const when = reason.method === undefined
+        ? ""
+        : reason.unsent === true
+        ? ` (${reason.method} was not sent)`
+        : ` before answering ${reason.method}`
       return how ? `${who} ${how}${when}${tail(reason)}` : `${about(reason.message)}${when}${tail(reason)}`
     }
     case "Transport": {
@@ -296,11 +308,13 @@ export class McpError extends Schema.TaggedError<McpError>()("McpError", {
   /**
    * Whether the same thing may succeed if tried again later, with no change of config or
    * credentials: false for an unsupported feature or revision, a configuration that cannot
-   * be used, a refusal for want of credentials, a policy denial, an unknown name and a
-   * server that is unavailable for good.
+   * be used, a program that does not exist or may not be run, a refusal for want of
+   * credentials, a policy denial, an unknown name and a server that is unavailable for good.
    */
   get retryable(): boolean {
     switch (this.reason._tag) {
+      case "Transport":
+        return this.reason.code !== "ENOENT" && this.reason.code !== "EACCES"
       case "Unsupported":
       case "Config":
       case "Denied":
@@ -312,6 +326,15 @@ export class McpError extends Schema.TaggedError<McpError>()("McpError", {
       default:
         return true
     }
+  }
+
+  /**
+   * Whether the request was never sent, because its connection had already ended: the
+   * server cannot have seen it, so it can be sent again on a new connection without
+   * running twice. A request that may have reached the server is never `unsent`.
+   */
+  get unsent(): boolean {
+    return this.reason._tag === "Closed" && this.reason.unsent === true
   }
 
   /**

@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
-import { type Entry, makeTimer, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
+import { type Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
 import { type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
@@ -85,6 +85,11 @@ export interface Options {
   readonly handlers?: Readonly<Record<string, Handler>> | undefined
   /** The default `timeout` of requests. Default: 60 s. */
   readonly requestTimeout?: Duration.DurationInput | undefined
+  /**
+   * Called once, synchronously, when the session ends, before any request waiting on it
+   * resumes: for an owner that must stop handing it work at that very moment.
+   */
+  readonly onClosed?: ((error: McpError.McpError) => void) | undefined
 }
 
 /**
@@ -95,7 +100,10 @@ export interface Options {
 export interface Peer {
   /** The name of the other side, as its transport reports it. */
   readonly server: string
-  /** Sends a request and waits for its result. */
+  /**
+   * Sends a request and waits for its result. A request refused because the session had
+   * already ended fails with a Closed error marked `unsent`: the other side never saw it.
+   */
   readonly request: (
     method: string,
     params?: Record<string, unknown> | undefined,
@@ -148,6 +156,7 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     const close = (error: McpError.McpError): void => {
       if (closeError) return
       closeError = error
+      options.onClosed?.(error)
       pending.failAll(error)
       Deferred.unsafeDone(closedWith, Exit.succeed(error))
     }
@@ -191,7 +200,7 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     let nextId = 0
     const request: Peer["request"] = (method, params, requestOptions = {}) =>
       Effect.suspend(() => {
-        if (closeError) return Effect.fail(withMethod(closeError, method))
+        if (closeError) return Effect.fail(notSent(closeError, method))
         const id = nextId++
         const now = clock.unsafeCurrentTimeMillis()
         const reset = requestOptions.resetTimeoutOnProgress === true
@@ -259,7 +268,7 @@ const makeSend = (options: {
         const refused = sendNow(message)
         if (refused !== undefined) {
           pending.entries.delete(id)
-          return resume(Effect.fail(refused))
+          return resume(Effect.fail(notSent(refused, entry.method)))
         }
         resumeWith(entry, resume)
         return forget(id, entry)
@@ -267,15 +276,19 @@ const makeSend = (options: {
   }
   // One exit handler for the send and the wait (what onExit does, minus its work on
   // success): a request that did not get its answer is forgotten, and cancelled when the
-  // caller gave up on it (the timer cancels what timed out).
+  // caller gave up on it (the timer cancels what timed out). A failure that finds the entry
+  // still pending is the send's own (every answer takes the entry out first); a Closed one
+  // means the connection was gone, so the message never left.
   return (id: JsonRpc.RequestId, entry: Entry, message: JsonRpc.Request) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.matchCauseEffect(restore(Effect.zipRight(transport.send(message), awaitAnswer(entry))), {
         onSuccess: Effect.succeed,
         onFailure: (cause) => {
           if (Cause.isInterrupted(cause)) return Effect.zipRight(forget(id, entry), Effect.failCause(cause))
-          pending.entries.delete(id)
-          return Effect.failCause(cause)
+          if (!pending.entries.delete(id)) return Effect.failCause(cause)
+          return cause._tag === "Fail" && cause.error.reason._tag === "Closed"
+            ? Effect.fail(notSent(cause.error, entry.method))
+            : Effect.failCause(cause)
         }
       })
     )

@@ -202,7 +202,13 @@ export interface ServerRegistry {
    * drifted tool.
    */
   readonly approveTool: (server: string, tool: string) => Effect.Effect<void, McpError.McpError>
-  /** Runs `f` with the server's ready connection, for anything the routes above don't cover. */
+  /**
+   * Runs `f` with the server's ready connection, for anything the routes above don't cover,
+   * waiting for one as calls do. When `f` fails because a request was refused `unsent` (the
+   * connection had ended before it was sent), `f` runs again on the next connection: what it
+   * sent before that request is sent again, so give it one request that changes anything,
+   * last.
+   */
   readonly withClient: <A>(
     server: string,
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,

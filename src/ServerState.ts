@@ -13,7 +13,8 @@ import type * as McpSchema from "./McpSchema.js"
  * Where a server is in its lifecycle. Times are Clock milliseconds.
  *
  * - `Pending`: known, not started yet (or about to start again after a restart request).
- * - `Connecting`: starting and initializing; `attempt` counts failures in a row plus one.
+ * - `Connecting`: starting and initializing, since `since`; `attempt` counts failures in a
+ *   row plus one.
  * - `Ready`: initialized, lists fetched, taking calls.
  * - `Failed`: the last attempt failed; it starts again at `retryAt`, or never when that is
  *   undefined (the attempt limit was reached or the error cannot be fixed by retrying).
@@ -26,7 +27,7 @@ import type * as McpSchema from "./McpSchema.js"
  */
 export type ServerState = Data.TaggedEnum<{
   Pending: {}
-  Connecting: { readonly attempt: number }
+  Connecting: { readonly attempt: number; readonly since: number }
   Ready: {
     readonly protocolVersion: McpSchema.ProtocolVersion
     readonly serverInfo: McpSchema.Implementation
@@ -55,15 +56,26 @@ export const isTerminal = (state: ServerState): boolean =>
   state._tag === "Disabled" || state._tag === "Stopped" || state._tag === "NeedsAuth" ||
   (state._tag === "Failed" && state.retryAt === undefined)
 
+// A wait as a person reads it: "2.5 s", "31 s", "4 min 10 s".
+const elapsed = (ms: number): string => {
+  const seconds = ms / 1000
+  if (seconds < 10) return `${seconds.toFixed(1)} s`
+  if (seconds < 60) return `${Math.floor(seconds)} s`
+  return `${Math.floor(seconds / 60)} min ${Math.floor(seconds % 60)} s`
+}
+
 /**
- * A short description for status lines and errors: "Failed (attempt 3, retry in 4000 ms)".
+ * A short description for status lines and errors: "Failed (attempt 3, retry in 4000 ms)",
+ * "Connecting for 31 s" (how long it has been at it, once that is a second or more).
  *
  * @since 0.1.0
  */
 export const describe = (state: ServerState, now: number): string => {
   switch (state._tag) {
-    case "Connecting":
-      return state.attempt > 1 ? `Connecting (attempt ${state.attempt})` : "Connecting"
+    case "Connecting": {
+      const tag = state.attempt > 1 ? `Connecting (attempt ${state.attempt})` : "Connecting"
+      return now - state.since >= 1000 ? `${tag} for ${elapsed(now - state.since)}` : tag
+    }
     case "Failed":
       return state.retryAt === undefined
         ? `Failed after ${state.attempt} attempt${state.attempt === 1 ? "" : "s"}: ${state.error.message}`

@@ -36,7 +36,7 @@ import { processShutdown } from "./internal/transport/shutdownBudget.js"
 import * as StdioServer from "./internal/transport/stdioServer.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { Inbox, sendWith, Transport, type TransportService } from "./Transport.js"
+import { Inbox, RequestFailed, sendWith, Transport, type TransportService } from "./Transport.js"
 
 /**
  * How to start a stdio server.
@@ -89,6 +89,10 @@ export interface ShutdownReport {
   readonly outsideGroup: boolean
 }
 
+// The largest write a pipe takes whole or not at all (PIPE_BUF; none on Windows): when such a
+// write fails, the server read none of it. A UTF-16 code unit is at most 3 bytes of UTF-8.
+const ATOMIC_WRITE_BYTES = process.platform === "linux" ? 4096 : process.platform === "win32" ? 0 : 512
+
 // Spawns the child in a group of its own, its processes marked with `token`; fails with a
 // Transport error naming the command when it cannot start (no such program, no such directory).
 const spawn = (
@@ -103,10 +107,13 @@ const spawn = (
       stdio: ["pipe", "pipe", "pipe"],
       detached: true
     })
-    const failed = (error: Error) =>
+    const failed = (error: NodeJS.ErrnoException) =>
       resume(Effect.fail(McpError.make(
         options.name,
-        new McpError.TransportReason({ message: `could not start '${options.command}': ${error.message}` }),
+        new McpError.TransportReason({
+          message: `could not start '${options.command}': ${error.message}`,
+          ...(error.code === undefined ? {} : { code: error.code })
+        }),
         error
       )))
     if (child.pid === undefined) child.once("error", failed)
@@ -166,11 +173,24 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
     const unwatch = watch(pid, token)
     const ending = watchEnding(child, options, fork)
     const inbox = new Inbox(server)
-    const writer = new Ndjson.LineWriter((text) => child.stdin.write(text))
+    // Requests that certainly never reached the server fail as unsent, at once: those still
+    // queued when its stdout ends, and those in a write its stdin refused whole.
+    const failUnsent = (text: string, why: string) => {
+      const error = McpError.make(server, new McpError.ClosedReason({ message: why, unsent: true }))
+      for (const id of Ndjson.requestIds(text)) inbox.deliver(new RequestFailed(id, error))
+    }
+    const writer = new Ndjson.LineWriter((text) => {
+      if (text.length * 3 > ATOMIC_WRITE_BYTES || child.stdin.writableLength > 0) return void child.stdin.write(text)
+      child.stdin.write(text, (error) => {
+        if (error) failUnsent(text, "its stdin was closed")
+      })
+    })
     let closing = false
     // For diagnostics (`info()`): lines skipped as not JSON-RPC, and how the stop went.
     let skipped: { lines: number; first: string } | undefined
     let stopped: ShutdownReport | undefined
+    // Until the server's stdout ends: after that nothing sent could be answered.
+    let answering = true
 
     // After stdout ends: how the process ended, with the tail of its stderr.
     const closedError = Effect.gen(function*() {
@@ -193,14 +213,16 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
         skipped.lines += bad.length
         fork(JsonRpc.logSkipped(server, "wrote a line", bad))
       },
-      onEnd: (error) =>
-        error === undefined
-          ? fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => inbox.end(closed))))
-          : inbox.end(error)
+      onEnd: (error) => {
+        answering = false
+        failUnsent(writer.discard(), error === undefined ? "the server closed its stdout" : "the connection had ended")
+        if (error === undefined) fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => inbox.end(closed))))
+        else inbox.end(error)
+      }
     })
 
     const sendNow = (message: JsonRpc.Message): McpError.McpError | undefined => {
-      if (closing || !inbox.open) {
+      if (closing || !answering || !inbox.open) {
         return McpError.make(server, new McpError.ClosedReason({ message: "the connection is closed" }))
       }
       writer.push(message)

@@ -5,7 +5,8 @@
  * what the server sends unasked. Lost streams are resumed with `Last-Event-ID`. When the
  * server forgets the session (404), the connection ends with a Closed error marked
  * `sessionExpired`: its owner reconnects, and the new connection initializes again (a
- * transport never speaks the handshake itself). Servers that only speak the 2024-11-05
+ * transport never speaks the handshake itself). When it refuses our credentials (401 or
+ * 403), the connection ends with that Http error: the fleet waits for new ones (NeedsAuth). Servers that only speak the 2024-11-05
  * HTTP+SSE transport are detected and spoken to with {@link LegacySse}.
  *
  * Answers are read in the HTTP client's callbacks and delivered from there; with

@@ -66,11 +66,15 @@ export interface TransportService {
   readonly server: string
   /** What kind of transport this is ("stdio", "http", "sse", "ws", "memory", ...). */
   readonly kind: string
-  /** Sends one message. Fails with a Closed or Transport error once the connection is gone. */
+  /**
+   * Sends one message. Fails with a Closed or Transport error once the connection is gone; a
+   * Closed failure means the message was not sent (the Peer fails such a request `unsent`).
+   */
   readonly send: (message: JsonRpc.Message) => Effect.Effect<void, McpError>
   /**
    * `send` without the Effect, for transports whose send never waits (it only queues the
-   * message for the next write): returns the error when the connection cannot take it.
+   * message for the next write): returns the error when the connection cannot take it, and
+   * the message was then not sent.
    * The Peer sends requests with it when it is there, keeping the per-call path to one
    * suspension.
    */

@@ -230,10 +230,53 @@ describe("Peer", () => {
         { _tag: "Closed", method: "resources/read" }
       ])
       expect(errors[0]!.message).toBe("server 'srv': the peer closed the connection before answering tools/call")
-      // Later requests fail at once too.
+      // The server may have seen those: they are not marked unsent.
+      expect(errors.map((error) => error.unsent)).toEqual([false, false])
+      // Later requests fail at once too, as never sent.
       const later = failure(yield* Effect.exit(peer.request("ping")))
-      expect(later.reason).toMatchObject({ _tag: "Closed", method: "ping" })
+      expect(later.reason).toMatchObject({ _tag: "Closed", method: "ping", unsent: true })
+      expect(later.message).toBe("server 'srv': the peer closed the connection (ping was not sent)")
       expect((yield* peer.closed).reason._tag).toBe("Closed")
+    }))
+
+  it.scoped("tells its owner of the end synchronously, before waiting requests resume", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const { nextRequest, peer, server } = yield* setup({
+        onClosed: (error) => void seen.push(`closed: ${error.message}`)
+      })
+      const call = yield* Effect.fork(
+        Effect.tapError(peer.request("tools/call"), () => Effect.sync(() => seen.push("failed")))
+      )
+      yield* nextRequest
+      yield* server.close
+      yield* Fiber.await(call)
+      expect(seen).toEqual(["closed: server 'srv': the peer closed the connection", "failed"])
+    }))
+
+  it.scoped("a request its transport refuses as closed fails unsent; after an oversize message too", () =>
+    Effect.gen(function*() {
+      // A memory end refuses sends at once when hung up, before its receiver hears of it.
+      const { client, peer } = yield* setup()
+      yield* client.close
+      const refused = failure(yield* Effect.exit(peer.request("tools/call")))
+      expect(refused.reason).toMatchObject({ _tag: "Closed", method: "tools/call", unsent: true })
+      // A connection ended by another error refuses with a Closed error that says which.
+      let receiver: Receiver | undefined
+      const transport: TransportService = {
+        server: "srv",
+        kind: "test",
+        send: () => Effect.void,
+        listen: (r) => receiver = r,
+        info: () => ({})
+      }
+      const limited = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
+      receiver!.closed(McpError.make("srv", new McpError.LimitReason({ what: "a message", size: 20, limit: 10 })))
+      const after = failure(yield* Effect.exit(limited.request("tools/call")))
+      expect(after.unsent).toBe(true)
+      expect(after.message).toBe(
+        "server 'srv': the connection had ended: a message of 20 exceeds the limit of 10 (tools/call was not sent)"
+      )
     }))
 
   it.scoped("reports a response with an unknown id and goes on", () =>

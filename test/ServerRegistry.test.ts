@@ -313,6 +313,38 @@ describe("ServerRegistry", () => {
       expect(flaky.handle.current!.requests.filter((request) => request.method === "tools/call").length).toBe(1)
     }))
 
+  it.scoped("leaves Ready in the very step its connection is seen closed; a call made then waits for the restart", () =>
+    Effect.gen(function*() {
+      const flaky = fake("flaky")
+      const { events, fleet } = yield* started([flaky.spec])
+      yield* until(events, stateOf("flaky", "Ready"))
+      const connection = yield* fleet.withClient("flaky", Effect.succeed)
+      const dead = flaky.handle.current!
+      yield* dead.close
+      // Resumed by the connection's end, like anything else that watches it.
+      yield* connection.closed
+      expect((yield* statusOf(fleet, "flaky")).state).toMatchObject({ _tag: "Failed", attempt: 1 })
+      const call = yield* Effect.fork(fleet.callTool("mcp__flaky__echo", { n: 1 }))
+      yield* TestClock.adjust("100 millis")
+      expect((yield* Fiber.join(call)).content).toEqual([{ type: "text", text: "echo:{\"n\":1}" }])
+      expect(dead.requests.some((request) => request.method === "tools/call")).toBe(false)
+    }))
+
+  it.scoped("a call refused because its connection had closed before it was sent waits for the restart", () =>
+    Effect.gen(function*() {
+      const flaky = fake("flaky")
+      const { events, fleet } = yield* started([flaky.spec])
+      yield* until(events, stateOf("flaky", "Ready"))
+      const dead = flaky.handle.current!
+      // Hung up, and called at once: the transport refuses the call before the fleet has
+      // heard of the end.
+      const call = yield* Effect.fork(Effect.zipRight(dead.close, fleet.callTool("mcp__flaky__echo", { n: 2 })))
+      yield* TestClock.adjust("100 millis")
+      expect((yield* Fiber.join(call)).content).toEqual([{ type: "text", text: "echo:{\"n\":2}" }])
+      expect(dead.requests.some((request) => request.method === "tools/call")).toBe(false)
+      expect(flaky.handle.connects).toBe(2)
+    }))
+
   it.scoped("a call waiting on a server whose config changes goes on to the new one", () =>
     Effect.gen(function*() {
       const broken = failing("svc")

@@ -14,9 +14,11 @@ import * as FleetConfig from "../src/FleetConfig.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
+import * as Stdio from "../src/Stdio.js"
 import { stateOf, until as untilEvent } from "./support/events.js"
 import { Platform } from "./support/platform.js"
 import { procState, survivors, waitGone } from "./support/processes.js"
+import { firstText } from "./support/results.js"
 
 const require = createRequire(import.meta.url)
 const packageEntry = (name: string) =>
@@ -41,6 +43,24 @@ const until = <A extends RegistryEvent>(
   events: Queue.Dequeue<RegistryEvent>,
   match: (event: RegistryEvent) => event is A
 ) => untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
+
+// Whether every thread of the process has exited, its files closed. A killed process's main
+// thread can be a zombie while its other threads are still exiting, holding its pipes.
+const exited = (pid: number): boolean => {
+  try {
+    return procState(pid) !== "alive" && fs.readdirSync(`/proc/${pid}/task`).length <= 1
+  } catch {
+    return true
+  }
+}
+
+// Spins on /proc until the process has exited: nothing else runs on this thread meanwhile.
+const blockUntilDead = (pid: number) => {
+  const deadline = performance.now() + 5000
+  while (!exited(pid)) {
+    if (performance.now() > deadline) throw new Error(`process ${pid} survived SIGKILL for 5 s`)
+  }
+}
 
 const pidOf = (fleet: ServerRegistry.ServerRegistry, name: string) =>
   Effect.map(fleet.status, (all) => all.find((status) => status.name === name)?.connection?.pid as number)
@@ -75,6 +95,46 @@ describe("fleet with real processes", () => {
       expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()).toEqual(before)
       const result = yield* fleet.callTool("mcp__memory__read_graph", {})
       expect(result.isError).not.toBe(true)
+    }).pipe(Effect.provide(Platform)))
+
+  it.scopedLive("calls made right after a kill -9 wait for the restart: none fails with the dead connection's error", () =>
+    Effect.gen(function*() {
+      // Every crash counts as a first one, so each restart comes after the initial delay.
+      const fleet = yield* ServerRegistry.make({ restart: { ...fast, stableAfter: 0 } })
+      yield* fleet.reconcile([node("env", fixture("env.mjs"))])
+      yield* fleet.awaitReady({ servers: ["env"], timeout: "20 seconds" })
+      for (let round = 1; round <= 5; round++) {
+        const pid = yield* pidOf(fleet, "env")
+        process.kill(pid, "SIGKILL")
+        // Held here until the process is dead, so the call goes out before the fleet could notice.
+        blockUntilDead(pid)
+        const result = yield* fleet.callTool("mcp__env__env", {}).pipe(Effect.timeout("20 seconds"))
+        expect(result.isError).not.toBe(true)
+        expect(yield* pidOf(fleet, "env")).not.toBe(pid)
+      }
+    }).pipe(Effect.provide(Platform)))
+
+  it.scopedLive("after an oversize message ends the connection, the next call waits for the restart", () =>
+    Effect.gen(function*() {
+      const fleet = yield* ServerRegistry.make({ restart: fast })
+      yield* fleet.reconcile([{
+        name: "big",
+        transport: {
+          type: "custom",
+          key: "big",
+          connect: Stdio.make({
+            name: "big",
+            command: process.execPath,
+            args: [fixture("big.mjs")],
+            maxMessageBytes: 1024
+          })
+        }
+      }])
+      yield* fleet.awaitReady({ servers: ["big"], timeout: "20 seconds" })
+      const oversize = yield* Effect.flip(fleet.callTool("mcp__big__big", { size: 4096 }))
+      expect(oversize.reason).toMatchObject({ _tag: "Limit", limit: 1024 })
+      const next = yield* fleet.callTool("mcp__big__big", { size: 20 }).pipe(Effect.timeout("20 seconds"))
+      expect(firstText(next)).toBe("000000000000000|0000")
     }).pipe(Effect.provide(Platform)))
 
   it.scopedLive("a server that exits at once is Failed with its stderr in status; the others are up", () =>

@@ -2,6 +2,7 @@
 // linked Memory pair, and our own client (or a bare Peer, for raw messages) on the other end.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -10,6 +11,7 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { PassThrough } from "node:stream"
 import type * as Catalog from "../src/Catalog.js"
 import * as Gateway from "../src/Gateway.js"
@@ -101,6 +103,45 @@ const twoServers = [
   }),
   fake("beta", { tools: [tool("echo"), tool("multiply")] })
 ]
+
+// A gateway (settle window 3 s) over `alpha`, ready at once, and `late`, whose initialize
+// takes `delay`; a raw Peer on it, initialized, and its notifications.
+const withLateServer = (delay: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const late = fake("late", {
+      tools: [tool("later", () => Effect.succeed(text("later:{}")))],
+      handlers: {
+        initialize: (request) =>
+          Effect.as(Effect.sleep(delay), {
+            protocolVersion: request.params?.protocolVersion,
+            capabilities: { tools: { listChanged: true } },
+            serverInfo: { name: "late", version: "1.0.0" }
+          })
+      }
+    })
+    const registry = yield* ServerRegistry.make({ servers: [fake("alpha", { tools: [tool("echo")] }), late] }).pipe(
+      Effect.provide(Platform)
+    )
+    const fleet = yield* makeFleet(
+      registry,
+      openPolicy(registry),
+      resolveOptions({ settle: "3 seconds", listChangedDebounce: "20 millis" })
+    )
+    const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
+    yield* serveSession(fleet).pipe(Effect.provideService(Transport, server), Effect.forkScoped)
+    const peer = yield* peerOf(client)
+    const seen = yield* peer.subscribe
+    // Answered with the clock standing still: initialize waits for no server.
+    const initialized = yield* peer.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" }
+    })
+    expect(initialized.protocolVersion).toBe("2025-11-25")
+    return { peer, seen }
+  })
+
+const toolNames = (listed: Record<string, unknown>) => (listed.tools as Array<{ name: string }>).map((t) => t.name)
 
 describe("Gateway (in memory)", () => {
   it.scopedLive("initialize: capabilities, serverInfo and revision negotiation", () =>
@@ -247,6 +288,37 @@ describe("Gateway (in memory)", () => {
       expect(second.method).toBe("notifications/tools/list_changed")
       expect(yield* client.listTools()).toHaveLength(3)
       expect(yield* Queue.size(seen)).toBe(0)
+    }))
+
+  it.scoped("answers initialize at once; the first lists wait for a hung server only for the settle window", () =>
+    Effect.gen(function*() {
+      const { peer, seen } = yield* withLateServer("10 seconds")
+      const first = yield* Effect.fork(peer.request("tools/list"))
+      yield* TestClock.adjust("2 seconds")
+      expect(first.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 second")
+      expect(toolNames(yield* Fiber.join(first))).toEqual(["mcp__alpha__echo"])
+      // The late server joins at 10 s, and is announced.
+      yield* TestClock.adjust("7 seconds")
+      yield* TestClock.adjust("20 millis")
+      expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
+      expect(toolNames(yield* peer.request("tools/list"))).toEqual(["mcp__alpha__echo", "mcp__late__later"])
+    }))
+
+  it.scoped("a call to a tool of a server still connecting waits for it within the settle window", () =>
+    Effect.gen(function*() {
+      const { peer } = yield* withLateServer("2 seconds")
+      const call = yield* Effect.fork(peer.request("tools/call", { name: "mcp__late__later", arguments: {} }))
+      // A name no server has is refused once the fleet has settled.
+      const typo = yield* Effect.fork(Effect.exit(peer.request("tools/call", { name: "mcp__late__latr" })))
+      yield* TestClock.adjust("1 second")
+      expect(call.unsafePoll()).toBeNull()
+      expect(typo.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(call)).content).toEqual([{ type: "text", text: "later:{}" }])
+      const refused = failure(yield* Fiber.join(typo))
+      expect(refused.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+      expect(refused.message).toContain("did you mean 'mcp__late__later'?")
     }))
 
   it.scopedLive("progress goes to the caller with its own token; cancelling cancels the call at the server", () =>

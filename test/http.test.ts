@@ -443,6 +443,34 @@ describe("fleet with HTTP servers", () => {
       expect(firstText(result)).toBe("in")
     }).pipe(Effect.provide(Platform)))
 
+  for (const code of [401, 403]) {
+    it.scopedLive(`a ${code} after start-up puts the server in NeedsAuth; the refused call fails with it`, () =>
+      Effect.gen(function*() {
+        const server = mcp()
+        let revoked = false
+        const fixture = yield* serve((request) =>
+          revoked && request.method === "POST"
+            ? Effect.succeed(status(code, "", { "www-authenticate": "Bearer" }))
+            : server.handler(request)
+        )
+        const fleet = yield* ServerRegistry.make()
+        const events = yield* fleet.subscribe
+        yield* fleet.reconcile([{ name: "remote", transport: { type: "http", url: fixture.url } }])
+        yield* until(events, stateOf("remote", "Ready"))
+        revoked = true
+        const refused = failure(yield* Effect.exit(fleet.callTool("mcp__remote__echo", { text: "x" })))
+        expect(refused.reason).toMatchObject({ _tag: "Http", status: code, method: "tools/call" })
+        const changed = yield* until(events, stateOf("remote", "NeedsAuth")).pipe(Effect.timeout("10 seconds"))
+        expect(changed.state._tag === "NeedsAuth" && changed.state.error.message).toBe(
+          `server 'remote' answered tools/call with HTTP ${code} (WWW-Authenticate: Bearer)`
+        )
+        // Not asked again until its config changes or it is restarted.
+        const later = failure(yield* Effect.exit(fleet.callTool("mcp__remote__echo", { text: "y" })))
+        expect(later.reason).toMatchObject({ _tag: "Unavailable", state: "NeedsAuth" })
+        expect(fixture.seen.filter((request) => request.body?.method === "initialize")).toHaveLength(1)
+      }).pipe(Effect.provide(Platform)))
+  }
+
   it.scopedLive("after the server forgets the session, the fleet reconnects on a new session and calls work again", () =>
     Effect.gen(function*() {
       const server = mcp()

@@ -175,11 +175,12 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(error.message).toBe("server 'crash' exited with code 3 before answering tools/call: fatal: boom")
       expect(elapsed).toBeLessThan(1000)
 
-      // The connection is over: `closed` says why, and later calls fail at once.
+      // The connection is over: `closed` says why, and later calls fail at once, never sent.
       const closed = yield* client.closed
       expect(reasonOf(closed, "Closed").exitCode).toBe(3)
       const later = yield* Effect.flip(client.ping())
-      expect(later.message).toBe("server 'crash' exited with code 3 before answering ping: fatal: boom")
+      expect(later.unsent).toBe(true)
+      expect(later.message).toBe("server 'crash' exited with code 3 (ping was not sent): fatal: boom")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a server that exits before answering initialize fails McpClient.make with its stderr", () =>
@@ -208,12 +209,14 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(error.message).toContain(`Error: Cannot find module '${script}'`)
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scopedLive("a command that does not exist fails with Transport naming the command", () =>
+  it.scopedLive("a command that does not exist fails with Transport naming the command, not retryable", () =>
     Effect.gen(function*() {
       const command = "/nonexistent/bin/mcp-server-nowhere"
       const error = yield* Effect.flip(connect({ name: "nowhere", command, args: ["--stdio"] }))
       const reason = reasonOf(error, "Transport")
       expect(reason.message).toContain(`could not start '${command}'`)
+      expect(reason.code).toBe("ENOENT")
+      expect(error.retryable).toBe(false)
       expect(error.message).toMatch(/^server 'nowhere': could not start '\/nonexistent\/bin\/mcp-server-nowhere'/)
     }).pipe(Effect.provide(NodeContext.layer)))
 

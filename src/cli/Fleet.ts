@@ -13,8 +13,9 @@ import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
 import * as FleetConfig from "../FleetConfig.js"
 import * as Secrets from "../internal/secrets.js"
-import type * as McpError from "../McpError.js"
+import * as McpError from "../McpError.js"
 import type * as Policy from "../Policy.js"
+import type { RegistryEvent } from "../RegistryEvent.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import * as ServerSpec from "../ServerSpec.js"
 import { isTerminal } from "../ServerState.js"
@@ -167,9 +168,46 @@ const progressLine = (registry: ServerRegistry.ServerRegistry, names: ReadonlySe
     Effect.ensuring(Effect.sync(() => process.stderr.write("\r\x1b[K")))
   )
 
+// How a server exited before answering initialize (code, signal, stderr), or undefined for
+// any other failure.
+const startupExit = (error: McpError.McpError): string | undefined => {
+  const reason = error.reason
+  if (reason._tag !== "Closed" || reason.method !== "initialize") return undefined
+  if (reason.exitCode == null && reason.signal == null) return undefined
+  return JSON.stringify([reason.exitCode, reason.signal, reason.stderrTail ?? ""])
+}
+
+// Fails once `server` has exited before answering initialize twice in a row, the same way
+// both times: it will do so again, and a command has no reason to wait for it. Failures no
+// retry can fix at all (a missing command) end the wait by themselves: Failed for good.
+const failsEveryStart = (
+  events: Queue.Dequeue<RegistryEvent>,
+  server: string
+): Effect.Effect<never, McpError.McpError> =>
+  Effect.gen(function*() {
+    let last: string | undefined
+    while (true) {
+      const event = yield* Queue.take(events)
+      if (event._tag !== "ServerStateChanged" || event.server !== server || event.state._tag !== "Failed") continue
+      const exit = startupExit(event.state.error)
+      if (exit !== undefined && exit === last) {
+        return yield* Effect.fail(McpError.make(
+          server,
+          new McpError.UnavailableReason({
+            state: "Failed",
+            message:
+              `fails the same way at every start (twice in a row), so waiting will not help: ${event.state.error.message}`
+          })
+        ))
+      }
+      last = exit
+    }
+  })
+
 /**
- * Starts the servers a command needs and waits for them as `options.only` says. The
- * fleet stops, every process ended, when the Scope closes.
+ * Starts the servers a command needs and waits for them as `options.only` says. A command
+ * stops waiting for its one server when the server is Failed for good, or fails the same
+ * way at every start. The fleet stops, every process ended, when the Scope closes.
  *
  * @since 0.1.0
  */
@@ -187,9 +225,15 @@ export const start = (
     const only = options.only
     if (only !== undefined) yield* requireServer(loaded, only)
     const servers = only === undefined ? loaded.servers : loaded.servers.filter((spec) => spec.name === only)
-    const registry = yield* makeRegistry(settings, servers)
-    const target = only === undefined ? "settled" as const : [only]
-    const wait = registry.awaitReady({ servers: target, timeout: settings.timeout })
+    const registry = yield* makeRegistry(settings)
+    const events = yield* registry.subscribe
+    yield* registry.reconcile(servers)
+    const wait = only === undefined
+      ? registry.awaitReady({ servers: "settled", timeout: settings.timeout })
+      : Effect.raceFirst(
+        registry.awaitReady({ servers: [only], timeout: settings.timeout }),
+        failsEveryStart(events, only)
+      )
     const shown = settings.json || !process.stderr.isTTY
       ? wait
       : Effect.raceFirst(wait, progressLine(registry, new Set(servers.map((spec) => spec.name))))

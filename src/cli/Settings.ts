@@ -93,13 +93,14 @@ export const merge = (before: Given, after: Given): Given => ({
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
 /**
- * Reads `30s`, `500ms`, `2m`, `1h` or a plain number of seconds.
+ * Reads `30s`, `500ms`, `2m`, `1h` or a plain number of seconds (zero included).
+ *
+ * @since 0.1.0
  */
-const parseDuration = (text: string): Option.Option<Duration.Duration> => {
+export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text)
   if (match === null) return Option.none()
-  const value = Number(match[1]) * units[match[2] ?? "s"]!
-  return value > 0 ? Option.some(Duration.millis(value)) : Option.none()
+  return Option.some(Duration.millis(Number(match[1]) * units[match[2] ?? "s"]!))
 }
 
 /**
@@ -125,7 +126,7 @@ export const resolve = (
   Effect.gen(function*() {
     let timeout = Duration.seconds(30)
     if (Option.isSome(given.timeout)) {
-      const parsed = parseDuration(given.timeout.value)
+      const parsed = Option.filter(parseDuration(given.timeout.value), (value) => Duration.toMillis(value) > 0)
       if (Option.isNone(parsed)) {
         return yield* CliError.usage(`--timeout '${given.timeout.value}' is not a duration such as 30s, 500ms or 2m`)
       }

@@ -13,6 +13,7 @@ import type * as Catalog from "../../Catalog.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
 import * as ToolPins from "../../ToolPins.js"
+import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
 import * as Guard from "../Guard.js"
 import * as Render from "../Render.js"
@@ -37,8 +38,19 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
     : { reason: status.lastError.reason._tag, message: status.lastError.message }
 })
 
+// Fails when a required server is not ready, so that `servers` works as a health check.
+const requiredReady = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>, now: number) => {
+  const down = statuses.filter((status) => status.required && status.state._tag !== "Ready")
+  if (down.length === 0) return Effect.void
+  const list = down.map((status) => `'${status.name}' (${Render.clip(describe(status.state, now), 80)})`).join(", ")
+  return Effect.fail(
+    CliError.failure(`required server${down.length === 1 ? " is" : "s are"} not ready: ${list}`)
+  )
+}
+
 /**
- * `mcp-fleet servers`: every server's status.
+ * `mcp-fleet servers`: every server's status; exits with 1 when a required server is not
+ * ready.
  *
  * @since 0.1.0
  */
@@ -48,16 +60,21 @@ export const servers = Command.make("servers", Settings.options, (given) =>
     const { registry } = yield* Fleet.start(settings)
     const statuses = yield* registry.status
     const now = yield* Clock.currentTimeMillis
-    if (settings.json) return yield* Render.json(statuses.map((status) => statusJson(status, now)))
-    yield* Render.lines(Render.statusTable(statuses, now))
-    // The whole error of each server that is not ready, stderr tail included.
-    for (const status of statuses) {
-      if (status.state._tag !== "Ready" && status.lastError !== undefined) {
-        yield* Render.lines(["", `${status.name}: ${status.lastError.message}`])
+    if (settings.json) yield* Render.json(statuses.map((status) => statusJson(status, now)))
+    else {
+      yield* Render.lines(Render.statusTable(statuses, now))
+      // The whole error of each server that is not ready, stderr tail included.
+      for (const status of statuses) {
+        if (status.state._tag !== "Ready" && status.lastError !== undefined) {
+          yield* Render.lines(["", `${status.name}: ${status.lastError.message}`])
+        }
       }
     }
+    yield* requiredReady(statuses, now)
   }).pipe(Effect.scoped)).pipe(
-    Command.withDescription("Show every server's state, transport, revision, counts and last error")
+    Command.withDescription(
+      "Show every server's state, transport, revision, counts and last error; exit 1 when a required server is not ready"
+    )
   )
 
 const serverOption = Options.text("server").pipe(

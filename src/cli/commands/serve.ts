@@ -47,6 +47,13 @@ export const serve = Command.make("serve", {
   allowOrigin: Options.text("allow-origin").pipe(
     Options.withDescription("An Origin allowed besides localhost (repeatable); others get 403"),
     Options.repeated
+  ),
+  settle: Options.text("settle").pipe(
+    Options.withDescription(
+      "How long after start the first tool, prompt and resource lists wait for servers still connecting " +
+        "(default 3s; 0: not at all); later joiners are announced with list_changed"
+    ),
+    Options.withDefault("3s")
   )
 }, (given) =>
   Effect.gen(function*() {
@@ -60,22 +67,26 @@ export const serve = Command.make("serve", {
       }
       token = Redacted.make(value)
     }
-    // Hot reload: the fleet and the policy follow the files.
+    const settle = Settings.parseDuration(given.settle)
+    if (Option.isNone(settle)) {
+      return yield* CliError.usage(`--settle '${given.settle}' is not a duration such as 3s, 500ms or 0`)
+    }
+    // Hot reload: the fleet and the policy follow the files. The gateway answers at once;
+    // its first lists wait for servers still connecting, within the settle window.
     const { loaded, policy, registry } = yield* Fleet.follow(settings)
-    // Hosts list tools right after initialize: give the servers a moment to come up first.
-    yield* Effect.ignore(registry.awaitReady({ servers: "settled", timeout: settings.timeout }))
     const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(
         Effect.provideService(ServerRegistry.ServerRegistry, registry),
         Effect.provideService(Policy.Policy, policy)
       )
     if (given.stdio) {
-      yield* gateway(Gateway.serveStdio())
+      yield* gateway(Gateway.serveStdio({ settle: settle.value }))
       // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
       // 2 s), so the fleet goes now, well within that.
       return yield* Stdio.beginShutdown(STDIN_END_BUDGET)
     }
     const url = yield* gateway(Gateway.serveHttp({
+      settle: settle.value,
       port: Option.getOrThrow(given.http),
       host: given.host,
       path: given.path,

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
@@ -38,6 +39,7 @@ export interface CoreOptions {
   readonly serverInfo: McpSchema.Implementation
   readonly instructions: string | undefined
   readonly listChangedDebounce: Duration.DurationInput
+  readonly settle: Duration.DurationInput
 }
 
 /** The defaults of the MCP side. */
@@ -46,11 +48,13 @@ export const resolveOptions = (options: {
   readonly serverInfo?: McpSchema.Implementation | undefined
   readonly instructions?: string | undefined
   readonly listChangedDebounce?: Duration.DurationInput | undefined
+  readonly settle?: Duration.DurationInput | undefined
 }): CoreOptions => ({
   pageSize: Math.max(1, Math.floor(options.pageSize ?? 100)),
   serverInfo: options.serverInfo ?? { name: "mcp-fleet", version: "0.1.0" },
   instructions: options.instructions,
-  listChangedDebounce: options.listChangedDebounce ?? Duration.millis(100)
+  listChangedDebounce: options.listChangedDebounce ?? Duration.millis(100),
+  settle: options.settle ?? Duration.seconds(3)
 })
 
 /** A list whose change the clients are told about. */
@@ -77,6 +81,11 @@ export interface Fleet {
   readonly subscribers: Map<string, number>
   /** Makes a session's management tools, when the gateway serves them. */
   readonly management: MakeManagement | undefined
+  /**
+   * Completes once every server has settled (ready, or failed once), or the settle window
+   * from the gateway's start has passed, whichever is first: lists wait for it.
+   */
+  readonly settled: Effect.Effect<void>
 }
 
 /** Makes the management tools of one session, its subscriptions going through `subscriber`. */
@@ -102,7 +111,8 @@ export const changedLists = (last: Record<ListKind, string>, next: Record<ListKi
  * Starts the hub of one gateway: it watches the catalog (as the policy filters it, and
  * again when the policy's rules change) and publishes which lists changed, after the fleet
  * has been quiet for the debounce, so a burst of changes (a config reload, a restart) is one
- * notification per list.
+ * notification per list. It also starts the settle window: hosts list right after
+ * initialize, and a server a moment from ready is better listed than announced.
  */
 export const makeFleet = (
   registry: ServerRegistry.ServerRegistry,
@@ -126,5 +136,19 @@ export const makeFleet = (
       ),
       Effect.forkScoped
     )
-    return { registry, policy, options, listChanged, subscribers: new Map(), management }
+    const settled = yield* Deferred.make<void>()
+    yield* registry.awaitReady({ servers: "settled", timeout: options.settle }).pipe(
+      Effect.ignore,
+      Effect.zipRight(Deferred.succeed(settled, undefined)),
+      Effect.forkScoped
+    )
+    return {
+      registry,
+      policy,
+      options,
+      listChanged,
+      subscribers: new Map(),
+      management,
+      settled: Deferred.await(settled)
+    }
   })

@@ -1,7 +1,8 @@
 /**
  * The handlers of requests the gateway routes to the server that owns what they name:
  * tools/call (through the Policy, with the client's progress and its cancellation carried
- * over), resources/read, prompts/get and completion/complete.
+ * over), resources/read, prompts/get and completion/complete. A name no server has yet is
+ * looked up again once the fleet has settled, as lists are.
  *
  * @internal
  */
@@ -47,6 +48,18 @@ const progressOf = (outbound: Outbound, request: JsonRpc.Request): Pick<Peer.Req
   }
 }
 
+// Runs `f` on the catalog. A name it does not hold may be of a server still connecting:
+// then `f` runs on the catalog as it is once the fleet has settled (within the settle window).
+const inCatalog = <A, E>(
+  context: RouteContext,
+  has: (catalog: Catalog.Catalog) => boolean,
+  f: (catalog: Catalog.Catalog) => Effect.Effect<A, E>
+): Effect.Effect<A, E> =>
+  Effect.flatMap(
+    context.catalog,
+    (current) => has(current) ? f(current) : Effect.flatMap(Effect.zipRight(context.fleet.settled, context.catalog), f)
+  )
+
 /** tools/call, through the Policy. Interrupting the handler (the client cancelled) cancels the call. */
 export const callTool = (context: RouteContext): Peer.Handler => (request) => {
   const name = request.params?.name
@@ -58,7 +71,7 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
   const meta = request.params?._meta
   // The client's _meta goes on, except its progress token: the gateway has its own.
   const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
-  return Effect.flatMap(context.catalog, (current) => {
+  return inCatalog(context, (catalog) => catalog.toolsByName.has(name), (current) => {
     const entry = current.toolsByName.get(name)
     if (entry === undefined) {
       // A quarantined tool is refused with how to approve it; any other is unknown.
@@ -85,7 +98,7 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
 export const readResource = (context: RouteContext): Peer.Handler => (request) => {
   const uri = request.params?.uri
   if (typeof uri !== "string") return Effect.fail(invalidParams("resources/read needs a string 'uri'"))
-  return Effect.flatMap(context.catalog, (current) => {
+  return inCatalog(context, (catalog) => ownerOf(catalog, uri) !== undefined, (current) => {
     const server = ownerOf(current, uri)
     if (server === undefined) return Effect.fail(resourceNotFound(uri))
     return context.inFlight.track(server, request.id, context.fleet.registry.readResource(server, uri)).pipe(
@@ -99,7 +112,7 @@ export const getPrompt = (context: RouteContext): Peer.Handler => (request) => {
   const name = request.params?.name
   if (typeof name !== "string") return Effect.fail(invalidParams("prompts/get needs a string 'name'"))
   const args = request.params?.arguments
-  return Effect.flatMap(context.catalog, (current) => {
+  return inCatalog(context, (catalog) => catalog.promptsByName.has(name), (current) => {
     const entry = current.promptsByName.get(name)
     if (entry === undefined) return Effect.fail(unknownName("prompt", name, current.promptsByName.keys()))
     return context.inFlight.track(

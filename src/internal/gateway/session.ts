@@ -70,13 +70,15 @@ const initialize = (options: CoreOptions): Peer.Handler => (request) =>
     ...(options.instructions === undefined ? {} : { instructions: options.instructions })
   }))
 
-// The list handlers: each list as the client may see it, a page at a time; `more` are tools
-// listed after the fleet's (the management tools).
+// The list handlers: each list as the client may see it, a page at a time, once the fleet
+// has settled or the settle window has passed; `more` are tools listed after the fleet's
+// (the management tools).
 const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>): Record<string, Peer.Handler> => {
   const size = context.fleet.options.pageSize
+  const current = Effect.zipRight(context.fleet.settled, context.catalog)
   const list =
     (kind: string, key: string, items: (catalog: Catalog.Catalog) => ReadonlyArray<unknown>): Peer.Handler =>
-    (request) => Effect.flatMap(context.catalog, (current) => page(kind, key, items(current), request, size))
+    (request) => Effect.flatMap(current, (catalog) => page(kind, key, items(catalog), request, size))
   return {
     [McpSchema.Method.ToolsList]: list(
       "tools",

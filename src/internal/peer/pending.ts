@@ -50,6 +50,24 @@ export const withMethod = (error: McpError.McpError, method: string): McpError.M
     ? McpError.make(error.server, new McpError.ClosedReason({ ...error.reason, method }), error.cause)
     : error
 
+/**
+ * The error of a request refused before it was sent, because its connection had ended with
+ * `error`: a Closed error marked `unsent` that keeps how the connection ended, so the
+ * request can go to a new connection.
+ */
+export const notSent = (error: McpError.McpError, method: string): McpError.McpError =>
+  McpError.make(
+    error.server,
+    error.reason._tag === "Closed"
+      ? new McpError.ClosedReason({ ...error.reason, method, unsent: true })
+      : new McpError.ClosedReason({
+        message: `the connection had ended: ${McpError.make(undefined, error.reason).message}`,
+        method,
+        unsent: true
+      }),
+    error.reason._tag === "Closed" ? error.cause : error
+  )
+
 // Late answers to requests we gave up on are expected; remember a few ids to ignore quietly.
 const RECENTLY_ABANDONED = 1024
 

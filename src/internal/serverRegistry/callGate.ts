@@ -1,7 +1,9 @@
 /**
  * The gate calls pass through to reach a server: straight through while a connection is
  * ready, otherwise waiting (up to the ready timeout) for the next one, waking an idle
- * server on the way; failing at once when the server cannot become ready by waiting. It
+ * server on the way; failing at once when the server cannot become ready by waiting. A call
+ * its connection refused unsent (it had ended before the call was sent) waits for the next
+ * connection the same way; a call that may have reached the server is never sent again. It
  * counts calls in flight, so an idle timeout only ever stops a quiet server.
  *
  * @internal
@@ -43,7 +45,10 @@ export interface CallGate {
   readonly client: () => McpClient.McpClient | undefined
   /** Opens the gate to a ready connection, or closes it (undefined). */
   readonly setClient: (client: McpClient.McpClient | undefined) => void
-  /** Runs `f` with a ready connection, waiting for one if the server is starting. */
+  /**
+   * Runs `f` with a ready connection, waiting for one if the server is starting; again on
+   * the next connection when `f` fails `unsent`.
+   */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
     options?: CallOptions | undefined
@@ -69,6 +74,9 @@ const unavailable = (state: ServerState): string => {
   }
 }
 
+// Whether a call failed only because its connection had ended before it was sent.
+const unsent = (cause: Cause.Cause<McpError.McpError>): boolean => cause._tag === "Fail" && cause.error.unsent
+
 /**
  * Makes a closed gate.
  */
@@ -77,20 +85,25 @@ export const make = (actor: Actor): CallGate => {
   let inFlight = 0
   let lastActivity = 0
 
-  const readyClient = Effect.suspend((): Effect.Effect<Option.Option<McpClient.McpClient>, McpError.McpError> => {
-    if (client !== undefined) return Effect.succeed(Option.some(client))
-    const now = actor.now()
-    if (isTerminal(now)) {
-      return Effect.fail(
-        McpError.make(actor.server, new McpError.UnavailableReason({ state: now._tag, message: unavailable(now) }))
-      )
-    }
-    return now._tag === "Idle" ? Effect.as(actor.wake, Option.none()) : Effect.succeed(Option.none())
-  })
+  // The ready connection, unless it is the one that refused a call (`stale`).
+  const readyClient = (stale: McpClient.McpClient | undefined) =>
+    Effect.suspend((): Effect.Effect<Option.Option<McpClient.McpClient>, McpError.McpError> => {
+      if (client !== undefined && client !== stale) return Effect.succeed(Option.some(client))
+      const now = actor.now()
+      if (isTerminal(now)) {
+        return Effect.fail(
+          McpError.make(actor.server, new McpError.UnavailableReason({ state: now._tag, message: unavailable(now) }))
+        )
+      }
+      return now._tag === "Idle" ? Effect.as(actor.wake, Option.none()) : Effect.succeed(Option.none())
+    })
 
-  const awaitClient = (timeout: number) =>
-    actor.state.changes.pipe(
-      Stream.mapEffect(() => readyClient),
+  const awaitClient = (options: CallOptions | undefined, stale?: McpClient.McpClient) => {
+    const timeout = options?.readyTimeout === undefined
+      ? actor.readyTimeout
+      : Duration.toMillis(Duration.decode(options.readyTimeout))
+    return actor.state.changes.pipe(
+      Stream.mapEffect(() => readyClient(stale)),
       Stream.filterMap((found) => found),
       Stream.runHead,
       Effect.flatMap(Option.match({
@@ -113,21 +126,30 @@ export const make = (actor: Actor): CallGate => {
         }
       })
     )
+  }
 
-  const done = Effect.flatMap(Clock.currentTimeMillis, (at) =>
-    Effect.sync(() => {
-      inFlight--
-      lastActivity = at
-    }))
-
-  // `Effect.ensuring`, with the failure masked in the step that already handles it: a
-  // successful call costs what it did without masking.
-  const use = <A>(c: McpClient.McpClient, f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>) =>
+  const finished = Effect.map(Clock.currentTimeMillis, (at) => {
+    inFlight--
+    lastActivity = at
+  })
+  // Runs `f` on `c`, counted in flight; a refusal of a call never sent goes on to the next
+  // connection. One exit handler, as `ensuring` would cost.
+  const use = <A>(
+    c: McpClient.McpClient,
+    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
+    options: CallOptions | undefined
+  ): Effect.Effect<A, McpError.McpError> =>
     Effect.uninterruptibleMask((restore) => {
       inFlight++
       return Effect.matchCauseEffect(restore(f(c)), {
-        onFailure: (cause) => Effect.zipRight(done, Effect.failCause(Cause.map(cause, actor.mask))),
-        onSuccess: (a) => Effect.as(done, a)
+        onSuccess: (a) => Effect.as(finished, a),
+        onFailure: (cause) =>
+          Effect.zipRight(
+            finished,
+            unsent(cause)
+              ? restore(Effect.flatMap(awaitClient(options, c), (next) => use(next, f, options)))
+              : Effect.failCause(Cause.map(cause, actor.mask))
+          )
       })
     })
 
@@ -137,13 +159,11 @@ export const make = (actor: Actor): CallGate => {
       client = next
     },
     withClient: (f, options) =>
-      Effect.suspend(() => {
-        if (client !== undefined) return use(client, f)
-        const timeout = options?.readyTimeout === undefined
-          ? actor.readyTimeout
-          : Duration.toMillis(Duration.decode(options.readyTimeout))
-        return Effect.flatMap(awaitClient(timeout), (c) => use(c, f))
-      }),
+      Effect.suspend(() =>
+        client !== undefined
+          ? use(client, f, options)
+          : Effect.flatMap(awaitClient(options), (c) => use(c, f, options))
+      ),
     idle: (idleMs) =>
       Effect.gen(function*() {
         lastActivity = Math.max(lastActivity, yield* Clock.currentTimeMillis)

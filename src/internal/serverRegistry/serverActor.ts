@@ -125,7 +125,10 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     const state = yield* SubscriptionRef.make<ServerState>(ServerState.Pending())
     const control = yield* Queue.unbounded<Session.Control>()
     const toggle: Switch = { disabled: spec.disabled === true }
+    // What status and calls see; it runs ahead of the published state when a ready
+    // connection is seen closed, until the supervisor publishes what follows.
     let now: ServerState = ServerState.Pending()
+    let published: ServerState = now
     // What the server lists, and what of it the catalog shows (without quarantined tools).
     let offered = options.initialLists ?? Catalog.emptyLists
     let shown = offered
@@ -142,11 +145,15 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       mask
     })
 
+    const mark = (next: ServerState) => {
+      now = next
+      if (next._tag === "Failed" || next._tag === "NeedsAuth") lastError = next.error
+    }
     const setState = (next: ServerState) =>
       Effect.suspend(() => {
-        const previous = now
-        now = next
-        if (next._tag === "Failed" || next._tag === "NeedsAuth") lastError = next.error
+        const previous = published
+        published = next
+        mark(next)
         return Effect.zipRight(
           SubscriptionRef.set(state, next),
           publish(RegistryEvent.ServerStateChanged({ server: name, state: next, previous }))
@@ -192,6 +199,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       lists: () => offered,
       setLists,
       setState,
+      mark,
       setConnection: (transport) => connection = transport,
       publish,
       mask,

@@ -45,7 +45,10 @@ export interface Core {
   readonly gate: CallGate
   readonly lists: () => Catalog.ServerLists
   readonly setLists: (lists: Catalog.ServerLists) => Effect.Effect<void>
+  /** Sets the state and publishes it. */
   readonly setState: (state: ServerState) => Effect.Effect<void>
+  /** Sets the state status and calls see, at once; a `setState` of it publishes it after. */
+  readonly mark: (state: ServerState) => void
   readonly setConnection: (transport: TransportService) => void
   readonly publish: (event: RegistryEvent) => Effect.Effect<void>
   /** The error as the fleet shows it: the server's secrets masked. */
@@ -87,17 +90,34 @@ export const healthCheck = (
 /**
  * Runs one session in `scope`. The scope stays open until the caller has moved the state
  * off Ready; the gate is closed before this returns.
+ *
+ * When the ready connection is seen closed, the gate closes and `lost` is called right
+ * there, synchronously, with the error and how long it was ready: no call or status read
+ * finds it Ready after that.
  */
-export const run = (core: Core, scope: Scope.CloseableScope): Effect.Effect<Outcome, never, Requirements> => {
+export const run = (
+  core: Core,
+  scope: Scope.CloseableScope,
+  lost: (error: McpError.McpError, readyFor: number) => void
+): Effect.Effect<Outcome, never, Requirements> => {
   const { spec } = core
   let readySince: number | undefined
+  // Whether the connection is ready and its end not yet reported.
+  let live = false
   const serve = Effect.gen(function*() {
+    const clock = yield* Effect.clock
     const transport = yield* ServerSpec.connect(spec)
     core.setConnection(transport)
     const c = yield* McpClient.make({
       ...core.client,
       initializeTimeout: spec.initializeTimeout,
-      requestTimeout: spec.requestTimeout
+      requestTimeout: spec.requestTimeout,
+      onClosed: (error) => {
+        if (!live) return
+        live = false
+        core.gate.setClient(undefined)
+        lost(error, clock.unsafeCurrentTimeMillis() - readySince!)
+      }
     }).pipe(Effect.provideService(Transport, transport))
     yield* watch({
       server: spec.name,
@@ -109,6 +129,7 @@ export const run = (core: Core, scope: Scope.CloseableScope): Effect.Effect<Outc
     yield* core.setLists(yield* fetchAll(c))
     readySince = yield* Clock.currentTimeMillis
     core.gate.setClient(c)
+    live = true
     yield* core.setState(
       ServerState.Ready({ protocolVersion: c.protocolVersion, serverInfo: c.serverInfo, since: readySince })
     )
@@ -133,6 +154,9 @@ export const run = (core: Core, scope: Scope.CloseableScope): Effect.Effect<Outc
       }))
     ),
     // Calls stop going to this connection before anything else happens.
-    Effect.ensuring(Effect.sync(() => core.gate.setClient(undefined)))
+    Effect.ensuring(Effect.sync(() => {
+      live = false
+      core.gate.setClient(undefined)
+    }))
   )
 }

@@ -46,42 +46,67 @@ export const judge = (
 }
 
 /**
+ * What a failed session leads to, decided once: the state it leaves, which attempt it was,
+ * whether another one will come, and when.
+ */
+export interface Verdict {
+  readonly error: McpError.McpError
+  readonly attempt: number
+  readonly permanent: boolean
+  /** When the next attempt starts (unused when permanent). */
+  readonly retryAt: number
+  /** Failed, or NeedsAuth for a server that refuses us without credentials. */
+  readonly state: ServerState
+}
+
+/**
+ * The verdict on a session that failed at `at`, after `failures` in a row, drawing its
+ * jitter from `random` (in [0, 1)).
+ */
+export const decide = (
+  policy: ServerSpec.RestartPolicy,
+  error: McpError.McpError,
+  readyFor: number,
+  failures: number,
+  at: number,
+  random: number
+): Verdict => {
+  const { attempt, permanent } = judge(policy, error, readyFor, failures)
+  const retryAt = at + (permanent ? 0 : backoff(policy, attempt, random))
+  // A server that refuses us without credentials waits for new ones (a config change or
+  // a restart) instead of being asked again and again.
+  const state = error.needsAuth
+    ? ServerState.NeedsAuth({ error })
+    : ServerState.Failed({ error, attempt, retryAt: permanent ? undefined : retryAt })
+  return { error, attempt, permanent, retryAt, state }
+}
+
+/**
  * The mutable part of the loop the actor also writes: `disable` and `enable` set it at once.
  */
 export interface Switch {
   disabled: boolean
 }
 
-// Sets the state that follows a failure, closes the scope, and waits: the backoff, or for a
-// control request when no retry will come. Returns the failures in a row so far.
+// Publishes the verdict's state, closes the scope, and waits: the backoff, or for a control
+// request when no retry will come. Returns the failures in a row so far.
 const afterFailure = (
   core: Session.Core,
-  policy: ServerSpec.RestartPolicy,
   toggle: Switch,
-  outcome: Extract<Session.Outcome, { _tag: "Failed" }>,
-  scope: Scope.CloseableScope,
-  failures: number
+  verdict: Verdict,
+  scope: Scope.CloseableScope
 ) =>
   Effect.gen(function*() {
-    const { error } = outcome
-    const { attempt, permanent } = judge(policy, error, outcome.readyFor, failures)
-    const at = yield* Clock.currentTimeMillis
-    const delay = permanent ? 0 : backoff(policy, attempt, yield* Random.next)
-    // A server that refuses us without credentials waits for new ones (a config change or
-    // a restart) instead of being asked again and again.
-    yield* core.setState(
-      error.needsAuth
-        ? ServerState.NeedsAuth({ error })
-        : ServerState.Failed({ error, attempt, retryAt: permanent ? undefined : at + delay })
-    )
+    const { attempt, error } = verdict
+    yield* core.setState(verdict.state)
     yield* Effect.logWarning(error.message).pipe(Effect.annotateLogs({ server: core.spec.name, attempt }))
     yield* Scope.close(scope, Exit.fail(error))
-    if (permanent) {
+    if (verdict.permanent) {
       yield* core.setLists(Catalog.emptyLists)
       if ((yield* Session.takeControl(core, ["restart", "enable", "disable"])) === "disable") toggle.disabled = true
       return 0
     }
-    const left = at + delay - (yield* Clock.currentTimeMillis)
+    const left = verdict.retryAt - (yield* Clock.currentTimeMillis)
     const early = yield* Effect.raceFirst(
       Effect.as(Effect.sleep(Math.max(0, left)), undefined),
       Session.takeControl(core, ["restart", "disable"])
@@ -90,31 +115,52 @@ const afterFailure = (
     return early === undefined ? attempt : 0
   })
 
-const afterSession = (
+// Sets the state that follows a session that ended without failing, and closes its scope.
+const afterStop = (
   core: Session.Core,
-  policy: ServerSpec.RestartPolicy,
   toggle: Switch,
-  outcome: Session.Outcome,
-  scope: Scope.CloseableScope,
-  failures: number
+  outcome: Exclude<Session.Outcome, { _tag: "Failed" }>,
+  scope: Scope.CloseableScope
 ) =>
   Effect.gen(function*() {
-    switch (outcome._tag) {
-      case "Control": {
-        if (outcome.control === "disable") toggle.disabled = true
-        else yield* core.setState(ServerState.Pending())
-        yield* Scope.close(scope, Exit.void)
-        return 0
-      }
-      case "Idle": {
-        yield* core.setState(ServerState.Idle({ since: yield* Clock.currentTimeMillis }))
-        yield* Scope.close(scope, Exit.void)
-        if ((yield* Session.takeControl(core, ["wake", "restart", "disable"])) === "disable") toggle.disabled = true
-        return 0
-      }
-      case "Failed":
-        return yield* afterFailure(core, policy, toggle, outcome, scope, failures)
+    if (outcome._tag === "Control") {
+      if (outcome.control === "disable") toggle.disabled = true
+      else yield* core.setState(ServerState.Pending())
+      yield* Scope.close(scope, Exit.void)
+      return 0
     }
+    yield* core.setState(ServerState.Idle({ since: yield* Clock.currentTimeMillis }))
+    yield* Scope.close(scope, Exit.void)
+    if ((yield* Session.takeControl(core, ["wake", "restart", "disable"])) === "disable") toggle.disabled = true
+    return 0
+  })
+
+// One session and what follows it; returns the failures in a row. The verdict on a ready
+// connection seen closed is made, and its state marked, in the very step it is seen: the
+// jitter is drawn beforehand for that.
+const runSession = (core: Session.Core, policy: ServerSpec.RestartPolicy, toggle: Switch, failures: number) =>
+  Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    yield* core.setState(ServerState.Connecting({ attempt: failures + 1, since: clock.unsafeCurrentTimeMillis() }))
+    const random = yield* Random.next
+    let seen: Verdict | undefined
+    const lost = (error: McpError.McpError, readyFor: number) => {
+      seen = decide(policy, error, readyFor, failures, clock.unsafeCurrentTimeMillis(), random)
+      core.mark(seen.state)
+    }
+    return yield* Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) =>
+        Effect.gen(function*() {
+          const outcome = yield* Session.run(core, scope, lost)
+          if (outcome._tag !== "Failed") return yield* afterStop(core, toggle, outcome, scope)
+          const verdict = seen !== undefined && seen.error === outcome.error
+            ? seen
+            : decide(policy, outcome.error, outcome.readyFor, failures, yield* Clock.currentTimeMillis, random)
+          return yield* afterFailure(core, toggle, verdict, scope)
+        }),
+      (scope, exit) => Scope.close(scope, exit)
+    )
   })
 
 /**
@@ -141,15 +187,7 @@ export const supervise = (
         yield* core.setState(ServerState.Failed({ error, attempt: 1, retryAt: undefined }))
         if ((yield* Session.takeControl(core, ["disable", "restart"])) === "disable") toggle.disabled = true
       } else {
-        yield* core.setState(ServerState.Connecting({ attempt: failures + 1 }))
-        failures = yield* Effect.acquireUseRelease(
-          Scope.make(),
-          (scope) =>
-            Effect.flatMap(Session.run(core, scope), (outcome) =>
-              afterSession(core, policy, toggle, outcome, scope, failures)),
-          (scope, exit) =>
-            Scope.close(scope, exit)
-        )
+        failures = yield* runSession(core, policy, toggle, failures)
       }
     }
   }).pipe(

@@ -19,7 +19,7 @@ import { type Inbox, RequestFailed } from "../../Transport.js"
 import { safeUrl } from "../secrets.js"
 import * as Http from "./http.js"
 import { SseDecoder } from "./sseDecoder.js"
-import { unreachable } from "./streamableHttpConnection.js"
+import { endsConnection } from "./streamableHttpConnection.js"
 
 /** An open legacy session: where to POST, and how to send. */
 export interface Session {
@@ -109,7 +109,7 @@ export const open = (
           void ctx.fork(Effect.catchAll(post(message), (error) =>
             Effect.sync(() => {
               inbox.deliver(new RequestFailed(message.id, error))
-              if (unreachable(error)) inbox.end(error)
+              if (endsConnection(error)) inbox.end(error)
             })))
         )
         : post(message)

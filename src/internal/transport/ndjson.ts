@@ -90,6 +90,17 @@ export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () =>
   }
 }
 
+/** The ids of the requests in text a LineWriter made: which requests a lost write held. */
+export const requestIds = (text: string): Array<JsonRpc.RequestId> => {
+  const ids: Array<JsonRpc.RequestId> = []
+  for (const line of text.split("\n")) {
+    if (line === "") continue
+    const message = JSON.parse(line) as JsonRpc.Message
+    if (JsonRpc.isRequest(message)) ids.push(message.id)
+  }
+  return ids
+}
+
 /**
  * Joins the lines sent in one tick into one write: at many calls in flight, one write
  * serves them all.
@@ -107,6 +118,13 @@ export class LineWriter {
       this.scheduled = true
       setImmediate(this.flush)
     }
+  }
+
+  /** Takes what is queued, unwritten, for when the other end is gone. */
+  discard(): string {
+    const text = this.pending.join("")
+    this.pending = []
+    return text
   }
 
   /** Writes what is queued now. */

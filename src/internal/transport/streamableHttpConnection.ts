@@ -84,6 +84,10 @@ export class Connection {
 /** Whether the server could not be reached at all (refused, reset, DNS): then it is gone. */
 export const unreachable = (error: McpError.McpError): boolean => error.reason._tag === "Transport"
 
-/** Whether an error ends the connection: the server is unreachable, or forgot the session. */
+/**
+ * Whether an error ends the connection: the server is unreachable, forgot the session, or
+ * refuses our credentials (401 or 403): every later message would be refused too, and the
+ * owner waits for new credentials instead.
+ */
 export const endsConnection = (error: McpError.McpError): boolean =>
-  unreachable(error) || (error.reason._tag === "Closed" && error.reason.sessionExpired === true)
+  unreachable(error) || error.needsAuth || (error.reason._tag === "Closed" && error.reason.sessionExpired === true)

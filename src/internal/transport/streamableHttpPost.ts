@@ -4,7 +4,7 @@
  * notifications and responses). The answer is read in the response's callbacks and
  * delivered from there: no fiber, Stream or timer per request. An error status fails the
  * request with an Http error; a 404 on a request that carried a session id means the server
- * forgot the session, which ends the connection.
+ * forgot the session, which ends the connection, as a 401 or 403 does (the owner decides).
  *
  * @internal
  */

@@ -11,8 +11,8 @@ import { failure } from "../../support/results.js"
 
 // Just what awaitReady reads of an actor: its name, spec, state and status.
 const actor = (name: string, extra: { required?: boolean; disabled?: boolean } = {}) =>
-  Effect.map(SubscriptionRef.make<ServerState>(ServerState.Connecting({ attempt: 1 })), (state) => {
-    let now: ServerState = ServerState.Connecting({ attempt: 1 })
+  Effect.map(SubscriptionRef.make<ServerState>(ServerState.Connecting({ attempt: 1, since: 0 })), (state) => {
+    let now: ServerState = ServerState.Connecting({ attempt: 1, since: 0 })
     const set = (next: ServerState) => Effect.zipRight(Effect.sync(() => now = next), SubscriptionRef.set(state, next))
     const fake = { name, spec: { name, ...extra }, state, status: () => ({ state: now }) } as unknown as ServerActor
     return { actor: fake, set }
@@ -58,12 +58,12 @@ describe("awaitReady", () => {
       yield* TestClock.adjust("1 second")
       const late = failure(yield* Fiber.join(one))
       expect(late.server).toBe("a")
-      expect(late.message).toBe("server 'a': not ready in time: 'a' is Connecting")
+      expect(late.message).toBe("server 'a': not ready in time: 'a' is Connecting for 1.0 s")
       const two = yield* Effect.fork(Effect.exit(awaitReady([a.actor, b.actor], "required", "1 second")))
       yield* TestClock.adjust("1 second")
       const both = failure(yield* Fiber.join(two))
       expect(both.server).toBeUndefined()
       expect(both).toBeInstanceOf(McpError.McpError)
-      expect(both.message).toBe("not ready in time: 'a' is Connecting; 'b' is Connecting")
+      expect(both.message).toBe("not ready in time: 'a' is Connecting for 2.0 s; 'b' is Connecting for 2.0 s")
     }))
 })

@@ -5,6 +5,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as CallGate from "../../../src/internal/serverRegistry/callGate.js"
 import type * as McpClient from "../../../src/McpClient.js"
+import * as McpError from "../../../src/McpError.js"
 import { ServerState } from "../../../src/ServerState.js"
 import { failure } from "../../support/results.js"
 
@@ -52,12 +53,37 @@ describe("callGate", () => {
 
   it.effect("gives up after the ready timeout", () =>
     Effect.gen(function*() {
-      const { gate: g } = yield* gate(ServerState.Connecting({ attempt: 1 }))
+      const { gate: g } = yield* gate(ServerState.Connecting({ attempt: 1, since: 0 }))
       const call = yield* Effect.fork(
         Effect.exit(g.withClient(() => Effect.succeed(1), { readyTimeout: "200 millis" }))
       )
       yield* TestClock.adjust("200 millis")
       expect(failure(yield* Fiber.join(call)).message).toBe("server 's': was not ready within 200 ms (Connecting)")
+    }))
+
+  it.effect("sends a call refused unsent to the next connection; one that may have been delivered fails", () =>
+    Effect.gen(function*() {
+      const { gate: g, set } = yield* gate(ready)
+      const dead = { server: "dead" } as McpClient.McpClient
+      const next = { server: "next" } as McpClient.McpClient
+      const closed = (unsent: boolean) =>
+        McpError.make("s", new McpError.ClosedReason({ message: "gone", method: "tools/call", unsent }))
+      g.setClient(dead)
+      const tried: Array<string> = []
+      const call = yield* Effect.fork(g.withClient((c) =>
+        Effect.suspend(() => {
+          tried.push(c.server)
+          return c === dead ? Effect.fail(closed(true)) : Effect.succeed(c.server)
+        })
+      ))
+      // Still Ready and still the dead connection in the gate: the call waits for another.
+      yield* TestClock.adjust("1 millis")
+      expect(tried).toEqual(["dead"])
+      g.setClient(next)
+      yield* set(ready)
+      expect(yield* Fiber.join(call)).toBe("next")
+      const delivered = failure(yield* Effect.exit(g.withClient(() => Effect.fail(closed(false)))))
+      expect(delivered.unsent).toBe(false)
     }))
 
   it.effect("is idle only when no call has been in flight for the idle time", () =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { backoff, judge } from "../../../src/internal/serverRegistry/supervisor.js"
+import { backoff, decide, judge } from "../../../src/internal/serverRegistry/supervisor.js"
 import * as McpError from "../../../src/McpError.js"
 import * as ServerSpec from "../../../src/ServerSpec.js"
 
@@ -34,5 +34,18 @@ describe("supervisor", () => {
     expect(judge(policy, auth, 0, 0).permanent).toBe(true)
     expect(judge({ ...policy, maxAttempts: 3 }, refused, 0, 1).permanent).toBe(false)
     expect(judge({ ...policy, maxAttempts: 3 }, refused, 0, 2).permanent).toBe(true)
+  })
+
+  it("decides the state that follows a failure, and when the next attempt starts", () => {
+    expect(decide(policy, refused, 0, 1, 5_000, 0.5)).toMatchObject({
+      attempt: 2,
+      permanent: false,
+      retryAt: 5_200,
+      state: { _tag: "Failed", attempt: 2, retryAt: 5_200, error: refused }
+    })
+    const auth = McpError.make("s", new McpError.HttpReason({ status: 403, method: "tools/call", body: "" }))
+    expect(decide(policy, auth, 0, 0, 5_000, 0.5)).toMatchObject({ permanent: true, state: { _tag: "NeedsAuth" } })
+    const missing = McpError.make("s", new McpError.TransportReason({ message: "no such command", code: "ENOENT" }))
+    expect(decide(policy, missing, 0, 0, 5_000, 0.5).state).toMatchObject({ _tag: "Failed", retryAt: undefined })
   })
 })
