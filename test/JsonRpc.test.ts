@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as fc from "fast-check"
 import * as JsonRpc from "../src/JsonRpc.js"
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text, "utf8"))
@@ -115,6 +116,12 @@ describe("validateMessage", () => {
     { jsonrpc: "2.0", id: 1, error: { code: "x", message: "m" } },
     { jsonrpc: "2.0", method: 5 },
     { jsonrpc: "2.0" },
+    { jsonrpc: "2.0", id: 2 ** 53, method: "ping" },
+    { jsonrpc: "2.0", id: 1, error: { code: 2 ** 53, message: "m" } },
+    { jsonrpc: "2.0", id: null, method: "ping", error: { code: 1, message: "m" } },
+    { jsonrpc: "2.0", id: 1, method: 5, result: {} },
+    { jsonrpc: "2.0", id: 1, result: 1, error: { code: 1, message: "m" } },
+    { jsonrpc: "2.0", id: 3, result: 1, error: {} },
     "text",
     null,
     [1]
@@ -125,6 +132,68 @@ describe("validateMessage", () => {
     for (const value of corpus) {
       expect([value, Either.isRight(JsonRpc.validateMessage(value))]).toEqual([value, isMessage(value)])
     }
+  })
+
+  // Messages near the schema's edges: each field absent, right, or wrong in a way that
+  // matters (ids and codes past the safe integers, a method beside a result or an error).
+  const unsafe = [2 ** 53, -(2 ** 53), 2 ** 53 + 2, 1e21, 1.5]
+  const id = fc.oneof(
+    fc.string({ maxLength: 3 }),
+    fc.integer(),
+    fc.constantFrom(...unsafe, null, true, {}, [])
+  )
+  const object = fc.oneof(fc.constant({}), fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 1 })))
+  const notObject = fc.constantFrom(null, [], [1], "x", 1, true)
+  const error = fc.oneof(
+    fc.record({
+      code: fc.oneof(fc.integer(), fc.constantFrom(...unsafe, "1", null)),
+      message: fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom(1, null)),
+      data: fc.jsonValue({ maxDepth: 1 }),
+      method: fc.string({ maxLength: 3 })
+    }, { requiredKeys: [] }),
+    notObject
+  )
+  const nearMessage = fc.record({
+    jsonrpc: fc.oneof({ arbitrary: fc.constant("2.0"), weight: 8 }, fc.constantFrom("1.0", 2, null)),
+    id,
+    method: fc.oneof(
+      { arbitrary: fc.constantFrom("ping", "constructor", "__proto__"), weight: 3 },
+      fc.constantFrom(1, null, {})
+    ),
+    params: fc.oneof(object, notObject),
+    result: fc.oneof(object, notObject),
+    error
+  }, { requiredKeys: [] }).map((value) => JSON.parse(JSON.stringify(value)) as unknown)
+
+  const schemas: ReadonlyArray<Schema.Schema.AnyNoContext> = [
+    JsonRpc.Request,
+    JsonRpc.Notification,
+    JsonRpc.Success,
+    JsonRpc.Failure
+  ]
+  const members = schemas.map((member) => Schema.decodeUnknownEither(member))
+  const kinds = ["request", "notification", "success", "failure"] as const
+  // How the schema's union reads a value: its first member that decodes it.
+  const schemaKind = (value: unknown) => kinds[members.findIndex((decode) => Either.isRight(decode(value)))]
+  // How the Peer reads a validated message.
+  const peerKind = (message: JsonRpc.Message) =>
+    "method" in message ? ("id" in message ? "request" : "notification") : "result" in message ? "success" : "failure"
+
+  it("accepts exactly what the schema accepts, read as the schema reads it (property)", () => {
+    const decode = Schema.decodeUnknownEither(JsonRpc.Message)
+    fc.assert(
+      fc.property(nearMessage, (value) => {
+        const validated = JsonRpc.validateMessage(value)
+        const decoded = decode(value)
+        if (Either.isLeft(validated) || Either.isLeft(decoded)) {
+          return Either.isLeft(validated) && Either.isLeft(decoded)
+        }
+        expect(peerKind(validated.right)).toBe(schemaKind(value))
+        // The schema drops the keys it does not know; the validator keeps them.
+        expect(validated.right).toMatchObject(decoded.right)
+      }),
+      { numRuns: 5_000 }
+    )
   })
 
   it("classifies messages", () => {
