@@ -207,6 +207,16 @@ const problemOf = (u: Record<string, unknown>): string => {
 }
 
 /**
+ * The id of the request an invalid message tries to answer: an object without a `method`
+ * whose `id` is one a request could have. Such a broken answer fails its request at once
+ * rather than leaving it to time out.
+ *
+ * @since 0.1.0
+ */
+export const answeredId = (u: unknown): RequestId | undefined =>
+  isObject(u) && !("method" in u) && isId(u.id) ? u.id : undefined
+
+/**
  * A problem with one line of input: it was skipped, the connection goes on.
  *
  * @since 0.1.0
@@ -214,6 +224,8 @@ const problemOf = (u: Record<string, unknown>): string => {
 export interface BadLine {
   readonly reason: string
   readonly excerpt: string
+  /** Set when it tries to answer the request with this id (see {@link answeredId}). */
+  readonly id?: RequestId | undefined
 }
 
 /**
@@ -264,8 +276,10 @@ export const parseLine = (line: string, messages: Array<Message>, bad: Array<Bad
 
 const pushValidated = (json: unknown, line: string, messages: Array<Message>, bad: Array<BadLine>) => {
   const result = validateMessage(json)
-  if (Either.isRight(result)) messages.push(result.right)
-  else bad.push({ reason: `not a JSON-RPC message: ${result.left}`, excerpt: excerpt(line) })
+  if (Either.isRight(result)) return void messages.push(result.right)
+  const reason = `not a JSON-RPC message: ${result.left}`
+  const id = answeredId(json)
+  bad.push(id === undefined ? { reason, excerpt: excerpt(line) } : { reason, excerpt: excerpt(line), id })
 }
 
 /**

@@ -26,7 +26,7 @@ import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
 import { type Entry, makeTimer, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
+import { BrokenAnswer, type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
 
 /**
  * A progress notification for a request in flight.
@@ -281,6 +281,16 @@ const makeSend = (options: {
     )
 }
 
+const brokenAnswerError = (server: string, method: string, problem: JsonRpc.BadLine) =>
+  McpError.make(
+    server,
+    new McpError.ProtocolReason({
+      method,
+      code: JsonRpc.ErrorCode.InternalError,
+      message: `its answer is ${problem.reason}: ${problem.excerpt}`
+    })
+  )
+
 // Handles one message from the transport: responses and progress synchronously; what
 // must run effects is returned.
 const makeDispatch = (options: {
@@ -329,6 +339,11 @@ const makeDispatch = (options: {
     if ("method" in message) return JsonRpc.isRequest(message) ? inbound.request(message) : onNotification(message)
     if (message instanceof RequestFailed) {
       pending.settle(message.id, (entry) => Exit.fail(withMethod(message.error, entry.method)))
+      return undefined
+    }
+    // Already reported by the transport; it only remains to fail its request, if one waits.
+    if (message instanceof BrokenAnswer) {
+      pending.settle(message.id, (entry) => Exit.fail(brokenAnswerError(server, entry.method, message.problem)))
       return undefined
     }
     return onResponse(message)

@@ -91,6 +91,20 @@ describe("parseLine", () => {
     expect(bad[0]!.reason).toMatch(/not a JSON-RPC message/)
   })
 
+  it("marks a broken answer with the id it answers; a broken request or an unusable id is only bad", () => {
+    const broken = `{"jsonrpc":"2.0","id":3,"result":1,"error":{}}`
+    expect(parse(broken).bad).toEqual([{
+      reason: `not a JSON-RPC message: "result" must be an object`,
+      excerpt: broken,
+      id: 3
+    }])
+    expect(parse(`{"id":"a","result":{}}`).bad[0]!.id).toBe("a")
+    expect(parse(`{"jsonrpc":"2.0","id":4,"error":{"code":"x","message":"m"}}`).bad[0]!.id).toBe(4)
+    expect(parse(`{"jsonrpc":"1.0","id":5,"method":"ping"}`).bad[0]!.id).toBeUndefined()
+    expect(parse(`{"jsonrpc":"2.0","id":1.5,"result":{}}`).bad[0]!.id).toBeUndefined()
+    expect(parse(`[{"jsonrpc":"2.0","id":6,"result":null}]`).bad[0]!.id).toBe(6)
+  })
+
   it("shortens long excerpts", () => {
     const { bad } = parse("x".repeat(5000))
     expect(bad[0]!.excerpt.length).toBeLessThan(300)

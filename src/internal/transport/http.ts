@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import { StringDecoder } from "node:string_decoder"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
+import { deliverBroken, type Incoming } from "../../Transport.js"
 import { revealAll } from "../reveal.js"
 import * as HttpWire from "./httpWire.js"
 import { type Abortable, header, type Wire, type WireHandler, type WireHeaders, type WireRequest } from "./httpWire.js"
@@ -385,13 +386,15 @@ export class EventSink implements Sink {
 
 /**
  * Parses a JSON body or an event's data into messages; what cannot be used is logged with
- * the server's name and skipped.
+ * the server's name and skipped, and a broken answer comes last as a BrokenAnswer.
  */
-export const parseMessages = (ctx: Context, text: string, where: string): Array<JsonRpc.Message> => {
-  const messages: Array<JsonRpc.Message> = []
+export const parseMessages = (ctx: Context, text: string, where: string): Array<Incoming> => {
+  const messages: Array<Incoming> = []
   const bad: Array<JsonRpc.BadLine> = []
-  JsonRpc.parseLine(text, messages, bad)
-  if (bad.length > 0) ctx.fork(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad))
+  JsonRpc.parseLine(text, messages as Array<JsonRpc.Message>, bad)
+  if (bad.length === 0) return messages
+  ctx.fork(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad))
+  deliverBroken(bad, (incoming) => messages.push(incoming))
   return messages
 }
 
