@@ -7,7 +7,8 @@
  * the Peer from its I/O callback, and an answer resumes its waiting caller right there. No
  * fiber, Scope, timer or Queue is made per request; one timer fiber serves every deadline,
  * and only what must run effects (handlers for the other side's requests, progress
- * callbacks, warnings) becomes a fiber, in a FiberSet of the session's Scope.
+ * callbacks, warnings, cancellations sent) becomes a fiber, in a FiberSet of the session's
+ * Scope.
  *
  * @since 0.1.0
  */
@@ -151,12 +152,15 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       pending.failAll(error)
       Deferred.unsafeDone(closedWith, Exit.succeed(error))
     }
-    const cancel = (id: JsonRpc.RequestId, reason: string) => {
-      pending.abandon(id)
-      return Effect.ignore(
-        transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } })
-      )
-    }
+    // Sent in a fiber of its own: a transport may take long to deliver it (an HTTP server
+    // that accepts nothing), and neither a caller giving up nor the timer waits for that.
+    const cancel = (id: JsonRpc.RequestId, reason: string) =>
+      Effect.sync(() => {
+        pending.abandon(id)
+        run(Effect.ignore(
+          transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } })
+        ))
+      })
 
     const onMessage = makeDispatch({
       server,
