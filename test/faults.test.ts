@@ -4,19 +4,25 @@
 // Object.prototype members from a server and from a gateway client — each with the bound it
 // must keep asserted. The decoder fuzz is in fuzz.test.ts.
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as Queue from "effect/Queue"
+import * as http from "node:http"
+import type * as net from "node:net"
 import { fileURLToPath } from "node:url"
 import type * as McpSchema from "../src/McpSchema.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as Stdio from "../src/Stdio.js"
+import { MARK, start } from "./support/cli.js"
 import { stateOf, until as untilEvent } from "./support/events.js"
+import { eventually, httpGateway, tempConfig } from "./support/gateway.js"
 import { Platform } from "./support/platform.js"
 import { survivors } from "./support/processes.js"
 import { failure, firstText } from "./support/results.js"
@@ -214,6 +220,243 @@ describe("names of Object.prototype members", () => {
       expect(yield* stateNow(fleet, "proto")).toBe("Ready")
       expect(text(yield* fleet.callTool("mcp__proto__echo", { text: "on" }))).toBe("on")
     }).pipe(onPlatform))
+})
+
+// A Streamable HTTP server on 127.0.0.1 whose tools misbehave: `echo` answers; `stall-body`
+// sends headers and half a body, `stall-events` opens an event stream, `stall-headers`
+// sends nothing; `broken` and `broken-event` answer with a broken envelope; after `freeze`
+// nothing is answered at all, notifications included. `hungUp(tool)` completes when the
+// socket of the last call of `tool` closes.
+const stallingServer = Effect.acquireRelease(
+  Effect.async<{ readonly url: string; readonly hungUp: (tool: string) => Effect.Effect<void>; server: http.Server }>(
+    (resume) => {
+      const sockets = new Map<string, Deferred.Deferred<void>>()
+      let frozen = false
+      const answer = (id: unknown, method: string, params: any, res: http.ServerResponse) => {
+        const json = (result: unknown) => {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify({ jsonrpc: "2.0", id, result }))
+        }
+        const broken = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":1,"error":{}}`
+        switch (method === "tools/call" ? params.name : method) {
+          case "initialize":
+            return json({
+              protocolVersion: params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: "stalling", version: "1" }
+            })
+          case "tools/list":
+            return json({
+              tools: ["echo", "stall-body", "stall-events", "stall-headers", "broken", "broken-event", "freeze"].map((
+                name
+              ) => ({ name, inputSchema: { type: "object" } }))
+            })
+          case "echo":
+            return json({ content: [{ type: "text", text: "echo" }] })
+          case "stall-body":
+            res.writeHead(200, { "content-type": "application/json" })
+            return void res.write(`{"jsonrpc":"2.0",`)
+          case "stall-events":
+            res.writeHead(200, { "content-type": "text/event-stream" })
+            return void res.write(": open\n\n")
+          case "broken":
+            res.writeHead(200, { "content-type": "application/json" })
+            return void res.end(broken)
+          case "broken-event":
+            res.writeHead(200, { "content-type": "text/event-stream" })
+            return void res.end(`data: ${broken}\n\n`)
+          case "freeze":
+            frozen = true
+            return
+          case "stall-headers":
+            return
+          default:
+            res.writeHead(200, { "content-type": "application/json" })
+            return void res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32601, message: method } }))
+        }
+      }
+      const server = http.createServer((req, res) => {
+        if (req.method !== "POST") return void res.writeHead(405).end()
+        let body = ""
+        req.setEncoding("utf8").on("data", (chunk: string) => body += chunk).on("end", () => {
+          if (frozen) return
+          const message = JSON.parse(body)
+          if (message.id === undefined) return void res.writeHead(202).end()
+          if (message.method === "tools/call") {
+            const closed = Deferred.unsafeMake<void>(FiberId.none)
+            sockets.set(message.params.name, closed)
+            req.socket.once("close", () => Deferred.unsafeDone(closed, Exit.void))
+          }
+          answer(message.id, message.method, message.params, res)
+        })
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({
+          url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`,
+          hungUp: (tool) => Effect.suspend(() => Deferred.await(sockets.get(tool)!)),
+          server
+        })))
+    }
+  ),
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+)
+
+const remote = (url: string): ServerSpec.ServerSpec => ({ name: "remote", transport: { type: "http", url } })
+
+describe("faults of an HTTP server", () => {
+  for (const tool of ["stall-headers", "stall-body", "stall-events"] as const) {
+    it.scopedLive(`${tool}: the call times out at its deadline (within 250 ms after) and hangs up within 1 s`, () =>
+      Effect.gen(function*() {
+        const { hungUp, url } = yield* stallingServer
+        const { fleet } = yield* fleetOf(remote(url))
+        const call = yield* timed(fleet.callTool(`mcp__remote__${tool}`, {}, { timeout: "300 millis" }))
+        expect(failure(call.exit).reason).toMatchObject({ _tag: "Timeout", afterMs: 300 })
+        expect(call.ms).toBeGreaterThanOrEqual(300)
+        expect(call.ms).toBeLessThan(550)
+        yield* hungUp(tool).pipe(Effect.timeout("1 second"))
+        expect(yield* stateNow(fleet, "remote")).toBe("Ready")
+        expect(text(yield* fleet.callTool("mcp__remote__echo", {}))).toBe("echo")
+      }).pipe(onPlatform))
+  }
+
+  // Cancelling a call is a POST the frozen server never accepts: neither the next deadline
+  // nor a caller giving up waits for it.
+  it.scopedLive("a server that answers nothing at all: each call still ends at its own deadline", () =>
+    Effect.gen(function*() {
+      const { url } = yield* stallingServer
+      const { fleet } = yield* fleetOf(remote(url))
+      const [first, second, givenUp] = yield* Effect.all([
+        timed(fleet.callTool("mcp__remote__freeze", {}, { timeout: "300 millis" })),
+        timed(fleet.callTool("mcp__remote__stall-headers", {}, { timeout: "600 millis" })),
+        timed(Effect.timeout(fleet.callTool("mcp__remote__echo", {}), "450 millis"))
+      ], { concurrency: "unbounded" })
+      for (const [call, deadline] of [[first, 300], [second, 600]] as const) {
+        expect(failure(call.exit).reason).toMatchObject({ _tag: "Timeout", afterMs: deadline })
+        expect(call.ms).toBeGreaterThanOrEqual(deadline)
+        expect(call.ms).toBeLessThan(deadline + 250)
+      }
+      expect(Exit.isFailure(givenUp.exit)).toBe(true)
+      expect(givenUp.ms).toBeLessThan(450 + 250)
+    }).pipe(onPlatform))
+
+  for (const tool of ["broken", "broken-event"] as const) {
+    it.scopedLive(`${tool}: an answer with a broken envelope fails the call at once, quoting it`, () =>
+      Effect.gen(function*() {
+        const { url } = yield* stallingServer
+        const { fleet } = yield* fleetOf(remote(url))
+        const call = yield* timed(fleet.callTool(`mcp__remote__${tool}`, {}, { timeout: "30 seconds" }))
+        expect(failure(call.exit).reason).toMatchObject({ _tag: "Protocol", method: "tools/call" })
+        expect(failure(call.exit).message).toContain(`"result":1,"error":{}`)
+        expect(call.ms).toBeLessThan(1000)
+        expect(text(yield* fleet.callTool("mcp__remote__echo", {}))).toBe("echo")
+      }).pipe(onPlatform))
+  }
+})
+
+// What a gateway client gets asking `method`: the whole answer message.
+type Ask = (method: string, params?: Record<string, unknown>) => Promise<any>
+
+// The gateway, fronting the faulty server, asked with names of Object.prototype members as
+// methods and as names of tools, prompts, resources and levels: each is refused cleanly,
+// tools so named at the server are called, and the session goes on.
+const askPrototypeNames = async (ask: Ask) => {
+  for (const name of PROTOTYPE_NAMES) {
+    expect((await ask(name, {})).error).toMatchObject({ code: -32601 })
+    expect((await ask("tools/call", { name, arguments: {} })).error).toMatchObject({ code: -32602 })
+    const called = await ask("tools/call", { name: `mcp__faulty__${name}`, arguments: {} })
+    expect(called.result.content).toEqual([{ type: "text", text: name }])
+    expect((await ask("prompts/get", { name })).error).toMatchObject({ code: -32602 })
+    expect((await ask("resources/read", { uri: name })).error).toMatchObject({ code: -32002 })
+    expect((await ask("resources/subscribe", { uri: name })).error).toMatchObject({ code: -32002 })
+    expect((await ask("logging/setLevel", { level: name })).error).toMatchObject({ code: -32602 })
+    const completion = await ask("completion/complete", {
+      ref: { type: "ref/prompt", name },
+      argument: { name, value: "" }
+    })
+    expect(completion.error).toMatchObject({ code: -32602 })
+  }
+  expect((await ask("ping")).result).toEqual({})
+}
+
+const INITIALIZE = {
+  protocolVersion: "2025-11-25",
+  capabilities: {},
+  clientInfo: { name: "faults", version: "1" }
+}
+
+// Asks until the gateway lists the faulty server's tools (its servers start in the background).
+const untilListed = async (ask: Ask) => {
+  const listed = await eventually(
+    () => ask("tools/list"),
+    (answer) => answer.result?.tools?.some((tool: { name: string }) => tool.name === "mcp__faulty__constructor"),
+    20_000
+  )
+  expect(listed.result.tools.map((tool: { name: string }) => tool.name)).toContain("mcp__faulty__hasOwnProperty")
+}
+
+describe("names of Object.prototype members at the gateway", () => {
+  it("over stdio (serve --stdio): refused cleanly, and the session goes on", async () => {
+    const config = tempConfig({ faulty: { command: process.execPath, args: [FAULTY] } })
+    const mark = `${RUN_ID}-stdio`
+    const gateway = start(["serve", "--stdio", "--config", config.file], { cwd: config.dir, mark })
+    try {
+      let next = 0
+      const ask: Ask = (method, params) => {
+        const id = next++
+        gateway.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n")
+        return gateway.line((line) => line.startsWith("{") && JSON.parse(line).id === id, `the answer to ${method}`)
+          .then(JSON.parse)
+      }
+      expect((await ask("initialize", INITIALIZE)).result.protocolVersion).toBe("2025-11-25")
+      gateway.child.stdin.write(`{"jsonrpc":"2.0","method":"notifications/initialized"}\n`)
+      await untilListed(ask)
+      await askPrototypeNames(ask)
+      expect(gateway.child.exitCode).toBe(null)
+      gateway.child.stdin.end()
+      expect(await new Promise((resolve) => gateway.child.once("exit", resolve))).toBe(0)
+    } finally {
+      gateway.child.kill("SIGKILL")
+      config.remove()
+    }
+    expect(survivors(MARK, mark)).toEqual([])
+  }, 30_000)
+
+  it("over Streamable HTTP: refused cleanly, and the session goes on", async () => {
+    const config = tempConfig({ faulty: { command: process.execPath, args: [FAULTY] } })
+    const gateway = await httpGateway(config.file)
+    try {
+      let session: string | undefined
+      let next = 0
+      const ask: Ask = async (method, params) => {
+        const id = next++
+        const response = await fetch(gateway.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            ...(session === undefined ? {} : { "mcp-session-id": session })
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id, method, params })
+        })
+        session ??= response.headers.get("mcp-session-id") ?? undefined
+        const body = await response.text()
+        // A JSON answer, or the last event of an SSE stream.
+        return response.headers.get("content-type")?.startsWith("text/event-stream")
+          ? JSON.parse(body.split("\n").filter((line) => line.startsWith("data: ")).at(-1)!.slice(6))
+          : JSON.parse(body)
+      }
+      expect((await ask("initialize", INITIALIZE)).result.protocolVersion).toBe("2025-11-25")
+      await untilListed(ask)
+      await askPrototypeNames(ask)
+    } finally {
+      await gateway.close()
+      config.remove()
+    }
+  }, 30_000)
 })
 
 describe("leak check", () => {
