@@ -15,11 +15,14 @@ import type * as Queue from "effect/Queue"
 import * as http from "node:http"
 import type * as net from "node:net"
 import { fileURLToPath } from "node:url"
+import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as Stdio from "../src/Stdio.js"
+import * as StreamableHttp from "../src/StreamableHttp.js"
+import { Transport } from "../src/Transport.js"
 import { MARK, start } from "./support/cli.js"
 import { stateOf, until as untilEvent } from "./support/events.js"
 import { eventually, httpGateway, tempConfig } from "./support/gateway.js"
@@ -225,13 +228,20 @@ describe("names of Object.prototype members", () => {
 // A Streamable HTTP server on 127.0.0.1 whose tools misbehave: `echo` answers; `stall-body`
 // sends headers and half a body, `stall-events` opens an event stream, `stall-headers`
 // sends nothing; `broken` and `broken-event` answer with a broken envelope; after `freeze`
-// nothing is answered at all, notifications included. `hungUp(tool)` completes when the
-// socket of the last call of `tool` closes.
+// nothing is answered at all, notifications included; after `refuse-notifications` a
+// notification gets HTTP 500 and half a body. `hungUp(tool)` completes when the socket of
+// the last call of `tool` (or the last "notification") closes.
 const stallingServer = Effect.acquireRelease(
   Effect.async<{ readonly url: string; readonly hungUp: (tool: string) => Effect.Effect<void>; server: http.Server }>(
     (resume) => {
       const sockets = new Map<string, Deferred.Deferred<void>>()
       let frozen = false
+      let refuseNotifications = false
+      const track = (key: string, req: http.IncomingMessage) => {
+        const closed = Deferred.unsafeMake<void>(FiberId.none)
+        sockets.set(key, closed)
+        req.socket.once("close", () => Deferred.unsafeDone(closed, Exit.void))
+      }
       const answer = (id: unknown, method: string, params: any, res: http.ServerResponse) => {
         const json = (result: unknown) => {
           res.writeHead(200, { "content-type": "application/json" })
@@ -247,9 +257,16 @@ const stallingServer = Effect.acquireRelease(
             })
           case "tools/list":
             return json({
-              tools: ["echo", "stall-body", "stall-events", "stall-headers", "broken", "broken-event", "freeze"].map((
-                name
-              ) => ({ name, inputSchema: { type: "object" } }))
+              tools: [
+                "echo",
+                "stall-body",
+                "stall-events",
+                "stall-headers",
+                "broken",
+                "broken-event",
+                "freeze",
+                "refuse-notifications"
+              ].map((name) => ({ name, inputSchema: { type: "object" } }))
             })
           case "echo":
             return json({ content: [{ type: "text", text: "echo" }] })
@@ -268,6 +285,9 @@ const stallingServer = Effect.acquireRelease(
           case "freeze":
             frozen = true
             return
+          case "refuse-notifications":
+            refuseNotifications = true
+            return json({ content: [] })
           case "stall-headers":
             return
           default:
@@ -281,12 +301,12 @@ const stallingServer = Effect.acquireRelease(
         req.setEncoding("utf8").on("data", (chunk: string) => body += chunk).on("end", () => {
           if (frozen) return
           const message = JSON.parse(body)
-          if (message.id === undefined) return void res.writeHead(202).end()
-          if (message.method === "tools/call") {
-            const closed = Deferred.unsafeMake<void>(FiberId.none)
-            sockets.set(message.params.name, closed)
-            req.socket.once("close", () => Deferred.unsafeDone(closed, Exit.void))
+          if (message.id === undefined && refuseNotifications) {
+            track("notification", req)
+            return void res.writeHead(500, { "content-type": "text/plain" }).write("refused: ")
           }
+          if (message.id === undefined) return void res.writeHead(202).end()
+          if (message.method === "tools/call") track(message.params.name, req)
           answer(message.id, message.method, message.params, res)
         })
       })
@@ -341,6 +361,18 @@ describe("faults of an HTTP server", () => {
       }
       expect(Exit.isFailure(givenUp.exit)).toBe(true)
       expect(givenUp.ms).toBeLessThan(450 + 250)
+    }).pipe(onPlatform))
+
+  it.scopedLive("a notification refused with a body that never ends fails by the HTTP timeout and hangs up", () =>
+    Effect.gen(function*() {
+      const { hungUp, url } = yield* stallingServer
+      const transport = yield* StreamableHttp.make({ name: "remote", url, httpTimeout: "300 millis" })
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      yield* client.callTool("refuse-notifications", {})
+      const sent = yield* timed(transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }))
+      expect(failure(sent.exit).message).toContain("answered notifications/roots/list_changed with HTTP 500: refused:")
+      expect(sent.ms).toBeLessThan(300 + 250)
+      yield* hungUp("notification").pipe(Effect.timeout("1 second"))
     }).pipe(onPlatform))
 
   for (const tool of ["broken", "broken-event"] as const) {
