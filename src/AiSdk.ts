@@ -109,7 +109,9 @@ export const toModelOutput = (result: McpSchema.CallToolResult): ModelOutput => 
 export const toAiSdkTools = (fleet: FleetTools.FleetTools, options: Options = {}): ToolSet => {
   const selection = fleet.select(options.filter)
   const run = Runtime.runPromiseExit(fleet.runtime)
-  const tools: ToolSet = {}
+  // No prototype: the SDK looks a model's tool call up by name, and a model naming
+  // `constructor` must be told there is no such tool rather than find Object's.
+  const tools: ToolSet = Object.create(null)
   for (const { name, server, tool } of Runtime.runSync(fleet.runtime)(selection.tools)) {
     tools[name] = dynamicTool({
       ...(tool.description === undefined ? {} : { description: tool.description }),

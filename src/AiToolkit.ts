@@ -164,6 +164,9 @@ export const toolkit = (
     const selection = (yield* FleetTools.make).select(filter)
     const tools = yield* selection.tools
     const kit = Toolkit.make(...tools.map(toAiTool)) as unknown as Toolkit.Toolkit<Tools>
+    // @effect/ai looks a model's tool call up in this record: without a prototype, a call of
+    // `constructor` is an unknown tool (MalformedOutput) rather than Object's (a defect).
+    Object.setPrototypeOf(kit.tools, null)
     const handlers: Record<string, ReturnType<typeof handler>> = {}
     for (const tool of tools) handlers[tool.name] = handler(selection, tool.name)
     const context = yield* kit.toContext(handlers as Toolkit.HandlersFrom<Tools>)

@@ -67,8 +67,21 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
     return NodeStream.fromReadable(() => this.source.body, (cause) => this.decodeError(cause))
   }
 
+  // Giving up on a body (interruption, a timeout) hangs up: a body that never ends would
+  // otherwise keep its socket open for as long as the server likes.
+  private read<A>(read: (body: Dispatcher.ResponseData["body"]) => Promise<A>) {
+    return Effect.tryPromise({
+      try: (signal) => {
+        const body = this.source.body
+        signal.addEventListener("abort", () => body.destroy(), { once: true })
+        return read(body)
+      },
+      catch: (cause) => this.decodeError(cause)
+    })
+  }
+
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
-    return Effect.tryPromise({ try: () => this.source.body.text(), catch: (cause) => this.decodeError(cause) })
+    return this.read((body) => body.text())
   }
 
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
@@ -83,7 +96,7 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   }
 
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
-    return Effect.tryPromise({ try: () => this.source.body.arrayBuffer(), catch: (cause) => this.decodeError(cause) })
+    return this.read((body) => body.arrayBuffer())
   }
 
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {

@@ -154,41 +154,67 @@ export const isNotification = (message: Message): message is Notification => "me
  */
 export const isResponse = (message: Message): message is Success | Failure => !("method" in message)
 
-const isId = (u: unknown): u is RequestId => typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
+// The schema's Int is a safe integer: an id or code past 2^53 cannot be told from its neighbours.
+const isId = (u: unknown): u is RequestId => typeof u === "string" || Number.isSafeInteger(u)
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const isErrorObject = (u: unknown): boolean =>
+  isObject(u) && Number.isSafeInteger(u.code) && typeof u.message === "string"
 
 /**
  * Checks one parsed JSON value against {@link Message}. It accepts exactly what the schema
- * accepts; it is written out by hand because it runs for every message on the hot path.
- * Returns the message, or why it is not one.
+ * accepts, read as the schema's union reads it (the first of request, notification,
+ * success, failure that fits, other keys ignored); it is written out by hand because it
+ * runs for every message on the hot path. A message that fits as one kind but carries the
+ * keys of another (a failure with a `method`) comes back without them, so that
+ * {@link isRequest} and the like read it right. Returns the message, or why it is not one.
  *
  * @since 0.1.0
  */
 export const validateMessage = (u: unknown): Either.Either<Message, string> => {
   if (!isObject(u)) return Either.left("not a JSON object")
   if (u.jsonrpc !== "2.0") return Either.left(`"jsonrpc" must be "2.0"`)
-  if ("params" in u && u.params !== undefined && !isObject(u.params)) {
-    return Either.left(`"params" must be an object`)
+  const id = u.id
+  if (typeof u.method === "string" && (u.params === undefined || isObject(u.params))) {
+    if (isId(id)) return Either.right(u as unknown as Request)
+    // JSON has no undefined: the id is absent.
+    if (id === undefined) return Either.right(u as unknown as Notification)
   }
-  if ("method" in u) {
-    if (typeof u.method !== "string") return Either.left(`"method" must be a string`)
-    if (!("id" in u)) return Either.right(u as unknown as Notification)
-    return isId(u.id) ? Either.right(u as unknown as Request) : Either.left(`"id" must be a string or an integer`)
+  if (isId(id) && isObject(u.result)) {
+    return Either.right(("method" in u ? { jsonrpc: "2.0", id, result: u.result } : u) as unknown as Success)
   }
-  if ("result" in u) {
-    if (!isId(u.id)) return Either.left(`"id" must be a string or an integer`)
-    return isObject(u.result) ? Either.right(u as unknown as Success) : Either.left(`"result" must be an object`)
+  if ((id === null || isId(id)) && isErrorObject(u.error)) {
+    return Either.right(
+      ("method" in u || "result" in u ? { jsonrpc: "2.0", id, error: u.error } : u) as unknown as Failure
+    )
   }
-  if ("error" in u) {
-    if (u.id !== null && !isId(u.id)) return Either.left(`"id" must be a string, an integer or null`)
-    const error = u.error
-    if (!isObject(error) || !Number.isInteger(error.code) || typeof error.message !== "string") {
-      return Either.left(`"error" must have an integer "code" and a string "message"`)
-    }
-    return Either.right(u as unknown as Failure)
-  }
-  return Either.left(`neither a request, a notification nor a response`)
+  return Either.left(problemOf(u))
 }
+
+// Why a JSON-RPC-like object is no message, judged by the kind it tries to be.
+const problemOf = (u: Record<string, unknown>): string => {
+  const idProblem = `"id" must be a string or a safe integer`
+  if ("method" in u) {
+    if (typeof u.method !== "string") return `"method" must be a string`
+    return u.params === undefined || isObject(u.params) ? idProblem : `"params" must be an object`
+  }
+  if ("result" in u) return isId(u.id) ? `"result" must be an object` : idProblem
+  if ("error" in u) {
+    return u.id !== null && !isId(u.id)
+      ? `"id" must be a string, a safe integer or null`
+      : `"error" must have an integer "code" and a string "message"`
+  }
+  return `neither a request, a notification nor a response`
+}
+
+/**
+ * The id of the request an invalid message tries to answer: an object without a `method`
+ * whose `id` is one a request could have. Such a broken answer fails its request at once
+ * rather than leaving it to time out.
+ *
+ * @since 0.1.0
+ */
+export const answeredId = (u: unknown): RequestId | undefined =>
+  isObject(u) && !("method" in u) && isId(u.id) ? u.id : undefined
 
 /**
  * A problem with one line of input: it was skipped, the connection goes on.
@@ -198,6 +224,8 @@ export const validateMessage = (u: unknown): Either.Either<Message, string> => {
 export interface BadLine {
   readonly reason: string
   readonly excerpt: string
+  /** Set when it tries to answer the request with this id (see {@link answeredId}). */
+  readonly id?: RequestId | undefined
 }
 
 /**
@@ -248,8 +276,10 @@ export const parseLine = (line: string, messages: Array<Message>, bad: Array<Bad
 
 const pushValidated = (json: unknown, line: string, messages: Array<Message>, bad: Array<BadLine>) => {
   const result = validateMessage(json)
-  if (Either.isRight(result)) messages.push(result.right)
-  else bad.push({ reason: `not a JSON-RPC message: ${result.left}`, excerpt: excerpt(line) })
+  if (Either.isRight(result)) return void messages.push(result.right)
+  const reason = `not a JSON-RPC message: ${result.left}`
+  const id = answeredId(json)
+  bad.push(id === undefined ? { reason, excerpt: excerpt(line) } : { reason, excerpt: excerpt(line), id })
 }
 
 /**

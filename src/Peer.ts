@@ -7,7 +7,8 @@
  * the Peer from its I/O callback, and an answer resumes its waiting caller right there. No
  * fiber, Scope, timer or Queue is made per request; one timer fiber serves every deadline,
  * and only what must run effects (handlers for the other side's requests, progress
- * callbacks, warnings) becomes a fiber, in a FiberSet of the session's Scope.
+ * callbacks, warnings, cancellations sent) becomes a fiber, in a FiberSet of the session's
+ * Scope.
  *
  * @since 0.1.0
  */
@@ -26,7 +27,7 @@ import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
 import { type Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
+import { BrokenAnswer, type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
 
 /**
  * A progress notification for a request in flight.
@@ -160,12 +161,15 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       pending.failAll(error)
       Deferred.unsafeDone(closedWith, Exit.succeed(error))
     }
-    const cancel = (id: JsonRpc.RequestId, reason: string) => {
-      pending.abandon(id)
-      return Effect.ignore(
-        transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } })
-      )
-    }
+    // Sent in a fiber of its own: a transport may take long to deliver it (an HTTP server
+    // that accepts nothing), and neither a caller giving up nor the timer waits for that.
+    const cancel = (id: JsonRpc.RequestId, reason: string) =>
+      Effect.sync(() => {
+        pending.abandon(id)
+        run(Effect.ignore(
+          transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } })
+        ))
+      })
 
     const onMessage = makeDispatch({
       server,
@@ -294,6 +298,16 @@ const makeSend = (options: {
     )
 }
 
+const brokenAnswerError = (server: string, method: string, problem: JsonRpc.BadLine) =>
+  McpError.make(
+    server,
+    new McpError.ProtocolReason({
+      method,
+      code: JsonRpc.ErrorCode.InternalError,
+      message: `its answer is ${problem.reason}: ${problem.excerpt}`
+    })
+  )
+
 // Handles one message from the transport: responses and progress synchronously; what
 // must run effects is returned.
 const makeDispatch = (options: {
@@ -342,6 +356,11 @@ const makeDispatch = (options: {
     if ("method" in message) return JsonRpc.isRequest(message) ? inbound.request(message) : onNotification(message)
     if (message instanceof RequestFailed) {
       pending.settle(message.id, (entry) => Exit.fail(withMethod(message.error, entry.method)))
+      return undefined
+    }
+    // Already reported by the transport; it only remains to fail its request, if one waits.
+    if (message instanceof BrokenAnswer) {
+      pending.settle(message.id, (entry) => Exit.fail(brokenAnswerError(server, entry.method, message.problem)))
       return undefined
     }
     return onResponse(message)

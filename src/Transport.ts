@@ -31,11 +31,36 @@ export class RequestFailed {
 }
 
 /**
- * What a transport delivers: the server's messages, and requests that failed on the way.
+ * An answer to the request with this id that is not a valid JSON-RPC response (a result
+ * and an error, no `"jsonrpc"`, a bad error object): the request fails at once with a
+ * Protocol error quoting it, rather than waiting out its timeout. `problem` is the input as
+ * it was reported, skipped.
  *
  * @since 0.1.0
  */
-export type Incoming = JsonRpc.Message | RequestFailed
+export class BrokenAnswer {
+  readonly _tag = "BrokenAnswer"
+  constructor(readonly id: JsonRpc.RequestId, readonly problem: JsonRpc.BadLine) {}
+}
+
+/**
+ * What a transport delivers: the server's messages, requests that failed on the way, and
+ * broken answers.
+ *
+ * @since 0.1.0
+ */
+export type Incoming = JsonRpc.Message | RequestFailed | BrokenAnswer
+
+/**
+ * Delivers the broken answers among the input a transport skipped (those with an `id`);
+ * the rest was only worth reporting.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const deliverBroken = (bad: ReadonlyArray<JsonRpc.BadLine>, deliver: (incoming: Incoming) => void): void => {
+  for (const problem of bad) if (problem.id !== undefined) deliver(new BrokenAnswer(problem.id, problem))
+}
 
 /**
  * Where a transport delivers what it receives. The Peer is the one receiver of a connection.

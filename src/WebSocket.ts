@@ -16,7 +16,7 @@ import { revealAll } from "./internal/reveal.js"
 import { safeUrl, scrubCause, scrubUrls } from "./internal/secrets.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { Inbox, Transport, type TransportService } from "./Transport.js"
+import { deliverBroken, Inbox, Transport, type TransportService } from "./Transport.js"
 
 /**
  * How to reach a WebSocket server.
@@ -69,7 +69,9 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       const bad: Array<JsonRpc.BadLine> = []
       JsonRpc.parseLine(text, messages, bad)
       for (const message of messages) inbox.deliver(message)
-      if (bad.length > 0) return JsonRpc.logSkipped(server, "sent a frame", bad)
+      if (bad.length === 0) return
+      deliverBroken(bad, (incoming) => inbox.deliver(incoming))
+      return JsonRpc.logSkipped(server, "sent a frame", bad)
     }
 
     yield* socket.runRaw(receive, { onOpen: Deferred.succeed(opened, undefined) }).pipe(

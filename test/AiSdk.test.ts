@@ -121,6 +121,31 @@ describe("AiSdk (real servers)", () => {
     { timeout: 60_000 }
   )
 
+  it.scopedLive(
+    "a model calling a tool named after an Object.prototype member is told there is none",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* agentFleet()
+        const tools = AiSdk.toAiSdkTools(yield* FleetTools.make.pipe(Effect.provide(fleet.context)))
+        const model = new MockLanguageModelV3({
+          doGenerate: [
+            toolCalls(["constructor", {}], ["toString", {}], ["mcp__memory__read_graph", {}]),
+            answer("done")
+          ]
+        })
+        const result = yield* Effect.promise(() =>
+          generateText({ model, tools, prompt: "Use the fleet", stopWhen: stepCountIs(3) })
+        )
+        expect(result.text).toBe("done")
+        const outputs = outputsIn(model, 1)
+        for (const name of ["constructor", "toString"]) {
+          expect(outputs[name]).toEqual({ type: "error-text", value: expect.stringContaining(`tool '${name}'`) })
+        }
+        expect(outputs["mcp__memory__read_graph"]).toMatchObject({ type: "text" })
+      }),
+    { timeout: 60_000 }
+  )
+
   it.scopedLive("an aborted call is cancelled at its server", () =>
     Effect.gen(function*() {
       const fleet = yield* agentFleet()

@@ -115,6 +115,24 @@ describe("AiToolkit (real servers)", () => {
   )
 
   it.scopedLive(
+    "a model calling a tool named after an Object.prototype member gets an error, not a defect",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* agentFleet()
+        for (const name of ["constructor", "toString"]) {
+          const model = yield* scripted([() => Effect.succeed(calls([name, {}]))])
+          const exit = yield* LanguageModel.generateText({ prompt: "hi", toolkit: AiToolkit.toolkit() }).pipe(
+            Effect.provide(model.layer),
+            Effect.provide(fleet.context),
+            Effect.exit
+          )
+          expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "MalformedOutput" } } })
+        }
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
     "a conversation: calls on two servers, an isError result and a timeout read as failures, a tool added by list_changed on the next turn, a tool gone mid-turn",
     () =>
       Effect.gen(function*() {

@@ -501,6 +501,28 @@ describe("parse: errors", () => {
     expect(parseError(JSON.stringify({ mcpServers: { a: "npx server" } })).message).toContain(`["a"]`)
   })
 
+  it("refuses a key named __proto__, naming where it is, rather than dropping it", () => {
+    const where = [
+      [`{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}`, `["mcpServers"]["__proto__"]`],
+      [`{"servers":{"a":{"command":"x","env":{"__proto__":"v"}}}}`, `["servers"]["a"]["env"]["__proto__"]`],
+      [`{"mcpServers":{},"policy":{"tools":{"__proto__":{"timeout":5}}}}`, `["policy"]["tools"]["__proto__"]`]
+    ] as const
+    for (const [text, path] of where) {
+      const error = parseError(text)
+      expect(error.message).toContain(path)
+      expect(error.message).toContain(`a key named "__proto__" cannot be used`)
+    }
+  })
+
+  it("takes the names of other Object.prototype members as ordinary names", () => {
+    const names = ["constructor", "toString", "hasOwnProperty", "valueOf"]
+    const servers = parseOk({
+      mcpServers: Object.fromEntries(names.map((name) => [name, { command: name, env: { [name]: name } }]))
+    })
+    expect(Object.keys(servers)).toEqual(names)
+    for (const name of names) expect(stdio(servers[name]!)).toMatchObject({ command: name, env: { [name]: name } })
+  })
+
   it("does not quote env or header values in a schema error", () => {
     const error = parseError(JSON.stringify({ mcpServers: { a: { command: "x", env: { KEY: 123456789 } } } }))
     expect(error.message).toContain(`["KEY"]`)

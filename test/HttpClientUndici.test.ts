@@ -1,7 +1,9 @@
 // mcp-fleet's lean HttpClient against a node:http server on 127.0.0.1: what it sends, how
 // bodies are read, that interruption hangs up, and that bodies it cannot send are refused.
 import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -94,6 +96,31 @@ describe("HttpClientUndici", () => {
       yield* Fiber.interrupt(fiber)
       yield* Deferred.await(hungUp)
     }).pipe(withClient))
+
+  // A body that never ends: headers and one chunk, then nothing. Giving up on reading it
+  // must hang up, or its socket stays open for as long as the server keeps it.
+  const stalledBody = (
+    read: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<unknown, HttpClientError.ResponseError>
+  ) =>
+    Effect.gen(function*() {
+      const hungUp = yield* Deferred.make<void>()
+      const { url } = yield* serve((req, res) => {
+        req.socket.on("close", () => Deferred.unsafeDone(hungUp, Effect.void))
+        res.writeHead(200, { "content-type": "application/json" })
+        res.write(`{"partial":`)
+      })
+      const response = yield* HttpClient.get(url)
+      const timedOut = yield* read(response).pipe(Effect.timeout("100 millis"), Effect.flip)
+      expect(timedOut._tag).toBe("TimeoutException")
+      yield* Deferred.await(hungUp).pipe(Effect.timeout("2 seconds"))
+    }).pipe(withClient)
+
+  it.scopedLive("giving up on text of a stalled body hangs up", () => stalledBody((response) => response.text))
+  it.scopedLive("giving up on json of a stalled body hangs up", () => stalledBody((response) => response.json))
+  it.scopedLive("giving up on arrayBuffer of a stalled body hangs up", () =>
+    stalledBody((response) => response.arrayBuffer))
+  it.scopedLive("giving up on the stream of a stalled body hangs up", () =>
+    stalledBody((response) => Stream.runDrain(response.stream)))
 
   it.scopedLive("refuses a body it cannot send with an Encode error", () =>
     Effect.gen(function*() {

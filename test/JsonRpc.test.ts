@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as fc from "fast-check"
 import * as JsonRpc from "../src/JsonRpc.js"
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text, "utf8"))
@@ -90,6 +91,20 @@ describe("parseLine", () => {
     expect(bad[0]!.reason).toMatch(/not a JSON-RPC message/)
   })
 
+  it("marks a broken answer with the id it answers; a broken request or an unusable id is only bad", () => {
+    const broken = `{"jsonrpc":"2.0","id":3,"result":1,"error":{}}`
+    expect(parse(broken).bad).toEqual([{
+      reason: `not a JSON-RPC message: "result" must be an object`,
+      excerpt: broken,
+      id: 3
+    }])
+    expect(parse(`{"id":"a","result":{}}`).bad[0]!.id).toBe("a")
+    expect(parse(`{"jsonrpc":"2.0","id":4,"error":{"code":"x","message":"m"}}`).bad[0]!.id).toBe(4)
+    expect(parse(`{"jsonrpc":"1.0","id":5,"method":"ping"}`).bad[0]!.id).toBeUndefined()
+    expect(parse(`{"jsonrpc":"2.0","id":1.5,"result":{}}`).bad[0]!.id).toBeUndefined()
+    expect(parse(`[{"jsonrpc":"2.0","id":6,"result":null}]`).bad[0]!.id).toBe(6)
+  })
+
   it("shortens long excerpts", () => {
     const { bad } = parse("x".repeat(5000))
     expect(bad[0]!.excerpt.length).toBeLessThan(300)
@@ -115,6 +130,12 @@ describe("validateMessage", () => {
     { jsonrpc: "2.0", id: 1, error: { code: "x", message: "m" } },
     { jsonrpc: "2.0", method: 5 },
     { jsonrpc: "2.0" },
+    { jsonrpc: "2.0", id: 2 ** 53, method: "ping" },
+    { jsonrpc: "2.0", id: 1, error: { code: 2 ** 53, message: "m" } },
+    { jsonrpc: "2.0", id: null, method: "ping", error: { code: 1, message: "m" } },
+    { jsonrpc: "2.0", id: 1, method: 5, result: {} },
+    { jsonrpc: "2.0", id: 1, result: 1, error: { code: 1, message: "m" } },
+    { jsonrpc: "2.0", id: 3, result: 1, error: {} },
     "text",
     null,
     [1]
@@ -125,6 +146,68 @@ describe("validateMessage", () => {
     for (const value of corpus) {
       expect([value, Either.isRight(JsonRpc.validateMessage(value))]).toEqual([value, isMessage(value)])
     }
+  })
+
+  // Messages near the schema's edges: each field absent, right, or wrong in a way that
+  // matters (ids and codes past the safe integers, a method beside a result or an error).
+  const unsafe = [2 ** 53, -(2 ** 53), 2 ** 53 + 2, 1e21, 1.5]
+  const id = fc.oneof(
+    fc.string({ maxLength: 3 }),
+    fc.integer(),
+    fc.constantFrom(...unsafe, null, true, {}, [])
+  )
+  const object = fc.oneof(fc.constant({}), fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 1 })))
+  const notObject = fc.constantFrom(null, [], [1], "x", 1, true)
+  const error = fc.oneof(
+    fc.record({
+      code: fc.oneof(fc.integer(), fc.constantFrom(...unsafe, "1", null)),
+      message: fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom(1, null)),
+      data: fc.jsonValue({ maxDepth: 1 }),
+      method: fc.string({ maxLength: 3 })
+    }, { requiredKeys: [] }),
+    notObject
+  )
+  const nearMessage = fc.record({
+    jsonrpc: fc.oneof({ arbitrary: fc.constant("2.0"), weight: 8 }, fc.constantFrom("1.0", 2, null)),
+    id,
+    method: fc.oneof(
+      { arbitrary: fc.constantFrom("ping", "constructor", "__proto__"), weight: 3 },
+      fc.constantFrom(1, null, {})
+    ),
+    params: fc.oneof(object, notObject),
+    result: fc.oneof(object, notObject),
+    error
+  }, { requiredKeys: [] }).map((value) => JSON.parse(JSON.stringify(value)) as unknown)
+
+  const schemas: ReadonlyArray<Schema.Schema.AnyNoContext> = [
+    JsonRpc.Request,
+    JsonRpc.Notification,
+    JsonRpc.Success,
+    JsonRpc.Failure
+  ]
+  const members = schemas.map((member) => Schema.decodeUnknownEither(member))
+  const kinds = ["request", "notification", "success", "failure"] as const
+  // How the schema's union reads a value: its first member that decodes it.
+  const schemaKind = (value: unknown) => kinds[members.findIndex((decode) => Either.isRight(decode(value)))]
+  // How the Peer reads a validated message.
+  const peerKind = (message: JsonRpc.Message) =>
+    "method" in message ? ("id" in message ? "request" : "notification") : "result" in message ? "success" : "failure"
+
+  it("accepts exactly what the schema accepts, read as the schema reads it (property)", () => {
+    const decode = Schema.decodeUnknownEither(JsonRpc.Message)
+    fc.assert(
+      fc.property(nearMessage, (value) => {
+        const validated = JsonRpc.validateMessage(value)
+        const decoded = decode(value)
+        if (Either.isLeft(validated) || Either.isLeft(decoded)) {
+          return Either.isLeft(validated) && Either.isLeft(decoded)
+        }
+        expect(peerKind(validated.right)).toBe(schemaKind(value))
+        // The schema drops the keys it does not know; the validator keeps them.
+        expect(validated.right).toMatchObject(decoded.right)
+      }),
+      { numRuns: 5_000 }
+    )
   })
 
   it("classifies messages", () => {

@@ -8,7 +8,7 @@ import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
-import { type Receiver, Transport, type TransportService } from "../src/Transport.js"
+import { BrokenAnswer, type Receiver, Transport, type TransportService } from "../src/Transport.js"
 import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
@@ -330,6 +330,30 @@ describe("Peer", () => {
         id: 3,
         error: { code: -32000, message: "declined", data: { why: "test" } }
       })
+    }))
+
+  it.scoped("fails a request at once when its answer is broken, quoting it; other ids are ignored", () =>
+    Effect.gen(function*() {
+      let receiver: Receiver | undefined
+      const transport: TransportService = {
+        server: "srv",
+        kind: "test",
+        send: () => Effect.void,
+        listen: (r) => void (receiver = r),
+        info: () => ({})
+      }
+      const peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
+      const fiber = yield* Effect.fork(peer.request("tools/call"))
+      yield* Effect.yieldNow()
+      const problem = { reason: `not a JSON-RPC message: "result" must be an object`, excerpt: `{"id":0,"result":1}` }
+      receiver!.message(new BrokenAnswer(99, problem))
+      expect(peer.inFlight()).toBe(1)
+      receiver!.message(new BrokenAnswer(0, problem))
+      const error = failure(yield* Fiber.await(fiber))
+      expect(error.reason).toMatchObject({ _tag: "Protocol", method: "tools/call", code: -32603 })
+      expect(error.message).toBe(
+        `server 'srv' answered tools/call with error -32603: its answer is not a JSON-RPC message: "result" must be an object: {"id":0,"result":1}`
+      )
     }))
 
   it.scoped("answers -32601 to methods named after Object.prototype members, and goes on", () =>

@@ -122,6 +122,17 @@ describe("ToolPins", () => {
       expect((yield* store.load("broken")).size).toBe(0)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scoped("the file store keeps the pins of tools named after Object.prototype members", () =>
+    Effect.gen(function*() {
+      const store = yield* ToolPins.makeFile(path.join(yield* tempDir, "pins"))
+      const names = ["constructor", "__proto__", "toString", "hasOwnProperty"]
+      const pins = new Map(names.map((name) => [name, ToolPins.pin({ ...echo(name), name }, 0)]))
+      yield* store.save("proto", pins)
+      const loaded = yield* store.load("proto")
+      expect([...loaded.keys()].sort()).toEqual([...names].sort())
+      for (const name of names) expect(loaded.get(name)).toEqual(pins.get(name))
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   describe("in a fleet", () => {
     it.scoped("a changed description: ToolDrifted; quarantine holds the tool out until approveTool", () =>
       Effect.gen(function*() {

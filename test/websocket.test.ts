@@ -114,6 +114,20 @@ describe("WebSocket", () => {
     )
   })
 
+  it.scopedLive("a frame answering a call with a broken envelope fails that call at once, quoting it", () =>
+    Effect.gen(function*() {
+      const server = yield* serveWs({
+        onCall: (socket, message) => {
+          socket.send(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":1,"error":{}}`)
+          return true
+        }
+      })
+      const { client } = yield* connect(server.url)
+      const error = failure(yield* Effect.exit(client.callTool("echo", {}, { timeout: "30 seconds" })))
+      expect(error.reason).toMatchObject({ _tag: "Protocol", method: "tools/call" })
+      expect(error.message).toContain(`"result":1,"error":{}`)
+    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.none))))
+
   it.scopedLive("a frame over the size cap fails the connection with a Limit error", () =>
     Effect.gen(function*() {
       const server = yield* serveWs({

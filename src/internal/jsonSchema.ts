@@ -18,7 +18,9 @@ const options: Options = {
   allErrors: true,
   validateFormats: false,
   // Many servers reuse `$id`s across tools; keep each compile independent.
-  addUsedSchema: false
+  addUsedSchema: false,
+  // An argument named `toString` or `constructor` is there only when given, not inherited.
+  ownProperties: true
 }
 
 type Draft = "2020-12" | "2019-09" | "draft-07"

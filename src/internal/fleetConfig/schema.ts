@@ -84,14 +84,31 @@ export type Defaults = typeof Defaults.Type
 
 const Servers = Schema.Record({ key: Schema.String, value: ServerEntry })
 
-const ConfigFile = Schema.Struct({
-  mcpServers: optional(Servers),
-  servers: optional(Servers),
-  defaults: optional(Defaults),
-  // What a drifted tool meets, for every server of the file that does not say (ToolPins.Mode).
-  pinning: optional(ToolPins.Mode),
-  policy: optional(PolicyEntry)
-}).annotations({ identifier: "ConfigFile" })
+// Where a value holds a key named `__proto__`. Decoding would drop such a key (assigning it
+// sets a prototype instead), so a server, variable or tool pattern would vanish unseen.
+const prototypeKeys = (value: unknown, path: Array<PropertyKey> = [], found: Array<Schema.FilterIssue> = []) => {
+  if (typeof value !== "object" || value === null) return found
+  for (const [key, field] of Object.entries(value)) {
+    if (key === "__proto__") found.push({ path: [...path, key], message: `a key named "__proto__" cannot be used` })
+    else prototypeKeys(field, [...path, key], found)
+  }
+  return found
+}
+
+const ConfigFile = Schema.Unknown.pipe(
+  Schema.filter((json) => prototypeKeys(json)),
+  Schema.compose(
+    Schema.Struct({
+      mcpServers: optional(Servers),
+      servers: optional(Servers),
+      defaults: optional(Defaults),
+      // What a drifted tool meets, for every server of the file that does not say (ToolPins.Mode).
+      pinning: optional(ToolPins.Mode),
+      policy: optional(PolicyEntry)
+    }).annotations({ identifier: "ConfigFile" }),
+    { strict: false }
+  )
+)
 
 /** A config file as decoded. */
 export type ConfigFile = typeof ConfigFile.Type

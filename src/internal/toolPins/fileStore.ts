@@ -55,7 +55,7 @@ export const make = (directory: string): Effect.Effect<ToolPins.PinStore, never,
         Effect.map((text) =>
           Either.mapBoth(decodeFile(text), {
             onLeft: () => `${pathOf(server)} is not a pins file`,
-            onRight: (file) => new Map(Object.entries(file.tools))
+            onRight: (file) => new Map(file.tools)
           })
         ),
         Effect.catchAll((error) =>

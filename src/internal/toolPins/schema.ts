@@ -21,8 +21,16 @@ export const Pin = Schema.Struct({
   definition: Definition
 }).annotations({ identifier: "Pin" })
 
-/** One server's file: its name (file names are encoded) and its pins by tool name. */
+// Pins by tool name, read as entries: a decoded record would drop a tool named `__proto__`
+// (assigning that key sets a prototype), and its pin with it.
+const PinsByName = Schema.transform(
+  Schema.Object,
+  Schema.Array(Schema.Tuple(Schema.String, Pin)),
+  { strict: false, decode: (tools) => Object.entries(tools), encode: (entries) => Object.fromEntries(entries) }
+)
+
+/** One server's file: its name (file names are encoded) and its pins by tool name, as entries. */
 export const PinFile = Schema.Struct({
   server: Schema.String,
-  tools: Schema.Record({ key: Schema.String, value: Pin })
+  tools: PinsByName
 }).annotations({ identifier: "PinFile" })

@@ -7,6 +7,7 @@
  * @internal
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
@@ -15,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import { StringDecoder } from "node:string_decoder"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
+import { deliverBroken, type Incoming } from "../../Transport.js"
 import { revealAll } from "../reveal.js"
 import { safeUrl, scrubCause, scrubUrls } from "../secrets.js"
 import * as HttpWire from "./httpWire.js"
@@ -273,44 +275,62 @@ export class TextSink implements Sink {
 
 const EXCERPT_BYTES = 1024
 
+/** Reads the start of an error status's body into an Http error, handed to `onError` once. */
+class StatusErrorSink implements Sink {
+  private readonly chunks: Array<Uint8Array> = []
+  private size = 0
+  private done = false
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly response: Response,
+    private readonly method: string,
+    private readonly report: (error: McpError.McpError) => void
+  ) {}
+
+  onData(chunk: Uint8Array): void {
+    if (this.done) return
+    this.chunks.push(chunk)
+    this.size += chunk.length
+    if (this.size < EXCERPT_BYTES) return
+    this.response.abort()
+    this.onEnd()
+  }
+
+  onEnd(): void {
+    if (this.done) return
+    this.done = true
+    this.report(this.error())
+  }
+
+  onError(): void {
+    this.onEnd()
+  }
+
+  /** The error, with what came of the body so far. */
+  error(): McpError.McpError {
+    const { response } = this
+    const body = JsonRpc.excerpt(Buffer.concat(this.chunks).toString("utf8"), 300).replace(/\s+/g, " ")
+    const challenge = response.header("www-authenticate")
+    return McpError.make(
+      this.ctx.server,
+      new McpError.HttpReason({
+        status: response.status,
+        method: this.method,
+        body,
+        ...(challenge === undefined ? {} : { wwwAuthenticate: challenge })
+      })
+    )
+  }
+}
+
 /** An Http error for a response with an error status, with the start of its body. */
 export const statusErrorSink = (
   ctx: Context,
   response: Response,
   method: string,
   onError: (error: McpError.McpError) => void
-): Sink => {
-  const chunks: Array<Uint8Array> = []
-  let size = 0
-  let done = false
-  const finish = () => {
-    if (done) return
-    done = true
-    const body = JsonRpc.excerpt(Buffer.concat(chunks).toString("utf8"), 300).replace(/\s+/g, " ")
-    const challenge = response.header("www-authenticate")
-    onError(McpError.make(
-      ctx.server,
-      new McpError.HttpReason({
-        status: response.status,
-        method,
-        body,
-        ...(challenge === undefined ? {} : { wwwAuthenticate: challenge })
-      })
-    ))
-  }
-  return {
-    onData: (chunk) => {
-      if (done) return
-      chunks.push(chunk)
-      size += chunk.length
-      if (size < EXCERPT_BYTES) return
-      response.abort()
-      finish()
-    },
-    onEnd: finish,
-    onError: finish
-  }
-}
+): Sink => new StatusErrorSink(ctx, response, method, onError)
 
 /** Who reads an event stream, called as methods. */
 export interface EventReader {
@@ -377,13 +397,15 @@ export class EventSink implements Sink {
 
 /**
  * Parses a JSON body or an event's data into messages; what cannot be used is logged with
- * the server's name and skipped.
+ * the server's name and skipped, and a broken answer comes last as a BrokenAnswer.
  */
-export const parseMessages = (ctx: Context, text: string, where: string): Array<JsonRpc.Message> => {
-  const messages: Array<JsonRpc.Message> = []
+export const parseMessages = (ctx: Context, text: string, where: string): Array<Incoming> => {
+  const messages: Array<Incoming> = []
   const bad: Array<JsonRpc.BadLine> = []
-  JsonRpc.parseLine(text, messages, bad)
-  if (bad.length > 0) ctx.fork(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad))
+  JsonRpc.parseLine(text, messages as Array<JsonRpc.Message>, bad)
+  if (bad.length === 0) return messages
+  ctx.fork(JsonRpc.logSkipped(ctx.server, `sent ${where}`, bad))
+  deliverBroken(bad, (incoming) => messages.push(incoming))
   return messages
 }
 
@@ -433,8 +455,26 @@ export const open = (ctx: Context, request: WireRequest, what: string): Effect.E
 /** Drops an answer's body. */
 export const discard = (opened: Opened): Effect.Effect<void> => Effect.sync(() => opened.read(IGNORE))
 
-/** The Http error for an answer with an error status. */
-export const statusError = (ctx: Context, opened: Opened, method: string): Effect.Effect<McpError.McpError> =>
-  Effect.async((resume) =>
-    opened.read(statusErrorSink(ctx, opened.response, method, (error) => resume(Effect.succeed(error))))
-  )
+/**
+ * The Http error for an answer with an error status, quoting what came of its body within
+ * `timeoutMs`: a body that stalls does not hold the refusal up. The exchange is dropped.
+ */
+export const statusError = (
+  ctx: Context,
+  opened: Opened,
+  method: string,
+  timeoutMs: number
+): Effect.Effect<McpError.McpError> =>
+  Effect.suspend(() => {
+    let sink: StatusErrorSink | undefined
+    const read = Effect.async<McpError.McpError>((resume) => {
+      sink = new StatusErrorSink(ctx, opened.response, method, (error) => resume(Effect.succeed(error)))
+      opened.read(sink)
+      return Effect.sync(() => opened.response.abort())
+    })
+    return Effect.timeoutTo(read, {
+      duration: Duration.millis(timeoutMs),
+      onSuccess: (error) => error,
+      onTimeout: () => sink!.error()
+    })
+  })

@@ -57,7 +57,7 @@ export const open = (
       })
     )
     const response = opened.response
-    if (!response.ok) return yield* Effect.fail(yield* Http.statusError(ctx, opened, WHAT))
+    if (!response.ok) return yield* Effect.fail(yield* Http.statusError(ctx, opened, WHAT, timeoutMs))
     if (response.mediaType !== "text/event-stream") {
       yield* Http.discard(opened)
       return yield* Effect.fail(Http.closedError(
@@ -99,7 +99,7 @@ export const open = (
           duration: timeout,
           onTimeout: () => Http.closedError(ctx, `the server did not accept ${method} within the timeout`)
         }))
-        if (!posted.response.ok) return yield* Effect.fail(yield* Http.statusError(ctx, posted, method))
+        if (!posted.response.ok) return yield* Effect.fail(yield* Http.statusError(ctx, posted, method, timeoutMs))
         yield* Http.discard(posted)
       })
     // A request's answer comes on the stream; its POST must not hold up the caller.

@@ -9,7 +9,7 @@
 import type { Readable } from "node:stream"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
-import type { Inbox } from "../../Transport.js"
+import { deliverBroken, type Inbox } from "../../Transport.js"
 
 /** How to read one input stream. */
 export interface ReadOptions {
@@ -38,8 +38,12 @@ export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () =>
     const bad: Array<JsonRpc.BadLine> = []
     for (const line of lines) JsonRpc.parseLine(line, messages, bad)
     lines.length = 0
-    // What was skipped is reported first, as it came before what the messages cause.
-    if (bad.length > 0) options.onBad(bad)
+    // What was skipped is reported first, as it came before what the messages cause; a
+    // broken answer fails its request.
+    if (bad.length > 0) {
+      options.onBad(bad)
+      deliverBroken(bad, (incoming) => inbox.deliver(incoming))
+    }
     for (const message of messages) inbox.deliver(message)
   }
   const finish = (error?: McpError.McpError) => {

@@ -38,7 +38,9 @@ export const listen = (conn: Connection, onEnd: (error: McpError.McpError) => vo
       yield* Http.discard(opened)
       return () => {}
     }
-    if (!response.ok) return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, WHAT))
+    if (!response.ok) {
+      return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, WHAT, conn.settings.httpTimeoutMs))
+    }
     const stream = new EventStream(conn, { method: WHAT, awaiting: undefined }, {
       ended: (error) => {
         if (error !== undefined && !conn.closing) onEnd(error)

@@ -152,7 +152,9 @@ export const notify = (
       yield* Http.discard(opened)
       return yield* Effect.fail(conn.sessionExpired())
     }
-    if (!response.ok) return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, what))
+    if (!response.ok) {
+      return yield* Effect.fail(yield* Http.statusError(conn.ctx, opened, what, conn.settings.httpTimeoutMs))
+    }
     const server = conn.ctx.server
     const logLost: Reader = {
       ended: (error) => {

@@ -122,7 +122,7 @@ export class EventStream implements Http.EventReader {
           return yield* Effect.fail(conn.sessionExpired())
         }
         if (!response.ok || response.mediaType !== "text/event-stream") {
-          const error = yield* Http.statusError(conn.ctx, opened.right, what)
+          const error = yield* Http.statusError(conn.ctx, opened.right, what, conn.settings.httpTimeoutMs)
           // The server cannot resume (405): another try will not help.
           if (response.status >= 400 && response.status < 500) return yield* Effect.fail(error)
           continue

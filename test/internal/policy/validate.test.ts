@@ -24,6 +24,23 @@ describe("validate", () => {
       yield* Effect.flip(check(entry, undefined))
     }))
 
+  it.effect("arguments named after Object.prototype members count only when given", () =>
+    Effect.gen(function*() {
+      const check = makeCheck()
+      const entry = tool({
+        type: "object",
+        properties: { constructor: { type: "string" }, toString: { type: "string" } },
+        required: ["toString", "hasOwnProperty"]
+      })
+      const missing = yield* Effect.flip(check(entry, {}))
+      expect(missing.message).toContain("must have required property 'toString'")
+      expect(missing.message).toContain("must have required property 'hasOwnProperty'")
+      expect(missing.message).not.toContain("constructor")
+      yield* check(entry, JSON.parse(`{"toString":"a","hasOwnProperty":1,"constructor":"c"}`))
+      const wrong = yield* Effect.flip(check(entry, JSON.parse(`{"toString":1,"hasOwnProperty":1}`)))
+      expect(wrong.message).toContain("/toString must be string")
+    }))
+
   it.effect("a schema that cannot be compiled lets every call through", () =>
     Effect.gen(function*() {
       yield* makeCheck()(tool({ type: "object", properties: { x: { $ref: "#/nowhere" } } }), { x: 1 })

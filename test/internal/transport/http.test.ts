@@ -2,6 +2,7 @@
 // SSE sink, and answers that wait for their reader.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
 import * as Http from "../../../src/internal/transport/http.js"
 import { SseDecoder } from "../../../src/internal/transport/sseDecoder.js"
 import { contextOn, fakeWire } from "./fakeWire.js"
@@ -131,9 +132,26 @@ describe("open", () => {
       yield* Effect.yieldNow()
       sent[0]!.answer(500, {}, "database is locked")
       const opened = yield* fiber
-      expect((yield* Http.statusError(ctx, opened, "the stream")).message).toBe(
+      expect((yield* Http.statusError(ctx, opened, "the stream", 1000)).message).toBe(
         "server 'fixture' answered the stream with HTTP 500: database is locked"
       )
+    }))
+
+  it.effect("an error status whose body stalls is reported at the timeout with what came, and hung up", () =>
+    Effect.gen(function*() {
+      const { sent, wire } = fakeWire()
+      const ctx = yield* contextOn(wire)
+      const fiber = yield* Effect.fork(Http.open(ctx, get, "the stream"))
+      yield* Effect.yieldNow()
+      sent[0]!.answer(503)
+      sent[0]!.chunk("busy, try")
+      const opened = yield* fiber
+      const error = yield* Effect.fork(Http.statusError(ctx, opened, "the stream", 1000))
+      yield* TestClock.adjust("999 millis")
+      expect(error.unsafePoll()).toBe(null)
+      yield* TestClock.adjust("1 millis")
+      expect((yield* error).message).toBe("server 'fixture' answered the stream with HTTP 503: busy, try")
+      expect(sent[0]!.aborted).toBe(true)
     }))
 
   it.effect("interruption aborts the exchange", () =>

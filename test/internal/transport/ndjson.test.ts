@@ -4,7 +4,7 @@ import type * as JsonRpc from "../../../src/JsonRpc.js"
 import type * as McpError from "../../../src/McpError.js"
 
 import * as Ndjson from "../../../src/internal/transport/ndjson.js"
-import { Inbox, type Incoming } from "../../../src/Transport.js"
+import { BrokenAnswer, Inbox, type Incoming } from "../../../src/Transport.js"
 
 // Reads `input` into an inbox whose receiver records everything, in order.
 const reading = (maxMessageBytes = 1024) => {
@@ -36,6 +36,15 @@ describe("Ndjson.read", () => {
     expect(seen).toEqual(["bad: not JSON", { jsonrpc: "2.0", id: 1, method: "ping" }])
     input.write("\n")
     expect(seen).toHaveLength(3)
+  })
+
+  it("delivers a broken answer as a BrokenAnswer for its id, after reporting it", () => {
+    const { input, seen } = reading()
+    input.write(`{"jsonrpc":"2.0","id":3,"result":1,"error":{}}\n`)
+    expect(seen).toHaveLength(2)
+    expect(seen[0]).toBe(`bad: not a JSON-RPC message: "result" must be an object`)
+    expect(seen[1]).toBeInstanceOf(BrokenAnswer)
+    expect(seen[1]).toMatchObject({ id: 3, problem: { excerpt: `{"jsonrpc":"2.0","id":3,"result":1,"error":{}}` } })
   })
 
   it("delivers a last line without its newline when the input ends, then ends once", async () => {

@@ -11,7 +11,7 @@ import * as Post from "../../../src/internal/transport/streamableHttpPost.js"
 import { delayMs } from "../../../src/internal/transport/streamableHttpStream.js"
 import type * as JsonRpc from "../../../src/JsonRpc.js"
 import type * as McpError from "../../../src/McpError.js"
-import type { Incoming } from "../../../src/Transport.js"
+import { BrokenAnswer, type Incoming } from "../../../src/Transport.js"
 import { contextOn, fakeWire } from "./fakeWire.js"
 
 const settings = { httpTimeoutMs: 1000, initialDelayMs: 100, maxDelayMs: 1000, maxAttempts: 2 }
@@ -91,6 +91,21 @@ describe("POST exchange", () => {
       expect(received).toHaveLength(2)
       sent[0]!.handler.onEnd()
       expect(outcomes).toEqual([undefined])
+    }))
+
+  it.effect("a broken answer in a JSON body or an event is delivered as a BrokenAnswer, and ends the exchange", () =>
+    Effect.gen(function*() {
+      const { conn, outcomes, owner, received, sent } = yield* setup()
+      const broken = (id: number) => `{"jsonrpc":"2.0","id":${id},"result":1,"error":{}}`
+      new Post.PostedRequest(conn, call(4), owner())
+      sent[0]!.answer(200, { "content-type": "application/json" }, broken(4))
+      new Post.PostedRequest(conn, call(5), owner())
+      sent[1]!.answer(200, { "content-type": "text/event-stream" })
+      sent[1]!.chunk(`data: ${broken(5)}\n\n`)
+      // No event id to resume from: the stream ending is still no error, as the answer came.
+      sent[1]!.handler.onEnd()
+      expect(received.map((message) => message instanceof BrokenAnswer ? message.id : message)).toEqual([4, 5])
+      expect(outcomes).toEqual([undefined, undefined])
     }))
 
   it.effect("an error status fails the request with an Http error; a 404 in a session ends it", () =>
