@@ -6,21 +6,21 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, cliEnv, config, FIXTURES, MARK, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
+import { CLI, cliEnv, config, FIXTURES, MARK, marked, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
 import { groupMembers, guardianOf, procState, survivors, within } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
 const memoryFile = path.join(tempDir(), "memory.jsonl")
 
 const servers = {
-  memory: { command: process.execPath, args: [SERVERS.memory], env: { MEMORY_FILE_PATH: memoryFile } },
-  everything: { command: process.execPath, args: [SERVERS.everything, "stdio"] },
-  failing: { command: process.execPath, args: [FIXTURES.failing] },
-  broken: {
+  memory: marked({ command: process.execPath, args: [SERVERS.memory], env: { MEMORY_FILE_PATH: memoryFile } }, mark),
+  everything: marked({ command: process.execPath, args: [SERVERS.everything, "stdio"] }, mark),
+  failing: marked({ command: process.execPath, args: [FIXTURES.failing] }, mark),
+  broken: marked({
     command: process.execPath,
     args: ["-e", "console.error('error: GITHUB_TOKEN is not set'); process.exit(1)"],
     restart: { maxAttempts: 1, initialDelay: 50 }
-  }
+  }, mark)
 }
 
 const policy = { deny: ["mcp__memory__delete_*"] }
@@ -341,6 +341,8 @@ describe("watch", () => {
       "notes",
       "--env",
       `MEMORY_FILE_PATH=${memoryFile}.notes`,
+      "--env",
+      `${MARK}=${mark}`,
       "--",
       process.execPath,
       SERVERS.memory
@@ -407,8 +409,8 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
   // whose children left its group (detached, setsid, a double-forked daemon).
   const unruly = tempDir({
     ".mcp.json": config({
-      stubborn: { command: process.execPath, args: [FIXTURES.stubborn] },
-      escaping: { command: process.execPath, args: [FIXTURES.escaping] }
+      stubborn: marked({ command: process.execPath, args: [FIXTURES.stubborn] }, mark),
+      escaping: marked({ command: process.execPath, args: [FIXTURES.escaping] }, mark)
     })
   })
 

@@ -1,6 +1,6 @@
 // Runs the `mcp-fleet` CLI as a user would: a real process on the machine's node, in a
-// temp folder with its own config. Every process carries an environment marker, so a test
-// can check that nothing it started survives.
+// temp folder with its own config. Every process carries an environment marker (servers get it
+// through their config's `env`: see `marked`), so a test can check that nothing it started survives.
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -149,6 +149,12 @@ export const start = (args: ReadonlyArray<string>, options: Options): Running =>
     }
   }
 }
+
+/** A config entry given the marker in its `env`, so the server and its children can be found. */
+export const marked = <E extends Record<string, unknown>>(entry: E, mark: string): E => ({
+  ...entry,
+  env: { ...(entry.env as Record<string, string> | undefined), [MARK]: mark }
+})
 
 /** A config file's text with the given servers under `mcpServers`. */
 export const config = (servers: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
