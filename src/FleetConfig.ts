@@ -19,12 +19,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import * as Issues from "./internal/fleetConfig/issues.js"
 import * as FileSchema from "./internal/fleetConfig/schema.js"
 import * as Spec from "./internal/fleetConfig/spec.js"
 import * as Watch from "./internal/fleetConfig/watch.js"
@@ -36,8 +36,9 @@ import type * as ServerSpec from "./ServerSpec.js"
 // --- errors -------------------------------------------------------------------------
 
 /**
- * A config file that cannot be used: it cannot be read, is not JSON, or its known fields
- * have the wrong shape. `reason` says which, with the schema error when there is one.
+ * A config file that cannot be used: it was named but does not exist (`missing`), it cannot
+ * be read, is not JSON, or its known fields have the wrong shape. `reason` says which, with
+ * one sentence per bad entry for a schema error.
  *
  * @since 0.1.0
  * @category errors
@@ -45,13 +46,17 @@ import type * as ServerSpec from "./ServerSpec.js"
 export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
   path: Schema.String,
   reason: Schema.String,
+  /** The file was named (in `paths` or `MCP_FLEET_CONFIG`) but does not exist. */
+  missing: Schema.optional(Schema.Boolean),
   cause: Schema.optional(Schema.Defect)
 }) {
   /**
    * A sentence naming the file and what is wrong with it.
    */
   override get message(): string {
-    return `invalid config file ${this.path}: ${this.reason}`
+    return this.missing === true
+      ? `config file ${this.path} does not exist`
+      : `invalid config file ${this.path}: ${this.reason}`
   }
 }
 
@@ -98,7 +103,8 @@ const policyOf = (file: FileSchema.ConfigFile, dir: string): Policy.Config => {
  *
  * A server whose entry cannot be used (both or neither of `command` and `url`, an unknown
  * `type`, an unset variable) is returned with `problem` set; only a file that is not JSON
- * or whose known fields have the wrong shape fails, with a ConfigError.
+ * or whose known fields have the wrong shape fails, with a ConfigError that lists every bad
+ * entry (`mcpServers.memory.command: expected a string, got 5`).
  *
  * @since 0.1.0
  * @category parsing
@@ -128,12 +134,12 @@ export const parseFile = (
   }
   const decoded = FileSchema.decode(json.right)
   if (Either.isLeft(decoded)) {
-    return Either.left(new ConfigError({ path, reason: ParseResult.TreeFormatter.formatErrorSync(decoded.left) }))
+    return Either.left(new ConfigError({ path, reason: Issues.sentences(decoded.left).join("; ") }))
   }
   const file = decoded.right
   // Checked here rather than as a Schema filter, whose error would wrap every other one.
   if (file.mcpServers === undefined && file.servers === undefined) {
-    return Either.left(new ConfigError({ path, reason: `Expected an object with "mcpServers" or "servers"` }))
+    return Either.left(new ConfigError({ path, reason: `expected an object with "mcpServers" or "servers"` }))
   }
   const dir = NodePath.dirname(NodePath.resolve(path))
   const context = { env, dir, workspace: NodePath.basename(dir) === ".vscode" ? NodePath.dirname(dir) : dir }
@@ -199,7 +205,10 @@ export const pathsFromEnv = (
  * @category models
  */
 export interface LoadOptions {
-  /** The files, lowest precedence first. Default: `pathsFromEnv(env)`. */
+  /**
+   * The files, lowest precedence first; each must exist. Default: the files listed in
+   * `MCP_FLEET_CONFIG` (which must exist too), else the default places (which need not).
+   */
   readonly paths?: ReadonlyArray<string> | undefined
   /** The variables for `${VAR}`. Default: `process.env`. */
   readonly env?: Env | undefined
@@ -218,7 +227,7 @@ export interface LoadOptions {
  */
 export interface Source {
   readonly path: string
-  /** False when the file does not exist; it is then skipped. */
+  /** False when a default place holds no file; it is then skipped. */
   readonly found: boolean
   /** How many servers the file defines, overridden ones included. */
   readonly servers: number
@@ -239,23 +248,37 @@ export interface Loaded {
   readonly policy: Policy.Config
 }
 
-const readFile = (fs: FileSystem.FileSystem, path: string) =>
+// The files to read, and whether each must exist: named ones must, default places need not.
+interface Files {
+  readonly paths: ReadonlyArray<string>
+  readonly required: boolean
+}
+
+const filesOf = (options: LoadOptions, env: Env): Files => {
+  if (options.paths !== undefined) return { paths: options.paths, required: true }
+  const listed = listedPaths(env)
+  return listed.length > 0 ? { paths: listed, required: true } : { paths: pathsFromEnv(env), required: false }
+}
+
+const readFile = (fs: FileSystem.FileSystem, path: string, required: boolean) =>
   fs.readFileString(path).pipe(
     Effect.map((text): string | undefined => text),
     Effect.catchAll((error) =>
       error._tag === "SystemError" && error.reason === "NotFound"
-        ? Effect.succeed(undefined)
+        ? required
+          ? Effect.fail(new ConfigError({ path, reason: "does not exist", missing: true, cause: error }))
+          : Effect.succeed(undefined)
         : Effect.fail(new ConfigError({ path, reason: `cannot be read: ${error.message}`, cause: error }))
     )
   )
 
-const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: Env, admit: LoadOptions["admit"]) =>
+const loadWith = (fs: FileSystem.FileSystem, files: Files, env: Env, admit: LoadOptions["admit"]) =>
   Effect.gen(function*() {
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
     let policy: Policy.Config = {}
-    for (const path of paths) {
-      const text = yield* readFile(fs, path)
+    for (const path of files.paths) {
+      const text = yield* readFile(fs, path, files.required)
       if (text === undefined) {
         sources.push({ path, found: false, servers: 0 })
         continue
@@ -279,8 +302,9 @@ const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: 
 
 /**
  * Reads the files in order and merges their servers by name: a later file wins, so pass
- * the user's file first and the project's last. Missing files are skipped and reported in
- * `sources`; a file that cannot be read or used fails the whole load.
+ * the user's file first and the project's last. A named file that does not exist fails the
+ * load (`missing`), as does a file that cannot be read or used; of the default places, those
+ * that hold no file are skipped and reported in `sources`.
  *
  * @since 0.1.0
  * @category loading
@@ -288,7 +312,7 @@ const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: 
 export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => {
     const env = options.env ?? process.env
-    return loadWith(fs, options.paths ?? pathsFromEnv(env), env, options.admit)
+    return loadWith(fs, filesOf(options, env), env, options.admit)
   })
 
 // --- watching -----------------------------------------------------------------------
@@ -302,6 +326,11 @@ export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigErr
 export interface WatchOptions extends LoadOptions {
   /** How long the files must stay quiet after a change before they are read. Default: 100 ms. */
   readonly debounce?: Duration.DurationInput | undefined
+  /**
+   * Runs with each warning about the files as they change, besides logging it: an invalid
+   * edit, a deleted file. For a program that shows them itself at any log level.
+   */
+  readonly onWarning?: ((message: string) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -310,10 +339,11 @@ export interface WatchOptions extends LoadOptions {
  * the set of servers, or the policy. Each file's directory is watched, and reads wait until the files
  * have been quiet for `debounce`.
  *
- * A file that turns invalid is logged as a warning and nothing is emitted, so the fleet
- * keeps its last good config; the next valid edit is emitted. A deleted file counts as
- * missing and its servers disappear. If the files are invalid at the start, the first
- * element comes once they are valid; run `load` first to fail fast instead.
+ * A file that turns invalid, or a named file that is deleted, is a warning (logged, and
+ * passed to `onWarning`) and nothing is emitted, so the fleet keeps its last good config;
+ * the next valid edit is emitted. A file of the default places that is deleted is a
+ * warning too, and its servers go. If the files are invalid at the start, the first element
+ * comes once they are valid; run `load` first to fail fast instead.
  *
  * @since 0.1.0
  * @category loading
@@ -321,9 +351,9 @@ export interface WatchOptions extends LoadOptions {
 export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never, FileSystem.FileSystem> =>
   Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => {
     const env = options.env ?? process.env
-    const paths = options.paths ?? pathsFromEnv(env)
+    const files = filesOf(options, env)
     const directories = new Map<string, Set<string>>()
-    for (const path of paths) {
+    for (const path of files.paths) {
       const absolute = NodePath.resolve(path)
       const dir = NodePath.dirname(absolute)
       const names = directories.get(dir) ?? new Set<string>()
@@ -335,17 +365,20 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
       { concurrency: "unbounded" }
     ).pipe(Stream.debounce(options.debounce ?? Duration.millis(100)))
 
+    const warn = (message: string, path: string) =>
+      Effect.logWarning(message).pipe(
+        Effect.annotateLogs({ path }),
+        Effect.zipRight(options.onWarning?.(message) ?? Effect.void)
+      )
     const reread = (previous: Loaded | undefined) =>
-      loadWith(fs, paths, env, options.admit).pipe(
+      loadWith(fs, files, env, options.admit).pipe(
         Effect.tap((loaded) =>
           Effect.forEach(loaded.sources, (source, i) => {
             const before = previous?.sources[i]
             if (before === undefined || before.found === source.found) return Effect.void
-            return Effect.logInfo(
-              source.found
-                ? `config file ${source.path} appeared`
-                : `config file ${source.path} was removed; its servers are dropped`
-            ).pipe(Effect.annotateLogs({ path: source.path }))
+            return source.found
+              ? Effect.logInfo(`config file ${source.path} appeared`).pipe(Effect.annotateLogs({ path: source.path }))
+              : warn(`config file ${source.path} was deleted; its servers are stopped`, source.path)
           }, { discard: true })
         ),
         Effect.map((
@@ -355,10 +388,14 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
           previous === undefined || Watch.fingerprint(previous) !== Watch.fingerprint(loaded) ? [loaded] : []
         ]),
         Effect.catchAll((error) =>
-          Effect.logWarning(`${error.message}; keeping the last good config`).pipe(
-            Effect.annotateLogs({ path: error.path }),
-            Effect.as([previous, []] as const)
-          )
+          warn(
+            previous === undefined
+              ? `${error.message}; waiting for a valid config`
+              : error.missing === true
+              ? `config file ${error.path} was deleted; keeping the last good config until it is back`
+              : `${error.message}; keeping the last good config`,
+            error.path
+          ).pipe(Effect.as([previous, []] as const))
         )
       )
 

@@ -481,24 +481,34 @@ describe("parse: errors", () => {
 
   it("fails on a file with neither mcpServers nor servers", () => {
     const error = parseError(JSON.stringify({ theme: "dark" }))
-    expect(error.message).toContain(`Expected an object with "mcpServers" or "servers"`)
-    expect(parseError("[]").message).toContain("Expected ConfigFile")
+    expect(error.message).toBe(`invalid config file ${CONFIG}: expected an object with "mcpServers" or "servers"`)
+    expect(parseError("[]").message).toBe(`invalid config file ${CONFIG}: expected an object, got []`)
   })
 
-  it("fails on a known field of the wrong type, naming the field", () => {
-    const error = parseError(JSON.stringify({ mcpServers: { a: { command: "x", args: "--verbose" } } }))
+  it("fails on known fields of the wrong type with one sentence per bad entry, all of them", () => {
+    const error = parseError(JSON.stringify({
+      defaults: { restart: { jitter: 2 } },
+      policy: { default: "maybe" },
+      mcpServers: {
+        memory: { command: 5 },
+        b: { command: "x", args: "--verbose", requestTimeout: "30s", disabled: "yes", health: { interval: -1 } },
+        c: "npx server",
+        "my.server": { command: "x", args: ["a", 3] }
+      }
+    }))
     expect(error.path).toBe(CONFIG)
-    expect(error.message).toContain(`["a"]`)
-    expect(error.message).toContain(`["args"]`)
-    expect(error.message).toContain(`Expected ReadonlyArray<string>, actual "--verbose"`)
-
-    expect(parseError(JSON.stringify({ mcpServers: { a: { command: "x", requestTimeout: "30s" } } })).message)
-      .toContain(`["requestTimeout"]`)
-    expect(parseError(JSON.stringify({ mcpServers: { a: { command: "x", disabled: "yes" } } })).message)
-      .toContain(`["disabled"]`)
-    expect(parseError(JSON.stringify({ defaults: { restart: { jitter: 2 } }, mcpServers: {} })).message)
-      .toContain(`["jitter"]`)
-    expect(parseError(JSON.stringify({ mcpServers: { a: "npx server" } })).message).toContain(`["a"]`)
+    expect(error.reason.split("; ").sort()).toEqual([
+      `defaults.restart.jitter: expected a number between 0 and 1, got 2`,
+      `mcpServers.b.args: expected an array of strings, got "--verbose"`,
+      `mcpServers.b.disabled: expected true or false, got "yes"`,
+      `mcpServers.b.health.interval: expected a positive number, got -1`,
+      `mcpServers.b.requestTimeout: expected a number, got "30s"`,
+      `mcpServers.c: expected an object, got "npx server"`,
+      `mcpServers.memory.command: expected a string, got 5`,
+      `mcpServers["my.server"].args[1]: expected a string, got 3`,
+      `policy.default: expected "allow", "deny" or "ask", got "maybe"`
+    ])
+    expect(error.message).not.toContain("└")
   })
 
   it("refuses a key named __proto__, naming where it is, rather than dropping it", () => {
@@ -525,11 +535,10 @@ describe("parse: errors", () => {
 
   it("does not quote env or header values in a schema error", () => {
     const error = parseError(JSON.stringify({ mcpServers: { a: { command: "x", env: { KEY: 123456789 } } } }))
-    expect(error.message).toContain(`["KEY"]`)
-    expect(error.message).toContain("value not shown")
+    expect(error.reason).toBe("mcpServers.a.env.KEY: expected a string (value not shown)")
     expect(error.message).not.toContain("123456789")
     const headers = parseError(JSON.stringify({ mcpServers: { a: { url: "https://x", headers: "Bearer abcdef" } } }))
-    expect(headers.message).toContain(`["headers"]`)
+    expect(headers.reason).toBe("mcpServers.a.headers: expected an object of strings (values not shown)")
     expect(headers.message).not.toContain("abcdef")
   })
 })
@@ -564,7 +573,6 @@ describe("load", () => {
       const dir = makeTempDir()
       const user = path.join(dir, "home", ".config", "mcp-fleet", "mcp.json")
       const project = path.join(dir, "project", ".mcp.json")
-      const missing = path.join(dir, "project", "mcp.json")
       writeJson(user, {
         defaults: { requestTimeout: 1000 },
         mcpServers: { memory: { command: "user-memory" }, search: { url: "https://search.example.com/mcp" } }
@@ -572,7 +580,7 @@ describe("load", () => {
       writeJson(project, {
         servers: { memory: { command: "project-memory", cwd: "tools" }, files: { command: "files" } }
       })
-      const loaded = yield* FleetConfig.load({ paths: [user, project, missing], env: {} })
+      const loaded = yield* FleetConfig.load({ paths: [user, project], env: {} })
       expect(loaded.servers.map((spec) => spec.name)).toEqual(["memory", "search", "files"])
       const memory = loaded.servers[0]
       expect(memory.transport).toEqual({
@@ -586,8 +594,7 @@ describe("load", () => {
       expect(loaded.origin).toEqual({ memory: project, search: user, files: project })
       expect(loaded.sources).toEqual([
         { path: user, found: true, servers: 2 },
-        { path: project, found: true, servers: 2 },
-        { path: missing, found: false, servers: 0 }
+        { path: project, found: true, servers: 2 }
       ])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
@@ -619,15 +626,34 @@ describe("load", () => {
       })
       const alone = yield* FleetConfig.load({ paths: [project], env: {} })
       expect(ServerSpec.hash(alone.servers[0])).toBe(ServerSpec.hash(loaded.servers[0]))
-      expect((yield* FleetConfig.load({ paths: [path.join(dir, "none.json")] })).policy).toEqual({})
+      const none = path.join(dir, "none.json")
+      writeJson(none, { mcpServers: {} })
+      expect((yield* FleetConfig.load({ paths: [none] })).policy).toEqual({})
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.effect("skips missing files and returns no servers when none exists", () =>
+  it.effect("fails on a named file that does not exist, from paths or MCP_FLEET_CONFIG, naming it", () =>
     Effect.gen(function*() {
       const dir = makeTempDir()
-      const loaded = yield* FleetConfig.load({ paths: [path.join(dir, "a.json"), path.join(dir, "nope", "b.json")] })
-      expect(loaded.servers).toEqual([])
-      expect(loaded.sources.map((source) => source.found)).toEqual([false, false])
+      const good = path.join(dir, "good.json")
+      writeJson(good, { mcpServers: { a: { command: "a" } } })
+      const missing = path.join(dir, "nope", "b.json")
+      const error = yield* Effect.flip(FleetConfig.load({ paths: [good, missing] }))
+      expect(error).toMatchObject({ _tag: "ConfigError", path: missing, missing: true })
+      expect(error.message).toBe(`config file ${missing} does not exist`)
+
+      const listed = yield* Effect.flip(FleetConfig.load({ env: { MCP_FLEET_CONFIG: missing } }))
+      expect(listed.message).toBe(`config file ${missing} does not exist`)
+
+      // The layer fails too, rather than running an empty fleet.
+      const exit = yield* FleetConfig.layer({ paths: [missing] }).pipe(
+        Layer.provide(ServerRegistry.layer()),
+        Layer.provide(Platform),
+        Layer.build,
+        Effect.scoped,
+        Effect.exit
+      )
+      expect(exit).toMatchObject({ _tag: "Failure" })
+      expect(String(Exit.isFailure(exit) && exit.cause)).toContain(`config file ${missing} does not exist`)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("fails with a ConfigError naming the invalid file", () =>
@@ -640,8 +666,7 @@ describe("load", () => {
       const error = yield* Effect.flip(FleetConfig.load({ paths: [good, bad] }))
       expect(error).toBeInstanceOf(FleetConfig.ConfigError)
       expect(error.path).toBe(bad)
-      expect(error.message).toContain(`invalid config file ${bad}:`)
-      expect(error.message).toContain(`["args"]`)
+      expect(error.message).toBe(`invalid config file ${bad}: mcpServers.b.args: expected an array of strings, got 5`)
 
       writeJson(bad, "{ not json")
       expect((yield* Effect.flip(FleetConfig.load({ paths: [good, bad] }))).message)
@@ -729,8 +754,9 @@ describe("changes", () => {
       // An invalid edit: a warning naming the file and the field, and nothing emitted.
       saveJson(project, { mcpServers: { files: { command: "files", args: "/srv" } } })
       const warning = yield* nextLog("WARN")
-      expect(warning.message).toContain(`invalid config file ${project}`)
-      expect(warning.message).toContain(`["args"]`)
+      expect(warning.message).toBe(
+        `invalid config file ${project}: mcpServers.files.args: expected an array of strings, got "/srv"; keeping the last good config`
+      )
       expect(yield* Queue.size(emissions)).toBe(0)
 
       // The fix is emitted.
@@ -749,14 +775,33 @@ describe("changes", () => {
       const fourth = yield* next
       expect(fourth.servers[0].disabled).toBe(true)
 
-      // A deleted file counts as missing: its servers go, and the user's `shared` is back.
+      // A deleted file is a warning, and the fleet keeps its servers until the file is back.
       fs.rmSync(project)
+      const deleted = yield* nextLog("WARN")
+      expect(deleted.message).toBe(`config file ${project} was deleted; keeping the last good config until it is back`)
+      expect(yield* Queue.size(emissions)).toBe(0)
+      saveJson(project, { mcpServers: { files: { command: "files", args: ["/back"] } } })
       const fifth = yield* next
-      expect(fifth.servers.map((spec) => spec.name)).toEqual(["memory", "shared"])
+      expect(fifth.servers.map((spec) => spec.name)).toEqual(["memory", "shared", "files"])
       expect(fifth.origin.shared).toBe(user)
-      expect(fifth.sources[1]).toEqual({ path: project, found: false, servers: 0 })
-      const info = yield* nextLog("INFO")
-      expect(info.message).toBe(`config file ${project} was removed; its servers are dropped`)
+    }))
+
+  it.scopedLive("passes each warning to onWarning too", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".mcp.json")
+      writeJson(file, { mcpServers: { a: { command: "a" } } })
+      const warnings = yield* Queue.unbounded<string>()
+      const { next } = yield* watch({ paths: [file], env: {}, onWarning: (message) => Queue.offer(warnings, message) })
+      yield* next
+      saveJson(file, { mcpServers: { a: { command: 5 } } })
+      expect(yield* Queue.take(warnings)).toBe(
+        `invalid config file ${file}: mcpServers.a.command: expected a string, got 5; keeping the last good config`
+      )
+      fs.rmSync(file)
+      expect(yield* Queue.take(warnings)).toBe(
+        `config file ${file} was deleted; keeping the last good config until it is back`
+      )
     }))
 
   it.scopedLive("emits a policy edit, which leaves every spec's hash as it was", () =>
@@ -777,15 +822,14 @@ describe("changes", () => {
     Effect.gen(function*() {
       const dir = makeTempDir()
       const later = path.join(dir, "not-yet", "mcp.json")
-      const { next, nextLog } = yield* watch({ paths: [later], env: {} })
-      const first = yield* next
-      expect(first.servers).toEqual([])
-      expect(first.sources).toEqual([{ path: later, found: false, servers: 0 }])
+      const { emissions, next, nextLog } = yield* watch({ paths: [later], env: {} })
+      expect((yield* nextLog("WARN")).message).toBe(`config file ${later} does not exist; waiting for a valid config`)
       // Only once the watch has failed for want of the directory is it created.
       expect((yield* nextLog("DEBUG")).message).toContain(`cannot watch ${path.dirname(later)}`)
+      expect(yield* Queue.size(emissions)).toBe(0)
       saveJson(later, { mcpServers: { a: { command: "a" } } })
-      const second = yield* next
-      expect(second.servers.map((spec) => spec.name)).toEqual(["a"])
+      const first = yield* next
+      expect(first.servers.map((spec) => spec.name)).toEqual(["a"])
     }))
 
   it.scopedLive("starts with a warning on an invalid file and emits once it is fixed", () =>

@@ -175,6 +175,38 @@ describe("errors", () => {
     expect(timeout.code).toBe(2)
     expect(timeout.stderr).toContain("--timeout 'soon' is not a duration")
   })
+
+  it("a config file named by --config or MCP_FLEET_CONFIG that does not exist: exit 2, naming it", async () => {
+    const empty = tempDir()
+    const missing = path.join(empty, "nope.json")
+    const named = await run(["servers", "--config", missing], { cwd: empty, mark, env: { HOME: empty } })
+    expect(named.code).toBe(2)
+    expect(named.stdout).toBe("")
+    expect(named.stderr).toContain(`mcp-fleet: config file ${missing} does not exist`)
+
+    const listed = await run(["tools", "--json"], { cwd: empty, mark, env: { HOME: empty, MCP_FLEET_CONFIG: missing } })
+    expect(listed.code).toBe(2)
+    expect(json(listed.stderr)).toMatchObject({
+      error: "ConfigError",
+      message: `config file ${missing} does not exist`
+    })
+
+    const watching = await run(["watch", "--config", missing], { cwd: empty, mark, env: { HOME: empty } })
+    expect(watching.code).toBe(2)
+    expect(watching.stderr).toContain(`config file ${missing} does not exist`)
+  })
+
+  it("a schema error lists every bad entry, one sentence each", async () => {
+    const dir = tempDir({
+      ".mcp.json": config({ memory: { command: 5 }, other: { command: "x", args: "--verbose" } })
+    })
+    const result = await run(["servers"], { cwd: dir, mark })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(
+      `mcp-fleet: invalid config file ${path.join(dir, ".mcp.json")}: mcpServers.memory.command: expected a string, ` +
+        `got 5; mcpServers.other.args: expected an array of strings, got "--verbose"\n`
+    )
+  })
 })
 
 describe("editing the config", () => {
@@ -355,6 +387,31 @@ describe("watch", () => {
     await watching.line(ready("notes"), "notes ready")
     expect(await watching.stop()).toBe(0)
   })
+
+  it("shows an invalid edit and a deleted file at the default log level, and keeps the servers", async () => {
+    const dir = tempDir({ ".mcp.json": config({ memory: servers.memory }) })
+    const file = path.join(dir, ".mcp.json")
+    const watching = start(["watch"], { cwd: dir, mark })
+    await watching.line((line) => line.includes("memory: Connecting → Ready"), "memory ready")
+    fs.writeFileSync(file, config({ memory: { ...servers.memory, command: 5 } }))
+    await watching.line(
+      (line) =>
+        line.endsWith(
+          `config: invalid config file ${file}: mcpServers.memory.command: expected a string, got 5; ` +
+            "keeping the last good config"
+        ),
+      "the invalid edit"
+    )
+    fs.rmSync(file)
+    await watching.line(
+      (line) => line.endsWith(`config: config file ${file} was deleted; keeping the last good config until it is back`),
+      "the deletion"
+    )
+    expect(await watching.stop()).toBe(0)
+    // Nothing was stopped or applied while the file was broken or gone.
+    const after = watching.stdout().slice(watching.stdout().indexOf("invalid config file"))
+    expect(after).not.toMatch(/→|config: (added|removed)/)
+  })
 })
 
 describe("serve (the gateway through the CLI)", () => {
@@ -398,6 +455,22 @@ describe("serve (the gateway through the CLI)", () => {
       const echo = await client.callTool({ name: "mcp__everything__echo", arguments: { message: "over http" } })
       expect(echo.content).toEqual([{ type: "text", text: "Echo: over http" }])
       await client.close()
+    } finally {
+      expect(await serving.stop()).toBe(0)
+    }
+  })
+
+  it("prints an invalid edit of the config at the default log level", async () => {
+    const dir = tempDir({ ".mcp.json": config({ memory: servers.memory }) })
+    const file = path.join(dir, ".mcp.json")
+    const serving = start(["serve", "--http", "0", "--json"], { cwd: dir, mark })
+    try {
+      await serving.line((line) => line.includes("\"url\""), "the URL")
+      fs.writeFileSync(file, "{ not json")
+      await serving.errorLine(
+        (line) => line.startsWith(`mcp-fleet: warning: invalid config file ${file}: not valid JSON`),
+        "the warning"
+      )
     } finally {
       expect(await serving.stop()).toBe(0)
     }

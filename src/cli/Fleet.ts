@@ -112,6 +112,14 @@ const maskLogs = (loaded: FleetConfig.Loaded): Effect.Effect<void, never, Scope.
   Secrets.maskLogsScoped(Secrets.make(loaded.servers.flatMap(ServerSpec.secrets)))
 
 /**
+ * Shows a warning about the config files on stderr, whatever the log level: an edit that
+ * cannot be used, a deleted file.
+ *
+ * @since 0.1.0
+ */
+export const warn = (message: string): Effect.Effect<void> => Render.note(`mcp-fleet: warning: ${message}`)
+
+/**
  * A running fleet and its policy that follow the config files as they are edited: servers
  * come, go and restart, and the policy changes, until the Scope closes.
  *
@@ -139,7 +147,7 @@ export const follow = (
     yield* Trust.ensure(settings)
     const registry = yield* makeRegistry(settings)
     const admit = yield* Trust.admit(settings)
-    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths, admit }).pipe(
+    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths, admit, onWarning: warn }).pipe(
       Effect.provideService(ServerRegistry.ServerRegistry, registry)
     )
     yield* maskLogs(loaded)

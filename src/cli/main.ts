@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as FleetConfig from "../FleetConfig.js"
 import * as Gateway from "../Gateway.js"
 import * as HttpClientUndici from "../HttpClientUndici.js"
 import * as Stdio from "../Stdio.js"
@@ -59,8 +60,13 @@ const command = Root.root.pipe(
 
 const cli = Command.run(command, { name: "mcp-fleet", version: VERSION })
 
+// A usage mistake is 2: a bad command line, or a config file named that does not exist.
 const exitCode = (error: unknown): number =>
-  error instanceof CliError ? error.exitCode : ValidationError.isValidationError(error) ? 2 : 1
+  error instanceof CliError
+    ? error.exitCode
+    : ValidationError.isValidationError(error) || (error instanceof FleetConfig.ConfigError && error.missing === true)
+    ? 2
+    : 1
 
 const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.catchAll((error) =>

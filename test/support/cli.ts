@@ -101,48 +101,60 @@ export interface Running {
   readonly child: cp.ChildProcessWithoutNullStreams
   /** Resolves with the first stdout line (from the start) that `match` accepts. */
   readonly line: (match: (line: string) => boolean, what: string) => Promise<string>
+  /** Resolves with the first stderr line (from the start) that `match` accepts. */
+  readonly errorLine: (match: (line: string) => boolean, what: string) => Promise<string>
+  /** Everything written to stdout so far. */
+  readonly stdout: () => string
   /** Everything written to stderr so far. */
   readonly stderr: () => string
   /** Sends SIGTERM and resolves with the exit code once it has exited. */
   readonly stop: () => Promise<number | null>
 }
 
-/** Starts the CLI and leaves it running. */
-export const start = (args: ReadonlyArray<string>, options: Options): Running => {
-  const child = spawn(args, options)
-  const lines: Array<string> = []
+// The lines of a stream as they come, and a wait for the first line that matches.
+const lines = (stream: NodeJS.ReadableStream, exited: Promise<unknown>, dump: () => string) => {
+  const seen: Array<string> = []
   const waiters = new Set<() => void>()
   let buffer = ""
-  let stderr = ""
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+  stream.on("data", (chunk: string) => {
     buffer += chunk
     const parts = buffer.split("\n")
     buffer = parts.pop()!
-    for (const part of parts) lines.push(part)
+    for (const part of parts) seen.push(part)
     for (const wake of waiters) wake()
   })
+  return (match: (line: string) => boolean, what: string) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const found = seen.find(match)
+        if (found !== undefined) {
+          waiters.delete(check)
+          resolve(found)
+        }
+      }
+      waiters.add(check)
+      check()
+      void exited.then(() => {
+        if (waiters.has(check)) reject(new Error(`exited before ${what};\n${dump()}`))
+      })
+    })
+}
+
+/** Starts the CLI and leaves it running. */
+export const start = (args: ReadonlyArray<string>, options: Options): Running => {
+  const child = spawn(args, options)
+  let stdout = ""
+  let stderr = ""
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => stdout += chunk)
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  const dump = () => `stdout:\n${stdout}\nstderr:\n${stderr}`
   return {
     child,
+    stdout: () => stdout,
     stderr: () => stderr,
-    line: (match, what) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const found = lines.find(match)
-          if (found !== undefined) {
-            waiters.delete(check)
-            resolve(found)
-          }
-        }
-        waiters.add(check)
-        check()
-        void exited.then(() => {
-          if (waiters.has(check)) {
-            reject(new Error(`exited before ${what}; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`))
-          }
-        })
-      }),
+    line: lines(child.stdout, exited, dump),
+    errorLine: lines(child.stderr, exited, dump),
     stop: () => {
       child.kill("SIGTERM")
       return exited
