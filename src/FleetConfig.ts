@@ -24,11 +24,10 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import * as Issues from "./internal/fleetConfig/issues.js"
-import * as FileSchema from "./internal/fleetConfig/schema.js"
-import * as Spec from "./internal/fleetConfig/spec.js"
+import * as EnvFile from "./internal/fleetConfig/envFile.js"
+import * as File from "./internal/fleetConfig/file.js"
+import * as Variables from "./internal/fleetConfig/variables.js"
 import * as Watch from "./internal/fleetConfig/watch.js"
-import * as Jsonc from "./internal/jsonc.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import type * as ServerSpec from "./ServerSpec.js"
@@ -70,6 +69,31 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
  */
 export type Env = Readonly<Record<string, string | undefined>>
 
+/**
+ * The environment variable that supplies a VS Code `${input:id}`: `MCP_FLEET_INPUT_` and the
+ * id in capitals, other characters as `_` (`${input:github-token}`: `MCP_FLEET_INPUT_GITHUB_TOKEN`).
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const inputVariable: (id: string) => string = Variables.inputVariable
+
+/**
+ * A VS Code `${input:id}` that no environment variable supplies, to ask the user for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InputRequest {
+  readonly id: string
+  /** The `description` of the file's `inputs` entry of that id, if any. */
+  readonly description?: string | undefined
+  /** Whether the answer is a secret, to be typed unseen (`password` in `inputs`). */
+  readonly password: boolean
+  /** The environment variable that would have supplied it. */
+  readonly variable: string
+}
+
 // --- parse --------------------------------------------------------------------------
 
 /**
@@ -87,19 +111,12 @@ export interface Parsed {
   readonly policy: Policy.Config
 }
 
-const policyOf = (file: FileSchema.ConfigFile, dir: string): Policy.Config => {
-  const { audit, ...rules } = file.policy ?? {}
-  const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: NodePath.resolve(dir, audit) }
-  return [...Object.entries(file.mcpServers ?? {}), ...Object.entries(file.servers ?? {})].reduce(
-    (config, [name, entry]) =>
-      entry.policy === undefined ? config : Policy.merge(config, { servers: { [name]: entry.policy } }),
-    global
-  )
-}
-
 /**
  * Turns the text of one config file into its servers, in the file's order. `path` is used
- * in errors and to resolve relative `cwd`s; `${VAR}` references are read from `env`.
+ * in errors and to resolve relative `cwd`s; `${VAR}` references are read from `env`, and
+ * `${input:id}` from `MCP_FLEET_INPUT_<ID>` (see `inputVariable`). Parsing reads no other
+ * file and asks nothing: a server with an `envFile`, or an `${input:id}` that no variable
+ * supplies, is marked with a problem; `load` reads the env files and can ask for inputs.
  *
  * A server whose entry cannot be used (both or neither of `command` and `url`, an unknown
  * `type`, an unset variable) is returned with `problem` set; only a file that is not JSON
@@ -128,30 +145,9 @@ export const parseFile = (
   path: string,
   env: Env = process.env
 ): Either.Either<Parsed, ConfigError> => {
-  const json = Jsonc.parse(text.replace(/^\uFEFF/, ""))
-  if (Either.isLeft(json)) {
-    return Either.left(new ConfigError({ path, reason: `not valid JSON: ${Jsonc.describe(json.left)}` }))
-  }
-  const decoded = FileSchema.decode(json.right)
-  if (Either.isLeft(decoded)) {
-    return Either.left(new ConfigError({ path, reason: Issues.sentences(decoded.left).join("; ") }))
-  }
-  const file = decoded.right
-  // Checked here rather than as a Schema filter, whose error would wrap every other one.
-  if (file.mcpServers === undefined && file.servers === undefined) {
-    return Either.left(new ConfigError({ path, reason: `expected an object with "mcpServers" or "servers"` }))
-  }
-  const dir = NodePath.dirname(NodePath.resolve(path))
-  const context = { env, dir, workspace: NodePath.basename(dir) === ".vscode" ? NodePath.dirname(dir) : dir }
-  const defaults = file.pinning === undefined ? file.defaults ?? {} : { ...file.defaults, pinning: file.pinning }
-  const fromMcpServers = Object.entries(file.mcpServers ?? {})
-  const inServers = new Set(Object.keys(file.servers ?? {}))
-  const twice = new Set(fromMcpServers.map(([name]) => name).filter((name) => inServers.has(name)))
-  const fromServers = Object.entries(file.servers ?? {}).filter(([name]) => !twice.has(name))
-  const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) =>
-    Spec.toSpec(name, entry, defaults, context, twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : [])
-  )
-  return Either.right({ servers, policy: policyOf(file, dir) })
+  const decoded = File.decode(text)
+  if (Either.isLeft(decoded)) return Either.left(new ConfigError({ path, reason: decoded.left }))
+  return Either.right(File.read(decoded.right, path, env, { inputs: new Map(), envFiles: new Map() }).parsed)
 }
 
 // --- paths --------------------------------------------------------------------------
@@ -217,6 +213,13 @@ export interface LoadOptions {
    * its failure fails the load, or, when watching, skips the edit as an invalid one.
    */
   readonly admit?: ((path: string, text: string) => Effect.Effect<void, ConfigError>) | undefined
+  /**
+   * Asks for an `${input:id}` that no `MCP_FLEET_INPUT_<ID>` supplies (the CLI asks on the
+   * terminal); `undefined` leaves it unanswered. Each id is asked once per load, or once
+   * for as long as the files are followed. Default: nobody is asked, and a server that
+   * needs the input is marked with a problem.
+   */
+  readonly askInput?: ((request: InputRequest) => Effect.Effect<string | undefined>) | undefined
 }
 
 /**
@@ -272,7 +275,58 @@ const readFile = (fs: FileSystem.FileSystem, path: string, required: boolean) =>
     )
   )
 
-const loadWith = (fs: FileSystem.FileSystem, files: Files, env: Env, admit: LoadOptions["admit"]) =>
+// Answers to `${input:id}`, kept for one load or for as long as the files are followed.
+interface Inputs {
+  readonly answers: Map<string, string>
+  readonly asked: Set<string>
+  readonly ask: LoadOptions["askInput"]
+}
+
+const inputsOf = (options: LoadOptions): Inputs => ({ answers: new Map(), asked: new Set(), ask: options.askInput })
+
+const readEnvFile = (fs: FileSystem.FileSystem, path: string) =>
+  fs.readFileString(path).pipe(
+    Effect.map(EnvFile.parse),
+    Effect.catchAll((error) =>
+      Effect.succeed<EnvFile.Parsed>({
+        values: {},
+        problems: [
+          error._tag === "SystemError" && error.reason === "NotFound"
+            ? "does not exist"
+            : `cannot be read: ${error.message}`
+        ]
+      })
+    )
+  )
+
+// Reads one file, asking for its inputs and reading its env files until nothing more can
+// be supplied.
+const loadFile = (fs: FileSystem.FileSystem, text: string, path: string, env: Env, inputs: Inputs) =>
+  Effect.gen(function*() {
+    const file = yield* Either.mapLeft(File.decode(text), (reason) => new ConfigError({ path, reason }))
+    const envFiles = new Map<string, EnvFile.Parsed>()
+    for (;;) {
+      const read = File.read(file, path, env, { inputs: inputs.answers, envFiles })
+      const ask = inputs.ask
+      const toAsk = ask === undefined ? [] : [...read.unanswered].filter((id) => !inputs.asked.has(id))
+      const toRead = [...read.unread].filter((envFile) => !envFiles.has(envFile))
+      if (toAsk.length === 0 && toRead.length === 0) return read.parsed
+      for (const id of toAsk) {
+        inputs.asked.add(id)
+        const answer = yield* ask!(File.inputRequest(file, id))
+        if (answer !== undefined) inputs.answers.set(id, answer)
+      }
+      for (const envFile of toRead) envFiles.set(envFile, yield* readEnvFile(fs, envFile))
+    }
+  })
+
+const loadWith = (
+  fs: FileSystem.FileSystem,
+  files: Files,
+  env: Env,
+  inputs: Inputs,
+  admit: LoadOptions["admit"]
+) =>
   Effect.gen(function*() {
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
@@ -284,7 +338,7 @@ const loadWith = (fs: FileSystem.FileSystem, files: Files, env: Env, admit: Load
         continue
       }
       if (admit !== undefined) yield* admit(path, text)
-      const parsed = yield* parseFile(text, path, env)
+      const parsed = yield* loadFile(fs, text, path, env, inputs)
       sources.push({ path, found: true, servers: parsed.servers.length })
       // A later file replaces a server of the same name; Map keeps its first position.
       for (const spec of parsed.servers) merged.set(spec.name, { spec, path })
@@ -312,7 +366,7 @@ const loadWith = (fs: FileSystem.FileSystem, files: Files, env: Env, admit: Load
 export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => {
     const env = options.env ?? process.env
-    return loadWith(fs, filesOf(options, env), env, options.admit)
+    return loadWith(fs, filesOf(options, env), env, inputsOf(options), options.admit)
   })
 
 // --- watching -----------------------------------------------------------------------
@@ -352,6 +406,7 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
   Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => {
     const env = options.env ?? process.env
     const files = filesOf(options, env)
+    const inputs = inputsOf(options)
     const directories = new Map<string, Set<string>>()
     for (const path of files.paths) {
       const absolute = NodePath.resolve(path)
@@ -371,7 +426,7 @@ export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never
         Effect.zipRight(options.onWarning?.(message) ?? Effect.void)
       )
     const reread = (previous: Loaded | undefined) =>
-      loadWith(fs, files, env, options.admit).pipe(
+      loadWith(fs, files, env, inputs, options.admit).pipe(
         Effect.tap((loaded) =>
           Effect.forEach(loaded.sources, (source, i) => {
             const before = previous?.sources[i]

@@ -132,9 +132,14 @@ describe("parse: formats", () => {
     expect(servers.files.problem).toBeUndefined()
 
     expect(servers.github.problem).toBe(
-      "VS Code input variables are not supported (${input:github-token} in headers.Authorization)"
+      `input "github-token" has no value (\${input:github-token} in headers.Authorization): ` +
+        "set MCP_FLEET_INPUT_GITHUB_TOKEN, or run on a terminal to be asked"
     )
-    expect(servers.github.transport).toEqual({ type: "stdio", command: "" })
+    expect(servers.github.transport).toEqual({ type: "http", url: "" })
+    const supplied = parseOk(text, { MCP_FLEET_INPUT_GITHUB_TOKEN: "ghp_x" }, "/work/app/.vscode/mcp.json")
+    expect(supplied.github.problem).toBeUndefined()
+    expect(Redacted.value(remote(supplied.github).headers!.Authorization as Redacted.Redacted<string>))
+      .toBe("Bearer ghp_x")
 
     expect(servers.everything.transport).toEqual({ type: "http", url: "http://localhost:3001/mcp" })
     expect(servers.camel.transport).toEqual({ type: "http", url: "http://localhost:3002/mcp" })
@@ -142,7 +147,7 @@ describe("parse: formats", () => {
 
   it("ignores unknown keys at the top and in servers", () => {
     const servers = parseOk({
-      mcpServers: { a: { command: "a", autoApprove: ["x"], trust: true, envFile: ".env" } },
+      mcpServers: { a: { command: "a", autoApprove: ["x"], trust: true } },
       projects: { "/x": {} },
       theme: "dark"
     })
@@ -207,9 +212,20 @@ describe("parse: transports", () => {
     expect(servers.notHttp.problem).toBe(`"url" is not an http or https URL`)
     expect(servers.notAUrl.problem).toBe(`"url" is not an http or https URL`)
     expect(servers.emptyCommand.problem).toBe(`"command" is empty`)
-    for (const name of Object.keys(servers).filter((name) => name !== "fine")) {
-      expect(servers[name].transport).toEqual({ type: "stdio", command: "" })
-    }
+    // The placeholder keeps the transport the entry was meant to have, where that is known.
+    expect(Object.fromEntries(Object.entries(servers).map(([name, spec]) => [name, spec.transport]))).toEqual({
+      both: { type: "stdio", command: "" },
+      neither: { type: "stdio", command: "" },
+      stdioWithUrl: { type: "stdio", command: "" },
+      httpWithCommand: { type: "stdio", command: "" },
+      sseWithCommand: { type: "stdio", command: "" },
+      websocket: { type: "ws", url: "" },
+      unknown: { type: "stdio", command: "" },
+      notHttp: { type: "http", url: "" },
+      notAUrl: { type: "http", url: "" },
+      emptyCommand: { type: "stdio", command: "" },
+      fine: { type: "stdio", command: "ok" }
+    })
     expect(servers.fine).toEqual({ name: "fine", transport: { type: "stdio", command: "ok" } })
   })
 
@@ -405,21 +421,30 @@ describe("parse: variables", () => {
     expect(servers.twice.problem).toBe(
       "variable HOST is not set (used in url); variable API_KEY is not set (used in headers.Authorization)"
     )
+    // A URL server is shown as the remote server it is, its half-expanded URL kept out.
+    expect(servers.twice.transport).toEqual({ type: "http", url: "" })
     expect(servers.fine.problem).toBeUndefined()
     // A problem never carries a value: the secret set for `broken` is nowhere in it.
     expect(JSON.stringify(servers.broken)).not.toContain("s3cr3t")
   })
 
-  it("marks unsupported and malformed references", () => {
+  it("marks unsupported and malformed references, saying \"not supported\" for VS Code's own", () => {
     const servers = parseOk({
       mcpServers: {
         config: { command: "x", args: ["${config:editor.fontSize}"] },
+        file: { command: "x", args: ["${file}"] },
+        cwd: { command: "x", args: ["${cwd}"] },
         spaces: { command: "x", args: ["${NOT A NAME}"] },
         open: { command: "x", args: ["${HOME"] },
         nested: { command: "x", args: ["${A:-${B}}"] }
       }
     }, env)
-    expect(servers.config.problem).toBe("unsupported variable ${config:editor.fontSize} in args[0]")
+    expect(servers.config.problem).toBe("${config:editor.fontSize} in args[0] is not supported")
+    expect(servers.file.problem).toBe("${file} in args[0] is not supported (it is VS Code's, for the open editor)")
+    expect(servers.cwd.problem).toBe("${cwd} in args[0] is not supported (it is VS Code's, for the open editor)")
+    // A variable of that name in the environment is used, as for any other name.
+    expect(stdio(parseOk({ mcpServers: { a: { command: "x", args: ["${cwd}"] } } }, { cwd: "/here" }).a).args)
+      .toEqual(["/here"])
     expect(servers.spaces.problem).toBe("invalid variable reference ${NOT A NAME} in args[0]")
     expect(servers.open.problem).toBe(`unterminated "\${" in args[0]`)
     expect(servers.nested.problem).toBe("nested variables are not supported (in args[0])")
@@ -654,6 +679,70 @@ describe("load", () => {
       )
       expect(exit).toMatchObject({ _tag: "Failure" })
       expect(String(Exit.isFailure(exit) && exit.cause)).toContain(`config file ${missing} does not exist`)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("reads an envFile under the entry's own env, its values Redacted; an unreadable one is a problem", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".vscode", "mcp.json")
+      fs.writeFileSync(
+        path.join(dir, ".env"),
+        "# secrets\nexport A=1\nB=\"two\\nlines\"\nC='x y'\nD=plain # a comment\n"
+      )
+      fs.writeFileSync(path.join(dir, "bad.env"), "A=1\nnot an assignment\n")
+      writeJson(file, {
+        servers: {
+          a: { command: "x", envFile: "${workspaceFolder}/.env", env: { D: "own" } },
+          b: { command: "x", envFile: "missing.env" },
+          c: { command: "x", envFile: "bad.env" }
+        }
+      })
+      const loaded = yield* FleetConfig.load({ paths: [file], env: {} })
+      const [a, b, c] = loaded.servers
+      const env = Object.fromEntries(
+        Object.entries(stdio(a).env!).map((
+          [key, value]
+        ) => [key, Redacted.isRedacted(value) ? Redacted.value(value) : value])
+      )
+      expect(env).toEqual({ A: "1", B: "two\nlines", C: "x y", D: "own" })
+      expect(Redacted.isRedacted(stdio(a).env!.A)).toBe(true)
+      expect(a.problem).toBeUndefined()
+      expect(b.problem).toBe(`envFile ${path.join(dir, "missing.env")}: does not exist`)
+      expect(c.problem).toBe(`envFile ${path.join(dir, "bad.env")}: line 2 is not KEY=value`)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("asks for each ${input:id} no variable supplies, once, with its description, and uses the answer", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, "mcp.json")
+      writeJson(file, {
+        inputs: [{ type: "promptString", id: "token", description: "The API token", password: true }],
+        servers: {
+          a: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${input:token}" } },
+          b: { command: "x", env: { TOKEN: "${input:token}" } },
+          c: { command: "x", args: ["${input:other}", "${input:given}"] }
+        }
+      })
+      const asked: Array<FleetConfig.InputRequest> = []
+      const loaded = yield* FleetConfig.load({
+        paths: [file],
+        env: { MCP_FLEET_INPUT_GIVEN: "from-env" },
+        askInput: (request) =>
+          Effect.sync(() => {
+            asked.push(request)
+            return request.id === "token" ? "s3cret" : undefined
+          })
+      })
+      expect(asked).toEqual([
+        { id: "token", description: "The API token", password: true, variable: "MCP_FLEET_INPUT_TOKEN" },
+        { id: "other", description: undefined, password: false, variable: "MCP_FLEET_INPUT_OTHER" }
+      ])
+      const [a, b, c] = loaded.servers
+      expect(a.problem).toBeUndefined()
+      expect(Redacted.value(remote(a).headers!.Authorization as Redacted.Redacted<string>)).toBe("Bearer s3cret")
+      expect(Redacted.value(stdio(b).env!.TOKEN as Redacted.Redacted<string>)).toBe("s3cret")
+      expect(c.problem).toContain(`input "other" has no value`)
+      expect(c.problem).not.toContain("given")
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("fails with a ConfigError naming the invalid file", () =>

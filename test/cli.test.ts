@@ -6,7 +6,21 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, cliEnv, config, FIXTURES, MARK, marked, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
+import {
+  CLI,
+  cliEnv,
+  config,
+  FIXTURES,
+  hasScript,
+  MARK,
+  marked,
+  removeTempDirs,
+  run,
+  runOnTerminal,
+  SERVERS,
+  start,
+  tempDir
+} from "./support/cli.js"
 import { groupMembers, guardianOf, procState, survivors, within } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
@@ -206,6 +220,45 @@ describe("errors", () => {
       `mcp-fleet: invalid config file ${path.join(dir, ".mcp.json")}: mcpServers.memory.command: expected a string, ` +
         `got 5; mcpServers.other.args: expected an array of strings, got "--verbose"\n`
     )
+  })
+})
+
+describe("VS Code inputs", () => {
+  const withInput = () =>
+    tempDir({
+      ".mcp.json": JSON.stringify({
+        inputs: [{ type: "promptString", id: "api-token", description: "The API token", password: true }],
+        mcpServers: {
+          env: marked({ command: process.execPath, args: [FIXTURES.env], env: { TOKEN: "${input:api-token}" } }, mark),
+          remote: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${input:api-token}" } }
+        }
+      })
+    })
+  const tokenSeen = (output: string) => JSON.parse(output.slice(output.indexOf(`{"env"`)).trim()).env.TOKEN
+
+  it("${input:id} comes from MCP_FLEET_INPUT_<ID>; without it and without a terminal the server says how", async () => {
+    const dir = withInput()
+    const given = await run(["call", "env", "env"], { cwd: dir, mark, env: { MCP_FLEET_INPUT_API_TOKEN: "from-env" } })
+    expect(given.code).toBe(0)
+    expect(tokenSeen(given.stdout)).toBe("from-env")
+
+    const missing = await run(["servers"], { cwd: dir, mark })
+    expect(missing.stdout).toContain(
+      `env: server 'env' is misconfigured: input "api-token" has no value (\${input:api-token} in env.TOKEN): ` +
+        "set MCP_FLEET_INPUT_API_TOKEN, or run on a terminal to be asked"
+    )
+    // A URL server that cannot be used is still shown with its transport.
+    expect(missing.stdout).toMatch(/remote\s+Failed\s+http\s/)
+  })
+
+  it.skipIf(!hasScript)("${input:id} is asked for on a terminal, typed unseen when it is a password", async () => {
+    const dir = withInput()
+    const result = await runOnTerminal(["call", "env", "env"], { cwd: dir, mark }, "The API token", "typed-secret")
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("The API token (${input:api-token}; or set MCP_FLEET_INPUT_API_TOKEN): ")
+    expect(tokenSeen(result.stdout)).toBe("typed-secret")
+    // Shown once: in the tool's answer, never as it was typed.
+    expect(result.stdout.split("typed-secret")).toHaveLength(2)
   })
 })
 

@@ -21,6 +21,7 @@ import * as ServerSpec from "../ServerSpec.js"
 import { isTerminal } from "../ServerState.js"
 import * as ToolPins from "../ToolPins.js"
 import * as CliError from "./CliError.js"
+import * as Prompt from "./Prompt.js"
 import * as Render from "./Render.js"
 import * as Settings from "./Settings.js"
 import * as Trust from "./Trust.js"
@@ -82,7 +83,11 @@ export const loadConfig = (
   Effect.gen(function*() {
     yield* announce(settings)
     yield* Trust.ensure(settings)
-    return yield* FleetConfig.load({ paths: settings.paths, admit: yield* Trust.admit(settings) })
+    return yield* FleetConfig.load({
+      paths: settings.paths,
+      admit: yield* Trust.admit(settings),
+      askInput: Prompt.askInput()
+    })
   })
 
 /**
@@ -146,10 +151,12 @@ export const follow = (
     yield* announce(settings)
     yield* Trust.ensure(settings)
     const registry = yield* makeRegistry(settings)
-    const admit = yield* Trust.admit(settings)
-    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths, admit, onWarning: warn }).pipe(
-      Effect.provideService(ServerRegistry.ServerRegistry, registry)
-    )
+    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({
+      paths: settings.paths,
+      admit: yield* Trust.admit(settings),
+      askInput: Prompt.askInput(),
+      onWarning: warn
+    }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     yield* maskLogs(loaded)
     return { registry, loaded, policy }
   })

@@ -28,7 +28,8 @@ export const FIXTURES = {
   failing: path.join(root, "test/fixtures/failing.mjs"),
   stubborn: path.join(root, "test/fixtures/stubborn.mjs"),
   escaping: path.join(root, "test/fixtures/escaping.mjs"),
-  drifting: path.join(root, "test/fixtures/drifting.mjs")
+  drifting: path.join(root, "test/fixtures/drifting.mjs"),
+  env: path.join(root, "test/fixtures/env.mjs")
 }
 
 const tempDirs = new Set<string>()
@@ -94,6 +95,34 @@ export const run = (args: ReadonlyArray<string>, options: Options) =>
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+/** Whether `script` (util-linux) is there to run the CLI on a terminal of its own. */
+export const hasScript = cp.spawnSync("script", ["--version"]).status === 0
+
+/**
+ * Runs the CLI on a terminal of its own (through `script`, which gives it a pty): when its
+ * output shows `prompt`, `answer` is typed. Resolves with everything the terminal showed.
+ */
+export const runOnTerminal = (args: ReadonlyArray<string>, options: Options, prompt: string, answer: string) =>
+  new Promise<Run>((resolve, reject) => {
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
+    const child = cp.spawn("script", ["-qec", [...CLI, ...args].map(quote).join(" "), "/dev/null"], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env, [MARK]: options.mark, NO_COLOR: "1" },
+      stdio: "pipe"
+    })
+    let shown = ""
+    let typed = false
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      shown += chunk
+      if (!typed && shown.includes(prompt)) {
+        typed = true
+        child.stdin.write(`${answer}\n`)
+      }
+    })
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout: shown, stderr: "" }))
   })
 
 /** A CLI process that keeps running (`watch`, `serve`), read line by line. */

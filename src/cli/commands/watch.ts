@@ -17,6 +17,7 @@ import * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
 import * as ToolPins from "../../ToolPins.js"
 import * as Fleet from "../Fleet.js"
+import * as Prompt from "../Prompt.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
@@ -176,6 +177,7 @@ export const watch = Command.make("watch", Settings.options, (given) =>
     yield* FleetConfig.sync({
       paths: settings.paths,
       admit: yield* Trust.admit(settings),
+      askInput: Prompt.askInput(),
       onApplied: ({ result }) => Queue.offer(happenings, { _tag: "ConfigApplied", result }),
       onWarning: (message) => Queue.offer(happenings, { _tag: "ConfigWarning", message })
     }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
