@@ -223,6 +223,81 @@ describe("errors", () => {
   })
 })
 
+describe("help and logs", () => {
+  const commands = [
+    "servers",
+    "tools",
+    "call",
+    "resources",
+    "read",
+    "prompts",
+    "prompt",
+    "add",
+    "remove",
+    "enable",
+    "disable",
+    "test",
+    "watch",
+    "serve"
+  ]
+
+  // Every option and argument is a line of its own, with our description under it.
+  const undescribed = (help: string) =>
+    help.split("\n").filter((line, i, lines) => /^ {2}[-(<[]/.test(line) && !/^ {6}\S/.test(lines[i + 1] ?? ""))
+
+  it("--help describes every command, option and argument in our words, with mcp-fleet <command> usage", async () => {
+    const overview = await run(["--help"], { cwd, mark })
+    expect(overview.code).toBe(0)
+    expect(overview.stdout).toContain("  mcp-fleet <command> [options]")
+    for (const command of commands) expect(overview.stdout).toMatch(new RegExp(`^  ${command} +\\S`, "m"))
+    expect(undescribed(overview.stdout)).toEqual([])
+    expect(overview.stdout).toContain("--log-level")
+    for (const command of commands) {
+      const help = await run([command, "--help"], { cwd, mark })
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain(`USAGE\n  mcp-fleet ${command} `)
+      expect(undescribed(help.stdout)).toEqual([])
+      for (
+        const generic of ["A user-defined piece of text", "A true or false value", "This setting", "This argument"]
+      ) {
+        expect(help.stdout).not.toContain(generic)
+      }
+      expect(help.stdout).not.toMatch(/--wizard|--completions/)
+      expect(help.stdout).not.toContain("\x1b[")
+    }
+    // -h after the command's own arguments too, and nothing runs.
+    expect((await run(["call", "mcp__memory__read_graph", "-h"], { cwd, mark })).stdout).toContain("mcp-fleet call ")
+  })
+
+  it.skipIf(!hasScript)("--help is bold on a terminal, and plain with NO_COLOR", async () => {
+    const colored = await runOnTerminal(["servers", "--help"], { cwd, mark, env: { NO_COLOR: "" } })
+    expect(colored.stdout).toContain("\x1b[1mUSAGE\x1b[0m")
+    const plain = await runOnTerminal(["servers", "--help"], { cwd, mark })
+    expect(plain.stdout).toContain("USAGE")
+    expect(plain.stdout).not.toContain("\x1b[")
+  })
+
+  it("--log-level is accepted anywhere, before or after the command and its options", async () => {
+    const dir = tempDir({ ".mcp.json": config({ broken: servers.broken }) })
+    for (const args of [["--log-level", "debug", "servers", "--json"], ["servers", "--json", "--log-level", "debug"]]) {
+      const result = await run(args, { cwd: dir, mark })
+      expect(result.code).toBe(0)
+      expect(result.stderr).toMatch(/DEBUG .*error: GITHUB_TOKEN is not set/)
+    }
+    const warning = await run(["tools", "--server", "broken", "--log-level=warning"], { cwd: dir, mark })
+    expect(warning.stderr).toContain("WARN")
+    expect(warning.stderr).not.toContain("DEBUG")
+    const quiet = await run(["servers", "--json"], { cwd: dir, mark })
+    expect(quiet.stderr).not.toMatch(/DEBUG|WARN/)
+
+    const bad = await run(["servers", "--log-level", "loud"], { cwd: dir, mark })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain(
+      "--log-level 'loud' is not one of all, trace, debug, info, warning, error, fatal, none"
+    )
+  })
+})
+
 describe("VS Code inputs", () => {
   const withInput = () =>
     tempDir({
@@ -253,7 +328,10 @@ describe("VS Code inputs", () => {
 
   it.skipIf(!hasScript)("${input:id} is asked for on a terminal, typed unseen when it is a password", async () => {
     const dir = withInput()
-    const result = await runOnTerminal(["call", "env", "env"], { cwd: dir, mark }, "The API token", "typed-secret")
+    const result = await runOnTerminal(["call", "env", "env"], { cwd: dir, mark }, {
+      shows: "The API token",
+      answer: "typed-secret"
+    })
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("The API token (${input:api-token}; or set MCP_FLEET_INPUT_API_TOKEN): ")
     expect(tokenSeen(result.stdout)).toBe("typed-secret")

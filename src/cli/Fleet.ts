@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Args from "@effect/cli/Args"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -256,6 +257,14 @@ export const start = (
     yield* only === undefined ? Effect.ignore(shown) : shown
     return { registry, loaded }
   })
+
+/**
+ * The argument naming one server of the config (`name` or `server` in the usage).
+ *
+ * @since 0.1.0
+ */
+export const serverArg = (name: "name" | "server") =>
+  Args.text({ name }).pipe(Args.withDescription("A server's name, as in the config file"))
 
 /**
  * Fails with a clear sentence, and the closest names, when the config has no such server.

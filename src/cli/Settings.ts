@@ -1,6 +1,7 @@
 /**
- * The options every command takes (`--config`, `--json`, `--timeout`) and the config
- * files they lead to. `--log-level` is @effect/cli's own built-in option.
+ * The options every command takes (`--config`, `--json`, `--timeout`, `--log-level`) and
+ * the config files they lead to. `--log-level` is taken out of the command line before
+ * @effect/cli parses it, so that it is accepted anywhere, before or after the command.
  *
  * @since 0.1.0
  */
@@ -8,6 +9,8 @@ import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -23,9 +26,11 @@ import * as CliError from "./CliError.js"
 export const options = {
   config: Options.text("config").pipe(
     Options.withAlias("c"),
+    Options.withPseudoName("file"),
     Options.withDescription(
       "A config file (mcpServers or servers format); repeat to merge several, later ones winning. " +
-        "Default: ./.mcp.json, else ./mcp.json (once trusted: see 'mcp-fleet trust'), else ~/.config/mcp-fleet/mcp.json"
+        "It must exist. Default: ./.mcp.json, else ./mcp.json (once trusted: see 'mcp-fleet trust'), " +
+        "else ~/.config/mcp-fleet/mcp.json"
     ),
     Options.repeated
   ),
@@ -33,7 +38,11 @@ export const options = {
     Options.withDescription("Print machine-readable JSON on stdout (errors as a JSON object on stderr)")
   ),
   timeout: Options.text("timeout").pipe(
-    Options.withDescription("How long to wait for servers and calls: 30s, 500ms, 2m or seconds (default 30s)"),
+    Options.withPseudoName("duration"),
+    Options.withDescription(
+      "How long to wait for servers to start and for each answer: 30s, 500ms, 2m, or a number of seconds " +
+        "(default 30s)"
+    ),
     Options.optional
   ),
   trust: Options.boolean("trust").pipe(
@@ -41,6 +50,67 @@ export const options = {
       "Run a config found in the working directory without asking, this time only (for CI; also MCP_FLEET_TRUST=1)"
     )
   )
+}
+
+/**
+ * The levels `--log-level` takes.
+ *
+ * @since 0.1.0
+ */
+export const logLevels = ["all", "trace", "debug", "info", "warning", "error", "fatal", "none"] as const
+
+/**
+ * What `--log-level` does, for the help.
+ *
+ * @since 0.1.0
+ */
+export const logLevelDescription = "Show the fleet's logs on stderr from this level up (default: error). " +
+  "warning adds servers that fail and restart; debug adds every line servers write to stderr"
+
+const logLevelOf: Record<(typeof logLevels)[number], LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+/**
+ * Takes `--log-level <level>` (or `--log-level=<level>`) out of the command line, wherever it
+ * is before `--`; the last one given wins. Fails with a usage error for an unknown level.
+ *
+ * @since 0.1.0
+ */
+export const takeLogLevel = (
+  args: ReadonlyArray<string>
+): Either.Either<
+  { readonly args: ReadonlyArray<string>; readonly level: Option.Option<LogLevel.LogLevel> },
+  CliError.CliError
+> => {
+  const rest: Array<string> = []
+  let level: Option.Option<LogLevel.LogLevel> = Option.none()
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") return Either.right({ args: rest.concat(args.slice(i)), level })
+    if (arg !== "--log-level" && !arg.startsWith("--log-level=")) {
+      rest.push(arg)
+      continue
+    }
+    const value = arg === "--log-level" ? args[++i] : arg.slice("--log-level=".length)
+    const known = logLevels.find((name) => name === value?.toLowerCase())
+    if (known === undefined) {
+      return Either.left(CliError.usage(
+        value === undefined
+          ? `--log-level needs a level: ${logLevels.join(", ")}`
+          : `--log-level '${value}' is not one of ${logLevels.join(", ")}`
+      ))
+    }
+    level = Option.some(logLevelOf[known])
+  }
+  return Either.right({ args: rest, level })
 }
 
 /**

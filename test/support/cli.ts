@@ -103,22 +103,27 @@ export const hasScript = cp.spawnSync("script", ["--version"]).status === 0
 /**
  * Runs the CLI on a terminal of its own (through `script`, which gives it a pty): when its
  * output shows `prompt`, `answer` is typed. Resolves with everything the terminal showed.
+ * `NO_COLOR` is set unless `options.env` says otherwise.
  */
-export const runOnTerminal = (args: ReadonlyArray<string>, options: Options, prompt: string, answer: string) =>
+export const runOnTerminal = (
+  args: ReadonlyArray<string>,
+  options: Options,
+  prompt?: { readonly shows: string; readonly answer: string }
+) =>
   new Promise<Run>((resolve, reject) => {
     const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
     const child = cp.spawn("script", ["-qec", [...CLI, ...args].map(quote).join(" "), "/dev/null"], {
       cwd: options.cwd,
-      env: { ...process.env, ...options.env, [MARK]: options.mark, NO_COLOR: "1" },
+      env: { ...process.env, NO_COLOR: "1", ...options.env, [MARK]: options.mark },
       stdio: "pipe"
     })
     let shown = ""
     let typed = false
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       shown += chunk
-      if (!typed && shown.includes(prompt)) {
+      if (prompt !== undefined && !typed && shown.includes(prompt.shows)) {
         typed = true
-        child.stdin.write(`${answer}\n`)
+        child.stdin.write(`${prompt.answer}\n`)
       }
     })
     child.on("error", reject)

@@ -79,6 +79,7 @@ export const servers = Command.make("servers", Settings.options, (given) =>
 
 const serverOption = Options.text("server").pipe(
   Options.withAlias("s"),
+  Options.withPseudoName("name"),
   Options.withDescription("Only this server"),
   Options.optional
 )

@@ -95,9 +95,15 @@ export const call = Command.make("call", {
   target: Args.text({ name: "tool" }).pipe(
     Args.withDescription("The qualified name (mcp__<server>__<tool>), or the server name followed by the tool name")
   ),
-  rest: Args.text({ name: "tool | json-args" }).pipe(Args.repeated),
+  rest: Args.text({ name: "tool | json-args" }).pipe(
+    Args.withDescription(
+      "After a server name, the tool's name; then, or after a qualified name, its arguments as one JSON object"
+    ),
+    Args.repeated
+  ),
   arg: Options.text("arg").pipe(
     Options.withAlias("a"),
+    Options.withPseudoName("key=value"),
     Options.withDescription("One argument as key=value (repeatable); JSON values for non-string fields"),
     Options.repeated
   )
@@ -151,8 +157,8 @@ export const call = Command.make("call", {
  */
 export const read = Command.make("read", {
   ...Settings.options,
-  server: Args.text({ name: "server" }),
-  uri: Args.text({ name: "uri" })
+  server: Fleet.serverArg("server"),
+  uri: Args.text({ name: "uri" }).pipe(Args.withDescription("The resource's URI, as `mcp-fleet resources` lists it"))
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
@@ -169,9 +175,12 @@ export const read = Command.make("read", {
  */
 export const prompt = Command.make("prompt", {
   ...Settings.options,
-  server: Args.text({ name: "server" }),
-  name: Args.text({ name: "name" }),
-  args: Args.text({ name: "json-args" }).pipe(Args.optional)
+  server: Fleet.serverArg("server"),
+  name: Args.text({ name: "name" }).pipe(Args.withDescription("The prompt's name, as `mcp-fleet prompts` lists it")),
+  args: Args.text({ name: "json-args" }).pipe(
+    Args.withDescription(`The prompt's arguments as one JSON object, like '{"city": "Paris"}'`),
+    Args.optional
+  )
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
