@@ -109,6 +109,8 @@ export interface Parsed {
    * and a relative `audit` path resolved against the file's directory; `{}` when none.
    */
   readonly policy: Policy.Config
+  /** What works but is likely a mistake: a server name that qualified names must change. */
+  readonly warnings: ReadonlyArray<string>
 }
 
 /**
@@ -249,6 +251,8 @@ export interface Loaded {
   readonly origin: Readonly<Record<string, string>>
   /** The tool policy of all files, merged with `Policy.merge` in file order. */
   readonly policy: Policy.Config
+  /** The files' warnings (see `Parsed`), each naming its file; also logged. */
+  readonly warnings: ReadonlyArray<string>
 }
 
 // The files to read, and whether each must exist: named ones must, default places need not.
@@ -320,17 +324,27 @@ const loadFile = (fs: FileSystem.FileSystem, text: string, path: string, env: En
     }
   })
 
-const loadWith = (
-  fs: FileSystem.FileSystem,
-  files: Files,
-  env: Env,
-  inputs: Inputs,
-  admit: LoadOptions["admit"]
-) =>
+// One load, or one watch, of the files: where they are, the variables, the check each text
+// must pass, and the answers to inputs, shared by every read so that nobody is asked twice.
+interface Reader {
+  readonly fs: FileSystem.FileSystem
+  readonly files: Files
+  readonly env: Env
+  readonly inputs: Inputs
+  readonly admit: LoadOptions["admit"]
+}
+
+const readerOf = (fs: FileSystem.FileSystem, options: LoadOptions): Reader => {
+  const env = options.env ?? process.env
+  return { fs, files: filesOf(options, env), env, inputs: inputsOf(options), admit: options.admit }
+}
+
+const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
   Effect.gen(function*() {
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
     let policy: Policy.Config = {}
+    const warnings: Array<string> = []
     for (const path of files.paths) {
       const text = yield* readFile(fs, path, files.required)
       if (text === undefined) {
@@ -343,13 +357,15 @@ const loadWith = (
       // A later file replaces a server of the same name; Map keeps its first position.
       for (const spec of parsed.servers) merged.set(spec.name, { spec, path })
       policy = Policy.merge(policy, parsed.policy)
+      for (const warning of parsed.warnings) warnings.push(warning)
     }
     const entries = [...merged.values()]
     const loaded: Loaded = {
       servers: entries.map((entry) => entry.spec),
       sources,
       origin: Object.fromEntries(entries.map((entry) => [entry.spec.name, entry.path])),
-      policy
+      policy,
+      warnings
     }
     return loaded
   })
@@ -358,16 +374,13 @@ const loadWith = (
  * Reads the files in order and merges their servers by name: a later file wins, so pass
  * the user's file first and the project's last. A named file that does not exist fails the
  * load (`missing`), as does a file that cannot be read or used; of the default places, those
- * that hold no file are skipped and reported in `sources`.
+ * that hold no file are skipped and reported in `sources`. Warnings are returned, not logged.
  *
  * @since 0.1.0
  * @category loading
  */
 export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => {
-    const env = options.env ?? process.env
-    return loadWith(fs, filesOf(options, env), env, inputsOf(options), options.admit)
-  })
+  Effect.flatMap(FileSystem.FileSystem, (fs) => loadWith(readerOf(fs, options)))
 
 // --- watching -----------------------------------------------------------------------
 
@@ -403,62 +416,59 @@ export interface WatchOptions extends LoadOptions {
  * @category loading
  */
 export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never, FileSystem.FileSystem> =>
-  Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => {
-    const env = options.env ?? process.env
-    const files = filesOf(options, env)
-    const inputs = inputsOf(options)
-    const directories = new Map<string, Set<string>>()
-    for (const path of files.paths) {
-      const absolute = NodePath.resolve(path)
-      const dir = NodePath.dirname(absolute)
-      const names = directories.get(dir) ?? new Set<string>()
-      names.add(NodePath.basename(absolute))
-      directories.set(dir, names)
-    }
-    const edits = Stream.mergeAll(
-      [...directories].map(([dir, names]) => Watch.watchDirectory(fs, dir, names)),
-      { concurrency: "unbounded" }
-    ).pipe(Stream.debounce(options.debounce ?? Duration.millis(100)))
+  Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => watchWith(readerOf(fs, options), options, undefined)))
 
-    const warn = (message: string, path: string) =>
-      Effect.logWarning(message).pipe(
-        Effect.annotateLogs({ path }),
-        Effect.zipRight(options.onWarning?.(message) ?? Effect.void)
-      )
-    const reread = (previous: Loaded | undefined) =>
-      loadWith(fs, files, env, inputs, options.admit).pipe(
-        Effect.tap((loaded) =>
-          Effect.forEach(loaded.sources, (source, i) => {
-            const before = previous?.sources[i]
-            if (before === undefined || before.found === source.found) return Effect.void
-            return source.found
-              ? Effect.logInfo(`config file ${source.path} appeared`).pipe(Effect.annotateLogs({ path: source.path }))
-              : warn(`config file ${source.path} was deleted; its servers are stopped`, source.path)
-          }, { discard: true })
-        ),
-        Effect.map((
-          loaded
-        ): readonly [Loaded | undefined, ReadonlyArray<Loaded>] => [
-          loaded,
-          previous === undefined || Watch.fingerprint(previous) !== Watch.fingerprint(loaded) ? [loaded] : []
-        ]),
-        Effect.catchAll((error) =>
-          warn(
-            previous === undefined
-              ? `${error.message}; waiting for a valid config`
-              : error.missing === true
-              ? `config file ${error.path} was deleted; keeping the last good config until it is back`
-              : `${error.message}; keeping the last good config`,
-            error.path
-          ).pipe(Effect.as([previous, []] as const))
-        )
-      )
+// A warning about the files: logged, and passed to `onWarning`.
+const warn = (options: WatchOptions, message: string) =>
+  Effect.zipRight(Effect.logWarning(message), options.onWarning?.(message) ?? Effect.void)
 
-    return Stream.concat(Stream.succeed(undefined), edits).pipe(
-      Stream.mapAccumEffect(undefined as Loaded | undefined, (previous) => reread(previous)),
-      Stream.flattenIterables
+// What changed between two good reads that a person should hear of: files that came or
+// went, and warnings that are new.
+const news = (options: WatchOptions, previous: Loaded | undefined, loaded: Loaded) =>
+  Effect.zipRight(
+    Effect.forEach(loaded.sources, (source, i) => {
+      const before = previous?.sources[i]
+      if (before === undefined || before.found === source.found) return Effect.void
+      return source.found
+        ? Effect.logInfo(`config file ${source.path} appeared`)
+        : warn(options, `config file ${source.path} was deleted; its servers are stopped`)
+    }, { discard: true }),
+    Effect.forEach(
+      loaded.warnings.filter((warning) => !previous?.warnings.includes(warning)),
+      (warning) => warn(options, warning),
+      { discard: true }
     )
-  }))
+  )
+
+// The files' changes after `initial` (the config already in force, if any): a new config
+// for each edit that changes it, a warning for each that cannot be used.
+const watchWith = (reader: Reader, options: WatchOptions, initial: Loaded | undefined) => {
+  const reread = (previous: Loaded | undefined) =>
+    loadWith(reader).pipe(
+      Effect.tap((loaded) => news(options, previous, loaded)),
+      Effect.map((
+        loaded
+      ): readonly [Loaded | undefined, ReadonlyArray<Loaded>] => [
+        loaded,
+        previous === undefined || Watch.fingerprint(previous) !== Watch.fingerprint(loaded) ? [loaded] : []
+      ]),
+      Effect.catchAll((error) =>
+        warn(
+          options,
+          previous === undefined
+            ? `${error.message}; waiting for a valid config`
+            : error.missing === true
+            ? `config file ${error.path} was deleted; keeping the last good config until it is back`
+            : `${error.message}; keeping the last good config`
+        ).pipe(Effect.as([previous, []] as const))
+      )
+    )
+  const edits = Watch.edits(reader.fs, reader.files.paths, options.debounce ?? Duration.millis(100))
+  return Stream.concat(Stream.succeed(undefined), edits).pipe(
+    Stream.mapAccumEffect(initial, (previous) => reread(previous)),
+    Stream.flattenIterables
+  )
+}
 
 // --- keeping a registry and a policy in step ------------------------------------------
 
@@ -508,22 +518,22 @@ const apply = (
   })
 
 // Applies `loaded` now and, with `watch`, every later edit until the Scope closes.
-const follow = (
-  registry: ServerRegistry.ServerRegistry,
-  policy: Policy.Policy | undefined,
-  loaded: Loaded,
-  options: SyncOptions
-) =>
+// Loads the files and applies them now and, with `watch`, every later edit until the Scope closes.
+const follow = (registry: ServerRegistry.ServerRegistry, makePolicy: boolean, options: SyncOptions) =>
   Effect.gen(function*() {
+    const reader = readerOf(yield* FileSystem.FileSystem, options)
+    const loaded = yield* loadWith(reader)
+    const policy = makePolicy ? yield* Policy.make(loaded.policy) : undefined
+    yield* news(options, undefined, loaded)
     yield* apply(registry, policy, loaded, options)
-    if (options.watch === false) return
-    yield* Stream.concat(Stream.succeed(loaded), changes(options)).pipe(
+    if (options.watch !== false) {
       // The watch begins with a fresh read, which is news only if it differs from `loaded`.
-      Stream.changesWith((a, b) => Watch.fingerprint(a) === Watch.fingerprint(b)),
-      Stream.drop(1),
-      Stream.runForEach((next) => apply(registry, policy, next, options)),
-      Effect.forkScoped
-    )
+      yield* watchWith(reader, options, loaded).pipe(
+        Stream.runForEach((next) => apply(registry, policy, next, options)),
+        Effect.forkScoped
+      )
+    }
+    return { loaded, policy }
   })
 
 /**
@@ -538,12 +548,10 @@ const follow = (
 export const sync = (
   options: SyncOptions = {}
 ): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry | Scope.Scope> =>
-  Effect.gen(function*() {
-    const registry = yield* ServerRegistry.ServerRegistry
-    const loaded = yield* load(options)
-    yield* follow(registry, undefined, loaded, options)
-    return loaded
-  })
+  Effect.map(
+    Effect.flatMap(ServerRegistry.ServerRegistry, (registry) => follow(registry, false, options)),
+    (followed) => followed.loaded
+  )
 
 /**
  * A fleet and its policy that follow the files.
@@ -569,13 +577,10 @@ export interface Synced {
 export const syncWithPolicy = (
   options: SyncOptions = {}
 ): Effect.Effect<Synced, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry | Scope.Scope> =>
-  Effect.gen(function*() {
-    const registry = yield* ServerRegistry.ServerRegistry
-    const loaded = yield* load(options)
-    const policy = yield* Policy.make(loaded.policy)
-    yield* follow(registry, policy, loaded, options)
-    return { loaded, policy }
-  })
+  Effect.flatMap(
+    ServerRegistry.ServerRegistry,
+    (registry) => Effect.map(follow(registry, true, options), ({ loaded, policy }) => ({ loaded, policy: policy! }))
+  )
 
 /**
  * A layer that loads the files (from `paths`, else `MCP_FLEET_CONFIG`, else the default

@@ -163,7 +163,16 @@ describe("calling tools", () => {
 
     const badJson = await cli("call", "mcp__everything__echo", "{nope", "--json")
     expect(badJson.code).toBe(2)
-    expect(json(badJson.stderr.trim().split("\n").at(-1)!)).toMatchObject({ error: "CliError" })
+    expect(json(badJson.stderr.trim().split("\n").at(-1)!)).toMatchObject({
+      error: "CliError",
+      message: expect.stringMatching(/^the arguments are not valid JSON: /)
+    })
+
+    // A server's error code is said once, though its message repeats it.
+    const notFound = await cli("read", "everything", "demo://nope")
+    expect(notFound.code).toBe(1)
+    expect(notFound.stderr).toMatch(/answered resources\/read with error -32602: Resource demo:\/\/nope not found/)
+    expect(notFound.stderr).not.toContain("MCP error")
 
     // A result with isError is printed, and the exit code says it failed.
     const isError = await cli("call", "mcp__failing__fail")
@@ -340,6 +349,51 @@ describe("VS Code inputs", () => {
   })
 })
 
+describe("wording", () => {
+  it("a disabled server says how to switch it on", async () => {
+    const dir = tempDir({ ".mcp.json": config({ memory: { ...servers.memory, disabled: true } }) })
+    const called = await run(["call", "memory", "read_graph"], { cwd: dir, mark })
+    expect(called.code).toBe(1)
+    expect(called.stderr).toContain("server 'memory' is disabled; switch it on with 'mcp-fleet enable memory'")
+    const listed = await run(["servers"], { cwd: dir, mark })
+    expect(listed.stdout).toMatch(/memory\s+Disabled\s+stdio.*switched off: mcp-fleet enable memory/)
+  })
+
+  it("add says what is missing, and refuses names that qualified names would change", async () => {
+    const dir = tempDir()
+    const add = (...args: Array<string>) => run(["add", ...args], { cwd: dir, mark, env: { HOME: dir } })
+    const neither = await add("memory")
+    expect(neither.code).toBe(2)
+    expect(neither.stderr).toContain(
+      "server 'memory' needs a command or a URL: mcp-fleet add memory -- <command> [args...], " +
+        "or mcp-fleet add memory --url <url>"
+    )
+    const both = await add("memory", "--url", "http://127.0.0.1:9/mcp", "--", "node")
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain("server 'memory' gets a command (after --) or a URL (--url), not both")
+    const dotted = await add("my.server", "--", "node")
+    expect(dotted.code).toBe(2)
+    expect(dotted.stderr).toContain(
+      "server name 'my.server' has characters other than letters, digits, _ and -, so its tools are named " +
+        "mcp__my_server__<tool>; use letters, digits, _ and - only"
+    )
+    const prefixed = await add("mcp__x", "--", "node")
+    expect(prefixed.code).toBe(2)
+    expect(prefixed.stderr).toContain("server name 'mcp__x' starts with mcp__, like a qualified name")
+    expect(fs.existsSync(path.join(dir, ".mcp.json"))).toBe(false)
+  })
+
+  it("a config with such a name works, with a warning", async () => {
+    const dir = tempDir({ ".mcp.json": config({ "my.notes": { ...servers.memory, disabled: true } }) })
+    const result = await run(["servers"], { cwd: dir, mark })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain(
+      `mcp-fleet: warning: server name 'my.notes' in ${path.join(dir, ".mcp.json")} has characters other than ` +
+        "letters, digits, _ and -, so its tools are named mcp__my_notes__<tool>"
+    )
+  })
+})
+
 describe("editing the config", () => {
   const original = `{
   // Claude Code's settings live here too
@@ -384,6 +438,27 @@ describe("editing the config", () => {
 
     const missing = await edit("remove", "nothere")
     expect(missing.code).toBe(2)
+  })
+
+  it("remove takes the comment lines right above the entry with it", async () => {
+    const text = `{
+  "mcpServers": {
+    // long-term notes
+    "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },
+    // the web
+    "web": { "url": "https://example.com/mcp" }
+  }
+}
+`
+    const dir = tempDir({ ".mcp.json": text })
+    expect((await run(["remove", "memory"], { cwd: dir, mark })).code).toBe(0)
+    expect(fs.readFileSync(path.join(dir, ".mcp.json"), "utf8")).toBe(`{
+  "mcpServers": {
+    // the web
+    "web": { "url": "https://example.com/mcp" }
+  }
+}
+`)
   })
 
   it("add creates ./.mcp.json when there is no config", async () => {

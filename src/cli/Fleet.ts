@@ -84,11 +84,13 @@ export const loadConfig = (
   Effect.gen(function*() {
     yield* announce(settings)
     yield* Trust.ensure(settings)
-    return yield* FleetConfig.load({
+    const loaded = yield* FleetConfig.load({
       paths: settings.paths,
       admit: yield* Trust.admit(settings),
       askInput: Prompt.askInput()
     })
+    if (!settings.json) yield* Effect.forEach(loaded.warnings, warn, { discard: true })
+    return loaded
   })
 
 /**
@@ -239,7 +241,12 @@ export const start = (
     const loaded = options.loaded ?? (yield* loadConfig(settings))
     yield* maskLogs(loaded)
     const only = options.only
-    if (only !== undefined) yield* requireServer(loaded, only)
+    if (only !== undefined) {
+      yield* requireServer(loaded, only)
+      if (loaded.servers.some((spec) => spec.name === only && spec.disabled === true)) {
+        return yield* CliError.failure(`server '${only}' is disabled; switch it on with 'mcp-fleet enable ${only}'`)
+      }
+    }
     const servers = only === undefined ? loaded.servers : loaded.servers.filter((spec) => spec.name === only)
     const registry = yield* makeRegistry(settings)
     const events = yield* registry.subscribe

@@ -48,6 +48,8 @@ export const statusTable = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>
       String(status.connection?.pid ?? ""),
       status.state._tag === "Ready"
         ? `${status.serverInfo?.name ?? ""} ${status.serverInfo?.version ?? ""}`.trim()
+        : status.state._tag === "Disabled"
+        ? `switched off: mcp-fleet enable ${status.name}`
         : clip(describe(status.state, now), 60)
     ])
   ])

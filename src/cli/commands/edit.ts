@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
+import * as Catalog from "../../Catalog.js"
 import * as FleetConfig from "../../FleetConfig.js"
 import * as CliError from "../CliError.js"
 import * as ConfigEdit from "../ConfigEdit.js"
@@ -112,8 +113,20 @@ export const add = Command.make("add", {
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const [command, ...args] = given.command
-    if ((command === undefined) === Option.isNone(given.url)) {
-      return yield* CliError.usage("give either a command (add <name> -- <command> [args...]) or --url <url>, not both")
+    const problem = Catalog.serverNameProblem(given.name)
+    if (problem !== undefined) {
+      return yield* CliError.usage(`server name '${given.name}' ${problem}; use letters, digits, _ and - only`)
+    }
+    if (command === undefined && Option.isNone(given.url)) {
+      return yield* CliError.usage(
+        `server '${given.name}' needs a command or a URL: mcp-fleet add ${given.name} -- <command> [args...], ` +
+          `or mcp-fleet add ${given.name} --url <url>`
+      )
+    }
+    if (command !== undefined && Option.isSome(given.url)) {
+      return yield* CliError.usage(
+        `server '${given.name}' gets a command (after --) or a URL (--url), not both`
+      )
     }
     const env = yield* pairs(given.env, "env")
     const headers = yield* pairs(given.header, "header")

@@ -30,7 +30,7 @@ const parseObject = (text: string, what: string): Effect.Effect<Record<string, u
       value = JSON.parse(text)
     } catch (error) {
       return Effect.fail(
-        CliError.usage(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
+        CliError.usage(`${what} are not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
       )
     }
     return typeof value === "object" && value !== null && !Array.isArray(value)

@@ -9,6 +9,7 @@
 import * as Either from "effect/Either"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import * as Catalog from "../../Catalog.js"
 import type * as FleetConfig from "../../FleetConfig.js"
 import * as Policy from "../../Policy.js"
 import * as Jsonc from "../jsonc.js"
@@ -82,8 +83,12 @@ export const read = (
   const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) =>
     Spec.toSpec(name, entry, defaults, context, twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : [])
   )
+  const warnings = servers.flatMap((spec) => {
+    const problem = Catalog.serverNameProblem(spec.name)
+    return problem === undefined ? [] : [`server name '${spec.name}' in ${path} ${problem}`]
+  })
   return {
-    parsed: { servers, policy: policyOf(file, dir) },
+    parsed: { servers, policy: policyOf(file, dir), warnings },
     unanswered: context.unanswered,
     unread: context.unread
   }
