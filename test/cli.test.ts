@@ -181,6 +181,45 @@ describe("calling tools", () => {
   })
 })
 
+describe("timeouts of a call", () => {
+  // The hang fixture ignores the end of its stdin and SIGTERM: its shutdown takes seconds.
+  const hanging = (own: string) =>
+    tempDir({ ".mcp.json": config({ hang: marked({ command: process.execPath, args: [FIXTURES.hang] }, own) }) })
+  const alive = (own: string) => survivors(MARK, own).filter((line) => line.includes("hang.mjs"))
+
+  it("--timeout is reported at its deadline, while the server is still being shut down", async () => {
+    const own = `${mark}-timeout`
+    const calling = start(["call", "hang", "hang", "--timeout", "1s"], { cwd: hanging(own), mark: own })
+    await calling.errorLine(
+      (line) => line === "mcp-fleet: server 'hang' did not answer tools/call within 1000 ms",
+      "the timeout"
+    )
+    expect(alive(own)).toHaveLength(1)
+    expect(await calling.exited).toBe(1)
+    expect(alive(own)).toEqual([])
+  })
+
+  it("--max-time bounds a call that keeps sending progress; --timeout alone would wait on", async () => {
+    const own = `${mark}-max-time`
+    const calling = start(["call", "hang", "ticking", "--timeout", "1s", "--max-time", "2s"], {
+      cwd: hanging(own),
+      mark: own
+    })
+    await calling.errorLine(
+      (line) => line === "mcp-fleet: server 'hang' did not finish tools/call within its maximum of 2000 ms",
+      "the maximum"
+    )
+    // Progress came all along, more than a --timeout apart in all: it was inactivity that --timeout bounds.
+    expect(calling.stderr().match(/progress: \d+/g)!.length).toBeGreaterThan(10)
+    expect(await calling.exited).toBe(1)
+    expect(alive(own)).toEqual([])
+
+    const bad = await run(["call", "hang", "hang", "--max-time", "soon"], { cwd: hanging(own), mark: own })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("--max-time 'soon' is not a duration such as 30s, 500ms or 2m")
+  })
+})
+
 describe("errors", () => {
   it("no config file, a bad --timeout, and --json errors as a JSON object on stderr", async () => {
     const empty = tempDir()

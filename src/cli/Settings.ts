@@ -19,6 +19,18 @@ import * as FleetConfig from "../FleetConfig.js"
 import * as CliError from "./CliError.js"
 
 /**
+ * A `--timeout` option with the given description (`call` says more than the others).
+ *
+ * @since 0.1.0
+ */
+export const timeoutOption = (description: string) =>
+  Options.text("timeout").pipe(
+    Options.withPseudoName("duration"),
+    Options.withDescription(description),
+    Options.optional
+  )
+
+/**
  * The global options, accepted before the command name and after it.
  *
  * @since 0.1.0
@@ -37,13 +49,9 @@ export const options = {
   json: Options.boolean("json").pipe(
     Options.withDescription("Print machine-readable JSON on stdout (errors as a JSON object on stderr)")
   ),
-  timeout: Options.text("timeout").pipe(
-    Options.withPseudoName("duration"),
-    Options.withDescription(
-      "How long to wait for servers to start and for each answer: 30s, 500ms, 2m, or a number of seconds " +
-        "(default 30s)"
-    ),
-    Options.optional
+  timeout: timeoutOption(
+    "How long to wait for servers to start and for each answer: 30s, 500ms, 2m, or a number of seconds " +
+      "(default 30s)"
   ),
   trust: Options.boolean("trust").pipe(
     Options.withDescription(
@@ -174,6 +182,17 @@ export const parseDuration = (text: string): Option.Option<Duration.Duration> =>
 }
 
 /**
+ * A duration above zero given to `flag` (see `parseDuration`), or a usage error saying so.
+ *
+ * @since 0.1.0
+ */
+export const duration = (flag: string, text: string): Effect.Effect<Duration.Duration, CliError.CliError> =>
+  Option.match(Option.filter(parseDuration(text), (value) => Duration.toMillis(value) > 0), {
+    onNone: () => Effect.fail(CliError.usage(`${flag} '${text}' is not a duration such as 30s, 500ms or 2m`)),
+    onSome: Effect.succeed
+  })
+
+/**
  * The files looked for when no `--config` and no `MCP_FLEET_CONFIG` is given, in order:
  * the first one that exists is used.
  */
@@ -194,14 +213,9 @@ export const resolve = (
   cwd: string = process.cwd()
 ): Effect.Effect<Settings, CliError.CliError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    let timeout = Duration.seconds(30)
-    if (Option.isSome(given.timeout)) {
-      const parsed = Option.filter(parseDuration(given.timeout.value), (value) => Duration.toMillis(value) > 0)
-      if (Option.isNone(parsed)) {
-        return yield* CliError.usage(`--timeout '${given.timeout.value}' is not a duration such as 30s, 500ms or 2m`)
-      }
-      timeout = parsed.value
-    }
+    const timeout = Option.isSome(given.timeout)
+      ? yield* duration("--timeout", given.timeout.value)
+      : Duration.seconds(30)
     const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir())
     const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
     const base = { json: given.json, timeout, trust, configDir, project: [] }

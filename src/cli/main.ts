@@ -84,7 +84,9 @@ const main = (argv: ReadonlyArray<string>) =>
 
 // A usage mistake is 2: a bad command line, or a config file named that does not exist.
 const exitCode = (error: unknown): number =>
-  error instanceof CliError
+  error instanceof Render.Reported
+    ? exitCode(error.error)
+    : error instanceof CliError
     ? error.exitCode
     : ValidationError.isValidationError(error) || (error instanceof FleetConfig.ConfigError && error.missing === true)
     ? 2
@@ -92,7 +94,7 @@ const exitCode = (error: unknown): number =>
 
 const program = Effect.suspend(() => main(process.argv)).pipe(
   Effect.catchAll((error) =>
-    Render.error(error, process.argv.includes("--json")).pipe(
+    Render.error(error, Render.jsonRequested()).pipe(
       Effect.zipRight(Effect.sync(() => {
         process.exitCode = exitCode(error)
       }))

@@ -29,7 +29,8 @@ export const FIXTURES = {
   stubborn: path.join(root, "test/fixtures/stubborn.mjs"),
   escaping: path.join(root, "test/fixtures/escaping.mjs"),
   drifting: path.join(root, "test/fixtures/drifting.mjs"),
-  env: path.join(root, "test/fixtures/env.mjs")
+  env: path.join(root, "test/fixtures/env.mjs"),
+  hang: path.join(root, "test/fixtures/hang.mjs")
 }
 
 const tempDirs = new Set<string>()
@@ -141,6 +142,8 @@ export interface Running {
   readonly stdout: () => string
   /** Everything written to stderr so far. */
   readonly stderr: () => string
+  /** Resolves with the exit code once it has exited by itself. */
+  readonly exited: Promise<number | null>
   /** Sends SIGTERM and resolves with the exit code once it has exited. */
   readonly stop: () => Promise<number | null>
 }
@@ -189,6 +192,7 @@ export const start = (args: ReadonlyArray<string>, options: Options): Running =>
     stderr: () => stderr,
     line: lines(child.stdout, exited, dump),
     errorLine: lines(child.stderr, exited, dump),
+    exited,
     stop: () => {
       child.kill("SIGTERM")
       return exited
