@@ -636,9 +636,10 @@ describe("Policy config", () => {
       {}
     )
     if (Either.isRight(result)) throw new Error("expected a ConfigError")
-    expect(result.left.message).toContain("invalid config file /p/.mcp.json")
-    expect(result.left.message).toContain("[\"deny\"]")
-    expect(result.left.message).toContain("[\"onOversize\"]")
+    expect(result.left.message).toBe(
+      `invalid config file /p/.mcp.json: mcpServers.a.policy.deny: expected an array of strings, got "mcp__*"; ` +
+        `mcpServers.a.policy.limits.onOversize: expected "truncate" or "fail", got "drop"`
+    )
   })
 
   it("merge: rules concatenated, later scalars win, the stricter default", () => {
