@@ -286,7 +286,9 @@ describe("help and logs", () => {
     "disable",
     "test",
     "watch",
-    "serve"
+    "serve",
+    "trust",
+    "approve"
   ]
 
   // Every option and argument is a line of its own, with our description under it.

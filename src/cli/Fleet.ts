@@ -262,6 +262,14 @@ export const start = (
       : Effect.raceFirst(wait, progressLine(registry, new Set(servers.map((spec) => spec.name))))
     // When all start, a timeout leaves some connecting; the command shows them as they are.
     yield* only === undefined ? Effect.ignore(shown) : shown
+    // Disabled servers are no part of "settled"; each is shown once it is Disabled (a wait
+    // for it to be ready ends, failing, as soon as it is).
+    const disabled = servers.filter((spec) => spec.disabled === true).map((spec) => spec.name)
+    yield* Effect.forEach(
+      disabled,
+      (name) => Effect.ignore(registry.awaitReady({ servers: [name], timeout: settings.timeout })),
+      { concurrency: "unbounded", discard: true }
+    )
     return { registry, loaded }
   })
 

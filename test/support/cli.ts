@@ -115,7 +115,7 @@ export const runOnTerminal = (
     const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
     const child = cp.spawn("script", ["-qec", [...CLI, ...args].map(quote).join(" "), "/dev/null"], {
       cwd: options.cwd,
-      env: { ...process.env, NO_COLOR: "1", ...options.env, [MARK]: options.mark },
+      env: { ...process.env, ...cliEnv(), NO_COLOR: "1", ...options.env, [MARK]: options.mark },
       stdio: "pipe"
     })
     let shown = ""
