@@ -558,14 +558,12 @@ describe("parse: errors", () => {
 
   it("refuses a key named __proto__, naming where it is, rather than dropping it", () => {
     const where = [
-      [`{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}`, `["mcpServers"]["__proto__"]`],
-      [`{"servers":{"a":{"command":"x","env":{"__proto__":"v"}}}}`, `["servers"]["a"]["env"]["__proto__"]`],
-      [`{"mcpServers":{},"policy":{"tools":{"__proto__":{"timeout":5}}}}`, `["policy"]["tools"]["__proto__"]`]
+      [`{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}`, `mcpServers.__proto__`],
+      [`{"servers":{"a":{"command":"x","env":{"__proto__":"v"}}}}`, `servers.a.env.__proto__`],
+      [`{"mcpServers":{},"policy":{"tools":{"__proto__":{"timeout":5}}}}`, `policy.tools.__proto__`]
     ] as const
     for (const [text, path] of where) {
-      const error = parseError(text)
-      expect(error.message).toContain(path)
-      expect(error.message).toContain(`a key named "__proto__" cannot be used`)
+      expect(parseError(text).reason).toBe(`${path}: a key named "__proto__" cannot be used`)
     }
   })
 

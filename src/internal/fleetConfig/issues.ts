@@ -94,7 +94,10 @@ const collect = (issue: ParseResult.ParseIssue, path: ReadonlyArray<Key>, out: A
       return
     }
     case "Refinement":
-      if (issue.kind === "From") return collect(issue.issue, path, out)
+      // A filter that names its own issues (with paths and messages) is told by them.
+      if (issue.kind === "From" || issue.issue._tag !== "Type" || issue.issue.message !== undefined) {
+        return collect(issue.issue, path, out)
+      }
       out.push([fieldOf(path), `expected ${expected(issue.ast)}, got ${shown(issue.actual)}`])
       return
     case "Transformation":
@@ -107,7 +110,7 @@ const collect = (issue: ParseResult.ParseIssue, path: ReadonlyArray<Key>, out: A
       return
     case "Type":
     case "Forbidden":
-      out.push([fieldOf(path), `expected ${expected(issue.ast)}, got ${shown(issue.actual)}`])
+      out.push([fieldOf(path), issue.message ?? `expected ${expected(issue.ast)}, got ${shown(issue.actual)}`])
       return
   }
 }
