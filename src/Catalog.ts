@@ -159,6 +159,24 @@ export const qualify = (server: string, original: string, naming: Naming = defau
   return name.length <= naming.maxLength ? name : fit(name, digest(server, original, 8), naming.maxLength)
 }
 
+/**
+ * What is wrong with a server's name for qualified names, or undefined when nothing is: a
+ * character outside `[A-Za-z0-9_-]` (it becomes `_`, so two servers may end up alike), or
+ * the names' own prefix at its start (`mcp__x` reads as a qualified name itself).
+ *
+ * @since 0.1.0
+ */
+export const serverNameProblem = (server: string, naming: Naming = defaultNaming): string | undefined => {
+  if (/[^A-Za-z0-9_-]/.test(server)) {
+    return `has characters other than letters, digits, _ and -, so its tools are named ${qualify(server, "")}<tool>`
+  }
+  const prefix = naming.prefix === "" ? "" : `${naming.prefix}${naming.separator}`
+  if (prefix !== "" && server.startsWith(prefix)) {
+    return `starts with ${prefix}, like a qualified name, so the names of its tools are ambiguous`
+  }
+  return undefined
+}
+
 interface Candidate<A> {
   readonly server: string
   readonly original: string

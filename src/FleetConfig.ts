@@ -19,16 +19,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import * as FileSchema from "./internal/fleetConfig/schema.js"
-import * as Spec from "./internal/fleetConfig/spec.js"
+import * as EnvFile from "./internal/fleetConfig/envFile.js"
+import * as File from "./internal/fleetConfig/file.js"
+import * as Variables from "./internal/fleetConfig/variables.js"
 import * as Watch from "./internal/fleetConfig/watch.js"
-import * as Jsonc from "./internal/jsonc.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import type * as ServerSpec from "./ServerSpec.js"
@@ -36,8 +35,9 @@ import type * as ServerSpec from "./ServerSpec.js"
 // --- errors -------------------------------------------------------------------------
 
 /**
- * A config file that cannot be used: it cannot be read, is not JSON, or its known fields
- * have the wrong shape. `reason` says which, with the schema error when there is one.
+ * A config file that cannot be used: it was named but does not exist (`missing`), it cannot
+ * be read, is not JSON, or its known fields have the wrong shape. `reason` says which, with
+ * one sentence per bad entry for a schema error.
  *
  * @since 0.1.0
  * @category errors
@@ -45,13 +45,17 @@ import type * as ServerSpec from "./ServerSpec.js"
 export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
   path: Schema.String,
   reason: Schema.String,
+  /** The file was named (in `paths` or `MCP_FLEET_CONFIG`) but does not exist. */
+  missing: Schema.optional(Schema.Boolean),
   cause: Schema.optional(Schema.Defect)
 }) {
   /**
    * A sentence naming the file and what is wrong with it.
    */
   override get message(): string {
-    return `invalid config file ${this.path}: ${this.reason}`
+    return this.missing === true
+      ? `config file ${this.path} does not exist`
+      : `invalid config file ${this.path}: ${this.reason}`
   }
 }
 
@@ -64,6 +68,31 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
  * @category models
  */
 export type Env = Readonly<Record<string, string | undefined>>
+
+/**
+ * The environment variable that supplies a VS Code `${input:id}`: `MCP_FLEET_INPUT_` and the
+ * id in capitals, other characters as `_` (`${input:github-token}`: `MCP_FLEET_INPUT_GITHUB_TOKEN`).
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const inputVariable: (id: string) => string = Variables.inputVariable
+
+/**
+ * A VS Code `${input:id}` that no environment variable supplies, to ask the user for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InputRequest {
+  readonly id: string
+  /** The `description` of the file's `inputs` entry of that id, if any. */
+  readonly description?: string | undefined
+  /** Whether the answer is a secret, to be typed unseen (`password` in `inputs`). */
+  readonly password: boolean
+  /** The environment variable that would have supplied it. */
+  readonly variable: string
+}
 
 // --- parse --------------------------------------------------------------------------
 
@@ -80,25 +109,21 @@ export interface Parsed {
    * and a relative `audit` path resolved against the file's directory; `{}` when none.
    */
   readonly policy: Policy.Config
-}
-
-const policyOf = (file: FileSchema.ConfigFile, dir: string): Policy.Config => {
-  const { audit, ...rules } = file.policy ?? {}
-  const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: NodePath.resolve(dir, audit) }
-  return [...Object.entries(file.mcpServers ?? {}), ...Object.entries(file.servers ?? {})].reduce(
-    (config, [name, entry]) =>
-      entry.policy === undefined ? config : Policy.merge(config, { servers: { [name]: entry.policy } }),
-    global
-  )
+  /** What works but is likely a mistake: a server name that qualified names must change. */
+  readonly warnings: ReadonlyArray<string>
 }
 
 /**
  * Turns the text of one config file into its servers, in the file's order. `path` is used
- * in errors and to resolve relative `cwd`s; `${VAR}` references are read from `env`.
+ * in errors and to resolve relative `cwd`s; `${VAR}` references are read from `env`, and
+ * `${input:id}` from `MCP_FLEET_INPUT_<ID>` (see `inputVariable`). Parsing reads no other
+ * file and asks nothing: a server with an `envFile`, or an `${input:id}` that no variable
+ * supplies, is marked with a problem; `load` reads the env files and can ask for inputs.
  *
  * A server whose entry cannot be used (both or neither of `command` and `url`, an unknown
  * `type`, an unset variable) is returned with `problem` set; only a file that is not JSON
- * or whose known fields have the wrong shape fails, with a ConfigError.
+ * or whose known fields have the wrong shape fails, with a ConfigError that lists every bad
+ * entry (`mcpServers.memory.command: expected a string, got 5`).
  *
  * @since 0.1.0
  * @category parsing
@@ -122,30 +147,9 @@ export const parseFile = (
   path: string,
   env: Env = process.env
 ): Either.Either<Parsed, ConfigError> => {
-  const json = Jsonc.parse(text.replace(/^\uFEFF/, ""))
-  if (Either.isLeft(json)) {
-    return Either.left(new ConfigError({ path, reason: `not valid JSON: ${Jsonc.describe(json.left)}` }))
-  }
-  const decoded = FileSchema.decode(json.right)
-  if (Either.isLeft(decoded)) {
-    return Either.left(new ConfigError({ path, reason: ParseResult.TreeFormatter.formatErrorSync(decoded.left) }))
-  }
-  const file = decoded.right
-  // Checked here rather than as a Schema filter, whose error would wrap every other one.
-  if (file.mcpServers === undefined && file.servers === undefined) {
-    return Either.left(new ConfigError({ path, reason: `Expected an object with "mcpServers" or "servers"` }))
-  }
-  const dir = NodePath.dirname(NodePath.resolve(path))
-  const context = { env, dir, workspace: NodePath.basename(dir) === ".vscode" ? NodePath.dirname(dir) : dir }
-  const defaults = file.pinning === undefined ? file.defaults ?? {} : { ...file.defaults, pinning: file.pinning }
-  const fromMcpServers = Object.entries(file.mcpServers ?? {})
-  const inServers = new Set(Object.keys(file.servers ?? {}))
-  const twice = new Set(fromMcpServers.map(([name]) => name).filter((name) => inServers.has(name)))
-  const fromServers = Object.entries(file.servers ?? {}).filter(([name]) => !twice.has(name))
-  const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) =>
-    Spec.toSpec(name, entry, defaults, context, twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : [])
-  )
-  return Either.right({ servers, policy: policyOf(file, dir) })
+  const decoded = File.decode(text)
+  if (Either.isLeft(decoded)) return Either.left(new ConfigError({ path, reason: decoded.left }))
+  return Either.right(File.read(decoded.right, path, env, { inputs: new Map(), envFiles: new Map() }).parsed)
 }
 
 // --- paths --------------------------------------------------------------------------
@@ -199,7 +203,10 @@ export const pathsFromEnv = (
  * @category models
  */
 export interface LoadOptions {
-  /** The files, lowest precedence first. Default: `pathsFromEnv(env)`. */
+  /**
+   * The files, lowest precedence first; each must exist. Default: the files listed in
+   * `MCP_FLEET_CONFIG` (which must exist too), else the default places (which need not).
+   */
   readonly paths?: ReadonlyArray<string> | undefined
   /** The variables for `${VAR}`. Default: `process.env`. */
   readonly env?: Env | undefined
@@ -208,6 +215,13 @@ export interface LoadOptions {
    * its failure fails the load, or, when watching, skips the edit as an invalid one.
    */
   readonly admit?: ((path: string, text: string) => Effect.Effect<void, ConfigError>) | undefined
+  /**
+   * Asks for an `${input:id}` that no `MCP_FLEET_INPUT_<ID>` supplies (the CLI asks on the
+   * terminal); `undefined` leaves it unanswered. Each id is asked once per load, or once
+   * for as long as the files are followed. Default: nobody is asked, and a server that
+   * needs the input is marked with a problem.
+   */
+  readonly askInput?: ((request: InputRequest) => Effect.Effect<string | undefined>) | undefined
 }
 
 /**
@@ -218,7 +232,7 @@ export interface LoadOptions {
  */
 export interface Source {
   readonly path: string
-  /** False when the file does not exist; it is then skipped. */
+  /** False when a default place holds no file; it is then skipped. */
   readonly found: boolean
   /** How many servers the file defines, overridden ones included. */
   readonly servers: number
@@ -237,59 +251,136 @@ export interface Loaded {
   readonly origin: Readonly<Record<string, string>>
   /** The tool policy of all files, merged with `Policy.merge` in file order. */
   readonly policy: Policy.Config
+  /** The files' warnings (see `Parsed`), each naming its file; also logged. */
+  readonly warnings: ReadonlyArray<string>
 }
 
-const readFile = (fs: FileSystem.FileSystem, path: string) =>
+// The files to read, and whether each must exist: named ones must, default places need not.
+interface Files {
+  readonly paths: ReadonlyArray<string>
+  readonly required: boolean
+}
+
+const filesOf = (options: LoadOptions, env: Env): Files => {
+  if (options.paths !== undefined) return { paths: options.paths, required: true }
+  const listed = listedPaths(env)
+  return listed.length > 0 ? { paths: listed, required: true } : { paths: pathsFromEnv(env), required: false }
+}
+
+const readFile = (fs: FileSystem.FileSystem, path: string, required: boolean) =>
   fs.readFileString(path).pipe(
     Effect.map((text): string | undefined => text),
     Effect.catchAll((error) =>
       error._tag === "SystemError" && error.reason === "NotFound"
-        ? Effect.succeed(undefined)
+        ? required
+          ? Effect.fail(new ConfigError({ path, reason: "does not exist", missing: true, cause: error }))
+          : Effect.succeed(undefined)
         : Effect.fail(new ConfigError({ path, reason: `cannot be read: ${error.message}`, cause: error }))
     )
   )
 
-const loadWith = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, env: Env, admit: LoadOptions["admit"]) =>
+// Answers to `${input:id}`, kept for one load or for as long as the files are followed.
+interface Inputs {
+  readonly answers: Map<string, string>
+  readonly asked: Set<string>
+  readonly ask: LoadOptions["askInput"]
+}
+
+const inputsOf = (options: LoadOptions): Inputs => ({ answers: new Map(), asked: new Set(), ask: options.askInput })
+
+const readEnvFile = (fs: FileSystem.FileSystem, path: string) =>
+  fs.readFileString(path).pipe(
+    Effect.map(EnvFile.parse),
+    Effect.catchAll((error) =>
+      Effect.succeed<EnvFile.Parsed>({
+        values: {},
+        problems: [
+          error._tag === "SystemError" && error.reason === "NotFound"
+            ? "does not exist"
+            : `cannot be read: ${error.message}`
+        ]
+      })
+    )
+  )
+
+// Reads one file, asking for its inputs and reading its env files until nothing more can
+// be supplied.
+const loadFile = (fs: FileSystem.FileSystem, text: string, path: string, env: Env, inputs: Inputs) =>
+  Effect.gen(function*() {
+    const file = yield* Either.mapLeft(File.decode(text), (reason) => new ConfigError({ path, reason }))
+    const envFiles = new Map<string, EnvFile.Parsed>()
+    for (;;) {
+      const read = File.read(file, path, env, { inputs: inputs.answers, envFiles })
+      const ask = inputs.ask
+      const toAsk = ask === undefined ? [] : [...read.unanswered].filter((id) => !inputs.asked.has(id))
+      const toRead = [...read.unread].filter((envFile) => !envFiles.has(envFile))
+      if (toAsk.length === 0 && toRead.length === 0) return read.parsed
+      for (const id of toAsk) {
+        inputs.asked.add(id)
+        const answer = yield* ask!(File.inputRequest(file, id))
+        if (answer !== undefined) inputs.answers.set(id, answer)
+      }
+      for (const envFile of toRead) envFiles.set(envFile, yield* readEnvFile(fs, envFile))
+    }
+  })
+
+// One load, or one watch, of the files: where they are, the variables, the check each text
+// must pass, and the answers to inputs, shared by every read so that nobody is asked twice.
+interface Reader {
+  readonly fs: FileSystem.FileSystem
+  readonly files: Files
+  readonly env: Env
+  readonly inputs: Inputs
+  readonly admit: LoadOptions["admit"]
+}
+
+const readerOf = (fs: FileSystem.FileSystem, options: LoadOptions): Reader => {
+  const env = options.env ?? process.env
+  return { fs, files: filesOf(options, env), env, inputs: inputsOf(options), admit: options.admit }
+}
+
+const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
   Effect.gen(function*() {
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
     let policy: Policy.Config = {}
-    for (const path of paths) {
-      const text = yield* readFile(fs, path)
+    const warnings: Array<string> = []
+    for (const path of files.paths) {
+      const text = yield* readFile(fs, path, files.required)
       if (text === undefined) {
         sources.push({ path, found: false, servers: 0 })
         continue
       }
       if (admit !== undefined) yield* admit(path, text)
-      const parsed = yield* parseFile(text, path, env)
+      const parsed = yield* loadFile(fs, text, path, env, inputs)
       sources.push({ path, found: true, servers: parsed.servers.length })
       // A later file replaces a server of the same name; Map keeps its first position.
       for (const spec of parsed.servers) merged.set(spec.name, { spec, path })
       policy = Policy.merge(policy, parsed.policy)
+      for (const warning of parsed.warnings) warnings.push(warning)
     }
     const entries = [...merged.values()]
     const loaded: Loaded = {
       servers: entries.map((entry) => entry.spec),
       sources,
       origin: Object.fromEntries(entries.map((entry) => [entry.spec.name, entry.path])),
-      policy
+      policy,
+      warnings
     }
     return loaded
   })
 
 /**
  * Reads the files in order and merges their servers by name: a later file wins, so pass
- * the user's file first and the project's last. Missing files are skipped and reported in
- * `sources`; a file that cannot be read or used fails the whole load.
+ * the user's file first and the project's last. A named file that does not exist fails the
+ * load (`missing`), as does a file that cannot be read or used; of the default places, those
+ * that hold no file are skipped and reported in `sources`. Warnings are returned, not logged.
  *
  * @since 0.1.0
  * @category loading
  */
 export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => {
-    const env = options.env ?? process.env
-    return loadWith(fs, options.paths ?? pathsFromEnv(env), env, options.admit)
-  })
+  Effect.flatMap(FileSystem.FileSystem, (fs) => loadWith(readerOf(fs, options)))
 
 // --- watching -----------------------------------------------------------------------
 
@@ -302,6 +393,11 @@ export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigErr
 export interface WatchOptions extends LoadOptions {
   /** How long the files must stay quiet after a change before they are read. Default: 100 ms. */
   readonly debounce?: Duration.DurationInput | undefined
+  /**
+   * Runs with each warning about the files as they change, besides logging it: an invalid
+   * edit, a deleted file. For a program that shows them itself at any log level.
+   */
+  readonly onWarning?: ((message: string) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -310,63 +406,69 @@ export interface WatchOptions extends LoadOptions {
  * the set of servers, or the policy. Each file's directory is watched, and reads wait until the files
  * have been quiet for `debounce`.
  *
- * A file that turns invalid is logged as a warning and nothing is emitted, so the fleet
- * keeps its last good config; the next valid edit is emitted. A deleted file counts as
- * missing and its servers disappear. If the files are invalid at the start, the first
- * element comes once they are valid; run `load` first to fail fast instead.
+ * A file that turns invalid, or a named file that is deleted, is a warning (logged, and
+ * passed to `onWarning`) and nothing is emitted, so the fleet keeps its last good config;
+ * the next valid edit is emitted. A file of the default places that is deleted is a
+ * warning too, and its servers go. If the files are invalid at the start, the first element
+ * comes once they are valid; run `load` first to fail fast instead.
  *
  * @since 0.1.0
  * @category loading
  */
 export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never, FileSystem.FileSystem> =>
-  Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => {
-    const env = options.env ?? process.env
-    const paths = options.paths ?? pathsFromEnv(env)
-    const directories = new Map<string, Set<string>>()
-    for (const path of paths) {
-      const absolute = NodePath.resolve(path)
-      const dir = NodePath.dirname(absolute)
-      const names = directories.get(dir) ?? new Set<string>()
-      names.add(NodePath.basename(absolute))
-      directories.set(dir, names)
-    }
-    const edits = Stream.mergeAll(
-      [...directories].map(([dir, names]) => Watch.watchDirectory(fs, dir, names)),
-      { concurrency: "unbounded" }
-    ).pipe(Stream.debounce(options.debounce ?? Duration.millis(100)))
+  Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => watchWith(readerOf(fs, options), options, undefined)))
 
-    const reread = (previous: Loaded | undefined) =>
-      loadWith(fs, paths, env, options.admit).pipe(
-        Effect.tap((loaded) =>
-          Effect.forEach(loaded.sources, (source, i) => {
-            const before = previous?.sources[i]
-            if (before === undefined || before.found === source.found) return Effect.void
-            return Effect.logInfo(
-              source.found
-                ? `config file ${source.path} appeared`
-                : `config file ${source.path} was removed; its servers are dropped`
-            ).pipe(Effect.annotateLogs({ path: source.path }))
-          }, { discard: true })
-        ),
-        Effect.map((
-          loaded
-        ): readonly [Loaded | undefined, ReadonlyArray<Loaded>] => [
-          loaded,
-          previous === undefined || Watch.fingerprint(previous) !== Watch.fingerprint(loaded) ? [loaded] : []
-        ]),
-        Effect.catchAll((error) =>
-          Effect.logWarning(`${error.message}; keeping the last good config`).pipe(
-            Effect.annotateLogs({ path: error.path }),
-            Effect.as([previous, []] as const)
-          )
-        )
-      )
+// A warning about the files: logged, and passed to `onWarning`.
+const warn = (options: WatchOptions, message: string) =>
+  Effect.zipRight(Effect.logWarning(message), options.onWarning?.(message) ?? Effect.void)
 
-    return Stream.concat(Stream.succeed(undefined), edits).pipe(
-      Stream.mapAccumEffect(undefined as Loaded | undefined, (previous) => reread(previous)),
-      Stream.flattenIterables
+// What changed between two good reads that a person should hear of: files that came or
+// went, and warnings that are new.
+const news = (options: WatchOptions, previous: Loaded | undefined, loaded: Loaded) =>
+  Effect.zipRight(
+    Effect.forEach(loaded.sources, (source, i) => {
+      const before = previous?.sources[i]
+      if (before === undefined || before.found === source.found) return Effect.void
+      return source.found
+        ? Effect.logInfo(`config file ${source.path} appeared`)
+        : warn(options, `config file ${source.path} was deleted; its servers are stopped`)
+    }, { discard: true }),
+    Effect.forEach(
+      loaded.warnings.filter((warning) => !previous?.warnings.includes(warning)),
+      (warning) => warn(options, warning),
+      { discard: true }
     )
-  }))
+  )
+
+// The files' changes after `initial` (the config already in force, if any): a new config
+// for each edit that changes it, a warning for each that cannot be used.
+const watchWith = (reader: Reader, options: WatchOptions, initial: Loaded | undefined) => {
+  const reread = (previous: Loaded | undefined) =>
+    loadWith(reader).pipe(
+      Effect.tap((loaded) => news(options, previous, loaded)),
+      Effect.map((
+        loaded
+      ): readonly [Loaded | undefined, ReadonlyArray<Loaded>] => [
+        loaded,
+        previous === undefined || Watch.fingerprint(previous) !== Watch.fingerprint(loaded) ? [loaded] : []
+      ]),
+      Effect.catchAll((error) =>
+        warn(
+          options,
+          previous === undefined
+            ? `${error.message}; waiting for a valid config`
+            : error.missing === true
+            ? `config file ${error.path} was deleted; keeping the last good config until it is back`
+            : `${error.message}; keeping the last good config`
+        ).pipe(Effect.as([previous, []] as const))
+      )
+    )
+  const edits = Watch.edits(reader.fs, reader.files.paths, options.debounce ?? Duration.millis(100))
+  return Stream.concat(Stream.succeed(undefined), edits).pipe(
+    Stream.mapAccumEffect(initial, (previous) => reread(previous)),
+    Stream.flattenIterables
+  )
+}
 
 // --- keeping a registry and a policy in step ------------------------------------------
 
@@ -416,22 +518,22 @@ const apply = (
   })
 
 // Applies `loaded` now and, with `watch`, every later edit until the Scope closes.
-const follow = (
-  registry: ServerRegistry.ServerRegistry,
-  policy: Policy.Policy | undefined,
-  loaded: Loaded,
-  options: SyncOptions
-) =>
+// Loads the files and applies them now and, with `watch`, every later edit until the Scope closes.
+const follow = (registry: ServerRegistry.ServerRegistry, makePolicy: boolean, options: SyncOptions) =>
   Effect.gen(function*() {
+    const reader = readerOf(yield* FileSystem.FileSystem, options)
+    const loaded = yield* loadWith(reader)
+    const policy = makePolicy ? yield* Policy.make(loaded.policy) : undefined
+    yield* news(options, undefined, loaded)
     yield* apply(registry, policy, loaded, options)
-    if (options.watch === false) return
-    yield* Stream.concat(Stream.succeed(loaded), changes(options)).pipe(
+    if (options.watch !== false) {
       // The watch begins with a fresh read, which is news only if it differs from `loaded`.
-      Stream.changesWith((a, b) => Watch.fingerprint(a) === Watch.fingerprint(b)),
-      Stream.drop(1),
-      Stream.runForEach((next) => apply(registry, policy, next, options)),
-      Effect.forkScoped
-    )
+      yield* watchWith(reader, options, loaded).pipe(
+        Stream.runForEach((next) => apply(registry, policy, next, options)),
+        Effect.forkScoped
+      )
+    }
+    return { loaded, policy }
   })
 
 /**
@@ -446,12 +548,10 @@ const follow = (
 export const sync = (
   options: SyncOptions = {}
 ): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry | Scope.Scope> =>
-  Effect.gen(function*() {
-    const registry = yield* ServerRegistry.ServerRegistry
-    const loaded = yield* load(options)
-    yield* follow(registry, undefined, loaded, options)
-    return loaded
-  })
+  Effect.map(
+    Effect.flatMap(ServerRegistry.ServerRegistry, (registry) => follow(registry, false, options)),
+    (followed) => followed.loaded
+  )
 
 /**
  * A fleet and its policy that follow the files.
@@ -477,13 +577,10 @@ export interface Synced {
 export const syncWithPolicy = (
   options: SyncOptions = {}
 ): Effect.Effect<Synced, ConfigError, FileSystem.FileSystem | ServerRegistry.ServerRegistry | Scope.Scope> =>
-  Effect.gen(function*() {
-    const registry = yield* ServerRegistry.ServerRegistry
-    const loaded = yield* load(options)
-    const policy = yield* Policy.make(loaded.policy)
-    yield* follow(registry, policy, loaded, options)
-    return { loaded, policy }
-  })
+  Effect.flatMap(
+    ServerRegistry.ServerRegistry,
+    (registry) => Effect.map(follow(registry, true, options), ({ loaded, policy }) => ({ loaded, policy: policy! }))
+  )
 
 /**
  * A layer that loads the files (from `paths`, else `MCP_FLEET_CONFIG`, else the default

@@ -246,7 +246,10 @@ const describe = (server: string | undefined, reason: Reason): string => {
       return `${about(reason.message)}${how ? ` (process ${how})` : ""}${tail(reason)}`
     }
     case "Protocol":
-      return `${who} answered ${reason.method} with error ${reason.code}: ${reason.message}`
+      // SDK servers repeat the code in the message ("MCP error -32602: ..."): say it once.
+      return `${who} answered ${reason.method} with error ${reason.code}: ${
+        reason.message.replace(/^MCP error -?\d+:\s*/, "")
+      }`
     case "Http": {
       const body = reason.body.trim()
       const challenge = reason.wwwAuthenticate ? ` (WWW-Authenticate: ${reason.wwwAuthenticate})` : ""

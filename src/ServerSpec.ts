@@ -21,8 +21,8 @@ import * as WebSocket from "./WebSocket.js"
 
 /**
  * A local server: a child process speaking on stdio. The fields are Stdio's own options
- * (secrets in `env` are Redacted; the child inherits this process's environment unless
- * `inheritEnv` is false).
+ * (secrets in `env` are Redacted; the child gets a safe base environment and `env`, or this
+ * process's whole environment with `inheritEnv: true`).
  *
  * @since 0.1.0
  * @category models

@@ -28,6 +28,7 @@ import { randomBytes } from "node:crypto"
 import type { Readable, Writable } from "node:stream"
 import { revealAll } from "./internal/reveal.js"
 import { ByteTail } from "./internal/transport/byteTail.js"
+import * as Environment from "./internal/transport/environment.js"
 import { watch } from "./internal/transport/guardian.js"
 import * as Ndjson from "./internal/transport/ndjson.js"
 import { alive, groupLive, signalTree, type Tree, waitGone } from "./internal/transport/processGroup.js"
@@ -49,9 +50,13 @@ export interface Options {
   /** The program to run. It is run directly, never through a shell. */
   readonly command: string
   readonly args?: ReadonlyArray<string> | undefined
-  /** Variables for the child. They override inherited ones; secrets may be Redacted. */
+  /** Variables for the child, over the ones it starts with; secrets may be Redacted. */
   readonly env?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
-  /** Whether the child inherits this process's environment. Default: true. */
+  /**
+   * Whether the child inherits this process's whole environment. Default: false: it gets
+   * only PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_* and TMPDIR (on Windows: PATH,
+   * SYSTEMROOT, TEMP, USERPROFILE, APPDATA and the other system variables), plus `env`.
+   */
   readonly inheritEnv?: boolean | undefined
   readonly cwd?: string | undefined
   /** The largest message accepted from the server. Default: 16 MiB. */
@@ -100,7 +105,7 @@ const spawn = (
   token: string
 ): Effect.Effect<ChildProcess.ChildProcessWithoutNullStreams, McpError.McpError> =>
   Effect.async((resume) => {
-    const env = (options.inheritEnv ?? true) ? { ...process.env, ...revealAll(options.env) } : revealAll(options.env)
+    const env = { ...(options.inheritEnv === true ? process.env : Environment.safe()), ...revealAll(options.env) }
     const child = ChildProcess.spawn(options.command, options.args ?? [], {
       cwd: options.cwd,
       env: { ...env, [TOKEN]: token },

@@ -132,9 +132,14 @@ describe("parse: formats", () => {
     expect(servers.files.problem).toBeUndefined()
 
     expect(servers.github.problem).toBe(
-      "VS Code input variables are not supported (${input:github-token} in headers.Authorization)"
+      `input "github-token" has no value (\${input:github-token} in headers.Authorization): ` +
+        "set MCP_FLEET_INPUT_GITHUB_TOKEN, or run on a terminal to be asked"
     )
-    expect(servers.github.transport).toEqual({ type: "stdio", command: "" })
+    expect(servers.github.transport).toEqual({ type: "http", url: "" })
+    const supplied = parseOk(text, { MCP_FLEET_INPUT_GITHUB_TOKEN: "ghp_x" }, "/work/app/.vscode/mcp.json")
+    expect(supplied.github.problem).toBeUndefined()
+    expect(Redacted.value(remote(supplied.github).headers!.Authorization as Redacted.Redacted<string>))
+      .toBe("Bearer ghp_x")
 
     expect(servers.everything.transport).toEqual({ type: "http", url: "http://localhost:3001/mcp" })
     expect(servers.camel.transport).toEqual({ type: "http", url: "http://localhost:3002/mcp" })
@@ -142,11 +147,31 @@ describe("parse: formats", () => {
 
   it("ignores unknown keys at the top and in servers", () => {
     const servers = parseOk({
-      mcpServers: { a: { command: "a", autoApprove: ["x"], trust: true, envFile: ".env" } },
+      mcpServers: { a: { command: "a", autoApprove: ["x"], trust: true } },
       projects: { "/x": {} },
       theme: "dark"
     })
     expect(servers.a).toEqual({ name: "a", transport: { type: "stdio", command: "a" } })
+  })
+
+  it("warns of server names that qualified names must change, and still reads them", () => {
+    const parsed = Either.getOrThrow(FleetConfig.parseFile(
+      JSON.stringify({
+        mcpServers: { "my.notes": { command: "a" }, mcp__x: { command: "b" }, fine_one: { command: "c" } }
+      }),
+      CONFIG,
+      {}
+    ))
+    expect(parsed.servers.map((spec) => [spec.name, spec.problem])).toEqual([
+      ["my.notes", undefined],
+      ["mcp__x", undefined],
+      ["fine_one", undefined]
+    ])
+    expect(parsed.warnings).toEqual([
+      `server name 'my.notes' in ${CONFIG} has characters other than letters, digits, _ and -, so its tools are ` +
+      "named mcp__my_notes__<tool>",
+      `server name 'mcp__x' in ${CONFIG} starts with mcp__, like a qualified name, so the names of its tools are ambiguous`
+    ])
   })
 
   it("reads a file with both mcpServers and servers, and marks a name defined in both", () => {
@@ -207,9 +232,20 @@ describe("parse: transports", () => {
     expect(servers.notHttp.problem).toBe(`"url" is not an http or https URL`)
     expect(servers.notAUrl.problem).toBe(`"url" is not an http or https URL`)
     expect(servers.emptyCommand.problem).toBe(`"command" is empty`)
-    for (const name of Object.keys(servers).filter((name) => name !== "fine")) {
-      expect(servers[name].transport).toEqual({ type: "stdio", command: "" })
-    }
+    // The placeholder keeps the transport the entry was meant to have, where that is known.
+    expect(Object.fromEntries(Object.entries(servers).map(([name, spec]) => [name, spec.transport]))).toEqual({
+      both: { type: "stdio", command: "" },
+      neither: { type: "stdio", command: "" },
+      stdioWithUrl: { type: "stdio", command: "" },
+      httpWithCommand: { type: "stdio", command: "" },
+      sseWithCommand: { type: "stdio", command: "" },
+      websocket: { type: "ws", url: "" },
+      unknown: { type: "stdio", command: "" },
+      notHttp: { type: "http", url: "" },
+      notAUrl: { type: "http", url: "" },
+      emptyCommand: { type: "stdio", command: "" },
+      fine: { type: "stdio", command: "ok" }
+    })
     expect(servers.fine).toEqual({ name: "fine", transport: { type: "stdio", command: "ok" } })
   })
 
@@ -405,21 +441,30 @@ describe("parse: variables", () => {
     expect(servers.twice.problem).toBe(
       "variable HOST is not set (used in url); variable API_KEY is not set (used in headers.Authorization)"
     )
+    // A URL server is shown as the remote server it is, its half-expanded URL kept out.
+    expect(servers.twice.transport).toEqual({ type: "http", url: "" })
     expect(servers.fine.problem).toBeUndefined()
     // A problem never carries a value: the secret set for `broken` is nowhere in it.
     expect(JSON.stringify(servers.broken)).not.toContain("s3cr3t")
   })
 
-  it("marks unsupported and malformed references", () => {
+  it("marks unsupported and malformed references, saying \"not supported\" for VS Code's own", () => {
     const servers = parseOk({
       mcpServers: {
         config: { command: "x", args: ["${config:editor.fontSize}"] },
+        file: { command: "x", args: ["${file}"] },
+        cwd: { command: "x", args: ["${cwd}"] },
         spaces: { command: "x", args: ["${NOT A NAME}"] },
         open: { command: "x", args: ["${HOME"] },
         nested: { command: "x", args: ["${A:-${B}}"] }
       }
     }, env)
-    expect(servers.config.problem).toBe("unsupported variable ${config:editor.fontSize} in args[0]")
+    expect(servers.config.problem).toBe("${config:editor.fontSize} in args[0] is not supported")
+    expect(servers.file.problem).toBe("${file} in args[0] is not supported (it is VS Code's, for the open editor)")
+    expect(servers.cwd.problem).toBe("${cwd} in args[0] is not supported (it is VS Code's, for the open editor)")
+    // A variable of that name in the environment is used, as for any other name.
+    expect(stdio(parseOk({ mcpServers: { a: { command: "x", args: ["${cwd}"] } } }, { cwd: "/here" }).a).args)
+      .toEqual(["/here"])
     expect(servers.spaces.problem).toBe("invalid variable reference ${NOT A NAME} in args[0]")
     expect(servers.open.problem).toBe(`unterminated "\${" in args[0]`)
     expect(servers.nested.problem).toBe("nested variables are not supported (in args[0])")
@@ -481,36 +526,44 @@ describe("parse: errors", () => {
 
   it("fails on a file with neither mcpServers nor servers", () => {
     const error = parseError(JSON.stringify({ theme: "dark" }))
-    expect(error.message).toContain(`Expected an object with "mcpServers" or "servers"`)
-    expect(parseError("[]").message).toContain("Expected ConfigFile")
+    expect(error.message).toBe(`invalid config file ${CONFIG}: expected an object with "mcpServers" or "servers"`)
+    expect(parseError("[]").message).toBe(`invalid config file ${CONFIG}: expected an object, got []`)
   })
 
-  it("fails on a known field of the wrong type, naming the field", () => {
-    const error = parseError(JSON.stringify({ mcpServers: { a: { command: "x", args: "--verbose" } } }))
+  it("fails on known fields of the wrong type with one sentence per bad entry, all of them", () => {
+    const error = parseError(JSON.stringify({
+      defaults: { restart: { jitter: 2 } },
+      policy: { default: "maybe" },
+      mcpServers: {
+        memory: { command: 5 },
+        b: { command: "x", args: "--verbose", requestTimeout: "30s", disabled: "yes", health: { interval: -1 } },
+        c: "npx server",
+        "my.server": { command: "x", args: ["a", 3] }
+      }
+    }))
     expect(error.path).toBe(CONFIG)
-    expect(error.message).toContain(`["a"]`)
-    expect(error.message).toContain(`["args"]`)
-    expect(error.message).toContain(`Expected ReadonlyArray<string>, actual "--verbose"`)
-
-    expect(parseError(JSON.stringify({ mcpServers: { a: { command: "x", requestTimeout: "30s" } } })).message)
-      .toContain(`["requestTimeout"]`)
-    expect(parseError(JSON.stringify({ mcpServers: { a: { command: "x", disabled: "yes" } } })).message)
-      .toContain(`["disabled"]`)
-    expect(parseError(JSON.stringify({ defaults: { restart: { jitter: 2 } }, mcpServers: {} })).message)
-      .toContain(`["jitter"]`)
-    expect(parseError(JSON.stringify({ mcpServers: { a: "npx server" } })).message).toContain(`["a"]`)
+    expect(error.reason.split("; ").sort()).toEqual([
+      `defaults.restart.jitter: expected a number between 0 and 1, got 2`,
+      `mcpServers.b.args: expected an array of strings, got "--verbose"`,
+      `mcpServers.b.disabled: expected true or false, got "yes"`,
+      `mcpServers.b.health.interval: expected a positive number, got -1`,
+      `mcpServers.b.requestTimeout: expected a number, got "30s"`,
+      `mcpServers.c: expected an object, got "npx server"`,
+      `mcpServers.memory.command: expected a string, got 5`,
+      `mcpServers["my.server"].args[1]: expected a string, got 3`,
+      `policy.default: expected "allow", "deny" or "ask", got "maybe"`
+    ])
+    expect(error.message).not.toContain("└")
   })
 
   it("refuses a key named __proto__, naming where it is, rather than dropping it", () => {
     const where = [
-      [`{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}`, `["mcpServers"]["__proto__"]`],
-      [`{"servers":{"a":{"command":"x","env":{"__proto__":"v"}}}}`, `["servers"]["a"]["env"]["__proto__"]`],
-      [`{"mcpServers":{},"policy":{"tools":{"__proto__":{"timeout":5}}}}`, `["policy"]["tools"]["__proto__"]`]
+      [`{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}`, `mcpServers.__proto__`],
+      [`{"servers":{"a":{"command":"x","env":{"__proto__":"v"}}}}`, `servers.a.env.__proto__`],
+      [`{"mcpServers":{},"policy":{"tools":{"__proto__":{"timeout":5}}}}`, `policy.tools.__proto__`]
     ] as const
     for (const [text, path] of where) {
-      const error = parseError(text)
-      expect(error.message).toContain(path)
-      expect(error.message).toContain(`a key named "__proto__" cannot be used`)
+      expect(parseError(text).reason).toBe(`${path}: a key named "__proto__" cannot be used`)
     }
   })
 
@@ -525,11 +578,10 @@ describe("parse: errors", () => {
 
   it("does not quote env or header values in a schema error", () => {
     const error = parseError(JSON.stringify({ mcpServers: { a: { command: "x", env: { KEY: 123456789 } } } }))
-    expect(error.message).toContain(`["KEY"]`)
-    expect(error.message).toContain("value not shown")
+    expect(error.reason).toBe("mcpServers.a.env.KEY: expected a string (value not shown)")
     expect(error.message).not.toContain("123456789")
     const headers = parseError(JSON.stringify({ mcpServers: { a: { url: "https://x", headers: "Bearer abcdef" } } }))
-    expect(headers.message).toContain(`["headers"]`)
+    expect(headers.reason).toBe("mcpServers.a.headers: expected an object of strings (values not shown)")
     expect(headers.message).not.toContain("abcdef")
   })
 })
@@ -564,7 +616,6 @@ describe("load", () => {
       const dir = makeTempDir()
       const user = path.join(dir, "home", ".config", "mcp-fleet", "mcp.json")
       const project = path.join(dir, "project", ".mcp.json")
-      const missing = path.join(dir, "project", "mcp.json")
       writeJson(user, {
         defaults: { requestTimeout: 1000 },
         mcpServers: { memory: { command: "user-memory" }, search: { url: "https://search.example.com/mcp" } }
@@ -572,7 +623,7 @@ describe("load", () => {
       writeJson(project, {
         servers: { memory: { command: "project-memory", cwd: "tools" }, files: { command: "files" } }
       })
-      const loaded = yield* FleetConfig.load({ paths: [user, project, missing], env: {} })
+      const loaded = yield* FleetConfig.load({ paths: [user, project], env: {} })
       expect(loaded.servers.map((spec) => spec.name)).toEqual(["memory", "search", "files"])
       const memory = loaded.servers[0]
       expect(memory.transport).toEqual({
@@ -586,8 +637,7 @@ describe("load", () => {
       expect(loaded.origin).toEqual({ memory: project, search: user, files: project })
       expect(loaded.sources).toEqual([
         { path: user, found: true, servers: 2 },
-        { path: project, found: true, servers: 2 },
-        { path: missing, found: false, servers: 0 }
+        { path: project, found: true, servers: 2 }
       ])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
@@ -619,15 +669,98 @@ describe("load", () => {
       })
       const alone = yield* FleetConfig.load({ paths: [project], env: {} })
       expect(ServerSpec.hash(alone.servers[0])).toBe(ServerSpec.hash(loaded.servers[0]))
-      expect((yield* FleetConfig.load({ paths: [path.join(dir, "none.json")] })).policy).toEqual({})
+      const none = path.join(dir, "none.json")
+      writeJson(none, { mcpServers: {} })
+      expect((yield* FleetConfig.load({ paths: [none] })).policy).toEqual({})
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.effect("skips missing files and returns no servers when none exists", () =>
+  it.effect("fails on a named file that does not exist, from paths or MCP_FLEET_CONFIG, naming it", () =>
     Effect.gen(function*() {
       const dir = makeTempDir()
-      const loaded = yield* FleetConfig.load({ paths: [path.join(dir, "a.json"), path.join(dir, "nope", "b.json")] })
-      expect(loaded.servers).toEqual([])
-      expect(loaded.sources.map((source) => source.found)).toEqual([false, false])
+      const good = path.join(dir, "good.json")
+      writeJson(good, { mcpServers: { a: { command: "a" } } })
+      const missing = path.join(dir, "nope", "b.json")
+      const error = yield* Effect.flip(FleetConfig.load({ paths: [good, missing] }))
+      expect(error).toMatchObject({ _tag: "ConfigError", path: missing, missing: true })
+      expect(error.message).toBe(`config file ${missing} does not exist`)
+
+      const listed = yield* Effect.flip(FleetConfig.load({ env: { MCP_FLEET_CONFIG: missing } }))
+      expect(listed.message).toBe(`config file ${missing} does not exist`)
+
+      // The layer fails too, rather than running an empty fleet.
+      const exit = yield* FleetConfig.layer({ paths: [missing] }).pipe(
+        Layer.provide(ServerRegistry.layer()),
+        Layer.provide(Platform),
+        Layer.build,
+        Effect.scoped,
+        Effect.exit
+      )
+      expect(exit).toMatchObject({ _tag: "Failure" })
+      expect(String(Exit.isFailure(exit) && exit.cause)).toContain(`config file ${missing} does not exist`)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("reads an envFile under the entry's own env, its values Redacted; an unreadable one is a problem", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".vscode", "mcp.json")
+      fs.writeFileSync(
+        path.join(dir, ".env"),
+        "# secrets\nexport A=1\nB=\"two\\nlines\"\nC='x y'\nD=plain # a comment\n"
+      )
+      fs.writeFileSync(path.join(dir, "bad.env"), "A=1\nnot an assignment\n")
+      writeJson(file, {
+        servers: {
+          a: { command: "x", envFile: "${workspaceFolder}/.env", env: { D: "own" } },
+          b: { command: "x", envFile: "missing.env" },
+          c: { command: "x", envFile: "bad.env" }
+        }
+      })
+      const loaded = yield* FleetConfig.load({ paths: [file], env: {} })
+      const [a, b, c] = loaded.servers
+      const env = Object.fromEntries(
+        Object.entries(stdio(a).env!).map((
+          [key, value]
+        ) => [key, Redacted.isRedacted(value) ? Redacted.value(value) : value])
+      )
+      expect(env).toEqual({ A: "1", B: "two\nlines", C: "x y", D: "own" })
+      expect(Redacted.isRedacted(stdio(a).env!.A)).toBe(true)
+      expect(a.problem).toBeUndefined()
+      expect(b.problem).toBe(`envFile ${path.join(dir, "missing.env")}: does not exist`)
+      expect(c.problem).toBe(`envFile ${path.join(dir, "bad.env")}: line 2 is not KEY=value`)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("asks for each ${input:id} no variable supplies, once, with its description, and uses the answer", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, "mcp.json")
+      writeJson(file, {
+        inputs: [{ type: "promptString", id: "token", description: "The API token", password: true }],
+        servers: {
+          a: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${input:token}" } },
+          b: { command: "x", env: { TOKEN: "${input:token}" } },
+          c: { command: "x", args: ["${input:other}", "${input:given}"] }
+        }
+      })
+      const asked: Array<FleetConfig.InputRequest> = []
+      const loaded = yield* FleetConfig.load({
+        paths: [file],
+        env: { MCP_FLEET_INPUT_GIVEN: "from-env" },
+        askInput: (request) =>
+          Effect.sync(() => {
+            asked.push(request)
+            return request.id === "token" ? "s3cret" : undefined
+          })
+      })
+      expect(asked).toEqual([
+        { id: "token", description: "The API token", password: true, variable: "MCP_FLEET_INPUT_TOKEN" },
+        { id: "other", description: undefined, password: false, variable: "MCP_FLEET_INPUT_OTHER" }
+      ])
+      const [a, b, c] = loaded.servers
+      expect(a.problem).toBeUndefined()
+      expect(Redacted.value(remote(a).headers!.Authorization as Redacted.Redacted<string>)).toBe("Bearer s3cret")
+      expect(Redacted.value(stdio(b).env!.TOKEN as Redacted.Redacted<string>)).toBe("s3cret")
+      expect(c.problem).toContain(`input "other" has no value`)
+      expect(c.problem).not.toContain("given")
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("fails with a ConfigError naming the invalid file", () =>
@@ -640,8 +773,7 @@ describe("load", () => {
       const error = yield* Effect.flip(FleetConfig.load({ paths: [good, bad] }))
       expect(error).toBeInstanceOf(FleetConfig.ConfigError)
       expect(error.path).toBe(bad)
-      expect(error.message).toContain(`invalid config file ${bad}:`)
-      expect(error.message).toContain(`["args"]`)
+      expect(error.message).toBe(`invalid config file ${bad}: mcpServers.b.args: expected an array of strings, got 5`)
 
       writeJson(bad, "{ not json")
       expect((yield* Effect.flip(FleetConfig.load({ paths: [good, bad] }))).message)
@@ -729,8 +861,9 @@ describe("changes", () => {
       // An invalid edit: a warning naming the file and the field, and nothing emitted.
       saveJson(project, { mcpServers: { files: { command: "files", args: "/srv" } } })
       const warning = yield* nextLog("WARN")
-      expect(warning.message).toContain(`invalid config file ${project}`)
-      expect(warning.message).toContain(`["args"]`)
+      expect(warning.message).toBe(
+        `invalid config file ${project}: mcpServers.files.args: expected an array of strings, got "/srv"; keeping the last good config`
+      )
       expect(yield* Queue.size(emissions)).toBe(0)
 
       // The fix is emitted.
@@ -749,14 +882,33 @@ describe("changes", () => {
       const fourth = yield* next
       expect(fourth.servers[0].disabled).toBe(true)
 
-      // A deleted file counts as missing: its servers go, and the user's `shared` is back.
+      // A deleted file is a warning, and the fleet keeps its servers until the file is back.
       fs.rmSync(project)
+      const deleted = yield* nextLog("WARN")
+      expect(deleted.message).toBe(`config file ${project} was deleted; keeping the last good config until it is back`)
+      expect(yield* Queue.size(emissions)).toBe(0)
+      saveJson(project, { mcpServers: { files: { command: "files", args: ["/back"] } } })
       const fifth = yield* next
-      expect(fifth.servers.map((spec) => spec.name)).toEqual(["memory", "shared"])
+      expect(fifth.servers.map((spec) => spec.name)).toEqual(["memory", "shared", "files"])
       expect(fifth.origin.shared).toBe(user)
-      expect(fifth.sources[1]).toEqual({ path: project, found: false, servers: 0 })
-      const info = yield* nextLog("INFO")
-      expect(info.message).toBe(`config file ${project} was removed; its servers are dropped`)
+    }))
+
+  it.scopedLive("passes each warning to onWarning too", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const file = path.join(dir, ".mcp.json")
+      writeJson(file, { mcpServers: { a: { command: "a" } } })
+      const warnings = yield* Queue.unbounded<string>()
+      const { next } = yield* watch({ paths: [file], env: {}, onWarning: (message) => Queue.offer(warnings, message) })
+      yield* next
+      saveJson(file, { mcpServers: { a: { command: 5 } } })
+      expect(yield* Queue.take(warnings)).toBe(
+        `invalid config file ${file}: mcpServers.a.command: expected a string, got 5; keeping the last good config`
+      )
+      fs.rmSync(file)
+      expect(yield* Queue.take(warnings)).toBe(
+        `config file ${file} was deleted; keeping the last good config until it is back`
+      )
     }))
 
   it.scopedLive("emits a policy edit, which leaves every spec's hash as it was", () =>
@@ -777,15 +929,14 @@ describe("changes", () => {
     Effect.gen(function*() {
       const dir = makeTempDir()
       const later = path.join(dir, "not-yet", "mcp.json")
-      const { next, nextLog } = yield* watch({ paths: [later], env: {} })
-      const first = yield* next
-      expect(first.servers).toEqual([])
-      expect(first.sources).toEqual([{ path: later, found: false, servers: 0 }])
+      const { emissions, next, nextLog } = yield* watch({ paths: [later], env: {} })
+      expect((yield* nextLog("WARN")).message).toBe(`config file ${later} does not exist; waiting for a valid config`)
       // Only once the watch has failed for want of the directory is it created.
       expect((yield* nextLog("DEBUG")).message).toContain(`cannot watch ${path.dirname(later)}`)
+      expect(yield* Queue.size(emissions)).toBe(0)
       saveJson(later, { mcpServers: { a: { command: "a" } } })
-      const second = yield* next
-      expect(second.servers.map((spec) => spec.name)).toEqual(["a"])
+      const first = yield* next
+      expect(first.servers.map((spec) => spec.name)).toEqual(["a"])
     }))
 
   it.scopedLive("starts with a warning on an invalid file and emits once it is fixed", () =>

@@ -66,6 +66,15 @@ describe("McpError", () => {
     expect(closed(long).reason).toMatchObject({ stderrTail: long })
   })
 
+  it("says a server's error code once, when its message repeats it", () => {
+    const error = (message: string) =>
+      McpError.make("everything", new McpError.ProtocolReason({ method: "resources/read", code: -32602, message }))
+    expect(error("MCP error -32602: Resource demo://x not found").message).toBe(
+      "server 'everything' answered resources/read with error -32602: Resource demo://x not found"
+    )
+    expect(error("bad uri").message).toBe("server 'everything' answered resources/read with error -32602: bad uri")
+  })
+
   it("says whether another attempt may help", () => {
     const of = (reason: McpError.Reason) => McpError.make("s", reason)
     const http = (status: number) => of(new McpError.HttpReason({ status, method: "initialize", body: "" }))

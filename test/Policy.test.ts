@@ -279,6 +279,30 @@ describe("Policy rules", () => {
       expect(action("mcp__eta__x")).toBe("allow")
     }))
 
+  it.scoped("the README's example is an allowlist: reading tools, an issue after asking, nothing else", () =>
+    Effect.gen(function*() {
+      const readme = fs.readFileSync(new URL("../README.md", import.meta.url), "utf8")
+      const section = readme.slice(readme.indexOf("## Tool policy"))
+      const example = /```json\n([\s\S]*?)```/.exec(section)![1]!
+      const config = Either.getOrThrow(FleetConfig.parseFile(example, "/p/.mcp.json", {})).policy
+      const github = ["get_me", "list_issues", "search_code", "create_issue", "merge_pull_request", "delete_file"]
+      const { policy } = yield* start(config, {
+        servers: [fake("github", github.map(plain)), fake("other", [plain("read"), plain("delete_all")])],
+        approve: () => Effect.succeed({ decision: "allow" })
+      })
+      const action = (name: string) => policy.decide(name).action
+      expect(Object.fromEntries(github.map((tool) => [tool, action(`mcp__github__${tool}`)]))).toEqual({
+        get_me: "allow",
+        list_issues: "allow",
+        search_code: "allow",
+        create_issue: "ask",
+        merge_pull_request: "deny",
+        delete_file: "deny"
+      })
+      expect(action("mcp__other__read")).toBe("allow")
+      expect(action("mcp__other__delete_all")).toBe("deny")
+    }))
+
   it.scoped("the policy's catalog stream follows catalog and policy changes", () =>
     Effect.gen(function*() {
       const { policy } = yield* start({})
@@ -612,9 +636,10 @@ describe("Policy config", () => {
       {}
     )
     if (Either.isRight(result)) throw new Error("expected a ConfigError")
-    expect(result.left.message).toContain("invalid config file /p/.mcp.json")
-    expect(result.left.message).toContain("[\"deny\"]")
-    expect(result.left.message).toContain("[\"onOversize\"]")
+    expect(result.left.message).toBe(
+      `invalid config file /p/.mcp.json: mcpServers.a.policy.deny: expected an array of strings, got "mcp__*"; ` +
+        `mcpServers.a.policy.limits.onOversize: expected "truncate" or "fail", got "drop"`
+    )
   })
 
   it("merge: rules concatenated, later scalars win, the stricter default", () => {

@@ -6,21 +6,35 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, cliEnv, config, FIXTURES, MARK, removeTempDirs, run, SERVERS, start, tempDir } from "./support/cli.js"
+import {
+  CLI,
+  cliEnv,
+  config,
+  FIXTURES,
+  hasScript,
+  MARK,
+  marked,
+  removeTempDirs,
+  run,
+  runOnTerminal,
+  SERVERS,
+  start,
+  tempDir
+} from "./support/cli.js"
 import { groupMembers, guardianOf, procState, survivors, within } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
 const memoryFile = path.join(tempDir(), "memory.jsonl")
 
 const servers = {
-  memory: { command: process.execPath, args: [SERVERS.memory], env: { MEMORY_FILE_PATH: memoryFile } },
-  everything: { command: process.execPath, args: [SERVERS.everything, "stdio"] },
-  failing: { command: process.execPath, args: [FIXTURES.failing] },
-  broken: {
+  memory: marked({ command: process.execPath, args: [SERVERS.memory], env: { MEMORY_FILE_PATH: memoryFile } }, mark),
+  everything: marked({ command: process.execPath, args: [SERVERS.everything, "stdio"] }, mark),
+  failing: marked({ command: process.execPath, args: [FIXTURES.failing] }, mark),
+  broken: marked({
     command: process.execPath,
     args: ["-e", "console.error('error: GITHUB_TOKEN is not set'); process.exit(1)"],
     restart: { maxAttempts: 1, initialDelay: 50 }
-  }
+  }, mark)
 }
 
 const policy = { deny: ["mcp__memory__delete_*"] }
@@ -149,12 +163,60 @@ describe("calling tools", () => {
 
     const badJson = await cli("call", "mcp__everything__echo", "{nope", "--json")
     expect(badJson.code).toBe(2)
-    expect(json(badJson.stderr.trim().split("\n").at(-1)!)).toMatchObject({ error: "CliError" })
+    expect(json(badJson.stderr.trim().split("\n").at(-1)!)).toMatchObject({
+      error: "CliError",
+      message: expect.stringMatching(/^the arguments are not valid JSON: /)
+    })
+
+    // A server's error code is said once, though its message repeats it.
+    const notFound = await cli("read", "everything", "demo://nope")
+    expect(notFound.code).toBe(1)
+    expect(notFound.stderr).toMatch(/answered resources\/read with error -32602: Resource demo:\/\/nope not found/)
+    expect(notFound.stderr).not.toContain("MCP error")
 
     // A result with isError is printed, and the exit code says it failed.
     const isError = await cli("call", "mcp__failing__fail")
     expect(isError).toMatchObject({ code: 1, stdout: "the disk is full\n" })
     expect(isError.stderr).toContain("mcp-fleet: tool 'mcp__failing__fail' reported an error")
+  })
+})
+
+describe("timeouts of a call", () => {
+  // The hang fixture ignores the end of its stdin and SIGTERM: its shutdown takes seconds.
+  const hanging = (own: string) =>
+    tempDir({ ".mcp.json": config({ hang: marked({ command: process.execPath, args: [FIXTURES.hang] }, own) }) })
+  const alive = (own: string) => survivors(MARK, own).filter((line) => line.includes("hang.mjs"))
+
+  it("--timeout is reported at its deadline, while the server is still being shut down", async () => {
+    const own = `${mark}-timeout`
+    const calling = start(["call", "hang", "hang", "--timeout", "1s"], { cwd: hanging(own), mark: own })
+    await calling.errorLine(
+      (line) => line === "mcp-fleet: server 'hang' did not answer tools/call within 1000 ms",
+      "the timeout"
+    )
+    expect(alive(own)).toHaveLength(1)
+    expect(await calling.exited).toBe(1)
+    expect(alive(own)).toEqual([])
+  })
+
+  it("--max-time bounds a call that keeps sending progress; --timeout alone would wait on", async () => {
+    const own = `${mark}-max-time`
+    const calling = start(["call", "hang", "ticking", "--timeout", "1s", "--max-time", "2s"], {
+      cwd: hanging(own),
+      mark: own
+    })
+    await calling.errorLine(
+      (line) => line === "mcp-fleet: server 'hang' did not finish tools/call within its maximum of 2000 ms",
+      "the maximum"
+    )
+    // Progress came all along, more than a --timeout apart in all: it was inactivity that --timeout bounds.
+    expect(calling.stderr().match(/progress: \d+/g)!.length).toBeGreaterThan(10)
+    expect(await calling.exited).toBe(1)
+    expect(alive(own)).toEqual([])
+
+    const bad = await run(["call", "hang", "hang", "--max-time", "soon"], { cwd: hanging(own), mark: own })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("--max-time 'soon' is not a duration such as 30s, 500ms or 2m")
   })
 })
 
@@ -174,6 +236,202 @@ describe("errors", () => {
     const timeout = await cli("servers", "--timeout", "soon")
     expect(timeout.code).toBe(2)
     expect(timeout.stderr).toContain("--timeout 'soon' is not a duration")
+  })
+
+  it("a config file named by --config or MCP_FLEET_CONFIG that does not exist: exit 2, naming it", async () => {
+    const empty = tempDir()
+    const missing = path.join(empty, "nope.json")
+    const named = await run(["servers", "--config", missing], { cwd: empty, mark, env: { HOME: empty } })
+    expect(named.code).toBe(2)
+    expect(named.stdout).toBe("")
+    expect(named.stderr).toContain(`mcp-fleet: config file ${missing} does not exist`)
+
+    const listed = await run(["tools", "--json"], { cwd: empty, mark, env: { HOME: empty, MCP_FLEET_CONFIG: missing } })
+    expect(listed.code).toBe(2)
+    expect(json(listed.stderr)).toMatchObject({
+      error: "ConfigError",
+      message: `config file ${missing} does not exist`
+    })
+
+    const watching = await run(["watch", "--config", missing], { cwd: empty, mark, env: { HOME: empty } })
+    expect(watching.code).toBe(2)
+    expect(watching.stderr).toContain(`config file ${missing} does not exist`)
+  })
+
+  it("a schema error lists every bad entry, one sentence each", async () => {
+    const dir = tempDir({
+      ".mcp.json": config({ memory: { command: 5 }, other: { command: "x", args: "--verbose" } })
+    })
+    const result = await run(["servers"], { cwd: dir, mark })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(
+      `mcp-fleet: invalid config file ${path.join(dir, ".mcp.json")}: mcpServers.memory.command: expected a string, ` +
+        `got 5; mcpServers.other.args: expected an array of strings, got "--verbose"\n`
+    )
+  })
+})
+
+describe("help and logs", () => {
+  const commands = [
+    "servers",
+    "tools",
+    "call",
+    "resources",
+    "read",
+    "prompts",
+    "prompt",
+    "add",
+    "remove",
+    "enable",
+    "disable",
+    "test",
+    "watch",
+    "serve",
+    "trust",
+    "approve"
+  ]
+
+  // Every option and argument is a line of its own, with our description under it.
+  const undescribed = (help: string) =>
+    help.split("\n").filter((line, i, lines) => /^ {2}[-(<[]/.test(line) && !/^ {6}\S/.test(lines[i + 1] ?? ""))
+
+  it("--help describes every command, option and argument in our words, with mcp-fleet <command> usage", async () => {
+    const overview = await run(["--help"], { cwd, mark })
+    expect(overview.code).toBe(0)
+    expect(overview.stdout).toContain("  mcp-fleet <command> [options]")
+    for (const command of commands) expect(overview.stdout).toMatch(new RegExp(`^  ${command} +\\S`, "m"))
+    expect(undescribed(overview.stdout)).toEqual([])
+    expect(overview.stdout).toContain("--log-level")
+    for (const command of commands) {
+      const help = await run([command, "--help"], { cwd, mark })
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain(`USAGE\n  mcp-fleet ${command} `)
+      expect(undescribed(help.stdout)).toEqual([])
+      for (
+        const generic of ["A user-defined piece of text", "A true or false value", "This setting", "This argument"]
+      ) {
+        expect(help.stdout).not.toContain(generic)
+      }
+      expect(help.stdout).not.toMatch(/--wizard|--completions/)
+      expect(help.stdout).not.toContain("\x1b[")
+    }
+    // -h after the command's own arguments too, and nothing runs.
+    expect((await run(["call", "mcp__memory__read_graph", "-h"], { cwd, mark })).stdout).toContain("mcp-fleet call ")
+  })
+
+  it.skipIf(!hasScript)("--help is bold on a terminal, and plain with NO_COLOR", async () => {
+    const colored = await runOnTerminal(["servers", "--help"], { cwd, mark, env: { NO_COLOR: "" } })
+    expect(colored.stdout).toContain("\x1b[1mUSAGE\x1b[0m")
+    const plain = await runOnTerminal(["servers", "--help"], { cwd, mark })
+    expect(plain.stdout).toContain("USAGE")
+    expect(plain.stdout).not.toContain("\x1b[")
+  })
+
+  it("--log-level is accepted anywhere, before or after the command and its options", async () => {
+    const dir = tempDir({ ".mcp.json": config({ broken: servers.broken }) })
+    for (const args of [["--log-level", "debug", "servers", "--json"], ["servers", "--json", "--log-level", "debug"]]) {
+      const result = await run(args, { cwd: dir, mark })
+      expect(result.code).toBe(0)
+      expect(result.stderr).toMatch(/DEBUG .*error: GITHUB_TOKEN is not set/)
+    }
+    const warning = await run(["tools", "--server", "broken", "--log-level=warning"], { cwd: dir, mark })
+    expect(warning.stderr).toContain("WARN")
+    expect(warning.stderr).not.toContain("DEBUG")
+    const quiet = await run(["servers", "--json"], { cwd: dir, mark })
+    expect(quiet.stderr).not.toMatch(/DEBUG|WARN/)
+
+    const bad = await run(["servers", "--log-level", "loud"], { cwd: dir, mark })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain(
+      "--log-level 'loud' is not one of all, trace, debug, info, warning, error, fatal, none"
+    )
+  })
+})
+
+describe("VS Code inputs", () => {
+  const withInput = () =>
+    tempDir({
+      ".mcp.json": JSON.stringify({
+        inputs: [{ type: "promptString", id: "api-token", description: "The API token", password: true }],
+        mcpServers: {
+          env: marked({ command: process.execPath, args: [FIXTURES.env], env: { TOKEN: "${input:api-token}" } }, mark),
+          remote: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${input:api-token}" } }
+        }
+      })
+    })
+  const tokenSeen = (output: string) => JSON.parse(output.slice(output.indexOf(`{"env"`)).trim()).env.TOKEN
+
+  it("${input:id} comes from MCP_FLEET_INPUT_<ID>; without it and without a terminal the server says how", async () => {
+    const dir = withInput()
+    const given = await run(["call", "env", "env"], { cwd: dir, mark, env: { MCP_FLEET_INPUT_API_TOKEN: "from-env" } })
+    expect(given.code).toBe(0)
+    expect(tokenSeen(given.stdout)).toBe("from-env")
+
+    const missing = await run(["servers"], { cwd: dir, mark })
+    expect(missing.stdout).toContain(
+      `env: server 'env' is misconfigured: input "api-token" has no value (\${input:api-token} in env.TOKEN): ` +
+        "set MCP_FLEET_INPUT_API_TOKEN, or run on a terminal to be asked"
+    )
+    // A URL server that cannot be used is still shown with its transport.
+    expect(missing.stdout).toMatch(/remote\s+Failed\s+http\s/)
+  })
+
+  it.skipIf(!hasScript)("${input:id} is asked for on a terminal, typed unseen when it is a password", async () => {
+    const dir = withInput()
+    const result = await runOnTerminal(["call", "env", "env"], { cwd: dir, mark }, {
+      shows: "The API token",
+      answer: "typed-secret"
+    })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("The API token (${input:api-token}; or set MCP_FLEET_INPUT_API_TOKEN): ")
+    expect(tokenSeen(result.stdout)).toBe("typed-secret")
+    // Shown once: in the tool's answer, never as it was typed.
+    expect(result.stdout.split("typed-secret")).toHaveLength(2)
+  })
+})
+
+describe("wording", () => {
+  it("a disabled server says how to switch it on", async () => {
+    const dir = tempDir({ ".mcp.json": config({ memory: { ...servers.memory, disabled: true } }) })
+    const called = await run(["call", "memory", "read_graph"], { cwd: dir, mark })
+    expect(called.code).toBe(1)
+    expect(called.stderr).toContain("server 'memory' is disabled; switch it on with 'mcp-fleet enable memory'")
+    const listed = await run(["servers"], { cwd: dir, mark })
+    expect(listed.stdout).toMatch(/memory\s+Disabled\s+stdio.*switched off: mcp-fleet enable memory/)
+  })
+
+  it("add says what is missing, and refuses names that qualified names would change", async () => {
+    const dir = tempDir()
+    const add = (...args: Array<string>) => run(["add", ...args], { cwd: dir, mark, env: { HOME: dir } })
+    const neither = await add("memory")
+    expect(neither.code).toBe(2)
+    expect(neither.stderr).toContain(
+      "server 'memory' needs a command or a URL: mcp-fleet add memory -- <command> [args...], " +
+        "or mcp-fleet add memory --url <url>"
+    )
+    const both = await add("memory", "--url", "http://127.0.0.1:9/mcp", "--", "node")
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain("server 'memory' gets a command (after --) or a URL (--url), not both")
+    const dotted = await add("my.server", "--", "node")
+    expect(dotted.code).toBe(2)
+    expect(dotted.stderr).toContain(
+      "server name 'my.server' has characters other than letters, digits, _ and -, so its tools are named " +
+        "mcp__my_server__<tool>; use letters, digits, _ and - only"
+    )
+    const prefixed = await add("mcp__x", "--", "node")
+    expect(prefixed.code).toBe(2)
+    expect(prefixed.stderr).toContain("server name 'mcp__x' starts with mcp__, like a qualified name")
+    expect(fs.existsSync(path.join(dir, ".mcp.json"))).toBe(false)
+  })
+
+  it("a config with such a name works, with a warning", async () => {
+    const dir = tempDir({ ".mcp.json": config({ "my.notes": { ...servers.memory, disabled: true } }) })
+    const result = await run(["servers"], { cwd: dir, mark })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain(
+      `mcp-fleet: warning: server name 'my.notes' in ${path.join(dir, ".mcp.json")} has characters other than ` +
+        "letters, digits, _ and -, so its tools are named mcp__my_notes__<tool>"
+    )
   })
 })
 
@@ -221,6 +479,27 @@ describe("editing the config", () => {
 
     const missing = await edit("remove", "nothere")
     expect(missing.code).toBe(2)
+  })
+
+  it("remove takes the comment lines right above the entry with it", async () => {
+    const text = `{
+  "mcpServers": {
+    // long-term notes
+    "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },
+    // the web
+    "web": { "url": "https://example.com/mcp" }
+  }
+}
+`
+    const dir = tempDir({ ".mcp.json": text })
+    expect((await run(["remove", "memory"], { cwd: dir, mark })).code).toBe(0)
+    expect(fs.readFileSync(path.join(dir, ".mcp.json"), "utf8")).toBe(`{
+  "mcpServers": {
+    // the web
+    "web": { "url": "https://example.com/mcp" }
+  }
+}
+`)
   })
 
   it("add creates ./.mcp.json when there is no config", async () => {
@@ -341,6 +620,8 @@ describe("watch", () => {
       "notes",
       "--env",
       `MEMORY_FILE_PATH=${memoryFile}.notes`,
+      "--env",
+      `${MARK}=${mark}`,
       "--",
       process.execPath,
       SERVERS.memory
@@ -352,6 +633,31 @@ describe("watch", () => {
     expect(applied).toMatchObject({ added: ["notes"], removed: [], unchanged: ["memory"] })
     await watching.line(ready("notes"), "notes ready")
     expect(await watching.stop()).toBe(0)
+  })
+
+  it("shows an invalid edit and a deleted file at the default log level, and keeps the servers", async () => {
+    const dir = tempDir({ ".mcp.json": config({ memory: servers.memory }) })
+    const file = path.join(dir, ".mcp.json")
+    const watching = start(["watch"], { cwd: dir, mark })
+    await watching.line((line) => line.includes("memory: Connecting → Ready"), "memory ready")
+    fs.writeFileSync(file, config({ memory: { ...servers.memory, command: 5 } }))
+    await watching.line(
+      (line) =>
+        line.endsWith(
+          `config: invalid config file ${file}: mcpServers.memory.command: expected a string, got 5; ` +
+            "keeping the last good config"
+        ),
+      "the invalid edit"
+    )
+    fs.rmSync(file)
+    await watching.line(
+      (line) => line.endsWith(`config: config file ${file} was deleted; keeping the last good config until it is back`),
+      "the deletion"
+    )
+    expect(await watching.stop()).toBe(0)
+    // Nothing was stopped or applied while the file was broken or gone.
+    const after = watching.stdout().slice(watching.stdout().indexOf("invalid config file"))
+    expect(after).not.toMatch(/→|config: (added|removed)/)
   })
 })
 
@@ -400,6 +706,22 @@ describe("serve (the gateway through the CLI)", () => {
       expect(await serving.stop()).toBe(0)
     }
   })
+
+  it("prints an invalid edit of the config at the default log level", async () => {
+    const dir = tempDir({ ".mcp.json": config({ memory: servers.memory }) })
+    const file = path.join(dir, ".mcp.json")
+    const serving = start(["serve", "--http", "0", "--json"], { cwd: dir, mark })
+    try {
+      await serving.line((line) => line.includes("\"url\""), "the URL")
+      fs.writeFileSync(file, "{ not json")
+      await serving.errorLine(
+        (line) => line.startsWith(`mcp-fleet: warning: invalid config file ${file}: not valid JSON`),
+        "the warning"
+      )
+    } finally {
+      expect(await serving.stop()).toBe(0)
+    }
+  })
 })
 
 describe("serve --stdio leaves no process behind, however its host ends it", () => {
@@ -407,8 +729,8 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
   // whose children left its group (detached, setsid, a double-forked daemon).
   const unruly = tempDir({
     ".mcp.json": config({
-      stubborn: { command: process.execPath, args: [FIXTURES.stubborn] },
-      escaping: { command: process.execPath, args: [FIXTURES.escaping] }
+      stubborn: marked({ command: process.execPath, args: [FIXTURES.stubborn] }, mark),
+      escaping: marked({ command: process.execPath, args: [FIXTURES.escaping] }, mark)
     })
   })
 

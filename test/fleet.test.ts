@@ -25,14 +25,14 @@ const packageEntry = (name: string) =>
   path.join(path.dirname(require.resolve(`@modelcontextprotocol/${name}/package.json`)), "dist", "index.js")
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
 
-// Every child inherits this, so survivors can be found in /proc.
+// Every server is given this (and its children inherit it), so survivors can be found in /proc.
 const MARKER = "MCP_FLEET_FLEET_TEST_RUN"
 const RUN_ID = `${process.pid}-${Date.now()}`
-process.env[MARKER] = RUN_ID
+const marked = { [MARKER]: RUN_ID }
 
 const node = (name: string, script: string, extra: Partial<ServerSpec.ServerSpec> = {}): ServerSpec.ServerSpec => ({
   name,
-  transport: { type: "stdio", command: process.execPath, args: [script] },
+  transport: { type: "stdio", command: process.execPath, args: [script], env: marked },
   ...extra
 })
 
@@ -77,7 +77,7 @@ describe("fleet with real processes", () => {
           type: "stdio",
           command: process.execPath,
           args: [packageEntry("server-memory")],
-          env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") }
+          env: { ...marked, MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") }
         }
       })])
       yield* fleet.awaitReady({ servers: ["memory"], timeout: "20 seconds" })
@@ -175,7 +175,12 @@ describe("fleet with real processes", () => {
             node("everything", packageEntry("server-everything")),
             {
               name: "filesystem",
-              transport: { type: "stdio", command: process.execPath, args: [packageEntry("server-filesystem"), dir] }
+              transport: {
+                type: "stdio",
+                command: process.execPath,
+                args: [packageEntry("server-filesystem"), dir],
+                env: marked
+              }
             },
             node("crash", fixture("crash.mjs"))
           ]

@@ -297,62 +297,65 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(performance.now() - start).toBeLessThan(5000)
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scopedLive("env: configured values override inherited ones, Redacted values arrive as plain text, cwd is set", () =>
+  it.scopedLive("env: a safe base environment, configured values over it, Redacted values as plain text, cwd set", () =>
     Effect.gen(function*() {
       process.env.MCP_FLEET_TEST_INHERITED = "from-parent"
-      process.env.MCP_FLEET_TEST_OVERRIDDEN = "parent-value"
+      process.env.GITHUB_TOKEN_FOR_TEST = "host-secret"
+      process.env.LC_TEST_LOCALE = "C"
       const cwd = fs.realpathSync(makeTempDir("cwd"))
       const { client } = yield* connect({
         name: "env",
         command: NODE,
         args: [fixture("env.mjs")],
         cwd,
-        env: {
-          MCP_FLEET_TEST_OVERRIDDEN: "child-value",
-          MCP_FLEET_TEST_PLAIN: "plain",
-          MCP_FLEET_TEST_SECRET: Redacted.make("s3cret-t0ken")
-        }
+        env: { HOME: "/configured/home", MCP_FLEET_TEST_PLAIN: "plain", MCP_FLEET_TEST_SECRET: Redacted.make("s3cret") }
       })
       const seen = JSON.parse(firstText(yield* client.callTool("env", {}))) as {
         env: Record<string, string>
         cwd: string
       }
-      expect(seen.env.MCP_FLEET_TEST_INHERITED).toBe("from-parent")
-      expect(seen.env.MCP_FLEET_TEST_OVERRIDDEN).toBe("child-value")
-      expect(seen.env.MCP_FLEET_TEST_PLAIN).toBe("plain")
-      expect(seen.env.MCP_FLEET_TEST_SECRET).toBe("s3cret-t0ken")
-      expect(seen.env.PATH).toBe(process.env.PATH)
+      // The marker is added by `connect` so that a leaked child could still be found; the
+      // server's token marks its processes.
+      const { [MARKER]: marker, [Stdio.TOKEN_VARIABLE]: token, ...rest } = seen.env
+      expect(marker).toBe(RUN_ID)
+      expect(token).toMatch(/^[0-9a-f]{24}$/)
+      const safe = ["PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR", "LC_TEST_LOCALE"]
+        .filter((name) => process.env[name] !== undefined)
+      expect(Object.keys(rest).sort()).toEqual(
+        [...safe, "HOME", "MCP_FLEET_TEST_PLAIN", "MCP_FLEET_TEST_SECRET"].sort()
+      )
+      expect(rest.PATH).toBe(process.env.PATH)
+      expect(rest.LC_TEST_LOCALE).toBe("C")
+      expect(rest.HOME).toBe("/configured/home")
+      expect(rest.MCP_FLEET_TEST_SECRET).toBe("s3cret")
       expect(seen.cwd).toBe(cwd)
     }).pipe(
       Effect.ensuring(Effect.sync(() => {
         delete process.env.MCP_FLEET_TEST_INHERITED
-        delete process.env.MCP_FLEET_TEST_OVERRIDDEN
+        delete process.env.GITHUB_TOKEN_FOR_TEST
+        delete process.env.LC_TEST_LOCALE
       })),
       Effect.provide(NodeContext.layer)
     ))
 
-  it.scopedLive("env: inheritEnv false passes only the configured variables", () =>
+  it.scopedLive("env: inheritEnv true passes this process's whole environment, configured values over it", () =>
     Effect.gen(function*() {
       process.env.MCP_FLEET_TEST_INHERITED = "from-parent"
+      process.env.MCP_FLEET_TEST_OVERRIDDEN = "parent-value"
       const { client } = yield* connect({
-        name: "env-clean",
+        name: "env-inherit",
         command: NODE,
         args: [fixture("env.mjs")],
-        inheritEnv: false,
-        env: { ONLY_THIS: "yes", TOKEN: Redacted.make("hidden") }
+        inheritEnv: true,
+        env: { MCP_FLEET_TEST_OVERRIDDEN: "child-value" }
       })
       const seen = JSON.parse(firstText(yield* client.callTool("env", {}))) as { env: Record<string, string> }
-      // The marker is added by `connect` so that a leaked child could still be found; the
-      // server's token marks its processes.
-      expect(seen.env).toEqual({
-        ONLY_THIS: "yes",
-        TOKEN: "hidden",
-        [MARKER]: RUN_ID,
-        [Stdio.TOKEN_VARIABLE]: expect.stringMatching(/^[0-9a-f]{24}$/)
-      })
+      expect(seen.env.MCP_FLEET_TEST_INHERITED).toBe("from-parent")
+      expect(seen.env.MCP_FLEET_TEST_OVERRIDDEN).toBe("child-value")
     }).pipe(
       Effect.ensuring(Effect.sync(() => {
         delete process.env.MCP_FLEET_TEST_INHERITED
+        delete process.env.MCP_FLEET_TEST_OVERRIDDEN
       })),
       Effect.provide(NodeContext.layer)
     ))

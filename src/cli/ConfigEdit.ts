@@ -110,12 +110,32 @@ const insertProperty = (text: string, object: Node, key: string, value: unknown)
   ]
 }
 
-// Removes one member, its comma and its own line, or the comma before it when it is last.
+// The start of the comment lines right above the line at `start` (no blank line between):
+// they are about that line's member, and go with it.
+const ownComments = (text: string, start: number): number => {
+  let at = start
+  while (at > 0) {
+    const above = lineStart(text, at - 1)
+    const line = text.slice(above, at).trim()
+    if (line.startsWith("//") || (line.startsWith("/*") && line.endsWith("*/"))) {
+      at = above
+      continue
+    }
+    // The last line of a comment over several lines: it goes if the comment has lines of its own.
+    const open = line.endsWith("*/") ? text.lastIndexOf("/*", at) : -1
+    if (open === -1 || indentAt(text, open) === undefined) return at
+    at = lineStart(text, open)
+  }
+  return at
+}
+
+// Removes one member, its comma and its own line (with the comments right above it), or the
+// comma before it when it is last.
 const removeProperty = (text: string, object: Node, property: Node): ReadonlyArray<Edit> => {
   const members = object.children ?? []
   const index = members.indexOf(property)
   const ownLine = indentAt(text, property.offset) !== undefined
-  const start = ownLine ? lineStart(text, property.offset) : property.offset
+  const start = ownLine ? ownComments(text, lineStart(text, property.offset)) : property.offset
   let end = property.offset + property.length
   const afterValue = skipTrivia(text, end)
   const hasComma = text[afterValue] === ","

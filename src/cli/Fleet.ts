@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Args from "@effect/cli/Args"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -21,6 +22,7 @@ import * as ServerSpec from "../ServerSpec.js"
 import { isTerminal } from "../ServerState.js"
 import * as ToolPins from "../ToolPins.js"
 import * as CliError from "./CliError.js"
+import * as Prompt from "./Prompt.js"
 import * as Render from "./Render.js"
 import * as Settings from "./Settings.js"
 import * as Trust from "./Trust.js"
@@ -82,7 +84,13 @@ export const loadConfig = (
   Effect.gen(function*() {
     yield* announce(settings)
     yield* Trust.ensure(settings)
-    return yield* FleetConfig.load({ paths: settings.paths, admit: yield* Trust.admit(settings) })
+    const loaded = yield* FleetConfig.load({
+      paths: settings.paths,
+      admit: yield* Trust.admit(settings),
+      askInput: Prompt.askInput()
+    })
+    if (!settings.json) yield* Effect.forEach(loaded.warnings, warn, { discard: true })
+    return loaded
   })
 
 /**
@@ -112,6 +120,14 @@ const maskLogs = (loaded: FleetConfig.Loaded): Effect.Effect<void, never, Scope.
   Secrets.maskLogsScoped(Secrets.make(loaded.servers.flatMap(ServerSpec.secrets)))
 
 /**
+ * Shows a warning about the config files on stderr, whatever the log level: an edit that
+ * cannot be used, a deleted file.
+ *
+ * @since 0.1.0
+ */
+export const warn = (message: string): Effect.Effect<void> => Render.note(`mcp-fleet: warning: ${message}`)
+
+/**
  * A running fleet and its policy that follow the config files as they are edited: servers
  * come, go and restart, and the policy changes, until the Scope closes.
  *
@@ -138,10 +154,12 @@ export const follow = (
     yield* announce(settings)
     yield* Trust.ensure(settings)
     const registry = yield* makeRegistry(settings)
-    const admit = yield* Trust.admit(settings)
-    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({ paths: settings.paths, admit }).pipe(
-      Effect.provideService(ServerRegistry.ServerRegistry, registry)
-    )
+    const { loaded, policy } = yield* FleetConfig.syncWithPolicy({
+      paths: settings.paths,
+      admit: yield* Trust.admit(settings),
+      askInput: Prompt.askInput(),
+      onWarning: warn
+    }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     yield* maskLogs(loaded)
     return { registry, loaded, policy }
   })
@@ -223,7 +241,12 @@ export const start = (
     const loaded = options.loaded ?? (yield* loadConfig(settings))
     yield* maskLogs(loaded)
     const only = options.only
-    if (only !== undefined) yield* requireServer(loaded, only)
+    if (only !== undefined) {
+      yield* requireServer(loaded, only)
+      if (loaded.servers.some((spec) => spec.name === only && spec.disabled === true)) {
+        return yield* CliError.failure(`server '${only}' is disabled; switch it on with 'mcp-fleet enable ${only}'`)
+      }
+    }
     const servers = only === undefined ? loaded.servers : loaded.servers.filter((spec) => spec.name === only)
     const registry = yield* makeRegistry(settings)
     const events = yield* registry.subscribe
@@ -239,8 +262,24 @@ export const start = (
       : Effect.raceFirst(wait, progressLine(registry, new Set(servers.map((spec) => spec.name))))
     // When all start, a timeout leaves some connecting; the command shows them as they are.
     yield* only === undefined ? Effect.ignore(shown) : shown
+    // Disabled servers are no part of "settled"; each is shown once it is Disabled (a wait
+    // for it to be ready ends, failing, as soon as it is).
+    const disabled = servers.filter((spec) => spec.disabled === true).map((spec) => spec.name)
+    yield* Effect.forEach(
+      disabled,
+      (name) => Effect.ignore(registry.awaitReady({ servers: [name], timeout: settings.timeout })),
+      { concurrency: "unbounded", discard: true }
+    )
     return { registry, loaded }
   })
+
+/**
+ * The argument naming one server of the config (`name` or `server` in the usage).
+ *
+ * @since 0.1.0
+ */
+export const serverArg = (name: "name" | "server") =>
+  Args.text({ name }).pipe(Args.withDescription("A server's name, as in the config file"))
 
 /**
  * Fails with a clear sentence, and the closest names, when the config has no such server.

@@ -48,6 +48,8 @@ export const statusTable = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>
       String(status.connection?.pid ?? ""),
       status.state._tag === "Ready"
         ? `${status.serverInfo?.name ?? ""} ${status.serverInfo?.version ?? ""}`.trim()
+        : status.state._tag === "Disabled"
+        ? `switched off: mcp-fleet enable ${status.name}`
         : clip(describe(status.state, now), 60)
     ])
   ])
@@ -166,14 +168,32 @@ const usageMessage = (error: ValidationError.ValidationError): string => {
 }
 
 /**
+ * Whether the command line asks for JSON (errors are printed as JSON then).
+ *
+ * @since 0.1.0
+ */
+export const jsonRequested = (): boolean => process.argv.includes("--json")
+
+/**
+ * A command's error printed already, by `reportNow`: only the exit code it implies is left
+ * to do.
+ *
+ * @since 0.1.0
+ */
+export class Reported {
+  readonly _tag = "Reported"
+  constructor(readonly error: unknown) {}
+}
+
+/**
  * Prints an error: one sentence on stderr, or with `--json` one JSON object on stderr.
  *
  * @since 0.1.0
  */
 export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
   const object = errorObject(error)
-  // @effect/cli has printed its own usage errors already.
-  if (!asJson && ValidationError.isValidationError(error)) return Effect.void
+  // @effect/cli has printed its own usage errors already; `reportNow` has printed its own.
+  if ((!asJson && ValidationError.isValidationError(error)) || error instanceof Reported) return Effect.void
   return asJson ? Console.error(JSON.stringify(object)) : Console.error(`mcp-fleet: ${String(object.message)}`)
 }
 
@@ -197,3 +217,16 @@ export const where = (spec: ServerSpec.ServerSpec): string => {
       return `${transport.type}: ${Secrets.safeUrl(transport.url)}`
   }
 }
+
+/**
+ * Prints a command's error the moment it happens, before the command's Scope closes and
+ * its servers are shut down (which may take seconds): a timeout is told at its deadline.
+ * Put it inside `Effect.scoped`.
+ *
+ * @since 0.1.0
+ */
+export const reportNow = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Reported, R> =>
+  effect.pipe(
+    Effect.tapError((failure) => error(failure, jsonRequested())),
+    Effect.mapError((failure) => new Reported(failure))
+  )

@@ -1,6 +1,7 @@
 /**
- * The options every command takes (`--config`, `--json`, `--timeout`) and the config
- * files they lead to. `--log-level` is @effect/cli's own built-in option.
+ * The options every command takes (`--config`, `--json`, `--timeout`, `--log-level`) and
+ * the config files they lead to. `--log-level` is taken out of the command line before
+ * @effect/cli parses it, so that it is accepted anywhere, before or after the command.
  *
  * @since 0.1.0
  */
@@ -8,12 +9,26 @@ import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import * as ConfigTrust from "../ConfigTrust.js"
 import * as FleetConfig from "../FleetConfig.js"
 import * as CliError from "./CliError.js"
+
+/**
+ * A `--timeout` option with the given description (`call` says more than the others).
+ *
+ * @since 0.1.0
+ */
+export const timeoutOption = (description: string) =>
+  Options.text("timeout").pipe(
+    Options.withPseudoName("duration"),
+    Options.withDescription(description),
+    Options.optional
+  )
 
 /**
  * The global options, accepted before the command name and after it.
@@ -23,24 +38,87 @@ import * as CliError from "./CliError.js"
 export const options = {
   config: Options.text("config").pipe(
     Options.withAlias("c"),
+    Options.withPseudoName("file"),
     Options.withDescription(
       "A config file (mcpServers or servers format); repeat to merge several, later ones winning. " +
-        "Default: ./.mcp.json, else ./mcp.json (once trusted: see 'mcp-fleet trust'), else ~/.config/mcp-fleet/mcp.json"
+        "It must exist. Default: ./.mcp.json, else ./mcp.json (once trusted: see 'mcp-fleet trust'), " +
+        "else ~/.config/mcp-fleet/mcp.json"
     ),
     Options.repeated
   ),
   json: Options.boolean("json").pipe(
     Options.withDescription("Print machine-readable JSON on stdout (errors as a JSON object on stderr)")
   ),
-  timeout: Options.text("timeout").pipe(
-    Options.withDescription("How long to wait for servers and calls: 30s, 500ms, 2m or seconds (default 30s)"),
-    Options.optional
+  timeout: timeoutOption(
+    "How long to wait for servers to start and for each answer: 30s, 500ms, 2m, or a number of seconds " +
+      "(default 30s)"
   ),
   trust: Options.boolean("trust").pipe(
     Options.withDescription(
       "Run a config found in the working directory without asking, this time only (for CI; also MCP_FLEET_TRUST=1)"
     )
   )
+}
+
+/**
+ * The levels `--log-level` takes.
+ *
+ * @since 0.1.0
+ */
+export const logLevels = ["all", "trace", "debug", "info", "warning", "error", "fatal", "none"] as const
+
+/**
+ * What `--log-level` does, for the help.
+ *
+ * @since 0.1.0
+ */
+export const logLevelDescription = "Show the fleet's logs on stderr from this level up (default: error). " +
+  "warning adds servers that fail and restart; debug adds every line servers write to stderr"
+
+const logLevelOf: Record<(typeof logLevels)[number], LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+/**
+ * Takes `--log-level <level>` (or `--log-level=<level>`) out of the command line, wherever it
+ * is before `--`; the last one given wins. Fails with a usage error for an unknown level.
+ *
+ * @since 0.1.0
+ */
+export const takeLogLevel = (
+  args: ReadonlyArray<string>
+): Either.Either<
+  { readonly args: ReadonlyArray<string>; readonly level: Option.Option<LogLevel.LogLevel> },
+  CliError.CliError
+> => {
+  const rest: Array<string> = []
+  let level: Option.Option<LogLevel.LogLevel> = Option.none()
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") return Either.right({ args: rest.concat(args.slice(i)), level })
+    if (arg !== "--log-level" && !arg.startsWith("--log-level=")) {
+      rest.push(arg)
+      continue
+    }
+    const value = arg === "--log-level" ? args[++i] : arg.slice("--log-level=".length)
+    const known = logLevels.find((name) => name === value?.toLowerCase())
+    if (known === undefined) {
+      return Either.left(CliError.usage(
+        value === undefined
+          ? `--log-level needs a level: ${logLevels.join(", ")}`
+          : `--log-level '${value}' is not one of ${logLevels.join(", ")}`
+      ))
+    }
+    level = Option.some(logLevelOf[known])
+  }
+  return Either.right({ args: rest, level })
 }
 
 /**
@@ -104,6 +182,17 @@ export const parseDuration = (text: string): Option.Option<Duration.Duration> =>
 }
 
 /**
+ * A duration above zero given to `flag` (see `parseDuration`), or a usage error saying so.
+ *
+ * @since 0.1.0
+ */
+export const duration = (flag: string, text: string): Effect.Effect<Duration.Duration, CliError.CliError> =>
+  Option.match(Option.filter(parseDuration(text), (value) => Duration.toMillis(value) > 0), {
+    onNone: () => Effect.fail(CliError.usage(`${flag} '${text}' is not a duration such as 30s, 500ms or 2m`)),
+    onSome: Effect.succeed
+  })
+
+/**
  * The files looked for when no `--config` and no `MCP_FLEET_CONFIG` is given, in order:
  * the first one that exists is used.
  */
@@ -124,14 +213,9 @@ export const resolve = (
   cwd: string = process.cwd()
 ): Effect.Effect<Settings, CliError.CliError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    let timeout = Duration.seconds(30)
-    if (Option.isSome(given.timeout)) {
-      const parsed = Option.filter(parseDuration(given.timeout.value), (value) => Duration.toMillis(value) > 0)
-      if (Option.isNone(parsed)) {
-        return yield* CliError.usage(`--timeout '${given.timeout.value}' is not a duration such as 30s, 500ms or 2m`)
-      }
-      timeout = parsed.value
-    }
+    const timeout = Option.isSome(given.timeout)
+      ? yield* duration("--timeout", given.timeout.value)
+      : Duration.seconds(30)
     const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir())
     const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
     const base = { json: given.json, timeout, trust, configDir, project: [] }

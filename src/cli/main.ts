@@ -3,17 +3,16 @@
  *
  * @since 0.1.0
  */
-import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as FleetConfig from "../FleetConfig.js"
 import * as Gateway from "../Gateway.js"
 import * as HttpClientUndici from "../HttpClientUndici.js"
 import * as Stdio from "../Stdio.js"
@@ -25,8 +24,10 @@ import * as Probe from "./commands/probe.js"
 import * as Serve from "./commands/serve.js"
 import * as Trust from "./commands/trust.js"
 import * as Watch from "./commands/watch.js"
+import * as Help from "./Help.js"
 import * as Render from "./Render.js"
 import * as Root from "./Root.js"
+import * as Settings from "./Settings.js"
 import { VERSION } from "./version.js"
 
 const subcommands = [
@@ -48,9 +49,10 @@ const subcommands = [
   Trust.approve
 ] as const
 
-// `mcp-fleet` alone prints the help of every command.
-const showHelp = (): Effect.Effect<void> =>
-  Console.log(HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)))
+const print = (text: string) => Effect.sync(() => void process.stdout.write(text))
+
+// `mcp-fleet` alone prints the overview.
+const showHelp = () => print(Help.root(Root.root, subcommands, Help.colored()))
 
 const command = Root.root.pipe(
   Command.withHandler(showHelp),
@@ -59,12 +61,40 @@ const command = Root.root.pipe(
 
 const cli = Command.run(command, { name: "mcp-fleet", version: VERSION })
 
-const exitCode = (error: unknown): number =>
-  error instanceof CliError ? error.exitCode : ValidationError.isValidationError(error) ? 2 : 1
+// The help of the first command named before any `--`, else the overview.
+const help = (args: ReadonlyArray<string>) => {
+  const end = args.indexOf("--")
+  const commands: ReadonlyArray<Help.AnyCommand> = subcommands
+  const named =
+    (end === -1 ? args : args.slice(0, end)).flatMap((arg) =>
+      commands.filter((candidate) => [...Command.getNames(candidate)].includes(arg))
+    )[0]
+  return named === undefined ? showHelp() : print(Help.command(named, Help.colored()))
+}
 
-const program = Effect.suspend(() => cli(process.argv)).pipe(
+// `--log-level` and `--help` are ours, wherever they are; the rest is @effect/cli's to parse.
+const main = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const [runtime, script, ...given] = argv
+    const { args, level } = yield* Settings.takeLogLevel(given)
+    if (Help.requested(args)) return yield* help(args)
+    const run = cli([runtime!, script!, ...args])
+    return yield* Option.isSome(level) ? Logger.withMinimumLogLevel(run, level.value) : run
+  })
+
+// A usage mistake is 2: a bad command line, or a config file named that does not exist.
+const exitCode = (error: unknown): number =>
+  error instanceof Render.Reported
+    ? exitCode(error.error)
+    : error instanceof CliError
+    ? error.exitCode
+    : ValidationError.isValidationError(error) || (error instanceof FleetConfig.ConfigError && error.missing === true)
+    ? 2
+    : 1
+
+const program = Effect.suspend(() => main(process.argv)).pipe(
   Effect.catchAll((error) =>
-    Render.error(error, process.argv.includes("--json")).pipe(
+    Render.error(error, Render.jsonRequested()).pipe(
       Effect.zipRight(Effect.sync(() => {
         process.exitCode = exitCode(error)
       }))

@@ -1,6 +1,6 @@
 // Runs the `mcp-fleet` CLI as a user would: a real process on the machine's node, in a
-// temp folder with its own config. Every process carries an environment marker, so a test
-// can check that nothing it started survives.
+// temp folder with its own config. Every process carries an environment marker (servers get it
+// through their config's `env`: see `marked`), so a test can check that nothing it started survives.
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -28,7 +28,9 @@ export const FIXTURES = {
   failing: path.join(root, "test/fixtures/failing.mjs"),
   stubborn: path.join(root, "test/fixtures/stubborn.mjs"),
   escaping: path.join(root, "test/fixtures/escaping.mjs"),
-  drifting: path.join(root, "test/fixtures/drifting.mjs")
+  drifting: path.join(root, "test/fixtures/drifting.mjs"),
+  env: path.join(root, "test/fixtures/env.mjs"),
+  hang: path.join(root, "test/fixtures/hang.mjs")
 }
 
 const tempDirs = new Set<string>()
@@ -96,59 +98,113 @@ export const run = (args: ReadonlyArray<string>, options: Options) =>
     child.on("close", (code) => resolve({ code, stdout, stderr }))
   })
 
+/** Whether `script` (util-linux) is there to run the CLI on a terminal of its own. */
+export const hasScript = cp.spawnSync("script", ["--version"]).status === 0
+
+/**
+ * Runs the CLI on a terminal of its own (through `script`, which gives it a pty): when its
+ * output shows `prompt`, `answer` is typed. Resolves with everything the terminal showed.
+ * `NO_COLOR` is set unless `options.env` says otherwise.
+ */
+export const runOnTerminal = (
+  args: ReadonlyArray<string>,
+  options: Options,
+  prompt?: { readonly shows: string; readonly answer: string }
+) =>
+  new Promise<Run>((resolve, reject) => {
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
+    const child = cp.spawn("script", ["-qec", [...CLI, ...args].map(quote).join(" "), "/dev/null"], {
+      cwd: options.cwd,
+      env: { ...process.env, ...cliEnv(), NO_COLOR: "1", ...options.env, [MARK]: options.mark },
+      stdio: "pipe"
+    })
+    let shown = ""
+    let typed = false
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      shown += chunk
+      if (prompt !== undefined && !typed && shown.includes(prompt.shows)) {
+        typed = true
+        child.stdin.write(`${prompt.answer}\n`)
+      }
+    })
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout: shown, stderr: "" }))
+  })
+
 /** A CLI process that keeps running (`watch`, `serve`), read line by line. */
 export interface Running {
   readonly child: cp.ChildProcessWithoutNullStreams
   /** Resolves with the first stdout line (from the start) that `match` accepts. */
   readonly line: (match: (line: string) => boolean, what: string) => Promise<string>
+  /** Resolves with the first stderr line (from the start) that `match` accepts. */
+  readonly errorLine: (match: (line: string) => boolean, what: string) => Promise<string>
+  /** Everything written to stdout so far. */
+  readonly stdout: () => string
   /** Everything written to stderr so far. */
   readonly stderr: () => string
+  /** Resolves with the exit code once it has exited by itself. */
+  readonly exited: Promise<number | null>
   /** Sends SIGTERM and resolves with the exit code once it has exited. */
   readonly stop: () => Promise<number | null>
+}
+
+// The lines of a stream as they come, and a wait for the first line that matches.
+const lines = (stream: NodeJS.ReadableStream, exited: Promise<unknown>, dump: () => string) => {
+  const seen: Array<string> = []
+  const waiters = new Set<() => void>()
+  let buffer = ""
+  stream.on("data", (chunk: string) => {
+    buffer += chunk
+    const parts = buffer.split("\n")
+    buffer = parts.pop()!
+    for (const part of parts) seen.push(part)
+    for (const wake of waiters) wake()
+  })
+  return (match: (line: string) => boolean, what: string) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const found = seen.find(match)
+        if (found !== undefined) {
+          waiters.delete(check)
+          resolve(found)
+        }
+      }
+      waiters.add(check)
+      check()
+      void exited.then(() => {
+        if (waiters.has(check)) reject(new Error(`exited before ${what};\n${dump()}`))
+      })
+    })
 }
 
 /** Starts the CLI and leaves it running. */
 export const start = (args: ReadonlyArray<string>, options: Options): Running => {
   const child = spawn(args, options)
-  const lines: Array<string> = []
-  const waiters = new Set<() => void>()
-  let buffer = ""
+  let stdout = ""
   let stderr = ""
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    buffer += chunk
-    const parts = buffer.split("\n")
-    buffer = parts.pop()!
-    for (const part of parts) lines.push(part)
-    for (const wake of waiters) wake()
-  })
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => stdout += chunk)
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  const dump = () => `stdout:\n${stdout}\nstderr:\n${stderr}`
   return {
     child,
+    stdout: () => stdout,
     stderr: () => stderr,
-    line: (match, what) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const found = lines.find(match)
-          if (found !== undefined) {
-            waiters.delete(check)
-            resolve(found)
-          }
-        }
-        waiters.add(check)
-        check()
-        void exited.then(() => {
-          if (waiters.has(check)) {
-            reject(new Error(`exited before ${what}; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`))
-          }
-        })
-      }),
+    line: lines(child.stdout, exited, dump),
+    errorLine: lines(child.stderr, exited, dump),
+    exited,
     stop: () => {
       child.kill("SIGTERM")
       return exited
     }
   }
 }
+
+/** A config entry given the marker in its `env`, so the server and its children can be found. */
+export const marked = <E extends Record<string, unknown>>(entry: E, mark: string): E => ({
+  ...entry,
+  env: { ...(entry.env as Record<string, string> | undefined), [MARK]: mark }
+})
 
 /** A config file's text with the given servers under `mcpServers`. */
 export const config = (servers: Record<string, unknown>, extra: Record<string, unknown> = {}) =>

@@ -30,11 +30,14 @@ const EVERYTHING = path.join(
 
 export const SLOW = fileURLToPath(new URL("../fixtures/gateway-slow.mjs", import.meta.url))
 
+// The tests' servers inherit the whole environment, so the marker a test gives the gateway
+// reaches them and their survivors can be found.
+
 /** A config entry running the slow fixture under `name`. */
-export const slowServer = (name: string) => ({ command: process.execPath, args: [SLOW, name] })
+export const slowServer = (name: string) => ({ command: process.execPath, args: [SLOW, name], inheritEnv: true })
 
 /** The config entry of server-everything on stdio. */
-export const everythingServer = { command: process.execPath, args: [EVERYTHING, "stdio"] }
+export const everythingServer = { command: process.execPath, args: [EVERYTHING, "stdio"], inheritEnv: true }
 
 /** A temp config file with `servers`; `write` replaces its servers (a hot-reload edit). */
 export const tempConfig = (servers: Record<string, unknown>) => {

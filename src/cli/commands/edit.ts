@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
+import * as Catalog from "../../Catalog.js"
 import * as FleetConfig from "../../FleetConfig.js"
 import * as CliError from "../CliError.js"
 import * as ConfigEdit from "../ConfigEdit.js"
@@ -70,32 +71,62 @@ const pairs = (entries: ReadonlyArray<string>, flag: string) =>
  */
 export const add = Command.make("add", {
   ...Settings.options,
-  name: Args.text({ name: "name" }),
-  command: Args.text({ name: "command" }).pipe(Args.repeated),
-  url: Options.text("url").pipe(Options.withDescription("The URL of a remote server"), Options.optional),
+  name: Args.text({ name: "name" }).pipe(
+    Args.withDescription("The new server's name: letters, digits, _ and -, not starting with mcp__")
+  ),
+  command: Args.text({ name: "command" }).pipe(
+    Args.withDescription("After --: the program that runs a stdio server, and its arguments"),
+    Args.repeated
+  ),
+  url: Options.text("url").pipe(
+    Options.withPseudoName("url"),
+    Options.withDescription("The URL of a remote server (instead of a command)"),
+    Options.optional
+  ),
   type: Options.choice("type", ["stdio", "http", "sse", "ws"]).pipe(
-    Options.withDescription("The transport; default: stdio for a command, inferred from the URL otherwise"),
+    Options.withDescription(
+      "The transport: stdio, http (Streamable HTTP), sse (HTTP+SSE of 2024-11-05) or ws (WebSocket); " +
+        "default: stdio for a command, else from the URL's scheme"
+    ),
     Options.optional
   ),
   env: Options.text("env").pipe(
     Options.withAlias("e"),
-    Options.withDescription("KEY=VALUE for the server's environment"),
+    Options.withPseudoName("KEY=VALUE"),
+    Options.withDescription("A variable of the server's environment (repeatable)"),
     Options.repeated
   ),
   header: Options.text("header").pipe(
     Options.withAlias("H"),
-    Options.withDescription("Name=Value sent on every HTTP request"),
+    Options.withPseudoName("Name=Value"),
+    Options.withDescription("A header sent with every HTTP request to a remote server (repeatable)"),
     Options.repeated
   ),
-  cwd: Options.text("cwd").pipe(Options.withDescription("The server's working directory"), Options.optional),
+  cwd: Options.text("cwd").pipe(
+    Options.withPseudoName("dir"),
+    Options.withDescription("The server's working directory"),
+    Options.optional
+  ),
   disabled: Options.boolean("disabled").pipe(Options.withDescription("Add it switched off")),
   force: Options.boolean("force").pipe(Options.withDescription("Replace a server of the same name"))
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const [command, ...args] = given.command
-    if ((command === undefined) === Option.isNone(given.url)) {
-      return yield* CliError.usage("give either a command (add <name> -- <command> [args...]) or --url <url>, not both")
+    const problem = Catalog.serverNameProblem(given.name)
+    if (problem !== undefined) {
+      return yield* CliError.usage(`server name '${given.name}' ${problem}; use letters, digits, _ and - only`)
+    }
+    if (command === undefined && Option.isNone(given.url)) {
+      return yield* CliError.usage(
+        `server '${given.name}' needs a command or a URL: mcp-fleet add ${given.name} -- <command> [args...], ` +
+          `or mcp-fleet add ${given.name} --url <url>`
+      )
+    }
+    if (command !== undefined && Option.isSome(given.url)) {
+      return yield* CliError.usage(
+        `server '${given.name}' gets a command (after --) or a URL (--url), not both`
+      )
     }
     const env = yield* pairs(given.env, "env")
     const headers = yield* pairs(given.header, "header")
@@ -134,7 +165,7 @@ const editCommand = (
   edit: (text: string, path: string, server: string) => Either.Either<string, string>,
   action: string
 ) =>
-  Command.make(name, { ...Settings.options, server: Args.text({ name: "name" }) }, (given) =>
+  Command.make(name, { ...Settings.options, server: Fleet.serverArg("name") }, (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
       const path = yield* fileOf(settings, given.server)

@@ -71,7 +71,7 @@ export const servers = Command.make("servers", Settings.options, (given) =>
       }
     }
     yield* requiredReady(statuses, now)
-  }).pipe(Effect.scoped)).pipe(
+  }).pipe(Render.reportNow, Effect.scoped)).pipe(
     Command.withDescription(
       "Show every server's state, transport, revision, counts and last error; exit 1 when a required server is not ready"
     )
@@ -79,6 +79,7 @@ export const servers = Command.make("servers", Settings.options, (given) =>
 
 const serverOption = Options.text("server").pipe(
   Options.withAlias("s"),
+  Options.withPseudoName("name"),
   Options.withDescription("Only this server"),
   Options.optional
 )
@@ -188,7 +189,7 @@ export const tools = Command.make(
           held === 0 ? "" : `; ${held} held back because their definition changed: see 'mcp-fleet tools --drifted'`
         }`
       )
-    }).pipe(Effect.scoped)
+    }).pipe(Render.reportNow, Effect.scoped)
 ).pipe(Command.withDescription("List the tools of the fleet by qualified name (mcp__<server>__<tool>)"))
 
 /**
@@ -224,7 +225,7 @@ export const resources = Command.make(
         ])
       ]))
       yield* Render.note(`${listed.length} resources, ${templates.length} templates`)
-    }).pipe(Effect.scoped)
+    }).pipe(Render.reportNow, Effect.scoped)
 ).pipe(Command.withDescription("List the resources and resource templates of the fleet"))
 
 /**
@@ -254,5 +255,5 @@ export const prompts = Command.make(
           Render.clip(entry.prompt.description, 60)
         ])
       ]))
-    }).pipe(Effect.scoped)
+    }).pipe(Render.reportNow, Effect.scoped)
 ).pipe(Command.withDescription("List the prompts of the fleet with their arguments"))

@@ -30,7 +30,7 @@ const parseObject = (text: string, what: string): Effect.Effect<Record<string, u
       value = JSON.parse(text)
     } catch (error) {
       return Effect.fail(
-        CliError.usage(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
+        CliError.usage(`${what} are not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
       )
     }
     return typeof value === "object" && value !== null && !Array.isArray(value)
@@ -92,18 +92,37 @@ const progressOn = (settings: Settings.Settings) =>
  */
 export const call = Command.make("call", {
   ...Settings.options,
+  timeout: Settings.timeoutOption(
+    "How long to wait for the server to start, and then for the call: an inactivity timeout, which each " +
+      "progress notification from the server starts again: 30s, 500ms, 2m, or a number of seconds " +
+      "(default 30s). --max-time bounds the whole call"
+  ),
+  maxTime: Options.text("max-time").pipe(
+    Options.withPseudoName("duration"),
+    Options.withDescription("The most the call may take in all, progress or not (default: no limit)"),
+    Options.optional
+  ),
   target: Args.text({ name: "tool" }).pipe(
     Args.withDescription("The qualified name (mcp__<server>__<tool>), or the server name followed by the tool name")
   ),
-  rest: Args.text({ name: "tool | json-args" }).pipe(Args.repeated),
+  rest: Args.text({ name: "tool | json-args" }).pipe(
+    Args.withDescription(
+      "After a server name, the tool's name; then, or after a qualified name, its arguments as one JSON object"
+    ),
+    Args.repeated
+  ),
   arg: Options.text("arg").pipe(
     Options.withAlias("a"),
+    Options.withPseudoName("key=value"),
     Options.withDescription("One argument as key=value (repeatable); JSON values for non-string fields"),
     Options.repeated
   )
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
+    const maxTime = Option.isSome(given.maxTime)
+      ? yield* Settings.duration("--max-time", given.maxTime.value)
+      : undefined
     const loaded = yield* Fleet.loadConfig(settings)
     // `<server> <tool> [json]` when the second word is not JSON, else `<qualified> [json]`.
     const [second, third, ...extra] = given.rest
@@ -132,13 +151,14 @@ export const call = Command.make("call", {
     const fromPairs = yield* argPairs(given.arg, entry?.tool.inputSchema)
     const result = yield* guard.callTool(name, { ...fromJson, ...fromPairs }, {
       timeout: settings.timeout,
+      maxTotalTimeout: maxTime,
       resetTimeoutOnProgress: true,
       onProgress: progressOn(settings)
     })
     if (settings.json) yield* Render.json(result)
     else yield* Render.lines([Render.callResult(result)])
     if (result.isError === true) return yield* CliError.failure(`tool '${name}' reported an error`)
-  }).pipe(Effect.scoped)).pipe(
+  }).pipe(Render.reportNow, Effect.scoped)).pipe(
     Command.withDescription(
       "Call a tool: mcp-fleet call mcp__memory__read_graph, or mcp-fleet call memory search_nodes '{\"query\":\"x\"}' / --arg query=x"
     )
@@ -151,8 +171,8 @@ export const call = Command.make("call", {
  */
 export const read = Command.make("read", {
   ...Settings.options,
-  server: Args.text({ name: "server" }),
-  uri: Args.text({ name: "uri" })
+  server: Fleet.serverArg("server"),
+  uri: Args.text({ name: "uri" }).pipe(Args.withDescription("The resource's URI, as `mcp-fleet resources` lists it"))
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
@@ -160,7 +180,9 @@ export const read = Command.make("read", {
     const result = yield* started.registry.readResource(given.server, given.uri)
     if (settings.json) return yield* Render.json(result)
     yield* Render.lines(result.contents.map(Render.resourceContents))
-  }).pipe(Effect.scoped)).pipe(Command.withDescription("Read a resource: mcp-fleet read <server> <uri>"))
+  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+    Command.withDescription("Read a resource: mcp-fleet read <server> <uri>")
+  )
 
 /**
  * `mcp-fleet prompt`: gets one prompt of one server with its arguments.
@@ -169,9 +191,12 @@ export const read = Command.make("read", {
  */
 export const prompt = Command.make("prompt", {
   ...Settings.options,
-  server: Args.text({ name: "server" }),
-  name: Args.text({ name: "name" }),
-  args: Args.text({ name: "json-args" }).pipe(Args.optional)
+  server: Fleet.serverArg("server"),
+  name: Args.text({ name: "name" }).pipe(Args.withDescription("The prompt's name, as `mcp-fleet prompts` lists it")),
+  args: Args.text({ name: "json-args" }).pipe(
+    Args.withDescription(`The prompt's arguments as one JSON object, like '{"city": "Paris"}'`),
+    Args.optional
+  )
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
@@ -187,6 +212,6 @@ export const prompt = Command.make("prompt", {
       ...(result.description !== undefined ? [`# ${result.description}`, ""] : []),
       ...result.messages.map((message) => `${message.role}: ${Render.content(message.content)}`)
     ])
-  }).pipe(Effect.scoped)).pipe(
+  }).pipe(Render.reportNow, Effect.scoped)).pipe(
     Command.withDescription("Get a prompt: mcp-fleet prompt <server> <name> ['{\"arg\":\"value\"}']")
   )

@@ -7,7 +7,6 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -197,7 +196,7 @@ const show = (report: Report) =>
  */
 export const test = Command.make(
   "test",
-  { ...Settings.options, server: Args.text({ name: "name" }) },
+  { ...Settings.options, server: Fleet.serverArg("name") },
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)

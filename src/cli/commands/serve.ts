@@ -32,19 +32,27 @@ export const serve = Command.make("serve", {
   ...Settings.options,
   stdio: Options.boolean("stdio").pipe(Options.withDescription("Serve MCP on stdin/stdout")),
   http: Options.integer("http").pipe(
+    Options.withPseudoName("port"),
     Options.withDescription("Serve MCP over Streamable HTTP on this port (0: any free port)"),
     Options.optional
   ),
   host: Options.text("host").pipe(
+    Options.withPseudoName("address"),
     Options.withDescription("The address to bind with --http (default 127.0.0.1: this machine only)"),
     Options.withDefault("127.0.0.1")
   ),
-  path: Options.text("path").pipe(Options.withDescription("The MCP endpoint's path"), Options.withDefault("/mcp")),
+  path: Options.text("path").pipe(
+    Options.withPseudoName("path"),
+    Options.withDescription("The MCP endpoint's path with --http (default /mcp)"),
+    Options.withDefault("/mcp")
+  ),
   tokenEnv: Options.text("token-env").pipe(
+    Options.withPseudoName("VAR"),
     Options.withDescription("Require 'Authorization: Bearer <token>', the token read from this environment variable"),
     Options.optional
   ),
   allowOrigin: Options.text("allow-origin").pipe(
+    Options.withPseudoName("origin"),
     Options.withDescription("An Origin allowed besides localhost (repeatable); others get 403"),
     Options.repeated
   ),

@@ -17,6 +17,7 @@ import * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
 import * as ToolPins from "../../ToolPins.js"
 import * as Fleet from "../Fleet.js"
+import * as Prompt from "../Prompt.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
@@ -30,6 +31,10 @@ import * as Trust from "../Trust.js"
 export type Happening = RegistryEvent | {
   readonly _tag: "ConfigApplied"
   readonly result: ServerRegistry.ReconcileResult
+} | {
+  /** An edit that cannot be used, or a deleted file: the fleet keeps its last good config. */
+  readonly _tag: "ConfigWarning"
+  readonly message: string
 }
 
 const names = (items: ReadonlyArray<{ readonly name?: string; readonly uri?: string }>) =>
@@ -45,6 +50,8 @@ export const toJson = (happening: Happening, now: number): Record<string, unknow
   switch (happening._tag) {
     case "ConfigApplied":
       return { ...base, ...happening.result }
+    case "ConfigWarning":
+      return { ...base, message: happening.message }
     case "ServerStateChanged":
       return {
         ...base,
@@ -104,6 +111,8 @@ export const toText = (happening: Happening, now: number): string => {
       const parts = [...list("added", added), ...list("removed", removed), ...list("restarted", restarted)]
       return `${time}  config: ${parts.length > 0 ? parts.join("; ") : "no change"} (${unchanged.length} unchanged)`
     }
+    case "ConfigWarning":
+      return `${time}  config: ${happening.message}`
     case "ServerStateChanged":
       return `${time}  ${happening.server}: ${happening.previous._tag} → ${
         Render.clip(describe(happening.state, now), 100)
@@ -168,7 +177,9 @@ export const watch = Command.make("watch", Settings.options, (given) =>
     yield* FleetConfig.sync({
       paths: settings.paths,
       admit: yield* Trust.admit(settings),
-      onApplied: ({ result }) => Queue.offer(happenings, { _tag: "ConfigApplied", result })
+      askInput: Prompt.askInput(),
+      onApplied: ({ result }) => Queue.offer(happenings, { _tag: "ConfigApplied", result }),
+      onWarning: (message) => Queue.offer(happenings, { _tag: "ConfigWarning", message })
     }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     const tty = !settings.json && process.stdout.isTTY === true
     if (!tty && !settings.json) {

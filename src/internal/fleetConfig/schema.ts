@@ -66,6 +66,7 @@ const ServerEntry = Schema.Struct({
   command: optional(Schema.String),
   args: optional(Schema.Array(Schema.String)),
   env: optional(StringRecord),
+  envFile: optional(Schema.String),
   inheritEnv: optional(Schema.Boolean),
   cwd: optional(Schema.String),
   url: optional(Schema.String),
@@ -95,12 +96,24 @@ const prototypeKeys = (value: unknown, path: Array<PropertyKey> = [], found: Arr
   return found
 }
 
+// VS Code's prompts for `${input:id}`: what to say when asking, and whether to hide the answer.
+const Input = Schema.Struct({
+  id: Schema.String,
+  type: optional(Schema.String),
+  description: optional(Schema.String),
+  password: optional(Schema.Boolean)
+}).annotations({ identifier: "Input" })
+
+/** A VS Code input as decoded. */
+export type Input = typeof Input.Type
+
 const ConfigFile = Schema.Unknown.pipe(
   Schema.filter((json) => prototypeKeys(json)),
   Schema.compose(
     Schema.Struct({
       mcpServers: optional(Servers),
       servers: optional(Servers),
+      inputs: optional(Schema.Array(Input)),
       defaults: optional(Defaults),
       // What a drifted tool meets, for every server of the file that does not say (ToolPins.Mode).
       pinning: optional(ToolPins.Mode),

@@ -5,15 +5,27 @@
  * @internal
  */
 import * as Duration from "effect/Duration"
+import * as Redacted from "effect/Redacted"
 import type * as Types from "effect/Types"
 import * as NodePath from "node:path"
 import type * as ServerSpec from "../../ServerSpec.js"
 import type * as ToolPins from "../../ToolPins.js"
+import type * as EnvFile from "./envFile.js"
 import type { Defaults, ServerEntry } from "./schema.js"
-import { type Context, expand, expandRecord } from "./variables.js"
+import { type Context as Variables, expand, expandRecord } from "./variables.js"
 
-// A server whose config cannot be used still gets a spec, so status can show its problem.
-const placeholder: ServerSpec.TransportSpec = { type: "stdio", command: "" }
+/** What one file's entries are read with: its variables, and the env files read for it. */
+export interface Context extends Variables {
+  /** The env files read so far, by absolute path. */
+  readonly envFiles: ReadonlyMap<string, EnvFile.Parsed>
+  /** The env files named by entries and not read yet. */
+  readonly unread: Set<string>
+}
+
+// A server whose config cannot be used still gets a spec, so status can show its problem
+// and the transport it was meant to have.
+const placeholder = (kind: Kind | undefined): ServerSpec.TransportSpec =>
+  kind === undefined || kind === "stdio" ? { type: "stdio", command: "" } : { type: kind, url: "" }
 
 type Kind = "stdio" | "http" | "sse" | "ws"
 
@@ -55,6 +67,22 @@ const kindOf = (entry: ServerEntry, problems: Array<string>): Kind | undefined =
   return kind
 }
 
+// The values of the entry's `envFile`, all Redacted; a file not read yet is noted in `unread`.
+const envFileValues = (entry: ServerEntry, context: Context): Record<string, Redacted.Redacted<string>> => {
+  if (entry.envFile === undefined) return {}
+  const before = context.problems.length
+  const path = NodePath.resolve(context.workspace, expand(entry.envFile, "envFile", context).value)
+  if (context.problems.length > before) return {}
+  const read = context.envFiles.get(path)
+  if (read === undefined) {
+    context.unread.add(path)
+    context.problems.push(`envFile ${path} has not been read`)
+    return {}
+  }
+  for (const problem of read.problems) context.problems.push(`envFile ${path}: ${problem}`)
+  return Object.fromEntries(Object.entries(read.values).map(([key, value]) => [key, Redacted.make(value)]))
+}
+
 const stdioTransport = (entry: ServerEntry, context: Context): ServerSpec.StdioTransportSpec => {
   const command = expand(entry.command ?? "", "command", context).value
   if (command.trim() === "") context.problems.push(`"command" is empty`)
@@ -62,8 +90,9 @@ const stdioTransport = (entry: ServerEntry, context: Context): ServerSpec.StdioT
   if (entry.args !== undefined && entry.args.length > 0) {
     transport.args = entry.args.map((arg, i) => expand(arg, `args[${i}]`, context).value)
   }
-  const env = expandRecord(entry.env, "env", context)
-  if (env !== undefined) transport.env = env
+  // The entry's own `env` wins over its `envFile`.
+  const env = { ...envFileValues(entry, context), ...expandRecord(entry.env, "env", context) }
+  if (Object.keys(env).length > 0) transport.env = env
   if (entry.inheritEnv !== undefined) transport.inheritEnv = entry.inheritEnv
   if (entry.cwd !== undefined) {
     transport.cwd = NodePath.resolve(context.dir, expand(entry.cwd, "cwd", context).value)
@@ -138,7 +167,7 @@ export const toSpec = (
   const scoped: Context = { ...context, problems }
   const kind = kindOf(entry, problems)
   const transport = kind === undefined
-    ? placeholder
+    ? placeholder(kind)
     : kind === "stdio"
     ? stdioTransport(entry, scoped)
     : remoteTransport(kind, entry, scoped)
@@ -169,7 +198,7 @@ export const toSpec = (
 
   if (problems.length > 0) {
     // Half-expanded fields could hold secrets next to unset names: keep none of them.
-    spec.transport = placeholder
+    spec.transport = placeholder(kind)
     spec.problem = [...new Set(problems)].join("; ")
   }
   return spec

@@ -1,25 +1,57 @@
 /**
- * Variable expansion in config files: `${VAR}` and `${VAR:-default}` as in the shell,
- * `${env:VAR}` and `${workspaceFolder}` as in VS Code. Problems are collected, never
- * thrown, and never quote a value.
+ * Variable expansion in config files: `${VAR}` and `${VAR:-default}` as in the shell;
+ * `${env:VAR}`, `${input:id}`, `${workspaceFolder}`, `${workspaceFolderBasename}`,
+ * `${userHome}` and `${pathSeparator}` as in VS Code. Problems are collected, never thrown,
+ * and never quote a value.
  *
  * @internal
  */
 import * as Redacted from "effect/Redacted"
+import * as NodePath from "node:path"
 import type { Env } from "../../FleetConfig.js"
 
-/** Where variables come from, and the problems found so far. */
+/** Where variables come from, and what was found missing so far. */
 export interface Context {
   readonly env: Env
   /** The config file's directory: relative `cwd` resolves against it. */
   readonly dir: string
   /** `${workspaceFolder}`: the folder holding `.vscode/`, else the file's directory. */
   readonly workspace: string
+  /** `${userHome}`. */
+  readonly home: string
+  /** The values of `${input:id}` known so far, by id (from the user, when asked). */
+  readonly inputs: ReadonlyMap<string, string>
+  /** The ids of `${input:id}` references found without a value. */
+  readonly unanswered: Set<string>
   /** Problems found so far for the current server; never holds a value, only names. */
   readonly problems: Array<string>
 }
 
+/** The environment variable that supplies `${input:id}`: `MCP_FLEET_INPUT_` and the id in capitals. */
+export const inputVariable = (id: string): string => `MCP_FLEET_INPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`
+
 const variableName = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s
+
+// VS Code's predefined variables that mean nothing outside its editor: a reference to one
+// says so, rather than that a variable of that name is not set.
+const editorOnly = new Set([
+  "workspaceRoot",
+  "file",
+  "fileWorkspaceFolder",
+  "relativeFile",
+  "relativeFileDirname",
+  "fileBasename",
+  "fileBasenameNoExtension",
+  "fileExtname",
+  "fileDirname",
+  "fileDirnameBasename",
+  "cwd",
+  "lineNumber",
+  "columnNumber",
+  "selectedText",
+  "execPath",
+  "defaultBuildTask"
+])
 
 /** A text with its variables expanded. */
 export interface Expanded {
@@ -28,7 +60,60 @@ export interface Expanded {
   readonly referenced: boolean
 }
 
-/** Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${workspaceFolder}` in `text`; problems name `field`, never a value. */
+// The value of one `${inner}`, or undefined with a problem recorded.
+const resolve = (inner: string, field: string, context: Context): string | undefined => {
+  const reference = `\${${inner}}`
+  switch (inner) {
+    case "workspaceFolder":
+      return context.workspace
+    case "workspaceFolderBasename":
+      return NodePath.basename(context.workspace)
+    case "userHome":
+      return context.home
+    case "pathSeparator":
+    case "/":
+      return NodePath.sep
+  }
+  if (inner.startsWith("input:")) {
+    const id = inner.slice(6)
+    const value = context.inputs.get(id) ?? context.env[inputVariable(id)]
+    if (value !== undefined) return value
+    context.unanswered.add(id)
+    context.problems.push(
+      `input "${id}" has no value (${reference} in ${field}): set ${
+        inputVariable(id)
+      }, or run on a terminal to be asked`
+    )
+    return undefined
+  }
+  const fromEnv = inner.startsWith("env:")
+  const match = variableName.exec(fromEnv ? inner.slice(4) : inner)
+  if (match === null) {
+    context.problems.push(
+      /^[A-Za-z]+:/.test(inner)
+        ? `${reference} in ${field} is not supported`
+        : `invalid variable reference ${reference} in ${field}`
+    )
+    return undefined
+  }
+  const [, name, fallback] = match
+  if (fallback?.includes("${")) {
+    context.problems.push(`nested variables are not supported (in ${field})`)
+    return undefined
+  }
+  const found = Object.hasOwn(context.env, name) ? context.env[name] : undefined
+  // As in the shell, `:-` also replaces a variable that is set but empty.
+  if (fallback !== undefined && (found === undefined || found === "")) return fallback
+  if (found !== undefined) return found
+  context.problems.push(
+    !fromEnv && fallback === undefined && editorOnly.has(name)
+      ? `${reference} in ${field} is not supported (it is VS Code's, for the open editor)`
+      : `variable ${name} is not set (used in ${field})`
+  )
+  return undefined
+}
+
+/** Expands every `${...}` in `text`; problems name `field`, never a value. */
 export const expand = (text: string, field: string, context: Context): Expanded => {
   let value = ""
   let referenced = false
@@ -44,33 +129,7 @@ export const expand = (text: string, field: string, context: Context): Expanded 
     value += text.slice(from, start)
     from = end + 1
     referenced = true
-    const inner = text.slice(start + 2, end)
-    const reference = `\${${inner}}`
-    if (inner === "workspaceFolder") {
-      value += context.workspace
-      continue
-    }
-    const match = variableName.exec(inner.startsWith("env:") ? inner.slice(4) : inner)
-    if (match === null) {
-      context.problems.push(
-        inner.startsWith("input:")
-          ? `VS Code input variables are not supported (${reference} in ${field})`
-          : /^[A-Za-z]+:/.test(inner)
-          ? `unsupported variable ${reference} in ${field}`
-          : `invalid variable reference ${reference} in ${field}`
-      )
-      continue
-    }
-    const [, name, fallback] = match
-    if (fallback?.includes("${")) {
-      context.problems.push(`nested variables are not supported (in ${field})`)
-      continue
-    }
-    const found = Object.hasOwn(context.env, name) ? context.env[name] : undefined
-    // As in the shell, `:-` also replaces a variable that is set but empty.
-    if (fallback !== undefined && (found === undefined || found === "")) value += fallback
-    else if (found !== undefined) value += found
-    else context.problems.push(`variable ${name} is not set (used in ${field})`)
+    value += resolve(text.slice(start + 2, end), field, context) ?? ""
   }
   return { value: value + text.slice(from), referenced }
 }

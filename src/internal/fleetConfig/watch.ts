@@ -5,6 +5,7 @@
  * @internal
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -38,3 +39,18 @@ export const watchDirectory = (fs: FileSystem.FileSystem, dir: string, names: Re
     Stream.retry(Schedule.spaced("1 second")),
     Stream.catchAll(() => Stream.empty)
   )
+
+// One element for each change of any of `paths`, once they have been quiet for `debounce`.
+export const edits = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, debounce: Duration.DurationInput) => {
+  const directories = new Map<string, Set<string>>()
+  for (const path of paths) {
+    const absolute = NodePath.resolve(path)
+    const names = directories.get(NodePath.dirname(absolute)) ?? new Set<string>()
+    names.add(NodePath.basename(absolute))
+    directories.set(NodePath.dirname(absolute), names)
+  }
+  return Stream.mergeAll(
+    [...directories].map(([dir, names]) => watchDirectory(fs, dir, names)),
+    { concurrency: "unbounded" }
+  ).pipe(Stream.debounce(debounce))
+}

@@ -6,7 +6,16 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import { toSpec } from "../../../src/internal/fleetConfig/spec.js"
 
-const context = { env: { TOKEN: "t0k" }, dir: "/p", workspace: "/p" }
+const context = {
+  env: { TOKEN: "t0k" },
+  dir: "/p",
+  workspace: "/p",
+  home: "/home/me",
+  inputs: new Map(),
+  unanswered: new Set<string>(),
+  envFiles: new Map(),
+  unread: new Set<string>()
+}
 
 describe("spec", () => {
   it("picks the transport from command, url and type; resolves cwd against the file", () => {

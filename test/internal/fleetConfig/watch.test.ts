@@ -9,7 +9,8 @@ const loaded = (command: string, policy: FleetConfig.Loaded["policy"] = {}): Fle
   servers: [{ name: "a", transport: { type: "stdio", command } }],
   sources: [{ path: "/p/.mcp.json", found: true, servers: 1 }],
   origin: { a: "/p/.mcp.json" },
-  policy
+  policy,
+  warnings: []
 })
 
 describe("fingerprint", () => {
