@@ -178,16 +178,21 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
     const unwatch = watch(pid, token)
     const ending = watchEnding(child, options, fork)
     const inbox = new Inbox(server)
-    // Requests that certainly never reached the server fail as unsent, at once: those still
-    // queued when its stdout ends, and those in a write its stdin refused whole.
-    const failUnsent = (text: string, why: string) => {
-      const error = McpError.make(server, new McpError.ClosedReason({ message: why, unsent: true }))
-      for (const id of Ndjson.requestIds(text)) inbox.deliver(new RequestFailed(id, error))
+    // Requests that certainly never reached the server fail as unsent once its stdout ends:
+    // those still queued then, and those in a write its stdin refused whole (an EPIPE comes
+    // before the exit and the stderr that explain it, so they wait for them).
+    let refused = ""
+    const failUnsent = (text: string, error: McpError.McpError) => {
+      if (text.length === 0) return
+      const unsent = error.reason._tag === "Closed"
+        ? McpError.make(server, new McpError.ClosedReason({ ...error.reason, unsent: true }))
+        : error
+      for (const id of Ndjson.requestIds(text)) inbox.deliver(new RequestFailed(id, unsent))
     }
     const writer = new Ndjson.LineWriter((text) => {
       if (text.length * 3 > ATOMIC_WRITE_BYTES || child.stdin.writableLength > 0) return void child.stdin.write(text)
       child.stdin.write(text, (error) => {
-        if (error) failUnsent(text, "its stdin was closed")
+        if (error) refused += text
       })
     })
     let closing = false
@@ -220,9 +225,14 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
       },
       onEnd: (error) => {
         answering = false
-        failUnsent(writer.discard(), error === undefined ? "the server closed its stdout" : "the connection had ended")
-        if (error === undefined) fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => inbox.end(closed))))
-        else inbox.end(error)
+        const unsent = refused + writer.discard()
+        refused = ""
+        const end = (closed: McpError.McpError) => {
+          failUnsent(unsent, closed)
+          inbox.end(closed)
+        }
+        if (error === undefined) fork(Effect.flatMap(closedError, (closed) => Effect.sync(() => end(closed))))
+        else end(error)
       }
     })
 

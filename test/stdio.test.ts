@@ -200,6 +200,17 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(elapsed).toBeLessThan(2000)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scopedLive("a server that closes its stdin and then exits: initialize fails with the exit and its stderr", () =>
+    Effect.gen(function*() {
+      // Our initialize may meet a closed pipe (EPIPE) before the exit that explains it.
+      const script = "exec 0<&-; echo 'error: no input wanted' >&2; sleep 0.3; exit 3"
+      const error = yield* Effect.flip(connect({ name: "deaf", command: "sh", args: ["-c", script] }))
+      const reason = reasonOf(error, "Closed")
+      expect(reason.exitCode).toBe(3)
+      expect(reason.unsent).toBe(true)
+      expect(error.message).toBe("server 'deaf' exited with code 3 (initialize was not sent): error: no input wanted")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.scopedLive("a Node server with a wrong script path fails with Node's own reason in the message", () =>
     Effect.gen(function*() {
       const script = path.join(os.tmpdir(), "mcp-fleet-no-such-dir", "server.js")
