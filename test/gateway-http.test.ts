@@ -110,13 +110,16 @@ const readEvents = (body: ReadableStream<Uint8Array>, stop: (events: ReadonlyArr
 const json = (event: SseEvent) => JSON.parse(event.data)
 
 describe("Gateway HTTP edge", () => {
-  it.scopedLive("tool calls are answered on an SSE stream that starts with a priming event; other requests with JSON; batches with a batch", () =>
+  it.scopedLive("a tool call that sends progress is answered on an SSE stream that starts with a priming event; one answered at once, and other requests, with JSON; batches with a batch", () =>
     Effect.gen(function*() {
       const url = yield* gateway([
         fake("alpha", {
           tools: [{
             tool: { name: "steps", inputSchema: { type: "object" } },
             call: (_, context) => Effect.zipRight(context.progress(1, 2, "half"), Effect.succeed(text("done")))
+          }, {
+            tool: { name: "quick", inputSchema: { type: "object" } },
+            call: () => Effect.succeed(text("now"))
           }]
         })
       ])
@@ -137,11 +140,21 @@ describe("Gateway HTTP edge", () => {
       expect(json(events[2]!)).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "done" }] } })
       expect(events).toHaveLength(3)
 
+      // Without progress, an answer that comes at once is one JSON body: nothing to stream.
+      const quick = yield* post(url, {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "mcp__alpha__quick", arguments: {} }
+      }, session)
+      expect(quick.headers.get("content-type")).toContain("application/json")
+      expect(yield* Effect.promise(() => quick.json())).toMatchObject({ id: 5, result: { content: [{ text: "now" }] } })
+
       const listed = yield* post(url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, session)
       expect(listed.headers.get("content-type")).toContain("application/json")
       expect(yield* Effect.promise(() => listed.json())).toMatchObject({
         id: 2,
-        result: { tools: [{ name: "mcp__alpha__steps" }] }
+        result: { tools: [{ name: "mcp__alpha__steps" }, { name: "mcp__alpha__quick" }] }
       })
 
       const batch = yield* post(url, [{ jsonrpc: "2.0", id: 3, method: "ping" }, {
@@ -284,15 +297,14 @@ describe("Gateway HTTP edge", () => {
       const batch = yield* post(url, methods.map((method, i) => ({ jsonrpc: "2.0", id: 10 + i, method })), session)
       const answers = (yield* Effect.promise(() => batch.json())) as Array<any>
       expect(answers.map((answer) => answer.error.code)).toEqual([-32601, -32601, -32601, -32601])
-      // A tool named so is unknown, and its answer comes on its stream.
+      // A tool named so is unknown, and its answer, ready at once, comes as JSON.
       const call = yield* post(url, {
         jsonrpc: "2.0",
         id: 20,
         method: "tools/call",
         params: { name: "__proto__", arguments: {} }
       }, session)
-      const { events } = yield* readEvents(call.body!, () => false)
-      expect(json(events.at(-1)!)).toMatchObject({ id: 20, error: { code: -32602 } })
+      expect(yield* Effect.promise(() => call.json())).toMatchObject({ id: 20, error: { code: -32602 } })
       // A resumption naming a stream after a prototype member finds none.
       const resumed = yield* Effect.promise(() =>
         fetch(url, {

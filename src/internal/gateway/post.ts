@@ -2,8 +2,9 @@
  * POST on the gateway's HTTP endpoint: the client's messages go to its session's Peer, and
  * the answers back on the same response, written from the callback that has them. A POST
  * whose requests may send notifications before their answer (a tool call, or any request
- * asking for progress) gets an SSE stream; others one JSON body (a batch for a batch);
- * one with only notifications and responses 202.
+ * asking for progress) gets an SSE stream once one of them does or an answer is slow, else
+ * one JSON body; others one JSON body (a batch for a batch); one with only notifications
+ * and responses 202.
  *
  * @internal
  */
@@ -15,7 +16,7 @@ import { checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.
 import * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
-import { sseEvent } from "./streamLog.js"
+import { sseEvent, type StreamLog } from "./streamLog.js"
 
 /** A POST body's messages, and whether they came as a batch. */
 export interface Body {
@@ -55,28 +56,63 @@ const asksForProgress = (request: JsonRpc.Request): boolean => {
 export const wantsStream = (requests: ReadonlyArray<JsonRpc.Request>): boolean =>
   requests.some((request) => request.method === McpSchema.Method.ToolsCall || asksForProgress(request))
 
-// Answers a POST's requests on an SSE stream: the stream's log takes each answer and
-// notification as an event, and ends once every request is answered.
-const answerStream = (
+/**
+ * How long the answers of a POST that could be streamed may take to come as one JSON body.
+ * Past it, an SSE stream opens with its priming event, so a long call can be resumed.
+ */
+export const JSON_WINDOW_MS = 20
+
+// A stream for a POST's messages; the stream's log takes each message as an event and keeps
+// it for a resumption.
+const openStream = (
+  response: http.ServerResponse,
+  session: HttpSession.HttpSession,
+  headers: Record<string, string>
+): StreamLog => {
+  const log = session.logs.open()
+  Response.eventStream(response, headers, (sink) => session.logs.read(log, 0, sink))
+  return log
+}
+
+// Answers the requests of a POST that may send notifications before their answers (a tool
+// call, a request asking for progress). When every answer comes within JSON_WINDOW_MS and
+// nothing before them, as most tool calls do, they go as one JSON body: one write, where a
+// stream is a head, events and an end, plus a log kept for resumption. A notification
+// first, or a slow answer, opens an SSE stream with what came so far.
+const answerStreamable = (
   response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
   headers: Record<string, string>
-): void =>
-  Response.eventStream(response, headers, (sink) => {
-    const log = session.logs.open()
-    const reader = session.logs.read(log, 0, sink)
-    HttpSession.deliver(session, body.messages, {
-      sse: true,
-      waiting,
-      push: (message) => {
+): void => {
+  const early: Array<JsonRpc.Message> = []
+  let log: StreamLog | undefined
+  const toStream = () => {
+    clearTimeout(timer)
+    // A client gone before anything was written has nothing to resume from.
+    if (Response.isGone(response)) return
+    log = openStream(response, session, headers)
+    for (const message of early) log.append(sseEvent(message))
+  }
+  const timer = setTimeout(toStream, JSON_WINDOW_MS)
+  HttpSession.deliver(session, body.messages, {
+    sse: true,
+    waiting,
+    push: (message) => {
+      if (log === undefined && "method" in message) toStream()
+      if (log !== undefined) {
         log.append(sseEvent(message))
         if (waiting.size === 0) log.finish()
+        return
       }
-    })
-    return reader
+      early.push(message)
+      if (waiting.size > 0) return
+      clearTimeout(timer)
+      Response.send(response, Response.json(200, body.batch ? early : early[0]), headers)
+    }
   })
+}
 
 // Answers a POST's requests with one JSON body, written when the last answer is sent.
 const answerJson = (
@@ -112,7 +148,7 @@ export const answer = (
     return Response.send(response, ACCEPTED, headers)
   }
   const waiting = new Set(requests.map((message) => message.id))
-  if (wantsStream(requests)) answerStream(response, session, body, waiting, headers)
+  if (wantsStream(requests)) answerStreamable(response, session, body, waiting, headers)
   else answerJson(response, session, body, waiting, headers)
 }
 

@@ -42,12 +42,19 @@ export const SSE_HEADERS: Record<string, string> = {
 }
 
 /**
+ * Whether the client went away or the answer was written. (A response of a pipelined
+ * request has no socket until the ones before it are written: it is not gone.)
+ */
+export const isGone = (response: http.ServerResponse): boolean =>
+  response.writableEnded || response.destroyed || response.socket?.destroyed === true
+
+/**
  * Writes `answer` with `headers` besides its own (CORS, the session id), unless the client
  * went away. Head and body go in one write: with the length known, Node sends the head with
  * the body.
  */
 export const send = (response: http.ServerResponse, answer: Answer, headers: Record<string, string>): void => {
-  if (response.writableEnded || response.destroyed) return
+  if (isGone(response)) return
   const head: Record<string, string> = { ...headers, ...answer.headers }
   if (answer.body !== undefined) head["content-length"] = String(Buffer.byteLength(answer.body))
   response.writeHead(answer.status, head)
