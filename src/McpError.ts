@@ -234,9 +234,11 @@ const describe = (server: string | undefined, reason: Reason): string => {
   switch (reason._tag) {
     case "Closed": {
       const how = exitText(reason)
+      // A process that ended did not answer, whether or not the request reached it (a write
+      // into a pipe it had closed is refused): one wording, however the race went.
       const when = reason.method === undefined
         ? ""
-        : reason.unsent === true
+        : reason.unsent === true && !how
         ? ` (${reason.method} was not sent)`
         : ` before answering ${reason.method}`
       return how ? `${who} ${how}${when}${tail(reason)}` : `${about(reason.message)}${when}${tail(reason)}`

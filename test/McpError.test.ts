@@ -24,6 +24,20 @@ describe("McpError", () => {
     expect(() => McpError.make("", new McpError.ConfigReason({ message: "x" }))).toThrow()
   })
 
+  it("a request the connection never sent: 'was not sent', unless the process ended (it did not answer either way)", () => {
+    const refused = McpError.make(
+      "srv",
+      new McpError.ClosedReason({ message: "the connection is closed", method: "ping", unsent: true })
+    )
+    expect(refused.message).toBe("server 'srv': the connection is closed (ping was not sent)")
+    const exited = McpError.make(
+      "srv",
+      new McpError.ClosedReason({ message: "closed", method: "initialize", unsent: true, exitCode: 1 })
+    )
+    expect(exited.message).toBe("server 'srv' exited with code 1 before answering initialize")
+    expect(exited.unsent).toBe(true)
+  })
+
   it("keeps the last 20 lines of a dead process's stderr, within 2 KiB; stderrTail keeps it all", () => {
     // What Node writes when a server's script path is wrong: the reason is 10 lines from the end.
     const nodeMissingModule = [

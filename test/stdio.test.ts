@@ -180,7 +180,7 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(reasonOf(closed, "Closed").exitCode).toBe(3)
       const later = yield* Effect.flip(client.ping())
       expect(later.unsent).toBe(true)
-      expect(later.message).toBe("server 'crash' exited with code 3 (ping was not sent): fatal: boom")
+      expect(later.message).toBe("server 'crash' exited with code 3 before answering ping: fatal: boom")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a server that exits before answering initialize fails McpClient.make with its stderr", () =>
@@ -208,7 +208,7 @@ describe("stdio failures and limits (fixture servers)", () => {
       const reason = reasonOf(error, "Closed")
       expect(reason.exitCode).toBe(3)
       expect(reason.unsent).toBe(true)
-      expect(error.message).toBe("server 'deaf' exited with code 3 (initialize was not sent): error: no input wanted")
+      expect(error.message).toBe("server 'deaf' exited with code 3 before answering initialize: error: no input wanted")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a Node server with a wrong script path fails with Node's own reason in the message", () =>
