@@ -21,6 +21,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Catalog from "./Catalog.js"
 import { canonicalDigest } from "./internal/canonicalJson.js"
 import * as FileStore from "./internal/toolPins/fileStore.js"
 import * as PinSchema from "./internal/toolPins/schema.js"
@@ -166,6 +167,24 @@ export const heldBack = (drifts: ReadonlyArray<Drift>, name: string): McpError.M
     })
   )
 }
+
+/**
+ * The error of a call to a tool the catalog does not have: held back by a drift, else not
+ * found, with suggestions from `known` (a fleet-wide failure: it names no server).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const missingTool = (
+  drifts: ReadonlyArray<Drift>,
+  name: string,
+  known: Iterable<string>
+): McpError.McpError =>
+  heldBack(drifts, name) ??
+    McpError.make(
+      undefined,
+      new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, known) })
+    )
 
 // --- stores -------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Catalog from "../../Catalog.js"
+import type * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
@@ -164,18 +164,9 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
       Effect.flatMap(SubscriptionRef.get(registry.catalog), (catalog) => {
         const entry = catalog.toolsByName.get(name)
         if (entry !== undefined) return Effect.succeed(entry)
-        return Effect.flatMap(registry.drifted, (drifts) =>
-          Effect.fail(
-            ToolPins.heldBack(drifts, name) ?? McpError.make(
-              undefined,
-              new McpError.NotFoundReason({
-                what: "tool",
-                name,
-                // From the filtered catalog: a hidden tool is never named.
-                suggestions: Catalog.suggest(name, filterWith(compiled, catalog, approver).toolsByName.keys())
-              })
-            )
-          ))
+        // From the filtered catalog: a hidden tool is never named.
+        const known = filterWith(compiled, catalog, approver).toolsByName.keys()
+        return Effect.flatMap(registry.drifted, (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, known)))
       })
 
     // The decision on a tool; a denied tool fails here.

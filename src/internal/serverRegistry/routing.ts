@@ -60,17 +60,10 @@ export const make = (
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
       const entry = current.toolsByName.get(name)
       if (entry === undefined) {
-        return Effect.flatMap(drifted, (drifts) =>
-          Effect.fail(
-            ToolPins.heldBack(drifts, name) ?? McpError.make(
-              undefined,
-              new McpError.NotFoundReason({
-                what: "tool",
-                name,
-                suggestions: Catalog.suggest(name, current.toolsByName.keys())
-              })
-            )
-          ))
+        return Effect.flatMap(
+          drifted,
+          (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
+        )
       }
       return withClient(entry.server, (client) => client.callTool(entry.tool.name, args, callOptions), callOptions)
     })
