@@ -312,6 +312,23 @@ describe("parse: supervision", () => {
     expect(parseError(`{"pinning": "sometimes", "mcpServers": {}}`).message).toContain("pinning")
   })
 
+  it("turns host features off per server: only false is written, and true hashes like nothing", () => {
+    const servers = parseOk({
+      mcpServers: {
+        quiet: { command: "x", sampling: false, elicitation: false, roots: false },
+        noSampling: { command: "x", sampling: false, roots: true },
+        plain: { command: "x", sampling: true }
+      }
+    })
+    expect(servers.quiet.host).toEqual({ sampling: false, elicitation: false, roots: false })
+    expect(servers.noSampling.host).toEqual({ sampling: false })
+    expect(servers.plain.host).toBeUndefined()
+    expect(ServerSpec.hash(servers.plain)).toBe(
+      ServerSpec.hash({ name: "plain", transport: { type: "stdio", command: "x" } })
+    )
+    expect(parseError(`{"mcpServers": {"a": {"command": "x", "sampling": "no"}}}`).message).toContain("sampling")
+  })
+
   it("maps timeouts, restart and health from milliseconds, with aliases", () => {
     const servers = parseOk({
       mcpServers: {

@@ -75,7 +75,11 @@ const ServerEntry = Schema.Struct({
   enabled: optional(Schema.Boolean),
   required: optional(Schema.Boolean),
   pinning: optional(ToolPins.Mode),
-  policy: optional(Policy.Rules)
+  policy: optional(Policy.Rules),
+  // Host features turned off for this server: only `false` means anything.
+  sampling: optional(Schema.Boolean),
+  elicitation: optional(Schema.Boolean),
+  roots: optional(Schema.Boolean)
 }).annotations({ identifier: "ServerEntry" })
 
 /** One server's entry as decoded. */
