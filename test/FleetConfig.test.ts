@@ -329,6 +329,24 @@ describe("parse: supervision", () => {
     expect(parseError(`{"mcpServers": {"a": {"command": "x", "sampling": "no"}}}`).message).toContain("sampling")
   })
 
+  it("reads the CLI's sampling command, run in the file's folder", () => {
+    const file = path.join(path.sep, "project", ".mcp.json")
+    const parsed = FleetConfig.parseFile(
+      JSON.stringify({ sampling: { command: "llm", args: ["--json"], timeout: 5000 }, mcpServers: {} }),
+      file,
+      {}
+    )
+    expect(Either.getOrThrow(parsed).sampling).toEqual({
+      command: "llm",
+      args: ["--json"],
+      cwd: path.dirname(file),
+      timeout: Duration.millis(5000)
+    })
+    const none = FleetConfig.parseFile(JSON.stringify({ mcpServers: {} }), file, {})
+    expect(Either.getOrThrow(none).sampling).toBeUndefined()
+    expect(parseError(`{"sampling": {"command": ""}, "mcpServers": {}}`).message).toContain("sampling.command")
+  })
+
   it("maps timeouts, restart and health from milliseconds, with aliases", () => {
     const servers = parseOk({
       mcpServers: {
