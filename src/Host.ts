@@ -26,6 +26,8 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { applyDefaults, checkForm } from "./internal/host/form.js"
 import { makeClientSide } from "./internal/host/handlers.js"
+import type * as JsonRpc from "./JsonRpc.js"
+import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as Peer from "./Peer.js"
 
@@ -166,6 +168,24 @@ export const services = (features: Features = {}): Effect.Effect<Services> =>
   )
 
 /**
+ * What a connection needs from the host services.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ClientSide {
+  readonly capabilities: McpSchema.ClientCapabilities
+  readonly handlers: Readonly<Record<string, Peer.Handler>>
+  /** Handles a server notification meant for a host service (`notifications/elicitation/complete`). */
+  readonly onNotification: (notification: JsonRpc.Notification) => Effect.Effect<void>
+  /**
+   * Tells the server of each roots change, for as long as it runs (start it once the
+   * connection is initialized); never ends otherwise.
+   */
+  readonly watchRoots: Effect.Effect<void>
+}
+
+/**
  * The client's side of a connection made from host services: the capabilities to declare,
  * the handlers of the server's requests, and what to do with its notifications and when the
  * roots change. Used by `McpClient.make`.
@@ -173,7 +193,13 @@ export const services = (features: Features = {}): Effect.Effect<Services> =>
  * @since 0.2.0
  * @category constructors
  */
-export const clientSide = makeClientSide
+export const clientSide: (
+  services: Services,
+  options: {
+    readonly server: string
+    readonly notify: (method: string, params?: Record<string, unknown>) => Effect.Effect<void, McpError.McpError>
+  }
+) => ClientSide = makeClientSide
 
 /**
  * A sampling service.

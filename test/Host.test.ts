@@ -4,6 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Host from "../src/Host.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
@@ -298,5 +299,33 @@ describe("Host", () => {
         expect(notification.method).toBe("notifications/roots/list_changed")
         expect(yield* fake.peer.request("roots/list")).toEqual({ roots: [{ uri: "file:///srv/b", name: "b" }] })
       }).pipe(Effect.provide(Host.layerRoots([Host.rootOf("/srv/a")]))))
+
+    it.scoped("a change made after the server listed the roots, before the connection was up, is told too", () =>
+      Effect.gen(function*() {
+        const roots = yield* SubscriptionRef.make<ReadonlyArray<McpSchema.Root>>([Host.rootOf("/srv/a")])
+        // The server lists the roots while it answers initialize, and the roots change then.
+        // eslint-disable-next-line prefer-const -- read by the handler once connected
+        let fake: FakeServer.FakeServer | undefined
+        const initialize: Peer.Handler = (request) =>
+          Effect.gen(function*() {
+            yield* Effect.orDie(fake!.peer.request("roots/list"))
+            yield* SubscriptionRef.set(roots, [Host.rootOf("/srv/b")])
+            return {
+              protocolVersion: request.params?.protocolVersion,
+              capabilities: {},
+              serverInfo: { name: "f", version: "1" }
+            }
+          })
+        fake = yield* FakeServer.make({ name: "fake", handlers: { initialize } })
+        const notifications = yield* fake.peer.subscribe
+        yield* McpClient.make().pipe(
+          Effect.provideService(Transport, fake.transport),
+          Effect.provideService(Host.Roots, { roots })
+        )
+        const notification = yield* Queue.take(notifications).pipe(
+          Effect.repeat({ until: (n) => n.method !== "notifications/initialized" })
+        )
+        expect(notification.method).toBe("notifications/roots/list_changed")
+      }))
   })
 })

@@ -18,16 +18,6 @@ import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
 import { applyDefaults, checkForm } from "./form.js"
 
-/** What a connection needs from the host services. */
-export interface ClientSide {
-  readonly capabilities: McpSchema.ClientCapabilities
-  readonly handlers: Readonly<Record<string, Peer.Handler>>
-  /** Handles a server notification meant for a host service. */
-  readonly onNotification: (notification: JsonRpc.Notification) => Effect.Effect<void>
-  /** Tells the server of each roots change, for as long as it runs; never ends otherwise. */
-  readonly watchRoots: Effect.Effect<void>
-}
-
 type Notify = (method: string, params?: Record<string, unknown>) => Effect.Effect<void, McpError.McpError>
 
 const invalid = (code: number, message: string) => Effect.fail(new Peer.HandlerError({ code, message }))
@@ -115,7 +105,7 @@ const elicitationHandler =
 export const makeClientSide = (
   services: Host.Services,
   options: { readonly server: string; readonly notify: Notify }
-): ClientSide => {
+): Host.ClientSide => {
   const { notify, server } = options
   const capabilities: { -readonly [K in keyof McpSchema.ClientCapabilities]: McpSchema.ClientCapabilities[K] } = {}
   const handlers: Record<string, Peer.Handler> = {}
@@ -133,9 +123,15 @@ export const makeClientSide = (
     handlers[McpSchema.Method.ElicitationCreate] = elicitationHandler(service, server, notify)
   }
   const roots = Option.map(services.roots, (service) => service.roots)
+  // The list the server was last given: a change made before the watch began is told too.
+  let served: ReadonlyArray<McpSchema.Root> | undefined
   if (Option.isSome(roots)) {
     capabilities.roots = { listChanged: true }
-    handlers[McpSchema.Method.RootsList] = () => Effect.map(roots.value.get, (list) => ({ roots: list }))
+    handlers[McpSchema.Method.RootsList] = () =>
+      Effect.map(roots.value.get, (list) => {
+        served = list
+        return { roots: list }
+      })
   }
   const completed = Option.flatMapNullable(services.elicitation, (service) => service.completed)
   return {
@@ -149,7 +145,8 @@ export const makeClientSide = (
         : Effect.void
     },
     watchRoots: Option.isNone(roots) ? Effect.never : roots.value.changes.pipe(
-      Stream.drop(1),
+      Stream.zipWithIndex,
+      Stream.filter(([list, i]) => i > 0 || (served !== undefined && list !== served)),
       Stream.runForEach(() => Effect.ignore(notify(McpSchema.Method.RootsListChanged))),
       Effect.zipRight(Effect.never)
     )
