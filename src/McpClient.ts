@@ -21,6 +21,7 @@ import { decode } from "./internal/mcpClient/decode.js"
 import { initialize } from "./internal/mcpClient/handshake.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
+import { requestAsTask } from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
@@ -71,6 +72,11 @@ export interface Options {
 export interface CallToolOptions extends Peer.RequestOptions {
   /** `_meta` to send with the call. */
   readonly meta?: Record<string, unknown> | undefined
+  /**
+   * Run the call as a task (2025-11-25) when the server supports task-augmented tool calls.
+   * Default: only for a tool whose `execution.taskSupport` is `required`.
+   */
+  readonly task?: boolean | undefined
 }
 
 /**
@@ -213,6 +219,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
 
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
     const toolsSupported = supported("tools")
+    const taskCalls = capabilities.tasks?.requests?.tools?.call !== undefined
     const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
     const callTool = traced("McpClient.callTool")((
       name: string,
@@ -222,13 +229,20 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       if (!toolsSupported) return unsupported(server, "tools", "call tools")
       let params: Record<string, unknown> = { name, arguments: args ?? {} }
       let requestOptions = resetOnProgress
+      let asTask = false
       if (callOptions !== undefined) {
-        const { meta, ...rest } = callOptions
+        const { meta, task, ...rest } = callOptions
         if (meta !== undefined) params = { name, arguments: args ?? {}, _meta: meta }
         requestOptions = { resetTimeoutOnProgress: true, ...rest }
+        asTask = task === true && taskCalls
       }
+      const send = () =>
+        asTask || outputs.requiresTask(name)
+          ? requestAsTask(peer, McpSchema.Method.ToolsCall, params, requestOptions)
+          : peer.request(McpSchema.Method.ToolsCall, params, requestOptions)
+      // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
-        peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
+        taskCalls ? Effect.suspend(send) : peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
         (result) => outputs.check(name, result)
       )
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)

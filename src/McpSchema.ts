@@ -1106,6 +1106,43 @@ export interface ResourceUpdatedNotificationParams
   extends Schema.Schema.Type<typeof ResourceUpdatedNotificationParams>
 {}
 
+/**
+ * The state of a task (2025-11-25): a request the server runs on its own time, polled with
+ * `tasks/get` and answered by `tasks/result`.
+ *
+ * @since 0.2.0
+ */
+export const Task = Schema.Struct({
+  ...metaFields,
+  taskId: Schema.String,
+  status: Schema.Literal("working", "input_required", "completed", "failed", "cancelled"),
+  ttl: Schema.optional(Schema.NullOr(Schema.Number)),
+  createdAt: Schema.optional(Schema.String),
+  lastUpdatedAt: Schema.optional(Schema.String),
+  pollInterval: Schema.optional(Schema.Number),
+  statusMessage: Schema.optional(Schema.String)
+}).annotations({ identifier: "Task" })
+
+/**
+ * @since 0.2.0
+ */
+export interface Task extends Schema.Schema.Type<typeof Task> {}
+
+/**
+ * The answer to a task-augmented request: the task it became.
+ *
+ * @since 0.2.0
+ */
+export const CreateTaskResult = Schema.Struct({
+  ...metaFields,
+  task: Task
+}).annotations({ identifier: "CreateTaskResult" })
+
+/**
+ * @since 0.2.0
+ */
+export interface CreateTaskResult extends Schema.Schema.Type<typeof CreateTaskResult> {}
+
 // ---------------------------------------------------------------------------
 // Sampling, elicitation and roots: what a server asks of its client
 // ---------------------------------------------------------------------------
