@@ -17,37 +17,50 @@ const task = (status: string) => ({
 })
 
 // A server whose `slow` tool must run as a task; `tasks/get` says "working" `working` times.
+// Each poll sends progress with the call's token, when it had one.
 const serve = (working: number, polled?: Deferred.Deferred<void>) => {
   let polls = 0
+  let token: unknown
+
+  let fake: FakeServer.FakeServer | undefined
   const handlers: Record<string, Peer.Handler> = {
     "tools/call": (request) =>
-      Effect.succeed(
-        request.params?.task === undefined
-          ? { content: [{ type: "text", text: "ran at once" }] }
-          : { task: task("working") }
-      ),
+      Effect.sync(() => {
+        if (request.params?.task === undefined) return { content: [{ type: "text", text: "ran at once" }] }
+        token = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken
+        return { task: task("working") }
+      }),
     "tasks/get": () =>
-      Effect.zipRight(
-        polled === undefined ? Effect.void : Deferred.succeed(polled, undefined),
-        Effect.succeed(task(++polls > working ? "completed" : "working"))
-      ),
+      Effect.gen(function*() {
+        if (polled !== undefined) yield* Deferred.succeed(polled, undefined)
+        polls++
+        if (token !== undefined) {
+          yield* Effect.orDie(fake!.peer.notify("notifications/progress", { progressToken: token, progress: polls }))
+        }
+        return task(polls > working ? "completed" : "working")
+      }),
     "tasks/result": () => Effect.succeed({ content: [{ type: "text", text: "done" }] }),
     "tasks/cancel": () => Effect.succeed(task("cancelled"))
   }
-  return FakeServer.make({
-    capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
-    tools: [
-      {
-        tool: { name: "slow", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
-        call: () => Effect.die("called through the handlers")
-      },
-      {
-        tool: { name: "either", inputSchema: { type: "object" }, execution: { taskSupport: "optional" } },
-        call: () => Effect.die("called through the handlers")
-      }
-    ],
-    handlers
-  })
+  return Effect.tap(
+    FakeServer.make({
+      capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
+      tools: [
+        {
+          tool: { name: "slow", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+          call: () => Effect.die("called through the handlers")
+        },
+        {
+          tool: { name: "either", inputSchema: { type: "object" }, execution: { taskSupport: "optional" } },
+          call: () => Effect.die("called through the handlers")
+        }
+      ],
+      handlers
+    }),
+    (made) => {
+      fake = made
+    }
+  )
 }
 
 const methods = (fake: FakeServer.FakeServer) => fake.requests.map((request) => request.method)
@@ -70,6 +83,15 @@ describe("tasks", () => {
       ])
       expect(fake.requests[2]!.params).toMatchObject({ name: "slow", arguments: { n: 1 }, task: {} })
       expect(fake.requests.at(-1)!.params).toEqual({ taskId: "t-1" })
+    }).pipe(Effect.scoped))
+
+  it.live("progress sent with the call's token while the task runs reaches the caller", () =>
+    Effect.gen(function*() {
+      const fake = yield* serve(2)
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      const seen: Array<number> = []
+      yield* client.callTool("slow", {}, { onProgress: (p) => Effect.sync(() => seen.push(p.progress)) })
+      expect(seen).toEqual([1, 2, 3])
     }).pipe(Effect.scoped))
 
   it.live("an optional one runs at once unless the call asks for a task", () =>
