@@ -7,7 +7,7 @@
  *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
  *              WebSocket, HttpClientUndici), internal/transport/
  *   peer       Peer, internal/peer/
- *   client     McpClient, internal/mcpClient/
+ *   client     McpClient, internal/mcpClient/, Host, internal/host/
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
  *              internal/serverRegistry/, internal/toolPins/
  *              (ServerSpec.connect → transports is downward)
@@ -43,7 +43,7 @@ const LAYERS = [
     ]
   ],
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
-  ["client", ["^src/McpClient\\.ts$", "^src/internal/mcpClient/"]],
+  ["client", ["^src/(McpClient|Host)\\.ts$", "^src/internal/(mcpClient|host)/"]],
   [
     "fleet",
     [
@@ -69,6 +69,7 @@ const OWNERS = {
   transport: "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$",
   peer: "^src/Peer\\.ts$",
   mcpClient: "^src/McpClient\\.ts$",
+  host: "^src/Host\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
   toolPins: "^src/ToolPins\\.ts$",
   policy: "^src/Policy\\.ts$",

@@ -12,30 +12,20 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Logger, LogLevel } from "effect"
+import * as Host from "../src/Host.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
-import type * as Peer from "../src/Peer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 
 const url = process.argv.at(-1)!
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
 
-interface PropertySchema {
-  readonly type?: string
-  readonly default?: unknown
-}
-
-// Answers a form elicitation with the defaults its schema gives (SEP-1034), as a host that
-// applies defaults would before showing the form.
-const elicitation: Peer.Handler = (request) => {
-  const schema = request.params?.requestedSchema as { properties?: Record<string, PropertySchema> } | undefined
-  const content: Record<string, unknown> = {}
-  for (const [name, property] of Object.entries(schema?.properties ?? {})) {
-    if (property.default !== undefined) content[name] = property.default
-  }
-  return Effect.succeed({ action: "accept", content })
-}
+// A user who accepts every form without typing anything: the Host fills in the schema's
+// defaults (SEP-1034) and validates the form before it is sent.
+const elicitation = Host.layerElicitation({
+  elicit: () => Effect.succeed({ action: "accept", content: {} })
+})
 
 const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<void, unknown>> = {
   "tools_call": (client) =>
@@ -72,14 +62,12 @@ const program = Effect.gen(function*() {
   const transport = yield* StreamableHttp.make({ name: scenario || "conformance", url })
   const client = yield* McpClient.make({
     clientInfo: { name: "mcp-fleet-conformance", version: "0.1.0" },
-    capabilities: { elicitation: { form: { applyDefaults: true } } },
-    handlers: { "elicitation/create": elicitation },
     requestTimeout: "20 seconds"
   }).pipe(Effect.provideService(Transport, transport))
   yield* (scenarios[scenario] ?? generic)(client)
 }).pipe(
   Effect.scoped,
-  Effect.provide(HttpClientUndici.layer),
+  Effect.provide([HttpClientUndici.layer, elicitation]),
   Logger.withMinimumLogLevel(LogLevel.Warning)
 )
 

@@ -111,6 +111,23 @@ export interface Parsed {
   readonly policy: Policy.Config
   /** What works but is likely a mistake: a server name that qualified names must change. */
   readonly warnings: ReadonlyArray<string>
+  /** The top-level `sampling` block: the program that answers sampling (the CLI's). */
+  readonly sampling?: SamplingCommand | undefined
+}
+
+/**
+ * A program that answers `sampling/createMessage`: it reads the request's params as JSON on
+ * stdin and writes a `CreateMessageResult` as JSON on stdout. It runs in the folder of the
+ * config file that names it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SamplingCommand {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  readonly timeout?: Duration.Duration | undefined
 }
 
 /**
@@ -253,6 +270,8 @@ export interface Loaded {
   readonly policy: Policy.Config
   /** The files' warnings (see `Parsed`), each naming its file; also logged. */
   readonly warnings: ReadonlyArray<string>
+  /** The `sampling` block of the last file that has one. */
+  readonly sampling?: SamplingCommand | undefined
 }
 
 // The files to read, and whether each must exist: named ones must, default places need not.
@@ -344,6 +363,7 @@ const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
     let policy: Policy.Config = {}
+    let sampling: SamplingCommand | undefined
     const warnings: Array<string> = []
     for (const path of files.paths) {
       const text = yield* readFile(fs, path, files.required)
@@ -357,6 +377,7 @@ const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
       // A later file replaces a server of the same name; Map keeps its first position.
       for (const spec of parsed.servers) merged.set(spec.name, { spec, path })
       policy = Policy.merge(policy, parsed.policy)
+      sampling = parsed.sampling ?? sampling
       for (const warning of parsed.warnings) warnings.push(warning)
     }
     const entries = [...merged.values()]
@@ -365,7 +386,8 @@ const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
       sources,
       origin: Object.fromEntries(entries.map((entry) => [entry.spec.name, entry.path])),
       policy,
-      warnings
+      warnings,
+      ...(sampling === undefined ? {} : { sampling })
     }
     return loaded
   })

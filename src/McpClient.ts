@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -14,18 +15,20 @@ import * as Queue from "effect/Queue"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Host from "./Host.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { initialize } from "./internal/mcpClient/handshake.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
+import { requestAsTask } from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as Peer from "./Peer.js"
-import type { Transport } from "./Transport.js"
+import { Transport } from "./Transport.js"
 
 /**
  * Options of a connection.
@@ -37,10 +40,18 @@ export interface Options {
   readonly clientInfo?: McpSchema.Implementation | undefined
   /** The revision to ask for. Default: the latest, 2025-11-25. */
   readonly protocolVersion?: McpSchema.ProtocolVersion | undefined
-  /** Capabilities to declare; their handlers go in `handlers`. Default: none. */
+  /**
+   * Capabilities to declare beyond those of the host services (see `host`); their handlers
+   * go in `handlers`. Default: none.
+   */
   readonly capabilities?: McpSchema.ClientCapabilities | undefined
-  /** Handlers for requests the server sends (ping is answered by default). */
+  /** Handlers for requests the server sends (ping is answered by default); they override the host services'. */
   readonly handlers?: Peer.Options["handlers"]
+  /**
+   * The host features to offer: each of `Host.Sampling`, `Host.Elicitation` and `Host.Roots`
+   * found in context is declared and answers the server, unless turned off here.
+   */
+  readonly host?: Host.Features | undefined
   /** The default timeout of a request. Default: 60 s. */
   readonly requestTimeout?: Duration.DurationInput | undefined
   /** How long the server may take to answer initialize. Default: 30 s. */
@@ -61,6 +72,11 @@ export interface Options {
 export interface CallToolOptions extends Peer.RequestOptions {
   /** `_meta` to send with the call. */
   readonly meta?: Record<string, unknown> | undefined
+  /**
+   * Run the call as a task (2025-11-25) when the server supports task-augmented tool calls.
+   * Default: only for a tool whose `execution.taskSupport` is `required`.
+   */
+  readonly task?: boolean | undefined
 }
 
 /**
@@ -139,23 +155,36 @@ export const McpClient = Context.GenericTag<McpClient>("mcp-fleet/McpClient")
 
 /**
  * Connects over the Transport in context: sends initialize, checks the revision the server
- * chose, sends notifications/initialized. The connection ends with the Scope.
+ * chose, sends notifications/initialized. The connection ends with the Scope. The host
+ * services in context (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) are declared and
+ * answer the server's requests; a change of the roots is told to the server.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.McpError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
+    const transport = yield* Transport
+    // The host's handlers reach the server through the Peer they are given to.
+    const ready = yield* Deferred.make<Peer.Peer>()
+    const host = Host.clientSide(yield* Host.services(options.host), {
+      server: transport.server,
+      notify: (method, params) => Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
+    })
     const peer = yield* Peer.make({
-      handlers: options.handlers,
+      handlers: { ...host.handlers, ...options.handlers },
       requestTimeout: options.requestTimeout,
       onClosed: options.onClosed
     })
+    yield* Deferred.succeed(ready, peer)
     const scope = yield* Effect.scope
     const server = peer.server
     // Subscribed before initialize, so nothing the server says is missed.
     const own = yield* peer.subscribe
-    const initialized = yield* initialize(peer, options)
+    const initialized = yield* initialize(peer, {
+      ...options,
+      capabilities: { ...host.capabilities, ...options.capabilities }
+    })
     const { capabilities, protocolVersion } = initialized
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
@@ -176,10 +205,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     yield* Queue.take(own).pipe(
       Effect.tap((notification) => {
         if (notification.method === McpSchema.Method.ToolsListChanged) outputs.forget()
+        return host.onNotification(notification)
       }),
       Effect.forever,
       Effect.forkScoped
     )
+    yield* Effect.forkScoped(host.watchRoots)
     const listTools = traced("McpClient.listTools")(() =>
       list("tools", "list tools", McpSchema.Method.ToolsList, McpSchema.ListToolsResult, (result) => result.tools).pipe(
         Effect.tap(outputs.remember)
@@ -188,6 +219,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
 
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
     const toolsSupported = supported("tools")
+    const taskCalls = capabilities.tasks?.requests?.tools?.call !== undefined
     const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
     const callTool = traced("McpClient.callTool")((
       name: string,
@@ -197,13 +229,20 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       if (!toolsSupported) return unsupported(server, "tools", "call tools")
       let params: Record<string, unknown> = { name, arguments: args ?? {} }
       let requestOptions = resetOnProgress
+      let asTask = false
       if (callOptions !== undefined) {
-        const { meta, ...rest } = callOptions
+        const { meta, task, ...rest } = callOptions
         if (meta !== undefined) params = { name, arguments: args ?? {}, _meta: meta }
         requestOptions = { resetTimeoutOnProgress: true, ...rest }
+        asTask = task === true && taskCalls
       }
+      const send = () =>
+        asTask || outputs.requiresTask(name)
+          ? requestAsTask(peer, McpSchema.Method.ToolsCall, params, requestOptions)
+          : peer.request(McpSchema.Method.ToolsCall, params, requestOptions)
+      // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
-        peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
+        taskCalls ? Effect.suspend(send) : peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
         (result) => outputs.check(name, result)
       )
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)

@@ -1106,6 +1106,301 @@ export interface ResourceUpdatedNotificationParams
   extends Schema.Schema.Type<typeof ResourceUpdatedNotificationParams>
 {}
 
+/**
+ * The state of a task (2025-11-25): a request the server runs on its own time, polled with
+ * `tasks/get` and answered by `tasks/result`.
+ *
+ * @since 0.2.0
+ */
+export const Task = Schema.Struct({
+  ...metaFields,
+  taskId: Schema.String,
+  status: Schema.Literal("working", "input_required", "completed", "failed", "cancelled"),
+  ttl: Schema.optional(Schema.NullOr(Schema.Number)),
+  createdAt: Schema.optional(Schema.String),
+  lastUpdatedAt: Schema.optional(Schema.String),
+  pollInterval: Schema.optional(Schema.Number),
+  statusMessage: Schema.optional(Schema.String)
+}).annotations({ identifier: "Task" })
+
+/**
+ * @since 0.2.0
+ */
+export interface Task extends Schema.Schema.Type<typeof Task> {}
+
+/**
+ * The answer to a task-augmented request: the task it became.
+ *
+ * @since 0.2.0
+ */
+export const CreateTaskResult = Schema.Struct({
+  ...metaFields,
+  task: Task
+}).annotations({ identifier: "CreateTaskResult" })
+
+/**
+ * @since 0.2.0
+ */
+export interface CreateTaskResult extends Schema.Schema.Type<typeof CreateTaskResult> {}
+
+// ---------------------------------------------------------------------------
+// Sampling, elicitation and roots: what a server asks of its client
+// ---------------------------------------------------------------------------
+
+/**
+ * A model's request to use a tool, in a sampling message (2025-11-25).
+ *
+ * @since 0.2.0
+ */
+export const ToolUseContent = Schema.Struct({
+  type: Schema.Literal("tool_use"),
+  id: Schema.String,
+  name: Schema.String,
+  input: JsonObject,
+  ...metaFields
+}).annotations({ identifier: "ToolUseContent" })
+
+/**
+ * @since 0.2.0
+ */
+export interface ToolUseContent extends Schema.Schema.Type<typeof ToolUseContent> {}
+
+/**
+ * The result of a tool the model asked for, in a sampling message (2025-11-25).
+ *
+ * @since 0.2.0
+ */
+export const ToolResultContent = Schema.Struct({
+  type: Schema.Literal("tool_result"),
+  toolUseId: Schema.String,
+  content: Schema.Array(ContentBlock),
+  structuredContent: Schema.optional(JsonObject),
+  isError: Schema.optional(Schema.Boolean),
+  ...metaFields
+}).annotations({ identifier: "ToolResultContent" })
+
+/**
+ * @since 0.2.0
+ */
+export interface ToolResultContent extends Schema.Schema.Type<typeof ToolResultContent> {}
+
+/**
+ * A content block of a sampling message: text, image, audio, and (2025-11-25) tool use and
+ * tool results.
+ *
+ * @since 0.2.0
+ */
+export const SamplingContent = Schema.Union(
+  TextContent,
+  ImageContent,
+  AudioContent,
+  ToolUseContent,
+  ToolResultContent
+).annotations({ identifier: "SamplingContent" })
+
+/**
+ * @since 0.2.0
+ */
+export type SamplingContent = typeof SamplingContent.Type
+
+/**
+ * One message of a sampling conversation; its content is one block, or (2025-11-25) several.
+ *
+ * @since 0.2.0
+ */
+export const SamplingMessage = Schema.Struct({
+  role: Role,
+  content: Schema.Union(SamplingContent, Schema.Array(SamplingContent)),
+  ...metaFields
+}).annotations({ identifier: "SamplingMessage" })
+
+/**
+ * @since 0.2.0
+ */
+export interface SamplingMessage extends Schema.Schema.Type<typeof SamplingMessage> {}
+
+const Priority = Schema.Number.pipe(Schema.between(0, 1))
+
+/**
+ * The server's preferences for the model the client picks; the client may ignore them.
+ *
+ * @since 0.2.0
+ */
+export const ModelPreferences = Schema.Struct({
+  hints: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.optional(Schema.String) }))),
+  costPriority: Schema.optional(Priority),
+  speedPriority: Schema.optional(Priority),
+  intelligencePriority: Schema.optional(Priority)
+}).annotations({ identifier: "ModelPreferences" })
+
+/**
+ * @since 0.2.0
+ */
+export interface ModelPreferences extends Schema.Schema.Type<typeof ModelPreferences> {}
+
+/**
+ * Params of `sampling/createMessage`.
+ *
+ * @since 0.2.0
+ */
+export const CreateMessageRequestParams = Schema.Struct({
+  ...requestParamsFields,
+  messages: Schema.Array(SamplingMessage),
+  modelPreferences: Schema.optional(ModelPreferences),
+  systemPrompt: Schema.optional(Schema.String),
+  includeContext: Schema.optional(Schema.Literal("none", "thisServer", "allServers")),
+  temperature: Schema.optional(Schema.Number),
+  maxTokens: Schema.Int,
+  stopSequences: Schema.optional(Schema.Array(Schema.String)),
+  metadata: Schema.optional(JsonObject),
+  // tools and toolChoice: 2025-11-25, only to a client that declared `sampling.tools`.
+  tools: Schema.optional(Schema.Array(Tool)),
+  toolChoice: Schema.optional(Schema.Struct({ mode: Schema.optional(Schema.Literal("auto", "required", "none")) })),
+  task: Schema.optional(TaskMetadata)
+}).annotations({ identifier: "CreateMessageRequestParams" })
+
+/**
+ * @since 0.2.0
+ */
+export interface CreateMessageRequestParams extends Schema.Schema.Type<typeof CreateMessageRequestParams> {}
+
+/**
+ * The client's answer to `sampling/createMessage`. `stopReason` is open: `endTurn`,
+ * `stopSequence`, `maxTokens`, `toolUse` (2025-11-25) or a provider's own.
+ *
+ * @since 0.2.0
+ */
+export const CreateMessageResult = Schema.Struct({
+  ...metaFields,
+  role: Role,
+  content: Schema.Union(SamplingContent, Schema.Array(SamplingContent)),
+  model: Schema.String,
+  stopReason: Schema.optional(Schema.String)
+}).annotations({ identifier: "CreateMessageResult" })
+
+/**
+ * @since 0.2.0
+ */
+export interface CreateMessageResult extends Schema.Schema.Type<typeof CreateMessageResult> {}
+
+/**
+ * Params of a form `elicitation/create` (`mode` absent or `form`): a message and a flat JSON
+ * Schema of the fields to ask for (strings, numbers, booleans, enums — SEP-1330's titled and
+ * multi-select ones among them — with SEP-1034 `default`s).
+ *
+ * @since 0.2.0
+ */
+export const ElicitFormParams = Schema.Struct({
+  ...requestParamsFields,
+  mode: Schema.optional(Schema.Literal("form")),
+  message: Schema.String,
+  requestedSchema: Schema.Struct({
+    type: Schema.Literal("object"),
+    properties: Schema.Record({ key: Schema.String, value: JsonObject }),
+    required: Schema.optional(Schema.Array(Schema.String))
+  }, JsonObject),
+  task: Schema.optional(TaskMetadata)
+}).annotations({ identifier: "ElicitFormParams" })
+
+/**
+ * @since 0.2.0
+ */
+export interface ElicitFormParams extends Schema.Schema.Type<typeof ElicitFormParams> {}
+
+/**
+ * Params of a URL `elicitation/create` (2025-11-25): the user is sent to `url`, and the server
+ * says when that is done with `notifications/elicitation/complete`.
+ *
+ * @since 0.2.0
+ */
+export const ElicitUrlParams = Schema.Struct({
+  ...requestParamsFields,
+  mode: Schema.Literal("url"),
+  message: Schema.String,
+  elicitationId: Schema.String,
+  url: Schema.String,
+  task: Schema.optional(TaskMetadata)
+}).annotations({ identifier: "ElicitUrlParams" })
+
+/**
+ * @since 0.2.0
+ */
+export interface ElicitUrlParams extends Schema.Schema.Type<typeof ElicitUrlParams> {}
+
+/**
+ * Params of `elicitation/create`, form or URL.
+ *
+ * @since 0.2.0
+ */
+export const ElicitRequestParams = Schema.Union(ElicitFormParams, ElicitUrlParams).annotations({
+  identifier: "ElicitRequestParams"
+})
+
+/**
+ * @since 0.2.0
+ */
+export type ElicitRequestParams = typeof ElicitRequestParams.Type
+
+/**
+ * A value of an accepted form: a string, number, boolean, or (multi-select) strings.
+ *
+ * @since 0.2.0
+ */
+export const ElicitValue = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
+
+/**
+ * @since 0.2.0
+ */
+export type ElicitValue = typeof ElicitValue.Type
+
+/**
+ * The client's answer to `elicitation/create`: the user accepted (with the form's `content`),
+ * declined, or dismissed it (`cancel`).
+ *
+ * @since 0.2.0
+ */
+export const ElicitResult = Schema.Struct({
+  ...metaFields,
+  action: Schema.Literal("accept", "decline", "cancel"),
+  content: Schema.optional(Schema.Record({ key: Schema.String, value: ElicitValue }))
+}).annotations({ identifier: "ElicitResult" })
+
+/**
+ * @since 0.2.0
+ */
+export interface ElicitResult extends Schema.Schema.Type<typeof ElicitResult> {}
+
+/**
+ * A folder or file the server may work in; `uri` is a `file://` URI.
+ *
+ * @since 0.2.0
+ */
+export const Root = Schema.Struct({
+  uri: Schema.String.pipe(Schema.startsWith("file://")),
+  name: Schema.optional(Schema.String),
+  ...metaFields
+}).annotations({ identifier: "Root" })
+
+/**
+ * @since 0.2.0
+ */
+export interface Root extends Schema.Schema.Type<typeof Root> {}
+
+/**
+ * The client's answer to `roots/list`.
+ *
+ * @since 0.2.0
+ */
+export const ListRootsResult = Schema.Struct({
+  ...metaFields,
+  roots: Schema.Array(Root)
+}).annotations({ identifier: "ListRootsResult" })
+
+/**
+ * @since 0.2.0
+ */
+export interface ListRootsResult extends Schema.Schema.Type<typeof ListRootsResult> {}
+
 // ---------------------------------------------------------------------------
 // Method names and server notifications
 // ---------------------------------------------------------------------------

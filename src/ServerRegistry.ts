@@ -225,7 +225,9 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
 
 /**
  * Makes a registry; every server stops (its process tree ended) when the Scope closes.
- * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one.
+ * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one. The host
+ * services in context (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) answer every
+ * server, except what a server's spec turns off (`host`).
  *
  * @since 0.1.0
  */

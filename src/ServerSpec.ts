@@ -12,6 +12,7 @@ import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
+import type * as Host from "./Host.js"
 import type { McpError } from "./McpError.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
@@ -133,6 +134,11 @@ export interface ServerSpec {
    * ToolPins). Default: the registry's `pinning`.
    */
   readonly pinning?: ToolPins.Mode | undefined
+  /**
+   * Host features this server is not offered even when the fleet has their services
+   * (`{ sampling: false }`, ...). Default: all it has.
+   */
+  readonly host?: Host.Features | undefined
   /** Why the configuration cannot be used; the server then goes straight to Failed. */
   readonly problem?: string | undefined
 }

@@ -40,6 +40,9 @@ export * as Peer from "./Peer.js"
 /** One initialized connection to one MCP server. */
 export * as McpClient from "./McpClient.js"
 
+/** The host's side: sampling, elicitation and roots services that answer servers. */
+export * as Host from "./Host.js"
+
 /** What one server of the fleet should be: transport, supervision, timeouts. */
 export * as ServerSpec from "./ServerSpec.js"
 

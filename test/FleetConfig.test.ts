@@ -312,6 +312,41 @@ describe("parse: supervision", () => {
     expect(parseError(`{"pinning": "sometimes", "mcpServers": {}}`).message).toContain("pinning")
   })
 
+  it("turns host features off per server: only false is written, and true hashes like nothing", () => {
+    const servers = parseOk({
+      mcpServers: {
+        quiet: { command: "x", sampling: false, elicitation: false, roots: false },
+        noSampling: { command: "x", sampling: false, roots: true },
+        plain: { command: "x", sampling: true }
+      }
+    })
+    expect(servers.quiet.host).toEqual({ sampling: false, elicitation: false, roots: false })
+    expect(servers.noSampling.host).toEqual({ sampling: false })
+    expect(servers.plain.host).toBeUndefined()
+    expect(ServerSpec.hash(servers.plain)).toBe(
+      ServerSpec.hash({ name: "plain", transport: { type: "stdio", command: "x" } })
+    )
+    expect(parseError(`{"mcpServers": {"a": {"command": "x", "sampling": "no"}}}`).message).toContain("sampling")
+  })
+
+  it("reads the CLI's sampling command, run in the file's folder", () => {
+    const file = path.join(path.sep, "project", ".mcp.json")
+    const parsed = FleetConfig.parseFile(
+      JSON.stringify({ sampling: { command: "llm", args: ["--json"], timeout: 5000 }, mcpServers: {} }),
+      file,
+      {}
+    )
+    expect(Either.getOrThrow(parsed).sampling).toEqual({
+      command: "llm",
+      args: ["--json"],
+      cwd: path.dirname(file),
+      timeout: Duration.millis(5000)
+    })
+    const none = FleetConfig.parseFile(JSON.stringify({ mcpServers: {} }), file, {})
+    expect(Either.getOrThrow(none).sampling).toBeUndefined()
+    expect(parseError(`{"sampling": {"command": ""}, "mcpServers": {}}`).message).toContain("sampling.command")
+  })
+
   it("maps timeouts, restart and health from milliseconds, with aliases", () => {
     const servers = parseOk({
       mcpServers: {

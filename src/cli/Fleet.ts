@@ -22,6 +22,7 @@ import * as ServerSpec from "../ServerSpec.js"
 import { isTerminal } from "../ServerState.js"
 import * as ToolPins from "../ToolPins.js"
 import * as CliError from "./CliError.js"
+import * as HostFeatures from "./HostFeatures.js"
 import * as Prompt from "./Prompt.js"
 import * as Render from "./Render.js"
 import * as Settings from "./Settings.js"
@@ -96,13 +97,14 @@ export const loadConfig = (
 /**
  * The CLI's registry: tools pinned in the user config dir (`pins/`, one file per server),
  * and a tool whose definition changed held back until approved, unless the config says
- * otherwise (`pinning`).
+ * otherwise (`pinning`); the servers answered as HostFeatures says (roots, elicitation on
+ * the terminal, sampling by the config's `sampling` command).
  *
  * @since 0.1.0
  */
 export const makeRegistry = (
   settings: Settings.Settings,
-  servers?: ReadonlyArray<ServerSpec.ServerSpec> | undefined
+  sampling: FleetConfig.SamplingCommand | undefined
 ): Effect.Effect<
   ServerRegistry.ServerRegistry,
   never,
@@ -111,7 +113,24 @@ export const makeRegistry = (
   Effect.flatMap(
     ToolPins.makeFile(NodePath.join(settings.configDir, "pins")),
     (store) =>
-      ServerRegistry.make({ servers, pinning: "quarantine" }).pipe(Effect.provideService(ToolPins.PinStore, store))
+      ServerRegistry.make({ pinning: "quarantine" }).pipe(
+        Effect.provideService(ToolPins.PinStore, store),
+        Effect.provide(HostFeatures.layer(settings, sampling))
+      )
+  )
+
+/**
+ * The `sampling` command of the config files, read before a command that follows them
+ * starts its fleet (the fleet's host features are fixed when it starts). Asks nothing.
+ *
+ * @since 0.2.0
+ */
+export const samplingCommand = (
+  settings: Settings.Settings
+): Effect.Effect<FleetConfig.SamplingCommand | undefined, FleetConfig.ConfigError, FileSystem.FileSystem> =>
+  Effect.flatMap(
+    Trust.admit(settings),
+    (admit) => Effect.map(FleetConfig.load({ paths: settings.paths, admit }), (loaded) => loaded.sampling)
   )
 
 // The command's logs (the gateway's among them) without any secret of the config; each
@@ -153,7 +172,7 @@ export const follow = (
   Effect.gen(function*() {
     yield* announce(settings)
     yield* Trust.ensure(settings)
-    const registry = yield* makeRegistry(settings)
+    const registry = yield* makeRegistry(settings, yield* samplingCommand(settings))
     const { loaded, policy } = yield* FleetConfig.syncWithPolicy({
       paths: settings.paths,
       admit: yield* Trust.admit(settings),
@@ -248,7 +267,7 @@ export const start = (
       }
     }
     const servers = only === undefined ? loaded.servers : loaded.servers.filter((spec) => spec.name === only)
-    const registry = yield* makeRegistry(settings)
+    const registry = yield* makeRegistry(settings, loaded.sampling)
     const events = yield* registry.subscribe
     yield* registry.reconcile(servers)
     const wait = only === undefined

@@ -1,6 +1,7 @@
 /**
  * Questions to the person at the terminal, asked on stderr (stdout may be piped): the
- * values of VS Code `${input:id}` variables that no `MCP_FLEET_INPUT_<ID>` supplies.
+ * values of VS Code `${input:id}` variables that no `MCP_FLEET_INPUT_<ID>` supplies, and the
+ * fields of a server's elicitation (see HostFeatures).
  *
  * @since 0.1.0
  */
@@ -17,8 +18,13 @@ import type * as FleetConfig from "../FleetConfig.js"
  */
 export const canAsk = (): boolean => process.stdin.isTTY === true && process.stderr.isTTY === true
 
-// One line read on the terminal; with `hidden`, what is typed is not shown.
-const question = (text: string, hidden: boolean): Effect.Effect<string | undefined> =>
+/**
+ * Asks one line on the terminal; with `hidden`, what is typed is not shown. Ctrl-D or Ctrl-C
+ * give undefined.
+ *
+ * @since 0.2.0
+ */
+export const question = (text: string, hidden = false): Effect.Effect<string | undefined> =>
   Effect.async((resume) => {
     const output = new Writable({
       write: (chunk, _encoding, done) => {
@@ -34,7 +40,7 @@ const question = (text: string, hidden: boolean): Effect.Effect<string | undefin
       answered = true
       if (hidden) process.stderr.write("\n")
       prompt.close()
-      resume(Effect.succeed(answer === "" ? undefined : answer))
+      resume(Effect.succeed(answer))
     })
     // Ctrl-D or Ctrl-C: no answer.
     prompt.once("close", () => {
@@ -53,7 +59,7 @@ export const input = (request: FleetConfig.InputRequest): Effect.Effect<string |
   question(
     `${request.description ?? `Value for ${request.id}`} (\${input:${request.id}}; or set ${request.variable}): `,
     request.password
-  )
+  ).pipe(Effect.map((answer) => answer === "" ? undefined : answer))
 
 /**
  * The `askInput` of a config load: `input` when there is a person to ask, else none.

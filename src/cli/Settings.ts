@@ -57,6 +57,14 @@ export const options = {
     Options.withDescription(
       "Run a config found in the working directory without asking, this time only (for CI; also MCP_FLEET_TRUST=1)"
     )
+  ),
+  root: Options.text("root").pipe(
+    Options.withPseudoName("folder"),
+    Options.withDescription(
+      "A folder the servers may work in (MCP roots); repeat for several. Default: the config file's folder " +
+        "(the working directory for ~/.config/mcp-fleet/mcp.json)"
+    ),
+    Options.repeated
   )
 }
 
@@ -131,6 +139,7 @@ export interface Given {
   readonly json: boolean
   readonly timeout: Option.Option<string>
   readonly trust: boolean
+  readonly root: ReadonlyArray<string>
 }
 
 /**
@@ -154,6 +163,8 @@ export interface Settings {
   readonly trust: boolean
   /** The user config dir: the user's own config, trust records and tool pins. */
   readonly configDir: string
+  /** The folders the servers may work in (MCP roots), absolute: `--root`, else the config files' folders. */
+  readonly roots: ReadonlyArray<string>
 }
 
 /**
@@ -165,7 +176,8 @@ export const merge = (before: Given, after: Given): Given => ({
   config: after.config.length > 0 ? after.config : before.config,
   json: before.json || after.json,
   timeout: Option.orElse(after.timeout, () => before.timeout),
-  trust: before.trust || after.trust
+  trust: before.trust || after.trust,
+  root: after.root.length > 0 ? after.root : before.root
 })
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
@@ -219,21 +231,33 @@ export const resolve = (
     const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir())
     const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
     const base = { json: given.json, timeout, trust, configDir, project: [] }
+    // By default the files' folders: where a project's servers are meant to work.
+    const roots = (folders: ReadonlyArray<string>) =>
+      given.root.length > 0 ? given.root.map((folder) => NodePath.resolve(cwd, folder)) : [...new Set(folders)]
+    const foldersOf = (paths: ReadonlyArray<string>) => paths.map((path) => NodePath.dirname(path))
     if (given.config.length > 0) {
-      return { ...base, paths: given.config.map((path) => NodePath.resolve(cwd, path)), source: "--config" as const }
+      const paths = given.config.map((path) => NodePath.resolve(cwd, path))
+      return { ...base, paths, roots: roots(foldersOf(paths)), source: "--config" as const }
     }
     const listed = FleetConfig.listedPaths(env, cwd)
-    if (listed.length > 0) return { ...base, paths: listed, source: "MCP_FLEET_CONFIG" as const }
+    if (listed.length > 0) {
+      return { ...base, paths: listed, roots: roots(foldersOf(listed)), source: "MCP_FLEET_CONFIG" as const }
+    }
     const fs = yield* FileSystem.FileSystem
     const candidates = defaultCandidates(cwd, configDir)
     const own = candidates.at(-1)
     for (const path of candidates) {
-      if (yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))) {
+      if (
+        yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+      ) {
         // A file of the working directory must be trusted; the user's own config is theirs.
-        return { ...base, paths: [path], source: "default" as const, project: path === own ? [] : [path] }
+        const project = path === own ? [] : [path]
+        // The user's own config is no project: its servers work in the working directory.
+        const folders = roots(path === own ? [cwd] : foldersOf([path]))
+        return { ...base, paths: [path], roots: folders, source: "default" as const, project }
       }
     }
-    return { ...base, paths: [], source: "none" as const }
+    return { ...base, paths: [], roots: roots([cwd]), source: "none" as const }
   })
 
 /**

@@ -170,7 +170,7 @@ export const watch = Command.make("watch", Settings.options, (given) =>
     const settings = yield* Root.settings(given)
     if (settings.paths.length === 0) return yield* Settings.noConfig()
     yield* Trust.ensure(settings)
-    const registry = yield* Fleet.makeRegistry(settings)
+    const registry = yield* Fleet.makeRegistry(settings, yield* Fleet.samplingCommand(settings))
     const happenings = yield* Queue.unbounded<Happening>()
     yield* registry.events.pipe(Stream.runForEach((event) => Queue.offer(happenings, event)), Effect.forkScoped)
     // Fails now on a broken config; later broken edits are reported and skipped.

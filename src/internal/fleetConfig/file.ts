@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -57,6 +58,19 @@ const policyOf = (file: FileSchema.ConfigFile, dir: string): Policy.Config => {
   )
 }
 
+const samplingOf = (file: FileSchema.ConfigFile, dir: string): Pick<FleetConfig.Parsed, "sampling"> => {
+  if (file.sampling === undefined) return {}
+  const { args, command, timeout } = file.sampling
+  return {
+    sampling: {
+      command,
+      args: args ?? [],
+      cwd: dir,
+      ...(timeout === undefined ? {} : { timeout: Duration.millis(timeout) })
+    }
+  }
+}
+
 /** The servers and policy of a decoded file at `path`. */
 export const read = (
   file: FileSchema.ConfigFile,
@@ -88,7 +102,7 @@ export const read = (
     return problem === undefined ? [] : [`server name '${spec.name}' in ${path} ${problem}`]
   })
   return {
-    parsed: { servers, policy: policyOf(file, dir), warnings },
+    parsed: { servers, policy: policyOf(file, dir), warnings, ...samplingOf(file, dir) },
     unanswered: context.unanswered,
     unread: context.unread
   }

@@ -75,7 +75,11 @@ const ServerEntry = Schema.Struct({
   enabled: optional(Schema.Boolean),
   required: optional(Schema.Boolean),
   pinning: optional(ToolPins.Mode),
-  policy: optional(Policy.Rules)
+  policy: optional(Policy.Rules),
+  // Host features turned off for this server: only `false` means anything.
+  sampling: optional(Schema.Boolean),
+  elicitation: optional(Schema.Boolean),
+  roots: optional(Schema.Boolean)
 }).annotations({ identifier: "ServerEntry" })
 
 /** One server's entry as decoded. */
@@ -107,6 +111,16 @@ const Input = Schema.Struct({
 /** A VS Code input as decoded. */
 export type Input = typeof Input.Type
 
+// The CLI's sampling: a program that answers sampling/createMessage (JSON in, JSON out).
+const SamplingEntry = Schema.Struct({
+  command: Schema.String.pipe(Schema.nonEmptyString()),
+  args: optional(Schema.Array(Schema.String)),
+  timeout: optional(PositiveMilliseconds)
+}).annotations({ identifier: "Sampling" })
+
+/** A `sampling` block as decoded. */
+export type SamplingEntry = typeof SamplingEntry.Type
+
 const ConfigFile = Schema.Unknown.pipe(
   Schema.filter((json) => prototypeKeys(json)),
   Schema.compose(
@@ -117,7 +131,8 @@ const ConfigFile = Schema.Unknown.pipe(
       defaults: optional(Defaults),
       // What a drifted tool meets, for every server of the file that does not say (ToolPins.Mode).
       pinning: optional(ToolPins.Mode),
-      policy: optional(PolicyEntry)
+      policy: optional(PolicyEntry),
+      sampling: optional(SamplingEntry)
     }).annotations({ identifier: "ConfigFile" }),
     { strict: false }
   )

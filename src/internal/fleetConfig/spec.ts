@@ -8,6 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Redacted from "effect/Redacted"
 import type * as Types from "effect/Types"
 import * as NodePath from "node:path"
+import type * as Host from "../../Host.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import type * as ToolPins from "../../ToolPins.js"
 import type * as EnvFile from "./envFile.js"
@@ -151,6 +152,15 @@ const timeout = (...candidates: ReadonlyArray<number | undefined>): Duration.Dur
   return ms === undefined ? undefined : Duration.millis(ms)
 }
 
+// Only what is turned off is written, so `"sampling": true` and no field hash the same.
+const hostFeatures = (entry: ServerEntry): Host.Features | undefined => {
+  const off: Types.Mutable<Host.Features> = {}
+  for (const feature of ["sampling", "elicitation", "roots"] as const) {
+    if (entry[feature] === false) off[feature] = false
+  }
+  return Object.keys(off).length === 0 ? undefined : off
+}
+
 /**
  * One server entry as a spec; a server that cannot be used gets a placeholder and a
  * `problem`. `defaults` holds the file's `defaults` block and its top-level `pinning`.
@@ -176,6 +186,8 @@ export const toSpec = (
   // Only `true` is written, so `"required": false` and no field hash the same.
   if (entry.disabled === true || entry.enabled === false) spec.disabled = true
   if (entry.required === true) spec.required = true
+  const host = hostFeatures(entry)
+  if (host !== undefined) spec.host = host
   const pinning = entry.pinning ?? defaults.pinning
   if (pinning !== undefined) spec.pinning = pinning
   const restart = restartPolicy(defaults, entry)

@@ -57,6 +57,8 @@ export interface OutputChecks {
   readonly listed: () => boolean
   /** Keeps the outputSchemas of a fresh listing. */
   readonly remember: (tools: ReadonlyArray<McpSchema.Tool>) => void
+  /** Whether a listed tool must run as a task (2025-11-25: `execution.taskSupport: "required"`). */
+  readonly requiresTask: (name: string) => boolean
   /** Forgets them, on list_changed. */
   readonly forget: () => void
   /** Lists the tools, once however many calls are waiting for it. */
@@ -80,6 +82,7 @@ export const makeOutputChecks = (
   const validators = new ValidatorCache()
   // None until the tools are listed: structured content can only be checked against a known schema.
   let outputSchemas: Map<string, Record<string, unknown>> | undefined
+  let taskTools = new Set<string>()
 
   const checkStructured = (name: string, result: McpSchema.CallToolResult) => {
     const schema = outputSchemas?.get(name)
@@ -113,10 +116,12 @@ export const makeOutputChecks = (
 
   return {
     listed: () => outputSchemas !== undefined,
+    requiresTask: (name) => taskTools.has(name),
     remember: (tools) => {
       const schemas = new Map<string, Record<string, unknown>>()
       for (const tool of tools) if (tool.outputSchema) schemas.set(tool.name, tool.outputSchema)
       outputSchemas = schemas
+      taskTools = new Set(tools.filter((tool) => tool.execution?.taskSupport === "required").map((tool) => tool.name))
     },
     forget: () => {
       outputSchemas = undefined

@@ -110,6 +110,7 @@ export const run = (
     core.setConnection(transport)
     const c = yield* McpClient.make({
       ...core.client,
+      host: spec.host,
       initializeTimeout: spec.initializeTimeout,
       requestTimeout: spec.requestTimeout,
       onClosed: (error) => {

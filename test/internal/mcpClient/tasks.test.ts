@@ -1,0 +1,116 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as McpClient from "../../../src/McpClient.js"
+import type * as Peer from "../../../src/Peer.js"
+import * as FakeServer from "../../../src/testing/FakeServer.js"
+import { Transport } from "../../../src/Transport.js"
+
+const task = (status: string) => ({
+  taskId: "t-1",
+  status,
+  ttl: null,
+  createdAt: "2025-11-25T00:00:00Z",
+  lastUpdatedAt: "2025-11-25T00:00:00Z",
+  pollInterval: 5
+})
+
+// A server whose `slow` tool must run as a task; `tasks/get` says "working" `working` times.
+// Each poll sends progress with the call's token, when it had one.
+const serve = (working: number, polled?: Deferred.Deferred<void>) => {
+  let polls = 0
+  let token: unknown
+
+  let fake: FakeServer.FakeServer | undefined
+  const handlers: Record<string, Peer.Handler> = {
+    "tools/call": (request) =>
+      Effect.sync(() => {
+        if (request.params?.task === undefined) return { content: [{ type: "text", text: "ran at once" }] }
+        token = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken
+        return { task: task("working") }
+      }),
+    "tasks/get": () =>
+      Effect.gen(function*() {
+        if (polled !== undefined) yield* Deferred.succeed(polled, undefined)
+        polls++
+        if (token !== undefined) {
+          yield* Effect.orDie(fake!.peer.notify("notifications/progress", { progressToken: token, progress: polls }))
+        }
+        return task(polls > working ? "completed" : "working")
+      }),
+    "tasks/result": () => Effect.succeed({ content: [{ type: "text", text: "done" }] }),
+    "tasks/cancel": () => Effect.succeed(task("cancelled"))
+  }
+  return Effect.tap(
+    FakeServer.make({
+      capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
+      tools: [
+        {
+          tool: { name: "slow", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+          call: () => Effect.die("called through the handlers")
+        },
+        {
+          tool: { name: "either", inputSchema: { type: "object" }, execution: { taskSupport: "optional" } },
+          call: () => Effect.die("called through the handlers")
+        }
+      ],
+      handlers
+    }),
+    (made) => {
+      fake = made
+    }
+  )
+}
+
+const methods = (fake: FakeServer.FakeServer) => fake.requests.map((request) => request.method)
+
+describe("tasks", () => {
+  it.live("a tool that requires a task: created, polled at the server's interval until done, its result fetched", () =>
+    Effect.gen(function*() {
+      const fake = yield* serve(2)
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      const result = yield* client.callTool("slow", { n: 1 })
+      expect(result.content).toEqual([{ type: "text", text: "done" }])
+      expect(methods(fake)).toEqual([
+        "initialize",
+        "tools/list",
+        "tools/call",
+        "tasks/get",
+        "tasks/get",
+        "tasks/get",
+        "tasks/result"
+      ])
+      expect(fake.requests[2]!.params).toMatchObject({ name: "slow", arguments: { n: 1 }, task: {} })
+      expect(fake.requests.at(-1)!.params).toEqual({ taskId: "t-1" })
+    }).pipe(Effect.scoped))
+
+  it.live("progress sent with the call's token while the task runs reaches the caller", () =>
+    Effect.gen(function*() {
+      const fake = yield* serve(2)
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      const seen: Array<number> = []
+      yield* client.callTool("slow", {}, { onProgress: (p) => Effect.sync(() => seen.push(p.progress)) })
+      expect(seen).toEqual([1, 2, 3])
+    }).pipe(Effect.scoped))
+
+  it.live("an optional one runs at once unless the call asks for a task", () =>
+    Effect.gen(function*() {
+      const fake = yield* serve(0)
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      expect((yield* client.callTool("either", {})).content).toEqual([{ type: "text", text: "ran at once" }])
+      expect((yield* client.callTool("either", {}, { task: true })).content).toEqual([{ type: "text", text: "done" }])
+    }).pipe(Effect.scoped))
+
+  it.live("giving up on the call cancels the task", () =>
+    Effect.gen(function*() {
+      const polled = yield* Deferred.make<void>()
+      const fake = yield* serve(Infinity, polled)
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      const fiber = yield* Effect.fork(client.callTool("slow", {}))
+      yield* Deferred.await(polled)
+      yield* Fiber.interrupt(fiber)
+      expect(methods(fake)).toContain("tasks/cancel")
+      expect(fake.requests.find((request) => request.method === "tasks/cancel")!.params).toEqual({ taskId: "t-1" })
+    }).pipe(Effect.scoped))
+})
