@@ -1,6 +1,7 @@
 // Runs the `mcp-fleet` CLI as a user would: a real process on the machine's node, in a
 // temp folder with its own config. Every process carries an environment marker (servers get it
 // through their config's `env`: see `marked`), so a test can check that nothing it started survives.
+import { afterAll } from "@effect/vitest"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -35,7 +36,10 @@ export const FIXTURES = {
 
 const tempDirs = new Set<string>()
 
-/** A temp folder for one test; `files` are written into it. `removeTempDirs` removes it. */
+/**
+ * A temp folder for one test; `files` are written into it. `removeTempDirs` removes it, and
+ * so does the end of every test file that imports this module.
+ */
 export const tempDir = (files: Record<string, string> = {}): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-cli-"))
   tempDirs.add(dir)
@@ -209,3 +213,6 @@ export const marked = <E extends Record<string, unknown>>(entry: E, mark: string
 /** A config file's text with the given servers under `mcpServers`. */
 export const config = (servers: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ ...extra, mcpServers: servers }, null, 2)
+
+// Whatever a test file made here (its temp folders, the CLI's config dir) goes with it.
+afterAll(removeTempDirs)
