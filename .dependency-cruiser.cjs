@@ -8,6 +8,7 @@
  *              WebSocket, HttpClientUndici), internal/transport/
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/, Host, internal/host/
+ *   auth       OAuth, internal/oauth/ (the authorization client; transports' owners use it)
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
  *              internal/serverRegistry/, internal/toolPins/
  *              (ServerSpec.connect → transports is downward)
@@ -44,6 +45,7 @@ const LAYERS = [
   ],
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
   ["client", ["^src/(McpClient|Host)\\.ts$", "^src/internal/(mcpClient|host)/"]],
+  ["auth", ["^src/OAuth\\.ts$", "^src/internal/oauth/"]],
   [
     "fleet",
     [
@@ -70,6 +72,7 @@ const OWNERS = {
   peer: "^src/Peer\\.ts$",
   mcpClient: "^src/McpClient\\.ts$",
   host: "^src/Host\\.ts$",
+  oauth: "^src/OAuth\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
   toolPins: "^src/ToolPins\\.ts$",
   policy: "^src/Policy\\.ts$",

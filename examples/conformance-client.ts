@@ -6,15 +6,22 @@
  *
  *   node --import tsx examples/conformance-client.ts http://localhost:3000/mcp
  *
+ * A server that refuses with 401 or 403 is authorized with `OAuth` (the headless authorizer
+ * follows the suite's redirects; `MCP_CONFORMANCE_CONTEXT` gives pre-registered credentials),
+ * and connected again.
+ *
  * It exits 0 when the flow succeeded, 1 (with the error on stderr) when it did not.
  *
  * @module
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Logger, LogLevel } from "effect"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import { Effect, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Host from "../src/Host.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
+import * as McpError from "../src/McpError.js"
+import * as OAuth from "../src/OAuth.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 
@@ -58,15 +65,63 @@ const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<v
 const generic = (client: McpClient.McpClient) =>
   client.capabilities.tools === undefined ? Effect.void : Effect.asVoid(client.listTools())
 
+// The authorization scenarios: list the tools, then call one (a step-up may come there).
+const authorized = (client: McpClient.McpClient) =>
+  Effect.gen(function*() {
+    const tools = yield* client.listTools()
+    if (tools.some((tool) => tool.name === "test-tool")) yield* client.callTool("test-tool", {})
+  })
+
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Record<string, string | undefined>
+
+const oauthConfig: OAuth.Config = {
+  clientId: context.client_id,
+  clientSecret: context.client_secret === undefined ? undefined : Redacted.make(context.client_secret),
+  // The suite's authorization servers take this URL as a client id without fetching it.
+  clientMetadataUrl: "https://conformance-test.local/client-metadata.json"
+}
+
+// How many times a refused connection is authorized and tried again.
+const MAX_ATTEMPTS = 5
+
+// One connection with the current token, running the scenario.
+const attempt = (auth: OAuth.ServerAuth) =>
+  Effect.gen(function*() {
+    const token = yield* auth.accessToken
+    const headers = Option.match(token, {
+      onNone: () => ({}),
+      onSome: (value) => ({ authorization: Redacted.make(`Bearer ${Redacted.value(value)}`) })
+    })
+    const transport = yield* StreamableHttp.make({ name: scenario || "conformance", url, headers })
+    const client = yield* McpClient.make({
+      clientInfo: { name: "mcp-fleet-conformance", version: "0.1.0" },
+      requestTimeout: "20 seconds"
+    }).pipe(Effect.provideService(Transport, transport))
+    const flow = scenarios[scenario] ?? (scenario.startsWith("auth/") ? authorized : generic)
+    yield* flow(client)
+  }).pipe(Effect.scoped)
+
+// Runs the scenario; a refusal is authorized and the scenario run again on a new connection.
+const run = (auth: OAuth.ServerAuth, left: number): Effect.Effect<void, unknown, HttpClient.HttpClient> =>
+  Effect.catchIf(
+    attempt(auth),
+    (error): error is McpError.McpError =>
+      left > 1 && error instanceof McpError.McpError && error.needsAuth && error.reason._tag === "Http",
+    (error) => {
+      const reason = error.reason as McpError.HttpReason
+      return Effect.zipRight(
+        auth.recover({ status: reason.status, wwwAuthenticate: reason.wwwAuthenticate }),
+        run(auth, left - 1)
+      )
+    }
+  )
+
 const program = Effect.gen(function*() {
-  const transport = yield* StreamableHttp.make({ name: scenario || "conformance", url })
-  const client = yield* McpClient.make({
-    clientInfo: { name: "mcp-fleet-conformance", version: "0.1.0" },
-    requestTimeout: "20 seconds"
-  }).pipe(Effect.provideService(Transport, transport))
-  yield* (scenarios[scenario] ?? generic)(client)
+  const auth = yield* OAuth.make({ server: scenario || "conformance", url, config: oauthConfig })
+  yield* run(auth, MAX_ATTEMPTS)
 }).pipe(
-  Effect.scoped,
+  Effect.provide(OAuth.layerMemoryStore),
+  Effect.provide(OAuth.layerHeadless),
   Effect.provide([HttpClientUndici.layer, elicitation]),
   Logger.withMinimumLogLevel(LogLevel.Warning)
 )

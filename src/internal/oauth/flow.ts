@@ -1,0 +1,276 @@
+/**
+ * The grants, on oauth4webapi: the client's identity at an authorization server
+ * (configured, Client ID Metadata Document, or Dynamic Client Registration), the
+ * authorization code grant with PKCE (S256), `state`, RFC 8707 `resource` and RFC 9207
+ * `iss`, and the refresh grant. Every secret it handles is Redacted on the way out.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as oauth from "oauth4webapi"
+import type { Discovered } from "./discovery.js"
+import * as Http from "./http.js"
+import {
+  type AuthMethod,
+  type AuthorizerSession,
+  type ClientRecord,
+  type Config,
+  OAuthError,
+  type Step,
+  type TokenRecord
+} from "./model.js"
+
+const fail = (server: string) => (step: Step, message: string) => new OAuthError({ server, step, message })
+
+/** The methods of authenticating at the token endpoint that this client speaks. */
+const METHODS: ReadonlyArray<AuthMethod> = ["client_secret_basic", "client_secret_post", "none"]
+
+// RFC 8414 §2: without a list, client_secret_basic is the default.
+const supportedMethods = (as: oauth.AuthorizationServer): ReadonlyArray<string> =>
+  as.token_endpoint_auth_methods_supported ?? ["client_secret_basic"]
+
+/** The method for a client with or without a secret, from what the server supports. */
+export const chooseMethod = (as: oauth.AuthorizationServer, hasSecret: boolean): AuthMethod => {
+  if (!hasSecret) return "none"
+  const supported = supportedMethods(as)
+  return supported.includes("client_secret_basic") || !supported.includes("client_secret_post")
+    ? "client_secret_basic"
+    : "client_secret_post"
+}
+
+// application/x-www-form-urlencoded, as RFC 6749 §2.3.1 asks of Basic credentials:
+// unreserved characters stay as they are (oauth4webapi's encoder escapes "-", which
+// servers that skip the decoding take literally).
+const formEncode = (text: string) => new URLSearchParams([["", text]]).toString().slice(1)
+
+const clientSecretBasic = (secret: string): oauth.ClientAuth => (_as, client, _body, headers) => {
+  const credentials = Buffer.from(`${formEncode(client.client_id)}:${formEncode(secret)}`, "utf8").toString("base64")
+  headers.set("authorization", `Basic ${credentials}`)
+}
+
+/** The oauth4webapi client and its authentication for a record. */
+export const clientOf = (record: ClientRecord): { client: oauth.Client; auth: oauth.ClientAuth } => {
+  const secret = record.clientSecret === undefined ? "" : Redacted.value(record.clientSecret)
+  const auth = record.authMethod === "client_secret_basic"
+    ? clientSecretBasic(secret)
+    : record.authMethod === "client_secret_post"
+    ? oauth.ClientSecretPost(secret)
+    : oauth.None()
+  return { client: { client_id: record.clientId }, auth }
+}
+
+/** The client's metadata for registration and for its Client ID Metadata Document. */
+export const clientMetadata = (redirectUri: string, method: AuthMethod) => ({
+  client_name: "mcp-fleet",
+  redirect_uris: [redirectUri],
+  grant_types: ["authorization_code", "refresh_token"],
+  response_types: ["code"],
+  token_endpoint_auth_method: method,
+  application_type: "native"
+})
+
+// A registration's answer. Read here rather than by oauth4webapi, which insists on
+// `client_secret_expires_at` beside a secret: servers in the field leave it out.
+const registrationAnswer = async (response: Response): Promise<Record<string, unknown> & { client_id: string }> => {
+  const body: unknown = await response.json().catch(() => undefined)
+  const json = typeof body === "object" && body !== null ? body as Record<string, unknown> : {}
+  if (response.status !== 201 && response.status !== 200) {
+    const error = typeof json.error === "string" ? json.error : "no error code"
+    throw new Error(`the registration endpoint answered HTTP ${response.status} (${error})`)
+  }
+  if (typeof json.client_id !== "string" || json.client_id === "") {
+    throw new Error("the registration endpoint answered without a client_id")
+  }
+  return json as Record<string, unknown> & { client_id: string }
+}
+
+/** Registers with the server (RFC 7591). */
+export const register = (
+  server: string,
+  as: oauth.AuthorizationServer,
+  redirectUri: string
+): Effect.Effect<ClientRecord, OAuthError> =>
+  Effect.gen(function*() {
+    if (as.registration_endpoint === undefined) {
+      return yield* new OAuthError({
+        server,
+        step: "registration",
+        message: `the authorization server '${as.issuer}' offers no registration; configure oauth.clientId`
+      })
+    }
+    const supported = supportedMethods(as)
+    const wanted: AuthMethod = supported.includes("none") ? "none" : chooseMethod(as, true)
+    const registered = yield* Http.call("registration", fail(server), async () => {
+      const response = await oauth.dynamicClientRegistrationRequest(
+        as,
+        clientMetadata(redirectUri, wanted),
+        Http.options(as.registration_endpoint!)
+      )
+      return registrationAnswer(response)
+    })
+    const secret = typeof registered.client_secret === "string" ? registered.client_secret : undefined
+    const given = registered.token_endpoint_auth_method
+    const method = typeof given === "string" && (METHODS as ReadonlyArray<string>).includes(given)
+      ? given as AuthMethod
+      : chooseMethod(as, secret !== undefined)
+    return {
+      issuer: as.issuer,
+      clientId: registered.client_id,
+      ...(secret === undefined ? {} : { clientSecret: Redacted.make(secret) }),
+      authMethod: method
+    }
+  })
+
+/**
+ * The client's identity at this server: the configured one, else one registered before with
+ * the same issuer, else its Client ID Metadata Document URL when the server takes those,
+ * else a new registration (`registered` is then true: the caller keeps it).
+ */
+export const identify = (
+  server: string,
+  config: Config,
+  as: oauth.AuthorizationServer,
+  stored: Option.Option<ClientRecord>,
+  redirectUri: string
+): Effect.Effect<{ readonly record: ClientRecord; readonly registered: boolean }, OAuthError> => {
+  if (config.clientId !== undefined) {
+    const secret = config.clientSecret
+    return Effect.succeed({
+      record: {
+        issuer: as.issuer,
+        clientId: config.clientId,
+        ...(secret === undefined ? {} : { clientSecret: secret }),
+        authMethod: chooseMethod(as, secret !== undefined)
+      },
+      registered: false
+    })
+  }
+  if (Option.isSome(stored)) return Effect.succeed({ record: stored.value, registered: false })
+  if (config.clientMetadataUrl !== undefined && as.client_id_metadata_document_supported === true) {
+    return Effect.succeed({
+      record: { issuer: as.issuer, clientId: config.clientMetadataUrl, authMethod: "none" },
+      registered: false
+    })
+  }
+  return Effect.map(register(server, as, redirectUri), (record) => ({ record, registered: true }))
+}
+
+/** What the authorization and token requests carry beyond the client. */
+export interface Grant {
+  readonly discovered: Discovered
+  readonly client: ClientRecord
+  readonly scope: string | undefined
+}
+
+// A token endpoint's answer as a record.
+const toRecord = (
+  grant: Grant,
+  result: oauth.TokenEndpointResponse,
+  now: number,
+  previousRefresh: Redacted.Redacted<string> | undefined
+): Omit<TokenRecord, "server" | "serverUrl"> => ({
+  issuer: grant.discovered.as.issuer,
+  resource: grant.discovered.resource,
+  clientId: grant.client.clientId,
+  accessToken: Redacted.make(result.access_token),
+  ...(result.refresh_token !== undefined
+    ? { refreshToken: Redacted.make(result.refresh_token) }
+    : previousRefresh === undefined
+    ? {}
+    : { refreshToken: previousRefresh }),
+  ...(typeof result.expires_in === "number" ? { expiresAt: now + result.expires_in * 1000 } : {}),
+  ...(result.scope !== undefined ? { scope: result.scope } : grant.scope === undefined ? {} : { scope: grant.scope })
+})
+
+/** The authorization URL and what its answer is checked against. */
+export const authorizationRequest = (grant: Grant, redirectUri: string) =>
+  Effect.promise(async () => {
+    const { as, resource } = grant.discovered
+    const verifier = oauth.generateRandomCodeVerifier()
+    const state = oauth.generateRandomState()
+    const url = new URL(as.authorization_endpoint!)
+    url.searchParams.set("response_type", "code")
+    url.searchParams.set("client_id", grant.client.clientId)
+    url.searchParams.set("redirect_uri", redirectUri)
+    url.searchParams.set("code_challenge", await oauth.calculatePKCECodeChallenge(verifier))
+    url.searchParams.set("code_challenge_method", "S256")
+    url.searchParams.set("state", state)
+    url.searchParams.set("resource", resource)
+    if (grant.scope !== undefined) url.searchParams.set("scope", grant.scope)
+    return { url, verifier, state }
+  })
+
+/**
+ * The authorization code grant: the user is sent to the authorization URL by the
+ * Authorizer's session, the answer is checked (`state`, `iss`), and the code exchanged.
+ */
+export const authorizationCode = (
+  server: string,
+  grant: Grant,
+  session: AuthorizerSession
+): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
+  Effect.gen(function*() {
+    const { as } = grant.discovered
+    const methods = as.code_challenge_methods_supported
+    if (as.authorization_endpoint === undefined || (methods !== undefined && !methods.includes("S256"))) {
+      return yield* new OAuthError({
+        server,
+        step: "authorization",
+        message: `the authorization server '${as.issuer}' does not offer the authorization code grant with PKCE S256`
+      })
+    }
+    const request = yield* authorizationRequest(grant, session.redirectUri)
+    const answer = yield* session.authorize(request.url)
+    const { client, auth } = clientOf(grant.client)
+    const params = yield* Effect.try({
+      try: () => oauth.validateAuthResponse(as, client, answer, request.state),
+      catch: (cause) => fail(server)("authorization", Http.describe(cause))
+    })
+    const result = yield* Http.call("token", fail(server), async () => {
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        auth,
+        params,
+        session.redirectUri,
+        request.verifier,
+        { ...Http.options(as.token_endpoint!), additionalParameters: { resource: grant.discovered.resource } }
+      )
+      return oauth.processAuthorizationCodeResponse(as, client, response)
+    })
+    return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
+  })
+
+/** Whether a token endpoint refused a refresh token for good (revoked, expired, rotated away). */
+export const isGrantRevoked = (error: OAuthError): boolean => error.step === "refresh" && error.grantRevoked === true
+
+/** The refresh grant (RFC 6749 §6), with the resource. */
+export const refresh = (
+  server: string,
+  grant: Grant,
+  refreshToken: Redacted.Redacted<string>
+): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
+  Effect.gen(function*() {
+    const { as } = grant.discovered
+    const { client, auth } = clientOf(grant.client)
+    const result = yield* Effect.tryPromise({
+      try: async () => {
+        const response = await oauth.refreshTokenGrantRequest(as, client, auth, Redacted.value(refreshToken), {
+          ...Http.options(as.token_endpoint!),
+          additionalParameters: { resource: grant.discovered.resource }
+        })
+        return oauth.processRefreshTokenResponse(as, client, response)
+      },
+      catch: (cause) =>
+        new OAuthError({
+          server,
+          step: "refresh",
+          message: Http.describe(cause),
+          grantRevoked: cause instanceof oauth.ResponseBodyError && cause.error === "invalid_grant"
+        })
+    })
+    return toRecord(grant, result, yield* Clock.currentTimeMillis, refreshToken)
+  })

@@ -1,0 +1,197 @@
+/**
+ * The models, errors and service tags of the authorization client, defined here so that
+ * `OAuth` and its internal files share them without a cycle; `OAuth` re-exports them.
+ *
+ * @internal
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+
+// --- errors ------------------------------------------------------------------------
+
+/**
+ * The step of the authorization client that failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type Step = "discovery" | "registration" | "authorization" | "token" | "refresh" | "store" | "needsUser"
+
+/**
+ * An authorization step failed. `server` is the MCP server it was for; the message never
+ * holds a token or secret. `grantRevoked` marks a refresh token the server refused for good.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OAuthError extends Schema.TaggedError<OAuthError>()("OAuthError", {
+  server: Schema.String,
+  step: Schema.Literal("discovery", "registration", "authorization", "token", "refresh", "store", "needsUser"),
+  message: Schema.String,
+  grantRevoked: Schema.optional(Schema.Boolean),
+  /** For `needsUser`: the authorization URL the user must visit. */
+  authorizationUrl: Schema.optional(Schema.String)
+}) {}
+
+// --- models ------------------------------------------------------------------------
+
+/**
+ * A server's OAuth settings, all optional: pre-registered credentials, the scopes to ask
+ * for (else the challenge's, else the resource's `scopes_supported`), the loopback port of
+ * the redirect, and the URL of this client's Client ID Metadata Document.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Config {
+  readonly clientId?: string | undefined
+  readonly clientSecret?: Redacted.Redacted<string> | undefined
+  readonly scopes?: ReadonlyArray<string> | undefined
+  readonly callbackPort?: number | undefined
+  readonly clientMetadataUrl?: string | undefined
+}
+
+/**
+ * How the client authenticates at the token endpoint.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AuthMethod = "client_secret_basic" | "client_secret_post" | "none"
+
+/**
+ * A client's identity at one authorization server (its issuer).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientRecord {
+  readonly issuer: string
+  readonly clientId: string
+  readonly clientSecret?: Redacted.Redacted<string> | undefined
+  readonly authMethod: AuthMethod
+}
+
+/**
+ * The tokens of one resource at one issuer, and which server they are for. `expiresAt` is
+ * in epoch milliseconds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TokenRecord {
+  readonly server: string
+  readonly serverUrl: string
+  readonly issuer: string
+  readonly resource: string
+  readonly clientId: string
+  readonly accessToken: Redacted.Redacted<string>
+  readonly refreshToken?: Redacted.Redacted<string> | undefined
+  readonly expiresAt?: number | undefined
+  readonly scope?: string | undefined
+}
+
+// --- TokenStore --------------------------------------------------------------------
+
+/**
+ * Where tokens and registered clients are kept. `withLock` runs an effect while holding
+ * the key's lock, across every process sharing the store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TokenStoreService {
+  readonly getTokens: (issuer: string, resource: string) => Effect.Effect<Option.Option<TokenRecord>, OAuthError>
+  readonly setTokens: (record: TokenRecord) => Effect.Effect<void, OAuthError>
+  readonly removeTokens: (issuer: string, resource: string) => Effect.Effect<void, OAuthError>
+  readonly listTokens: Effect.Effect<ReadonlyArray<TokenRecord>, OAuthError>
+  readonly getClient: (issuer: string) => Effect.Effect<Option.Option<ClientRecord>, OAuthError>
+  readonly setClient: (record: ClientRecord) => Effect.Effect<void, OAuthError>
+  readonly withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | OAuthError, R>
+}
+
+/**
+ * The token store service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class TokenStore extends Context.Tag("mcp-fleet/OAuth/TokenStore")<TokenStore, TokenStoreService>() {}
+
+/**
+ * One authorization: the redirect URI the authorization server sends the user back to, and
+ * `authorize`, which sends the user to the URL and returns the parameters of the redirect.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AuthorizerSession {
+  readonly redirectUri: string
+  readonly authorize: (url: URL) => Effect.Effect<URLSearchParams, OAuthError>
+}
+
+/**
+ * How the user is sent to the authorization page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AuthorizerService {
+  readonly open: (
+    server: string,
+    callbackPort: number | undefined
+  ) => Effect.Effect<AuthorizerSession, OAuthError, Scope.Scope>
+}
+
+/**
+ * The authorizer service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Authorizer extends Context.Tag("mcp-fleet/OAuth/Authorizer")<Authorizer, AuthorizerService>() {}
+
+/**
+ * A server's refusal: the HTTP status and its `WWW-Authenticate` header.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Refusal {
+  readonly status: number
+  readonly wwwAuthenticate?: string | undefined
+}
+
+/**
+ * One server's authorization.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerAuth {
+  readonly server: string
+  /** The access token to send, refreshed when it expires within a minute; None before any authorization. */
+  readonly accessToken: Effect.Effect<Option.Option<Redacted.Redacted<string>>, OAuthError>
+  /**
+   * After a refusal: refreshes, or runs the authorization (step-up for 403
+   * `insufficient_scope`, within {@link MAX_STEP_UPS}). Succeeds when a new token is there
+   * to try; fails when it cannot get one.
+   */
+  readonly recover: (refusal: Refusal) => Effect.Effect<void, OAuthError>
+  /** Runs the authorization now, whatever the stored tokens. */
+  readonly authorize: Effect.Effect<void, OAuthError>
+  /** Forgets the server's tokens. */
+  readonly logout: Effect.Effect<void, OAuthError>
+}
+
+/**
+ * How many step-up authorizations in a row a server may ask for.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_STEP_UPS = 2

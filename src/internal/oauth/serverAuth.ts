@@ -1,0 +1,193 @@
+/**
+ * One server's authorization: which token to send, what to do after a refusal, and the
+ * refreshes, single-flight in this process (a semaphore) and across processes (the store's
+ * lock, under which the store is read again before refreshing).
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Challenge from "./challenge.js"
+import { discover, type Discovered } from "./discovery.js"
+import * as Flow from "./flow.js"
+import {
+  Authorizer,
+  type Config,
+  MAX_STEP_UPS,
+  OAuthError,
+  type Refusal,
+  type ServerAuth,
+  type TokenRecord,
+  TokenStore
+} from "./model.js"
+
+/** A token expiring sooner than this is refreshed before it is sent. */
+const EARLY_MS = 60_000
+
+const same = (a: Redacted.Redacted<string> | undefined, b: Redacted.Redacted<string> | undefined) =>
+  a === undefined || b === undefined ? a === b : Redacted.value(a) === Redacted.value(b)
+
+const words = (scope: string | undefined) => (scope ?? "").split(" ").filter((word) => word !== "")
+
+/** The union of scopes, in order of first appearance; undefined when empty. */
+export const unionScopes = (...scopes: ReadonlyArray<string | undefined>): string | undefined => {
+  const all = [...new Set(scopes.flatMap(words))]
+  return all.length === 0 ? undefined : all.join(" ")
+}
+
+/**
+ * The scopes of a first authorization: configured, else the challenge's, else the
+ * resource's `scopes_supported`, else none; `offline_access` added when the authorization
+ * server supports it (for a refresh token).
+ */
+export const selectScope = (config: Config, refusal: Challenge.Refusal | undefined, discovered: Discovered) => {
+  const base = config.scopes !== undefined && config.scopes.length > 0
+    ? config.scopes.join(" ")
+    : refusal?.scope ?? discovered.resourceScopes?.join(" ")
+  if (base === undefined) return undefined
+  return discovered.as.scopes_supported?.includes("offline_access") === true
+    ? unionScopes(base, "offline_access")
+    : base
+}
+
+/** A server's authorization, on the store and authorizer of the context. */
+export const make = (options: {
+  readonly server: string
+  readonly url: string
+  readonly config?: Config | undefined
+}): Effect.Effect<ServerAuth, never, TokenStore | Authorizer> =>
+  Effect.gen(function*() {
+    const store = yield* TokenStore
+    const authorizer = yield* Authorizer
+    const { server, url } = options
+    const config = options.config ?? {}
+    const permit = yield* Effect.makeSemaphore(1)
+    let discovered: Discovered | undefined
+    let stepUps = 0
+    // Whether the last recovery was a refresh: a refusal right after it means authorizing.
+    let refreshedLast = false
+
+    const discoverNow = (refusal: Challenge.Refusal | undefined) =>
+      Effect.tap(discover(server, url, refusal), (found) => Effect.sync(() => void (discovered = found)))
+
+    // The stored tokens: by the discovered issuer and resource, else any for this URL.
+    const stored = Effect.suspend(() =>
+      discovered !== undefined
+        ? store.getTokens(discovered.as.issuer, discovered.resource)
+        : Effect.map(store.listTokens, (all) => Option.fromNullable(all.find((record) => record.serverUrl === url)))
+    )
+
+    const client = (found: Discovered) =>
+      Effect.gen(function*() {
+        const known = yield* store.getClient(found.as.issuer)
+        const { record, registered } = yield* Flow.identify(
+          server,
+          config,
+          found.as,
+          known,
+          "http://127.0.0.1/callback"
+        )
+        if (registered) yield* store.setClient(record)
+        return record
+      })
+
+    // Refreshes `held` under the store's lock, unless another process already has.
+    const refresh = (held: TokenRecord) =>
+      store.withLock(
+        `${held.issuer}\n${held.resource}`,
+        Effect.gen(function*() {
+          const latest = Option.getOrElse(yield* store.getTokens(held.issuer, held.resource), () => held)
+          const now = yield* Clock.currentTimeMillis
+          const fresh = latest.expiresAt === undefined || latest.expiresAt - now > EARLY_MS
+          if (!same(latest.refreshToken, held.refreshToken) && fresh) return latest
+          if (latest.refreshToken === undefined) {
+            return yield* new OAuthError({ server, step: "refresh", message: "no refresh token", grantRevoked: true })
+          }
+          const found = discovered ?? (yield* discoverNow(undefined))
+          const grant = { discovered: found, client: yield* client(found), scope: latest.scope }
+          const next = yield* Flow.refresh(server, grant, latest.refreshToken).pipe(
+            Effect.tapError((error) =>
+              Flow.isGrantRevoked(error) ? store.removeTokens(latest.issuer, latest.resource) : Effect.void
+            )
+          )
+          const record: TokenRecord = { ...next, server, serverUrl: url }
+          yield* store.setTokens(record)
+          return record
+        })
+      )
+
+    const authorizeWith = (found: Discovered, scope: string | undefined) =>
+      Effect.scoped(Effect.gen(function*() {
+        const session = yield* authorizer.open(server, config.callbackPort)
+        const known = yield* store.getClient(found.as.issuer)
+        const identified = yield* Flow.identify(server, config, found.as, known, session.redirectUri)
+        if (identified.registered) yield* store.setClient(identified.record)
+        const tokens = yield* Flow.authorizationCode(
+          server,
+          { discovered: found, client: identified.record, scope },
+          session
+        )
+        yield* store.setTokens({ ...tokens, server, serverUrl: url })
+      }))
+
+    const accessToken = permit.withPermits(1)(Effect.gen(function*() {
+      const held = yield* stored
+      if (Option.isNone(held)) return Option.none()
+      const record = held.value
+      const now = yield* Clock.currentTimeMillis
+      if (record.expiresAt === undefined || record.expiresAt - now > EARLY_MS || record.refreshToken === undefined) {
+        return Option.some(record.accessToken)
+      }
+      const next = yield* Effect.either(refresh(record))
+      if (next._tag === "Right") return Option.some(next.right.accessToken)
+      if (Flow.isGrantRevoked(next.left)) return Option.none()
+      return yield* next.left
+    }))
+
+    const recover = (given: Refusal) =>
+      permit.withPermits(1)(Effect.gen(function*() {
+        const refusal = Challenge.refusal(given.status, given.wwwAuthenticate)
+        // Discovered again each time: the resource may have moved to another authorization server.
+        const found = yield* discoverNow(refusal)
+        const held = yield* store.getTokens(found.as.issuer, found.resource)
+        if (refusal.status === 403 && refusal.error === "insufficient_scope") {
+          stepUps += 1
+          if (stepUps > MAX_STEP_UPS) {
+            return yield* new OAuthError({
+              server,
+              step: "authorization",
+              message: `still refused for insufficient scope after ${MAX_STEP_UPS} step-up authorizations`
+            })
+          }
+          const granted = Option.getOrUndefined(Option.flatMapNullable(held, (record) => record.scope))
+          return yield* authorizeWith(found, unionScopes(granted, refusal.scope))
+        }
+        if (Option.isSome(held) && held.value.refreshToken !== undefined && !refreshedLast) {
+          const next = yield* Effect.either(refresh(held.value))
+          if (next._tag === "Right") {
+            refreshedLast = true
+            return
+          }
+          if (!Flow.isGrantRevoked(next.left)) return yield* next.left
+        }
+        refreshedLast = false
+        yield* authorizeWith(found, selectScope(config, refusal, found))
+      }))
+
+    const authorize = permit.withPermits(1)(Effect.gen(function*() {
+      const found = yield* discoverNow(undefined)
+      stepUps = 0
+      yield* authorizeWith(found, selectScope(config, undefined, found))
+    }))
+
+    const logout = permit.withPermits(1)(Effect.gen(function*() {
+      const all = yield* store.listTokens
+      for (const record of all) {
+        if (record.serverUrl === url) yield* store.removeTokens(record.issuer, record.resource)
+      }
+    }))
+
+    return { server, accessToken, recover, authorize, logout } satisfies ServerAuth
+  })

@@ -1,0 +1,133 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as cp from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as OAuth from "../src/OAuth.js"
+// @ts-expect-error: a JavaScript fixture without types
+import { start } from "./fixtures/oauth-server.mjs"
+
+interface Fixture {
+  readonly base: string
+  readonly state: { refreshes: number; registrations: number }
+  readonly revoke: () => void
+  readonly close: () => Promise<void>
+}
+
+const fixture = Effect.acquireRelease(
+  Effect.promise(() => start() as Promise<Fixture>),
+  (server) => Effect.promise(() => server.close())
+)
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-oauth-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+const challenge = (base: string): OAuth.Refusal => ({
+  status: 401,
+  wwwAuthenticate: `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`
+})
+
+const reveal = (token: Option.Option<Redacted.Redacted<string>>) => Option.map(token, Redacted.value)
+
+// Asks for the access token in a child process sharing the store; resolves with what it printed.
+const child = (dir: string, url: string) => {
+  const proc = cp.spawn(process.execPath, ["--import", "tsx", "test/fixtures/oauth-refresh.ts", dir, url], {
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  let out = ""
+  let err = ""
+  const ready = new Promise<void>((resolve) =>
+    proc.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.startsWith("ready\n")) resolve()
+    })
+  )
+  proc.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()))
+  const done = new Promise<string>((resolve, reject) =>
+    proc.on("exit", (code) => (code === 0 ? resolve(out.slice("ready\n".length).trim()) : reject(new Error(err))))
+  )
+  return { proc, ready, done }
+}
+
+describe("OAuth", () => {
+  it.scoped("authorizes after a 401: discovery, registration, PKCE code grant; then refreshes", () =>
+    Effect.gen(function*() {
+      const server = yield* fixture
+      const url = `${server.base}/mcp`
+      const auth = yield* OAuth.make({ server: "remote", url })
+      expect(yield* auth.accessToken).toEqual(Option.none())
+      yield* auth.recover(challenge(server.base))
+      expect(server.state.registrations).toBe(1)
+      // The code grant's token expires in 30 s: it is refreshed before it is sent.
+      expect(reveal(yield* auth.accessToken)).toEqual(Option.some("at-2-secret"))
+      expect(server.state.refreshes).toBe(1)
+      expect(reveal(yield* auth.accessToken)).toEqual(Option.some("at-2-secret"))
+      expect(server.state.refreshes).toBe(1)
+    }).pipe(Effect.provide(OAuth.layerMemoryStore), Effect.provide(OAuth.layerHeadless)))
+
+  it.scoped("a revoked grant: no token to send, and the stored one is gone", () =>
+    Effect.gen(function*() {
+      const server = yield* fixture
+      const auth = yield* OAuth.make({ server: "remote", url: `${server.base}/mcp` })
+      yield* auth.recover(challenge(server.base))
+      server.revoke()
+      expect(yield* auth.accessToken).toEqual(Option.none())
+      const store = yield* OAuth.TokenStore
+      expect(yield* store.listTokens).toEqual([])
+    }).pipe(Effect.provide(OAuth.layerMemoryStore), Effect.provide(OAuth.layerHeadless)))
+
+  it.scoped("refuses protected-resource metadata for another resource", () =>
+    Effect.gen(function*() {
+      const server = yield* fixture
+      // The fixture's metadata names /mcp; this server is at /other.
+      const auth = yield* OAuth.make({ server: "remote", url: `${server.base}/other` })
+      const error = yield* Effect.flip(auth.recover(challenge(server.base)))
+      expect(error.step).toBe("discovery")
+      expect(error.message).toContain("not this server's URL")
+    }).pipe(Effect.provide(OAuth.layerMemoryStore), Effect.provide(OAuth.layerHeadless)))
+
+  it.scoped("the file store: mode 0600 files in a 0700 directory, and no secret in its errors", () =>
+    Effect.gen(function*() {
+      const server = yield* fixture
+      const dir = path.join(yield* tempDir, "oauth")
+      const auth = yield* OAuth.make({ server: "remote", url: `${server.base}/mcp` }).pipe(
+        Effect.provide(OAuth.layerFileStore(dir))
+      )
+      yield* auth.recover(challenge(server.base))
+      expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
+      const files = fs.readdirSync(dir)
+      expect(files.some((name) => name.startsWith("tokens-"))).toBe(true)
+      for (const name of files) expect(fs.statSync(path.join(dir, name)).mode & 0o777).toBe(0o600)
+      // A broken file is reported without its content.
+      const tokens = files.find((name) => name.startsWith("tokens-"))!
+      fs.writeFileSync(path.join(dir, tokens), "at-1-secret {")
+      const error = yield* Effect.flip(auth.accessToken)
+      expect(error.message).not.toContain("at-1-secret")
+      expect(String(error)).not.toContain("secret {")
+    }).pipe(Effect.provide(OAuth.layerHeadless)))
+
+  it.live(
+    "two processes refreshing the same rotating token at once: one refresh reaches the server",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* fixture
+        const dir = yield* tempDir
+        const url = `${server.base}/mcp`
+        const auth = yield* OAuth.make({ server: "remote", url }).pipe(Effect.provide(OAuth.layerFileStore(dir)))
+        yield* auth.recover(challenge(server.base))
+        const children = [child(dir, url), child(dir, url)]
+        yield* Effect.addFinalizer(() => Effect.sync(() => children.forEach(({ proc }) => proc.kill("SIGKILL"))))
+        yield* Effect.promise(() => Promise.all(children.map(({ ready }) => ready)))
+        for (const { proc } of children) proc.stdin.write("go\n")
+        const tokens = yield* Effect.promise(() => Promise.all(children.map(({ done }) => done)))
+        expect(tokens).toEqual(["at-2-secret", "at-2-secret"])
+        expect(server.state.refreshes).toBe(1)
+      }).pipe(Effect.scoped, Effect.provide(OAuth.layerHeadless)),
+    30_000
+  )
+})
