@@ -31,6 +31,7 @@ import * as Headless from "./internal/oauth/headless.js"
 import * as MemoryStore from "./internal/oauth/memoryStore.js"
 import {
   Authorizer,
+  type AuthorizerService,
   type Config,
   type Refusal,
   type ServerAuth,
@@ -189,6 +190,14 @@ export const layerFileStore = (dir: string): Layer.Layer<TokenStore> => Layer.su
  * @category layers
  */
 export const layerHeadless: Layer.Layer<Authorizer> = Layer.succeed(Authorizer, Headless.authorizer)
+
+/**
+ * The authorizer of {@link layerDeferred}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const deferredAuthorizer: AuthorizerService = Headless.deferred
 
 /**
  * An authorizer that never reaches a user: a server that needs one fails with a

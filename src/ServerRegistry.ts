@@ -28,6 +28,7 @@ import { traced } from "./internal/traced.js"
 import type * as McpClient from "./McpClient.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
+import type * as OAuth from "./OAuth.js"
 import type { RegistryEvent } from "./RegistryEvent.js"
 import * as ServerSpec from "./ServerSpec.js"
 import type { ServerState } from "./ServerState.js"
@@ -156,6 +157,12 @@ export interface ServerRegistry {
   readonly disable: (server: string) => Effect.Effect<void, McpError.McpError>
   /** Closes the server's connection and starts it again now. */
   readonly restart: (server: string) => Effect.Effect<void, McpError.McpError>
+  /**
+   * Authorizes a remote server with OAuth (the Authorizer of the context sends the user to
+   * the authorization page; tokens go to the TokenStore the fleet runs with) and connects it
+   * again, touching no other server. Fails with the server's error when it cannot.
+   */
+  readonly authorize: (server: string) => Effect.Effect<void, McpError.McpError, OAuth.Authorizer | OAuth.TokenStore>
   /** Every server's status, in the order they were added. */
   readonly status: Effect.Effect<ReadonlyArray<ServerStatus>>
   /**
@@ -322,6 +329,7 @@ export const make = (
       enable: (server) => Effect.flatMap(actorOf(server), (actor) => actor.enable),
       disable: (server) => Effect.flatMap(actorOf(server), (actor) => actor.disable),
       restart: (server) => Effect.flatMap(actorOf(server), (actor) => actor.restart),
+      authorize: (server) => Effect.flatMap(actorOf(server), (actor) => actor.authorize),
       status: Effect.sync(() => [...actors.values()].map((actor) => actor.status())),
       awaitReady,
       events: Stream.fromPubSub(pubsub),

@@ -13,7 +13,9 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import type * as Host from "./Host.js"
+import { bearer } from "./internal/reveal.js"
 import type { McpError } from "./McpError.js"
+import type * as OAuth from "./OAuth.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ToolPins from "./ToolPins.js"
@@ -45,6 +47,11 @@ export interface RemoteTransportSpec
   extends Pick<StreamableHttp.Options, "url" | "headers">, Pick<WebSocket.Options, "url" | "headers">
 {
   readonly type: "http" | "sse" | "ws"
+  /**
+   * OAuth settings (`http` and `sse`): used when the fleet has a `OAuth.TokenStore` and the
+   * server refuses a connection. All optional; without them the server is still authorized.
+   */
+  readonly oauth?: OAuth.Config | undefined
 }
 
 /**
@@ -253,18 +260,23 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
       .map(([, value]) => value)
     : transport.type === "custom"
     ? []
-    : [...Object.values(transport.headers ?? {}), ...urlSecrets(transport.url)]
+    : [
+      ...Object.values(transport.headers ?? {}),
+      ...urlSecrets(transport.url),
+      ...(transport.oauth?.clientSecret === undefined ? [] : [transport.oauth.clientSecret])
+    ]
   return values.map((value) => Redacted.isRedacted(value) ? value : Redacted.make(value))
 }
 
 /**
  * Opens the configured transport of a server (for a stdio server: spawns it), without the
- * MCP handshake. It closes with the Scope.
+ * MCP handshake; an HTTP server's requests carry `token` (an OAuth access token) as a bearer token. It closes with the Scope.
  *
  * @since 0.1.0
  */
 export const connect = (
-  spec: ServerSpec
+  spec: ServerSpec,
+  token?: Redacted.Redacted<string> | undefined
 ): Effect.Effect<TransportService, McpError, Scope.Scope | CommandExecutor.CommandExecutor | HttpClient.HttpClient> => {
   const transport = spec.transport
   switch (transport.type) {
@@ -282,7 +294,7 @@ export const connect = (
       return StreamableHttp.make({
         name: spec.name,
         url: transport.url,
-        headers: transport.headers,
+        headers: token === undefined ? transport.headers : { ...transport.headers, authorization: bearer(token) },
         mode: transport.type === "sse" ? "sse" : "auto"
       })
     case "ws":

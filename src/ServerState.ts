@@ -18,7 +18,8 @@ import type * as McpSchema from "./McpSchema.js"
  * - `Ready`: initialized, lists fetched, taking calls.
  * - `Failed`: the last attempt failed; it starts again at `retryAt`, or never when that is
  *   undefined (the attempt limit was reached or the error cannot be fixed by retrying).
- * - `NeedsAuth`: the server wants credentials; it waits for a restart.
+ * - `NeedsAuth`: the server wants credentials; it waits for a restart, or (OAuth) for
+ *   `ServerRegistry.authorize`, with the `authorizationUrl` a person visits when known.
  * - `Idle`: stopped after its idle timeout; the next call starts it again.
  * - `Disabled`: switched off by config or `disable`.
  * - `Stopped`: removed from the fleet or the fleet shut down.
@@ -34,7 +35,7 @@ export type ServerState = Data.TaggedEnum<{
     readonly since: number
   }
   Failed: { readonly error: McpError; readonly attempt: number; readonly retryAt: number | undefined }
-  NeedsAuth: { readonly error: McpError }
+  NeedsAuth: { readonly error: McpError; readonly authorizationUrl?: string | undefined }
   Idle: { readonly since: number }
   Disabled: {}
   Stopped: {}

@@ -122,6 +122,26 @@ describe("parse: formats", () => {
     })
   })
 
+  it("reads a remote server's oauth block, its client secret expanded and Redacted", () => {
+    const servers = parseOk({
+      mcpServers: {
+        linear: {
+          url: "https://mcp.linear.app/mcp",
+          oauth: { clientId: "fleet", clientSecret: "${LINEAR_SECRET}", scopes: ["read"], callbackPort: 8765 }
+        }
+      }
+    }, { LINEAR_SECRET: "s3cret-value" })
+    const oauth = remote(servers.linear).oauth!
+    expect({ ...oauth, clientSecret: undefined }).toEqual({
+      clientId: "fleet",
+      clientSecret: undefined,
+      scopes: ["read"],
+      callbackPort: 8765
+    })
+    expect(Redacted.value(oauth.clientSecret!)).toBe("s3cret-value")
+    expect(ServerSpec.secrets(servers.linear).map(Redacted.value)).toContain("s3cret-value")
+  })
+
   it("reads a VS Code .vscode/mcp.json: servers, inputs, comments, ${workspaceFolder}", () => {
     const text = fs.readFileSync(fileURLToPath(new URL("./fixtures/config/vscode-mcp.json", import.meta.url)), "utf8")
     const servers = parseOk(text, { FILES_TOKEN: "t0k3n" }, "/work/app/.vscode/mcp.json")

@@ -20,3 +20,7 @@ export const revealAll = (
   }
   return out
 }
+
+/** An OAuth access token as the value of an `Authorization` header, still Redacted. */
+export const bearer = (token: Redacted.Redacted<string>): Redacted.Redacted<string> =>
+  Redacted.make(`Bearer ${Redacted.value(token)}`)

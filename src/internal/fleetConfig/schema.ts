@@ -58,6 +58,15 @@ const Defaults = Schema.Struct(supervisionFields).annotations({ identifier: "Def
 // a server. A file's servers keep their rules in their own entries, not under `servers`.
 const PolicyEntry = Policy.Config.omit("servers").annotations({ identifier: "Policy" })
 
+// A remote server's OAuth settings; `clientSecret` is expanded like `env` values (`${VAR}`).
+const OAuthEntry = Schema.Struct({
+  clientId: optional(Schema.String),
+  clientSecret: optional(Schema.String),
+  scopes: optional(Schema.Array(Schema.String)),
+  callbackPort: optional(Schema.Int.pipe(Schema.between(1, 65535))),
+  clientMetadataUrl: optional(Schema.String)
+}).annotations({ identifier: "OAuth" })
+
 // Unknown keys are ignored: these files hold other tools' settings too. `type` is any
 // string, so a transport we do not know marks one server, not the whole file.
 const ServerEntry = Schema.Struct({
@@ -71,6 +80,7 @@ const ServerEntry = Schema.Struct({
   cwd: optional(Schema.String),
   url: optional(Schema.String),
   headers: optional(StringRecord),
+  oauth: optional(OAuthEntry),
   disabled: optional(Schema.Boolean),
   enabled: optional(Schema.Boolean),
   required: optional(Schema.Boolean),

@@ -9,6 +9,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Types from "effect/Types"
 import * as NodePath from "node:path"
 import type * as Host from "../../Host.js"
+import type * as OAuth from "../../OAuth.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import type * as ToolPins from "../../ToolPins.js"
 import type * as EnvFile from "./envFile.js"
@@ -113,7 +114,23 @@ const remoteTransport = (
     context.problems.push(`"url" is not ${kind === "ws" ? "a ws or wss" : "an http or https"} URL`)
   }
   const headers = expandRecord(entry.headers, "headers", context)
-  return headers === undefined ? { type: kind, url } : { type: kind, url, headers }
+  const oauth = oauthConfig(entry, context)
+  return { type: kind, url, ...(headers === undefined ? {} : { headers }), ...(oauth === undefined ? {} : { oauth }) }
+}
+
+// The entry's OAuth settings, the client secret expanded and Redacted.
+const oauthConfig = (entry: ServerEntry, context: Context): OAuth.Config | undefined => {
+  const given = entry.oauth
+  if (given === undefined) return undefined
+  const config: Types.Mutable<OAuth.Config> = {}
+  if (given.clientId !== undefined) config.clientId = expand(given.clientId, "oauth.clientId", context).value
+  if (given.clientSecret !== undefined) {
+    config.clientSecret = Redacted.make(expand(given.clientSecret, "oauth.clientSecret", context).value)
+  }
+  if (given.scopes !== undefined) config.scopes = given.scopes
+  if (given.callbackPort !== undefined) config.callbackPort = given.callbackPort
+  if (given.clientMetadataUrl !== undefined) config.clientMetadataUrl = given.clientMetadataUrl
+  return config
 }
 
 const restartPolicy = (defaults: Defaults, entry: ServerEntry): Partial<ServerSpec.RestartPolicy> | undefined => {

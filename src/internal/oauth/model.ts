@@ -182,8 +182,8 @@ export interface ServerAuth {
    * to try; fails when it cannot get one.
    */
   readonly recover: (refusal: Refusal) => Effect.Effect<void, OAuthError>
-  /** Runs the authorization now, whatever the stored tokens. */
-  readonly authorize: Effect.Effect<void, OAuthError>
+  /** Runs the authorization now, whatever the stored tokens, with the Authorizer of the context. */
+  readonly authorize: Effect.Effect<void, OAuthError, Authorizer>
   /** Forgets the server's tokens. */
   readonly logout: Effect.Effect<void, OAuthError>
 }

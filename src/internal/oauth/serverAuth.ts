@@ -14,6 +14,7 @@ import { discover, type Discovered } from "./discovery.js"
 import * as Flow from "./flow.js"
 import {
   Authorizer,
+  type AuthorizerService,
   type Config,
   MAX_STEP_UPS,
   OAuthError,
@@ -118,9 +119,9 @@ export const make = (options: {
         })
       )
 
-    const authorizeWith = (found: Discovered, scope: string | undefined) =>
+    const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
       Effect.scoped(Effect.gen(function*() {
-        const session = yield* authorizer.open(server, config.callbackPort)
+        const session = yield* by.open(server, config.callbackPort)
         const known = yield* store.getClient(found.as.issuer)
         const identified = yield* Flow.identify(server, config, found.as, known, session.redirectUri)
         if (identified.registered) yield* store.setClient(identified.record)
@@ -162,7 +163,7 @@ export const make = (options: {
             })
           }
           const granted = Option.getOrUndefined(Option.flatMapNullable(held, (record) => record.scope))
-          return yield* authorizeWith(found, unionScopes(granted, refusal.scope))
+          return yield* authorizeWith(found, unionScopes(granted, refusal.scope), authorizer)
         }
         if (Option.isSome(held) && held.value.refreshToken !== undefined && !refreshedLast) {
           const next = yield* Effect.either(refresh(held.value))
@@ -173,14 +174,16 @@ export const make = (options: {
           if (!Flow.isGrantRevoked(next.left)) return yield* next.left
         }
         refreshedLast = false
-        yield* authorizeWith(found, selectScope(config, refusal, found))
+        yield* authorizeWith(found, selectScope(config, refusal, found), authorizer)
       }))
 
-    const authorize = permit.withPermits(1)(Effect.gen(function*() {
-      const found = yield* discoverNow(undefined)
-      stepUps = 0
-      yield* authorizeWith(found, selectScope(config, undefined, found))
-    }))
+    const authorize = Effect.flatMap(Authorizer, (by) =>
+      permit.withPermits(1)(Effect.gen(function*() {
+        const found = yield* discoverNow(undefined)
+        stepUps = 0
+        refreshedLast = false
+        yield* authorizeWith(found, selectScope(config, undefined, found), by)
+      })))
 
     const logout = permit.withPermits(1)(Effect.gen(function*() {
       const all = yield* store.listTokens

@@ -19,6 +19,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
+import type * as OAuth from "../../OAuth.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
 import type { CallOptions, ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
@@ -26,6 +27,7 @@ import { ServerState } from "../../ServerState.js"
 import type * as ToolPins from "../../ToolPins.js"
 import type { TransportService } from "../../Transport.js"
 import * as Secrets from "../secrets.js"
+import { AuthState } from "./auth.js"
 import * as CallGate from "./callGate.js"
 import { changes } from "./listing.js"
 import * as Pinning from "./pinning.js"
@@ -79,6 +81,8 @@ export interface ServerActor {
   ) => Effect.Effect<A, McpError.McpError>
   /** Closes the connection and connects again now, forgetting past failures. */
   readonly restart: Effect.Effect<void>
+  /** Runs its OAuth authorization with the Authorizer of the context, then connects again. */
+  readonly authorize: Effect.Effect<void, McpError.McpError, OAuth.Authorizer | OAuth.TokenStore>
   readonly enable: Effect.Effect<void>
   readonly disable: Effect.Effect<void>
   /** Empties the lists, publishing the removals (for a server leaving the fleet). */
@@ -191,6 +195,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       }))
     const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : setLists(offered))
 
+    const auth = new AuthState(spec)
     const core: Session.Core = {
       spec,
       client: options.client,
@@ -203,7 +208,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       setConnection: (transport) => connection = transport,
       publish,
       mask,
-      control
+      control,
+      auth
     }
     const send = (c: Session.Control) => Queue.offer(control, c).pipe(Effect.asVoid)
 
@@ -242,6 +248,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       recheck,
       withClient: gate.withClient,
       restart: send("restart"),
+      authorize: Effect.zipRight(auth.authorize, send("restart")),
       enable: Effect.zipRight(Effect.sync(() => toggle.disabled = false), send("enable")),
       disable: Effect.zipRight(Effect.sync(() => toggle.disabled = true), send("disable")),
       clear: Effect.suspend(() => {

@@ -8,6 +8,7 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import type * as Catalog from "../../Catalog.js"
@@ -19,6 +20,7 @@ import type { ClientOptions, Requirements } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
 import { Transport, type TransportService } from "../../Transport.js"
+import type { AuthState } from "./auth.js"
 import type { CallGate } from "./callGate.js"
 import { fetchAll, watch } from "./listing.js"
 
@@ -54,6 +56,8 @@ export interface Core {
   /** The error as the fleet shows it: the server's secrets masked. */
   readonly mask: (error: McpError.McpError) => McpError.McpError
   readonly control: Queue.Queue<Control>
+  /** The server's OAuth: the token of each connection, recovery after a refusal. */
+  readonly auth: AuthState
 }
 
 /**
@@ -106,7 +110,8 @@ export const run = (
   let live = false
   const serve = Effect.gen(function*() {
     const clock = yield* Effect.clock
-    const transport = yield* ServerSpec.connect(spec)
+    const token = yield* core.auth.token
+    const transport = yield* ServerSpec.connect(spec, Option.getOrUndefined(token))
     core.setConnection(transport)
     const c = yield* McpClient.make({
       ...core.client,
@@ -129,6 +134,7 @@ export const run = (
     }, c)
     yield* core.setLists(yield* fetchAll(c))
     readySince = yield* Clock.currentTimeMillis
+    core.auth.ready()
     core.gate.setClient(c)
     live = true
     yield* core.setState(

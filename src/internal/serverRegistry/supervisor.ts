@@ -69,14 +69,19 @@ export const decide = (
   readyFor: number,
   failures: number,
   at: number,
-  random: number
+  random: number,
+  auth?: { readonly recoverable: boolean; readonly authorizationUrl: string | undefined } | undefined
 ): Verdict => {
-  const { attempt, permanent } = judge(policy, error, readyFor, failures)
+  const judged = judge(policy, error, readyFor, failures)
+  const attempt = judged.attempt
+  // A refusal OAuth may recover from is tried again, once, like any other failure.
+  const recovering = auth?.recoverable === true && error.needsAuth
+  const permanent = judged.permanent && !recovering
   const retryAt = at + (permanent ? 0 : backoff(policy, attempt, random))
   // A server that refuses us without credentials waits for new ones (a config change or
   // a restart) instead of being asked again and again.
-  const state = error.needsAuth
-    ? ServerState.NeedsAuth({ error })
+  const state = error.needsAuth && !recovering
+    ? ServerState.NeedsAuth({ error, authorizationUrl: auth?.authorizationUrl })
     : ServerState.Failed({ error, attempt, retryAt: permanent ? undefined : retryAt })
   return { error, attempt, permanent, retryAt, state }
 }
@@ -144,8 +149,12 @@ const runSession = (core: Session.Core, policy: ServerSpec.RestartPolicy, toggle
     yield* core.setState(ServerState.Connecting({ attempt: failures + 1, since: clock.unsafeCurrentTimeMillis() }))
     const random = yield* Random.next
     let seen: Verdict | undefined
+    const authOf = (error: McpError.McpError) => ({
+      recoverable: core.auth.refused(error),
+      authorizationUrl: core.auth.authorizationUrl
+    })
     const lost = (error: McpError.McpError, readyFor: number) => {
-      seen = decide(policy, error, readyFor, failures, clock.unsafeCurrentTimeMillis(), random)
+      seen = decide(policy, error, readyFor, failures, clock.unsafeCurrentTimeMillis(), random, authOf(error))
       core.mark(seen.state)
     }
     return yield* Effect.acquireUseRelease(
@@ -156,7 +165,15 @@ const runSession = (core: Session.Core, policy: ServerSpec.RestartPolicy, toggle
           if (outcome._tag !== "Failed") return yield* afterStop(core, toggle, outcome, scope)
           const verdict = seen !== undefined && seen.error === outcome.error
             ? seen
-            : decide(policy, outcome.error, outcome.readyFor, failures, yield* Clock.currentTimeMillis, random)
+            : decide(
+              policy,
+              outcome.error,
+              outcome.readyFor,
+              failures,
+              yield* Clock.currentTimeMillis,
+              random,
+              authOf(outcome.error)
+            )
           return yield* afterFailure(core, toggle, verdict, scope)
         }),
       (scope, exit) => Scope.close(scope, exit)

@@ -45,6 +45,17 @@ describe("supervisor", () => {
     })
     const auth = McpError.make("s", new McpError.HttpReason({ status: 403, method: "tools/call", body: "" }))
     expect(decide(policy, auth, 0, 0, 5_000, 0.5)).toMatchObject({ permanent: true, state: { _tag: "NeedsAuth" } })
+    // With OAuth that may recover (a refresh), the refusal is tried again like any failure;
+    // once it cannot, NeedsAuth carries the authorization URL.
+    expect(decide(policy, auth, 0, 0, 5_000, 0.5, { recoverable: true, authorizationUrl: undefined })).toMatchObject({
+      permanent: false,
+      state: { _tag: "Failed", attempt: 1 }
+    })
+    const url = "https://as.example/authorize?client_id=c"
+    expect(decide(policy, auth, 0, 0, 5_000, 0.5, { recoverable: false, authorizationUrl: url }).state).toMatchObject({
+      _tag: "NeedsAuth",
+      authorizationUrl: url
+    })
     const missing = McpError.make("s", new McpError.TransportReason({ message: "no such command", code: "ENOENT" }))
     expect(decide(policy, missing, 0, 0, 5_000, 0.5).state).toMatchObject({ _tag: "Failed", retryAt: undefined })
   })

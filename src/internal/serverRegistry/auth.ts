@@ -1,0 +1,127 @@
+/**
+ * A server's OAuth in the fleet (internal to the registry). A remote server that refuses
+ * its connection (401, or 403 `insufficient_scope`) while a `TokenStore` is in the fleet's
+ * context gets one more attempt: before it, the refusal is recovered from (a refresh, or the
+ * authorization when no person is needed); when a person is needed, the server is
+ * `NeedsAuth` with the authorization URL until `ServerRegistry.authorize` runs it.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as McpError from "../../McpError.js"
+import * as OAuth from "../../OAuth.js"
+import type * as ServerSpec from "../../ServerSpec.js"
+
+/** One server's authorization across its sessions. */
+export class AuthState {
+  /** The refusal to recover from before the next connection. */
+  private refusal: OAuth.Refusal | undefined
+  /** Whether recovery from the current refusal was tried: a refusal after it is final. */
+  private tried = false
+  private auth: OAuth.ServerAuth | undefined
+  /** Where a person authorizes the server, once recovery found it needs one. */
+  authorizationUrl: string | undefined
+
+  constructor(private readonly spec: ServerSpec.ServerSpec) {}
+
+  private get remote(): ServerSpec.RemoteTransportSpec | undefined {
+    const transport = this.spec.transport
+    return transport.type === "http" || transport.type === "sse" ? transport : undefined
+  }
+
+  // The server's authorization, made on first use on the store of the context; none
+  // without a store (OAuth off) or for a server that is not Streamable HTTP.
+  private serverAuth: Effect.Effect<OAuth.ServerAuth | undefined> = Effect.suspend(() => {
+    const remote = this.remote
+    if (this.auth !== undefined || remote === undefined) return Effect.succeed(this.auth)
+    return Effect.flatMap(
+      Effect.serviceOption(OAuth.TokenStore),
+      (store) =>
+        Option.isNone(store) ? Effect.succeed(undefined) : OAuth.make({
+          server: this.spec.name,
+          url: remote.url,
+          config: remote.oauth
+        }).pipe(
+          Effect.provideService(OAuth.TokenStore, store.value),
+          Effect.provideService(OAuth.Authorizer, OAuth.deferredAuthorizer),
+          Effect.tap((auth) => Effect.sync(() => void (this.auth = auth)))
+        )
+    )
+  })
+
+  /**
+   * Notes how a session failed; true when OAuth may recover from it, so that the server
+   * tries once more instead of waiting in NeedsAuth.
+   */
+  refused(error: McpError.McpError): boolean {
+    // Without a token store (made at the connection's start) there is no OAuth to try.
+    if (this.auth === undefined || !error.needsAuth || error.reason._tag !== "Http") return false
+    this.refusal = { status: error.reason.status, wwwAuthenticate: error.reason.wwwAuthenticate }
+    return !this.tried
+  }
+
+  /** The connection is ready: the refusal is behind it. */
+  ready(): void {
+    this.refusal = undefined
+    this.tried = false
+    this.authorizationUrl = undefined
+  }
+
+  /**
+   * The bearer token of the next connection, after recovering from the last refusal. Fails
+   * with an Http error (needsAuth) when a person must authorize, a Transport error when the
+   * authorization or token store could not be reached.
+   */
+  readonly token: Effect.Effect<Option.Option<Redacted.Redacted<string>>, McpError.McpError> = Effect.gen(
+    this,
+    function*() {
+      const auth = yield* this.serverAuth
+      if (auth === undefined) return Option.none()
+      const refusal = this.refusal
+      if (refusal !== undefined && !this.tried) {
+        this.tried = true
+        yield* Effect.catchAll(auth.recover(refusal), (error) => Effect.fail(this.failure(refusal, error)))
+      }
+      return yield* Effect.mapError(auth.accessToken, (error) => this.failure(undefined, error))
+    }
+  )
+
+  /** Runs the authorization with the Authorizer of the context. */
+  readonly authorize: Effect.Effect<void, McpError.McpError, OAuth.Authorizer | OAuth.TokenStore> = Effect.gen(
+    this,
+    function*() {
+      const auth = yield* this.serverAuth
+      if (auth === undefined) {
+        return yield* McpError.make(
+          this.spec.name,
+          new McpError.UnsupportedReason({ message: "only Streamable HTTP servers are authorized with OAuth" })
+        )
+      }
+      yield* Effect.mapError(auth.authorize, (error) => this.failure(undefined, error))
+      this.ready()
+    }
+  )
+
+  // An authorization failure as the fleet's error: a person is needed (needsAuth), or it
+  // could not be done now (retryable).
+  private failure(refusal: OAuth.Refusal | undefined, error: OAuth.OAuthError): McpError.McpError {
+    if (error.step === "needsUser" || refusal !== undefined) {
+      this.authorizationUrl = error.authorizationUrl
+      return McpError.make(
+        this.spec.name,
+        new McpError.HttpReason({
+          status: refusal?.status ?? 401,
+          method: "authorization",
+          body: error.message,
+          wwwAuthenticate: refusal?.wwwAuthenticate
+        })
+      )
+    }
+    return McpError.make(
+      this.spec.name,
+      new McpError.TransportReason({ message: `OAuth ${error.step}: ${error.message}` })
+    )
+  }
+}
