@@ -28,6 +28,7 @@ import * as NodePath from "node:path"
 import * as Challenge from "./internal/oauth/challenge.js"
 import * as FileStore from "./internal/oauth/fileStore.js"
 import * as Headless from "./internal/oauth/headless.js"
+import * as Loopback from "./internal/oauth/loopback.js"
 import * as MemoryStore from "./internal/oauth/memoryStore.js"
 import {
   Authorizer,
@@ -190,6 +191,18 @@ export const layerFileStore = (dir: string): Layer.Layer<TokenStore> => Layer.su
  * @category layers
  */
 export const layerHeadless: Layer.Layer<Authorizer> = Layer.succeed(Authorizer, Headless.authorizer)
+
+/**
+ * The authorizer of a person at this machine: it listens on
+ * `http://127.0.0.1:<callbackPort>/callback` (any free port when the server's config gives
+ * none), has `show` present the authorization URL (print it, open a browser), and waits up
+ * to five minutes for the redirect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeLoopback = (show: (server: string, url: URL) => Effect.Effect<void>): AuthorizerService =>
+  Loopback.make(show)
 
 /**
  * The authorizer of {@link layerDeferred}.

@@ -235,6 +235,8 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
  * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one. The host
  * services in context (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) answer every
  * server, except what a server's spec turns off (`host`).
+ * With an `OAuth.TokenStore` in context, remote servers that refuse their connection are
+ * authorized with OAuth.
  *
  * @since 0.1.0
  */

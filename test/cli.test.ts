@@ -288,7 +288,8 @@ describe("help and logs", () => {
     "watch",
     "serve",
     "trust",
-    "approve"
+    "approve",
+    "auth"
   ]
 
   // Every option and argument is a line of its own, with our description under it.

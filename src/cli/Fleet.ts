@@ -15,6 +15,7 @@ import * as Catalog from "../Catalog.js"
 import * as FleetConfig from "../FleetConfig.js"
 import * as Secrets from "../internal/secrets.js"
 import * as McpError from "../McpError.js"
+import * as OAuth from "../OAuth.js"
 import type * as Policy from "../Policy.js"
 import type { RegistryEvent } from "../RegistryEvent.js"
 import * as ServerRegistry from "../ServerRegistry.js"
@@ -95,7 +96,8 @@ export const loadConfig = (
   })
 
 /**
- * The CLI's registry: tools pinned in the user config dir (`pins/`, one file per server),
+ * The CLI's registry: OAuth tokens in the user config dir (`oauth/`), tools pinned there
+ * (`pins/`, one file per server),
  * and a tool whose definition changed held back until approved, unless the config says
  * otherwise (`pinning`); the servers answered as HostFeatures says (roots, elicitation on
  * the terminal, sampling by the config's `sampling` command).
@@ -115,6 +117,7 @@ export const makeRegistry = (
     (store) =>
       ServerRegistry.make({ pinning: "quarantine" }).pipe(
         Effect.provideService(ToolPins.PinStore, store),
+        Effect.provideService(OAuth.TokenStore, OAuth.makeFileStore(OAuth.storeDir(settings.configDir))),
         Effect.provide(HostFeatures.layer(settings, sampling))
       )
   )

@@ -17,6 +17,7 @@ import * as Gateway from "../Gateway.js"
 import * as HttpClientUndici from "../HttpClientUndici.js"
 import * as Stdio from "../Stdio.js"
 import { CliError } from "./CliError.js"
+import * as Auth from "./commands/auth.js"
 import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
@@ -46,7 +47,8 @@ const subcommands = [
   Watch.watch,
   Serve.serve,
   Trust.trust,
-  Trust.approve
+  Trust.approve,
+  Auth.auth
 ] as const
 
 const print = (text: string) => Effect.sync(() => void process.stdout.write(text))
