@@ -77,6 +77,8 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Recor
 const oauthConfig: OAuth.Config = {
   clientId: context.client_id,
   clientSecret: context.client_secret === undefined ? undefined : Redacted.make(context.client_secret),
+  privateKey: context.private_key_pem === undefined ? undefined : Redacted.make(context.private_key_pem),
+  signingAlgorithm: context.signing_algorithm,
   // The suite's authorization servers take this URL as a client id without fetching it.
   clientMetadataUrl: "https://conformance-test.local/client-metadata.json"
 }

@@ -263,7 +263,8 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
     : [
       ...Object.values(transport.headers ?? {}),
       ...urlSecrets(transport.url),
-      ...(transport.oauth?.clientSecret === undefined ? [] : [transport.oauth.clientSecret])
+      ...(transport.oauth?.clientSecret === undefined ? [] : [transport.oauth.clientSecret]),
+      ...(transport.oauth?.privateKey === undefined ? [] : [transport.oauth.privateKey])
     ]
   return values.map((value) => Redacted.isRedacted(value) ? value : Redacted.make(value))
 }

@@ -10,6 +10,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { webcrypto } from "node:crypto"
 import * as oauth from "oauth4webapi"
 import type { Discovered } from "./discovery.js"
 import * as Http from "./http.js"
@@ -51,10 +52,35 @@ const clientSecretBasic = (secret: string): oauth.ClientAuth => (_as, client, _b
   headers.set("authorization", `Basic ${credentials}`)
 }
 
+// WebCrypto's parameters for a JWS algorithm's private key.
+const keyAlgorithm = (
+  alg: string
+): webcrypto.EcKeyImportParams | webcrypto.RsaHashedImportParams | webcrypto.Algorithm => {
+  if (alg.startsWith("ES")) return { name: "ECDSA", namedCurve: `P-${alg === "ES512" ? 521 : alg.slice(2)}` }
+  if (alg.startsWith("PS")) return { name: "RSA-PSS", hash: `SHA-${alg.slice(2)}` }
+  if (alg.startsWith("RS")) return { name: "RSASSA-PKCS1-v1_5", hash: `SHA-${alg.slice(2)}` }
+  return { name: "Ed25519" }
+}
+
+// private_key_jwt: the PEM key imported when the assertion is made.
+const privateKeyJwt =
+  (pem: Redacted.Redacted<string>, alg: string): oauth.ClientAuth => async (as, client, body, headers) => {
+    const der = Buffer.from(Redacted.value(pem).replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64")
+    const key = await webcrypto.subtle.importKey("pkcs8", der, keyAlgorithm(alg), false, ["sign"])
+    return oauth.PrivateKeyJwt({ key } as unknown as Parameters<typeof oauth.PrivateKeyJwt>[0])(
+      as,
+      client,
+      body,
+      headers
+    )
+  }
+
 /** The oauth4webapi client and its authentication for a record. */
 export const clientOf = (record: ClientRecord): { client: oauth.Client; auth: oauth.ClientAuth } => {
   const secret = record.clientSecret === undefined ? "" : Redacted.value(record.clientSecret)
-  const auth = record.authMethod === "client_secret_basic"
+  const auth = record.authMethod === "private_key_jwt" && record.privateKey !== undefined
+    ? privateKeyJwt(record.privateKey, record.signingAlgorithm ?? "ES256")
+    : record.authMethod === "client_secret_basic"
     ? clientSecretBasic(secret)
     : record.authMethod === "client_secret_post"
     ? oauth.ClientSecretPost(secret)
@@ -136,6 +162,18 @@ export const identify = (
   stored: Option.Option<ClientRecord>,
   redirectUri: string
 ): Effect.Effect<{ readonly record: ClientRecord; readonly registered: boolean }, OAuthError> => {
+  if (config.clientId !== undefined && config.privateKey !== undefined) {
+    return Effect.succeed({
+      record: {
+        issuer: as.issuer,
+        clientId: config.clientId,
+        authMethod: "private_key_jwt",
+        privateKey: config.privateKey,
+        signingAlgorithm: config.signingAlgorithm
+      },
+      registered: false
+    })
+  }
   if (config.clientId !== undefined) {
     const secret = config.clientSecret
     return Effect.succeed({
@@ -240,6 +278,38 @@ export const authorizationCode = (
         { ...Http.options(as.token_endpoint!), additionalParameters: { resource: grant.discovered.resource } }
       )
       return oauth.processAuthorizationCodeResponse(as, client, response)
+    })
+    return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
+  })
+
+/**
+ * Whether the server is for machines only: it offers the client credentials grant and not
+ * the authorization code grant (the suite's `oauth-client-credentials` extension).
+ */
+export const isMachineOnly = (as: oauth.AuthorizationServer): boolean => {
+  const grants = as.grant_types_supported
+  return grants !== undefined && grants.includes("client_credentials") && !grants.includes("authorization_code")
+}
+
+/** The client credentials grant (RFC 6749 §4.4), with the resource: no person involved. */
+export const clientCredentials = (
+  server: string,
+  grant: Grant
+): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
+  Effect.gen(function*() {
+    const { as, resource } = grant.discovered
+    const { client, auth } = clientOf(grant.client)
+    const result = yield* Http.call("token", fail(server), async () => {
+      const parameters = new URLSearchParams({ resource })
+      if (grant.scope !== undefined) parameters.set("scope", grant.scope)
+      const response = await oauth.clientCredentialsGrantRequest(
+        as,
+        client,
+        auth,
+        parameters,
+        Http.options(as.token_endpoint!)
+      )
+      return oauth.processClientCredentialsResponse(as, client, response)
     })
     return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
   })

@@ -53,6 +53,10 @@ export interface Config {
   readonly scopes?: ReadonlyArray<string> | undefined
   readonly callbackPort?: number | undefined
   readonly clientMetadataUrl?: string | undefined
+  /** A PKCS#8 PEM private key: the client authenticates with `private_key_jwt` (RFC 7523). */
+  readonly privateKey?: Redacted.Redacted<string> | undefined
+  /** The key's JWS algorithm (`ES256`, `RS256`, …). Default: ES256. */
+  readonly signingAlgorithm?: string | undefined
 }
 
 /**
@@ -61,7 +65,7 @@ export interface Config {
  * @since 0.1.0
  * @category models
  */
-export type AuthMethod = "client_secret_basic" | "client_secret_post" | "none"
+export type AuthMethod = "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none"
 
 /**
  * A client's identity at one authorization server (its issuer).
@@ -74,6 +78,9 @@ export interface ClientRecord {
   readonly clientId: string
   readonly clientSecret?: Redacted.Redacted<string> | undefined
   readonly authMethod: AuthMethod
+  /** For `private_key_jwt`: the PEM key and its algorithm. */
+  readonly privateKey?: Redacted.Redacted<string> | undefined
+  readonly signingAlgorithm?: string | undefined
 }
 
 /**

@@ -121,6 +121,12 @@ export const make = (options: {
 
     const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
       Effect.scoped(Effect.gen(function*() {
+        if (Flow.isMachineOnly(found.as) && config.clientId !== undefined) {
+          const known = yield* store.getClient(found.as.issuer)
+          const { record } = yield* Flow.identify(server, config, found.as, known, "http://127.0.0.1/callback")
+          const tokens = yield* Flow.clientCredentials(server, { discovered: found, client: record, scope })
+          return yield* store.setTokens({ ...tokens, server, serverUrl: url })
+        }
         const session = yield* by.open(server, config.callbackPort)
         const known = yield* store.getClient(found.as.issuer)
         const identified = yield* Flow.identify(server, config, found.as, known, session.redirectUri)
