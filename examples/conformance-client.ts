@@ -79,6 +79,7 @@ const oauthConfig: OAuth.Config = {
   clientSecret: context.client_secret === undefined ? undefined : Redacted.make(context.client_secret),
   privateKey: context.private_key_pem === undefined ? undefined : Redacted.make(context.private_key_pem),
   signingAlgorithm: context.signing_algorithm,
+  assertion: context.valid_jwt === undefined ? undefined : Redacted.make(context.valid_jwt),
   // The suite's authorization servers take this URL as a client id without fetching it.
   clientMetadataUrl: "https://conformance-test.local/client-metadata.json"
 }

@@ -264,7 +264,8 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
       ...Object.values(transport.headers ?? {}),
       ...urlSecrets(transport.url),
       ...(transport.oauth?.clientSecret === undefined ? [] : [transport.oauth.clientSecret]),
-      ...(transport.oauth?.privateKey === undefined ? [] : [transport.oauth.privateKey])
+      ...(transport.oauth?.privateKey === undefined ? [] : [transport.oauth.privateKey]),
+      ...(transport.oauth?.assertion === undefined ? [] : [transport.oauth.assertion])
     ]
   return values.map((value) => Redacted.isRedacted(value) ? value : Redacted.make(value))
 }

@@ -314,6 +314,41 @@ export const clientCredentials = (
     return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
   })
 
+/** The JWT bearer grant type (RFC 7523 §2.1). */
+export const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+/** Whether the server takes the JWT bearer grant. */
+export const takesJwtBearer = (as: oauth.AuthorizationServer): boolean =>
+  as.grant_types_supported?.includes(JWT_BEARER) === true
+
+/**
+ * The JWT bearer grant (RFC 7523 §2.1): a workload identity JWT exchanged for a token. A
+ * refusal is final: it is not tried again, nor another grant.
+ */
+export const jwtBearer = (
+  server: string,
+  grant: Grant,
+  assertion: Redacted.Redacted<string>
+): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
+  Effect.gen(function*() {
+    const { as, resource } = grant.discovered
+    const { client, auth } = clientOf(grant.client)
+    const result = yield* Http.call("token", fail(server), async () => {
+      const parameters = new URLSearchParams({ assertion: Redacted.value(assertion), resource })
+      if (grant.scope !== undefined) parameters.set("scope", grant.scope)
+      const response = await oauth.genericTokenEndpointRequest(
+        as,
+        client,
+        auth,
+        JWT_BEARER,
+        parameters,
+        Http.options(as.token_endpoint!)
+      )
+      return oauth.processGenericTokenEndpointResponse(as, client, response)
+    })
+    return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
+  })
+
 /** Whether a token endpoint refused a refresh token for good (revoked, expired, rotated away). */
 export const isGrantRevoked = (error: OAuthError): boolean => error.step === "refresh" && error.grantRevoked === true
 

@@ -57,6 +57,11 @@ export interface Config {
   readonly privateKey?: Redacted.Redacted<string> | undefined
   /** The key's JWS algorithm (`ES256`, `RS256`, …). Default: ES256. */
   readonly signingAlgorithm?: string | undefined
+  /**
+   * A workload identity JWT: where the authorization server takes the JWT bearer grant
+   * (RFC 7523), it is exchanged for the token, with no person involved.
+   */
+  readonly assertion?: Redacted.Redacted<string> | undefined
 }
 
 /**

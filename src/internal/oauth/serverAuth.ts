@@ -121,6 +121,15 @@ export const make = (options: {
 
     const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
       Effect.scoped(Effect.gen(function*() {
+        if (config.assertion !== undefined && Flow.takesJwtBearer(found.as)) {
+          const client = {
+            issuer: found.as.issuer,
+            clientId: config.clientId ?? "mcp-fleet",
+            authMethod: "none" as const
+          }
+          const tokens = yield* Flow.jwtBearer(server, { discovered: found, client, scope }, config.assertion)
+          return yield* store.setTokens({ ...tokens, server, serverUrl: url })
+        }
         if (Flow.isMachineOnly(found.as) && config.clientId !== undefined) {
           const known = yield* store.getClient(found.as.issuer)
           const { record } = yield* Flow.identify(server, config, found.as, known, "http://127.0.0.1/callback")
