@@ -41,23 +41,28 @@
  *   server's resources and poll tools. Each session has its own polls and subscriptions,
  *   ended with the session; a poll's changes reach its client as log messages from the
  *   logger `mcp-fleet/poll`.
- * - Not passed through: requests fronted servers send (sampling, elicitation, roots) go to
- *   the registry's own client handlers, if it has any, never to the gateway's clients; and
- *   tasks.
+ * - Requests fronted servers send (sampling, elicitation, roots) reach the gateway's clients
+ *   when the gateway is the fleet's host (`layerHost`, provided to the registry and the
+ *   gateway): see there. Without it they go to the registry's own Host services, if any.
+ *   Not passed through: tasks.
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
+import * as Host from "./Host.js"
 import * as GatewayFleet from "./internal/gateway/fleet.js"
 import * as GatewayHttp from "./internal/gateway/http.js"
+import * as GatewayRelay from "./internal/gateway/relay.js"
 import * as GatewaySession from "./internal/gateway/session.js"
 import { traced } from "./internal/traced.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -149,6 +154,46 @@ export interface HttpOptions extends Options {
  */
 export type Requirements = ServerRegistry.ServerRegistry | Policy.Policy
 
+/**
+ * The gateway as the fleet's host: the relay between the servers' requests and the gateway's
+ * clients. Made by `layerHost`, which also provides the `Host` services the fleet answers
+ * its servers with; a gateway that finds it in context passes its clients' answers through.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export class ClientHost extends Context.Tag("mcp-fleet/Gateway/ClientHost")<ClientHost, {
+  /** @internal */
+  readonly relay: GatewayRelay.Relay
+}>() {}
+
+/**
+ * The gateway's clients as the fleet's host. Provide it to the `ServerRegistry` (its
+ * `Host.Sampling`, `Host.Elicitation` and `Host.Roots`) and to the gateway (`ClientHost`):
+ *
+ * - A server's `sampling/createMessage` or `elicitation/create` goes to the gateway client
+ *   whose call the server is serving (the one client with a call in flight at that server;
+ *   over HTTP on that call's SSE stream), if that client declared the capability (with
+ *   `tools`, `context`, `url` as the request needs); otherwise, and when no client's or
+ *   several clients' calls are in flight there, it is refused (-1) with the reason.
+ * - The servers' roots are the union of the roots the clients declare (asked after their
+ *   initialize and on their `notifications/roots/list_changed`), or `roots` while none does.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerHost = (
+  options: { readonly roots?: ReadonlyArray<McpSchema.Root> | undefined } = {}
+): Layer.Layer<ClientHost | Host.Sampling | Host.Elicitation | Host.Roots> =>
+  Layer.effectContext(Effect.map(GatewayRelay.make(options.roots ?? []), (relay) => {
+    const services = GatewayRelay.services(relay)
+    return Context.make(ClientHost, { relay }).pipe(
+      Context.add(Host.Sampling, services.sampling),
+      Context.add(Host.Elicitation, services.elicitation),
+      Context.add(Host.Roots, services.roots)
+    )
+  }))
+
 const fleetOf = (options: Options) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.ServerRegistry
@@ -160,7 +205,9 @@ const fleetOf = (options: Options) =>
           Effect.provideService(Policy.Policy, policy)
         )
       : undefined
-    return yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
+    const fleet = yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
+    const host = yield* Effect.serviceOption(ClientHost)
+    return Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay }
   })
 
 /**

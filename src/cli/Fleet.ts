@@ -7,12 +7,14 @@
  */
 import * as Args from "@effect/cli/Args"
 import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
 import * as FleetConfig from "../FleetConfig.js"
+import type * as Host from "../Host.js"
 import * as Secrets from "../internal/secrets.js"
 import * as McpError from "../McpError.js"
 import * as OAuth from "../OAuth.js"
@@ -96,6 +98,14 @@ export const loadConfig = (
   })
 
 /**
+ * Host services that answer the servers instead of HostFeatures' (the gateway's clients, for
+ * `serve`).
+ *
+ * @since 0.2.0
+ */
+export type HostServices = Context.Context<Host.Sampling | Host.Elicitation | Host.Roots>
+
+/**
  * The CLI's registry: OAuth tokens in the user config dir (`oauth/`), tools pinned there
  * (`pins/`, one file per server),
  * and a tool whose definition changed held back until approved, unless the config says
@@ -106,7 +116,8 @@ export const loadConfig = (
  */
 export const makeRegistry = (
   settings: Settings.Settings,
-  sampling: FleetConfig.SamplingCommand | undefined
+  sampling: FleetConfig.SamplingCommand | undefined,
+  host?: HostServices | undefined
 ): Effect.Effect<
   ServerRegistry.ServerRegistry,
   never,
@@ -118,7 +129,7 @@ export const makeRegistry = (
       ServerRegistry.make({ pinning: "quarantine" }).pipe(
         Effect.provideService(ToolPins.PinStore, store),
         Effect.provideService(OAuth.TokenStore, OAuth.makeFileStore(OAuth.storeDir(settings.configDir))),
-        Effect.provide(HostFeatures.layer(settings, sampling))
+        host === undefined ? Effect.provide(HostFeatures.layer(settings, sampling)) : Effect.provide(host)
       )
   )
 
@@ -166,7 +177,8 @@ export interface Following extends Started {
  * @since 0.1.0
  */
 export const follow = (
-  settings: Settings.Settings
+  settings: Settings.Settings,
+  host?: HostServices | undefined
 ): Effect.Effect<
   Following,
   CliError.CliError | FleetConfig.ConfigError,
@@ -175,7 +187,7 @@ export const follow = (
   Effect.gen(function*() {
     yield* announce(settings)
     yield* Trust.ensure(settings)
-    const registry = yield* makeRegistry(settings, yield* samplingCommand(settings))
+    const registry = yield* makeRegistry(settings, yield* samplingCommand(settings), host)
     const { loaded, policy } = yield* FleetConfig.syncWithPolicy({
       paths: settings.paths,
       admit: yield* Trust.admit(settings),

@@ -55,16 +55,19 @@ export const sdkClient = () => new Client({ name: "gateway-test", version: "1.0.
 export type Pids = () => Promise<Array<number>>
 
 /**
- * Runs the gateway over HTTP in this process on a free port, fronting the config file.
+ * Runs the gateway over HTTP in this process on a free port, fronting the config file;
+ * with `clientHost`, as the fleet's host (`Gateway.layerHost`), under the `policy` given.
  * `close` ends it and its servers.
  */
 export const httpGateway = async (
   file: string,
-  options: Omit<Gateway.HttpOptions, "port"> & { readonly port?: number } = {}
+  options: Omit<Gateway.HttpOptions, "port"> & { readonly port?: number } = {},
+  extras: { readonly clientHost?: boolean; readonly policy?: Policy.Config } = {}
 ) => {
   const scope = Effect.runSync(Scope.make())
-  const fleet = Policy.layer({}).pipe(
+  const fleet = Policy.layer(extras.policy ?? {}).pipe(
     Layer.provideMerge(ServerRegistry.layer()),
+    Layer.provideMerge(extras.clientHost === true ? Gateway.layerHost() : Layer.empty),
     Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
   )
   const context = await Effect.runPromise(

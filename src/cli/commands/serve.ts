@@ -7,10 +7,13 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Gateway from "../../Gateway.js"
+import * as Host from "../../Host.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import * as Stdio from "../../Stdio.js"
@@ -81,11 +84,15 @@ export const serve = Command.make("serve", {
     }
     // Hot reload: the fleet and the policy follow the files. The gateway answers at once;
     // its first lists wait for servers still connecting, within the settle window.
-    const { loaded, policy, registry } = yield* Fleet.follow(settings)
+    // The gateway is the fleet's host: servers' requests go to the client whose call they
+    // serve, and their roots are the clients' (the configured ones while none declares any).
+    const host = yield* Layer.build(Gateway.layerHost({ roots: settings.roots.map(Host.rootOf) }))
+    const { loaded, policy, registry } = yield* Fleet.follow(settings, host)
     const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(
         Effect.provideService(ServerRegistry.ServerRegistry, registry),
-        Effect.provideService(Policy.Policy, policy)
+        Effect.provideService(Policy.Policy, policy),
+        Effect.provideService(Gateway.ClientHost, Context.get(host, Gateway.ClientHost))
       )
     if (given.stdio) {
       yield* gateway(Gateway.serveStdio({ settle: settle.value }))

@@ -17,6 +17,7 @@ import type * as McpError from "../../McpError.js"
 import type * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
+import type { Relay } from "./relay.js"
 
 /**
  * What the gateway needs of the Policy service: the catalog clients may see, and tool calls
@@ -86,6 +87,8 @@ export interface Fleet {
    * from the gateway's start has passed, whichever is first: lists wait for it.
    */
   readonly settled: Effect.Effect<void>
+  /** Where the fleet's servers' requests go to the gateway's clients, when it is the fleet's host. */
+  readonly relay?: Relay | undefined
 }
 
 /** Makes the management tools of one session, its subscriptions going through `subscriber`. */

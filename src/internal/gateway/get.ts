@@ -15,6 +15,7 @@ import { checkGet, jsonRpcError, type RequestHeaders } from "./guard.js"
 import type * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
+import { sseEvent } from "./streamLog.js"
 
 /** How often an idle standing stream gets a comment. */
 export const KEEP_ALIVE = Duration.seconds(25)
@@ -47,6 +48,7 @@ export const standing = (
         session.standing = sink = reader
         // A comment first, so the client sees the stream open at once.
         reader.write(": stream open\n\n")
+        for (const request of session.held.splice(0)) reader.write(sseEvent(request))
         return reader
       })
       return Effect.sync(() => sink?.end())

@@ -8,6 +8,7 @@
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as FiberRef from "effect/FiberRef"
 import * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import * as JsonRpc from "../../JsonRpc.js"
@@ -17,6 +18,9 @@ import { Inbox, Transport, type TransportService } from "../../Transport.js"
 import type { Fleet } from "./fleet.js"
 import { makeSession } from "./session.js"
 import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
+
+// The client's request that a request sent to the client belongs to, while it is sent.
+const relatedRequest = FiberRef.unsafeMake<JsonRpc.RequestId | undefined>(undefined)
 
 /** Where a POST's answers go: its SSE stream as they come, or its JSON body once all are in. */
 export interface Sink {
@@ -36,6 +40,8 @@ export interface HttpSession {
   readonly logs: StreamLogs
   /** The standing GET stream, if one is open. */
   standing: EventSink | undefined
+  /** Requests to the client made while no stream was open to carry them: sent when one opens. */
+  readonly held: Array<JsonRpc.Request>
   /** When the client last sent something, or an open stream of it ended. */
   lastActive: number
 }
@@ -74,6 +80,7 @@ export const open = (fleet: Fleet, parent: Scope.Scope, clock: Clock.Clock): Eff
       sinks: new Map(),
       logs: new StreamLogs(touch),
       standing: undefined,
+      held: [],
       lastActive: clock.unsafeCurrentTimeMillis()
     }
     // With no stream open the message has nowhere to go: the client is not listening.
@@ -85,10 +92,18 @@ export const open = (fleet: Fleet, parent: Scope.Scope, clock: Clock.Clock): Eff
       sink.waiting.delete(message.id!)
       sink.push(message)
     }
+    // A request to the client goes on the stream of the call it belongs to, when that is one.
+    const toClient = (message: JsonRpc.Request) =>
+      Effect.map(FiberRef.get(relatedRequest), (related) => {
+        const sink = related === undefined ? undefined : session.sinks.get(related)
+        if (sink?.sse) sink.push(message)
+        else if (session.standing !== undefined) toStanding(message)
+        else session.held.push(message)
+      })
     const transport: TransportService = {
       server: inbox.server,
       kind: "http",
-      send: (message) => Effect.sync(() => answer(message)),
+      send: (message) => JsonRpc.isRequest(message) ? toClient(message) : Effect.sync(() => answer(message)),
       listen: inbox.listen,
       info: () => ({ sessionId: id })
     }
@@ -99,9 +114,14 @@ export const open = (fleet: Fleet, parent: Scope.Scope, clock: Clock.Clock): Eff
           const sink = related === undefined ? undefined : session.sinks.get(related)
           if (sink?.sse) sink.push(message)
           else toStanding(message)
-        })
+        }),
+      within: (related, send) => Effect.locally(send, relatedRequest, related)
     }).pipe(Scope.extend(scope))
-    yield* Peer.make({ handlers: mcp.handlers }).pipe(Effect.provideService(Transport, transport), Scope.extend(scope))
+    const peer = yield* Peer.make({ handlers: mcp.handlers }).pipe(
+      Effect.provideService(Transport, transport),
+      Scope.extend(scope)
+    )
+    yield* mcp.start(peer).pipe(Scope.extend(scope))
     yield* Scope.addFinalizer(
       scope,
       Effect.sync(() => {

@@ -22,6 +22,7 @@ import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
 import * as Management from "./management.js"
 import { page } from "./paging.js"
+import * as Relay from "./relay.js"
 import * as Routes from "./routes.js"
 import * as Subscriptions from "./subscriptions.js"
 
@@ -36,6 +37,12 @@ export interface Outbound {
     params: Record<string, unknown> | undefined,
     related?: JsonRpc.RequestId | undefined
   ) => Effect.Effect<void>
+  /**
+   * Runs the sending of a request to the client as part of request `related` (a server's
+   * sampling during a routed call), so a transport with a stream per request sends it on
+   * that stream. Default: as is.
+   */
+  readonly within?: <A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>
 }
 
 /** One client's session: the handlers its Peer runs, by method. */
@@ -43,6 +50,11 @@ export interface Session {
   // Own properties only: the Peer looks methods up in a Map made of them, so a method named
   // after an Object.prototype member finds nothing.
   readonly handlers: Readonly<Record<string, Peer.Handler>>
+  /**
+   * Starts what needs the session's Peer: when the gateway is the fleet's host, the client
+   * is joined to its relay (its requests and roots); a no-op otherwise.
+   */
+  readonly start: (peer: Peer.Peer) => Effect.Effect<void, never, Scope.Scope>
 }
 
 /**
@@ -54,21 +66,32 @@ export const negotiate = (requested: unknown): McpSchema.ProtocolVersion =>
     ? requested as McpSchema.ProtocolVersion
     : McpSchema.LATEST_PROTOCOL_VERSION
 
-const initialize = (options: CoreOptions): Peer.Handler => (request) =>
-  Effect.sync(() => ({
-    protocolVersion: negotiate(request.params?.protocolVersion),
-    // The fleet changes while clients are connected, so the gateway declares all it can
-    // route rather than what today's servers happen to offer.
-    capabilities: {
-      tools: { listChanged: true },
-      resources: { subscribe: true, listChanged: true },
-      prompts: { listChanged: true },
-      completions: {},
-      logging: {}
-    },
-    serverInfo: options.serverInfo,
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions })
-  }))
+const initialize = (options: CoreOptions, client: Relay.RelayClient | undefined): Peer.Handler => (request) =>
+  Effect.sync(() => {
+    if (client !== undefined) client.capabilities = declared(request.params?.capabilities)
+    return initializeResult(options, request)
+  })
+
+// What the client declared, as far as the relay needs it; a bad value declares nothing.
+const declared = (capabilities: unknown): McpSchema.ClientCapabilities =>
+  typeof capabilities === "object" && capabilities !== null && !Array.isArray(capabilities)
+    ? capabilities as McpSchema.ClientCapabilities
+    : {}
+
+const initializeResult = (options: CoreOptions, request: JsonRpc.Request) => ({
+  protocolVersion: negotiate(request.params?.protocolVersion),
+  // The fleet changes while clients are connected, so the gateway declares all it can
+  // route rather than what today's servers happen to offer.
+  capabilities: {
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    prompts: { listChanged: true },
+    completions: {},
+    logging: {}
+  },
+  serverInfo: options.serverInfo,
+  ...(options.instructions === undefined ? {} : { instructions: options.instructions })
+})
 
 // The list handlers: each list as the client may see it, a page at a time, once the fleet
 // has settled or the settle window has passed; `more` are tools listed after the fleet's
@@ -113,8 +136,9 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
     const logging = Logging.make(inFlight, outbound)
     const management = yield* Management.make(fleet, subscriptions, outbound)
 
+    const client = fleet.relay === undefined ? undefined : relayClient(inFlight, outbound)
     const handlers: Record<string, Peer.Handler> = {
-      [McpSchema.Method.Initialize]: initialize(fleet.options),
+      [McpSchema.Method.Initialize]: initialize(fleet.options, client?.client),
       ...lists(context, management?.tools ?? []),
       [McpSchema.Method.ToolsCall]: management === undefined
         ? Routes.callTool(context)
@@ -150,7 +174,52 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
     const events = yield* fleet.registry.subscribe
     yield* Queue.take(events).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
 
-    return { handlers }
+    return {
+      handlers,
+      start: (peer) =>
+        fleet.relay === undefined || client === undefined ? Effect.void : joinRelay(fleet.relay, client, peer)
+    }
+  })
+
+// A client as the relay sees it; its requests go out through the Peer it is given.
+const relayClient = (inFlight: InFlight, outbound: Outbound) => {
+  let peer: Peer.Peer | undefined
+  const client: Relay.RelayClient = {
+    capabilities: undefined,
+    roots: [],
+    inFlight,
+    request: (method, params, related) =>
+      Effect.suspend(() => {
+        const send = peer!.request(method, params)
+        return outbound.within === undefined ? send : outbound.within(related, send)
+      })
+  }
+  return { client, setPeer: (p: Peer.Peer) => void (peer = p) }
+}
+
+// Joins the client to the relay for the session's life, and keeps its roots there: asked
+// once it is initialized and again whenever it says they changed.
+const joinRelay = (
+  relay: Relay.Relay,
+  client: ReturnType<typeof relayClient>,
+  peer: Peer.Peer
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    client.setPeer(peer)
+    yield* Relay.register(relay, client.client)
+    const roots = Relay.fetchRoots(relay, client.client, peer.request(McpSchema.Method.RootsList))
+    const notifications = yield* peer.subscribe
+    if (client.client.capabilities !== undefined) yield* Effect.forkScoped(roots)
+    yield* Queue.take(notifications).pipe(
+      Effect.flatMap((notification) =>
+        notification.method === McpSchema.Method.Initialized ||
+          notification.method === McpSchema.Method.RootsListChanged
+          ? roots
+          : Effect.void
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
   })
 
 /**
@@ -164,5 +233,6 @@ export const serveSession = (fleet: Fleet): Effect.Effect<McpError.McpError, nev
         Effect.ignore(transport.send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }))
     })
     const peer = yield* Peer.make({ handlers: session.handlers })
+    yield* session.start(peer)
     return yield* peer.closed
   }))
