@@ -45,6 +45,9 @@
  *   when the gateway is the fleet's host (`layerHost`, provided to the registry and the
  *   gateway): see there. Without it they go to the registry's own Host services, if any.
  *   Not passed through: tasks.
+ * - A tool under an `ask` rule is listed to a client that declared elicitation, and each
+ *   call asks it (`elicitation/create`, one yes/no field); not approved, the call answers a
+ *   Denied tool error. To other clients it is hidden unless the Policy has an approver.
  *
  * @since 0.1.0
  */

@@ -367,14 +367,35 @@ export const truncate: (result: McpSchema.CallToolResult, limit: number, size: n
 // --- the service --------------------------------------------------------------------
 
 /**
+ * Options of one call under policy.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface CallToolOptions extends ServerRegistry.CallToolOptions {
+  /**
+   * This call's own approver for an `ask` rule, in place of the policy's Approval (the
+   * gateway asks the calling client). With it, `ask` is asked even when the policy has none.
+   */
+  readonly approve?: Approval["approve"] | undefined
+}
+
+/**
  * The policy in front of a fleet.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Policy {
-  /** The catalog without the tools a call to would be denied (see {@link Decision}); everything else kept. */
-  readonly filter: (catalog: Catalog.Catalog) => Catalog.Catalog
+  /**
+   * The catalog without the tools a call to would be denied (see {@link Decision}); everything
+   * else kept. With `approver: true`, for a caller that brings its own approver
+   * (`CallToolOptions.approve`), tools under `ask` are kept even when the policy has none.
+   */
+  readonly filter: (
+    catalog: Catalog.Catalog,
+    options?: { readonly approver?: boolean | undefined } | undefined
+  ) => Catalog.Catalog
   /** The registry's catalog, filtered, now and after every change of it or of the policy. */
   readonly catalog: Stream.Stream<Catalog.Catalog>
   /**
@@ -398,7 +419,7 @@ export interface Policy {
   readonly callTool: (
     name: string,
     args?: Record<string, unknown> | undefined,
-    options?: ServerRegistry.CallToolOptions | undefined
+    options?: CallToolOptions | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The config in force. */
   readonly config: Effect.Effect<Config>

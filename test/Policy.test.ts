@@ -186,6 +186,29 @@ describe("Policy rules", () => {
       expect(policy.decide("mcp__alpha__echo").action).toBe("deny")
     }))
 
+  it.scoped("a call's own approver answers ask, even without the policy's: the gateway's calling client", () =>
+    Effect.gen(function*() {
+      const { policy, registry } = yield* start({ ask: ["mcp__alpha__echo"] })
+      const catalog = yield* SubscriptionRef.get(registry.catalog)
+      expect(names(policy.filter(catalog))).not.toContain("mcp__alpha__echo")
+      expect(names(policy.filter(catalog, { approver: true }))).toContain("mcp__alpha__echo")
+      const asked: Array<string> = []
+      const approve = (decision: "allow" | "deny") => (request: Policy.ApprovalRequest) =>
+        Effect.sync((): Policy.ApprovalAnswer => {
+          asked.push(request.name)
+          return decision === "allow" ? { decision } : { decision, reason: "the client did not approve" }
+        })
+      const result = yield* policy.callTool("mcp__alpha__echo", { path: "/ok" }, { approve: approve("allow") })
+      expect(firstText(result)).toBe(`echo:{"path":"/ok"}`)
+      const error = failure(
+        yield* Effect.exit(policy.callTool("mcp__alpha__echo", { path: "/ok" }, { approve: approve("deny") }))
+      )
+      expect(error.message).toContain("the approver declined (the client did not approve)")
+      // Tools no rule matches are not asked about.
+      yield* policy.callTool("mcp__alpha__delete", undefined, { approve: approve("deny") })
+      expect(asked).toEqual(["mcp__alpha__echo", "mcp__alpha__echo"])
+    }))
+
   it.scoped("ask with an approver: it sees the call and allows or denies it", () =>
     Effect.gen(function*() {
       const requests: Array<Policy.ApprovalRequest> = []

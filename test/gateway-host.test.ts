@@ -19,6 +19,8 @@ const textOf = (result: unknown): string =>
   (result as CallToolResult).content.map((block) => block.type === "text" ? block.text : "").join("\n")
 
 const asked: Array<string> = []
+// How the client answers the gateway's approval form for an `ask` tool.
+let approval: "approve" | "refuse" | "decline" = "approve"
 
 // A client that answers sampling and elicitation (and lists a root), or one that declares none.
 const hostClient = (capable: boolean) => {
@@ -32,7 +34,15 @@ const hostClient = (capable: boolean) => {
       expect(request.params.maxTokens).toBe(100)
       return { role: "assistant", content: { type: "text", text: "forty-two, said the client" }, model: "test-model" }
     })
-    client.setRequestHandler(ElicitRequestSchema, () => {
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      const schema = (request.params as { requestedSchema?: { properties?: Record<string, unknown> } }).requestedSchema
+      if (schema?.properties?.approve !== undefined) {
+        asked.push(`approval: ${request.params.message}`)
+        return approval === "decline" ? { action: "decline" } : {
+          action: "accept",
+          content: { approve: approval === "approve" }
+        }
+      }
       asked.push("elicitation")
       return { action: "accept", content: { name: "Grace Hopper", check: true } }
     })
@@ -42,6 +52,8 @@ const hostClient = (capable: boolean) => {
 }
 
 const toolsOf = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name)
+
+const ASKED = "mcp__everything__get-sum"
 
 const READY = ["mcp__everything__trigger-sampling-request", "mcp__everything__trigger-elicitation-request"]
 
@@ -117,11 +129,57 @@ describe("Gateway as the fleet's host over stdio (SDK client)", () => {
 describe("Gateway as the fleet's host over Streamable HTTP (SDK client)", () => {
   const config = tempConfig({ everything: everythingServer })
   let gateway: Awaited<ReturnType<typeof httpGateway>> | undefined
-  flows(async (capable) => {
-    gateway ??= await httpGateway(config.file, {}, { clientHost: true })
+  const connect = async (capable: boolean) => {
+    gateway ??= await httpGateway(config.file, {}, { clientHost: true, policy: { ask: [ASKED] } })
     const client = hostClient(capable)
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)))
     return client
+  }
+  flows(connect)
+
+  describe("an `ask` rule", () => {
+    let capable: Client
+    let plain: Client
+    beforeAll(async () => {
+      capable = await connect(true)
+      plain = await connect(false)
+    }, 60_000)
+    afterAll(async () => {
+      await capable?.close()
+      await plain?.close()
+    })
+
+    it("lists the tool to a client that answers elicitation only", async () => {
+      expect(await toolsOf(capable)).toContain(ASKED)
+      expect(await toolsOf(plain)).not.toContain(ASKED)
+    })
+
+    it("asks the calling client, and runs the call it approves", async () => {
+      approval = "approve"
+      const result = await capable.callTool({ name: ASKED, arguments: { a: 2, b: 3 } })
+      expect(result.isError).toBeFalsy()
+      expect(textOf(result)).toContain("5")
+      expect(asked.at(-1)).toContain("get-sum")
+      expect(asked.at(-1)).toContain(`{"a":2,"b":3}`)
+    }, 30_000)
+
+    it("denies the call the client refuses or declines", async () => {
+      for (const answer of ["refuse", "decline"] as const) {
+        approval = answer
+        const result = await capable.callTool({ name: ASKED, arguments: { a: 2, b: 3 } })
+        expect(result.isError).toBe(true)
+        expect(textOf(result)).toContain(answer === "refuse" ? "did not approve" : "answered decline")
+      }
+    }, 30_000)
+
+    it("refuses the call of a client that cannot be asked", async () => {
+      const outcome = await plain.callTool({ name: ASKED, arguments: { a: 2, b: 3 } }).then(
+        (result) => `${result.isError}: ${textOf(result)}`,
+        (error: Error) => error.message
+      )
+      expect(outcome).not.toContain("5")
+      expect(outcome).toContain(ASKED)
+    }, 30_000)
   })
   afterAll(async () => {
     await gateway?.close()

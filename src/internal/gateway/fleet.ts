@@ -16,6 +16,7 @@ import type * as Catalog from "../../Catalog.js"
 import type * as McpError from "../../McpError.js"
 import type * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
+import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import type { Relay } from "./relay.js"
 
@@ -24,13 +25,16 @@ import type { Relay } from "./relay.js"
  * that go through its rules.
  */
 export interface PolicyLike {
-  readonly filter: (catalog: Catalog.Catalog) => Catalog.Catalog
+  readonly filter: (
+    catalog: Catalog.Catalog,
+    options?: { readonly approver?: boolean | undefined } | undefined
+  ) => Catalog.Catalog
   /** The filtered catalog now and after every change of the fleet or of the rules. */
   readonly catalog?: Stream.Stream<Catalog.Catalog> | undefined
   readonly callTool: (
     name: string,
     args?: Record<string, unknown> | undefined,
-    options?: ServerRegistry.CallToolOptions | undefined
+    options?: Policy.CallToolOptions | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
 }
 
@@ -126,12 +130,17 @@ export const makeFleet = (
   Effect.gen(function*() {
     const listChanged = yield* PubSub.unbounded<ListKind>()
     yield* Effect.addFinalizer(() => PubSub.shutdown(listChanged))
-    let last = fingerprints(policy.filter(yield* SubscriptionRef.get(registry.catalog)))
-    yield* (policy.catalog ?? Stream.map(registry.catalog.changes, policy.filter)).pipe(
+    // Both views: clients that answer `ask` by elicitation also list the tools under it.
+    const seen = (catalog: Catalog.Catalog) => {
+      const plain = fingerprints(policy.filter(catalog))
+      return { ...plain, tools: `${plain.tools}\n${fingerprints(policy.filter(catalog, { approver: true })).tools}` }
+    }
+    let last = seen(yield* SubscriptionRef.get(registry.catalog))
+    yield* (policy.catalog ?? registry.catalog.changes).pipe(
       Stream.debounce(options.listChangedDebounce),
-      Stream.runForEach((catalog) =>
-        Effect.suspend(() => {
-          const next = fingerprints(catalog)
+      Stream.runForEach(() =>
+        Effect.flatMap(SubscriptionRef.get(registry.catalog), (catalog) => {
+          const next = seen(catalog)
           const changed = changedLists(last, next)
           last = next
           return PubSub.publishAll(listChanged, changed)

@@ -41,6 +41,12 @@ export interface Relay {
   readonly fallbackRoots: ReadonlyArray<McpSchema.Root>
 }
 
+/** Whether a client answers form elicitations (declared `form`, or elicitation with no mode: before 2025-11-25). */
+export const elicitsForms = (capabilities: McpSchema.ClientCapabilities | undefined): boolean => {
+  const elicitation = capabilities?.elicitation
+  return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined)
+}
+
 /** A relay whose roots start as `fallbackRoots`. */
 export const make = (fallbackRoots: ReadonlyArray<McpSchema.Root>): Effect.Effect<Relay> =>
   Effect.map(SubscriptionRef.make(fallbackRoots), (roots) => ({ clients: new Set(), roots, fallbackRoots }))
@@ -141,7 +147,7 @@ export const services = (relay: Relay): {
         context.server,
         McpSchema.Method.ElicitationCreate,
         request as Record<string, unknown>,
-        (c) => c.elicitation !== undefined && (request.mode !== "url" || c.elicitation.url !== undefined),
+        (c) => request.mode === "url" ? c.elicitation?.url !== undefined : elicitsForms(c),
         request.mode === "url" ? "URL elicitation" : "elicitation"
       ) as Effect.Effect<McpSchema.ElicitResult, Peer.HandlerError>
   },

@@ -12,9 +12,11 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
 import * as ToolPins from "../../ToolPins.js"
+import { askClient } from "./approval.js"
 import { handlerError, invalidParams, resourceNotFound, toolFailure, unknownName } from "./errors.js"
 import type { Fleet } from "./fleet.js"
 import type { InFlight } from "./inFlight.js"
+import { elicitsForms, type RelayClient } from "./relay.js"
 import { ownerOf } from "./resources.js"
 import type { Outbound } from "./session.js"
 
@@ -25,6 +27,8 @@ export interface RouteContext {
   readonly catalog: Effect.Effect<Catalog.Catalog>
   readonly outbound: Outbound
   readonly inFlight: InFlight
+  /** The session's client: what it declared, and requests to it. */
+  readonly client: RelayClient
 }
 
 /** Whether `u` is a plain JSON object. */
@@ -84,6 +88,8 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
     }
     const call = context.fleet.policy.callTool(name, args, {
       ...progressOf(context.outbound, request),
+      // An `ask` rule asks the calling client, when it can be asked.
+      ...(elicitsForms(context.client.capabilities) ? { approve: askClient(context.client, request.id) } : {}),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {})
     })
     return context.inFlight.track(

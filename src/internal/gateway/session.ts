@@ -51,8 +51,9 @@ export interface Session {
   // after an Object.prototype member finds nothing.
   readonly handlers: Readonly<Record<string, Peer.Handler>>
   /**
-   * Starts what needs the session's Peer: when the gateway is the fleet's host, the client
-   * is joined to its relay (its requests and roots); a no-op otherwise.
+   * Starts what needs the session's Peer: requests to the client (elicitation for `ask`) and,
+   * when the gateway is the fleet's host, the client's place in its relay (its servers'
+   * requests, its roots).
    */
   readonly start: (peer: Peer.Peer) => Effect.Effect<void, never, Scope.Scope>
 }
@@ -66,13 +67,13 @@ export const negotiate = (requested: unknown): McpSchema.ProtocolVersion =>
     ? requested as McpSchema.ProtocolVersion
     : McpSchema.LATEST_PROTOCOL_VERSION
 
-const initialize = (options: CoreOptions, client: Relay.RelayClient | undefined): Peer.Handler => (request) =>
+const initialize = (options: CoreOptions, client: Relay.RelayClient): Peer.Handler => (request) =>
   Effect.sync(() => {
-    if (client !== undefined) client.capabilities = declared(request.params?.capabilities)
+    client.capabilities = declared(request.params?.capabilities)
     return initializeResult(options, request)
   })
 
-// What the client declared, as far as the relay needs it; a bad value declares nothing.
+// What the client declared, as far as the gateway needs it; a bad value declares nothing.
 const declared = (capabilities: unknown): McpSchema.ClientCapabilities =>
   typeof capabilities === "object" && capabilities !== null && !Array.isArray(capabilities)
     ? capabilities as McpSchema.ClientCapabilities
@@ -129,16 +130,20 @@ const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>
  */
 export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Session, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const catalog = Effect.map(SubscriptionRef.get(fleet.registry.catalog), fleet.policy.filter)
     const inFlight = new InFlight()
-    const context: Routes.RouteContext = { fleet, catalog, outbound, inFlight }
+    const client = makeClient(inFlight, outbound)
+    // A client that answers elicitation approves `ask` tools itself: it lists them too.
+    const catalog = Effect.map(
+      SubscriptionRef.get(fleet.registry.catalog),
+      (current) => fleet.policy.filter(current, Relay.elicitsForms(client.client.capabilities) ? ASKING : undefined)
+    )
+    const context: Routes.RouteContext = { fleet, catalog, outbound, inFlight, client: client.client }
     const subscriptions = yield* Subscriptions.make(fleet, catalog)
     const logging = Logging.make(inFlight, outbound)
     const management = yield* Management.make(fleet, subscriptions, outbound)
 
-    const client = fleet.relay === undefined ? undefined : relayClient(inFlight, outbound)
     const handlers: Record<string, Peer.Handler> = {
-      [McpSchema.Method.Initialize]: initialize(fleet.options, client?.client),
+      [McpSchema.Method.Initialize]: initialize(fleet.options, client.client),
       ...lists(context, management?.tools ?? []),
       [McpSchema.Method.ToolsCall]: management === undefined
         ? Routes.callTool(context)
@@ -176,13 +181,17 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
 
     return {
       handlers,
-      start: (peer) =>
-        fleet.relay === undefined || client === undefined ? Effect.void : joinRelay(fleet.relay, client, peer)
+      start: (peer) => {
+        client.setPeer(peer)
+        return fleet.relay === undefined ? Effect.void : joinRelay(fleet.relay, client.client, peer)
+      }
     }
   })
 
-// A client as the relay sees it; its requests go out through the Peer it is given.
-const relayClient = (inFlight: InFlight, outbound: Outbound) => {
+const ASKING = { approver: true }
+
+// The client as the relay and the routes see it; its requests go out through the Peer it is given.
+const makeClient = (inFlight: InFlight, outbound: Outbound) => {
   let peer: Peer.Peer | undefined
   const client: Relay.RelayClient = {
     capabilities: undefined,
@@ -201,15 +210,14 @@ const relayClient = (inFlight: InFlight, outbound: Outbound) => {
 // once it is initialized and again whenever it says they changed.
 const joinRelay = (
   relay: Relay.Relay,
-  client: ReturnType<typeof relayClient>,
+  client: Relay.RelayClient,
   peer: Peer.Peer
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
-    client.setPeer(peer)
-    yield* Relay.register(relay, client.client)
-    const roots = Relay.fetchRoots(relay, client.client, peer.request(McpSchema.Method.RootsList))
+    yield* Relay.register(relay, client)
+    const roots = Relay.fetchRoots(relay, client, peer.request(McpSchema.Method.RootsList))
     const notifications = yield* peer.subscribe
-    if (client.client.capabilities !== undefined) yield* Effect.forkScoped(roots)
+    if (client.capabilities !== undefined) yield* Effect.forkScoped(roots)
     yield* Queue.take(notifications).pipe(
       Effect.flatMap((notification) =>
         notification.method === McpSchema.Method.Initialized ||

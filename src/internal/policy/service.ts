@@ -52,7 +52,11 @@ const filterWith = (rules: Rules.Compiled, catalog: Catalog.Catalog, approver: b
 interface Env extends Parts {
   readonly compiled: () => Rules.Compiled
   readonly lookup: (name: string) => Effect.Effect<Catalog.ToolEntry, McpError.McpError>
-  readonly judge: (entry: Catalog.ToolEntry, rules: Rules.Compiled) => Effect.Effect<Rules.Judged, McpError.McpError>
+  readonly judge: (
+    entry: Catalog.ToolEntry,
+    rules: Rules.Compiled,
+    ownApprover?: boolean
+  ) => Effect.Effect<Rules.Judged, McpError.McpError>
   readonly check: Check
   readonly limiter: Limiter
   readonly auditor: Auditor
@@ -71,12 +75,14 @@ const approve = (
   env: Env,
   entry: Catalog.ToolEntry,
   decision: Rules.Judged,
-  args: Record<string, unknown> | undefined
-) =>
-  Option.isNone(env.approval) || decision.action !== "ask"
+  args: Record<string, unknown> | undefined,
+  own: Policy.Approval["approve"] | undefined
+) => {
+  const approver = own ?? Option.getOrUndefined(env.approval)?.approve
+  return approver === undefined || decision.action !== "ask"
     ? Effect.void
     : Effect.flatMap(
-      env.approval.value.approve({
+      approver({
         server: entry.server,
         tool: entry.tool.name,
         name: entry.name,
@@ -89,6 +95,7 @@ const approve = (
         return Effect.fail(denied(entry, { ...decision, action: "deny", reason: declined }))
       }
     )
+}
 
 const callTool = (env: Env): Policy.Policy["callTool"] =>
   traced("Policy.callTool")((name, args, options) =>
@@ -108,12 +115,12 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
       const run = Effect.gen(function*() {
         const entry = yield* env.lookup(name)
         facts.entry = entry
-        const decision = yield* env.judge(entry, rules).pipe(
+        const decision = yield* env.judge(entry, rules, options?.approve !== undefined).pipe(
           Effect.tapError((error) => Effect.sync(() => facts.rule = (error.reason as McpError.DeniedReason).rule))
         )
         facts.rule = decision.source
         yield* Effect.tapError(env.check(entry, args), () => Effect.sync(() => facts.invalid = true))
-        yield* approve(env, entry, decision, args)
+        yield* approve(env, entry, decision, args, options?.approve)
         const resolved = Rules.resolveLimits(rules, Rules.targetOf(entry))
         const result = yield* env.limiter.limited(
           entry,
@@ -170,8 +177,12 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
       })
 
     // The decision on a tool; a denied tool fails here.
-    const judge = (entry: Catalog.ToolEntry, rules: Rules.Compiled): Effect.Effect<Rules.Judged, McpError.McpError> => {
-      const decision = Rules.decide(rules, Rules.targetOf(entry), approver)
+    const judge = (
+      entry: Catalog.ToolEntry,
+      rules: Rules.Compiled,
+      ownApprover = false
+    ): Effect.Effect<Rules.Judged, McpError.McpError> => {
+      const decision = Rules.decide(rules, Rules.targetOf(entry), approver || ownApprover)
       return decision.action === "deny" ? Effect.fail(denied(entry, decision)) : Effect.succeed(decision)
     }
     const check = makeCheck()
@@ -186,7 +197,7 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
     }
 
     return {
-      filter: (catalog) => filterWith(compiled, catalog, approver),
+      filter: (catalog, options) => filterWith(compiled, catalog, approver || options?.approver === true),
       catalog: Stream.zipLatestWith(
         registry.catalog.changes,
         state.changes,
