@@ -11,6 +11,7 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
+import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CLI, cliEnv, removeTempDirs } from "./support/cli.js"
 import { eventually, everythingServer, httpGateway, tempConfig } from "./support/gateway.js"
@@ -106,44 +107,17 @@ const flows = (connect: (capable: boolean) => Promise<Client>) => {
   }, 30_000)
 }
 
-describe("Gateway as the fleet's host over stdio (SDK client)", () => {
-  const config = tempConfig({ everything: everythingServer })
-  flows(async (capable) => {
-    const transport = new StdioClientTransport({
-      command: CLI[0],
-      args: [...CLI.slice(1), "serve", "--stdio", "--config", config.file],
-      env: { ...process.env, ...cliEnv() } as Record<string, string>,
-      stderr: "pipe"
-    })
-    transport.stderr?.on("data", () => {})
-    const client = hostClient(capable)
-    await client.connect(transport)
-    return client
-  })
-  afterAll(() => {
-    config.remove()
-    removeTempDirs()
-  })
-})
-
-describe("Gateway as the fleet's host over Streamable HTTP (SDK client)", () => {
-  const config = tempConfig({ everything: everythingServer })
-  let gateway: Awaited<ReturnType<typeof httpGateway>> | undefined
-  const connect = async (capable: boolean) => {
-    gateway ??= await httpGateway(config.file, {}, { clientHost: true, policy: { ask: [ASKED] } })
-    const client = hostClient(capable)
-    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)))
-    return client
-  }
-  flows(connect)
-
+// An `ask` rule on ASKED, answered by the calling client.
+const askFlows = (connect: (capable: boolean) => Promise<Client>) =>
   describe("an `ask` rule", () => {
     let capable: Client
     let plain: Client
     beforeAll(async () => {
       capable = await connect(true)
       plain = await connect(false)
-    }, 60_000)
+      await eventually(() => toolsOf(capable), (names) => names.includes(ASKED), 60_000)
+      await eventually(() => toolsOf(plain), (names) => READY.every((name) => names.includes(name)), 60_000)
+    }, 90_000)
     afterAll(async () => {
       await capable?.close()
       await plain?.close()
@@ -181,6 +155,45 @@ describe("Gateway as the fleet's host over Streamable HTTP (SDK client)", () => 
       expect(outcome).toContain(ASKED)
     }, 30_000)
   })
+
+describe("Gateway as the fleet's host over stdio (SDK client)", () => {
+  const config = tempConfig({ everything: everythingServer })
+  fs.writeFileSync(
+    config.file,
+    JSON.stringify({ mcpServers: { everything: everythingServer }, policy: { ask: [ASKED] } })
+  )
+  const connect = async (capable: boolean) => {
+    const transport = new StdioClientTransport({
+      command: CLI[0],
+      args: [...CLI.slice(1), "serve", "--stdio", "--config", config.file],
+      env: { ...process.env, ...cliEnv() } as Record<string, string>,
+      stderr: "pipe"
+    })
+    transport.stderr?.on("data", () => {})
+    const client = hostClient(capable)
+    await client.connect(transport)
+    return client
+  }
+  flows(connect)
+  askFlows(connect)
+  afterAll(() => {
+    config.remove()
+    removeTempDirs()
+  })
+})
+
+describe("Gateway as the fleet's host over Streamable HTTP (SDK client)", () => {
+  const config = tempConfig({ everything: everythingServer })
+  let gateway: Awaited<ReturnType<typeof httpGateway>> | undefined
+  const connect = async (capable: boolean) => {
+    gateway ??= await httpGateway(config.file, {}, { clientHost: true, policy: { ask: [ASKED] } })
+    const client = hostClient(capable)
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)))
+    return client
+  }
+  flows(connect)
+
+  askFlows(connect)
   afterAll(async () => {
     await gateway?.close()
     config.remove()
