@@ -103,6 +103,16 @@ export interface Options {
    * announced with list_changed. Default: 3 s.
    */
   readonly settle?: Duration.DurationInput | undefined
+  /**
+   * The names clients see for tools and prompts. `"qualified"` (default): every one as
+   * `mcp__<server>__<name>`, the same whatever else the fleet holds. `"plain"`: a server's
+   * own name when no other server of the fleet has a tool (or prompt) of that name, so a
+   * host fronting one server sees that server's names; every one that shares a name is
+   * qualified. A name never moves to another server: when a server joins with a name
+   * already served plainly, both become qualified (with list_changed) and a call by the
+   * plain name is refused as unknown. Qualified names are accepted in both modes.
+   */
+  readonly naming?: "qualified" | "plain" | undefined
 }
 
 /**

@@ -65,6 +65,13 @@ export const serve = Command.make("serve", {
         "(default 3s; 0: not at all); later joiners are announced with list_changed"
     ),
     Options.withDefault("3s")
+  ),
+  naming: Options.choice("naming", ["qualified", "plain"]).pipe(
+    Options.withDescription(
+      "Tool and prompt names: qualified (mcp__<server>__<name>, the default) or plain (a server's own name " +
+        "unless another server has it too; those are qualified)"
+    ),
+    Options.withDefault("qualified" as const)
   )
 }, (given) =>
   Effect.gen(function*() {
@@ -95,13 +102,14 @@ export const serve = Command.make("serve", {
         Effect.provideService(Gateway.ClientHost, Context.get(host, Gateway.ClientHost))
       )
     if (given.stdio) {
-      yield* gateway(Gateway.serveStdio({ settle: settle.value }))
+      yield* gateway(Gateway.serveStdio({ settle: settle.value, naming: given.naming }))
       // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
       // 2 s), so the fleet goes now, well within that.
       return yield* Stdio.beginShutdown(STDIN_END_BUDGET)
     }
     const url = yield* gateway(Gateway.serveHttp({
       settle: settle.value,
+      naming: given.naming,
       port: Option.getOrThrow(given.http),
       host: given.host,
       path: given.path,

@@ -18,6 +18,7 @@ import type * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
+import * as Naming from "./naming.js"
 import type { Relay } from "./relay.js"
 
 /**
@@ -45,6 +46,7 @@ export interface CoreOptions {
   readonly instructions: string | undefined
   readonly listChangedDebounce: Duration.DurationInput
   readonly settle: Duration.DurationInput
+  readonly naming: Naming.Naming
 }
 
 /** The defaults of the MCP side. */
@@ -54,12 +56,14 @@ export const resolveOptions = (options: {
   readonly instructions?: string | undefined
   readonly listChangedDebounce?: Duration.DurationInput | undefined
   readonly settle?: Duration.DurationInput | undefined
+  readonly naming?: Naming.Naming | undefined
 }): CoreOptions => ({
   pageSize: Math.max(1, Math.floor(options.pageSize ?? 100)),
   serverInfo: options.serverInfo ?? { name: "mcp-fleet", version: "0.1.0" },
   instructions: options.instructions,
   listChangedDebounce: options.listChangedDebounce ?? Duration.millis(100),
-  settle: options.settle ?? Duration.seconds(3)
+  settle: options.settle ?? Duration.seconds(3),
+  naming: options.naming ?? "qualified"
 })
 
 /** A list whose change the clients are told about. */
@@ -100,14 +104,17 @@ export type MakeManagement = (
   subscriber: McpManagementTools.ResourceSubscriber
 ) => Effect.Effect<McpManagementTools.McpManagementTools, never, Scope.Scope>
 
-/** What clients see of each list, to tell real changes from catalog rebuilds that changed nothing. */
-export const fingerprints = (catalog: Catalog.Catalog): Record<ListKind, string> => ({
-  tools: JSON.stringify(catalog.tools.map((entry) => [entry.name, entry.tool])),
+/**
+ * What clients see of each list, under the names they see, to tell real changes from
+ * catalog rebuilds that changed nothing.
+ */
+export const fingerprints = (view: Naming.View): Record<ListKind, string> => ({
+  tools: JSON.stringify([...view.tools].map(([name, entry]) => [name, entry.tool])),
   resources: JSON.stringify([
-    catalog.resources.map((entry) => entry.resource),
-    catalog.templates.map((entry) => entry.template)
+    view.catalog.resources.map((entry) => entry.resource),
+    view.catalog.templates.map((entry) => entry.template)
   ]),
-  prompts: JSON.stringify(catalog.prompts.map((entry) => [entry.name, entry.prompt]))
+  prompts: JSON.stringify([...view.prompts].map(([name, entry]) => [name, entry.prompt]))
 })
 
 /** The lists whose fingerprints differ. */
@@ -132,8 +139,9 @@ export const makeFleet = (
     yield* Effect.addFinalizer(() => PubSub.shutdown(listChanged))
     // Both views: clients that answer `ask` by elicitation also list the tools under it.
     const seen = (catalog: Catalog.Catalog) => {
-      const plain = fingerprints(policy.filter(catalog))
-      return { ...plain, tools: `${plain.tools}\n${fingerprints(policy.filter(catalog, { approver: true })).tools}` }
+      const shown = (visible: Catalog.Catalog) => fingerprints(Naming.view(options.naming, catalog, visible))
+      const plain = shown(policy.filter(catalog))
+      return { ...plain, tools: `${plain.tools}\n${shown(policy.filter(catalog, { approver: true })).tools}` }
     }
     let last = seen(yield* SubscriptionRef.get(registry.catalog))
     yield* (policy.catalog ?? registry.catalog.changes).pipe(

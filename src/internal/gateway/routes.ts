@@ -7,7 +7,6 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as Catalog from "../../Catalog.js"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
@@ -16,6 +15,7 @@ import { askClient } from "./approval.js"
 import { handlerError, invalidParams, resourceNotFound, toolFailure, unknownName } from "./errors.js"
 import type { Fleet } from "./fleet.js"
 import type { InFlight } from "./inFlight.js"
+import * as Naming from "./naming.js"
 import { elicitsForms, type RelayClient } from "./relay.js"
 import { ownerOf } from "./resources.js"
 import type { Outbound } from "./session.js"
@@ -23,8 +23,8 @@ import type { Outbound } from "./session.js"
 /** What the routed handlers of one session work with. */
 export interface RouteContext {
   readonly fleet: Fleet
-  /** The catalog as this session's client may see it. */
-  readonly catalog: Effect.Effect<Catalog.Catalog>
+  /** The catalog as this session's client may see it, under the names it sees. */
+  readonly catalog: Effect.Effect<Naming.View>
   readonly outbound: Outbound
   readonly inFlight: InFlight
   /** The session's client: what it declared, and requests to it. */
@@ -56,8 +56,8 @@ const progressOf = (outbound: Outbound, request: JsonRpc.Request): Pick<Peer.Req
 // then `f` runs on the catalog as it is once the fleet has settled (within the settle window).
 const inCatalog = <A, E>(
   context: RouteContext,
-  has: (catalog: Catalog.Catalog) => boolean,
-  f: (catalog: Catalog.Catalog) => Effect.Effect<A, E>
+  has: (view: Naming.View) => boolean,
+  f: (view: Naming.View) => Effect.Effect<A, E>
 ): Effect.Effect<A, E> =>
   Effect.flatMap(
     context.catalog,
@@ -75,18 +75,19 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
   const meta = request.params?._meta
   // The client's _meta goes on, except its progress token: the gateway has its own.
   const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
-  return inCatalog(context, (catalog) => catalog.toolsByName.has(name), (current) => {
-    const entry = current.toolsByName.get(name)
+  const find = (view: Naming.View) => Naming.lookup(view.tools, view.catalog.toolsByName, name)
+  return inCatalog(context, (view) => find(view) !== undefined, (current) => {
+    const entry = find(current)
     if (entry === undefined) {
       // A quarantined tool is refused with how to approve it; any other is unknown.
       return Effect.flatMap(context.fleet.registry.drifted, (drifts) => {
         const held = ToolPins.heldBack(drifts, name)
         return held === undefined
-          ? Effect.fail(unknownName("tool", name, current.toolsByName.keys()))
+          ? Effect.fail(unknownName("tool", name, current.tools.keys()))
           : toolFailure(held)
       })
     }
-    const call = context.fleet.policy.callTool(name, args, {
+    const call = context.fleet.policy.callTool(entry.name, args, {
       ...progressOf(context.outbound, request),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(context.client, request.id) } : {}),
@@ -104,8 +105,8 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
 export const readResource = (context: RouteContext): Peer.Handler => (request) => {
   const uri = request.params?.uri
   if (typeof uri !== "string") return Effect.fail(invalidParams("resources/read needs a string 'uri'"))
-  return inCatalog(context, (catalog) => ownerOf(catalog, uri) !== undefined, (current) => {
-    const server = ownerOf(current, uri)
+  return inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
+    const server = ownerOf(current.catalog, uri)
     if (server === undefined) return Effect.fail(resourceNotFound(uri))
     return context.inFlight.track(server, request.id, context.fleet.registry.readResource(server, uri)).pipe(
       Effect.mapError(handlerError)
@@ -113,14 +114,15 @@ export const readResource = (context: RouteContext): Peer.Handler => (request) =
   })
 }
 
-/** prompts/get, by qualified name. */
+/** prompts/get, by the name the client sees (or the qualified one). */
 export const getPrompt = (context: RouteContext): Peer.Handler => (request) => {
   const name = request.params?.name
   if (typeof name !== "string") return Effect.fail(invalidParams("prompts/get needs a string 'name'"))
   const args = request.params?.arguments
-  return inCatalog(context, (catalog) => catalog.promptsByName.has(name), (current) => {
-    const entry = current.promptsByName.get(name)
-    if (entry === undefined) return Effect.fail(unknownName("prompt", name, current.promptsByName.keys()))
+  const find = (view: Naming.View) => Naming.lookup(view.prompts, view.catalog.promptsByName, name)
+  return inCatalog(context, (view) => find(view) !== undefined, (current) => {
+    const entry = find(current)
+    if (entry === undefined) return Effect.fail(unknownName("prompt", name, current.prompts.keys()))
     return context.inFlight.track(
       entry.server,
       request.id,
@@ -143,12 +145,13 @@ type CompletionTarget = {
 // The server and reference a completion's `ref` names, an error, or undefined when no
 // server owns the resource (so there is nothing to suggest).
 const completionTarget = (
-  current: Catalog.Catalog,
+  view: Naming.View,
   ref: Record<string, unknown>
 ): CompletionTarget | Peer.HandlerError | undefined => {
+  const current = view.catalog
   if (ref.type === "ref/prompt" && typeof ref.name === "string") {
-    const entry = current.promptsByName.get(ref.name)
-    if (entry === undefined) return unknownName("prompt", ref.name, current.promptsByName.keys())
+    const entry = Naming.lookup(view.prompts, current.promptsByName, ref.name)
+    if (entry === undefined) return unknownName("prompt", ref.name, view.prompts.keys())
     return { server: entry.server, ref: { ...ref, type: "ref/prompt", name: entry.prompt.name } }
   }
   if (ref.type === "ref/resource" && typeof ref.uri === "string") {

@@ -10,7 +10,6 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type * as Catalog from "../../Catalog.js"
 import type * as JsonRpc from "../../JsonRpc.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -21,6 +20,7 @@ import { type CoreOptions, type Fleet, listChangedMethod } from "./fleet.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
 import * as Management from "./management.js"
+import * as Naming from "./naming.js"
 import { page } from "./paging.js"
 import * as Relay from "./relay.js"
 import * as Routes from "./routes.js"
@@ -101,24 +101,28 @@ const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>
   const size = context.fleet.options.pageSize
   const current = Effect.zipRight(context.fleet.settled, context.catalog)
   const list =
-    (kind: string, key: string, items: (catalog: Catalog.Catalog) => ReadonlyArray<unknown>): Peer.Handler =>
-    (request) => Effect.flatMap(current, (catalog) => page(kind, key, items(catalog), request, size))
+    (kind: string, key: string, items: (view: Naming.View) => ReadonlyArray<unknown>): Peer.Handler => (request) =>
+      Effect.flatMap(current, (view) => page(kind, key, items(view), request, size))
   return {
     [McpSchema.Method.ToolsList]: list(
       "tools",
       "tools",
-      (c) => [...c.tools.map((entry) => ({ ...entry.tool, name: entry.name })), ...more]
+      (v) => [...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]
     ),
-    [McpSchema.Method.ResourcesList]: list("resources", "resources", (c) => c.resources.map((entry) => entry.resource)),
+    [McpSchema.Method.ResourcesList]: list(
+      "resources",
+      "resources",
+      (v) => v.catalog.resources.map((entry) => entry.resource)
+    ),
     [McpSchema.Method.ResourcesTemplatesList]: list(
       "templates",
       "resourceTemplates",
-      (c) => c.templates.map((entry) => entry.template)
+      (v) => v.catalog.templates.map((entry) => entry.template)
     ),
     [McpSchema.Method.PromptsList]: list(
       "prompts",
       "prompts",
-      (c) => c.prompts.map((entry) => ({ ...entry.prompt, name: entry.name }))
+      (v) => [...v.prompts].map(([name, entry]) => ({ ...entry.prompt, name }))
     )
   }
 }
@@ -135,10 +139,15 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
     // A client that answers elicitation approves `ask` tools itself: it lists them too.
     const catalog = Effect.map(
       SubscriptionRef.get(fleet.registry.catalog),
-      (current) => fleet.policy.filter(current, Relay.elicitsForms(client.client.capabilities) ? ASKING : undefined)
+      (current) =>
+        Naming.view(
+          fleet.options.naming,
+          current,
+          fleet.policy.filter(current, Relay.elicitsForms(client.client.capabilities) ? ASKING : undefined)
+        )
     )
     const context: Routes.RouteContext = { fleet, catalog, outbound, inFlight, client: client.client }
-    const subscriptions = yield* Subscriptions.make(fleet, catalog)
+    const subscriptions = yield* Subscriptions.make(fleet, Effect.map(catalog, (view) => view.catalog))
     const logging = Logging.make(inFlight, outbound)
     const management = yield* Management.make(fleet, subscriptions, outbound)
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Catalog from "../../../src/Catalog.js"
-import { changedLists, fingerprints, listChangedMethod } from "../../../src/internal/gateway/fleet.js"
+import { changedLists, fingerprints as fingerprintsOf, listChangedMethod } from "../../../src/internal/gateway/fleet.js"
+import * as Naming from "../../../src/internal/gateway/naming.js"
+
+const fingerprints = (catalog: Catalog.Catalog) => fingerprintsOf(Naming.view("qualified", catalog, catalog))
 
 const withTools = (...names: Array<string>) =>
   Catalog.make(
