@@ -65,7 +65,11 @@ interface Setup {
 
 const setup = (
   servers: ReadonlyArray<ServerSpec.ServerSpec>,
-  options: { readonly pageSize?: number; readonly callTool?: PolicyLike["callTool"] } = {}
+  options: {
+    readonly pageSize?: number
+    readonly callTool?: PolicyLike["callTool"]
+    readonly naming?: "qualified" | "plain"
+  } = {}
 ) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.make({ servers }).pipe(Effect.provide(Platform))
@@ -73,7 +77,7 @@ const setup = (
     const fleet = yield* makeFleet(
       registry,
       openPolicy(registry, options.callTool),
-      resolveOptions({ pageSize: options.pageSize, listChangedDebounce: "20 millis" })
+      resolveOptions({ pageSize: options.pageSize, listChangedDebounce: "20 millis", naming: options.naming })
     )
     const connect = Effect.gen(function*() {
       const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
@@ -362,6 +366,72 @@ describe("Gateway (in memory)", () => {
         })
         expect(progress).toEqual([1, 2, 3])
       }
+    }))
+
+  it.scopedLive("plain naming: servers' own names where unique, qualified where shared; calls, prompts and completion follow", () =>
+    Effect.gen(function*() {
+      const completing = fake("gamma", {
+        capabilities: { prompts: {}, completions: {} },
+        prompts: [{ prompt: { name: "greet" }, get: () => ({ messages: [] }) }, {
+          prompt: { name: "farewell" },
+          get: () => ({ messages: [] })
+        }],
+        handlers: {
+          "completion/complete": (request) =>
+            Effect.succeed({ completion: { values: [`gamma:${(request.params as any).ref.name}`] } })
+        }
+      })
+      const { connect } = yield* setup([...twoServers, completing], { naming: "plain" })
+      const client = yield* clientOf(yield* connect)
+      expect((yield* client.listTools()).map((t) => t.name).sort()).toEqual([
+        "add",
+        "fail",
+        "mcp__alpha__echo",
+        "mcp__beta__echo",
+        "multiply"
+      ])
+      expect(yield* client.callTool("multiply", { x: 1 })).toMatchObject({ content: [{ text: `multiply:{"x":1}` }] })
+      expect(yield* client.callTool("mcp__beta__echo", {})).toMatchObject({ content: [{ text: "echo:{}" }] })
+      // A qualified name is accepted even where the plain one is listed.
+      expect(yield* client.callTool("mcp__alpha__add", {})).toMatchObject({ content: [{ text: "add:{}" }] })
+      // A shared name is no one's: refused, with the qualified names to choose from.
+      const shared = failure(yield* Effect.exit(client.callTool("echo", {})))
+      expect(shared.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+      expect((shared.reason as McpError.ProtocolReason).message).toContain("mcp__alpha__echo")
+
+      expect((yield* client.listPrompts()).map((p) => p.name).sort()).toEqual([
+        "farewell",
+        "mcp__alpha__greet",
+        "mcp__gamma__greet"
+      ])
+      expect(yield* client.getPrompt("mcp__alpha__greet", { who: "you" })).toMatchObject({
+        messages: [{ content: { text: "hi you" } }]
+      })
+      // Completion refs name prompts as the client sees them; the server gets its own name.
+      const completion = yield* client.complete({ type: "ref/prompt", name: "farewell" }, { name: "a", value: "" })
+      expect(completion.completion.values).toEqual(["gamma:farewell"])
+    }))
+
+  it.scopedLive("plain naming: a server joining with a name served plainly makes both qualified, with list_changed", () =>
+    Effect.gen(function*() {
+      const alpha = fake("alpha", { tools: [tool("echo")] })
+      const { connect, registry } = yield* setup([alpha], { naming: "plain" })
+      const client = yield* clientOf(yield* connect)
+      const seen = yield* client.subscribe
+      expect((yield* client.listTools()).map((t) => t.name)).toEqual(["echo"])
+      expect(yield* client.callTool("echo", { n: 1 })).toMatchObject({ content: [{ text: `echo:{"n":1}` }] })
+
+      yield* registry.reconcile([alpha, fake("beta", { tools: [tool("echo")] })])
+      expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
+      expect((yield* client.listTools()).map((t) => t.name).sort()).toEqual(["mcp__alpha__echo", "mcp__beta__echo"])
+      // The plain name is not re-routed to either server.
+      const moved = failure(yield* Effect.exit(client.callTool("echo", {})))
+      expect(moved.reason).toMatchObject({ _tag: "Protocol", code: -32602 })
+
+      yield* registry.reconcile([alpha])
+      expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
+      expect((yield* client.listTools()).map((t) => t.name)).toEqual(["echo"])
+      expect(yield* client.callTool("echo", {})).toMatchObject({ content: [{ text: "echo:{}" }] })
     }))
 
   it.scopedLive("log messages of a routed call go to its caller; completion and subscriptions are routed", () =>
