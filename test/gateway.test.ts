@@ -147,6 +147,44 @@ describe("Gateway over stdio (SDK client)", () => {
   }, 30_000)
 })
 
+describe("Gateway over stdio with --naming plain (SDK client)", () => {
+  const marker = randomUUID()
+  let client: Client
+  let config: ReturnType<typeof tempConfig>
+
+  beforeAll(async () => {
+    config = tempConfig({ slow: slowServer("slow") })
+    const transport = new StdioClientTransport({
+      command: CLI[0],
+      args: [...CLI.slice(1), "serve", "--stdio", "--naming", "plain", "--config", config.file],
+      env: { ...process.env, ...cliEnv(), MCP_FLEET_GATEWAY_TEST: marker } as Record<string, string>,
+      stderr: "pipe"
+    })
+    transport.stderr?.on("data", () => {})
+    client = sdkClient()
+    await client.connect(transport)
+  }, 60_000)
+
+  afterAll(async () => {
+    await client?.close()
+    const left = await Effect.runPromise(
+      Effect.suspend(() => {
+        const pids = survivors("MCP_FLEET_GATEWAY_TEST", marker).map((line) => Number(line.split(" ")[0]))
+        return waitGone(pids, 10_000)
+      })
+    )
+    expect(Object.values(left).filter((state) => state === "alive")).toEqual([])
+    config?.remove()
+    removeTempDirs()
+  }, 30_000)
+
+  it("lists the one server's tools under their own names and calls them by those names", async () => {
+    const names = await eventually(() => allTools(client), (names) => names.includes("echo"), 30_000)
+    expect(names).not.toContain("mcp__slow__echo")
+    expect(textOf(await client.callTool({ name: "echo", arguments: { text: "hi" } }))).toBe("slow:hi")
+  }, 60_000)
+})
+
 describe("Gateway over Streamable HTTP (SDK client)", () => {
   let gateway: Awaited<ReturnType<typeof httpGateway>>
   let client: Client
