@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Catalog from "../../Catalog.js"
 import type * as McpError from "../../McpError.js"
-import type * as McpManagementTools from "../../McpManagementTools.js"
+import * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
@@ -104,6 +104,10 @@ export type MakeManagement = (
   subscriber: McpManagementTools.ResourceSubscriber
 ) => Effect.Effect<McpManagementTools.McpManagementTools, never, Scope.Scope>
 
+/** The tool names the gateway serves itself: no server's tool is listed under one. */
+export const reservedNames = (management: MakeManagement | undefined): (name: string) => boolean =>
+  management === undefined ? () => false : McpManagementTools.isManagementTool
+
 /**
  * What clients see of each list, under the names they see, to tell real changes from
  * catalog rebuilds that changed nothing.
@@ -139,7 +143,8 @@ export const makeFleet = (
     yield* Effect.addFinalizer(() => PubSub.shutdown(listChanged))
     // Both views: clients that answer `ask` by elicitation also list the tools under it.
     const seen = (catalog: Catalog.Catalog) => {
-      const shown = (visible: Catalog.Catalog) => fingerprints(Naming.view(options.naming, catalog, visible))
+      const shown = (visible: Catalog.Catalog) =>
+        fingerprints(Naming.view(options.naming, catalog, visible, reservedNames(management)))
       const plain = shown(policy.filter(catalog))
       return { ...plain, tools: `${plain.tools}\n${shown(policy.filter(catalog, { approver: true })).tools}` }
     }

@@ -4,7 +4,8 @@
  * the fleet has it, the qualified name for every one that shares it — so a name never moves
  * from one server to another: when a second server with the same name joins, both become
  * qualified (the clients get list_changed) and a call by the plain name is refused as
- * unknown. Qualified names are always accepted, listed or not.
+ * unknown. Qualified names are always accepted, listed or not; names the gateway serves itself
+ * (the management tools) are never given to a server's tool.
  *
  * @internal
  */
@@ -26,12 +27,13 @@ export interface View {
 export const lookup = <A>(listed: ReadonlyMap<string, A>, qualified: ReadonlyMap<string, A>, name: string) =>
   listed.get(name) ?? qualified.get(name)
 
-// The name of each entry: its original when no other entry of the fleet has that original
-// and it is no other entry's qualified name (so qualified names stay unambiguous), else the
-// qualified name.
+// The name of each entry: its original when no other entry of the fleet has that original,
+// it is no other entry's qualified name (so qualified names stay unambiguous) and not
+// reserved, else the qualified name.
 const plainNames = <A extends { readonly name: string }>(
   fleet: ReadonlyArray<A>,
-  original: (entry: A) => string
+  original: (entry: A) => string,
+  reserved: (name: string) => boolean
 ): Map<string, string> => {
   const count = new Map<string, number>()
   for (const entry of fleet) count.set(original(entry), (count.get(original(entry)) ?? 0) + 1)
@@ -39,7 +41,7 @@ const plainNames = <A extends { readonly name: string }>(
   const names = new Map<string, string>()
   for (const entry of fleet) {
     const own = original(entry)
-    const plain = count.get(own) === 1 && (own === entry.name || !qualified.has(own))
+    const plain = count.get(own) === 1 && (own === entry.name || !qualified.has(own)) && !reserved(own)
     names.set(entry.name, plain ? own : entry.name)
   }
   return names
@@ -53,15 +55,20 @@ const under = <A extends { readonly name: string }>(
 /**
  * The view of `visible` (the catalog a client may see) under `naming`; `fleet` is the
  * whole catalog, which decides which names collide, so every client sees the same names
- * whatever the policy hides from it.
+ * whatever the policy hides from it; `reserved` tool names are the gateway's own.
  */
-export const view = (naming: Naming, fleet: Catalog.Catalog, visible: Catalog.Catalog): View => {
+export const view = (
+  naming: Naming,
+  fleet: Catalog.Catalog,
+  visible: Catalog.Catalog,
+  reserved: (name: string) => boolean = () => false
+): View => {
   if (naming === "qualified") {
     return { catalog: visible, tools: visible.toolsByName, prompts: visible.promptsByName }
   }
   return {
     catalog: visible,
-    tools: under(visible.tools, plainNames(fleet.tools, (entry) => entry.tool.name)),
-    prompts: under(visible.prompts, plainNames(fleet.prompts, (entry) => entry.prompt.name))
+    tools: under(visible.tools, plainNames(fleet.tools, (entry) => entry.tool.name, reserved)),
+    prompts: under(visible.prompts, plainNames(fleet.prompts, (entry) => entry.prompt.name, () => false))
   }
 }

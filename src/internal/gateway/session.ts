@@ -16,7 +16,7 @@ import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
 import { Transport } from "../../Transport.js"
-import { type CoreOptions, type Fleet, listChangedMethod } from "./fleet.js"
+import { type CoreOptions, type Fleet, listChangedMethod, reservedNames } from "./fleet.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
 import * as Management from "./management.js"
@@ -143,7 +143,8 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
         Naming.view(
           fleet.options.naming,
           current,
-          fleet.policy.filter(current, Relay.elicitsForms(client.client.capabilities) ? ASKING : undefined)
+          fleet.policy.filter(current, Relay.elicitsForms(client.client.capabilities) ? ASKING : undefined),
+          reservedNames(fleet.management)
         )
     )
     const context: Routes.RouteContext = { fleet, catalog, outbound, inFlight, client: client.client }

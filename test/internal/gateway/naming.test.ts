@@ -59,4 +59,12 @@ describe("gateway naming", () => {
     expect(toolNames(after)).toEqual(["mcp__a__echo"])
     expect(changedLists(fingerprints(before), fingerprints(after))).toContain("tools")
   })
+
+  it("plain: a name the gateway serves itself stays qualified", () => {
+    const fleet = fleetOf({ a: ["ListMcpResources", "echo"] })
+    const view = Naming.view("plain", fleet, fleet, (name) => name === "ListMcpResources")
+    expect(toolNames(view)).toEqual(["echo", "mcp__a__ListMcpResources"])
+    // Only tools: prompts have no names of the gateway's own.
+    expect([...view.prompts.keys()].sort()).toEqual(["ListMcpResources", "echo"])
+  })
 })
