@@ -1,6 +1,7 @@
 /**
  * The fleet served as one MCP server. Clients see every server's tools and prompts under
- * their qualified names (`mcp__<server>__<tool>`) and every resource under its own URI;
+ * their qualified names (`mcp__<server>__<tool>`), or their own names where unique with the
+ * `naming: "plain"` option, and every resource under its own URI;
  * their calls are routed to the owning server (tool calls through the Policy) and answered
  * with its result unchanged. Changes of the fleet reach them as list_changed
  * notifications, progress of a routed call reaches the client that made it, and a client's
