@@ -21,7 +21,7 @@ import { decode } from "./internal/mcpClient/decode.js"
 import { initialize } from "./internal/mcpClient/handshake.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
-import { requestAsTask } from "./internal/mcpClient/tasks.js"
+import { requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
@@ -77,6 +77,11 @@ export interface CallToolOptions extends Peer.RequestOptions {
    * Default: only for a tool whose `execution.taskSupport` is `required`.
    */
   readonly task?: boolean | undefined
+  /**
+   * Told every status of the task the call became, when it runs as one: created, polled,
+   * notified by the server, cancelled.
+   */
+  readonly onTask?: ((task: McpSchema.Task) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -127,6 +132,8 @@ export interface McpClient {
     context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpError>
   readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpError>
+  /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
+  readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
   readonly ping: () => Effect.Effect<void, McpError.McpError>
   /** The server's notifications (list_changed, resources/updated, log messages, progress, ...). */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
@@ -228,7 +235,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     ) => {
       if (!toolsSupported) return unsupported(server, "tools", "call tools")
       let params: Record<string, unknown> = { name, arguments: args ?? {} }
-      let requestOptions = resetOnProgress
+      let requestOptions: TaskOptions = resetOnProgress
       let asTask = false
       if (callOptions !== undefined) {
         const { meta, task, ...rest } = callOptions

@@ -1143,6 +1143,20 @@ export const CreateTaskResult = Schema.Struct({
  */
 export interface CreateTaskResult extends Schema.Schema.Type<typeof CreateTaskResult> {}
 
+/**
+ * A page of `tasks/list` (2025-11-25).
+ *
+ * @since 0.2.0
+ */
+export const ListTasksResult = paginatedResult({ tasks: Schema.Array(Task) }).annotations({
+  identifier: "ListTasksResult"
+})
+
+/**
+ * @since 0.2.0
+ */
+export interface ListTasksResult extends Schema.Schema.Type<typeof ListTasksResult> {}
+
 // ---------------------------------------------------------------------------
 // Sampling, elicitation and roots: what a server asks of its client
 // ---------------------------------------------------------------------------
@@ -1560,6 +1574,20 @@ export const CancelledNotification = notification(Method.Cancelled, CancelledNot
 export interface CancelledNotification extends Schema.Schema.Type<typeof CancelledNotification> {}
 
 /**
+ * `notifications/tasks/status` (2025-11-25): a task's new status; its params are the task.
+ *
+ * @since 0.2.0
+ */
+export const TaskStatusNotification = notification(Method.TasksStatus, Task).annotations({
+  identifier: "TaskStatusNotification"
+})
+
+/**
+ * @since 0.2.0
+ */
+export interface TaskStatusNotification extends Schema.Schema.Type<typeof TaskStatusNotification> {}
+
+/**
  * The server notifications this module gives a typed shape.
  *
  * @since 0.1.0
@@ -1571,7 +1599,8 @@ export const KnownServerNotification = Schema.Union(
   ResourceUpdatedNotification,
   LoggingMessageNotification,
   ProgressNotification,
-  CancelledNotification
+  CancelledNotification,
+  TaskStatusNotification
 ).annotations({ identifier: "KnownServerNotification" })
 
 /**

@@ -11,7 +11,14 @@ import type * as McpSchema from "../../McpSchema.js"
 /**
  * What a call may need the server to support.
  */
-export type Feature = "tools" | "resources" | "resources.subscribe" | "prompts" | "completions" | "logging"
+export type Feature =
+  | "tools"
+  | "resources"
+  | "resources.subscribe"
+  | "prompts"
+  | "completions"
+  | "logging"
+  | "tasks.list"
 
 /**
  * Whether a server that declared `capabilities` under `protocolVersion` supports `feature`.
@@ -24,6 +31,8 @@ export const supports = (
   switch (feature) {
     case "resources.subscribe":
       return capabilities.resources?.subscribe === true
+    case "tasks.list":
+      return capabilities.tasks?.list !== undefined
     case "completions":
       // 2024-11-05 had no completions capability: completion came with prompts or resources.
       return capabilities.completions !== undefined ||

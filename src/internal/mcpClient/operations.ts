@@ -41,6 +41,7 @@ export const makeOperations = ({ gate, list, request }: Parts): Pick<
   | "getPrompt"
   | "complete"
   | "setLoggingLevel"
+  | "listTasks"
   | "ping"
 > => {
   const emptyRequest = (feature: Feature, action: string, method: string, params?: Record<string, unknown>) =>
@@ -112,6 +113,9 @@ export const makeOperations = ({ gate, list, request }: Parts): Pick<
     ),
     setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
       emptyRequest("logging", "set the logging level", McpSchema.Method.LoggingSetLevel, { level })
+    ),
+    listTasks: traced("McpClient.listTasks")(() =>
+      list("tasks.list", "list tasks", McpSchema.Method.TasksList, McpSchema.ListTasksResult, (result) => result.tasks)
     ),
     ping: traced("McpClient.ping")(() =>
       Effect.asVoid(request(McpSchema.Method.Ping, undefined, McpSchema.EmptyResult))
