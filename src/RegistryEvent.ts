@@ -1,6 +1,7 @@
 /**
  * What the fleet publishes as it changes: server state changes, catalog differences,
- * tools whose definition drifted from their pin, resource updates and server log messages.
+ * tools whose definition drifted from their pin, resource updates, server log messages and
+ * the status of tasks its calls became.
  *
  * @since 0.1.0
  */
@@ -49,6 +50,18 @@ export type RegistryEvent = Data.TaggedEnum<{
   /** A re-list after list_changed failed; the last good list is kept. */
   RefreshFailed: { readonly server: string; readonly list: "tools" | "resources" | "prompts"; readonly error: McpError }
   ResourceUpdated: { readonly server: string; readonly uri: string }
+  /**
+   * A tool call routed through the fleet runs as a task (2025-11-25), and its status or
+   * status message changed: published when created, and at each change seen by polling or
+   * told by the server, up to its final status.
+   */
+  TaskStatusChanged: {
+    readonly server: string
+    readonly taskId: string
+    readonly tool: string
+    readonly status: McpSchema.Task["status"]
+    readonly statusMessage: string | undefined
+  }
   LogMessage: {
     readonly server: string
     readonly level: McpSchema.LoggingLevel

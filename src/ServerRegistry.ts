@@ -114,6 +114,22 @@ export interface ServerStatus {
   readonly lastError: McpError.McpError | undefined
   /** Facts from the transport, such as the process id. */
   readonly connection: Record<string, unknown> | undefined
+  /** The tool calls routed through the fleet that the server runs as tasks, not yet settled. */
+  readonly tasks: ReadonlyArray<TaskInFlight>
+}
+
+/**
+ * A tool call that runs as a task (2025-11-25) on its server, as last seen.
+ *
+ * @since 0.2.0
+ */
+export interface TaskInFlight {
+  readonly id: string
+  /** The tool's name on its server. */
+  readonly tool: string
+  readonly status: McpSchema.Task["status"]
+  readonly statusMessage: string | undefined
+  readonly createdAt: string | undefined
 }
 
 /**

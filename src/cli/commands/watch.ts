@@ -93,6 +93,15 @@ export const toJson = (happening: Happening, now: number): Record<string, unknow
         logger: happening.logger ?? null,
         data: happening.data
       }
+    case "TaskStatusChanged":
+      return {
+        ...base,
+        server: happening.server,
+        taskId: happening.taskId,
+        tool: happening.tool,
+        status: happening.status,
+        statusMessage: happening.statusMessage ?? null
+      }
   }
 }
 
@@ -140,6 +149,10 @@ export const toText = (happening: Happening, now: number): string => {
     case "LogMessage":
       return `${time}  ${happening.server}: [${happening.level}] ${
         Render.clip(typeof happening.data === "string" ? happening.data : JSON.stringify(happening.data), 100)
+      }`
+    case "TaskStatusChanged":
+      return `${time}  ${happening.server}: task ${happening.taskId} (${happening.tool}) ${happening.status}${
+        happening.statusMessage === undefined ? "" : `: ${Render.clip(happening.statusMessage, 100)}`
       }`
   }
 }

@@ -9,10 +9,17 @@ import * as Effect from "effect/Effect"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
+import type * as McpSchema from "../../McpSchema.js"
 import type { ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import type { ServerActor } from "./serverActor.js"
+
+// The fleet's own onTask and the caller's.
+const both = (
+  own: (task: McpSchema.Task) => Effect.Effect<void>,
+  caller: ((task: McpSchema.Task) => Effect.Effect<void>) | undefined
+) => caller === undefined ? own : (task: McpSchema.Task) => Effect.zipRight(own(task), caller(task))
 
 /**
  * The routes of a registry whose running actors are `actors`.
@@ -65,7 +72,15 @@ export const make = (
           (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
         )
       }
-      return withClient(entry.server, (client) => client.callTool(entry.tool.name, args, callOptions), callOptions)
+      // A call that runs as a task shows in its server's status and events.
+      return Effect.flatMap(actorOf(entry.server), (actor) =>
+        actor.tasks.track(entry.tool.name, (onTask) =>
+          withClient(
+            entry.server,
+            (client) =>
+              client.callTool(entry.tool.name, args, { ...callOptions, onTask: both(onTask, callOptions?.onTask) }),
+            callOptions
+          )))
     })
   )
 

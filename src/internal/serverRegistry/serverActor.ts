@@ -33,6 +33,7 @@ import { changes } from "./listing.js"
 import * as Pinning from "./pinning.js"
 import type * as Session from "./session.js"
 import { supervise, type Switch } from "./supervisor.js"
+import * as Tasks from "./tasks.js"
 
 /**
  * What an actor needs besides its spec.
@@ -74,6 +75,8 @@ export interface ServerActor {
   readonly approve: (tool: string) => Effect.Effect<boolean>
   /** Reviews its tools against the store again (another writer changed its pins). */
   readonly recheck: Effect.Effect<void>
+  /** Its tool calls that run as tasks. */
+  readonly tasks: Tasks.TaskTable
   /** Runs `f` with a ready connection, waiting for one if the server is starting. */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
@@ -195,6 +198,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       }))
     const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : setLists(offered))
 
+    const tasks = Tasks.make(name, masker, publish)
     const auth = new AuthState(spec)
     const core: Session.Core = {
       spec,
@@ -235,7 +239,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
             prompts: shown.prompts.length
           },
           lastError,
-          connection: client === undefined ? undefined : info(connection)
+          connection: client === undefined ? undefined : info(connection),
+          tasks: tasks.inFlight()
         }
       },
       lists: () => shown,
@@ -246,6 +251,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
           (approved) => approved ? Effect.as(recheck, true) : Effect.succeed(false)
         ),
       recheck,
+      tasks,
       withClient: gate.withClient,
       restart: send("restart"),
       authorize: Effect.zipRight(auth.authorize, send("restart")),
