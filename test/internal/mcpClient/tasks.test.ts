@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import * as McpClient from "../../../src/McpClient.js"
 import type * as Peer from "../../../src/Peer.js"
 import * as FakeServer from "../../../src/testing/FakeServer.js"
@@ -113,4 +116,103 @@ describe("tasks", () => {
       expect(methods(fake)).toContain("tasks/cancel")
       expect(fake.requests.find((request) => request.method === "tasks/cancel")!.params).toEqual({ taskId: "t-1" })
     }).pipe(Effect.scoped))
+})
+
+// A FakeServer whose `long` tool runs as a task until `release` is done; its poll interval
+// is 45 s (no other timer's), so a call that ends with the TestClock unmoved did not wait
+// for a poll.
+const serveTasks = (options: Partial<FakeServer.Options> = {}) =>
+  Effect.gen(function*() {
+    const release = yield* Deferred.make<void>()
+    const fake = yield* FakeServer.make({
+      taskPollInterval: 45_000,
+      tools: [{
+        tool: { name: "long", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+        call: (args, context) =>
+          Effect.zipRight(
+            Effect.zipRight(context.status("halfway"), Deferred.await(release)),
+            Effect.succeed({ content: [{ type: "text" as const, text: `long:${JSON.stringify(args)}` }] })
+          )
+      }],
+      ...options
+    })
+    const client = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+    return { fake, client, release }
+  })
+
+// Waits until the call (made with the TestClock at 0) sleeps out its first poll interval.
+const polling = TestClock.sleeps().pipe(
+  Effect.zipLeft(Effect.yieldNow()),
+  Effect.repeat({ until: (sleeps) => Chunk.toReadonlyArray(sleeps).includes(45_000) })
+)
+
+describe("tasks on a FakeServer, on the TestClock", () => {
+  it.scoped("tasks/list gives every task, every page", () =>
+    Effect.gen(function*() {
+      const { client, fake, release } = yield* serveTasks({ pageSize: 1 })
+      const statuses: Array<string> = []
+      const calls = yield* Effect.fork(Effect.all([
+        client.callTool("long", { n: 1 }, { onTask: (task) => Effect.sync(() => statuses.push(task.status)) }),
+        client.callTool("long", { n: 2 })
+      ], { concurrency: "unbounded" }))
+      yield* polling
+      const tasks = yield* client.listTasks()
+      expect(tasks.map((task) => [task.taskId, task.status])).toEqual([["task-1", "working"], ["task-2", "working"]])
+      expect(methods(fake).filter((method) => method === "tasks/list")).toHaveLength(2)
+      yield* Deferred.succeed(release, undefined)
+      yield* TestClock.adjust("45 seconds")
+      const results = yield* Fiber.join(calls)
+      expect(results.map((result) => result.content)).toEqual([
+        [{ type: "text", text: "long:{\"n\":1}" }],
+        [{ type: "text", text: "long:{\"n\":2}" }]
+      ])
+      expect(statuses).toEqual(["working", "completed"])
+    }))
+
+  it.scoped("tasks/list needs the server's tasks.list capability", () =>
+    Effect.gen(function*() {
+      const { client } = yield* serveTasks({
+        capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } } } }
+      })
+      const error = yield* Effect.flip(client.listTasks())
+      expect(error.reason._tag).toBe("Unsupported")
+      expect(error.message).toContain("tasks.list")
+    }))
+
+  it.scoped("a status notification ends the wait before the poll interval", () =>
+    Effect.gen(function*() {
+      const { client, fake, release } = yield* serveTasks({ notifyTaskStatus: true })
+      const call = yield* Effect.fork(client.callTool("long", {}))
+      yield* polling
+      yield* Deferred.succeed(release, undefined)
+      const result = yield* Fiber.join(call)
+      expect(result.content).toEqual([{ type: "text", text: "long:{}" }])
+      expect(methods(fake)).not.toContain("tasks/get")
+      expect(methods(fake).at(-1)).toBe("tasks/result")
+    }))
+
+  it.scoped("without notifications, polling at the interval finds it done", () =>
+    Effect.gen(function*() {
+      const { client, fake, release } = yield* serveTasks()
+      const call = yield* Effect.fork(client.callTool("long", {}))
+      yield* polling
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* Fiber.poll(call)).toEqual(Option.none())
+      yield* TestClock.adjust("45 seconds")
+      expect((yield* Fiber.join(call)).content).toEqual([{ type: "text", text: "long:{}" }])
+      expect(methods(fake).filter((method) => method.startsWith("tasks/"))).toEqual(["tasks/get", "tasks/result"])
+    }))
+
+  it.scoped("interrupting the call cancels the task, and onTask is told", () =>
+    Effect.gen(function*() {
+      const { client } = yield* serveTasks()
+      const statuses: Array<string> = []
+      const call = yield* Effect.fork(
+        client.callTool("long", {}, { onTask: (task) => Effect.sync(() => statuses.push(task.status)) })
+      )
+      yield* polling
+      yield* Fiber.interrupt(call)
+      expect(statuses).toEqual(["working", "cancelled"])
+      expect((yield* client.listTasks()).map((task) => task.status)).toEqual(["cancelled"])
+    }))
 })
