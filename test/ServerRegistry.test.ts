@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
@@ -559,4 +560,62 @@ describe("ServerRegistry", () => {
         expect(why.reason._tag).toBe("Closed")
       }
     }))
+
+  describe("tasks", () => {
+    // A server whose `long` tool runs as a task: it says "halfway", then waits for `release`.
+    const tasking = (release: Deferred.Deferred<void>) =>
+      fake("jobs", {
+        notifyTaskStatus: true,
+        taskPollInterval: 45_000,
+        tools: [{
+          tool: { name: "long", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+          call: (_, context) =>
+            Effect.zipRight(
+              Effect.zipRight(context.status("halfway"), Deferred.await(release)),
+              Effect.succeed(text("done"))
+            )
+        }]
+      })
+    const taskEvent =
+      (status: string, statusMessage?: string) =>
+      (event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "TaskStatusChanged" }> =>
+        event._tag === "TaskStatusChanged" && event.status === status &&
+        (statusMessage === undefined || event.statusMessage === statusMessage)
+
+    it.scoped("a routed call that runs as a task shows in the server's status and events until it is done", () =>
+      Effect.gen(function*() {
+        const release = yield* Deferred.make<void>()
+        const { events, fleet } = yield* started([tasking(release).spec])
+        yield* ready(fleet, ["jobs"])
+        const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
+        const halfway = yield* until(events, taskEvent("working", "halfway"))
+        expect(halfway).toMatchObject({ server: "jobs", taskId: "task-1", tool: "long" })
+        expect((yield* statusOf(fleet, "jobs")).tasks).toEqual([{
+          id: "task-1",
+          tool: "long",
+          status: "working",
+          statusMessage: "halfway",
+          createdAt: "1970-01-01T00:00:00.000Z"
+        }])
+        yield* Deferred.succeed(release, undefined)
+        yield* until(events, taskEvent("completed"))
+        expect((yield* Fiber.join(call)).content).toEqual([{ type: "text", text: "done" }])
+        expect((yield* statusOf(fleet, "jobs")).tasks).toEqual([])
+      }))
+
+    it.scoped("interrupting a routed call cancels its task, published as cancelled", () =>
+      Effect.gen(function*() {
+        const release = yield* Deferred.make<void>()
+        const server = tasking(release)
+        const { events, fleet } = yield* started([server.spec])
+        yield* ready(fleet, ["jobs"])
+        const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
+        yield* until(events, taskEvent("working", "halfway"))
+        yield* Fiber.interrupt(call)
+        yield* until(events, taskEvent("cancelled"))
+        expect(server.handle.current!.requests.find((request) => request.method === "tasks/cancel")?.params)
+          .toEqual({ taskId: "task-1" })
+        expect((yield* statusOf(fleet, "jobs")).tasks).toEqual([])
+      }))
+  })
 })
