@@ -37,21 +37,23 @@ export const make = (
   publish: (event: RegistryEvent) => Effect.Effect<void>
 ): TaskTable => {
   const tasks = new Map<string, TaskInFlight>()
-  const seen = (tool: string, task: McpSchema.Task) =>
+  // `last`: what was last published of each of one call's tasks, so a status seen twice
+  // (polled, then notified) is published once, a settled one included.
+  const seen = (tool: string, last: Map<string, string>, task: McpSchema.Task) =>
     Effect.suspend(() => {
-      const before = tasks.get(task.taskId)
       const statusMessage = task.statusMessage === undefined ? undefined : masker.text(task.statusMessage)
-      if (before !== undefined && before.status === task.status && before.statusMessage === statusMessage) {
-        return Effect.void
+      const key = `${task.status}\n${statusMessage ?? ""}`
+      if (last.get(task.taskId) === key) return Effect.void
+      last.set(task.taskId, key)
+      const inFlight: TaskInFlight = {
+        id: task.taskId,
+        tool,
+        status: task.status,
+        statusMessage,
+        createdAt: task.createdAt
       }
       if (finished(task.status)) tasks.delete(task.taskId)
-      else {tasks.set(task.taskId, {
-          id: task.taskId,
-          tool,
-          status: task.status,
-          statusMessage,
-          createdAt: task.createdAt
-        })}
+      else tasks.set(task.taskId, inFlight)
       return publish(
         RegistryEvent.TaskStatusChanged({ server, taskId: task.taskId, tool, status: task.status, statusMessage })
       )
@@ -60,11 +62,11 @@ export const make = (
     inFlight: () => [...tasks.values()],
     track: (tool, call) =>
       Effect.suspend(() => {
-        const mine = new Set<string>()
+        const last = new Map<string, string>()
         return Effect.ensuring(
-          call((task) => Effect.zipRight(Effect.sync(() => mine.add(task.taskId)), seen(tool, task))),
+          call((task) => seen(tool, last, task)),
           Effect.sync(() => {
-            for (const id of mine) tasks.delete(id)
+            for (const id of last.keys()) tasks.delete(id)
           })
         )
       })
