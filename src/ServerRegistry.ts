@@ -201,6 +201,17 @@ export interface ServerRegistry {
     args?: Record<string, unknown> | undefined,
     options?: CallToolOptions | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
+  /**
+   * Calls a tool by its server and its own name, with no catalog lookup (for callers that
+   * looked it up already, such as the Policy). A call that runs as a task shows in the
+   * server's status and events, as with `callTool`.
+   */
+  readonly callServerTool: (
+    server: string,
+    tool: string,
+    args?: Record<string, unknown> | undefined,
+    options?: CallToolOptions | undefined
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   readonly readResource: (server: string, uri: string) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
   /** Gets a prompt by its name on that server. */
   readonly getPrompt: (
@@ -270,7 +281,7 @@ export const make = (
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
-    const { actorOf, callTool, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
+    const { actorOf, callServerTool, callTool, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
 
     const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
@@ -354,6 +365,7 @@ export const make = (
       subscribe: PubSub.subscribe(pubsub),
       catalog,
       callTool,
+      callServerTool,
       readResource: traced("ServerRegistry.readResource")((server, uri) =>
         withClient(server, (client) => client.readResource(uri))
       ),

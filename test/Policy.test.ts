@@ -4,6 +4,7 @@
  * behind a real ServerRegistry, on the TestClock.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -742,5 +743,32 @@ describe("Policy layers", () => {
       // Tools no ask rule matches are not asked about.
       expect(firstText(yield* policy.callTool("mcp__alpha__delete"))).toBe("delete")
       expect(asked).toEqual(["alpha/echo", "alpha/echo"])
+    }))
+
+  it.scoped("a call through the policy that runs as a task shows in its server's status and events", () =>
+    Effect.gen(function*() {
+      const release = yield* Deferred.make<void>()
+      const long: FakeServer.FakeTool = {
+        tool: { name: "long", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+        call: () => Effect.as(Deferred.await(release), { content: [{ type: "text", text: "done" }] })
+      }
+      const { policy, registry } = yield* start({}, { servers: [fake("alpha", [long])] })
+      const events = yield* registry.subscribe
+      const call = yield* Effect.fork(policy.callTool("mcp__alpha__long", {}))
+      const created = yield* Queue.take(events).pipe(
+        Effect.repeat({ until: (event) => event._tag === "TaskStatusChanged" })
+      )
+      expect(created).toMatchObject({ server: "alpha", tool: "long", status: "working" })
+      const [alpha] = yield* registry.status
+      expect(alpha!.tasks).toMatchObject([{ id: "task-1", tool: "long", status: "working" }])
+      yield* Deferred.succeed(release, undefined)
+      // Once the call waits out the server's poll interval (1 s from 0), the poll finds it done.
+      yield* TestClock.sleeps().pipe(
+        Effect.zipLeft(Effect.yieldNow()),
+        Effect.repeat({ until: (sleeps) => Chunk.toReadonlyArray(sleeps).includes(1000) })
+      )
+      yield* TestClock.adjust("1 second")
+      expect(firstText(yield* Fiber.join(call))).toBe("done")
+      expect((yield* registry.status)[0]!.tasks).toEqual([])
     }))
 })

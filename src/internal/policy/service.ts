@@ -125,7 +125,7 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
         const result = yield* env.limiter.limited(
           entry,
           resolved,
-          env.registry.withClient(entry.server, (client) => client.callTool(entry.tool.name, args, options), options)
+          env.registry.callServerTool(entry.server, entry.tool.name, args, options)
         )
         const sized = enforce(entry, result, resolved.call, auditing)
         facts.resultBytes = sized.bytes

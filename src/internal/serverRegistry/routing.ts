@@ -24,7 +24,7 @@ const both = (
 /**
  * The routes of a registry whose running actors are `actors`.
  */
-export interface Routing extends Pick<ServerRegistry, "withClient" | "callTool" | "getPrompt"> {
+export interface Routing extends Pick<ServerRegistry, "withClient" | "callTool" | "callServerTool" | "getPrompt"> {
   /** The actor of that server; an unknown name fails with the closest names. */
   readonly actorOf: (server: string) => Effect.Effect<ServerActor, McpError.McpError>
 }
@@ -61,6 +61,22 @@ export const make = (
         )
       ))
 
+  // A call that runs as a task shows in its server's status and events; a server that runs
+  // no tool calls as tasks costs its calls nothing more.
+  const callServerTool: Routing["callServerTool"] = (server, tool, args, callOptions) =>
+    Effect.flatMap(actorOf(server), (actor) =>
+      withClient(
+        server,
+        (client) =>
+          client.capabilities.tasks?.requests?.tools?.call === undefined
+            ? client.callTool(tool, args, callOptions)
+            : actor.tasks.track(
+              tool,
+              (onTask) => client.callTool(tool, args, { ...callOptions, onTask: both(onTask, callOptions?.onTask) })
+            ),
+        callOptions
+      ))
+
   // An unknown qualified name belongs to no server: the error names none. A quarantined
   // tool's error says how to approve it.
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
@@ -72,15 +88,7 @@ export const make = (
           (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
         )
       }
-      // A call that runs as a task shows in its server's status and events.
-      return Effect.flatMap(actorOf(entry.server), (actor) =>
-        actor.tasks.track(entry.tool.name, (onTask) =>
-          withClient(
-            entry.server,
-            (client) =>
-              client.callTool(entry.tool.name, args, { ...callOptions, onTask: both(onTask, callOptions?.onTask) }),
-            callOptions
-          )))
+      return callServerTool(entry.server, entry.tool.name, args, callOptions)
     })
   )
 
@@ -99,5 +107,5 @@ export const make = (
     })
   )
 
-  return { actorOf, withClient, callTool, getPrompt }
+  return { actorOf, withClient, callTool, callServerTool, getPrompt }
 }
