@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CLI, cliEnv, removeTempDirs } from "./support/cli.js"
 import { eventually, everythingServer, httpGateway, tempConfig } from "./support/gateway.js"
+import { procState, within } from "./support/processes.js"
 
 const textOf = (result: unknown): string =>
   (result as CallToolResult).content.map((block) => block.type === "text" ? block.text : "").join("\n")
@@ -162,6 +163,10 @@ describe("Gateway as the fleet's host over stdio (SDK client)", () => {
     config.file,
     JSON.stringify({ mcpServers: { everything: everythingServer }, policy: { ask: [ASKED] } })
   )
+  // The gateways these tests start: they must be gone before their config dir is removed,
+  // or one still stopping writes its pins into a folder it makes again.
+  const pids: Array<number> = []
+  const clients: Array<Client> = []
   const connect = async (capable: boolean) => {
     const transport = new StdioClientTransport({
       command: CLI[0],
@@ -172,11 +177,15 @@ describe("Gateway as the fleet's host over stdio (SDK client)", () => {
     transport.stderr?.on("data", () => {})
     const client = hostClient(capable)
     await client.connect(transport)
+    if (transport.pid !== null) pids.push(transport.pid)
+    clients.push(client)
     return client
   }
   flows(connect)
   askFlows(connect)
-  afterAll(() => {
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()))
+    await within(() => pids.every((pid) => procState(pid) === "gone"), 5_000)
     config.remove()
     removeTempDirs()
   })
