@@ -74,17 +74,19 @@ const openStream = (
   return log
 }
 
-// Answers the requests of a POST that may send notifications before their answers (a tool
-// call, a request asking for progress). When every answer comes within JSON_WINDOW_MS and
-// nothing before them, as most tool calls do, they go as one JSON body: one write, where a
-// stream is a head, events and an end, plus a log kept for resumption. A notification
-// first, or a slow answer, opens an SSE stream with what came so far.
-const answerStreamable = (
+// Answers a POST's requests with one JSON body, written when the last answer comes. When
+// `streamable` (a tool call, a request asking for progress: notifications may come before
+// the answers) that holds only while every answer comes within JSON_WINDOW_MS and nothing
+// before them, as most tool calls do: one write, where a stream is a head, events and an
+// end, plus a log kept for resumption. A notification first, or a slow answer, opens an SSE
+// stream with what came so far.
+const answerRequests = (
   response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
-  headers: Record<string, string>
+  headers: Record<string, string>,
+  streamable: boolean
 ): void => {
   const early: Array<JsonRpc.Message> = []
   let log: StreamLog | undefined
@@ -95,9 +97,9 @@ const answerStreamable = (
     log = openStream(response, session, headers)
     for (const message of early) log.append(sseEvent(message))
   }
-  const timer = setTimeout(toStream, JSON_WINDOW_MS)
+  const timer = streamable ? setTimeout(toStream, JSON_WINDOW_MS) : undefined
   HttpSession.deliver(session, body.messages, {
-    sse: true,
+    sse: streamable,
     waiting,
     push: (message) => {
       if (log === undefined && "method" in message) toStream()
@@ -110,25 +112,6 @@ const answerStreamable = (
       if (waiting.size > 0) return
       clearTimeout(timer)
       Response.send(response, Response.json(200, body.batch ? early : early[0]), headers)
-    }
-  })
-}
-
-// Answers a POST's requests with one JSON body, written when the last answer is sent.
-const answerJson = (
-  response: http.ServerResponse,
-  session: HttpSession.HttpSession,
-  body: Body,
-  waiting: Set<JsonRpc.RequestId>,
-  headers: Record<string, string>
-): void => {
-  const answers: Array<JsonRpc.Message> = []
-  HttpSession.deliver(session, body.messages, {
-    sse: false,
-    waiting,
-    push: (message) => {
-      answers.push(message)
-      if (waiting.size === 0) Response.send(response, Response.json(200, body.batch ? answers : answers[0]), headers)
     }
   })
 }
@@ -148,8 +131,7 @@ export const answer = (
     return Response.send(response, ACCEPTED, headers)
   }
   const waiting = new Set(requests.map((message) => message.id))
-  if (wantsStream(requests)) answerStreamable(response, session, body, waiting, headers)
-  else answerJson(response, session, body, waiting, headers)
+  answerRequests(response, session, body, waiting, headers, wantsStream(requests))
 }
 
 /**
