@@ -296,20 +296,37 @@ export const clientCredentials = (
   server: string,
   grant: Grant
 ): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
+  tokenGrant(server, grant, {}, async (as, client, auth, parameters) => {
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      client,
+      auth,
+      parameters,
+      Http.options(as.token_endpoint!)
+    )
+    return oauth.processClientCredentialsResponse(as, client, response)
+  })
+
+// A grant made at the token endpoint alone: `extra` and the resource (and scope) sent by
+// `request`, the answer kept as a token record.
+const tokenGrant = (
+  server: string,
+  grant: Grant,
+  extra: Record<string, string>,
+  request: (
+    as: oauth.AuthorizationServer,
+    client: oauth.Client,
+    auth: oauth.ClientAuth,
+    parameters: URLSearchParams
+  ) => Promise<oauth.TokenEndpointResponse>
+): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
   Effect.gen(function*() {
     const { as, resource } = grant.discovered
     const { client, auth } = clientOf(grant.client)
-    const result = yield* Http.call("token", fail(server), async () => {
-      const parameters = new URLSearchParams({ resource })
+    const result = yield* Http.call("token", fail(server), () => {
+      const parameters = new URLSearchParams({ ...extra, resource })
       if (grant.scope !== undefined) parameters.set("scope", grant.scope)
-      const response = await oauth.clientCredentialsGrantRequest(
-        as,
-        client,
-        auth,
-        parameters,
-        Http.options(as.token_endpoint!)
-      )
-      return oauth.processClientCredentialsResponse(as, client, response)
+      return request(as, client, auth, parameters)
     })
     return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
   })
@@ -330,23 +347,16 @@ export const jwtBearer = (
   grant: Grant,
   assertion: Redacted.Redacted<string>
 ): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
-  Effect.gen(function*() {
-    const { as, resource } = grant.discovered
-    const { client, auth } = clientOf(grant.client)
-    const result = yield* Http.call("token", fail(server), async () => {
-      const parameters = new URLSearchParams({ assertion: Redacted.value(assertion), resource })
-      if (grant.scope !== undefined) parameters.set("scope", grant.scope)
-      const response = await oauth.genericTokenEndpointRequest(
-        as,
-        client,
-        auth,
-        JWT_BEARER,
-        parameters,
-        Http.options(as.token_endpoint!)
-      )
-      return oauth.processGenericTokenEndpointResponse(as, client, response)
-    })
-    return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
+  tokenGrant(server, grant, { assertion: Redacted.value(assertion) }, async (as, client, auth, parameters) => {
+    const response = await oauth.genericTokenEndpointRequest(
+      as,
+      client,
+      auth,
+      JWT_BEARER,
+      parameters,
+      Http.options(as.token_endpoint!)
+    )
+    return oauth.processGenericTokenEndpointResponse(as, client, response)
   })
 
 /** Whether a token endpoint refused a refresh token for good (revoked, expired, rotated away). */
