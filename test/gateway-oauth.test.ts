@@ -80,17 +80,19 @@ const initialize = {
   params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
 }
 
-// An initialize with `token` (none when undefined): the status, the challenge, the body.
-const post = (url: string, token: string | undefined) =>
+// An initialize with `token` (none when undefined), or a ping in `session`: the status, the
+// challenge, the session, the body.
+const post = (url: string, token: string | undefined, session?: string) =>
   Effect.promise(async (signal) => {
     const response = await fetch(url, {
       method: "POST",
       headers: {
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        ...(session === undefined ? {} : { "mcp-session-id": session })
       },
-      body: JSON.stringify(initialize),
+      body: JSON.stringify(session === undefined ? initialize : { jsonrpc: "2.0", id: 1, method: "ping" }),
       signal
     })
     return {
@@ -138,7 +140,7 @@ describe("the gateway as an OAuth resource server", () => {
       expect(as.tokens.state.jwksFetches).toBe(0)
     }))
 
-  it.scopedLive("accepts a JWT access token for it; refuses another audience, an expired one, a bad signature, and too few scopes", () =>
+  it.scopedLive("accepts a JWT access token for it, its session its user's only; refuses another audience or issuer, an expired one, a bad signature, and too few scopes", () =>
     Effect.gen(function*() {
       const as = yield* authServer()
       const url = yield* gateway({ issuer: as.base, scopes: ["mcp"] })
@@ -146,6 +148,10 @@ describe("the gateway as an OAuth resource server", () => {
       expect(good.status).toBe(200)
       expect(good.session).not.toBeNull()
       expect(JSON.parse(good.body).result.serverInfo.name).toBe("mcp-fleet")
+      // The session is its user's: another token of theirs may use it, another user's may not.
+      const session = good.session!
+      expect((yield* post(url, as.tokens.jwt({ aud: url, scope: "mcp" }), session)).status).toBe(200)
+      expect((yield* post(url, as.tokens.jwt({ aud: url, scope: "mcp", sub: "user-2" }), session)).status).toBe(404)
 
       const refusals = [
         as.tokens.jwt({ aud: "http://127.0.0.1:1/elsewhere", scope: "mcp" }),
@@ -163,9 +169,8 @@ describe("the gateway as an OAuth resource server", () => {
       const narrow = yield* post(url, as.tokens.jwt({ aud: url, scope: "other" }))
       expect(narrow.status).toBe(403)
       expect(narrow.challenge).toMatch(/^Bearer error="insufficient_scope", .*scope="mcp"$/)
-      // The keys were fetched once; a cached token is not checked again.
+      // The keys were fetched once.
       expect(as.tokens.state.jwksFetches).toBe(1)
-      expect((yield* post(url, as.tokens.jwt({ aud: url, scope: "mcp" }))).status).toBe(200)
     }))
 
   it.scopedLive("introspects opaque tokens: an active one for it is accepted; inactive, foreign or expired ones refused", () =>

@@ -90,6 +90,18 @@ const UNAUTHORIZED = "Unauthorized: a valid bearer token is required"
 const bearerToken = (headers: RequestHeaders): string | undefined =>
   /^Bearer\s+(\S+)$/i.exec((headers["authorization"] ?? "").trim())?.[1]
 
+/** Who a request's access token speaks for: the principal a `ResourceServer` validated. */
+export type Caller = ResourceServer.Principal
+
+/**
+ * Whether a request may use a session opened by `owner`: by the same user (issuer, subject)
+ * through the same client; anyone when the session was opened without OAuth.
+ */
+export const sameCaller = (owner: Caller | undefined, caller: Caller | undefined): boolean =>
+  owner === undefined ||
+  (caller !== undefined && owner.issuer === caller.issuer && owner.subject === caller.subject &&
+    owner.clientId === caller.clientId)
+
 /** The verdict of the OAuth check: go on as the principal, the refusal, or one to wait for. */
 export type Verdict =
   | ResourceServer.Principal

@@ -78,14 +78,19 @@ export const makeHandler = (
   const oauth = resourceServer === undefined ? undefined : Guard.oauth(resourceServer)
   const metadata = resourceServer === undefined ? undefined : serveMetadata(resourceServer)
   const metadataPaths = new Set(resourceServer?.metadataPaths)
-  const route = (request: http.IncomingMessage, response: http.ServerResponse, cors: Record<string, string>): void => {
+  const route = (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    cors: Record<string, string>,
+    caller: Guard.Caller | undefined
+  ): void => {
     switch (request.method) {
       case "POST":
-        return Post.handle(request, response, table, options.maxMessageBytes, cors, runner)
+        return Post.handle(request, response, table, options.maxMessageBytes, cors, runner, caller)
       case "GET":
-        return Get.handle(request, response, table, cors, runner)
+        return Get.handle(request, response, table, cors, runner, caller)
       case "DELETE": {
-        const session = table.lookup(request.headers as Guard.RequestHeaders)
+        const session = table.lookup(request.headers as Guard.RequestHeaders, caller)
         if (session instanceof Response.Answer) return Response.send(response, session, cors)
         return runner.fork(
           response,
@@ -115,13 +120,13 @@ export const makeHandler = (
       if (Effect.isEffect(verdict)) {
         return runner.fork(
           response,
-          Effect.map(verdict, (principal) =>
-            principal instanceof Response.Answer
-              ? Response.send(response, principal, cors)
-              : route(request, response, cors))
+          Effect.map(verdict, (caller) =>
+            caller instanceof Response.Answer
+              ? Response.send(response, caller, cors)
+              : route(request, response, cors, caller))
         )
       }
-      route(request, response, cors)
+      route(request, response, cors, verdict)
     } catch (defect) {
       runner.failed(response, defect)
     }
