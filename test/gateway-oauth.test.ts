@@ -171,6 +171,12 @@ describe("the gateway as an OAuth resource server", () => {
       expect(narrow.challenge).toMatch(/^Bearer error="insufficient_scope", .*scope="mcp"$/)
       // The keys were fetched once.
       expect(as.tokens.state.jwksFetches).toBe(1)
+
+      // Keys that cannot be had: the token cannot be checked (503), and is not called bad.
+      const keyless = yield* gateway({ issuer: as.base, jwksUri: `${as.base}/no-keys` })
+      const unchecked = yield* post(keyless, as.tokens.jwt({ aud: keyless }))
+      expect(unchecked.status).toBe(503)
+      expect(unchecked.challenge).toBeNull()
     }))
 
   it.scopedLive("introspects opaque tokens: an active one for it is accepted; inactive, foreign or expired ones refused", () =>

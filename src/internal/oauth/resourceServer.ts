@@ -55,14 +55,22 @@ const invalid = (message: string) => new ResourceServerError({ reason: "invalid_
 
 const unavailable = (message: string) => new ResourceServerError({ reason: "unavailable", message })
 
-// Failures that say the authorization server could not be asked, not that the token is bad.
-const UNREACHABLE = new Set<string>([oauth.RESPONSE_IS_NOT_JSON, oauth.RESPONSE_IS_NOT_CONFORM])
+// Failures that say the keys could not be had (an answer that is no JWKS, a URL that is
+// neither HTTPS nor loopback, metadata without `jwks_uri`), not that the token is bad.
+const NOT_THE_TOKEN = new Set<string>([
+  oauth.RESPONSE_IS_NOT_JSON,
+  oauth.RESPONSE_IS_NOT_CONFORM,
+  oauth.HTTP_REQUEST_FORBIDDEN,
+  oauth.REQUEST_PROTOCOL_FORBIDDEN,
+  oauth.MISSING_SERVER_METADATA,
+  oauth.INVALID_SERVER_METADATA
+])
 
 const judge = (cause: unknown): ResourceServerError =>
-  cause instanceof oauth.OperationProcessingError && !UNREACHABLE.has(cause.code ?? "") ||
+  cause instanceof oauth.OperationProcessingError && !NOT_THE_TOKEN.has(cause.code ?? "") ||
     cause instanceof oauth.UnsupportedOperationError
     ? invalid(`the token is not valid: ${Http.describe(cause)}`)
-    : unavailable(`the authorization server could not be reached: ${Http.describe(cause)}`)
+    : unavailable(`the authorization server's keys could not be had: ${Http.describe(cause)}`)
 
 const scopesOf = (scope: unknown): ReadonlyArray<string> =>
   typeof scope === "string" ? scope.split(" ").filter((s) => s !== "") : []
