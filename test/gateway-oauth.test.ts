@@ -245,6 +245,33 @@ describe("the gateway as an OAuth resource server", () => {
       expect(server.check(first)).toBeUndefined()
     }))
 
+  it.scoped("keeps an introspection's answer 30 s at most, so a revoked token stops working; keeps 1000 tokens at most", () =>
+    Effect.gen(function*() {
+      const as = yield* authServer()
+      yield* TestClock.setTime(Date.now())
+      const resource = "http://127.0.0.1:9/mcp"
+      const introspected = yield* ResourceServer.make({
+        issuer: as.base,
+        resource,
+        introspection: { url: `${as.base}/introspect`, clientId: "rs-client", clientSecret: Redacted.make("rs-secret") }
+      })
+      const token = as.tokens.opaque({ aud: resource })
+      yield* introspected.verify(token)
+      as.tokens.revoke(token)
+      yield* TestClock.adjust("29 seconds")
+      expect(introspected.check(token)).toMatchObject({ subject: "user-1" })
+      yield* TestClock.adjust("1 second")
+      expect(introspected.check(token)).toBeUndefined()
+      expect((yield* Effect.flip(introspected.verify(token))).reason).toBe("invalid_token")
+
+      const signed = yield* ResourceServer.make({ issuer: as.base, resource })
+      const tokens = Array.from({ length: 1001 }, (_, i) => as.tokens.jwt({ aud: resource, sub: `user-${i}` }))
+      yield* Effect.forEach(tokens, signed.verify, { discard: true })
+      expect(signed.check(tokens[0]!)).toBeUndefined()
+      expect(signed.check(tokens[1]!)).toMatchObject({ subject: "user-1" })
+      expect(signed.check(tokens[1000]!)).toMatchObject({ subject: "user-1000" })
+    }))
+
   it.scopedLive(
     "end to end: a fleet of ours authorizes at the fixture and lists the gateway's tools",
     () =>
