@@ -122,7 +122,9 @@ export interface ResourceServer {
 
 /**
  * A resource server for `resource` (the endpoint's URL unless `options.resource` says
- * otherwise). Nothing is fetched until the first token comes.
+ * otherwise), which must be a URL. Nothing is fetched until the first token comes: a
+ * JWKS or introspection endpoint that cannot be reached makes each new token a 503 until it
+ * can, and is logged.
  *
  * @since 0.2.0
  * @category constructors

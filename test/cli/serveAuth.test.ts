@@ -51,7 +51,9 @@ describe("serve's authentication flags", () => {
         { ...none, oauthScope: ["mcp"] },
         { ...none, ...issuer, oauthIntrospectionUrl: Option.some("https://as.example.com/introspect") },
         { ...none, ...issuer, oauthClientId: Option.some("gateway") },
-        { ...none, tokenEnv: Option.some("MCP_FLEET_TEST_UNSET_VARIABLE") }
+        { ...none, tokenEnv: Option.some("MCP_FLEET_TEST_UNSET_VARIABLE") },
+        { ...none, oauthIssuer: Option.some("not a url") },
+        { ...none, ...issuer, oauthResource: Option.some("mcp.example.com/mcp") }
       ]
       for (const given of refused) {
         const error = yield* Effect.flip(ServeAuth.resolve(given))

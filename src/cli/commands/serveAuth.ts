@@ -75,6 +75,12 @@ const secretFrom = (flag: string, variable: string) => {
     : Effect.succeed(Redacted.make(value))
 }
 
+// A flag's URL, checked here so that a typo is a usage error, not a failure at the first request.
+const urlFrom = (flag: string, value: Option.Option<string>) =>
+  Option.isNone(value) || URL.canParse(value.value)
+    ? Effect.succeed(Option.getOrUndefined(value))
+    : Effect.fail(CliError.usage(`${flag} '${value.value}' is not a URL`))
+
 const introspectionOf = (given: Given) =>
   Effect.gen(function*() {
     if (Option.isNone(given.oauthIntrospectionUrl)) {
@@ -90,7 +96,7 @@ const introspectionOf = (given: Given) =>
       return yield* CliError.usage("--oauth-introspection-url needs --oauth-client-id and --oauth-client-secret-env")
     }
     return {
-      url: given.oauthIntrospectionUrl.value,
+      url: (yield* urlFrom("--oauth-introspection-url", given.oauthIntrospectionUrl))!,
       clientId: given.oauthClientId.value,
       clientSecret: yield* secretFrom("--oauth-client-secret-env", given.oauthClientSecretEnv.value)
     }
@@ -118,10 +124,10 @@ export const resolve = (given: Given): Effect.Effect<
     if (Option.isSome(given.tokenEnv)) return yield* CliError.usage("give either --token-env or --oauth-issuer")
     return {
       oauth: {
-        issuer: given.oauthIssuer.value,
-        resource: Option.getOrUndefined(given.oauthResource),
+        issuer: (yield* urlFrom("--oauth-issuer", given.oauthIssuer))!,
+        resource: yield* urlFrom("--oauth-resource", given.oauthResource),
         audience: Option.getOrUndefined(given.oauthAudience),
-        jwksUri: Option.getOrUndefined(given.oauthJwksUri),
+        jwksUri: yield* urlFrom("--oauth-jwks-uri", given.oauthJwksUri),
         scopes: given.oauthScope,
         introspection
       }

@@ -88,7 +88,7 @@ export const make = (options: GuardOptions) => {
 const UNAUTHORIZED = "Unauthorized: a valid bearer token is required"
 
 const bearerToken = (headers: RequestHeaders): string | undefined =>
-  /^Bearer\s+(\S+)$/i.exec((headers["authorization"] ?? "").trim())?.[1]
+  /^Bearer\s+(.+)$/i.exec((headers["authorization"] ?? "").trim())?.[1]
 
 /** Who a request's access token speaks for: the principal a `ResourceServer` validated. */
 export type Caller = ResourceServer.Principal
