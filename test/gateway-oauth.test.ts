@@ -1,8 +1,8 @@
 // The gateway's HTTP endpoint as an OAuth resource server, against the local authorization
 // server fixture on 127.0.0.1: the Protected Resource Metadata, the challenges of 401 and
 // 403, JWT access tokens (audience, expiry, signature, scopes, a rotated key) and opaque
-// ones by introspection; and end to end, a fleet of ours authorizing at the fixture and
-// listing the gateway's tools.
+// ones by introspection; and end to end, a fleet of ours authorizing at the fixture,
+// listing the gateway's tools and calling one, which the audit log says it did.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -43,11 +43,17 @@ const authServer = (options: { readonly accessTokens?: "jwt" } = {}) =>
     (server) => Effect.promise(() => server.close())
   )
 
-// A gateway over HTTP, fronting one fake server with the tool `echo`, on a free port.
-const gateway = (oauth: ResourceServer.Options) =>
+// A gateway over HTTP, fronting one fake server with the tool `echo`, on a free port; its
+// audit entries go to `audit`.
+const gateway = (oauth: ResourceServer.Options, audit: Array<Policy.AuditEntry> = []) =>
   Effect.gen(function*() {
+    const sink = Layer.succeed(Policy.AuditSink, { write: (entry) => Effect.sync(() => void audit.push(entry)) })
     const context = yield* Layer.build(
-      Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer()), Layer.provide(Platform))
+      Policy.layer({}).pipe(
+        Layer.provide(sink),
+        Layer.provideMerge(ServerRegistry.layer()),
+        Layer.provide(Platform)
+      )
     )
     return yield* Effect.gen(function*() {
       const registry = yield* ServerRegistry.ServerRegistry
@@ -273,11 +279,12 @@ describe("the gateway as an OAuth resource server", () => {
     }))
 
   it.scopedLive(
-    "end to end: a fleet of ours authorizes at the fixture and lists the gateway's tools",
+    "end to end: a fleet of ours authorizes at the fixture, lists the gateway's tools and calls one, audited as its user's",
     () =>
       Effect.gen(function*() {
         const as = yield* authServer({ accessTokens: "jwt" })
-        const url = yield* gateway({ issuer: as.base, scopes: ["mcp"] })
+        const audit: Array<Policy.AuditEntry> = []
+        const url = yield* gateway({ issuer: as.base, scopes: ["mcp"] }, audit)
         const client = yield* ServerRegistry.make()
         const events = yield* client.subscribe
         yield* client.reconcile([{ name: "gateway", transport: { type: "http", url, oauth: { scopes: ["mcp"] } } }])
@@ -289,6 +296,9 @@ describe("the gateway as an OAuth resource server", () => {
         const names = (yield* client.catalog).tools.map((tool) => tool.name)
         expect(names).toEqual(["mcp__gateway__mcp__alpha__echo"])
         expect(as.state.refreshes).toBe(1)
+        // The gateway's audit log names the caller: the token's subject and client.
+        yield* client.callTool("mcp__gateway__mcp__alpha__echo", {})
+        expect(audit.map((entry) => entry.caller)).toEqual([{ subject: "user-1", clientId: "fixture-client" }])
       }).pipe(Effect.provide(Platform), Effect.provide(OAuth.layerMemoryStore)),
     30_000
   )

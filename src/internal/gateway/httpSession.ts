@@ -124,7 +124,8 @@ export const open = (
           if (sink?.sse) sink.push(message)
           else toStanding(message)
         }),
-      within: (related, send) => Effect.locally(send, relatedRequest, related)
+      within: (related, send) => Effect.locally(send, relatedRequest, related),
+      caller
     }).pipe(Scope.extend(scope))
     const peer = yield* Peer.make({ handlers: mcp.handlers }).pipe(
       Effect.provideService(Transport, transport),
