@@ -57,23 +57,15 @@ const gateway = (oauth: ResourceServer.Options, audit: Array<Policy.AuditEntry> 
     )
     return yield* Effect.gen(function*() {
       const registry = yield* ServerRegistry.ServerRegistry
-      yield* registry.reconcile([{
+      const echo = FakeServer.make({
         name: "alpha",
-        transport: {
-          type: "custom",
-          key: "alpha",
-          connect: Effect.map(
-            FakeServer.make({
-              name: "alpha",
-              tools: [{
-                tool: { name: "echo", inputSchema: { type: "object" } },
-                call: () => Effect.succeed({ content: [{ type: "text", text: "hi" }] })
-              }]
-            }),
-            (server) => server.transport
-          )
-        }
-      }])
+        tools: [{
+          tool: { name: "echo", inputSchema: { type: "object" } },
+          call: () => Effect.succeed({ content: [{ type: "text", text: "hi" }] })
+        }]
+      })
+      const connect = Effect.map(echo, (server) => server.transport)
+      yield* registry.reconcile([{ name: "alpha", transport: { type: "custom", key: "alpha", connect } }])
       yield* registry.awaitReady({ servers: "settled" })
       return yield* Gateway.serveHttp({ port: 0, oauth })
     }).pipe(Effect.provide(context))
