@@ -40,15 +40,15 @@ const redact = (value: unknown) => (typeof value === "string" ? Redacted.make(va
 const tokensToJson = (record: TokenRecord) => ({
   ...record,
   accessToken: Redacted.value(record.accessToken),
-  refreshToken: reveal(record.refreshToken)
+  refreshToken: reveal(record.refreshToken),
+  dpopKey: reveal(record.dpopKey)
 })
 
 const tokensFromJson = (json: Record<string, unknown>): TokenRecord => ({
   ...(json as unknown as TokenRecord),
   accessToken: Redacted.make(String(json.accessToken)),
-  ...(typeof json.refreshToken === "string"
-    ? { refreshToken: Redacted.make(json.refreshToken) }
-    : { refreshToken: undefined })
+  refreshToken: redact(json.refreshToken),
+  dpopKey: redact(json.dpopKey)
 })
 
 const clientToJson = (record: ClientRecord) => ({ ...record, clientSecret: reveal(record.clientSecret) })

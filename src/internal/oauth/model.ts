@@ -10,6 +10,7 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import type { RequestAuth } from "../../StreamableHttp.js"
 
 // --- errors ------------------------------------------------------------------------
 
@@ -62,6 +63,32 @@ export interface Config {
    * (RFC 7523), it is exchanged for the token, with no person involved.
    */
   readonly assertion?: Redacted.Redacted<string> | undefined
+  /**
+   * DPoP-bound tokens (RFC 9449): true always, false never; by default when the
+   * authorization server advertises `dpop_signing_alg_values_supported`.
+   */
+  readonly dpop?: boolean | undefined
+  /**
+   * Enterprise-managed authorization (SEP-990): where the authorization server takes the JWT
+   * bearer grant, the enterprise IdP's ID token is exchanged at the IdP for an ID-JAG, and the
+   * ID-JAG at the server's authorization server for the token, with no person involved.
+   */
+  readonly enterprise?: Enterprise | undefined
+}
+
+/**
+ * The enterprise identity provider of enterprise-managed authorization: its token endpoint,
+ * the ID token a person's single sign-on gave this client, and the client's identity there
+ * (`idpClientId`, else the server's `clientId`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Enterprise {
+  readonly idpTokenEndpoint: string
+  readonly idToken: Redacted.Redacted<string>
+  readonly idpClientId?: string | undefined
+  readonly idpClientSecret?: Redacted.Redacted<string> | undefined
 }
 
 /**
@@ -105,6 +132,10 @@ export interface TokenRecord {
   readonly refreshToken?: Redacted.Redacted<string> | undefined
   readonly expiresAt?: number | undefined
   readonly scope?: string | undefined
+  /** `dpop` for a DPoP-bound access token; absent for a bearer token. */
+  readonly tokenType?: "dpop" | undefined
+  /** The DPoP key pair (a private JWK) the tokens were requested with; kept for refreshes. */
+  readonly dpopKey?: Redacted.Redacted<string> | undefined
 }
 
 // --- TokenStore --------------------------------------------------------------------
@@ -179,6 +210,18 @@ export interface Refusal {
 }
 
 /**
+ * What a request to the server carries: the access token, and for a DPoP-bound one the
+ * credentials made per request (`perRequest`), which the transport asks for each request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Credentials {
+  readonly token: Redacted.Redacted<string>
+  readonly perRequest: RequestAuth | undefined
+}
+
+/**
  * One server's authorization.
  *
  * @since 0.1.0
@@ -188,6 +231,8 @@ export interface ServerAuth {
   readonly server: string
   /** The access token to send, refreshed when it expires within a minute; None before any authorization. */
   readonly accessToken: Effect.Effect<Option.Option<Redacted.Redacted<string>>, OAuthError>
+  /** The access token as {@link accessToken}, with the DPoP proofs of a DPoP-bound one. */
+  readonly credentials: Effect.Effect<Option.Option<Credentials>, OAuthError>
   /**
    * After a refusal: refreshes, or runs the authorization (step-up for 403
    * `insufficient_scope`, within {@link MAX_STEP_UPS}). Succeeds when a new token is there

@@ -13,6 +13,7 @@ import type * as Redacted from "effect/Redacted"
 import * as McpError from "../../McpError.js"
 import * as OAuth from "../../OAuth.js"
 import type * as ServerSpec from "../../ServerSpec.js"
+import type * as StreamableHttp from "../../StreamableHttp.js"
 
 /** One server's authorization across its sessions. */
 export class AuthState {
@@ -70,11 +71,15 @@ export class AuthState {
   }
 
   /**
-   * The bearer token of the next connection, after recovering from the last refusal. Fails
-   * with an Http error (needsAuth) when a person must authorize, a Transport error when the
+   * The credentials of the next connection, after recovering from the last refusal: a
+   * bearer token, or the per-request credentials of a DPoP-bound one. Fails with an Http
+   * error (needsAuth) when a person must authorize, a Transport error when the
    * authorization or token store could not be reached.
    */
-  readonly token: Effect.Effect<Option.Option<Redacted.Redacted<string>>, McpError.McpError> = Effect.gen(
+  readonly token: Effect.Effect<
+    Option.Option<Redacted.Redacted<string> | StreamableHttp.RequestAuth>,
+    McpError.McpError
+  > = Effect.gen(
     this,
     function*() {
       const auth = yield* this.serverAuth
@@ -84,7 +89,8 @@ export class AuthState {
         this.tried = true
         yield* Effect.catchAll(auth.recover(refusal), (error) => Effect.fail(this.failure(refusal, error)))
       }
-      return yield* Effect.mapError(auth.accessToken, (error) => this.failure(undefined, error))
+      const credentials = yield* Effect.mapError(auth.credentials, (error) => this.failure(undefined, error))
+      return Option.map(credentials, (given) => given.perRequest ?? given.token)
     }
   )
 
