@@ -265,7 +265,11 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
       ...urlSecrets(transport.url),
       ...(transport.oauth?.clientSecret === undefined ? [] : [transport.oauth.clientSecret]),
       ...(transport.oauth?.privateKey === undefined ? [] : [transport.oauth.privateKey]),
-      ...(transport.oauth?.assertion === undefined ? [] : [transport.oauth.assertion])
+      ...(transport.oauth?.assertion === undefined ? [] : [transport.oauth.assertion]),
+      ...(transport.oauth?.enterprise === undefined ? [] : [transport.oauth.enterprise.idToken]),
+      ...(transport.oauth?.enterprise?.idpClientSecret === undefined
+        ? []
+        : [transport.oauth.enterprise.idpClientSecret])
     ]
   return values.map((value) => Redacted.isRedacted(value) ? value : Redacted.make(value))
 }
