@@ -10,6 +10,7 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type { RequestAuth } from "../../StreamableHttp.js"
 
 // --- errors ------------------------------------------------------------------------
@@ -142,7 +143,9 @@ export interface TokenRecord {
 
 /**
  * Where tokens and registered clients are kept. `withLock` runs an effect while holding
- * the key's lock, across every process sharing the store.
+ * the key's lock, across every process sharing the store. `changes` tells that tokens may
+ * have changed, written by this store or by another writer of the same place (`mcp-fleet
+ * auth` in another process), so a running fleet picks up a new grant.
  *
  * @since 0.1.0
  * @category models
@@ -155,6 +158,7 @@ export interface TokenStoreService {
   readonly getClient: (issuer: string) => Effect.Effect<Option.Option<ClientRecord>, OAuthError>
   readonly setClient: (record: ClientRecord) => Effect.Effect<void, OAuthError>
   readonly withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | OAuthError, R>
+  readonly changes: Stream.Stream<void>
 }
 
 /**

@@ -114,14 +114,18 @@ export const make = (options: {
             scope: latest.scope,
             dpopKey: latest.dpopKey
           }
-          const next = yield* Flow.refresh(server, grant, latest.refreshToken).pipe(
-            Effect.tapError((error) =>
-              Flow.isGrantRevoked(error) ? store.removeTokens(latest.issuer, latest.resource) : Effect.void
+          // Not interrupted between the request and the write: a rotated refresh token the
+          // server has issued is kept, never lost to a connection given up meanwhile.
+          return yield* Effect.uninterruptible(Effect.gen(function*() {
+            const next = yield* Flow.refresh(server, grant, latest.refreshToken!).pipe(
+              Effect.tapError((error) =>
+                Flow.isGrantRevoked(error) ? store.removeTokens(latest.issuer, latest.resource) : Effect.void
+              )
             )
-          )
-          const record: TokenRecord = { ...next, server, serverUrl: url }
-          yield* store.setTokens(record)
-          return record
+            const record: TokenRecord = { ...next, server, serverUrl: url }
+            yield* store.setTokens(record)
+            return record
+          }))
         })
       )
 

@@ -2,7 +2,9 @@
  * The standing GET stream of a Streamable HTTP connection, for what the server sends
  * unasked. 405 means the server has none; another 4xx (a server that only half implements
  * the spec) is taken the same way, with a warning, since its requests and notifications can
- * still come on answers. When the stream is lost for good, the connection ends.
+ * still come on answers. A 401 or 403 is a refusal of our credentials, as on a POST: the
+ * connection ends with it, and its owner refreshes or waits for new ones (NeedsAuth). When
+ * the stream is lost for good, the connection ends.
  *
  * @internal
  */
@@ -29,7 +31,7 @@ export const listen = (conn: Connection, onEnd: (error: McpError.McpError) => vo
       yield* Http.discard(opened)
       return yield* Effect.fail(conn.sessionExpired())
     }
-    if (response.status >= 400 && response.status < 500) {
+    if (response.status >= 400 && response.status < 500 && response.status !== 401 && response.status !== 403) {
       if (response.status !== 405) {
         yield* Effect.logWarning(
           `server '${server}' refused ${WHAT} with HTTP ${response.status}; it can only send messages on answers`
