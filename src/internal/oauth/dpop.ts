@@ -60,9 +60,25 @@ export const generateKey = async (alg: Algorithm): Promise<Redacted.Redacted<str
   return Redacted.make(JSON.stringify({ ...publicJwk(jwk as PrivateJwk), d: jwk.d, alg }))
 }
 
-/** oauth4webapi's handle for the token requests, on a stored key. */
-export const handle = async (client: oauth.Client, key: Redacted.Redacted<string>): Promise<oauth.DPoPHandle> => {
+// The handles of the keys in use, by public key (no secret in the map's keys), so that the
+// nonce an authorization server gave goes with the next token request too (RFC 9449 §8).
+const handles = new Map<string, Promise<oauth.DPoPHandle>>()
+const MAX_HANDLES = 64
+
+/** oauth4webapi's handle for the token requests with a stored key: one per key in this process. */
+export const handle = (client: oauth.Client, key: Redacted.Redacted<string>): Promise<oauth.DPoPHandle> => {
   const jwk = parse(key)
+  const id = `${jwk.x}.${jwk.y ?? ""}`
+  const known = handles.get(id)
+  if (known !== undefined) return known
+  if (handles.size >= MAX_HANDLES) handles.delete(handles.keys().next().value!)
+  const made = makeHandle(client, jwk)
+  handles.set(id, made)
+  made.catch(() => handles.delete(id))
+  return made
+}
+
+const makeHandle = async (client: oauth.Client, jwk: PrivateJwk): Promise<oauth.DPoPHandle> => {
   const params = PARAMS[jwk.alg]
   const publicKey = await webcrypto.subtle.importKey("jwk", publicJwk(jwk), params, true, ["verify"])
   const privateKey = await webcrypto.subtle.importKey(

@@ -17,11 +17,15 @@ import { EventStream, openGet } from "./streamableHttpStream.js"
 const WHAT = "the server message stream (GET)"
 
 /**
- * Opens the stream, and completes once the server has answered the GET, whatever it said;
- * the stream is then read in its callbacks. `onEnd` gets why it ended (not when closing).
- * Returns what stops it.
+ * Opens the stream, and completes once the server has answered the GET; the stream is then
+ * read in its callbacks. `onEnd` gets why it ended (not when closing). Returns what stops
+ * it; fails too when the server refused our credentials, so that the message that opened
+ * it (`notifications/initialized`) fails with that refusal rather than what follows it.
  */
-export const listen = (conn: Connection, onEnd: (error: McpError.McpError) => void): Effect.Effect<() => void> =>
+export const listen = (
+  conn: Connection,
+  onEnd: (error: McpError.McpError) => void
+): Effect.Effect<() => void, McpError.McpError> =>
   Effect.gen(function*() {
     const server = conn.ctx.server
     const sentIn = conn.sessionId
@@ -50,9 +54,7 @@ export const listen = (conn: Connection, onEnd: (error: McpError.McpError) => vo
     })
     opened.read(stream.sink(response))
     return () => stream.stop()
-  }).pipe(Effect.catchAll((error) =>
-    Effect.sync(() => {
-      if (!conn.closing) onEnd(error)
-      return () => {}
-    })
-  ))
+  }).pipe(Effect.catchAll((error) => {
+    if (!conn.closing) onEnd(error)
+    return error.needsAuth ? Effect.fail(error) : Effect.succeed(() => {})
+  }))
