@@ -14,6 +14,7 @@ import * as Redacted from "effect/Redacted"
 import { createHash, createPrivateKey, type KeyObject, randomUUID, sign, webcrypto } from "node:crypto"
 import * as oauth from "oauth4webapi"
 import type { RequestAuth } from "../../StreamableHttp.js"
+import type { Credentials, TokenRecord } from "./model.js"
 
 /** The JWS algorithms this client makes proofs with, in order of preference. */
 const ALGORITHMS = ["ES256", "EdDSA"] as const
@@ -142,5 +143,23 @@ export const requestAuth = (proofs: Proofs, token: Redacted.Redacted<string>, no
       if (nonce !== undefined) proofs.nonce = nonce
       return status === 401 && nonce !== undefined && /use_dpop_nonce/.test(header("www-authenticate") ?? "")
     }
+  }
+}
+
+/**
+ * What a request carries for a record: its token, and a DPoP-bound one's proofs. One per
+ * server: the proofs of its current key, and so the resource server's nonce, live across
+ * its connections.
+ */
+export const credentials = (now: () => number) => {
+  let proofs: Proofs | undefined
+  return (record: TokenRecord): Credentials => {
+    if (record.tokenType !== "dpop" || record.dpopKey === undefined) {
+      return { token: record.accessToken, perRequest: undefined }
+    }
+    if (proofs === undefined || Redacted.value(proofs.source) !== Redacted.value(record.dpopKey)) {
+      proofs = new Proofs(record.dpopKey)
+    }
+    return { token: record.accessToken, perRequest: requestAuth(proofs, record.accessToken, now) }
   }
 }

@@ -18,13 +18,13 @@ import {
   Authorizer,
   type AuthorizerService,
   type Config,
-  type Credentials,
   MAX_STEP_UPS,
   OAuthError,
   type Refusal,
   type ServerAuth,
   type TokenRecord,
-  TokenStore
+  TokenStore,
+  type TokenStoreService
 } from "./model.js"
 
 /** A token expiring sooner than this is refreshed before it is sent. */
@@ -56,6 +56,69 @@ export const selectScope = (config: Config, refusal: Challenge.Refusal | undefin
     : base
 }
 
+/**
+ * The grants of one server: its client at an authorization server (registered once, kept),
+ * and `authorizeWith`, which runs the grant the config and the server call for (one that
+ * needs no person, else the code grant through the authorizer) and stores its tokens, bound
+ * to a DPoP key where DPoP is used.
+ */
+const grants = (server: string, url: string, config: Config, store: TokenStoreService) => {
+  const client = (found: Discovered, redirectUri = REDIRECT_URI) =>
+    Effect.gen(function*() {
+      const known = yield* store.getClient(found.as.issuer)
+      const { record, registered } = yield* Flow.identify(server, config, found.as, known, redirectUri)
+      if (registered) yield* store.setClient(record)
+      return record
+    })
+
+  // The DPoP key of a grant: none when DPoP is not used with this authorization server,
+  // else the one held (a new authorization keeps the server's key), else a new one.
+  const dpopKeyFor = (found: Discovered) =>
+    Effect.gen(function*() {
+      const alg = Dpop.algorithmFor(found.as, config.dpop)
+      if (alg === undefined) return undefined
+      const held = Option.getOrUndefined(yield* store.getTokens(found.as.issuer, found.resource))
+      return held?.dpopKey ?? (yield* Effect.promise(() => Dpop.generateKey(alg)))
+    })
+
+  // A grant that needs no person, when the config and the server allow one: enterprise-
+  // managed, a workload's JWT, or client credentials at a server for machines only.
+  const machineGrant = (grant: Omit<Flow.Grant, "client">) => {
+    const { as } = grant.discovered
+    if (config.enterprise !== undefined && Flow.takesJwtBearer(as)) {
+      const idp = config.enterprise
+      return Effect.flatMap(
+        client(grant.discovered),
+        (record) => Flow.enterprise(server, { ...grant, client: record }, idp)
+      )
+    }
+    if (config.assertion !== undefined && Flow.takesJwtBearer(as)) {
+      const record = { issuer: as.issuer, clientId: config.clientId ?? "mcp-fleet", authMethod: "none" as const }
+      return Flow.jwtBearer(server, { ...grant, client: record }, config.assertion)
+    }
+    if (Flow.isMachineOnly(as) && config.clientId !== undefined) {
+      return Effect.flatMap(
+        client(grant.discovered),
+        (record) => Flow.clientCredentials(server, { ...grant, client: record })
+      )
+    }
+    return undefined
+  }
+
+  const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
+    Effect.scoped(Effect.gen(function*() {
+      const grant = { discovered: found, scope, dpopKey: yield* dpopKeyFor(found) }
+      const tokens = yield* (machineGrant(grant) ?? Effect.gen(function*() {
+        const session = yield* by.open(server, config.callbackPort)
+        const record = yield* client(found, session.redirectUri)
+        return yield* Flow.authorizationCode(server, { ...grant, client: record }, session)
+      }))
+      yield* store.setTokens({ ...tokens, server, serverUrl: url })
+    }))
+
+  return { client, authorizeWith }
+}
+
 /** A server's authorization, on the store and authorizer of the context. */
 export const make = (options: {
   readonly server: string
@@ -69,10 +132,9 @@ export const make = (options: {
     const config = options.config ?? {}
     const permit = yield* Effect.makeSemaphore(1)
     const clock = yield* Effect.clock
-    const now = () => clock.unsafeCurrentTimeMillis()
     let discovered: Discovered | undefined
-    // The DPoP proofs of the current key: the resource server's nonce lives across connections.
-    let proofs: Dpop.Proofs | undefined
+    const { authorizeWith, client } = grants(server, url, config, store)
+    const credentialsOf = Dpop.credentials(() => clock.unsafeCurrentTimeMillis())
     let stepUps = 0
     // Whether the last recovery was a refresh: a refusal right after it means authorizing.
     let refreshedLast = false
@@ -86,14 +148,6 @@ export const make = (options: {
         ? store.getTokens(discovered.as.issuer, discovered.resource)
         : Effect.map(store.listTokens, (all) => Option.fromNullable(all.find((record) => record.serverUrl === url)))
     )
-
-    const client = (found: Discovered) =>
-      Effect.gen(function*() {
-        const known = yield* store.getClient(found.as.issuer)
-        const { record, registered } = yield* Flow.identify(server, config, found.as, known, REDIRECT_URI)
-        if (registered) yield* store.setClient(record)
-        return record
-      })
 
     // Refreshes `held` under the store's lock, unless another process already has.
     const refresh = (held: TokenRecord) =>
@@ -129,62 +183,6 @@ export const make = (options: {
         })
       )
 
-    // The DPoP key of a grant: none when DPoP is not used with this authorization server,
-    // else the one held (a new authorization keeps the server's key), else a new one.
-    const dpopKeyFor = (found: Discovered) =>
-      Effect.gen(function*() {
-        const alg = Dpop.algorithmFor(found.as, config.dpop)
-        if (alg === undefined) return undefined
-        const held = Option.getOrUndefined(yield* store.getTokens(found.as.issuer, found.resource))
-        return held?.dpopKey ?? (yield* Effect.promise(() => Dpop.generateKey(alg)))
-      })
-
-    // A grant that needs no person, when the config and the server allow one: enterprise-
-    // managed, a workload's JWT, or client credentials at a server for machines only.
-    const machineGrant = (grant: Omit<Flow.Grant, "client">) => {
-      const { as } = grant.discovered
-      if (config.enterprise !== undefined && Flow.takesJwtBearer(as)) {
-        const idp = config.enterprise
-        return Effect.flatMap(client(grant.discovered), (record) =>
-          Flow.enterprise(server, { ...grant, client: record }, idp))
-      }
-      if (config.assertion !== undefined && Flow.takesJwtBearer(as)) {
-        const record = { issuer: as.issuer, clientId: config.clientId ?? "mcp-fleet", authMethod: "none" as const }
-        return Flow.jwtBearer(server, { ...grant, client: record }, config.assertion)
-      }
-      if (Flow.isMachineOnly(as) && config.clientId !== undefined) {
-        return Effect.flatMap(client(grant.discovered), (record) =>
-          Flow.clientCredentials(server, { ...grant, client: record }))
-      }
-      return undefined
-    }
-
-    const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
-      Effect.scoped(Effect.gen(function*() {
-        const grant = { discovered: found, scope, dpopKey: yield* dpopKeyFor(found) }
-        const tokens = yield* (machineGrant(grant) ?? Effect.gen(function*() {
-          const session = yield* by.open(server, config.callbackPort)
-          const known = yield* store.getClient(found.as.issuer)
-          const identified = yield* Flow.identify(server, config, found.as, known, session.redirectUri)
-          if (identified.registered) {
-            yield* store.setClient(identified.record)
-          }
-          return yield* Flow.authorizationCode(server, { ...grant, client: identified.record }, session)
-        }))
-        yield* store.setTokens({ ...tokens, server, serverUrl: url })
-      }))
-
-    // What a request carries for a record: its token, and a DPoP-bound one's proofs.
-    const credentialsOf = (record: TokenRecord): Credentials => {
-      if (record.tokenType !== "dpop" || record.dpopKey === undefined) {
-        return { token: record.accessToken, perRequest: undefined }
-      }
-      if (proofs === undefined || !same(proofs.source, record.dpopKey)) {
-        proofs = new Dpop.Proofs(record.dpopKey)
-      }
-      return { token: record.accessToken, perRequest: Dpop.requestAuth(proofs, record.accessToken, now) }
-    }
-
     // The record to send, refreshed first when it expires within EARLY_MS.
     const current = permit.withPermits(1)(Effect.gen(function*() {
       const held = yield* stored
@@ -208,9 +206,7 @@ export const make = (options: {
     const credentials = Effect.map(current, Option.map(credentialsOf))
     const accessToken = Effect.map(
       current,
-      Option.map((record) =>
-        record.accessToken
-      )
+      Option.map((record) => record.accessToken)
     )
 
     const recover = (given: Refusal) =>
@@ -228,8 +224,7 @@ export const make = (options: {
               message: `still refused for insufficient scope after ${MAX_STEP_UPS} step-up authorizations`
             })
           }
-          const granted = Option.getOrUndefined(Option.flatMapNullable(held, (record) =>
-            record.scope))
+          const granted = Option.getOrUndefined(Option.flatMapNullable(held, (record) => record.scope))
           return yield* authorizeWith(found, unionScopes(granted, refusal.scope), authorizer)
         }
         if (Option.isSome(held) && held.value.refreshToken !== undefined && !refreshedLast) {
