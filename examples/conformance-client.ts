@@ -7,8 +7,9 @@
  *   node --import tsx examples/conformance-client.ts http://localhost:3000/mcp
  *
  * A server that refuses with 401 or 403 is authorized with `OAuth` (the headless authorizer
- * follows the suite's redirects; `MCP_CONFORMANCE_CONTEXT` gives pre-registered credentials),
- * and connected again.
+ * follows the suite's redirects; `MCP_CONFORMANCE_CONTEXT` gives pre-registered credentials,
+ * a workload's JWT, or the enterprise IdP and its ID token), and connected again; a DPoP-bound
+ * token goes to the transport as its per-request `auth`.
  *
  * It exits 0 when the flow succeeded, 1 (with the error on stderr) when it did not.
  *

@@ -158,7 +158,8 @@ export interface TokenStoreService {
   readonly getClient: (issuer: string) => Effect.Effect<Option.Option<ClientRecord>, OAuthError>
   readonly setClient: (record: ClientRecord) => Effect.Effect<void, OAuthError>
   readonly withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | OAuthError, R>
-  readonly changes: Stream.Stream<void>
+  /** Absent for a store no one else writes: a fleet then sees only its own grants. */
+  readonly changes?: Stream.Stream<void> | undefined
 }
 
 /**

@@ -178,10 +178,12 @@ export const followGrants = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.flatMap(
     Effect.serviceOption(OAuth.TokenStore),
-    (store) =>
-      Option.isNone(store) ? Effect.void : store.value.changes.pipe(
+    (store) => {
+      const changes = Option.getOrUndefined(store)?.changes
+      return changes === undefined ? Effect.void : changes.pipe(
         Stream.runForEach(() => Effect.forEach(actors.values(), (actor) => actor.pickUpGrant, { discard: true })),
         Effect.forkScoped,
         Effect.asVoid
       )
+    }
   )
