@@ -82,7 +82,8 @@ export {
   /**
    * A server's OAuth settings, all optional: pre-registered credentials, the scopes to ask
    * for (else the challenge's, else the resource's `scopes_supported`), the loopback port of
-   * the redirect, and the URL of this client's Client ID Metadata Document.
+   * the redirect, the URL of this client's Client ID Metadata Document, and the extensions:
+   * `private_key_jwt`, a workload's JWT, DPoP, enterprise-managed authorization.
    *
    * @since 0.1.0
    * @category models
