@@ -7,8 +7,9 @@
  *   node --import tsx examples/conformance-client.ts http://localhost:3000/mcp
  *
  * A server that refuses with 401 or 403 is authorized with `OAuth` (the headless authorizer
- * follows the suite's redirects; `MCP_CONFORMANCE_CONTEXT` gives pre-registered credentials),
- * and connected again.
+ * follows the suite's redirects; `MCP_CONFORMANCE_CONTEXT` gives pre-registered credentials,
+ * a workload's JWT, or the enterprise IdP and its ID token), and connected again; a DPoP-bound
+ * token goes to the transport as its per-request `auth`.
  *
  * It exits 0 when the flow succeeded, 1 (with the error on stderr) when it did not.
  *
@@ -80,6 +81,12 @@ const oauthConfig: OAuth.Config = {
   privateKey: context.private_key_pem === undefined ? undefined : Redacted.make(context.private_key_pem),
   signingAlgorithm: context.signing_algorithm,
   assertion: context.valid_jwt === undefined ? undefined : Redacted.make(context.valid_jwt),
+  // Enterprise-managed authorization: the ID token a single sign-on gave, and the IdP.
+  enterprise: context.idp_token_endpoint === undefined || context.idp_id_token === undefined ? undefined : {
+    idpTokenEndpoint: context.idp_token_endpoint,
+    idToken: Redacted.make(context.idp_id_token),
+    idpClientId: context.idp_client_id
+  },
   // The suite's authorization servers take this URL as a client id without fetching it.
   clientMetadataUrl: "https://conformance-test.local/client-metadata.json"
 }
@@ -90,12 +97,17 @@ const MAX_ATTEMPTS = 5
 // One connection with the current token, running the scenario.
 const attempt = (auth: OAuth.ServerAuth) =>
   Effect.gen(function*() {
-    const token = yield* auth.accessToken
-    const headers = Option.match(token, {
-      onNone: () => ({}),
-      onSome: (value) => ({ authorization: Redacted.make(`Bearer ${Redacted.value(value)}`) })
+    const credentials = Option.getOrUndefined(yield* auth.credentials)
+    // A bearer token is one header; a DPoP-bound one is made per request, with its proof.
+    const headers = credentials === undefined || credentials.perRequest !== undefined
+      ? {}
+      : { authorization: Redacted.make(`Bearer ${Redacted.value(credentials.token)}`) }
+    const transport = yield* StreamableHttp.make({
+      name: scenario || "conformance",
+      url,
+      headers,
+      auth: credentials?.perRequest
     })
-    const transport = yield* StreamableHttp.make({ name: scenario || "conformance", url, headers })
     const client = yield* McpClient.make({
       clientInfo: { name: "mcp-fleet-conformance", version: "0.1.0" },
       requestTimeout: "20 seconds"
