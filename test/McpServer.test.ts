@@ -1,7 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as Host from "../src/Host.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
@@ -145,6 +150,326 @@ describe("McpServer", () => {
         expect(got.messages[0]!.content).toEqual({ type: "text", text: "Hello, Ada" })
         expect(protocolError(yield* Effect.exit(client.getPrompt("nope"))).code).toBe(-32602)
         yield* client.ping()
+      }))
+  })
+
+  describe("errors", () => {
+    it.scoped("bad tool arguments: a tool execution error from 2025-11-25, -32602 before", () =>
+      Effect.gen(function*() {
+        const latest = yield* connect()
+        const result = yield* latest.client.callTool("echo", { text: 1 })
+        expect(result.isError).toBe(true)
+        expect(result.content[0]).toMatchObject({
+          type: "text",
+          text: expect.stringContaining("Invalid arguments for tool echo")
+        })
+        const older = yield* connect({}, { protocolVersion: "2025-06-18" })
+        const refused = protocolError(yield* Effect.exit(older.client.callTool("echo", {})))
+        expect(refused.code).toBe(-32602)
+        expect(refused.message).toContain("Invalid arguments for tool echo")
+      }))
+
+    it.scoped("a handler's defect is -32603 with a generic message", () =>
+      Effect.gen(function*() {
+        const broken = McpServer.tool({ name: "broken", handler: () => Effect.die(new Error("token=s3cret")) })
+        const { client } = yield* connect({ tools: [broken] })
+        const error = protocolError(yield* Effect.exit(client.callTool("broken")))
+        expect(error).toEqual({ code: -32603, message: "Internal error", data: undefined })
+      }))
+
+    it.scoped("bad params and bad cursors are -32602; lists come in pages", () =>
+      Effect.gen(function*() {
+        const many = Array.from({ length: 5 }, (_, i) =>
+          McpServer.tool({ name: `t${i}`, handler: () => Effect.succeed(text(String(i))) }))
+        const { client } = yield* connect({ tools: many, pageSize: 2 })
+        expect((yield* client.listTools()).map((tool) =>
+          tool.name
+        )).toEqual(["t0", "t1", "t2", "t3", "t4"])
+        const raw = yield* serve({ tools: many, pageSize: 2 })
+        const rawPeer = yield* Peer.make().pipe(Effect.provideService(Transport, raw.transport))
+        yield* rawPeer.request("initialize", {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" }
+        })
+        const first = yield* rawPeer.request("tools/list")
+        expect(first.tools).toHaveLength(2)
+        expect(typeof first.nextCursor).toBe("string")
+        expect(protocolError(yield* Effect.exit(rawPeer.request("tools/list", { cursor: "bad" }))).code).toBe(-32602)
+        expect(
+          protocolError(yield* Effect.exit(rawPeer.request("prompts/list", { cursor: first.nextCursor as string })))
+            .code
+        ).toBe(-32602)
+        expect(protocolError(yield* Effect.exit(rawPeer.request("tools/call", { arguments: {} }))).code).toBe(-32602)
+        expect(protocolError(yield* Effect.exit(rawPeer.request("logging/setLevel", { level: "loud" }))).code).toBe(
+          -32602
+        )
+      }))
+  })
+
+  describe("notifications", () => {
+    it.scoped("adding and removing items tells every session their list changed", () =>
+      Effect.gen(function*() {
+        const { client, server } = yield* connect()
+        const second = yield* McpClient.make().pipe(
+          Effect.provideService(Transport, (yield* McpServer.connectMemory(server)).transport)
+        )
+        const notes1 = yield* client.subscribe
+        const notes2 = yield* second.subscribe
+        const shout = McpServer.tool({ name: "shout", handler: () => Effect.succeed(text("HEY")) })
+        yield* server.addTool(shout)
+        expect((yield* Queue.take(notes1)).method).toBe("notifications/tools/list_changed")
+        expect((yield* Queue.take(notes2)).method).toBe("notifications/tools/list_changed")
+        expect((yield* second.listTools()).map((tool) => tool.name)).toEqual(["echo", "shout"])
+        expect(yield* second.callTool("shout")).toEqual(text("HEY"))
+        yield* server.removePrompt("greet")
+        expect((yield* Queue.take(notes1)).method).toBe("notifications/prompts/list_changed")
+        expect(yield* client.listPrompts()).toEqual([])
+        yield* server.addResource(McpServer.resource({
+          uri: "mem://more",
+          name: "more",
+          read: () => Effect.succeed({ contents: [] })
+        }))
+        expect((yield* Queue.take(notes1)).method).toBe("notifications/resources/list_changed")
+        expect(server.sessions()).toBe(2)
+      }))
+
+    it.scoped("progress goes to the caller with its token", () =>
+      Effect.gen(function*() {
+        const steps = McpServer.tool({
+          name: "steps",
+          handler: (_, ctx) =>
+            Effect.zipRight(
+              Effect.forEach([1, 2], (n) => ctx.progress(n, 2, `step ${n}`), { discard: true }),
+              Effect.succeed(text("done"))
+            )
+        })
+        const { client } = yield* connect({ tools: [steps] })
+        const seen: Array<Peer.Progress> = []
+        const result = yield* client.callTool("steps", {}, {
+          onProgress: (progress) => Effect.sync(() => seen.push(progress))
+        })
+        expect(result).toEqual(text("done"))
+        expect(seen).toEqual([
+          { progress: 1, total: 2, message: "step 1" },
+          { progress: 2, total: 2, message: "step 2" }
+        ])
+        // Without a token, nothing is sent (and nothing fails).
+        expect(yield* client.callTool("steps", {}, { resetTimeoutOnProgress: false })).toEqual(text("done"))
+      }))
+
+    it.scoped("a cancelled request interrupts its handler", () =>
+      Effect.gen(function*() {
+        const started = yield* Deferred.make<void>()
+        const interrupted = yield* Deferred.make<void>()
+        const hang = McpServer.tool({
+          name: "hang",
+          handler: () =>
+            Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
+              Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+            )
+        })
+        const { client } = yield* connect({ tools: [hang] })
+        const call = yield* Effect.fork(client.callTool("hang"))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(call)
+        yield* Deferred.await(interrupted)
+      }))
+
+    it.scoped("log messages honour each session's level", () =>
+      Effect.gen(function*() {
+        const chatty = McpServer.tool({
+          name: "chatty",
+          handler: (_, ctx) =>
+            Effect.zipRight(
+              Effect.zipRight(ctx.log("info", "detail"), ctx.log("error", { what: "bad" }, "db")),
+              Effect.succeed(text("ok"))
+            )
+        })
+        const { client, server } = yield* connect({ tools: [chatty] })
+        const notes = yield* client.subscribe
+        // Before any setLevel, every level goes.
+        yield* server.log("debug", "hello")
+        expect((yield* Queue.take(notes)).params).toEqual({ level: "debug", data: "hello" })
+        yield* client.setLoggingLevel("warning")
+        yield* client.callTool("chatty")
+        yield* server.log("info", "hidden")
+        yield* server.log("critical", "shown", "core")
+        const messages = [yield* Queue.take(notes), yield* Queue.take(notes)]
+        expect(messages.map((message) => message.params)).toEqual([
+          { level: "error", logger: "db", data: { what: "bad" } },
+          { level: "critical", logger: "core", data: "shown" }
+        ])
+        expect(yield* Queue.size(notes)).toBe(0)
+      }))
+
+    it.scoped("resources/updated goes to the sessions subscribed to the URI", () =>
+      Effect.gen(function*() {
+        const { client, server } = yield* connect()
+        const notes = yield* client.subscribe
+        yield* client.subscribeResource("mem://notes")
+        yield* server.notifyResourceUpdated("mem://other")
+        yield* server.notifyResourceUpdated("mem://notes")
+        expect(yield* Queue.take(notes)).toMatchObject({
+          method: "notifications/resources/updated",
+          params: { uri: "mem://notes" }
+        })
+        yield* client.unsubscribeResource("mem://notes")
+        yield* server.notifyResourceUpdated("mem://notes")
+        yield* server.log("info", "marker")
+        expect((yield* Queue.take(notes)).method).toBe("notifications/message")
+      }))
+  })
+
+  describe("templates and completion", () => {
+    const users = McpServer.resourceTemplate({
+      uriTemplate: "mem://users/{id}",
+      name: "user",
+      read: (uri, { id }) => Effect.succeed({ contents: [{ uri, text: `user ${id}` }] }),
+      complete: { id: (value) => Effect.succeed(["1", "12", "2"].filter((id) => id.startsWith(value))) }
+    })
+
+    it.scoped("reads through a template and completes its variables and prompt arguments", () =>
+      Effect.gen(function*() {
+        const { client } = yield* connect({ resourceTemplates: [users] })
+        expect(yield* client.listResourceTemplates()).toEqual([{ uriTemplate: "mem://users/{id}", name: "user" }])
+        expect(yield* client.readResource("mem://users/a%20b")).toEqual({
+          contents: [{ uri: "mem://users/a%20b", text: "user a b" }]
+        })
+        expect(protocolError(yield* Effect.exit(client.readResource("mem://users/1/x"))).code).toBe(-32002)
+        const ids = yield* client.complete({ type: "ref/resource", uri: "mem://users/{id}" }, {
+          name: "id",
+          value: "1"
+        })
+        expect(ids.completion).toEqual({ values: ["1", "12"], total: 2, hasMore: false })
+        const who = yield* client.complete({ type: "ref/prompt", name: "greet" }, { name: "who", value: "a" })
+        expect(who.completion.values).toEqual(["ada", "alan"])
+        const none = yield* client.complete({ type: "ref/prompt", name: "greet" }, { name: "other", value: "" })
+        expect(none.completion.values).toEqual([])
+      }))
+  })
+
+  describe("requests to the client", () => {
+    const answer: McpSchema.CreateMessageResult = {
+      role: "assistant",
+      content: { type: "text", text: "sampled" },
+      model: "m"
+    }
+    const ask = McpServer.tool({
+      name: "ask",
+      handler: (_, ctx) =>
+        Effect.gen(function*() {
+          const sampled = yield* ctx.sample({
+            messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+            maxTokens: 5
+          })
+          const form = yield* ctx.elicit({
+            message: "name?",
+            requestedSchema: { type: "object", properties: { name: { type: "string" } } }
+          })
+          const roots = yield* ctx.listRoots()
+          return text(JSON.stringify([sampled.content, form, roots.roots.map((root) => root.uri)]))
+        }).pipe(Effect.catchTag("McpServerError", (error) =>
+          Effect.succeed(McpServer.toolError(`${error.reason}: ${error.message}`))))
+    })
+
+    it.scoped("sampling, elicitation and roots from a tool handler, answered by the host services", () =>
+      Effect.gen(function*() {
+        const { client } = yield* connect({ tools: [ask] }).pipe(
+          Effect.provide(Layer.mergeAll(
+            Host.layerSampling({ createMessage: () => Effect.succeed(answer) }),
+            Host.layerElicitation({ elicit: () => Effect.succeed({ action: "accept", content: { name: "Ada" } }) }),
+            Host.layerRoots([{ uri: "file:///srv", name: "srv" }])
+          ))
+        )
+        const result = yield* client.callTool("ask")
+        expect(JSON.parse((result.content[0] as McpSchema.TextContent).text)).toEqual([
+          { type: "text", text: "sampled" },
+          { action: "accept", content: { name: "Ada" } },
+          ["file:///srv"]
+        ])
+      }))
+
+    it.scoped("refused, with nothing sent, when the client did not declare the capability", () =>
+      Effect.gen(function*() {
+        const { client, session } = yield* connect({ tools: [ask] })
+        const result = yield* client.callTool("ask")
+        expect(result).toEqual(McpServer.toolError(
+          "NotDeclared: sampling/createMessage: the client did not declare the sampling capability"
+        ))
+        expect(session.peer.inFlight()).toBe(0)
+      }))
+  })
+
+  describe("sessions", () => {
+    it.scoped("handlers made per session see the client that initialized it", () =>
+      Effect.gen(function*() {
+        const made: Array<string> = []
+        const server = yield* McpServer.make({
+          serverInfo,
+          handlers: (client) =>
+            Effect.sync(() => {
+              made.push(client.info?.name ?? "?")
+              const mine: McpSchema.Tool = { name: `for-${client.info?.name}`, inputSchema: { type: "object" } }
+              return {
+                tools: {
+                  list: () => Effect.succeed([mine]),
+                  call: (name, _args, ctx) =>
+                    name === mine.name
+                      ? Effect.succeed(text(ctx.client.protocolVersion))
+                      : Effect.fail(McpServer.unknownTool(name))
+                }
+              }
+            })
+        })
+        const clientOf = (name: string) =>
+          Effect.flatMap(McpServer.connectMemory(server), ({ transport }) =>
+            McpClient.make({ clientInfo: { name, version: "1" }, protocolVersion: "2025-06-18" }).pipe(
+              Effect.provideService(Transport, transport)
+            ))
+        const a = yield* clientOf("a")
+        const b = yield* clientOf("b")
+        expect((yield* a.listTools()).map((tool) =>
+          tool.name
+        )).toEqual(["for-a"])
+        expect((yield* b.listTools()).map((tool) => tool.name)).toEqual(["for-b"])
+        expect(yield* b.callTool("for-b")).toEqual(text("2025-06-18"))
+        expect(made).toEqual(["a", "b"])
+        // Nothing it does not serve is declared or answered.
+        expect(a.capabilities).toEqual({ tools: { listChanged: true }, logging: {} })
+      }))
+  })
+
+  describe("tasks", () => {
+    it.scoped("a tool that supports tasks runs as one when asked, told done by notifications/tasks/status", () =>
+      Effect.gen(function*() {
+        const release = yield* Deferred.make<void>()
+        const long = McpServer.tool({
+          name: "long",
+          execution: { taskSupport: "required" },
+          handler: (_, ctx) =>
+            Effect.zipRight(
+              Effect.zipRight(ctx.status("halfway"), Deferred.await(release)),
+              Effect.succeed(text("finally"))
+            )
+        })
+        const { client } = yield* connect({ tools: [long], tasks: { notifyStatus: true, pollInterval: 45_000 } })
+        expect(client.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } })
+        const seen: Array<McpSchema.Task> = []
+        const call = yield* Effect.fork(
+          client.callTool("long", {}, { onTask: (task) => Effect.sync(() => seen.push(task)) })
+        )
+        yield* Effect.yieldNow().pipe(
+          Effect.repeat({ until: () => seen.some((task) => task.statusMessage === "halfway") })
+        )
+        expect(yield* client.listTasks()).toMatchObject([{ taskId: "task-1", status: "working" }])
+        yield* Deferred.succeed(release, undefined)
+        expect(yield* Fiber.join(call)).toEqual(text("finally"))
+        // A plain call to a tool that requires a task is refused.
+        const raw = protocolError(
+          yield* Effect.exit(client.request("tools/call", { name: "long" }, McpSchema.CallToolResult))
+        )
+        expect(raw.code).toBe(-32601)
       }))
   })
 })
