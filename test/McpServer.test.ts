@@ -453,7 +453,7 @@ describe("McpServer", () => {
               Effect.succeed(text("finally"))
             )
         })
-        const { client } = yield* connect({ tools: [long], tasks: { notifyStatus: true, pollInterval: 45_000 } })
+        const { client } = yield* connect({ tools: [long, echo], tasks: { notifyStatus: true, pollInterval: 45_000 } })
         expect(client.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } })
         const seen: Array<McpSchema.Task> = []
         const call = yield* Effect.fork(
@@ -464,12 +464,37 @@ describe("McpServer", () => {
         )
         expect(yield* client.listTasks()).toMatchObject([{ taskId: "task-1", status: "working" }])
         yield* Deferred.succeed(release, undefined)
-        expect(yield* Fiber.join(call)).toEqual(text("finally"))
+        // tasks/result is the call's own answer, tied to its task.
+        expect(yield* Fiber.join(call)).toEqual({
+          ...text("finally"),
+          _meta: { "io.modelcontextprotocol/related-task": { taskId: "task-1" } }
+        })
+        expect(seen.at(-1)).toMatchObject({ taskId: "task-1", status: "completed" })
         // A plain call to a tool that requires a task is refused.
         const raw = protocolError(
           yield* Effect.exit(client.request("tools/call", { name: "long" }, McpSchema.CallToolResult))
         )
-        expect(raw.code).toBe(-32601)
+        expect(raw).toMatchObject({ code: -32601, message: "Tool long must be called as a task" })
+        // And a task of a tool that supports none is refused too.
+        const plain = protocolError(yield* Effect.exit(client.callTool("echo", { text: "x" }, { task: true })))
+        expect(plain).toMatchObject({ code: -32601, message: "Tool echo does not support tasks" })
+      }))
+
+    it.scoped("a task whose tool reports an error ends failed", () =>
+      Effect.gen(function*() {
+        const failing = McpServer.tool({
+          name: "failing",
+          execution: { taskSupport: "optional" },
+          handler: () => Effect.succeed(McpServer.toolError("no luck"))
+        })
+        const { client } = yield* connect({ tools: [failing], tasks: { notifyStatus: true } })
+        const seen: Array<McpSchema.Task> = []
+        const result = yield* client.callTool("failing", {}, {
+          task: true,
+          onTask: (task) => Effect.sync(() => seen.push(task))
+        })
+        expect(result.isError).toBe(true)
+        expect(seen.at(-1)?.status).toBe("failed")
       }))
   })
 })
