@@ -12,6 +12,7 @@ import type * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Peer from "../src/Peer.js"
+import * as Stdio from "../src/Stdio.js"
 import { Transport } from "../src/Transport.js"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
@@ -496,5 +497,32 @@ describe("McpServer", () => {
         expect(result.isError).toBe(true)
         expect(seen.at(-1)?.status).toBe("failed")
       }))
+  })
+
+  describe("over stdio", () => {
+    it.live(
+      "a child process serving with serveStdio answers a real client, and exits when it hangs up",
+      () =>
+        Effect.gen(function*() {
+          const transport = yield* Stdio.make({
+            name: "fixture",
+            command: process.execPath,
+            args: ["--import", "tsx", "test/fixtures/mcp-server.ts"]
+          })
+          const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+          expect(client.serverInfo).toEqual({ name: "fixture", version: "1.0.0" })
+          expect((yield* client.listTools()).map((tool) => tool.name)).toEqual(["add"])
+          expect(yield* client.callTool("add", { a: 2, b: 3 })).toEqual(text("5"))
+          expect((yield* client.callTool("add", { a: "2" })).isError).toBe(true)
+          const [contents] = (yield* client.readResource("proc://pid")).contents
+          expect(Number((contents as McpSchema.TextResourceContents).text)).toBe(transport.info().pid)
+          return transport
+        }).pipe(
+          Effect.scoped,
+          // Closing its stdin ended the session, and with it the program, before any signal.
+          Effect.tap((transport) => expect(transport.info().shutdown).toMatchObject({ endedBy: "stdin" }))
+        ),
+      30_000
+    )
   })
 })
