@@ -6,6 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
 import * as Host from "../src/Host.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
@@ -233,6 +234,16 @@ describe("McpServer", () => {
         }))
         expect((yield* Queue.take(notes1)).method).toBe("notifications/resources/list_changed")
         expect(server.sessions()).toBe(2)
+      }))
+
+    it.scoped("nothing is told that the declared capabilities do not announce", () =>
+      Effect.gen(function*() {
+        const { client, server, session } = yield* connect({ capabilities: { tools: {} } })
+        const notes = yield* client.subscribe
+        yield* server.addTool(McpServer.tool({ name: "quiet", handler: () => Effect.succeed(text("")) }))
+        yield* server.log("emergency", "unheard")
+        yield* session.peer.notify("notifications/marker")
+        expect((yield* Queue.take(notes)).method).toBe("notifications/marker")
       }))
 
     it.scoped("progress goes to the caller with its token", () =>
@@ -498,6 +509,31 @@ describe("McpServer", () => {
         expect(seen.at(-1)?.status).toBe("failed")
       }))
   })
+
+  it.scoped("records a span for each request a session answers when a tracer is installed", () =>
+    Effect.gen(function*() {
+      const names: Array<string> = []
+      const builtIn = yield* Effect.tracer
+      const recording = Tracer.make({
+        span: (...args) => {
+          names.push(args[0])
+          return builtIn.span(...args)
+        },
+        context: builtIn.context
+      })
+      const server = yield* McpServer.fromItems({ serverInfo, tools: [echo] })
+      const { transport } = yield* McpServer.connectMemory(server).pipe(Effect.withTracer(recording))
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      yield* client.callTool("echo", { text: "a" })
+      yield* server.notifyListChanged("tools").pipe(Effect.withTracer(recording))
+      expect(names).toEqual([
+        "McpServer.connect",
+        "McpServer.initialize",
+        "McpServer.tools/list",
+        "McpServer.tools/call",
+        "McpServer.notifyListChanged"
+      ])
+    }))
 
   describe("over stdio", () => {
     it.live(

@@ -13,13 +13,13 @@ import * as McpSchema from "../../McpSchema.js"
 import type { Client, RequestContext } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { McpServerError } from "./error.js"
-import { admits } from "./logging.js"
 import { RELATED_TASK, type TaskLink } from "./tasks.js"
 
 /** What a request's context needs of its session. */
 export interface SessionLink {
   readonly client: Client | undefined
-  readonly level: McpSchema.LoggingLevel | undefined
+  /** Whether a log message at `level` goes to the client. */
+  readonly admits: (level: McpSchema.LoggingLevel) => boolean
   readonly notify: (
     method: string,
     params: Record<string, unknown> | undefined,
@@ -95,7 +95,7 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
   }
 
   log(level: McpSchema.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void> {
-    if (!admits(this.session.level, level)) return Effect.void
+    if (!this.session.admits(level)) return Effect.void
     return this.session.notify(
       McpSchema.Method.LoggingMessage,
       this.related(logger === undefined ? { level, data } : { level, logger, data }),
