@@ -402,6 +402,27 @@ describe("McpServer", () => {
         ])
       }))
 
+    it.scoped("a URL elicitation is refused when the client declared forms only", () =>
+      Effect.gen(function*() {
+        const url = McpServer.tool({
+          name: "url",
+          handler: (_, ctx) =>
+            Effect.match(
+              ctx.elicit({ mode: "url", message: "sign in", elicitationId: "e-1", url: "https://example.com" }),
+              {
+                onFailure: (error) => text(`${error.reason}: ${error.message}`),
+                onSuccess: (result) => text(result.action)
+              }
+            )
+        })
+        const { client } = yield* connect({ tools: [url] }).pipe(
+          Effect.provide(Host.layerElicitation({ elicit: () => Effect.succeed({ action: "accept" }) }))
+        )
+        expect(yield* client.callTool("url")).toEqual(
+          text("NotDeclared: elicitation/create: the client did not declare the elicitation.url capability")
+        )
+      }))
+
     it.scoped("refused, with nothing sent, when the client did not declare the capability", () =>
       Effect.gen(function*() {
         const { client, session } = yield* connect({ tools: [ask] })
@@ -410,6 +431,50 @@ describe("McpServer", () => {
           "NotDeclared: sampling/createMessage: the client did not declare the sampling capability"
         ))
         expect(session.peer.inFlight()).toBe(0)
+      }))
+  })
+
+  describe("outbound", () => {
+    it.scoped("what a request sends goes through the session's Outbound, with the request it belongs to", () =>
+      Effect.gen(function*() {
+        const notified: Array<[string, unknown]> = []
+        const within: Array<unknown> = []
+        const chatty = McpServer.tool({
+          name: "chatty",
+          handler: (_, ctx) =>
+            Effect.gen(function*() {
+              yield* ctx.log("info", "working")
+              yield* ctx.progress(1)
+              const roots = yield* ctx.listRoots()
+              return text(String(roots.roots.length))
+            }).pipe(Effect.orDie)
+        })
+        const server = yield* McpServer.fromItems({ serverInfo, tools: [chatty] })
+        const peer: { current?: Peer.Peer } = {}
+        const served = yield* McpServer.connectMemory(server, {
+          outbound: {
+            notify: (method, params, related) =>
+              Effect.suspend(() => {
+                notified.push([method, related])
+                return Effect.ignore(peer.current!.notify(method, params))
+              }),
+            within: (related, send) => Effect.zipRight(Effect.sync(() => within.push(related)), send)
+          }
+        })
+        peer.current = served.session.peer
+        const client = yield* McpClient.make().pipe(
+          Effect.provideService(Transport, served.transport),
+          Effect.provide(Host.layerRoots([]))
+        )
+        const seen: Array<Peer.Progress> = []
+        expect(yield* client.callTool("chatty", {}, { onProgress: (p) => Effect.sync(() => seen.push(p)) })).toEqual(
+          text("0")
+        )
+        const call = notified[0]![1]
+        expect(typeof call).toBe("number")
+        expect(notified).toEqual([["notifications/message", call], ["notifications/progress", call]])
+        expect(within).toEqual([call])
+        expect(seen).toEqual([{ progress: 1 }])
       }))
   })
 
