@@ -6,7 +6,6 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
-import * as Tracer from "effect/Tracer"
 import * as Host from "../src/Host.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
@@ -15,6 +14,7 @@ import * as McpServer from "../src/McpServer.js"
 import * as Peer from "../src/Peer.js"
 import * as Stdio from "../src/Stdio.js"
 import { Transport } from "../src/Transport.js"
+import { recordingTracer } from "./support/tracing.js"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
@@ -577,15 +577,7 @@ describe("McpServer", () => {
 
   it.scoped("records a span for each request a session answers when a tracer is installed", () =>
     Effect.gen(function*() {
-      const names: Array<string> = []
-      const builtIn = yield* Effect.tracer
-      const recording = Tracer.make({
-        span: (...args) => {
-          names.push(args[0])
-          return builtIn.span(...args)
-        },
-        context: builtIn.context
-      })
+      const { names, tracer: recording } = yield* recordingTracer
       const server = yield* McpServer.fromItems({ serverInfo, tools: [echo] })
       const { transport } = yield* McpServer.connectMemory(server).pipe(Effect.withTracer(recording))
       const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
