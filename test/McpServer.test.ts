@@ -592,6 +592,17 @@ describe("McpServer", () => {
       ])
     }))
 
+  it.scoped("layerItems provides the server as an ItemServer and as an McpServer", () =>
+    Effect.gen(function*() {
+      const items = yield* McpServer.ItemServer
+      const server = yield* McpServer.McpServer
+      expect(server).toBe(items)
+      const { transport } = yield* McpServer.connectMemory(server)
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      yield* items.removeTool("echo")
+      expect(yield* client.listTools()).toEqual([])
+    }).pipe(Effect.provide(McpServer.layerItems({ serverInfo, tools: [echo] }))))
+
   describe("over stdio", () => {
     it.live(
       "a child process serving with serveStdio answers a real client, and exits when it hangs up",
