@@ -489,6 +489,15 @@ export interface PromptItem {
 }
 
 /**
+ * A tool's definition as `tool` takes it: an `McpSchema.Tool` less its `inputSchema`, which
+ * is given or made from `parameters`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolDefinition = Items.ToolDefinition
+
+/**
  * A tool from its definition and a handler. With `parameters` (an Effect Schema of the
  * arguments) its `inputSchema` is made from the Schema and the arguments are decoded with
  * it before the handler runs; bad arguments are a tool execution error (`isError: true`)
@@ -500,13 +509,13 @@ export interface PromptItem {
  */
 export const tool: {
   <A, I extends Record<string, unknown>>(
-    definition: Items.ToolDefinition & {
+    definition: ToolDefinition & {
       readonly parameters: Schema.Schema<A, I>
       readonly handler: (args: A, ctx: RequestContext) => Effect.Effect<McpSchema.CallToolResult, Peer.HandlerError>
     }
   ): ToolItem
   (
-    definition: Items.ToolDefinition & {
+    definition: ToolDefinition & {
       readonly inputSchema?: McpSchema.JsonObject | undefined
       readonly handler: (
         args: Record<string, unknown>,

@@ -23,7 +23,8 @@ export type Method = (
   ctx: Context<Session>
 ) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+/** Whether a value from the wire is a JSON object. */
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 const notServed = (request: JsonRpc.Request) => Effect.fail(methodNotFound(request.method))

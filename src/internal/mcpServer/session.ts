@@ -26,9 +26,6 @@ export const negotiate = (requested: unknown): string =>
     ? requested
     : McpSchema.LATEST_PROTOCOL_VERSION
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** The state of one session, as the built-in methods and the contexts see it. */
 export class Session implements SessionLink {
   client: Client | undefined = undefined
@@ -92,11 +89,11 @@ export class Session implements SessionLink {
     Effect.suspend(() => {
       if (this.initialized) return Effect.fail(invalidRequest("The session is already initialized"))
       const params = request.params
-      if (!isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
+      if (!Methods.isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
       const client: Client = {
         protocolVersion: this.options.protocolVersion ?? negotiate(params.protocolVersion),
-        capabilities: isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
-        info: isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
+        capabilities: Methods.isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
+        info: Methods.isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
       }
       this.client = client
       const make = this.options.handlers
@@ -125,7 +122,7 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
         Effect.zipRight(answer(request)),
         Effect.tap((result) => {
           session.initialized = true
-          session.declared = isObject(result.capabilities) ? result.capabilities : {}
+          session.declared = Methods.isObject(result.capabilities) ? result.capabilities : {}
         })
       )
   }
