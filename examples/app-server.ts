@@ -20,7 +20,7 @@ import { Gateway, McpServer } from "../src/index.js"
 const wordCount = McpServer.tool({
   name: "word_count",
   description: "Counts the words of a text",
-  parameters: Schema.Struct({ text: Schema.String }),
+  parameters: Schema.Struct({ text: Schema.String }), // the inputSchema, and the arguments' decoder
   handler: ({ text }) => {
     const words = text.split(/\s+/).filter((word) => word !== "").length
     return Effect.succeed({ content: [{ type: "text", text: `${words} words` }] })
