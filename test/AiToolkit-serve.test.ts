@@ -142,6 +142,21 @@ describe("AiToolkit.toolItems", () => {
       })
     }))
 
+  it.scoped("leaves out a tool the model provider runs", () =>
+    Effect.gen(function*() {
+      const WebSearch = Tool.providerDefined({
+        id: "openai.web_search",
+        toolkitName: "WebSearch",
+        providerName: "web_search",
+        args: {}
+      })({})
+      const Mixed = Toolkit.make(Add, WebSearch)
+      const items = yield* AiToolkit.toolItems(Mixed).pipe(
+        Effect.provide(Mixed.toLayer({ add: ({ a, b }) => Effect.succeed({ sum: a + b }) }))
+      )
+      expect(items.map((item) => item.tool.name)).toEqual(["add"])
+    }))
+
   it.scoped("a success: JSON text, and structuredContent when the success schema is a struct", () =>
     Effect.gen(function*() {
       const { client, ticks } = yield* serve()
