@@ -219,7 +219,8 @@ export const layerHost = (
     )
   }))
 
-const fleetOf = (options: Options) =>
+// The gateway's McpServer, serving the fleet until the Scope closes.
+const serverOf = (options: Options) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
@@ -232,7 +233,7 @@ const fleetOf = (options: Options) =>
       : undefined
     const fleet = yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
     const host = yield* Effect.serviceOption(ClientHost)
-    return Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay }
+    return yield* GatewaySession.makeServer(Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay })
   })
 
 /**
@@ -243,7 +244,7 @@ const fleetOf = (options: Options) =>
  */
 export const serve: (options?: Options) => Effect.Effect<McpError.McpError, never, Transport | Requirements> = traced(
   "Gateway.serve"
-)((options: Options = {}) => Effect.scoped(Effect.flatMap(fleetOf(options), GatewaySession.serveSession)))
+)((options: Options = {}) => Effect.scoped(Effect.flatMap(serverOf(options), (server) => server.serve)))
 
 /**
  * Logging to stderr only: the loggers that write to stdout (Effect's default one, and the
@@ -273,13 +274,13 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
   "Gateway.serveStdio"
 )((options: StdioOptions = {}) =>
   Effect.scoped(Effect.gen(function*() {
-    const fleet = yield* fleetOf(options)
+    const server = yield* serverOf(options)
     const transport = yield* Stdio.makeServer(
       options.input ?? process.stdin,
       options.output ?? process.stdout,
       options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
     )
-    yield* GatewaySession.serveSession(fleet).pipe(Effect.provideService(Transport, transport))
+    yield* server.serve.pipe(Effect.provideService(Transport, transport))
   })).pipe(Effect.provide(stdioLogger))
 )
 
@@ -303,8 +304,8 @@ export const serveHttp: (options: HttpOptions) => Effect.Effect<string, McpError
   traced("Gateway.serveHttp")((options: HttpOptions) =>
     options.token !== undefined && options.oauth !== undefined
       ? Effect.dieMessage("Gateway.serveHttp: give either token or oauth, not both")
-      : Effect.flatMap(fleetOf(options), (fleet) =>
-        GatewayHttp.serve(fleet, {
+      : Effect.flatMap(serverOf(options), (server) =>
+        GatewayHttp.serve(server, {
           port: options.port,
           host: options.host ?? "127.0.0.1",
           path: options.path ?? "/mcp",

@@ -37,6 +37,7 @@ import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as Memory from "./Memory.js"
 import type * as Peer from "./Peer.js"
+import type * as ResourceServer from "./ResourceServer.js"
 import * as Stdio from "./Stdio.js"
 import { Transport } from "./Transport.js"
 
@@ -251,6 +252,8 @@ export interface Outbound {
     | undefined
   /** Runs the sending of a request to the client as part of request `related`. Default: as is. */
   readonly within?: (<A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+  /** Who the client is, as its transport authenticated it (Streamable HTTP with OAuth: the access token's principal). */
+  readonly caller?: ResourceServer.Principal | undefined
 }
 
 /**
@@ -266,8 +269,28 @@ export interface Session {
   readonly client: () => Client | undefined
   /** The level the client set with logging/setLevel, if it did. */
   readonly level: () => McpSchema.LoggingLevel | undefined
+  /** Who the client is, as its transport authenticated it (`Outbound.caller`), if it did. */
+  readonly caller: ResourceServer.Principal | undefined
   /** Waits until the session ends and returns why. */
   readonly closed: Effect.Effect<McpError.McpError>
+  /**
+   * Sends a notification to the client outside of any handler; `related` is the request it
+   * belongs to, so a transport with a stream per request sends it there (`Outbound.notify`).
+   */
+  readonly notify: (
+    method: string,
+    params?: Record<string, unknown> | undefined,
+    related?: JsonRpc.RequestId | undefined
+  ) => Effect.Effect<void>
+  /**
+   * Sends a request to the client outside of any handler, as part of request `related` when
+   * given (`Outbound.within`); the client's error, a timeout or the end of the session fails it.
+   */
+  readonly request: (
+    method: string,
+    params?: Record<string, unknown> | undefined,
+    related?: JsonRpc.RequestId | undefined
+  ) => Effect.Effect<Record<string, unknown>, McpError.McpError>
 }
 
 /**

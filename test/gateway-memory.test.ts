@@ -16,7 +16,7 @@ import { PassThrough } from "node:stream"
 import type * as Catalog from "../src/Catalog.js"
 import * as Gateway from "../src/Gateway.js"
 import { makeFleet, type PolicyLike, resolveOptions } from "../src/internal/gateway/fleet.js"
-import { serveSession } from "../src/internal/gateway/session.js"
+import { makeServer } from "../src/internal/gateway/session.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
@@ -79,9 +79,10 @@ const setup = (
       openPolicy(registry, options.callTool),
       resolveOptions({ pageSize: options.pageSize, listChangedDebounce: "20 millis", naming: options.naming })
     )
+    const server = yield* makeServer(fleet)
     const connect = Effect.gen(function*() {
-      const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
-      yield* serveSession(fleet).pipe(Effect.provideService(Transport, server), Effect.forkScoped)
+      const [client, end] = yield* Memory.makePair({ server: "gateway", client: "client" })
+      yield* server.serve.pipe(Effect.provideService(Transport, end), Effect.forkScoped)
       return client
     })
     return { registry, connect } satisfies Setup
@@ -91,6 +92,15 @@ const clientOf = (transport: Memory.MemoryTransport) =>
   McpClient.make({ requestTimeout: "10 seconds" }).pipe(Effect.provideService(Transport, transport))
 
 const peerOf = (transport: Memory.MemoryTransport) => Peer.make().pipe(Effect.provideService(Transport, transport))
+
+// A bare Peer on a session it initialized (McpServer refuses other requests before).
+const initializedPeer = (transport: Memory.MemoryTransport) =>
+  Effect.tap(peerOf(transport), (peer) =>
+    peer.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" }
+    }))
 
 const twoServers = [
   fake("alpha", {
@@ -131,8 +141,9 @@ const withLateServer = (delay: Duration.DurationInput) =>
       openPolicy(registry),
       resolveOptions({ settle: "3 seconds", listChangedDebounce: "20 millis" })
     )
-    const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
-    yield* serveSession(fleet).pipe(Effect.provideService(Transport, server), Effect.forkScoped)
+    const [client, end] = yield* Memory.makePair({ server: "gateway", client: "client" })
+    const server = yield* makeServer(fleet)
+    yield* server.serve.pipe(Effect.provideService(Transport, end), Effect.forkScoped)
     const peer = yield* peerOf(client)
     const seen = yield* peer.subscribe
     // Answered with the clock standing still: initialize waits for no server.
@@ -221,7 +232,7 @@ describe("Gateway (in memory)", () => {
   it.scopedLive("methods and names named after Object.prototype members are unknown, and the session goes on", () =>
     Effect.gen(function*() {
       const { connect } = yield* setup(twoServers)
-      const peer = yield* peerOf(yield* connect)
+      const peer = yield* initializedPeer(yield* connect)
       for (const method of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
         const refused = failure(yield* Effect.exit(peer.request(method, {})))
         expect(refused.reason).toMatchObject({ _tag: "Protocol", code: -32601 })
@@ -257,7 +268,7 @@ describe("Gateway (in memory)", () => {
   it.scopedLive("paginates with an opaque cursor and refuses a bad one", () =>
     Effect.gen(function*() {
       const { connect } = yield* setup(twoServers, { pageSize: 2 })
-      const peer = yield* peerOf(yield* connect)
+      const peer = yield* initializedPeer(yield* connect)
       const names: Array<string> = []
       let cursor: unknown = undefined
       let pages = 0
@@ -563,17 +574,25 @@ describe("Gateway (in memory)", () => {
         ),
         scope
       )
+      input.write(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+        }) + "\n"
+      )
       input.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) + "\n")
       yield* Effect.repeat(Effect.sync(() => lines.length), {
-        until: (n) => n >= 1,
+        until: (n) => n >= 2,
         schedule: Schedule.spaced("10 millis")
       })
-      expect(lines[0]).toMatchObject({ id: 1, result: { tools: expect.any(Array) } })
+      expect(lines[1]).toMatchObject({ id: 1, result: { tools: expect.any(Array) } })
       yield* Scope.close(scope, Exit.void)
       // Closed, it reads no more.
       input.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }) + "\n")
       yield* Effect.sleep("100 millis")
-      expect(lines).toHaveLength(1)
+      expect(lines).toHaveLength(2)
     }))
 
   it.scopedLive("Gateway.serve with the Policy: denied tools are hidden and unknown; a policy change is a list_changed", () =>

@@ -26,9 +26,9 @@ import type * as Scope from "effect/Scope"
 import * as http from "node:http"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
+import type * as McpServer from "../../McpServer.js"
 import * as ResourceServer from "../../ResourceServer.js"
 import * as Cors from "./cors.js"
-import type { Fleet } from "./fleet.js"
 import * as Get from "./get.js"
 import * as Guard from "./guard.js"
 import * as Post from "./post.js"
@@ -184,20 +184,23 @@ const listen = (options: HttpOptions): Effect.Effect<http.Server, McpError.McpEr
 /**
  * Serves the gateway over HTTP until the Scope closes; returns the endpoint's URL.
  */
-export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
+export const serve = (
+  server: McpServer.McpServer,
+  options: HttpOptions
+): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
   Effect.gen(function*() {
-    const table = new SessionTable(fleet, yield* Effect.scope, yield* Effect.clock, options.maxSessions)
+    const table = new SessionTable(server, yield* Effect.scope, yield* Effect.clock, options.maxSessions)
     yield* Effect.forkScoped(Effect.interruptible(table.expireIdle(options.sessionIdleTimeout)))
     const runner = yield* makeRunner
-    const server = yield* listen(options)
+    const listener = yield* listen(options)
     // Sessions end before the listener closes: their streams end with them.
     yield* Effect.addFinalizer(() => table.closeAll())
-    const address = server.address() as { readonly address: string; readonly port: number }
+    const address = listener.address() as { readonly address: string; readonly port: number }
     const host = address.address.includes(":") ? `[${address.address}]` : address.address
     const url = `http://${host}:${address.port}${options.path}`
     const resourceServer = options.oauth === undefined
       ? undefined
       : yield* ResourceServer.make({ ...options.oauth, resource: options.oauth.resource ?? url })
-    server.on("request", makeHandler(table, options, runner, resourceServer))
+    listener.on("request", makeHandler(table, options, runner, resourceServer))
     return url
   })
