@@ -61,12 +61,10 @@ import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as Host from "./Host.js"
 import * as GatewayFleet from "./internal/gateway/fleet.js"
-import * as GatewayHttp from "./internal/gateway/http.js"
 import * as GatewayRelay from "./internal/gateway/relay.js"
 import * as GatewaySession from "./internal/gateway/session.js"
 import { traced } from "./internal/traced.js"
@@ -74,8 +72,8 @@ import * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
 import * as McpManagementTools from "./McpManagementTools.js"
 import type * as McpSchema from "./McpSchema.js"
+import * as McpServer from "./McpServer.js"
 import * as Policy from "./Policy.js"
-import type * as ResourceServer from "./ResourceServer.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import * as Stdio from "./Stdio.js"
 import { Transport } from "./Transport.js"
@@ -133,44 +131,19 @@ export interface StdioOptions extends Options {
 }
 
 /**
- * Options of the Streamable HTTP mode.
+ * Options of the Streamable HTTP mode: the gateway's, and the endpoint's
+ * (`McpServer.HttpOptions`: port, host, path, token, allowed origins, limits).
  *
  * @since 0.1.0
  */
-export interface HttpOptions extends Options {
-  /** The port; 0 picks a free one (the returned URL says which). */
-  readonly port: number
-  /** The address to bind. Default: 127.0.0.1, reachable from this machine only. */
-  readonly host?: string | undefined
-  /** The MCP endpoint's path. Default: `/mcp`. */
-  readonly path?: string | undefined
-  /** When set, every request must carry `Authorization: Bearer <token>`; otherwise 401. */
-  readonly token?: Redacted.Redacted<string> | undefined
-  /**
-   * When set (instead of `token`), the endpoint is an OAuth protected resource: every request
-   * must carry an access token from `oauth.issuer` for this resource (validated as a JWT
-   * against the issuer's keys, or by introspection), with the `oauth.scopes`; the Protected
-   * Resource Metadata is served at `/.well-known/oauth-protected-resource<path>` (and without
-   * the path). `oauth.resource` defaults to the endpoint's URL (`http://127.0.0.1:<port>/mcp`):
-   * set it to the URL clients use when that is another (a proxy, a host name).
-   */
-  readonly oauth?: ResourceServer.Options | undefined
-  /**
-   * Origins (`https://app.example.com`) allowed besides localhost, 127.0.0.1 and [::1]. A
-   * request with any other Origin is refused with 403 (DNS-rebinding protection); an
-   * allowed one gets CORS headers, and its preflight (OPTIONS) is answered.
-   */
-  readonly allowedOrigins?: ReadonlyArray<string> | undefined
-  /** The largest POST body accepted. Default: 16 MiB. */
-  readonly maxMessageBytes?: number | undefined
-  /** The most sessions at once; initialize beyond it gets 503. Default: 1000. */
-  readonly maxSessions?: number | undefined
-  /**
-   * How long a session may be idle (no request, no open stream) before it ends, for clients
-   * that go away without DELETE. Default: 30 minutes.
-   */
-  readonly sessionIdleTimeout?: Duration.DurationInput | undefined
-}
+export interface HttpOptions extends Options, McpServer.HttpOptions {}
+
+/**
+ * Options of the gateway as a handler mounted in an app's own HTTP server.
+ *
+ * @since 0.2.0
+ */
+export interface HttpHandlerOptions extends Options, McpServer.HttpHandlerOptions {}
 
 /**
  * What the gateway needs: the fleet, and the policy its tool calls go through.
@@ -302,21 +275,20 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
  */
 export const serveHttp: (options: HttpOptions) => Effect.Effect<string, McpError.McpError, Requirements | Scope.Scope> =
   traced("Gateway.serveHttp")((options: HttpOptions) =>
-    options.token !== undefined && options.oauth !== undefined
-      ? Effect.dieMessage("Gateway.serveHttp: give either token or oauth, not both")
-      : Effect.flatMap(serverOf(options), (server) =>
-        GatewayHttp.serve(server, {
-          port: options.port,
-          host: options.host ?? "127.0.0.1",
-          path: options.path ?? "/mcp",
-          token: options.token,
-          oauth: options.oauth,
-          allowedOrigins: options.allowedOrigins ?? [],
-          maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
-          maxSessions: options.maxSessions ?? 1000,
-          sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes"
-        }))
+    Effect.flatMap(serverOf(options), (server) => McpServer.serveHttp(server, options))
   )
+
+/**
+ * The fleet as a Streamable HTTP endpoint mounted in an app's own HTTP server (node:http,
+ * Express, ...), at whatever path the app routes to it, until the Scope closes: the
+ * handler `serveHttp` listens with. See `McpServer.toNodeHandler`.
+ *
+ * @since 0.2.0
+ */
+export const toNodeHandler = (
+  options: HttpHandlerOptions = {}
+): Effect.Effect<McpServer.NodeHandler, never, Requirements | Scope.Scope> =>
+  Effect.flatMap(serverOf(options), (server) => McpServer.toNodeHandler(server, options))
 
 /**
  * A layer that serves the fleet over HTTP for as long as it lives.

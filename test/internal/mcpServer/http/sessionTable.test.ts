@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import type { HttpSession } from "../../../src/internal/gateway/httpSession.js"
-import { Answer } from "../../../src/internal/gateway/response.js"
-import { SessionTable } from "../../../src/internal/gateway/sessionTable.js"
-import * as McpServer from "../../../src/McpServer.js"
+import type { HttpSession } from "../../../../src/internal/mcpServer/http/httpSession.js"
+import { Answer } from "../../../../src/internal/mcpServer/http/response.js"
+import { SessionTable } from "../../../../src/internal/mcpServer/http/sessionTable.js"
+import * as McpServer from "../../../../src/McpServer.js"
 
 // A table over a server that serves nothing, allowing two sessions.
 const table = Effect.gen(function*() {

@@ -1,6 +1,7 @@
 /**
- * One session of a Streamable HTTP endpoint: an McpServer session over a transport that sends each answer to the POST that asked for it (its sink) and
- * every other message to the session's standing GET stream, if one is open.
+ * One session of a Streamable HTTP endpoint: an McpServer session over a transport that
+ * sends each answer to the POST that asked for it (its sink) and every other message to the
+ * session's standing GET stream, if one is open.
  *
  * @internal
  */
@@ -10,10 +11,10 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberRef from "effect/FiberRef"
 import * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
-import * as JsonRpc from "../../JsonRpc.js"
-import * as McpError from "../../McpError.js"
-import type * as McpServer from "../../McpServer.js"
-import { Inbox, Transport, type TransportService } from "../../Transport.js"
+import * as JsonRpc from "../../../JsonRpc.js"
+import * as McpError from "../../../McpError.js"
+import type * as McpServer from "../../../McpServer.js"
+import { Inbox, Transport, type TransportService } from "../../../Transport.js"
 import type { Caller } from "./guard.js"
 import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
 
