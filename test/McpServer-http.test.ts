@@ -1,0 +1,108 @@
+// An McpServer mounted in an app's own node:http server with McpServer.toNodeHandler, at
+// /custom/mcp next to a route of the app's own, reached by our McpClient over Streamable HTTP
+// and by the official SDK's client.
+import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as http from "node:http"
+import * as HttpClientUndici from "../src/HttpClientUndici.js"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as McpServer from "../src/McpServer.js"
+import * as StreamableHttp from "../src/StreamableHttp.js"
+import { Transport } from "../src/Transport.js"
+
+const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
+
+// A tool that reports progress before it answers, so its answer comes on an SSE stream.
+const count = McpServer.tool({
+  name: "count",
+  description: "Counts to n, reporting progress",
+  parameters: Schema.Struct({ n: Schema.Number }),
+  handler: ({ n }, ctx) =>
+    Effect.gen(function*() {
+      for (let i = 1; i <= n; i++) yield* ctx.progress(i, n)
+      return text(`counted to ${n}`)
+    })
+})
+
+const echo = McpServer.tool({
+  name: "echo",
+  description: "Says it back",
+  parameters: Schema.Struct({ text: Schema.String }),
+  handler: ({ text: said }) => Effect.succeed(text(said))
+})
+
+// The app: its own route at /health, the MCP endpoint at /custom/mcp, 404 elsewhere.
+const app = Effect.gen(function*() {
+  const server = yield* McpServer.fromItems({ serverInfo: { name: "mounted", version: "1.0.0" }, tools: [echo, count] })
+  const mcp = yield* McpServer.toNodeHandler(server)
+  const listener = http.createServer((request, response) => {
+    const path = request.url?.split("?")[0]
+    if (path === "/custom/mcp") return mcp(request, response)
+    if (path === "/health") return void response.writeHead(200, { "content-type": "text/plain" }).end("ok")
+    response.writeHead(404).end()
+  })
+  yield* Effect.acquireRelease(
+    Effect.async<void>((resume) => void listener.listen(0, "127.0.0.1", () => resume(Effect.void))),
+    () =>
+      Effect.async<void>((resume) => {
+        listener.close(() => resume(Effect.void))
+        listener.closeAllConnections()
+      })
+  )
+  const { port } = listener.address() as { readonly port: number }
+  return { server, base: `http://127.0.0.1:${port}` }
+})
+
+describe("McpServer.toNodeHandler", () => {
+  it.scopedLive("serves our McpClient at the app's path, next to the app's own route", () =>
+    Effect.gen(function*() {
+      const { base, server } = yield* app
+      const health = yield* Effect.promise(() => fetch(`${base}/health`).then((r) => r.text()))
+      expect(health).toBe("ok")
+      const transport = yield* StreamableHttp.make({ name: "mounted", url: `${base}/custom/mcp` })
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      expect(transport.info().sessionId).toMatch(/^[0-9a-f-]{36}$/)
+      expect(server.sessions()).toBe(1)
+      const tools = yield* client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual(["echo", "count"])
+      expect(yield* client.callTool("echo", { text: "hi" })).toEqual(text("hi"))
+      const progress: Array<number> = []
+      const counted = yield* client.callTool("count", { n: 3 }, {
+        onProgress: (p) => Effect.sync(() => void progress.push(p.progress))
+      })
+      expect(counted).toEqual(text("counted to 3"))
+      expect(progress).toEqual([1, 2, 3])
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("serves the official SDK's client; the endpoint's sessions end with the Scope", () =>
+    Effect.gen(function*() {
+      const { base, server } = yield* app
+      const client = new Client({ name: "sdk", version: "1.0.0" })
+      const transport = new StreamableHTTPClientTransport(new URL(`${base}/custom/mcp`))
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(transport)),
+        () => Effect.promise(() => client.close())
+      )
+      expect(client.getServerVersion()).toMatchObject({ name: "mounted" })
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      expect(tools.map((tool) => tool.name)).toEqual(["echo", "count"])
+      const progress: Array<number> = []
+      const counted = yield* Effect.promise(() =>
+        client.callTool({ name: "count", arguments: { n: 2 } }, undefined, {
+          onprogress: (p) => void progress.push(p.progress)
+        })
+      )
+      expect(counted.content).toEqual([{ type: "text", text: "counted to 2" }])
+      expect(progress).toEqual([1, 2])
+      const echoed = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "sdk" } }))
+      expect(echoed.content).toEqual([{ type: "text", text: "sdk" }])
+      expect(server.sessions()).toBe(1)
+      // DELETE ends the session.
+      yield* Effect.promise(() => transport.terminateSession())
+      expect(server.sessions()).toBe(0)
+    }))
+})
