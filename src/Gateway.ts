@@ -7,15 +7,19 @@
  * notifications, progress of a routed call reaches the client that made it, and a client's
  * cancellation cancels the call at the server.
  *
- * Two ways in: stdio, for hosts that spawn the gateway, and Streamable HTTP, with sessions,
- * SSE answers, DNS-rebinding protection and an optional bearer token: a static one, or OAuth
- * access tokens with the gateway as a resource server (`oauth`, see ResourceServer).
+ * The gateway is an `McpServer` whose handlers route to the fleet; an app can serve its own
+ * tools with the fleet's (the `tools` option). Ways in: stdio, for hosts that spawn the
+ * gateway, and Streamable HTTP (McpServer's), with sessions, SSE answers, DNS-rebinding
+ * protection and an optional bearer token (a static one, or OAuth access tokens with the
+ * gateway as a resource server: `oauth`, see ResourceServer), on a listener of its own
+ * (`serveHttp`) or mounted in the app's own HTTP server (`toNodeHandler`).
  *
  * Choices the protocol leaves open:
  * - initialize declares every capability the gateway can route (tools, resources with
  *   subscribe, prompts, completions, logging; lists with listChanged), because servers join
- *   and leave while clients stay connected. Any supported revision the client asks for is
- *   accepted; otherwise the latest.
+ *   and leave while clients stay connected (completions from 2025-03-26 on). Any supported
+ *   revision the client asks for is accepted; otherwise the latest. Requests other than ping
+ *   before initialize are refused (-32600).
  * - A tool call that fails in the fleet (server down, timeout, denied by policy, rejected
  *   arguments) answers with a CallToolResult with `isError: true` and the message: a tool
  *   execution error, which the model sees. An unknown tool (-32602, with the closest names)
@@ -114,6 +118,18 @@ export interface Options {
    * plain name is refused as unknown. Qualified names are accepted in both modes.
    */
   readonly naming?: "qualified" | "plain" | undefined
+  /**
+   * The app's own tools (`McpServer.tool` items, with Effect Schema parameters), served with
+   * the fleet's: "my app's tools plus every
+   * server in my config, as one MCP server". Listed first, under their own names (never
+   * qualified); called here, in the app, with the request's context (progress, logging,
+   * requests to the client). The Policy does not see them: its rules govern the fleet's
+   * servers, and the app's code is the app's to guard. Their names are the gateway's own: with
+   * `naming: "plain"` a server's tool of the same name is listed qualified. Refused at
+   * start (a defect): two of one name, a name starting with `mcp__` (a server's qualified
+   * form), or a management tool's name while those are served. Default: none.
+   */
+  readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
 }
 
 /**
@@ -195,6 +211,8 @@ export const layerHost = (
 // The gateway's McpServer, serving the fleet until the Scope closes.
 const serverOf = (options: Options) =>
   Effect.gen(function*() {
+    const problem = GatewayFleet.appToolsProblem(options.tools ?? [], options.managementTools === true)
+    if (problem !== undefined) return yield* Effect.dieMessage(`Gateway: ${problem}`)
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
     const management: GatewayFleet.MakeManagement | undefined = options.managementTools === true

@@ -9,6 +9,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -20,6 +21,7 @@ import { makeServer } from "../src/internal/gateway/session.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import * as McpServer from "../src/McpServer.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
 import * as Policy from "../src/Policy.js"
@@ -628,5 +630,47 @@ describe("Gateway (in memory)", () => {
       yield* policy.update({ deny: ["mcp__alpha__fail"] })
       expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
       expect(yield* client.listTools()).toHaveLength(4)
+    }))
+
+  it.scopedLive("the app's own tools: listed first under their names, called in the app past the Policy; a server's tool of the same name is qualified", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(
+        Policy.layer({ deny: ["add"] }).pipe(
+          Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })),
+          Layer.provide(Platform)
+        )
+      )
+      yield* Effect.flatMap(ServerRegistry.ServerRegistry, (registry) => registry.awaitReady({ servers: "settled" }))
+        .pipe(Effect.provide(context))
+      const add = McpServer.tool({
+        name: "add",
+        description: "the app's add",
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        handler: ({ a, b }) => Effect.succeed(text(String(a + b)))
+      })
+      const served = (tools: ReadonlyArray<McpServer.ToolItem>) =>
+        Effect.gen(function*() {
+          const [end, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
+          yield* Gateway.serve({ naming: "plain", tools }).pipe(
+            Effect.provideService(Transport, server),
+            Effect.provide(context),
+            Effect.forkScoped
+          )
+          return end
+        })
+      const client = yield* clientOf(yield* served([add]))
+      const [first, ...fleet] = (yield* client.listTools()).map((t) => t.name)
+      expect(first).toBe("add")
+      expect(fleet.sort()).toEqual(["fail", "mcp__alpha__add", "mcp__alpha__echo", "mcp__beta__echo", "multiply"])
+      // The Policy's `deny: add` names no fleet tool listed as `add`: the app's tool runs.
+      expect(firstText(yield* client.callTool("add", { a: 1, b: 2 }))).toBe("3")
+      expect(firstText(yield* client.callTool("mcp__alpha__add", { x: 1 }))).toBe(`add:{"x":1}`)
+      // A name of a server's qualified form is refused at start.
+      const shadowing = McpServer.tool({ name: "mcp__alpha__echo", handler: () => Effect.succeed(text("mine")) })
+      const [, end] = yield* Memory.makePair({ server: "gateway", client: "client" })
+      const refused = yield* Effect.exit(
+        Gateway.serve({ tools: [shadowing] }).pipe(Effect.provideService(Transport, end), Effect.provide(context))
+      )
+      expect(Exit.isFailure(refused) && String(refused.cause)).toContain("has the form of a server's qualified name")
     }))
 })

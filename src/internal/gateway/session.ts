@@ -26,12 +26,14 @@ import * as Subscriptions from "./subscriptions.js"
 const ASKING = { approver: true }
 
 // The lists as the session's client may see them, once the fleet has settled or the settle
-// window has passed; `more` are tools listed after the fleet's (the management tools).
+// window has passed: the app's own tools first, then the fleet's, then `more` (the
+// management tools).
 const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>) => {
   const current = Effect.zipRight(context.fleet.settled, context.catalog)
   const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => () => Effect.map(current, items)
+  const own = [...context.fleet.options.tools.values()].map((item) => item.tool)
   return {
-    tools: listed((v) => [...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
+    tools: listed((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
     resources: listed((v) => v.catalog.resources.map((entry) => entry.resource)),
     templates: listed((v) => v.catalog.templates.map((entry) => entry.template)),
     prompts: listed((v) => [...v.prompts].map(([name, entry]) => ({ ...entry.prompt, name })))
@@ -64,7 +66,7 @@ export const makeHandlers = (
           fleet.options.naming,
           current,
           fleet.policy.filter(current, asking),
-          reservedNames(fleet.management)
+          reservedNames(fleet.management, fleet.options.tools)
         )
     )
     const caller = session.caller === undefined
@@ -92,9 +94,18 @@ export const makeHandlers = (
     if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session)
 
     const listed = lists(context, management?.tools ?? [])
-    const callTool = Routes.callTool(context)
+    const routed = Routes.callTool(context)
+    const fleetCall = management === undefined ? routed : management.callTool(routed)
+    const own = fleet.options.tools
     return {
-      tools: { list: listed.tools, call: management === undefined ? callTool : management.callTool(callTool) },
+      tools: {
+        list: listed.tools,
+        // The app's own tools run here, as the app's code: the Policy governs the fleet's servers.
+        call: own.size === 0 ? fleetCall : (name, args, ctx) => {
+          const item = own.get(name)
+          return item === undefined ? fleetCall(name, args, ctx) : item.handler(args, ctx)
+        }
+      },
       resources: {
         list: listed.resources,
         templates: listed.templates,
