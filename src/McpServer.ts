@@ -17,6 +17,10 @@
  * function of the context (`requestClient`), so a transport with a stream per request can
  * carry them on that request's stream (`Outbound.within`).
  *
+ * Streamable HTTP serving is the server's too: `toNodeHandler` mounts it in an app's own
+ * HTTP server at any path, `serveHttp` listens on a port of its own; each HTTP session is a
+ * `connect` whose `Outbound` puts what belongs to a request on that request's stream.
+ *
  * The per-request path stays lean: a Peer handler per method made once per session, one
  * small context object per request, no decoding of results; params are checked by hand
  * where a handler needs them.
