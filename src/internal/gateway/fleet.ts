@@ -15,7 +15,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Catalog from "../../Catalog.js"
 import type * as McpError from "../../McpError.js"
 import * as McpManagementTools from "../../McpManagementTools.js"
-import * as McpSchema from "../../McpSchema.js"
+import type * as McpSchema from "../../McpSchema.js"
 import type * as McpServer from "../../McpServer.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
@@ -93,17 +93,9 @@ export const appToolsProblem = (
 }
 
 /** A list whose change the clients are told about. */
-export type ListKind = "tools" | "resources" | "prompts"
+export type ListKind = McpServer.ListKind
 
 const LIST_KINDS: ReadonlyArray<ListKind> = ["tools", "resources", "prompts"]
-
-/** The notification that tells a client a list changed. */
-export const listChangedMethod = (kind: ListKind): string =>
-  kind === "tools"
-    ? McpSchema.Method.ToolsListChanged
-    : kind === "resources"
-    ? McpSchema.Method.ResourcesListChanged
-    : McpSchema.Method.PromptsListChanged
 
 /** What every session of one gateway shares. */
 export interface Fleet {
