@@ -18,7 +18,8 @@
  * carry them on that request's stream (`Outbound.within`).
  *
  * Streamable HTTP serving is the server's too: `toNodeHandler` mounts it in an app's own
- * HTTP server at any path, `serveHttp` listens on a port of its own; each HTTP session is a
+ * HTTP server at any path, `toWebHandler` is the same as `(Request) => Promise<Response>`,
+ * `serveHttp` listens on a port of its own; each HTTP session is a
  * `connect` whose `Outbound` puts what belongs to a request on that request's stream.
  *
  * The per-request path stays lean: a Peer handler per method made once per session, one
@@ -37,6 +38,7 @@ import type * as Scope from "effect/Scope"
 import type * as http from "node:http"
 import type { McpServerError } from "./internal/mcpServer/error.js"
 import * as Http from "./internal/mcpServer/http/http.js"
+import { toWeb } from "./internal/mcpServer/http/web.js"
 import * as Items from "./internal/mcpServer/items.js"
 import { page } from "./internal/mcpServer/paging.js"
 import * as Server from "./internal/mcpServer/server.js"
@@ -470,6 +472,21 @@ export const toNodeHandler = (
   server: McpServer,
   options: HttpHandlerOptions = {}
 ): Effect.Effect<NodeHandler, never, Scope.Scope> => Http.endpoint(server, Http.resolve(options))
+
+/**
+ * The server as a web-standard Streamable HTTP handler, `(Request) => Promise<Response>`, for
+ * frameworks and runtimes built on fetch's types (Hono, Next.js route handlers, Bun, Deno):
+ * the same endpoint as `toNodeHandler`, event streams as streamed bodies; a client that
+ * cancels a stream's body has gone away.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toWebHandler = (
+  server: McpServer,
+  options: HttpHandlerOptions = {}
+): Effect.Effect<(request: Request) => Promise<Response>, never, Scope.Scope> =>
+  Effect.map(toNodeHandler(server, options), toWeb)
 
 /**
  * Serves the server over Streamable HTTP on a listener of its own until the Scope closes,

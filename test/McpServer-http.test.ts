@@ -106,3 +106,41 @@ describe("McpServer.toNodeHandler", () => {
       expect(server.sessions()).toBe(0)
     }))
 })
+
+describe("McpServer.toWebHandler", () => {
+  it.scopedLive("serves the official SDK's client through fetch's Request and Response: JSON, streamed progress, DELETE", () =>
+    Effect.gen(function*() {
+      const server = yield* McpServer.fromItems({
+        serverInfo: { name: "web", version: "1.0.0" },
+        tools: [echo, count]
+      })
+      const handler = yield* McpServer.toWebHandler(server)
+      const methods: Array<string> = []
+      // No socket anywhere: the SDK's fetch is the handler itself.
+      const fetchLike = (url: string | URL, init?: RequestInit) => {
+        methods.push(init?.method ?? "GET")
+        return handler(new Request(url, init))
+      }
+      const client = new Client({ name: "sdk", version: "1.0.0" })
+      const transport = new StreamableHTTPClientTransport(new URL("http://127.0.0.1/anywhere"), { fetch: fetchLike })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(transport)),
+        () => Effect.promise(() => client.close())
+      )
+      expect(client.getServerVersion()).toMatchObject({ name: "web" })
+      const echoed = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "web" } }))
+      expect(echoed.content).toEqual([{ type: "text", text: "web" }])
+      const progress: Array<number> = []
+      const counted = yield* Effect.promise(() =>
+        client.callTool({ name: "count", arguments: { n: 3 } }, undefined, {
+          onprogress: (p) => void progress.push(p.progress)
+        })
+      )
+      expect(counted.content).toEqual([{ type: "text", text: "counted to 3" }])
+      expect(progress).toEqual([1, 2, 3])
+      expect(server.sessions()).toBe(1)
+      yield* Effect.promise(() => transport.terminateSession())
+      expect(server.sessions()).toBe(0)
+      expect(methods).toContain("DELETE")
+    }))
+})
