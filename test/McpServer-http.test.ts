@@ -13,6 +13,8 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
+// @ts-expect-error: a JavaScript fixture without types
+import { start } from "./fixtures/oauth-server.mjs"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
@@ -143,4 +145,82 @@ describe("McpServer.toWebHandler", () => {
       expect(server.sessions()).toBe(0)
       expect(methods).toContain("DELETE")
     }))
+})
+
+describe("McpServer.toNodeHandler with oauth", () => {
+  it.scopedLive("the mounted endpoint is a protected resource: its metadata where the app routes it, 401 without a token, the caller in the session", () =>
+    Effect.gen(function*() {
+      const as = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          start() as Promise<{
+            base: string
+            tokens: { jwt: (claims: Record<string, unknown>) => string }
+            close: () => Promise<void>
+          }>
+        ),
+        (server) => Effect.promise(() => server.close())
+      )
+      // A server whose tool says who opened its session.
+      const server = yield* McpServer.make({
+        serverInfo: { name: "protected", version: "1.0.0" },
+        handlers: (_client, session) =>
+          Effect.succeed({
+            tools: {
+              list: () => Effect.succeed([{ name: "whoami", inputSchema: { type: "object" as const } }]),
+              call: () => Effect.succeed(text(`${session.caller?.subject} via ${session.caller?.clientId}`))
+            }
+          })
+      })
+      let mcp: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
+      const listener = http.createServer((request, response) => {
+        const path = request.url?.split("?")[0] ?? ""
+        if (path === "/custom/mcp" || path.startsWith("/.well-known/oauth-protected-resource")) {
+          return mcp(request, response)
+        }
+        response.writeHead(404).end()
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void listener.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.async<void>((resume) => void listener.close(() => resume(Effect.void)).closeAllConnections())
+      )
+      const url = `http://127.0.0.1:${(listener.address() as { port: number }).port}/custom/mcp`
+      // Mounted, the endpoint cannot know its public URL: without oauth.resource it refuses to start.
+      const unnamed = yield* Effect.exit(McpServer.toNodeHandler(server, { oauth: { issuer: as.base } }))
+      expect(String(unnamed)).toContain("oauth.resource")
+      mcp = yield* McpServer.toNodeHandler(server, { oauth: { issuer: as.base, resource: url } })
+
+      const metadata = yield* Effect.promise(() =>
+        fetch(`${new URL(url).origin}/.well-known/oauth-protected-resource/custom/mcp`).then((r) => r.json())
+      )
+      expect(metadata).toMatchObject({ resource: url, authorization_servers: [as.base] })
+      const initialize = (token?: string) =>
+        Effect.promise(() =>
+          fetch(url, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+            },
+            body: JSON.stringify({
+              jsonrpc: "2.0",
+              id: 0,
+              method: "initialize",
+              params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+            })
+          })
+        )
+      const refused = yield* initialize()
+      expect(refused.status).toBe(401)
+      expect(refused.headers.get("www-authenticate")).toContain("resource_metadata=")
+
+      const token = as.tokens.jwt({ aud: url, sub: "ada", client_id: "app" })
+      const transport = yield* StreamableHttp.make({
+        name: "protected",
+        url,
+        headers: { authorization: `Bearer ${token}` }
+      })
+      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      expect(yield* client.callTool("whoami", {})).toEqual(text("ada via app"))
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
 })
