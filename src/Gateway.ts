@@ -119,8 +119,9 @@ export interface Options {
    */
   readonly naming?: "qualified" | "plain" | undefined
   /**
-   * The app's own tools (`McpServer.tool` items, with Effect Schema parameters), served with
-   * the fleet's: "my app's tools plus every
+   * The app's own tools (`McpServer.tool` items, with Effect Schema parameters, or an
+   * `@effect/ai` toolkit's through `AiToolkit.toolItems` of `mcp-fleet/ai`), served with the
+   * fleet's: "my app's tools plus every
    * server in my config, as one MCP server". Listed first, under their own names (never
    * qualified); called here, in the app, with the request's context (progress, logging,
    * requests to the client). The Policy does not see them: its rules govern the fleet's
