@@ -65,6 +65,7 @@ import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as Host from "./Host.js"
@@ -131,6 +132,15 @@ export interface Options {
    * form), or a management tool's name while those are served. Default: none.
    */
   readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
+  /**
+   * The key that signs the `requestState` of modern (2026-07-28) requests needing input
+   * from the client (a tool call whose server asks for sampling or elicitation). Replicas
+   * of the gateway behind a load balancer share it, so a retry may land on any of them.
+   * Default: random per gateway (a retry must come back to the same process).
+   */
+  readonly stateSecret?: Redacted.Redacted<string> | undefined
+  /** The caching hints of the gateway's modern results (see `McpServer.CachingOptions`). */
+  readonly caching?: McpServer.CachingOptions | undefined
 }
 
 /**
@@ -225,7 +235,10 @@ const serverOf = (options: Options) =>
       : undefined
     const fleet = yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
     const host = yield* Effect.serviceOption(ClientHost)
-    return yield* GatewaySession.makeServer(Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay })
+    return yield* GatewaySession.makeServer(
+      Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay },
+      { stateSecret: options.stateSecret, caching: options.caching }
+    )
   })
 
 /**

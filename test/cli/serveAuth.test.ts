@@ -13,7 +13,8 @@ const none: ServeAuth.Given = {
   oauthScope: [],
   oauthIntrospectionUrl: Option.none(),
   oauthClientId: Option.none(),
-  oauthClientSecretEnv: Option.none()
+  oauthClientSecretEnv: Option.none(),
+  stateSecretEnv: Option.none()
 }
 
 const VAR = "MCP_FLEET_TEST_SERVE_AUTH_SECRET"
@@ -41,6 +42,17 @@ describe("serve's authentication flags", () => {
       })
       expect(Redacted.value(oauth!.introspection!.clientSecret)).toBe("s3cret")
       expect(JSON.stringify(oauth)).not.toContain("s3cret")
+    }).pipe(Effect.scoped))
+
+  it.effect("--state-secret-env: the replicas' shared key, Redacted from the environment; an unset variable is a usage error", () =>
+    Effect.gen(function*() {
+      process.env[VAR] = "shared key"
+      yield* Effect.addFinalizer(() => Effect.sync(() => delete process.env[VAR]))
+      expect(yield* ServeAuth.stateSecret(none)).toBeUndefined()
+      const secret = yield* ServeAuth.stateSecret({ ...none, stateSecretEnv: Option.some(VAR) })
+      expect(secret && Redacted.value(secret)).toBe("shared key")
+      const unset = { ...none, stateSecretEnv: Option.some("MCP_FLEET_TEST_UNSET_VARIABLE") }
+      expect((yield* Effect.flip(ServeAuth.stateSecret(unset))).exitCode).toBe(2)
     }).pipe(Effect.scoped))
 
   it.effect("flags that do not go together are usage errors", () =>

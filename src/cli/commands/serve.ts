@@ -74,6 +74,7 @@ export const serve = Command.make("serve", {
     const settings = yield* Root.settings(given)
     if (given.stdio === Option.isSome(given.http)) return yield* CliError.usage("give either --stdio or --http <port>")
     const auth = yield* ServeAuth.resolve(given)
+    const stateSecret = yield* ServeAuth.stateSecret(given)
     if (given.stdio && (auth.token !== undefined || auth.oauth !== undefined)) {
       return yield* CliError.usage("--token-env and --oauth-* go with --http")
     }
@@ -94,7 +95,7 @@ export const serve = Command.make("serve", {
         Effect.provideService(Gateway.ClientHost, Context.get(host, Gateway.ClientHost))
       )
     if (given.stdio) {
-      yield* gateway(Gateway.serveStdio({ settle: settle.value, naming: given.naming }))
+      yield* gateway(Gateway.serveStdio({ settle: settle.value, naming: given.naming, stateSecret }))
       // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
       // 2 s), so the fleet goes now, well within that.
       return yield* Stdio.beginShutdown(STDIN_END_BUDGET)
@@ -102,6 +103,7 @@ export const serve = Command.make("serve", {
     const url = yield* gateway(Gateway.serveHttp({
       settle: settle.value,
       naming: given.naming,
+      stateSecret,
       port: Option.getOrThrow(given.http),
       host: given.host,
       path: given.path,

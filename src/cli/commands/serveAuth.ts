@@ -2,7 +2,8 @@
  * How `mcp-fleet serve --http` guards its endpoint: a static bearer token read from an
  * environment variable (`--token-env`), or OAuth access tokens with the gateway as a
  * resource server (`--oauth-issuer` and the flags around it). Secrets come from environment
- * variables, never from the command line, and are Redacted from there on.
+ * variables, never from the command line, and are Redacted from there on; so does the key
+ * replicas of the gateway share to sign modern requests' state (`--state-secret-env`).
  *
  * @since 0.2.0
  */
@@ -56,6 +57,12 @@ export const options = {
     "oauth-client-secret-env",
     "VAR",
     "The environment variable holding the gateway's client secret at the introspection endpoint"
+  ),
+  stateSecretEnv: optionalText(
+    "state-secret-env",
+    "VAR",
+    "The environment variable holding the key that signs 2026-07-28 requests' state, the same for every " +
+      "replica behind one load balancer (default: a random key per process)"
   )
 }
 
@@ -133,3 +140,14 @@ export const resolve = (given: Given): Effect.Effect<
       }
     }
   })
+
+/**
+ * The `stateSecret` option of the gateway `--state-secret-env` names, if given; a usage
+ * error for a variable that is not set.
+ *
+ * @since 0.2.0
+ */
+export const stateSecret = (given: Given): Effect.Effect<Redacted.Redacted<string> | undefined, CliError.CliError> =>
+  Option.isNone(given.stateSecretEnv)
+    ? Effect.succeed(undefined)
+    : secretFrom("--state-secret-env", given.stateSecretEnv.value)

@@ -143,11 +143,16 @@ const joinRelay = (
 
 /**
  * The gateway's McpServer: every session routed to the fleet, and told once per burst of
- * fleet changes which lists changed. It serves until the Scope closes.
+ * fleet changes which lists changed. It serves until the Scope closes; `serving` is what
+ * the gateway's options say of the modern revision (the state key, caching hints).
  */
-export const makeServer = (fleet: Fleet): Effect.Effect<McpServer.McpServer, never, Scope.Scope> =>
+export const makeServer = (
+  fleet: Fleet,
+  serving: Pick<McpServer.Options, "stateSecret" | "caching"> = {}
+): Effect.Effect<McpServer.McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const server = yield* McpServer.make({
+      ...serving,
       serverInfo: fleet.options.serverInfo,
       instructions: fleet.options.instructions,
       pageSize: fleet.options.pageSize,
