@@ -1662,3 +1662,79 @@ export const decodeServerNotification = (
   params: unknown
 ): Either.Either<ServerNotification, ParseResult.ParseError> =>
   decodeNotification(params === undefined ? { method } : { method, params })
+
+// ---------------------------------------------------------------------------
+// 2026-07-28 (modern, stateless) — server side (helper "srv2026"; to reconcile with the
+// client side's 2026 section when both are on main)
+// ---------------------------------------------------------------------------
+
+/**
+ * The modern revision: no initialize; every request carries its revision, the client's
+ * capabilities and identity in `_meta` (`ModernMeta`).
+ *
+ * @since 0.1.0
+ */
+export const MODERN_PROTOCOL_VERSION = "2026-07-28"
+
+/**
+ * The `_meta` keys of the modern revision.
+ *
+ * @since 0.1.0
+ */
+export const ModernMeta = {
+  ProtocolVersion: "io.modelcontextprotocol/protocolVersion",
+  ClientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  ClientInfo: "io.modelcontextprotocol/clientInfo",
+  LogLevel: "io.modelcontextprotocol/logLevel",
+  ServerInfo: "io.modelcontextprotocol/serverInfo",
+  SubscriptionId: "io.modelcontextprotocol/subscriptionId"
+} as const
+
+/**
+ * The methods and notifications the modern revision adds.
+ *
+ * @since 0.1.0
+ */
+export const ModernMethod = {
+  Discover: "server/discover",
+  SubscriptionsListen: "subscriptions/listen",
+  SubscriptionsAcknowledged: "notifications/subscriptions/acknowledged"
+} as const
+
+/**
+ * The error codes the modern revision adds.
+ *
+ * @since 0.1.0
+ */
+export const ModernErrorCode = {
+  /** HTTP headers disagree with the body, or are missing. */
+  HeaderMismatch: -32020,
+  /** The request needs a capability the client did not declare (`data.requiredCapabilities`). */
+  MissingRequiredClientCapability: -32021,
+  /** The request's revision is not served (`data.supported`, `data.requested`). */
+  UnsupportedProtocolVersion: -32022
+} as const
+
+/**
+ * A caching hint of a modern list, read or discover result (SEP-2549).
+ *
+ * @since 0.1.0
+ */
+export interface CacheHint {
+  /** How long the result may be used, in milliseconds (0: stale at once). */
+  readonly ttlMs: number
+  /** Whether the result may be shared across authorization contexts. */
+  readonly cacheScope: "public" | "private"
+}
+
+/**
+ * What a client opts in to on a `subscriptions/listen` stream.
+ *
+ * @since 0.1.0
+ */
+export interface SubscriptionFilter {
+  readonly toolsListChanged?: boolean | undefined
+  readonly promptsListChanged?: boolean | undefined
+  readonly resourcesListChanged?: boolean | undefined
+  readonly resourceSubscriptions?: ReadonlyArray<string> | undefined
+}

@@ -24,6 +24,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { McpServerError } from "./internal/mcpServer/error.js"
@@ -92,18 +93,47 @@ export interface RequestContext {
   requestClient(
     method: string,
     params?: Record<string, unknown> | undefined,
-    options?: Peer.RequestOptions | undefined
+    options?: RequestClientOptions | undefined
   ): Effect.Effect<Record<string, unknown>, McpServerError>
   /** Asks the client's model for a message; fails with `NotDeclared` when it did not declare sampling. */
-  sample(params: McpSchema.CreateMessageRequestParams): Effect.Effect<McpSchema.CreateMessageResult, McpServerError>
+  sample(
+    params: McpSchema.CreateMessageRequestParams,
+    options?: InputOptions | undefined
+  ): Effect.Effect<McpSchema.CreateMessageResult, McpServerError>
   /**
    * Asks the user for input, by a form or (2025-11-25) by a URL; fails with `NotDeclared`
    * when the client did not declare elicitation in that mode.
    */
-  elicit(params: McpSchema.ElicitRequestParams): Effect.Effect<McpSchema.ElicitResult, McpServerError>
+  elicit(
+    params: McpSchema.ElicitRequestParams,
+    options?: InputOptions | undefined
+  ): Effect.Effect<McpSchema.ElicitResult, McpServerError>
   /** The client's roots; fails with `NotDeclared` when it did not declare roots. */
-  listRoots(): Effect.Effect<McpSchema.ListRootsResult, McpServerError>
+  listRoots(options?: InputOptions | undefined): Effect.Effect<McpSchema.ListRootsResult, McpServerError>
 }
+
+/**
+ * How a request to the client is named in a modern (2026-07-28) request, which cannot send
+ * it: the handler's run ends with an `InputRequiredResult` asking for it under `key`, and
+ * runs again from the start when the client retries with the answers (each request, in
+ * order, then takes its answer). Requests asked at once (`Effect.all` with concurrency) are
+ * asked in the same round. Ignored in a stateful session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InputOptions {
+  /** The key of the request in `inputRequests`. Default: `input-<n>`, its place in the run. */
+  readonly key?: string | undefined
+}
+
+/**
+ * The options of `RequestContext.requestClient`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestClientOptions extends Peer.RequestOptions, InputOptions {}
 
 /**
  * Serves tools: the list a client sees, and calls. An unknown name fails with -32602
@@ -229,6 +259,33 @@ export interface Options {
    * the same method (a raw `initialize` answers after the server has taken note of the client).
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
+  /**
+   * The key that signs the `requestState` of modern (2026-07-28) requests that need input
+   * from the client; replicas behind a load balancer share it. Default: random per server.
+   */
+  readonly stateSecret?: Redacted.Redacted<string> | undefined
+  /**
+   * The caching hints of modern results, per kind (a result's own `ttlMs`/`cacheScope`
+   * win). Default: `{ ttlMs: 0, cacheScope: "private" }`.
+   */
+  readonly caching?: CachingOptions | undefined
+}
+
+/**
+ * The caching hints (SEP-2549) of the cacheable modern results.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CachingOptions {
+  readonly tools?: McpSchema.CacheHint | undefined
+  readonly prompts?: McpSchema.CacheHint | undefined
+  readonly resources?: McpSchema.CacheHint | undefined
+  readonly templates?: McpSchema.CacheHint | undefined
+  /** resources/read. */
+  readonly read?: McpSchema.CacheHint | undefined
+  /** server/discover. */
+  readonly discover?: McpSchema.CacheHint | undefined
 }
 
 /**
@@ -366,6 +423,16 @@ export const resourceNotFound: (uri: string) => Peer.HandlerError = Server.resou
  * @category errors
  */
 export const invalidParams: (message: string) => Peer.HandlerError = Server.invalidParams
+
+/**
+ * -32021 (2026-07-28): the request needs capabilities the client did not declare, named in
+ * `data.requiredCapabilities` (e.g. `{ sampling: {} }`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const missingClientCapability: (required: McpSchema.ClientCapabilities) => Peer.HandlerError =
+  Server.missingClientCapability
 
 /**
  * A tool's own failure as its result: `isError: true` with `message` as text, for the

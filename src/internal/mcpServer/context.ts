@@ -1,7 +1,7 @@
 /**
  * The context of one request: one object per request, its functions on the prototype, so
  * the per-request path allocates nothing more. Requests to the client go through
- * `requestClient`, the one function a stateless mode will replace.
+ * `requestClient`: to the session's Peer, or (a modern request) to its MRTR round.
  *
  * @internal
  */
@@ -10,10 +10,11 @@ import * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { Client, RequestContext } from "../../McpServer.js"
+import type { Client, InputOptions, RequestClientOptions, RequestContext } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { McpServerError } from "./error.js"
 import { admits } from "./logging.js"
+import type { Input } from "./mrtr.js"
 
 /** What a request's context needs of its session. */
 export interface SessionLink {
@@ -59,12 +60,16 @@ const sampled = decodeAnswer(McpSchema.CreateMessageResult, McpSchema.Method.Sam
 const elicited = decodeAnswer(McpSchema.ElicitResult, McpSchema.Method.ElicitationCreate)
 const rooted = decodeAnswer(McpSchema.ListRootsResult, McpSchema.Method.RootsList)
 
-/** The context of `request` in `session`; `setStatus` is the task's, when it runs as one. */
+/**
+ * The context of `request` in `session`; `setStatus` is the task's, when it runs as one;
+ * `input` is a modern request's way to its client (its MRTR round).
+ */
 export class Context<S extends SessionLink = SessionLink> implements RequestContext {
   constructor(
     readonly session: S,
     readonly request: JsonRpc.Request,
-    readonly setStatus?: ((message: string) => Effect.Effect<void>) | undefined
+    readonly setStatus?: ((message: string) => Effect.Effect<void>) | undefined,
+    readonly input?: Input | undefined
   ) {}
 
   get client(): Client {
@@ -83,6 +88,8 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
   }
 
   log(level: McpSchema.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void> {
+    // A modern request without a logLevel in its _meta gets no log messages.
+    if (this.input !== undefined && this.session.level === undefined) return Effect.void
     if (!admits(this.session.level, level)) return Effect.void
     return this.session.notify(
       McpSchema.Method.LoggingMessage,
@@ -98,18 +105,26 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
   requestClient(
     method: string,
     params?: Record<string, unknown>,
-    options?: Peer.RequestOptions
+    options?: RequestClientOptions
   ): Effect.Effect<Record<string, unknown>, McpServerError> {
-    return this.session.request(this.request.id, method, params, options)
+    return this.input !== undefined
+      ? this.input.ask(method, params, options)
+      : this.session.request(this.request.id, method, params, options)
   }
 
-  sample(params: McpSchema.CreateMessageRequestParams): Effect.Effect<McpSchema.CreateMessageResult, McpServerError> {
+  sample(
+    params: McpSchema.CreateMessageRequestParams,
+    options?: InputOptions
+  ): Effect.Effect<McpSchema.CreateMessageResult, McpServerError> {
     const method = McpSchema.Method.SamplingCreateMessage
     if (this.client.capabilities.sampling === undefined) return notDeclared(method, "sampling")
-    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>), sampled)
+    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), sampled)
   }
 
-  elicit(params: McpSchema.ElicitRequestParams): Effect.Effect<McpSchema.ElicitResult, McpServerError> {
+  elicit(
+    params: McpSchema.ElicitRequestParams,
+    options?: InputOptions
+  ): Effect.Effect<McpSchema.ElicitResult, McpServerError> {
     const method = McpSchema.Method.ElicitationCreate
     const declared = this.client.capabilities.elicitation
     if (declared === undefined) return notDeclared(method, "elicitation")
@@ -118,12 +133,12 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
     if (params.mode !== "url" && declared.url !== undefined && declared.form === undefined) {
       return notDeclared(method, "elicitation.form")
     }
-    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>), elicited)
+    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), elicited)
   }
 
-  listRoots(): Effect.Effect<McpSchema.ListRootsResult, McpServerError> {
+  listRoots(options?: InputOptions): Effect.Effect<McpSchema.ListRootsResult, McpServerError> {
     const method = McpSchema.Method.RootsList
     if (this.client.capabilities.roots === undefined) return notDeclared(method, "roots")
-    return Effect.flatMap(this.requestClient(method), rooted)
+    return Effect.flatMap(this.requestClient(method, undefined, options), rooted)
   }
 }

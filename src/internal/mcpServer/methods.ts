@@ -38,7 +38,8 @@ export const capabilities = (session: Session, handlers: Handlers, revision: str
     ...(handlers.prompts === undefined ? {} : { prompts: { listChanged: true } }),
     ...(handlers.complete === undefined || revision < "2025-03-26" ? {} : { completions: {} }),
     logging: {},
-    ...(session.options.tasks === undefined || revision < "2025-11-25"
+    // Tasks as 2025-11-25 has them; 2026-07-28 moved them to an extension.
+    ...(session.options.tasks === undefined || revision < "2025-11-25" || revision >= McpSchema.MODERN_PROTOCOL_VERSION
       ? {}
       : { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } })
   }

@@ -2,7 +2,8 @@
  * One client session: the lifecycle (initialize, the revision, requests refused before it),
  * the Peer handlers made once per session from the built-in methods and the session's
  * `Handlers`, and what the session keeps (the client, its log level, its subscriptions,
- * its tasks).
+ * its tasks). A session never initialized answers modern (2026-07-28) requests, each on
+ * its own (`stateless.ts`).
  *
  * @internal
  */
@@ -14,8 +15,11 @@ import type { Client, Handlers, Options, Outbound, Session as PublicSession } fr
 import type * as Peer from "../../Peer.js"
 import { Context, type SessionLink } from "./context.js"
 import { McpServerError } from "./error.js"
-import { internalError, invalidParams, invalidRequest } from "./errors.js"
+import { discover } from "./discover.js"
+import { internalError, invalidParams, invalidRequest, methodNotFound } from "./errors.js"
+import { listen } from "./listen.js"
 import * as Methods from "./methods.js"
+import * as Stateless from "./stateless.js"
 import type * as Tasks from "./tasks.js"
 
 /** A revision the server speaks: the client's when it is one, else the latest. */
@@ -42,7 +46,8 @@ export class Session implements SessionLink {
   constructor(
     readonly options: Options,
     readonly scope: Scope.Scope,
-    readonly outbound: Outbound
+    readonly outbound: Outbound,
+    readonly modern: Stateless.Modern
   ) {
     this.handlers = typeof options.handlers === "function" ? undefined : options.handlers
   }
@@ -93,10 +98,12 @@ export class Session implements SessionLink {
     })
 }
 
-// Each method's answer in a session; what a handler may not answer becomes -32603.
+// Each method's answer in a session; what a handler may not answer becomes -32603. Before
+// initialize, a modern request is answered on its own; methods only the modern revision has
+// are answered in no stateful session.
 const guard = (session: Session, method: string, handler: Methods.Method): Peer.Handler => {
-  const answer = (request: JsonRpc.Request) =>
-    handler(request, new Context(session, request)).pipe(
+  const answer = (request: JsonRpc.Request, ctx: Context<Session>) =>
+    handler(request, ctx).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(
           Effect.logError(`MCP server: the handler of ${method} failed`, defect),
@@ -104,23 +111,42 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
         )
       )
     )
+  const stateful = (request: JsonRpc.Request) => answer(request, new Context(session, request))
+  const beforeInitialize = (request: JsonRpc.Request) =>
+    Stateless.isModern(request)
+      ? Stateless.answer(session, session.modern, request, (ctx) => answer(request, ctx))
+      : Effect.fail(invalidRequest("The session is not initialized"))
   if (method === McpSchema.Method.Initialize) {
     return (request) =>
-      session.begin(request).pipe(
-        Effect.zipRight(answer(request)),
+      Stateless.isModern(request) ? beforeInitialize(request) : session.begin(request).pipe(
+        Effect.zipRight(stateful(request)),
         Effect.tap(() => {
           session.initialized = true
         })
       )
   }
-  return (request) =>
-    session.initialized ? answer(request) : Effect.fail(invalidRequest("The session is not initialized"))
+  if (Stateless.modernOnly(method)) {
+    return (request) => session.initialized ? Effect.fail(methodNotFound(method)) : beforeInitialize(request)
+  }
+  return (request) => session.initialized ? stateful(request) : beforeInitialize(request)
 }
 
-/** The Peer handlers of a session: the built-in methods, less those `methods` replaces, and `methods`. */
+// ping: answered at any time in a session, and removed in the modern revision.
+const ping: Peer.Handler = (request) =>
+  Stateless.isModern(request) ? Effect.fail(methodNotFound(request.method)) : Effect.succeed({})
+
+/**
+ * The Peer handlers of a session: ping, the built-in methods (the modern ones too), less
+ * those `methods` replaces, and `methods`.
+ */
 export const peerHandlers = (session: Session): Record<string, Peer.Handler> => {
-  const table: Record<string, Peer.Handler> = {}
-  const methods: Record<string, Methods.Method> = { ...Methods.builtIn, ...session.options.methods }
+  const table: Record<string, Peer.Handler> = { [McpSchema.Method.Ping]: ping }
+  const methods: Record<string, Methods.Method> = {
+    ...Methods.builtIn,
+    [McpSchema.ModernMethod.Discover]: discover,
+    [McpSchema.ModernMethod.SubscriptionsListen]: listen(session.modern.listeners),
+    ...session.options.methods
+  }
   for (const [method, handler] of Object.entries(methods)) {
     table[method] = guard(session, method, handler)
   }
