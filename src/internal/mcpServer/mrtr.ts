@@ -158,7 +158,9 @@ export const begin = (secret: Uint8Array, request: JsonRpc.Request): Either.Eith
     return Either.left(invalidParams("inputResponses must be an object"))
   }
   const state = params.requestState
-  if (state !== undefined && typeof state !== "string") return Either.left(invalidParams("requestState must be a string"))
+  if (state !== undefined && typeof state !== "string") {
+    return Either.left(invalidParams("requestState must be a string"))
+  }
   const prior = state === undefined ? Either.right({}) : decodeState(secret, request, state)
   return Either.match(prior, {
     onLeft: (problem) => Either.left(invalidParams(problem)),

@@ -17,13 +17,7 @@ import { peerHandlers, Session } from "./session.js"
 import * as Stateless from "./stateless.js"
 import * as Tasks from "./tasks.js"
 
-export {
-  invalidParams,
-  missingClientCapability,
-  resourceNotFound,
-  unknownPrompt,
-  unknownTool
-} from "./errors.js"
+export { invalidParams, missingClientCapability, resourceNotFound, unknownPrompt, unknownTool } from "./errors.js"
 
 const LIST_CHANGED: Record<ListKind, string> = {
   tools: McpSchema.Method.ToolsListChanged,

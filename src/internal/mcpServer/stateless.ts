@@ -152,7 +152,9 @@ const finish = (session: Session, method: string, result: Record<string, unknown
   return {
     ...result,
     resultType: result.resultType ?? "complete",
-    ...(hint === undefined ? {} : { ttlMs: result.ttlMs ?? hint.ttlMs, cacheScope: result.cacheScope ?? hint.cacheScope }),
+    ...(hint === undefined
+      ? {}
+      : { ttlMs: result.ttlMs ?? hint.ttlMs, cacheScope: result.cacheScope ?? hint.cacheScope }),
     _meta: { ...meta, [McpSchema.ModernMeta.ServerInfo]: session.options.serverInfo }
   }
 }
@@ -178,7 +180,9 @@ export const answer = (
     const client = clientOf(request)
     if (Either.isLeft(client)) return Effect.fail(client.left)
     if (REMOVED.has(method)) return Effect.fail(methodNotFound(method))
-    const round = Mrtr.INPUT_METHODS.has(method) ? Mrtr.begin(modern.secret, request) : Either.right(Mrtr.noInput(method))
+    const round = Mrtr.INPUT_METHODS.has(method)
+      ? Mrtr.begin(modern.secret, request)
+      : Either.right(Mrtr.noInput(method))
     if (Either.isLeft(round)) return Effect.fail(round.left)
     return Effect.scoped(
       Effect.flatMap(handlersFor(session, client.right), (handlers) => {
