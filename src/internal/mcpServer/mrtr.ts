@@ -19,7 +19,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { RequestClientOptions } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
-import { checkForm } from "../host/form.js"
+import { ValidatorCache } from "../jsonSchema.js"
 import { McpServerError } from "./error.js"
 import { invalidParams } from "./errors.js"
 
@@ -89,6 +89,9 @@ export const decodeState = (
   return Either.right(decoded.a)
 }
 
+// The forms of elicitations, by requested schema.
+const forms = new ValidatorCache(200)
+
 const schemaCheck = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = McpSchema.decodeUnknown(schema)
   return (answer: unknown): string | undefined => Either.isLeft(decode(answer)) ? "does not fit its schema" : undefined
@@ -102,9 +105,11 @@ const CHECKS: Record<string, (answer: unknown, params: Record<string, unknown> |
     const shape = schemaCheck(McpSchema.ElicitResult)(answer)
     if (shape !== undefined || !isObject(answer) || answer.action !== "accept") return shape
     const schema = params?.requestedSchema
-    return isObject(schema) && isObject(answer.content)
-      ? checkForm(schema as never, answer.content as never)
-      : undefined
+    if (!isObject(schema) || !isObject(answer.content)) return undefined
+    return Either.match(forms.get(schema), {
+      onLeft: () => undefined,
+      onRight: (validate) => validate(answer.content)
+    })
   }
 }
 
