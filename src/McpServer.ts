@@ -2,7 +2,11 @@
  * The server side of MCP, the counterpart of `McpClient`: tools, resources (templates and
  * subscriptions), prompts, completion and logging served from Effect handlers over any
  * Transport (stdio, Streamable HTTP, memory), in every stateful revision
- * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`).
+ * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and in the modern one (2026-07-28): a request
+ * that carries its client in `_meta` instead of a session's initialize is answered on its
+ * own (`server/discover`, `subscriptions/listen`, caching hints), and what its handler asks
+ * of the client comes back as an `InputRequiredResult` the client answers by retrying
+ * (the handler runs again; see `InputOptions`). One server serves both kinds of client.
  *
  * Two forms. The low-level one is `make` with `Handlers`, asked per client session (so a
  * gateway can give each client its own view, with per-session state in the session's
@@ -11,8 +15,7 @@
  * run time, a tool's arguments decoded with its Effect Schema before its handler runs.
  *
  * Every handler gets a `RequestContext`: the request, the client's revision and
- * capabilities (per request, not only per session, so a stateless mode can fill them from
- * the request's `_meta` later), progress and log messages related to the request, and the
+ * capabilities (per request, not only per session: a modern request's come from its `_meta`), progress and log messages related to the request, and the
  * requests a handler may send its client (sampling, elicitation, roots), all through one
  * function of the context (`requestClient`), so a transport with a stream per request can
  * carry them on that request's stream (`Outbound.within`).
