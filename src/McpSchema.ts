@@ -1698,7 +1698,9 @@ export const ModernMeta = {
 export const ModernMethod = {
   Discover: "server/discover",
   SubscriptionsListen: "subscriptions/listen",
-  SubscriptionsAcknowledged: "notifications/subscriptions/acknowledged"
+  SubscriptionsAcknowledged: "notifications/subscriptions/acknowledged",
+  /** The tasks extension's answers to a task's input requests. */
+  TasksUpdate: "tasks/update"
 } as const
 
 /**

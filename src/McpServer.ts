@@ -80,6 +80,8 @@ export interface RequestContext {
   readonly request: JsonRpc.Request
   /** The client, as of this request. */
   readonly client: Client
+  /** Whether the request runs as a task (2025-11-25 `task` param, or the tasks extension). */
+  readonly asTask?: boolean | undefined
   /** Reports progress on this request; does nothing when the client gave no progressToken. */
   progress(progress: number, total?: number, message?: string): Effect.Effect<void>
   /**
@@ -218,7 +220,9 @@ export interface Handlers {
 
 /**
  * Task-augmented tool calls (2025-11-25): a tool whose `execution.taskSupport` is
- * `optional` or `required` runs as a task when the call carries `task`.
+ * `optional` or `required` runs as a task when the call carries `task`. For modern requests
+ * (the `io.modelcontextprotocol/tasks` extension) the server decides: such a tool runs as
+ * a task whenever the request declares the extension (`required` without it: -32021).
  *
  * @since 0.1.0
  * @category models
@@ -228,6 +232,11 @@ export interface TaskOptions {
   readonly pollInterval?: number | undefined
   /** Sends `notifications/tasks/status` on each change of a task. Default: false. */
   readonly notifyStatus?: boolean | undefined
+  /**
+   * How long a task of a modern request (the tasks extension, 2026-07-28) is kept from its
+   * creation, in milliseconds. Default: an hour.
+   */
+  readonly ttlMs?: number | undefined
 }
 
 /**

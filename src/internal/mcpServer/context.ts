@@ -76,6 +76,10 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
     return this.session.client ?? UNKNOWN_CLIENT
   }
 
+  get asTask(): boolean {
+    return this.setStatus !== undefined
+  }
+
   progress(progress: number, total?: number, message?: string): Effect.Effect<void> {
     const token = (this.request.params?._meta as { progressToken?: unknown } | undefined)?.progressToken
     if (token === undefined) return Effect.void

@@ -1,7 +1,7 @@
 /**
  * The request headers of Streamable HTTP at 2026-07-28 (SEP-2243), checked against the body
  * they travel with: `MCP-Protocol-Version` against `_meta`, `Mcp-Method` against the method,
- * `Mcp-Name` against `params.name`/`params.uri`, and each `Mcp-Param-{Name}` against the
+ * `Mcp-Name` against `params.name`/`params.uri`/`params.taskId`, and each `Mcp-Param-{Name}` against the
  * tool argument its `x-mcp-header` annotation names. Intermediaries route on the headers and
  * the server acts on the body, so any disagreement is refused: 400 with a HeaderMismatch
  * (-32020) error. A pure function, for the HTTP serving path to call before the body is
@@ -26,7 +26,11 @@ export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | u
 const NAMED: Readonly<Record<string, string>> = {
   [McpSchema.Method.ToolsCall]: "name",
   [McpSchema.Method.PromptsGet]: "name",
-  [McpSchema.Method.ResourcesRead]: "uri"
+  [McpSchema.Method.ResourcesRead]: "uri",
+  // The tasks extension (SEP-2663): the task.
+  [McpSchema.Method.TasksGet]: "taskId",
+  [McpSchema.Method.TasksCancel]: "taskId",
+  [McpSchema.ModernMethod.TasksUpdate]: "taskId"
 }
 
 const SENTINEL = /^=\?base64\?(.*)\?=$/s

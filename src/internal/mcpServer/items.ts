@@ -37,7 +37,7 @@ type Handler = ToolItem["handler"]
 
 // A tool that requires a task refuses a plain call, as the spec says (-32601).
 const requiringTask = (name: string, handler: Handler): Handler => (args, ctx) =>
-  ctx.request.params?.task === undefined
+  ctx.asTask !== true
     ? Effect.fail(new Peer.HandlerError({ code: -32601, message: `Tool ${name} must be called as a task` }))
     : handler(args, ctx)
 

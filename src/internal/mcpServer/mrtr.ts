@@ -113,6 +113,13 @@ const CHECKS: Record<string, (answer: unknown, params: Record<string, unknown> |
   }
 }
 
+/** Why `answer` does not answer a `method` request with `params`, or undefined. */
+export const checkAnswer = (
+  method: string,
+  answer: unknown,
+  params: Record<string, unknown> | undefined
+): string | undefined => isObject(answer) ? CHECKS[method]?.(answer, params) : "is not an object"
+
 /** One round of a modern request that may take input. */
 export class Round implements Input {
   private index = 0
@@ -144,7 +151,7 @@ export class Round implements Input {
         return Effect.zipRight(Deferred.succeed(this.stopped, undefined), Effect.never)
       }
       const answer = this.answers[key]
-      const problem = isObject(answer) ? CHECKS[method]?.(answer, params) : "is not an object"
+      const problem = checkAnswer(method, answer, params)
       if (problem !== undefined) {
         this.refused = invalidParams(`inputResponses.${key} (${method}) ${problem}`)
         return Effect.zipRight(Deferred.succeed(this.stopped, undefined), Effect.never)

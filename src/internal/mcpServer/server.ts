@@ -49,7 +49,7 @@ const connect = (options: Options, modern: Stateless.Modern, live: Set<Session>)
 export const make = (options: Options): Effect.Effect<McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const live = new Set<Session>()
-    const modern = Stateless.make(options)
+    const modern = yield* Stateless.make(options)
     // Sessions and listen streams outlive no server: once its Scope closes, nothing more is told to them.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {

@@ -145,6 +145,8 @@ export const peerHandlers = (session: Session): Record<string, Peer.Handler> => 
     ...Methods.builtIn,
     [McpSchema.ModernMethod.Discover]: discover,
     [McpSchema.ModernMethod.SubscriptionsListen]: listen(session.modern.listeners),
+    // Answered by the tasks extension (stateless.ts); here for the Peer to route it.
+    [McpSchema.ModernMethod.TasksUpdate]: (request) => Effect.fail(methodNotFound(request.method)),
     ...session.options.methods
   }
   for (const [method, handler] of Object.entries(methods)) {

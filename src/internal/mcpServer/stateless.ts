@@ -23,6 +23,7 @@ import type { Listener } from "./listen.js"
 import { isLevel } from "./logging.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
+import * as TasksExtension from "./tasksExtension.js"
 
 /** What a server keeps for its modern requests. */
 export interface Modern {
@@ -30,15 +31,22 @@ export interface Modern {
   readonly secret: Uint8Array
   /** The open `subscriptions/listen` streams. */
   readonly listeners: Set<Listener>
+  /** The tasks of the tasks extension, when the server runs tool calls as tasks. */
+  readonly tasks: TasksExtension.Table | undefined
 }
 
-/** The modern state of a new server: its configured secret, or a random one. */
-export const make = (options: Options): Modern => ({
-  secret: options.stateSecret === undefined
-    ? randomBytes(32)
-    : Buffer.from(Redacted.value(options.stateSecret), "utf8"),
-  listeners: new Set()
-})
+/** The modern state of a new server: its configured secret (or a random one), its tasks. */
+export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope> =>
+  Effect.map(
+    options.tasks === undefined ? Effect.succeed(undefined) : TasksExtension.make(options.tasks),
+    (tasks) => ({
+      secret: options.stateSecret === undefined
+        ? randomBytes(32)
+        : Buffer.from(Redacted.value(options.stateSecret), "utf8"),
+      listeners: new Set(),
+      tasks
+    })
+  )
 
 /** Every revision a server speaks, the modern one first. */
 export const SUPPORTED_VERSIONS: ReadonlyArray<string> = [
@@ -179,7 +187,7 @@ export const answer = (
     const method = request.method
     const client = clientOf(request)
     if (Either.isLeft(client)) return Effect.fail(client.left)
-    if (REMOVED.has(method)) return Effect.fail(methodNotFound(method))
+    if (REMOVED.has(method) && !TasksExtension.TASK_METHODS.has(method)) return Effect.fail(methodNotFound(method))
     const round = Mrtr.INPUT_METHODS.has(method)
       ? Mrtr.begin(modern.secret, request)
       : Either.right(Mrtr.noInput(method))
@@ -187,10 +195,10 @@ export const answer = (
     return Effect.scoped(
       Effect.flatMap(handlersFor(session, client.right), (handlers) => {
         const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
-        const result = round.right instanceof Mrtr.Round
+        const plain = round.right instanceof Mrtr.Round
           ? Mrtr.run(modern.secret, request, round.right, run(ctx))
           : run(ctx)
-        return result.pipe(
+        return TasksExtension.route(modern.tasks, ctx, plain, run).pipe(
           Effect.map((answered) => finish(session, method, answered)),
           Effect.mapError(modernError)
         )
@@ -200,4 +208,5 @@ export const answer = (
 
 /** Whether `request` is for a modern-only method (answered in no stateful session). */
 export const modernOnly = (method: string): boolean =>
-  method === McpSchema.ModernMethod.Discover || method === McpSchema.ModernMethod.SubscriptionsListen
+  method === McpSchema.ModernMethod.Discover || method === McpSchema.ModernMethod.SubscriptionsListen ||
+  method === McpSchema.ModernMethod.TasksUpdate
