@@ -42,7 +42,7 @@ const twoSteps = McpServer.tool({
     }).pipe(Effect.orDie)
 })
 
-// Three requests at once: asked in one round.
+// Three requests at once, one after a turn of the scheduler: asked in one round.
 const allAtOnce = McpServer.tool({
   name: "all_at_once",
   inputSchema: { type: "object" },
@@ -50,7 +50,7 @@ const allAtOnce = McpServer.tool({
     Effect.all([
       ctx.elicit({ message: "Name?", requestedSchema: form("name") }),
       ctx.sample({ messages: [{ role: "user", content: { type: "text", text: "Hi" } }], maxTokens: 10 }),
-      ctx.listRoots()
+      Effect.zipRight(Effect.repeatN(Effect.yieldNow(), 3), ctx.listRoots())
     ], { concurrency: "unbounded" }).pipe(
       Effect.map(([name, sampled, roots]) =>
         text(`${String(name.content?.name)} ${JSON.stringify(sampled.content)} ${roots.roots.length}`)
@@ -378,6 +378,77 @@ describe("McpServer, modern requests (2026-07-28)", () => {
           params: { uri: "mem://notes", _meta: { "io.modelcontextprotocol/subscriptionId": id } }
         })
         yield* Fiber.interrupt(listening)
+      }))
+  })
+
+  describe("the tasks extension", () => {
+    const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } }
+    const confirm = McpServer.tool({
+      name: "confirm",
+      execution: { taskSupport: "optional" },
+      inputSchema: { type: "object" },
+      handler: (_args, ctx) =>
+        ctx.elicit({ message: "Sure?", requestedSchema: form("ok", "boolean") }, { key: "sure" }).pipe(
+          Effect.map((answer) => text(`ok: ${String(answer.content?.ok)}`)),
+          Effect.orDie
+        )
+    })
+    const forever = McpServer.tool({
+      name: "forever",
+      execution: { taskSupport: "required" },
+      inputSchema: { type: "object" },
+      handler: () => Effect.never
+    })
+    const tasks = () => serve({ tools: [confirm, forever, echo], tasks: { pollInterval: 50 } })
+    const get = (peer: Peer.Peer, taskId: unknown) => peer.request("tasks/get", { taskId, _meta: metaOf(TASKS) })
+    // Polls without sleeping: the task's fiber moves on between the answers.
+    const until = (peer: Peer.Peer, taskId: unknown, status: string) =>
+      get(peer, taskId).pipe(Effect.repeat({ until: (task) => task.status === status }))
+
+    it.scoped("runs a task-supporting tool as a task, asks for input on tasks/get, resumes on tasks/update", () =>
+      Effect.gen(function*() {
+        const { peer } = yield* tasks()
+        const discovered = yield* peer.request("server/discover", { _meta: metaOf() })
+        expect(discovered.capabilities).toMatchObject({ extensions: { "io.modelcontextprotocol/tasks": {} } })
+        const created = yield* call(peer, "confirm", {}, { ...ALL, ...TASKS })
+        expect(created).toMatchObject({ resultType: "task", status: "working", ttlMs: 3_600_000, pollIntervalMs: 50 })
+        const waiting = yield* until(peer, created.taskId, "input_required")
+        expect(waiting.inputRequests).toMatchObject({ sure: { method: "elicitation/create" } })
+        const bad = yield* Effect.exit(peer.request("tasks/update", {
+          taskId: created.taskId,
+          inputResponses: { sure: accept({ ok: "yes" }) },
+          _meta: metaOf(TASKS)
+        }))
+        expect(protocolError(bad).code).toBe(-32602)
+        const ack = yield* peer.request("tasks/update", {
+          taskId: created.taskId,
+          inputResponses: { sure: accept({ ok: true }) },
+          _meta: metaOf(TASKS)
+        })
+        expect(ack).toEqual(expect.objectContaining({ resultType: "complete" }))
+        expect(ack.taskId).toBeUndefined()
+        const done = yield* until(peer, created.taskId, "completed")
+        expect(done.result).toMatchObject({ ...text("ok: true"), resultType: "complete" })
+        // Without the extension: a plain call (answered by MRTR here).
+        expect((yield* call(peer, "confirm")).resultType).toBe("input_required")
+      }))
+
+    it.scoped("refuses required-task tools and tasks methods to a client without the extension; cancels", () =>
+      Effect.gen(function*() {
+        const { peer } = yield* tasks()
+        const refused = yield* Effect.exit(call(peer, "forever"))
+        expect(protocolError(refused)).toMatchObject({
+          code: -32021,
+          data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } }
+        })
+        const created = yield* call(peer, "forever", {}, TASKS)
+        const undeclared = yield* Effect.exit(peer.request("tasks/get", { taskId: created.taskId, _meta: metaOf() }))
+        expect(protocolError(undeclared).code).toBe(-32021)
+        const cancelled = yield* peer.request("tasks/cancel", { taskId: created.taskId, _meta: metaOf(TASKS) })
+        expect(cancelled).toEqual(expect.objectContaining({ resultType: "complete" }))
+        expect((yield* get(peer, created.taskId)).status).toBe("cancelled")
+        const unknown = yield* Effect.exit(get(peer, "no-such-task"))
+        expect(protocolError(unknown).code).toBe(-32602)
       }))
   })
 

@@ -181,14 +181,18 @@ export const begin = (secret: Uint8Array, request: JsonRpc.Request): Either.Eith
 }
 
 // The run's other fibers get their turn before a round closes, so requests asked at once
-// (`Effect.all` with concurrency) are gathered in one InputRequiredResult.
-const settle = (round: Round): Effect.Effect<void> => {
-  const seen = round.count
-  return Effect.flatMap(
-    Effect.zipRight(Effect.yieldNow(), Effect.yieldNow()),
-    () => round.count === seen ? Effect.void : settle(round)
-  )
-}
+// (`Effect.all` with concurrency) are gathered in one InputRequiredResult: it closes once
+// the scheduler has turned QUIET times with no new request. One asked after real waiting
+// (a timer, I/O) comes in the next round, which costs a round trip, never correctness.
+const QUIET = 16
+
+const settle = (round: Round, seen = round.count, quiet = 0): Effect.Effect<void> =>
+  quiet === QUIET
+    ? Effect.void
+    : Effect.flatMap(
+      Effect.yieldNow(),
+      () => round.count === seen ? settle(round, seen, quiet + 1) : settle(round, round.count, 0)
+    )
 
 /**
  * Runs a request's handler for one round: its result, or the InputRequiredResult asking
