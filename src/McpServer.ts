@@ -501,6 +501,8 @@ export interface ToolItem {
 export interface ResourceItem {
   readonly resource: McpSchema.Resource
   readonly read: (ctx: RequestContext) => Effect.Effect<McpSchema.ReadResourceResult, Peer.HandlerError>
+  /** The caching hint of what it reads, for modern clients; default: `Options.caching.read`. */
+  readonly cache?: McpSchema.CacheHint | undefined
 }
 
 /**
@@ -584,10 +586,10 @@ export const tool: {
  * @category constructors
  */
 export const resource = (
-  definition: McpSchema.Resource & { readonly read: ResourceItem["read"] }
+  definition: McpSchema.Resource & { readonly read: ResourceItem["read"]; readonly cache?: ResourceItem["cache"] }
 ): ResourceItem => {
-  const { read, ...resource } = definition
-  return { resource, read }
+  const { cache, read, ...resource } = definition
+  return cache === undefined ? { resource, read } : { resource, read, cache }
 }
 
 /**

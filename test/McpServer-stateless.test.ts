@@ -87,6 +87,13 @@ const notes = McpServer.resource({
   read: () => Effect.succeed({ contents: [{ uri: "mem://notes", text: "remember" }] })
 })
 
+const constant = McpServer.resource({
+  uri: "mem://constant",
+  name: "constant",
+  cache: { ttlMs: 86_400_000, cacheScope: "public" },
+  read: () => Effect.succeed({ contents: [{ uri: "mem://constant", text: "42" }] })
+})
+
 const context = McpServer.prompt({
   name: "with_context",
   get: (_args, ctx) =>
@@ -115,7 +122,7 @@ const serve = (options: Partial<McpServer.ItemsOptions> = {}) =>
       serverInfo,
       instructions: "be modern",
       tools: [askName, twoSteps, allAtOnce, needsSampling, logs, echo],
-      resources: [notes],
+      resources: [notes, constant],
       prompts: [context],
       ...options
     })
@@ -218,6 +225,9 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         }
         const read = yield* peer.request("resources/read", { uri: "mem://notes", _meta: metaOf() })
         expect(read).toMatchObject({ contents: [{ text: "remember" }], ttlMs: 0, cacheScope: "private" })
+        // A resource's own hint wins.
+        const constantRead = yield* peer.request("resources/read", { uri: "mem://constant", _meta: metaOf() })
+        expect(constantRead).toMatchObject({ ttlMs: 86_400_000, cacheScope: "public" })
         const unknown = yield* Effect.exit(peer.request("resources/read", { uri: "mem://none", _meta: metaOf() }))
         expect(protocolError(unknown)).toMatchObject({ code: -32602, data: { uri: "mem://none" } })
       }))
