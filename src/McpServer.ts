@@ -329,7 +329,7 @@ export interface Outbound {
 export interface Session {
   /** The session's JSON-RPC Peer: requests and notifications to the client. */
   readonly peer: Peer.Peer
-  /** The client, once it initialized. */
+  /** The client, once it initialized; never for a session that carries only modern requests (each has its own). */
   readonly client: () => Client | undefined
   /** The level the client set with logging/setLevel, if it did. */
   readonly level: () => McpSchema.LoggingLevel | undefined
