@@ -305,6 +305,11 @@ describe("McpServer, modern requests (2026-07-28)", () => {
           call(peer, "two_steps", { inputResponses: answers, requestState: first.requestState })
         )
         expect(protocolError(other).message).toMatch(/another request/)
+        // Nor for the same tool with other arguments.
+        const otherArgs = yield* Effect.exit(
+          call(peer, "ask_name", { arguments: { x: 1 }, inputResponses: answers, requestState: first.requestState })
+        )
+        expect(protocolError(otherArgs).message).toMatch(/another request/)
       }))
 
     it.scoped("shares requestState between servers configured with the same secret", () =>

@@ -5,7 +5,8 @@
  * from the round's answers when there is one; else the run stops and the request is answered
  * with an `InputRequiredResult` that asks for everything the run asked for and had no answer
  * to. The answers used so far travel in `requestState`, signed (HMAC-SHA256 with the
- * server's secret) and bound to the request, so the client sends only the newest round's.
+ * server's secret) and bound to the request (method, name or URI, arguments), so the client
+ * sends only the newest round's.
  *
  * @internal
  */
@@ -19,6 +20,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { RequestClientOptions } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
+import { canonicalDigest } from "../canonicalJson.js"
 import { ValidatorCache } from "../jsonSchema.js"
 import { McpServerError } from "./error.js"
 import { invalidParams } from "./errors.js"
@@ -54,11 +56,12 @@ export const noInput = (method: string): Input => ({
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-// What a request is about: its method and its target; a state is good for that only.
+// What a request is about: its method, its target and its arguments; a state is good for
+// that only, so answers given about one call are never replayed into another.
 const subject = (request: JsonRpc.Request): string => {
   const params = request.params
-  const target = params?.name ?? params?.uri ?? params?.taskId
-  return `${request.method} ${typeof target === "string" ? target : ""}`
+  const target = params?.name ?? params?.uri
+  return `${request.method} ${typeof target === "string" ? target : ""} ${canonicalDigest(params?.arguments ?? {})}`
 }
 
 const sign = (secret: Uint8Array, body: string) => createHmac("sha256", secret).update(body).digest("base64url")
