@@ -11,8 +11,8 @@ import type { ListKind, McpServer, Options, Outbound } from "../../McpServer.js"
 import * as Memory from "../../Memory.js"
 import * as Peer from "../../Peer.js"
 import { Transport } from "../../Transport.js"
+import { traced } from "../traced.js"
 import { type Listener, wantsList, wantsResource } from "./listen.js"
-import { admits } from "./logging.js"
 import { peerHandlers, Session } from "./session.js"
 import * as Stateless from "./stateless.js"
 import * as Tasks from "./tasks.js"
@@ -73,31 +73,34 @@ export const make = (options: Options): Effect.Effect<McpServer, never, Scope.Sc
           discard: true
         })
       )
-    const start = connect(options, modern, live)
+    const start = traced("McpServer.connect")(connect(options, modern, live))
     return {
       serve: Effect.scoped(Effect.flatMap(start(), (session) => session.closed)),
       connect: start,
-      notifyListChanged: (kind) =>
+      notifyListChanged: traced("McpServer.notifyListChanged")((kind: ListKind) =>
         Effect.zipRight(
-          each((session) => session.notify(LIST_CHANGED[kind], undefined)),
+          each((session) => session.announces(kind) ? session.notify(LIST_CHANGED[kind], undefined) : undefined),
           tell((listener) => wantsList(listener, kind), LIST_CHANGED[kind])
-        ),
-      notifyResourceUpdated: (uri) =>
+        )
+      ),
+      notifyResourceUpdated: traced("McpServer.notifyResourceUpdated")((uri: string) =>
         Effect.zipRight(
           each((session) =>
             session.subscriptions.has(uri) ? session.notify(McpSchema.Method.ResourcesUpdated, { uri }) : undefined
           ),
           tell((listener) => wantsResource(listener, uri), McpSchema.Method.ResourcesUpdated, { uri })
-        ),
-      log: (level, data, logger) =>
+        )
+      ),
+      log: traced("McpServer.log")((level: McpSchema.LoggingLevel, data: unknown, logger?: string) =>
         each((session) =>
-          admits(session.level, level)
+          session.admits(level)
             ? session.notify(
               McpSchema.Method.LoggingMessage,
               logger === undefined ? { level, data } : { level, logger, data }
             )
             : undefined
-        ),
+        )
+      ),
       sessions: () => live.size
     }
   })

@@ -11,13 +11,15 @@ import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { Client, Handlers, Options, Outbound, Session as PublicSession } from "../../McpServer.js"
+import type { Client, Handlers, ListKind, Options, Outbound, Session as PublicSession } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
+import { traced } from "../traced.js"
 import { Context, type SessionLink } from "./context.js"
 import { discover } from "./discover.js"
 import { McpServerError } from "./error.js"
 import { internalError, invalidParams, invalidRequest, methodNotFound } from "./errors.js"
 import { listen } from "./listen.js"
+import { admits } from "./logging.js"
 import * as Methods from "./methods.js"
 import * as Stateless from "./stateless.js"
 import type * as Tasks from "./tasks.js"
@@ -28,9 +30,6 @@ export const negotiate = (requested: unknown): string =>
     ? requested
     : McpSchema.LATEST_PROTOCOL_VERSION
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** The state of one session, as the built-in methods and the contexts see it. */
 export class Session implements SessionLink {
   client: Client | undefined = undefined
@@ -40,6 +39,8 @@ export class Session implements SessionLink {
   readonly subscriptions = new Set<string>()
   tasks: Tasks.Tasks | undefined = undefined
   peer: Peer.Peer | undefined = undefined
+  /** The capabilities initialize declared. */
+  declared: McpSchema.ServerCapabilities = {}
   /** The session as its owner sees it, once its Peer runs. */
   view!: PublicSession
 
@@ -50,6 +51,16 @@ export class Session implements SessionLink {
     readonly modern: Stateless.Modern
   ) {
     this.handlers = typeof options.handlers === "function" ? undefined : options.handlers
+  }
+
+  /** Whether a log message at `level` goes to the client: logging declared, and its level admits it. */
+  admits(level: McpSchema.LoggingLevel): boolean {
+    return this.declared.logging !== undefined && admits(this.level, level)
+  }
+
+  /** Whether the client was told that the list of `kind` may change. */
+  announces(kind: ListKind): boolean {
+    return this.declared[kind]?.listChanged === true
   }
 
   get pageSize(): number {
@@ -83,11 +94,11 @@ export class Session implements SessionLink {
     Effect.suspend(() => {
       if (this.initialized) return Effect.fail(invalidRequest("The session is already initialized"))
       const params = request.params
-      if (!isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
+      if (!Methods.isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
       const client: Client = {
         protocolVersion: this.options.protocolVersion ?? negotiate(params.protocolVersion),
-        capabilities: isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
-        info: isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
+        capabilities: Methods.isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
+        info: Methods.isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
       }
       this.client = client
       const make = this.options.handlers
@@ -102,7 +113,7 @@ export class Session implements SessionLink {
 // initialize, a modern request is answered on its own; methods only the modern revision has
 // are answered in no stateful session.
 const guard = (session: Session, method: string, handler: Methods.Method): Peer.Handler => {
-  const answer = (request: JsonRpc.Request, ctx: Context<Session>) =>
+  const answer = traced(`McpServer.${method}`)((request: JsonRpc.Request, ctx: Context<Session>) =>
     handler(request, ctx).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(
@@ -111,6 +122,7 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
         )
       )
     )
+  )
   const stateful = (request: JsonRpc.Request) => answer(request, new Context(session, request))
   const beforeInitialize = (request: JsonRpc.Request) =>
     Stateless.isModern(request)
@@ -120,8 +132,9 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
     return (request) =>
       Stateless.isModern(request) ? beforeInitialize(request) : session.begin(request).pipe(
         Effect.zipRight(stateful(request)),
-        Effect.tap(() => {
+        Effect.tap((result) => {
           session.initialized = true
+          session.declared = Methods.isObject(result.capabilities) ? result.capabilities : {}
         })
       )
   }

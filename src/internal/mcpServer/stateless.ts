@@ -20,7 +20,7 @@ import * as Peer from "../../Peer.js"
 import { Context } from "./context.js"
 import { invalidParams, methodNotFound } from "./errors.js"
 import type { Listener } from "./listen.js"
-import { isLevel } from "./logging.js"
+import { admits, isLevel } from "./logging.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
 import * as TasksExtension from "./tasksExtension.js"
@@ -142,11 +142,13 @@ const handlersFor = (session: Session, client: Client): Effect.Effect<Handlers, 
 }
 
 // The session as one modern request sees it: the request's client, level and handlers over
-// the session's own (its Peer, its outbound, its options), which the prototype lends.
+// the session's own (its Peer, its outbound, its options), which the prototype lends. A
+// request without a logLevel in its _meta gets no log messages.
 const requestView = (session: Session, client: RequestClient, handlers: Handlers): Session =>
   Object.assign(Object.create(session) as Session, {
     client,
     level: client.level,
+    admits: (level: McpSchema.LoggingLevel) => client.level !== undefined && admits(client.level, level),
     handlers,
     initialized: true,
     tasks: undefined

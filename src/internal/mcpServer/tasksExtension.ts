@@ -221,7 +221,7 @@ export const route = (
         new Context(
           ctx.session,
           request,
-          (statusMessage) => update(entry, { statusMessage }),
+          { taskId: entry.task.taskId, status: (statusMessage) => update(entry, { statusMessage }) },
           input(entry)
         )
       ))
