@@ -1,7 +1,9 @@
 /**
- * One connection to one MCP server: the initialize handshake and revision negotiation,
- * calls gated on the capabilities the server declared, complete (bounded) pagination, and
- * tool results checked against the tool's outputSchema.
+ * One connection to one MCP server: the revision chosen (a `server/discover` probe for the
+ * stateless 2026-07-28 revision, the initialize handshake for earlier ones), calls gated on
+ * the capabilities the server declared, complete (bounded) pagination, and tool results
+ * checked against the tool's outputSchema. On a 2026-07-28 connection every request carries
+ * the revision, our identity and capabilities (and the log level) in its `_meta`.
  *
  * @since 0.1.0
  */
@@ -18,9 +20,10 @@ import * as Stream from "effect/Stream"
 import * as Host from "./Host.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
-import { initialize } from "./internal/mcpClient/handshake.js"
+import { negotiate } from "./internal/mcpClient/handshake.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
+import { makeStateless, type Stateless } from "./internal/mcpClient/stateless.js"
 import { requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
@@ -36,10 +39,20 @@ import { Transport } from "./Transport.js"
  * @since 0.1.0
  */
 export interface Options {
-  /** Who we are, sent in initialize. Default: mcp-fleet. */
+  /** Who we are, sent in initialize or in every request's `_meta`. Default: mcp-fleet. */
   readonly clientInfo?: McpSchema.Implementation | undefined
-  /** The revision to ask for. Default: the latest, 2025-11-25. */
-  readonly protocolVersion?: McpSchema.ProtocolVersion | undefined
+  /**
+   * The revision to speak. Default: chosen by itself — a `server/discover` probe asking for
+   * 2026-07-28, and initialize (asking for 2025-11-25) when the server turns out to predate
+   * it. A stateful revision (2025-11-25 and earlier) skips the probe and initializes; a
+   * stateless one (2026-07-28) is the only one tried, with no fallback.
+   */
+  readonly protocolVersion?: McpSchema.Revision | undefined
+  /**
+   * How long the server may leave the `server/discover` probe unanswered before it is taken
+   * for one of an earlier revision. Default: 5 s.
+   */
+  readonly discoverTimeout?: Duration.DurationInput | undefined
   /**
    * Capabilities to declare beyond those of the host services (see `host`); their handlers
    * go in `handlers`. Default: none.
@@ -99,8 +112,8 @@ export type CompletionRef = McpSchema.PromptReference | McpSchema.ResourceTempla
 export interface McpClient {
   /** The server's name (from the transport). */
   readonly server: string
-  /** The revision both sides agreed on. */
-  readonly protocolVersion: McpSchema.ProtocolVersion
+  /** The revision both sides agreed on (2026-07-28 is stateless: no session, no initialize). */
+  readonly protocolVersion: McpSchema.Revision
   readonly serverInfo: McpSchema.Implementation
   readonly capabilities: McpSchema.ServerCapabilities
   readonly instructions: string | undefined
@@ -131,9 +144,14 @@ export interface McpClient {
     argument: { readonly name: string; readonly value: string },
     context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpError>
+  /**
+   * The least severe log level the server should send. On a 2026-07-28 connection it is
+   * carried by every later request's `_meta` instead of `logging/setLevel`.
+   */
   readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
+  /** Whether the server answers: `ping`, or `server/discover` on a 2026-07-28 connection (which has no ping). */
   readonly ping: () => Effect.Effect<void, McpError.McpError>
   /** The server's notifications (list_changed, resources/updated, log messages, progress, ...). */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
@@ -142,7 +160,11 @@ export interface McpClient {
    * notifications as received. The subscription ends with the Scope.
    */
   readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
-  /** Sends any request; the result is checked against `schema`. */
+  /**
+   * Sends any request; the result is checked against `schema`. On a 2026-07-28 connection
+   * the request carries our `_meta`, and a list page or read is answered from the cache
+   * while its `ttlMs` lasts (a change notification ends that at once).
+   */
   readonly request: <A, I>(
     method: string,
     params: Record<string, unknown> | undefined,
@@ -161,10 +183,11 @@ export interface McpClient {
 export const McpClient = Context.GenericTag<McpClient>("mcp-fleet/McpClient")
 
 /**
- * Connects over the Transport in context: sends initialize, checks the revision the server
- * chose, sends notifications/initialized. The connection ends with the Scope. The host
- * services in context (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) are declared and
- * answer the server's requests; a change of the roots is told to the server.
+ * Connects over the Transport in context and agrees on a revision (see
+ * `Options.protocolVersion`): `server/discover` for a 2026-07-28 server, else initialize and
+ * notifications/initialized. The connection ends with the Scope. The host services in context
+ * (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) are declared and answer the server's
+ * requests; a change of the roots is told to a server of a stateful revision.
  *
  * @since 0.1.0
  * @category constructors
@@ -174,9 +197,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const transport = yield* Transport
     // The host's handlers reach the server through the Peer they are given to.
     const ready = yield* Deferred.make<Peer.Peer>()
+    // What a stateless (2026-07-28) connection does differently; undefined on a stateful one.
+    let stateless: Stateless | undefined
     const host = Host.clientSide(yield* Host.services(options.host), {
       server: transport.server,
-      notify: (method, params) => Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
+      // A stateless server is told nothing: it has no session to tell.
+      notify: (method, params) =>
+        stateless === undefined
+          ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
+          : Effect.void
     })
     const peer = yield* Peer.make({
       handlers: { ...host.handlers, ...options.handlers },
@@ -186,19 +215,22 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     yield* Deferred.succeed(ready, peer)
     const scope = yield* Effect.scope
     const server = peer.server
-    // Subscribed before initialize, so nothing the server says is missed.
+    // Subscribed before the handshake, so nothing the server says is missed.
     const own = yield* peer.subscribe
-    const initialized = yield* initialize(peer, {
-      ...options,
-      capabilities: { ...host.capabilities, ...options.capabilities }
-    })
-    const { capabilities, protocolVersion } = initialized
+    const hello = { ...options, capabilities: { ...host.capabilities, ...options.capabilities } }
+    const agreed = yield* negotiate(peer, hello)
+    const { capabilities, protocolVersion } = agreed
+    if (McpSchema.isModernVersion(protocolVersion)) {
+      stateless = yield* makeStateless(peer, transport, protocolVersion, hello)
+    }
+    const send = stateless?.send ?? peer.request
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
-    const request: McpClient["request"] = (method, params, schema, requestOptions) =>
-      Effect.flatMap(peer.request(method, params, requestOptions), (result) => decode(server, method, schema, result))
+    const fetch: McpClient["request"] = (method, params, schema, requestOptions) =>
+      Effect.flatMap(send(method, params, requestOptions), (result) => decode(server, method, schema, result))
+    const request = stateless === undefined ? fetch : stateless.cached(fetch)
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(
       feature: Feature,
@@ -218,15 +250,24 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       Effect.forkScoped
     )
     yield* Effect.forkScoped(host.watchRoots)
-    const listTools = traced("McpClient.listTools")(() =>
-      list("tools", "list tools", McpSchema.Method.ToolsList, McpSchema.ListToolsResult, (result) => result.tools).pipe(
+    const listTools = traced("McpClient.listTools")(() => {
+      const listed = list(
+        "tools",
+        "list tools",
+        McpSchema.Method.ToolsList,
+        McpSchema.ListToolsResult,
+        (result) => result.tools
+      )
+      return (stateless === undefined ? listed : Effect.flatMap(listed, stateless.accepted)).pipe(
         Effect.tap(outputs.remember)
       )
-    )
+    })
 
+    if (stateless !== undefined) stateless.relist = listTools()
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
     const toolsSupported = supported("tools")
-    const taskCalls = capabilities.tasks?.requests?.tools?.call !== undefined
+    // Tasks of 2025-11-25; a stateless server's tasks are an extension of their own.
+    const taskCalls = stateless === undefined && capabilities.tasks?.requests?.tools?.call !== undefined
     const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
     const callTool = traced("McpClient.callTool")((
       name: string,
@@ -238,18 +279,18 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       let requestOptions: TaskOptions = resetOnProgress
       let asTask = false
       if (callOptions !== undefined) {
-        const { meta, task, ...rest } = callOptions
-        if (meta !== undefined) params = { name, arguments: args ?? {}, _meta: meta }
+        const { meta: callMeta, task, ...rest } = callOptions
+        if (callMeta !== undefined) params = { name, arguments: args ?? {}, _meta: callMeta }
         requestOptions = { resetTimeoutOnProgress: true, ...rest }
         asTask = task === true && taskCalls
       }
-      const send = () =>
+      const sendCall = () =>
         asTask || outputs.requiresTask(name)
           ? requestAsTask(peer, McpSchema.Method.ToolsCall, params, requestOptions)
-          : peer.request(McpSchema.Method.ToolsCall, params, requestOptions)
+          : send(McpSchema.Method.ToolsCall, params, requestOptions)
       // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
-        taskCalls ? Effect.suspend(send) : peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
+        taskCalls ? Effect.suspend(sendCall) : send(McpSchema.Method.ToolsCall, params, requestOptions),
         (result) => outputs.check(name, result)
       )
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
@@ -258,12 +299,13 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     return {
       server,
       protocolVersion,
-      serverInfo: initialized.serverInfo,
+      serverInfo: agreed.serverInfo,
       capabilities,
-      instructions: initialized.instructions,
+      instructions: agreed.instructions,
       listTools,
       callTool,
       ...makeOperations({ request, gate, list }),
+      ...stateless?.operations({ request, gate }),
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))

@@ -1664,31 +1664,158 @@ export const decodeServerNotification = (
   decodeNotification(params === undefined ? { method } : { method, params })
 
 // ---------------------------------------------------------------------------
-// 2026-07-28 (modern, stateless) — server side (helper "srv2026"; to reconcile with the
-// client side's 2026 section when both are on main)
+// Revision 2026-07-28 (stateless): per-request `_meta`, server/discover, cache hints,
+// the modern error codes. Kept apart from the stateful revisions above: a 2026-07-28
+// connection has no initialize and no session.
 // ---------------------------------------------------------------------------
 
 /**
- * The modern revision: no initialize; every request carries its revision, the client's
- * capabilities and identity in `_meta` (`ModernMeta`).
+ * The stateless ("modern") revisions this library speaks as a client, newest first. They
+ * carry the revision, the client's identity and capabilities on every request instead of an
+ * initialize handshake.
  *
  * @since 0.1.0
  */
-export const MODERN_PROTOCOL_VERSION = "2026-07-28"
+export const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const
 
 /**
- * The `_meta` keys of the modern revision.
+ * A stateless revision.
  *
  * @since 0.1.0
  */
-export const ModernMeta = {
+export type ModernProtocolVersion = typeof MODERN_PROTOCOL_VERSIONS[number]
+
+/**
+ * Any revision a connection may speak: a stateful one (initialize) or a stateless one.
+ *
+ * @since 0.1.0
+ */
+export type Revision = ProtocolVersion | ModernProtocolVersion
+
+/**
+ * Whether `version` is a stateless revision this library speaks.
+ *
+ * @since 0.1.0
+ */
+export const isModernVersion = (version: unknown): version is ModernProtocolVersion =>
+  (MODERN_PROTOCOL_VERSIONS as ReadonlyArray<unknown>).includes(version)
+
+/**
+ * The `_meta` keys of a 2026-07-28 request and result.
+ *
+ * @since 0.1.0
+ */
+export const MetaKey = {
   ProtocolVersion: "io.modelcontextprotocol/protocolVersion",
-  ClientCapabilities: "io.modelcontextprotocol/clientCapabilities",
   ClientInfo: "io.modelcontextprotocol/clientInfo",
+  ClientCapabilities: "io.modelcontextprotocol/clientCapabilities",
   LogLevel: "io.modelcontextprotocol/logLevel",
   ServerInfo: "io.modelcontextprotocol/serverInfo",
+  /** On what a `subscriptions/listen` stream carries: the id of the request that opened it. */
   SubscriptionId: "io.modelcontextprotocol/subscriptionId"
 } as const
+
+/**
+ * The method of the discovery request (2026-07-28).
+ *
+ * @since 0.1.0
+ */
+export const DISCOVER_METHOD = "server/discover"
+
+/**
+ * The JSON-RPC error codes the 2026-07-28 revision defines: a header that does not match the
+ * body, a client capability the request needs, a revision the server does not support. An
+ * error with one of them comes from a stateless server.
+ *
+ * @since 0.1.0
+ */
+export const ModernErrorCode = {
+  HeaderMismatch: -32020,
+  MissingRequiredClientCapability: -32021,
+  UnsupportedProtocolVersion: -32022
+} as const
+
+/**
+ * Whether a JSON-RPC error code is one the 2026-07-28 revision defines.
+ *
+ * @since 0.1.0
+ */
+export const isModernErrorCode = (code: unknown): boolean =>
+  code === ModernErrorCode.HeaderMismatch || code === ModernErrorCode.MissingRequiredClientCapability ||
+  code === ModernErrorCode.UnsupportedProtocolVersion
+
+/**
+ * The `data` of an UnsupportedProtocolVersion error (-32022).
+ *
+ * @since 0.1.0
+ */
+export const UnsupportedProtocolVersionData = Schema.Struct({
+  supported: Schema.Array(Schema.String),
+  requested: Schema.optional(Schema.String)
+}, JsonObject).annotations({ identifier: "UnsupportedProtocolVersionData" })
+
+/**
+ * @since 0.1.0
+ */
+export interface UnsupportedProtocolVersionData extends Schema.Schema.Type<typeof UnsupportedProtocolVersionData> {}
+
+const cacheHintFields = {
+  ttlMs: Schema.optional(Schema.Number),
+  cacheScope: Schema.optional(Schema.Literal("public", "private"))
+}
+
+/**
+ * The caching hints of a cacheable result (discover, the lists, resources/read): how long it
+ * stays fresh, and who may share it. Absent in stateful revisions (then: stale at once).
+ *
+ * @since 0.1.0
+ */
+export const CacheHints = Schema.Struct(cacheHintFields).annotations({ identifier: "CacheHints" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CacheHints extends Schema.Schema.Type<typeof CacheHints> {}
+
+/**
+ * How long a result stays fresh, in milliseconds: its `ttlMs`, with a missing, negative or
+ * malformed one read as 0 (stale at once), as the spec says.
+ *
+ * @since 0.1.0
+ */
+export const ttlOf = (result: unknown): number => {
+  const ttl = (result as { readonly ttlMs?: unknown } | null | undefined)?.ttlMs
+  return typeof ttl === "number" && Number.isFinite(ttl) && ttl > 0 ? ttl : 0
+}
+
+/**
+ * The server's answer to `server/discover` (2026-07-28): the revisions it supports, its
+ * capabilities, its identity (in `_meta`, or — as some servers send it — at the top level)
+ * and its instructions.
+ *
+ * @since 0.1.0
+ */
+export const DiscoverResult = Schema.Struct({
+  ...metaFields,
+  ...cacheHintFields,
+  resultType: Schema.optional(Schema.String),
+  supportedVersions: Schema.Array(Schema.String),
+  capabilities: ServerCapabilities,
+  serverInfo: Schema.optional(Implementation),
+  instructions: Schema.optional(Schema.String)
+}).annotations({ identifier: "DiscoverResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface DiscoverResult extends Schema.Schema.Type<typeof DiscoverResult> {}
+
+/**
+ * The revision a server answers stateless requests in (the newest modern one).
+ *
+ * @since 0.1.0
+ */
+export const MODERN_PROTOCOL_VERSION: ModernProtocolVersion = MODERN_PROTOCOL_VERSIONS[0]
 
 /**
  * The methods and notifications the modern revision adds.
@@ -1696,7 +1823,7 @@ export const ModernMeta = {
  * @since 0.1.0
  */
 export const ModernMethod = {
-  Discover: "server/discover",
+  Discover: DISCOVER_METHOD,
   SubscriptionsListen: "subscriptions/listen",
   SubscriptionsAcknowledged: "notifications/subscriptions/acknowledged",
   /** The tasks extension's answers to a task's input requests. */
@@ -1704,30 +1831,13 @@ export const ModernMethod = {
 } as const
 
 /**
- * The error codes the modern revision adds.
+ * A server's caching hint for a modern list, read or discover result (SEP-2549): both fields
+ * given — `ttlMs` how long it may be used (0: stale at once), `cacheScope` whether it may be
+ * shared across authorization contexts.
  *
  * @since 0.1.0
  */
-export const ModernErrorCode = {
-  /** HTTP headers disagree with the body, or are missing. */
-  HeaderMismatch: -32020,
-  /** The request needs a capability the client did not declare (`data.requiredCapabilities`). */
-  MissingRequiredClientCapability: -32021,
-  /** The request's revision is not served (`data.supported`, `data.requested`). */
-  UnsupportedProtocolVersion: -32022
-} as const
-
-/**
- * A caching hint of a modern list, read or discover result (SEP-2549).
- *
- * @since 0.1.0
- */
-export interface CacheHint {
-  /** How long the result may be used, in milliseconds (0: stale at once). */
-  readonly ttlMs: number
-  /** Whether the result may be shared across authorization contexts. */
-  readonly cacheScope: "public" | "private"
-}
+export type CacheHint = Required<CacheHints>
 
 /**
  * What a client opts in to on a `subscriptions/listen` stream.

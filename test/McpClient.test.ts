@@ -64,7 +64,9 @@ describe("McpClient", () => {
         const client = yield* McpClient.make({ clientInfo: { name: "test", version: "1" } }).pipe(
           Effect.provideService(Transport, fake.transport)
         )
-        expect(fake.requests[0]!.params).toMatchObject({
+        // First the server/discover probe, which a 2025-11-25 server does not know.
+        expect(fake.requests.map((request) => request.method)).toEqual(["server/discover", "initialize"])
+        expect(fake.requests[1]!.params).toMatchObject({
           protocolVersion: "2025-11-25",
           capabilities: {},
           clientInfo: { name: "test", version: "1" }
@@ -89,7 +91,7 @@ describe("McpClient", () => {
         const error = failure(yield* Effect.exit(connect({ protocolVersion: "2099-01-01" })))
         expect(error.reason._tag).toBe("Unsupported")
         expect(error.message).toBe(
-          "server 'fake': the server chose protocol revision 2099-01-01; mcp-fleet speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
+          "server 'fake': the server chose protocol revision 2099-01-01; mcp-fleet speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
         )
       }))
 
@@ -329,13 +331,13 @@ describe("McpClient", () => {
         const notifications = yield* Effect.fork(Stream.runCollect(Stream.take(client.notifications, 1)))
         yield* client.callTool("echo", { text: "a" })
         yield* client.callTool("echo", { text: "b" })
-        expect(methods(fake)).toEqual(["initialize", "tools/list", "tools/call", "tools/call"])
+        expect(methods(fake)).toEqual(["server/discover", "initialize", "tools/list", "tools/call", "tools/call"])
         yield* Effect.yieldNow()
         yield* fake.peer.notify("notifications/tools/list_changed")
         const [changed] = Chunk.toReadonlyArray(yield* Fiber.join(notifications))
         expect(changed).toEqual({ method: "notifications/tools/list_changed" })
         yield* client.callTool("echo", { text: "c" })
-        expect(methods(fake).slice(4)).toEqual(["tools/list", "tools/call"])
+        expect(methods(fake).slice(5)).toEqual(["tools/list", "tools/call"])
       }))
 
     it.scoped("sends a progress token and keeps a long call alive while progress comes", () =>

@@ -130,7 +130,7 @@ export const check = (
   inputSchema?: unknown
 ): HeaderMismatch | undefined => {
   const meta = request.params?._meta
-  const version = isObject(meta) ? meta[McpSchema.ModernMeta.ProtocolVersion] : undefined
+  const version = isObject(meta) ? meta[McpSchema.MetaKey.ProtocolVersion] : undefined
   if (typeof version !== "string") return undefined
   const problem = problemOf(headers, request, version, inputSchema)
   return problem === undefined ? undefined : mismatch(request.id, problem)

@@ -49,7 +49,7 @@ export const listen = (listeners: Set<Listener>): Method => (request, ctx) => {
     ...(asked.resourcesListChanged === true && handlers.resources !== undefined ? { resourcesListChanged: true } : {}),
     ...(uris.length > 0 && handlers.resources !== undefined ? { resourceSubscriptions: uris } : {})
   }
-  const meta = { [McpSchema.ModernMeta.SubscriptionId]: request.id }
+  const meta = { [McpSchema.MetaKey.SubscriptionId]: request.id }
   const listener: Listener = {
     filter,
     tell: (method, params) => ctx.session.notify(method, { ...params, _meta: meta }, request.id)

@@ -39,7 +39,15 @@ const connect = (options: Options, modern: Stateless.Modern, live: Set<Session>)
     }
     const peer = yield* Peer.make({ handlers: peerHandlers(session) })
     session.peer = peer
-    session.view = { peer, client: () => session.client, level: () => session.level, closed: peer.closed }
+    session.view = {
+      peer,
+      client: () => session.client,
+      level: () => session.level,
+      caller: outbound.caller,
+      closed: peer.closed,
+      notify: session.notify,
+      request: session.send
+    }
     live.add(session)
     yield* Effect.addFinalizer(() => Effect.sync(() => live.delete(session)))
     return session.view

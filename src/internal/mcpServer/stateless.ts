@@ -94,7 +94,7 @@ const metaOf = (request: JsonRpc.Request): Record<string, unknown> | undefined =
 export const isModern = (request: JsonRpc.Request): boolean => {
   const meta = metaOf(request)
   return (meta !== undefined &&
-    (McpSchema.ModernMeta.ProtocolVersion in meta || McpSchema.ModernMeta.ClientCapabilities in meta)) ||
+    (McpSchema.MetaKey.ProtocolVersion in meta || McpSchema.MetaKey.ClientCapabilities in meta)) ||
     request.method === McpSchema.ModernMethod.Discover ||
     request.method === McpSchema.ModernMethod.SubscriptionsListen
 }
@@ -116,17 +116,17 @@ export const unsupportedVersion = (requested: string): Peer.HandlerError =>
 export const clientOf = (request: JsonRpc.Request): Either.Either<RequestClient, Peer.HandlerError> => {
   const meta = metaOf(request)
   if (meta === undefined) return Either.left(invalidParams(`${request.method} needs _meta`))
-  const version = meta[McpSchema.ModernMeta.ProtocolVersion]
+  const version = meta[McpSchema.MetaKey.ProtocolVersion]
   if (typeof version !== "string") {
-    return Either.left(invalidParams(`_meta needs a string '${McpSchema.ModernMeta.ProtocolVersion}'`))
+    return Either.left(invalidParams(`_meta needs a string '${McpSchema.MetaKey.ProtocolVersion}'`))
   }
-  const capabilities = meta[McpSchema.ModernMeta.ClientCapabilities]
+  const capabilities = meta[McpSchema.MetaKey.ClientCapabilities]
   if (!isObject(capabilities)) {
-    return Either.left(invalidParams(`_meta needs an object '${McpSchema.ModernMeta.ClientCapabilities}'`))
+    return Either.left(invalidParams(`_meta needs an object '${McpSchema.MetaKey.ClientCapabilities}'`))
   }
   if (version !== McpSchema.MODERN_PROTOCOL_VERSION) return Either.left(unsupportedVersion(version))
-  const info = meta[McpSchema.ModernMeta.ClientInfo]
-  const level = meta[McpSchema.ModernMeta.LogLevel]
+  const info = meta[McpSchema.MetaKey.ClientInfo]
+  const level = meta[McpSchema.MetaKey.LogLevel]
   return Either.right({
     protocolVersion: version,
     capabilities: capabilities as McpSchema.ClientCapabilities,
@@ -165,7 +165,7 @@ const finish = (session: Session, method: string, result: Record<string, unknown
     ...(hint === undefined
       ? {}
       : { ttlMs: result.ttlMs ?? hint.ttlMs, cacheScope: result.cacheScope ?? hint.cacheScope }),
-    _meta: { ...meta, [McpSchema.ModernMeta.ServerInfo]: session.options.serverInfo }
+    _meta: { ...meta, [McpSchema.MetaKey.ServerInfo]: session.options.serverInfo }
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * What the pieces of one Streamable HTTP connection share: the endpoint, the settings, the
  * session (its `Mcp-Session-Id` and the negotiated `MCP-Protocol-Version`, sent on every
- * request after initialize), and where the server's messages go.
+ * request after initialize), the tool arguments a 2026-07-28 request mirrors into headers,
+ * and where the server's messages go.
  *
  * @internal
  */
@@ -9,6 +10,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import type { Incoming } from "../../Transport.js"
 import type * as Http from "./http.js"
+import { type Mirror, requestHeaders } from "./mcpHeaders.js"
 
 /** How lost streams are resumed, and how long the server may take to accept. */
 export interface Settings {
@@ -31,6 +33,8 @@ export class Connection {
   initializeId: JsonRpc.RequestId | undefined
   /** Set when the Scope closes: streams ending then are not resumed. */
   closing = false
+  /** The `x-mcp-header` arguments of each tool, as the tools were last listed (2026-07-28). */
+  toolMirrors: ReadonlyMap<string, ReadonlyArray<Mirror>> = new Map()
   private postHeaders: Record<string, string> | undefined
 
   constructor(
@@ -59,6 +63,16 @@ export class Connection {
   /** The headers of a POST: the same object until the session changes. */
   get post(): Readonly<Record<string, string>> {
     return this.postHeaders ??= this.headers({ accept: ACCEPT, "content-type": "application/json" })
+  }
+
+  /**
+   * The headers of a POST carrying request `message` of revision `version` (from its
+   * `_meta`): a 2026-07-28 request gets its metadata headers, any other the session's.
+   */
+  requestHeaders(message: JsonRpc.Request, version: string | undefined): Readonly<Record<string, string>> {
+    return version === undefined
+      ? this.post
+      : requestHeaders(this.post, message, version, (tool) => this.toolMirrors.get(tool))
   }
 
   /** The configured headers, the session's, and `extra`. */

@@ -76,6 +76,7 @@ describe("tasks", () => {
       const result = yield* client.callTool("slow", { n: 1 })
       expect(result.content).toEqual([{ type: "text", text: "done" }])
       expect(methods(fake)).toEqual([
+        "server/discover",
         "initialize",
         "tools/list",
         "tools/call",
@@ -84,7 +85,7 @@ describe("tasks", () => {
         "tasks/get",
         "tasks/result"
       ])
-      expect(fake.requests[2]!.params).toMatchObject({ name: "slow", arguments: { n: 1 }, task: {} })
+      expect(fake.requests[3]!.params).toMatchObject({ name: "slow", arguments: { n: 1 }, task: {} })
       expect(fake.requests.at(-1)!.params).toEqual({ taskId: "t-1" })
     }).pipe(Effect.scoped))
 
