@@ -4,6 +4,7 @@
 // stateful client on the same endpoint alongside.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
@@ -22,8 +23,7 @@ const tools = [
       type: "object",
       properties: { region: { type: "string", "x-mcp-header": "Region" }, sql: { type: "string" } }
     },
-    handler: (args: { readonly region: string; readonly sql: string }) =>
-      Effect.succeed(text(`${args.sql} in ${args.region}`))
+    handler: (args) => Effect.succeed(text(`${String(args.sql)} in ${String(args.region)}`))
   }),
   McpServer.tool({
     name: "count",
@@ -218,6 +218,14 @@ describe("McpServer over HTTP, modern requests", () => {
       yield* server.notifyListChanged("tools")
       const seen = yield* until((messages) => messages.length > 1)
       expect(seen[1].method).toBe("notifications/tools/list_changed")
+      // Closing the stream cancels the request: its session ends (the server's count says when).
+      expect(server.sessions()).toBe(1)
+      abort.abort()
+      yield* Effect.repeat(Effect.sync(() => server.sessions()), {
+        until: (sessions) => sessions === 0,
+        schedule: Schedule.spaced("10 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      expect(server.sessions()).toBe(0)
     }))
 
   it.scopedLive("a stateful client on the same endpoint keeps its session", () =>

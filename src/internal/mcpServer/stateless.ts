@@ -169,10 +169,15 @@ const finish = (session: Session, method: string, result: Record<string, unknown
   }
 }
 
-// 2026-07-28 (SEP-2164): a resource nothing serves is -32602, with its URI.
-const modernError = (error: Peer.HandlerError): Peer.HandlerError =>
+// 2026-07-28 (SEP-2164): a resource nothing serves is -32602, with its URI (the request's,
+// when a handler's error has no data).
+const modernError = (request: JsonRpc.Request) => (error: Peer.HandlerError): Peer.HandlerError =>
   error.code === JsonRpc.ErrorCode.ResourceNotFound
-    ? new Peer.HandlerError({ code: JsonRpc.ErrorCode.InvalidParams, message: error.message, data: error.data })
+    ? new Peer.HandlerError({
+      code: JsonRpc.ErrorCode.InvalidParams,
+      message: error.message,
+      data: error.data ?? { uri: request.params?.uri }
+    })
     : error
 
 /**
@@ -202,7 +207,7 @@ export const answer = (
           : run(ctx)
         return TasksExtension.route(modern.tasks, ctx, plain, run).pipe(
           Effect.map((answered) => finish(session, method, answered)),
-          Effect.mapError(modernError)
+          Effect.mapError(modernError(request))
         )
       })
     )
