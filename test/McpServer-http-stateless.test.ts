@@ -2,13 +2,18 @@
 // POST answered on its own (no Mcp-Session-Id), headers checked against the body first, the
 // revision's HTTP statuses, MRTR over HTTP, subscriptions/listen on its own SSE stream, and a
 // stateful client on the same endpoint alongside.
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import * as Gateway from "../src/Gateway.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import * as Policy from "../src/Policy.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 
@@ -240,4 +245,27 @@ describe("McpServer over HTTP, modern requests", () => {
       expect(yield* client.callTool("query", { region: "eu", sql: "select 2" })).toEqual(text("select 2 in eu"))
       expect(server.sessions()).toBeGreaterThanOrEqual(1)
     }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("the gateway, an McpServer, answers modern requests over its HTTP endpoint", () =>
+    Effect.gen(function*() {
+      const url = yield* Gateway.serveHttp({ port: 0, tools, serverInfo: { name: "gateway", version: "1.0.0" } })
+      const discover = yield* json(yield* post(url, "server/discover"))
+      expect(discover.result.supportedVersions).toContain(MODERN)
+      const called = yield* post(url, "tools/call", { name: "query", arguments: { region: "eu", sql: "select 3" } }, {
+        "mcp-param-region": "eu"
+      })
+      expect(called.headers.get("mcp-session-id")).toBeNull()
+      expect((yield* json(called)).result).toMatchObject({ ...text("select 3 in eu"), resultType: "complete" })
+      const mismatched = yield* post(url, "tools/call", { name: "query", arguments: { region: "eu", sql: "x" } }, {
+        "mcp-param-region": "us"
+      })
+      expect(mismatched.status).toBe(400)
+    }).pipe(
+      Effect.provide(
+        Policy.layer().pipe(
+          Layer.provideMerge(ServerRegistry.layer({ servers: [] })),
+          Layer.provide([NodeContext.layer, HttpClientUndici.layer])
+        )
+      )
+    ))
 })
