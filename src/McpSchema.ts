@@ -1710,7 +1710,9 @@ export const MetaKey = {
   ClientInfo: "io.modelcontextprotocol/clientInfo",
   ClientCapabilities: "io.modelcontextprotocol/clientCapabilities",
   LogLevel: "io.modelcontextprotocol/logLevel",
-  ServerInfo: "io.modelcontextprotocol/serverInfo"
+  ServerInfo: "io.modelcontextprotocol/serverInfo",
+  /** On what a `subscriptions/listen` stream carries: the id of the request that opened it. */
+  SubscriptionId: "io.modelcontextprotocol/subscriptionId"
 } as const
 
 /**
@@ -1807,3 +1809,44 @@ export const DiscoverResult = Schema.Struct({
  * @since 0.1.0
  */
 export interface DiscoverResult extends Schema.Schema.Type<typeof DiscoverResult> {}
+
+/**
+ * The revision a server answers stateless requests in (the newest modern one).
+ *
+ * @since 0.1.0
+ */
+export const MODERN_PROTOCOL_VERSION: ModernProtocolVersion = MODERN_PROTOCOL_VERSIONS[0]
+
+/**
+ * The methods and notifications the modern revision adds.
+ *
+ * @since 0.1.0
+ */
+export const ModernMethod = {
+  Discover: DISCOVER_METHOD,
+  SubscriptionsListen: "subscriptions/listen",
+  SubscriptionsAcknowledged: "notifications/subscriptions/acknowledged",
+  /** The tasks extension's answers to a task's input requests. */
+  TasksUpdate: "tasks/update"
+} as const
+
+/**
+ * A server's caching hint for a modern list, read or discover result (SEP-2549): both fields
+ * given — `ttlMs` how long it may be used (0: stale at once), `cacheScope` whether it may be
+ * shared across authorization contexts.
+ *
+ * @since 0.1.0
+ */
+export type CacheHint = Required<CacheHints>
+
+/**
+ * What a client opts in to on a `subscriptions/listen` stream.
+ *
+ * @since 0.1.0
+ */
+export interface SubscriptionFilter {
+  readonly toolsListChanged?: boolean | undefined
+  readonly promptsListChanged?: boolean | undefined
+  readonly resourcesListChanged?: boolean | undefined
+  readonly resourceSubscriptions?: ReadonlyArray<string> | undefined
+}

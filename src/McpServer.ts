@@ -2,7 +2,11 @@
  * The server side of MCP, the counterpart of `McpClient`: tools, resources (templates and
  * subscriptions), prompts, completion and logging served from Effect handlers over any
  * Transport (stdio, Streamable HTTP, memory), in every stateful revision
- * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`).
+ * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and in the modern one (2026-07-28): a request
+ * that carries its client in `_meta` instead of a session's initialize is answered on its
+ * own (`server/discover`, `subscriptions/listen`, caching hints), and what its handler asks
+ * of the client comes back as an `InputRequiredResult` the client answers by retrying
+ * (the handler runs again; see `InputOptions`). One server serves both kinds of client.
  *
  * Two forms. The low-level one is `make` with `Handlers`, asked per client session (so a
  * gateway can give each client its own view, with per-session state in the session's
@@ -11,8 +15,7 @@
  * run time, a tool's arguments decoded with its Effect Schema before its handler runs.
  *
  * Every handler gets a `RequestContext`: the request, the client's revision and
- * capabilities (per request, not only per session, so a stateless mode can fill them from
- * the request's `_meta` later), progress and log messages related to the request, and the
+ * capabilities (per request, not only per session: a modern request's come from its `_meta`), progress and log messages related to the request, and the
  * requests a handler may send its client (sampling, elicitation, roots), all through one
  * function of the context (`requestClient`), so a transport with a stream per request can
  * carry them on that request's stream (`Outbound.within`).
@@ -89,6 +92,8 @@ export interface RequestContext {
   readonly request: JsonRpc.Request
   /** The client, as of this request. */
   readonly client: Client
+  /** Whether the request runs as a task (2025-11-25 `task` param, or the tasks extension). */
+  readonly asTask?: boolean | undefined
   /** Reports progress on this request; does nothing when the client gave no progressToken. */
   progress(progress: number, total?: number, message?: string): Effect.Effect<void>
   /**
@@ -105,18 +110,47 @@ export interface RequestContext {
   requestClient(
     method: string,
     params?: Record<string, unknown> | undefined,
-    options?: Peer.RequestOptions | undefined
+    options?: RequestClientOptions | undefined
   ): Effect.Effect<Record<string, unknown>, McpServerError>
   /** Asks the client's model for a message; fails with `NotDeclared` when it did not declare sampling. */
-  sample(params: McpSchema.CreateMessageRequestParams): Effect.Effect<McpSchema.CreateMessageResult, McpServerError>
+  sample(
+    params: McpSchema.CreateMessageRequestParams,
+    options?: InputOptions | undefined
+  ): Effect.Effect<McpSchema.CreateMessageResult, McpServerError>
   /**
    * Asks the user for input, by a form or (2025-11-25) by a URL; fails with `NotDeclared`
    * when the client did not declare elicitation in that mode.
    */
-  elicit(params: McpSchema.ElicitRequestParams): Effect.Effect<McpSchema.ElicitResult, McpServerError>
+  elicit(
+    params: McpSchema.ElicitRequestParams,
+    options?: InputOptions | undefined
+  ): Effect.Effect<McpSchema.ElicitResult, McpServerError>
   /** The client's roots; fails with `NotDeclared` when it did not declare roots. */
-  listRoots(): Effect.Effect<McpSchema.ListRootsResult, McpServerError>
+  listRoots(options?: InputOptions | undefined): Effect.Effect<McpSchema.ListRootsResult, McpServerError>
 }
+
+/**
+ * How a request to the client is named in a modern (2026-07-28) request, which cannot send
+ * it: the handler's run ends with an `InputRequiredResult` asking for it under `key`, and
+ * runs again from the start when the client retries with the answers (each request, in
+ * order, then takes its answer). Requests asked at once (`Effect.all` with concurrency) are
+ * asked in the same round. Ignored in a stateful session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InputOptions {
+  /** The key of the request in `inputRequests`. Default: `input-<n>`, its place in the run. */
+  readonly key?: string | undefined
+}
+
+/**
+ * The options of `RequestContext.requestClient`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestClientOptions extends Peer.RequestOptions, InputOptions {}
 
 /**
  * Serves tools: the list a client sees, and calls. An unknown name fails with -32602
@@ -198,7 +232,9 @@ export interface Handlers {
 
 /**
  * Task-augmented tool calls (2025-11-25): a tool whose `execution.taskSupport` is
- * `optional` or `required` runs as a task when the call carries `task`.
+ * `optional` or `required` runs as a task when the call carries `task`. For modern requests
+ * (the `io.modelcontextprotocol/tasks` extension) the server decides: such a tool runs as
+ * a task whenever the request declares the extension (`required` without it: -32021).
  *
  * @since 0.1.0
  * @category models
@@ -208,6 +244,11 @@ export interface TaskOptions {
   readonly pollInterval?: number | undefined
   /** Sends `notifications/tasks/status` on each change of a task. Default: false. */
   readonly notifyStatus?: boolean | undefined
+  /**
+   * How long a task of a modern request (the tasks extension, 2026-07-28) is kept from its
+   * creation, in milliseconds. Default: an hour.
+   */
+  readonly ttlMs?: number | undefined
 }
 
 /**
@@ -242,6 +283,33 @@ export interface Options {
    * the same method (a raw `initialize` answers after the server has taken note of the client).
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
+  /**
+   * The key that signs the `requestState` of modern (2026-07-28) requests that need input
+   * from the client; replicas behind a load balancer share it. Default: random per server.
+   */
+  readonly stateSecret?: Redacted.Redacted<string> | undefined
+  /**
+   * The caching hints of modern results, per kind (a result's own `ttlMs`/`cacheScope`
+   * win). Default: `{ ttlMs: 0, cacheScope: "private" }`.
+   */
+  readonly caching?: CachingOptions | undefined
+}
+
+/**
+ * The caching hints (SEP-2549) of the cacheable modern results.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CachingOptions {
+  readonly tools?: McpSchema.CacheHint | undefined
+  readonly prompts?: McpSchema.CacheHint | undefined
+  readonly resources?: McpSchema.CacheHint | undefined
+  readonly templates?: McpSchema.CacheHint | undefined
+  /** resources/read. */
+  readonly read?: McpSchema.CacheHint | undefined
+  /** server/discover. */
+  readonly discover?: McpSchema.CacheHint | undefined
 }
 
 /**
@@ -275,7 +343,7 @@ export interface Outbound {
 export interface Session {
   /** The session's JSON-RPC Peer: requests and notifications to the client. */
   readonly peer: Peer.Peer
-  /** The client, once it initialized. */
+  /** The client, once it initialized; never for a session that carries only modern requests (each has its own). */
   readonly client: () => Client | undefined
   /** The level the client set with logging/setLevel, if it did. */
   readonly level: () => McpSchema.LoggingLevel | undefined
@@ -539,6 +607,16 @@ export const resourceNotFound: (uri: string) => Peer.HandlerError = Server.resou
 export const invalidParams: (message: string) => Peer.HandlerError = Server.invalidParams
 
 /**
+ * -32021 (2026-07-28): the request needs capabilities the client did not declare, named in
+ * `data.requiredCapabilities` (e.g. `{ sampling: {} }`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const missingClientCapability: (required: McpSchema.ClientCapabilities) => Peer.HandlerError =
+  Server.missingClientCapability
+
+/**
  * A tool's own failure as its result: `isError: true` with `message` as text, for the
  * model to read.
  *
@@ -593,6 +671,8 @@ export interface ToolItem {
 export interface ResourceItem {
   readonly resource: McpSchema.Resource
   readonly read: (ctx: RequestContext) => Effect.Effect<McpSchema.ReadResourceResult, Peer.HandlerError>
+  /** The caching hint of what it reads, for modern clients; default: `Options.caching.read`. */
+  readonly cache?: McpSchema.CacheHint | undefined
 }
 
 /**
@@ -685,10 +765,10 @@ export const tool: {
  * @category constructors
  */
 export const resource = (
-  definition: McpSchema.Resource & { readonly read: ResourceItem["read"] }
+  definition: McpSchema.Resource & { readonly read: ResourceItem["read"]; readonly cache?: ResourceItem["cache"] }
 ): ResourceItem => {
-  const { read, ...resource } = definition
-  return { resource, read }
+  const { cache, read, ...resource } = definition
+  return cache === undefined ? { resource, read } : { resource, read, cache }
 }
 
 /**

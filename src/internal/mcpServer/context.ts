@@ -1,7 +1,7 @@
 /**
  * The context of one request: one object per request, its functions on the prototype, so
  * the per-request path allocates nothing more. Requests to the client go through
- * `requestClient`, the one function a stateless mode will replace.
+ * `requestClient`: to the session's Peer, or (a modern request) to its MRTR round.
  *
  * @internal
  */
@@ -10,9 +10,10 @@ import * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { Client, RequestContext } from "../../McpServer.js"
+import type { Client, InputOptions, RequestClientOptions, RequestContext } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { McpServerError } from "./error.js"
+import type { Input } from "./mrtr.js"
 import { RELATED_TASK, type TaskLink } from "./tasks.js"
 
 /** What a request's context needs of its session. */
@@ -60,23 +61,32 @@ const sampled = decodeAnswer(McpSchema.CreateMessageResult, McpSchema.Method.Sam
 const elicited = decodeAnswer(McpSchema.ElicitResult, McpSchema.Method.ElicitationCreate)
 const rooted = decodeAnswer(McpSchema.ListRootsResult, McpSchema.Method.RootsList)
 
-/** The context of `request` in `session`; `task` is the task it runs as, if it does. */
+/**
+ * The context of `request` in `session`; `task` is the task it runs as, if it does;
+ * `input` is a modern request's way to its client (its MRTR round).
+ */
 export class Context<S extends SessionLink = SessionLink> implements RequestContext {
   constructor(
     readonly session: S,
     readonly request: JsonRpc.Request,
-    readonly task?: TaskLink | undefined
+    readonly task?: TaskLink | undefined,
+    readonly input?: Input | undefined
   ) {}
 
-  // What goes out about a request running as a task carries the task's id.
+  // What goes out about a request running as a task carries the task's id (2025-11-25; the
+  // modern revision's tasks extension has no related-task _meta).
   private related(params: Record<string, unknown>): Record<string, unknown> {
-    if (this.task === undefined) return params
+    if (this.task === undefined || this.input !== undefined) return params
     const meta = params._meta as object | undefined
     return { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: this.task.taskId } } }
   }
 
   get client(): Client {
     return this.session.client ?? UNKNOWN_CLIENT
+  }
+
+  get asTask(): boolean {
+    return this.task !== undefined
   }
 
   progress(progress: number, total?: number, message?: string): Effect.Effect<void> {
@@ -110,18 +120,26 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
   requestClient(
     method: string,
     params?: Record<string, unknown>,
-    options?: Peer.RequestOptions
+    options?: RequestClientOptions
   ): Effect.Effect<Record<string, unknown>, McpServerError> {
-    return this.session.request(this.request.id, method, this.related(params ?? {}), options)
+    return this.input !== undefined
+      ? this.input.ask(method, params, options)
+      : this.session.request(this.request.id, method, this.related(params ?? {}), options)
   }
 
-  sample(params: McpSchema.CreateMessageRequestParams): Effect.Effect<McpSchema.CreateMessageResult, McpServerError> {
+  sample(
+    params: McpSchema.CreateMessageRequestParams,
+    options?: InputOptions
+  ): Effect.Effect<McpSchema.CreateMessageResult, McpServerError> {
     const method = McpSchema.Method.SamplingCreateMessage
     if (this.client.capabilities.sampling === undefined) return notDeclared(method, "sampling")
-    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>), sampled)
+    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), sampled)
   }
 
-  elicit(params: McpSchema.ElicitRequestParams): Effect.Effect<McpSchema.ElicitResult, McpServerError> {
+  elicit(
+    params: McpSchema.ElicitRequestParams,
+    options?: InputOptions
+  ): Effect.Effect<McpSchema.ElicitResult, McpServerError> {
     const method = McpSchema.Method.ElicitationCreate
     const declared = this.client.capabilities.elicitation
     if (declared === undefined) return notDeclared(method, "elicitation")
@@ -130,12 +148,12 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
     if (params.mode !== "url" && declared.url !== undefined && declared.form === undefined) {
       return notDeclared(method, "elicitation.form")
     }
-    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>), elicited)
+    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), elicited)
   }
 
-  listRoots(): Effect.Effect<McpSchema.ListRootsResult, McpServerError> {
+  listRoots(options?: InputOptions): Effect.Effect<McpSchema.ListRootsResult, McpServerError> {
     const method = McpSchema.Method.RootsList
     if (this.client.capabilities.roots === undefined) return notDeclared(method, "roots")
-    return Effect.flatMap(this.requestClient(method), rooted)
+    return Effect.flatMap(this.requestClient(method, undefined, options), rooted)
   }
 }

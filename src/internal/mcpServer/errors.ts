@@ -4,6 +4,7 @@
  * @internal
  */
 import * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
 
 /** -32602 with `message`. */
@@ -22,6 +23,14 @@ export const resourceNotFound = (uri: string): Peer.HandlerError =>
     code: JsonRpc.ErrorCode.ResourceNotFound,
     message: `Resource not found: ${uri}`,
     data: { uri }
+  })
+
+/** -32021 (2026-07-28) for capabilities the client did not declare. */
+export const missingClientCapability = (required: McpSchema.ClientCapabilities): Peer.HandlerError =>
+  new Peer.HandlerError({
+    code: McpSchema.ModernErrorCode.MissingRequiredClientCapability,
+    message: `The client did not declare ${Object.keys(required).join(", ")}`,
+    data: { requiredCapabilities: required }
   })
 
 /** -32601 for a method this session does not serve. */

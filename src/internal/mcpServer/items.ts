@@ -12,7 +12,7 @@ import * as Either from "effect/Either"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type * as McpSchema from "../../McpSchema.js"
+import * as McpSchema from "../../McpSchema.js"
 import type {
   Completer,
   Handlers,
@@ -35,9 +35,16 @@ export type ToolDefinition = Omit<McpSchema.Tool, "inputSchema">
 
 type Handler = ToolItem["handler"]
 
+// A resource's own caching hint on what it reads, for a modern client (2026-07-28).
+const cached = (item: ResourceItem, ctx: RequestContext) => {
+  const hint = item.cache
+  if (hint === undefined || ctx.client.protocolVersion < McpSchema.MODERN_PROTOCOL_VERSION) return item.read(ctx)
+  return Effect.map(item.read(ctx), (result) => ({ ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope }))
+}
+
 // A tool that requires a task refuses a plain call, as the spec says (-32601).
 const requiringTask = (name: string, handler: Handler): Handler => (args, ctx) =>
-  ctx.request.params?.task === undefined
+  ctx.asTask !== true
     ? Effect.fail(taskMismatch(`Tool ${name} must be called as a task`))
     : handler(args, ctx)
 
@@ -160,7 +167,7 @@ const handlersOf = (items: Items): Handlers => ({
     templates: () => Effect.sync(() => items.templateList),
     read: (uri, ctx) => {
       const item = items.resources.get(uri)
-      if (item !== undefined) return item.read(ctx)
+      if (item !== undefined) return cached(item, ctx)
       for (const entry of items.templates.values()) {
         const variables = entry.match(uri)
         if (variables !== undefined) return entry.item.read(uri, variables, ctx)

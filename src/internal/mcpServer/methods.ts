@@ -16,6 +16,7 @@ import { isLevel } from "./logging.js"
 import { page } from "./paging.js"
 import type { Session } from "./session.js"
 import { runsAsTask } from "./tasks.js"
+import { TASKS_EXTENSION } from "./tasksExtension.js"
 
 /** A built-in method: the request, in its session's context. */
 export type Method = (
@@ -39,9 +40,13 @@ export const capabilities = (session: Session, handlers: Handlers, revision: str
     ...(handlers.prompts === undefined ? {} : { prompts: { listChanged: true } }),
     ...(handlers.complete === undefined || revision < "2025-03-26" ? {} : { completions: {} }),
     logging: {},
-    ...(session.options.tasks === undefined || revision < "2025-11-25"
+    // Tasks as 2025-11-25 has them; 2026-07-28 moved them to an extension.
+    ...(session.options.tasks === undefined || revision < "2025-11-25" || revision >= McpSchema.MODERN_PROTOCOL_VERSION
       ? {}
-      : { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } })
+      : { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }),
+    ...(session.options.tasks === undefined || revision < McpSchema.MODERN_PROTOCOL_VERSION
+      ? {}
+      : { extensions: { [TASKS_EXTENSION]: {} } })
   }
 }
 

@@ -12,10 +12,12 @@ import * as Memory from "../../Memory.js"
 import * as Peer from "../../Peer.js"
 import { Transport } from "../../Transport.js"
 import { traced } from "../traced.js"
+import { type Listener, wantsList, wantsResource } from "./listen.js"
 import { peerHandlers, Session } from "./session.js"
+import * as Stateless from "./stateless.js"
 import * as Tasks from "./tasks.js"
 
-export { invalidParams, resourceNotFound, unknownPrompt, unknownTool } from "./errors.js"
+export { invalidParams, missingClientCapability, resourceNotFound, unknownPrompt, unknownTool } from "./errors.js"
 
 const LIST_CHANGED: Record<ListKind, string> = {
   tools: McpSchema.Method.ToolsListChanged,
@@ -24,10 +26,10 @@ const LIST_CHANGED: Record<ListKind, string> = {
 }
 
 // Starts one session over the Transport in context; it leaves `live` when its Scope closes.
-const connect = (options: Options, live: Set<Session>) => (outbound: Outbound = {}) =>
+const connect = (options: Options, modern: Stateless.Modern, live: Set<Session>) => (outbound: Outbound = {}) =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const session = new Session(options, scope, outbound)
+    const session = new Session(options, scope, outbound, modern)
     if (options.tasks !== undefined) {
       session.tasks = yield* Tasks.make({
         tasks: options.tasks,
@@ -55,8 +57,14 @@ const connect = (options: Options, live: Set<Session>) => (outbound: Outbound = 
 export const make = (options: Options): Effect.Effect<McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const live = new Set<Session>()
-    // Sessions outlive no server: once its Scope closes, nothing more is told to them.
-    yield* Effect.addFinalizer(() => Effect.sync(() => live.clear()))
+    const modern = yield* Stateless.make(options)
+    // Sessions and listen streams outlive no server: once its Scope closes, nothing more is told to them.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        live.clear()
+        modern.listeners.clear()
+      })
+    )
     const each = (f: (session: Session) => Effect.Effect<void> | undefined) =>
       Effect.suspend(() => {
         const effects: Array<Effect.Effect<void>> = []
@@ -66,16 +74,29 @@ export const make = (options: Options): Effect.Effect<McpServer, never, Scope.Sc
         }
         return Effect.all(effects, { discard: true })
       })
-    const start = traced("McpServer.connect")(connect(options, live))
+    // Modern clients are told on their subscriptions/listen streams, as far as each asked.
+    const tell = (wants: (listener: Listener) => boolean, method: string, params?: Record<string, unknown>) =>
+      Effect.suspend(() =>
+        Effect.all([...modern.listeners].filter(wants).map((listener) => listener.tell(method, params)), {
+          discard: true
+        })
+      )
+    const start = traced("McpServer.connect")(connect(options, modern, live))
     return {
       serve: Effect.scoped(Effect.flatMap(start(), (session) => session.closed)),
       connect: start,
       notifyListChanged: traced("McpServer.notifyListChanged")((kind: ListKind) =>
-        each((session) => session.announces(kind) ? session.notify(LIST_CHANGED[kind], undefined) : undefined)
+        Effect.zipRight(
+          each((session) => session.announces(kind) ? session.notify(LIST_CHANGED[kind], undefined) : undefined),
+          tell((listener) => wantsList(listener, kind), LIST_CHANGED[kind])
+        )
       ),
       notifyResourceUpdated: traced("McpServer.notifyResourceUpdated")((uri: string) =>
-        each((session) =>
-          session.subscriptions.has(uri) ? session.notify(McpSchema.Method.ResourcesUpdated, { uri }) : undefined
+        Effect.zipRight(
+          each((session) =>
+            session.subscriptions.has(uri) ? session.notify(McpSchema.Method.ResourcesUpdated, { uri }) : undefined
+          ),
+          tell((listener) => wantsResource(listener, uri), McpSchema.Method.ResourcesUpdated, { uri })
         )
       ),
       log: traced("McpServer.log")((level: McpSchema.LoggingLevel, data: unknown, logger?: string) =>

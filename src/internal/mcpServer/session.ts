@@ -2,7 +2,8 @@
  * One client session: the lifecycle (initialize, the revision, requests refused before it),
  * the Peer handlers made once per session from the built-in methods and the session's
  * `Handlers`, and what the session keeps (the client, its log level, its subscriptions,
- * its tasks).
+ * its tasks). A session never initialized answers modern (2026-07-28) requests, each on
+ * its own (`stateless.ts`).
  *
  * @internal
  */
@@ -15,10 +16,13 @@ import type { Client, Handlers, ListKind, Options, Outbound, Session as PublicSe
 import type * as Peer from "../../Peer.js"
 import { traced } from "../traced.js"
 import { Context, type SessionLink } from "./context.js"
+import { discover } from "./discover.js"
 import { McpServerError } from "./error.js"
-import { internalError, invalidParams, invalidRequest } from "./errors.js"
+import { internalError, invalidParams, invalidRequest, methodNotFound } from "./errors.js"
+import { listen } from "./listen.js"
 import { admits } from "./logging.js"
 import * as Methods from "./methods.js"
+import * as Stateless from "./stateless.js"
 import type * as Tasks from "./tasks.js"
 
 /** A revision the server speaks: the client's when it is one, else the latest. */
@@ -44,7 +48,8 @@ export class Session implements SessionLink {
   constructor(
     readonly options: Options,
     readonly scope: Scope.Scope,
-    readonly outbound: Outbound
+    readonly outbound: Outbound,
+    readonly modern: Stateless.Modern
   ) {
     this.handlers = typeof options.handlers === "function" ? undefined : options.handlers
   }
@@ -112,10 +117,12 @@ export class Session implements SessionLink {
     })
 }
 
-// Each method's answer in a session; what a handler may not answer becomes -32603.
+// Each method's answer in a session; what a handler may not answer becomes -32603. Before
+// initialize, a modern request is answered on its own; methods only the modern revision has
+// are answered in no stateful session.
 const guard = (session: Session, method: string, handler: Methods.Method): Peer.Handler => {
-  const answer = traced(`McpServer.${method}`)((request: JsonRpc.Request) =>
-    handler(request, new Context(session, request)).pipe(
+  const answer = traced(`McpServer.${method}`)((request: JsonRpc.Request, ctx: Context<Session>) =>
+    handler(request, ctx).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(
           Effect.logError(`MCP server: the handler of ${method} failed`, defect),
@@ -124,24 +131,45 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
       )
     )
   )
+  const stateful = (request: JsonRpc.Request) => answer(request, new Context(session, request))
+  const beforeInitialize = (request: JsonRpc.Request) =>
+    Stateless.isModern(request)
+      ? Stateless.answer(session, session.modern, request, (ctx) => answer(request, ctx))
+      : Effect.fail(invalidRequest("The session is not initialized"))
   if (method === McpSchema.Method.Initialize) {
     return (request) =>
-      session.begin(request).pipe(
-        Effect.zipRight(answer(request)),
+      Stateless.isModern(request) ? beforeInitialize(request) : session.begin(request).pipe(
+        Effect.zipRight(stateful(request)),
         Effect.tap((result) => {
           session.initialized = true
           session.declared = Methods.isObject(result.capabilities) ? result.capabilities : {}
         })
       )
   }
-  return (request) =>
-    session.initialized ? answer(request) : Effect.fail(invalidRequest("The session is not initialized"))
+  if (Stateless.modernOnly(method)) {
+    return (request) => session.initialized ? Effect.fail(methodNotFound(method)) : beforeInitialize(request)
+  }
+  return (request) => session.initialized ? stateful(request) : beforeInitialize(request)
 }
 
-/** The Peer handlers of a session: the built-in methods, less those `methods` replaces, and `methods`. */
+// ping: answered at any time in a session, and removed in the modern revision.
+const ping: Peer.Handler = (request) =>
+  Stateless.isModern(request) ? Effect.fail(methodNotFound(request.method)) : Effect.succeed({})
+
+/**
+ * The Peer handlers of a session: ping, the built-in methods (the modern ones too), less
+ * those `methods` replaces, and `methods`.
+ */
 export const peerHandlers = (session: Session): Record<string, Peer.Handler> => {
-  const table: Record<string, Peer.Handler> = {}
-  const methods: Record<string, Methods.Method> = { ...Methods.builtIn, ...session.options.methods }
+  const table: Record<string, Peer.Handler> = { [McpSchema.Method.Ping]: ping }
+  const methods: Record<string, Methods.Method> = {
+    ...Methods.builtIn,
+    [McpSchema.ModernMethod.Discover]: discover,
+    [McpSchema.ModernMethod.SubscriptionsListen]: listen(session.modern.listeners),
+    // Answered by the tasks extension (stateless.ts); here for the Peer to route it.
+    [McpSchema.ModernMethod.TasksUpdate]: (request) => Effect.fail(methodNotFound(request.method)),
+    ...session.options.methods
+  }
   for (const [method, handler] of Object.entries(methods)) {
     table[method] = guard(session, method, handler)
   }

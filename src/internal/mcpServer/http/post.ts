@@ -14,6 +14,7 @@ import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
 import { type Caller, checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
+import * as Modern from "./modern.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
 import { sseEvent, type StreamLog } from "./streamLog.js"
@@ -54,7 +55,11 @@ const asksForProgress = (request: JsonRpc.Request): boolean => {
 
 /** Whether a POST's requests are answered on an SSE stream. */
 export const wantsStream = (requests: ReadonlyArray<JsonRpc.Request>): boolean =>
-  requests.some((request) => request.method === McpSchema.Method.ToolsCall || asksForProgress(request))
+  requests.some((request) =>
+    request.method === McpSchema.Method.ToolsCall ||
+    request.method === McpSchema.ModernMethod.SubscriptionsListen ||
+    asksForProgress(request)
+  )
 
 /**
  * How long the answers of a POST that could be streamed may take to come as one JSON body.
@@ -86,7 +91,8 @@ const answerRequests = (
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
   headers: Record<string, string>,
-  streamable: boolean
+  streamable: boolean,
+  status: (message: JsonRpc.Message) => number
 ): void => {
   const early: Array<JsonRpc.Message> = []
   let log: StreamLog | undefined
@@ -111,19 +117,24 @@ const answerRequests = (
       early.push(message)
       if (waiting.size > 0) return
       clearTimeout(timer)
-      Response.send(response, Response.json(200, body.batch ? early : early[0]), headers)
+      Response.send(
+        response,
+        Response.json(body.batch ? 200 : status(early[0]!), body.batch ? early : early[0]),
+        headers
+      )
     }
   })
 }
 
 const ACCEPTED = new Response.Answer(202)
 
-/** Answers the messages of a POST in `session`. */
+/** Answers the messages of a POST in `session`; `status` is a single JSON answer's HTTP status. */
 export const answer = (
   response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
-  headers: Record<string, string>
+  headers: Record<string, string>,
+  status: (message: JsonRpc.Message) => number = () => 200
 ): void => {
   const requests = body.messages.filter(isRequest)
   if (requests.length === 0) {
@@ -131,7 +142,7 @@ export const answer = (
     return Response.send(response, ACCEPTED, headers)
   }
   const waiting = new Set(requests.map((message) => message.id))
-  answerRequests(response, session, body, waiting, headers, wantsStream(requests))
+  answerRequests(response, session, body, waiting, headers, wantsStream(requests), status)
 }
 
 /**
@@ -162,9 +173,9 @@ export const readBody = (
 }
 
 /**
- * Handles a POST: its headers and body are checked, an initialize (sent alone) opens a
- * session whose id the answer carries (the `caller`'s, with OAuth), and anything else goes
- * to the session it names.
+ * Handles a POST: its headers and body are checked, a modern request outside any session is
+ * answered on its own (`modern.ts`), an initialize (sent alone) opens a session whose id the
+ * answer carries (the `caller`'s, with OAuth), and anything else goes to the session it names.
  */
 export const handle = (
   request: http.IncomingMessage,
@@ -184,6 +195,19 @@ export const handle = (
     const initialize = body.messages.some((message) =>
       isRequest(message) && message.method === McpSchema.Method.Initialize
     )
+    const modern = Modern.modernRequest(requestHeaders, body)
+    if (modern !== undefined) {
+      return Modern.handle(
+        response,
+        table,
+        modern,
+        requestHeaders,
+        headers,
+        runner,
+        caller,
+        (session) => answer(response, session, body, headers, Modern.statusOf)
+      )
+    }
     if (!initialize) {
       const session = table.lookup(requestHeaders, caller)
       if (session instanceof Response.Answer) return Response.send(response, session, headers)

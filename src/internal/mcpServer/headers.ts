@@ -1,0 +1,158 @@
+/**
+ * The request headers of Streamable HTTP at 2026-07-28 (SEP-2243), checked against the body
+ * they travel with: `MCP-Protocol-Version` against `_meta`, `Mcp-Method` against the method,
+ * `Mcp-Name` against `params.name`/`params.uri`/`params.taskId`, and each `Mcp-Param-{Name}` against the
+ * tool argument its `x-mcp-header` annotation names. Intermediaries route on the headers and
+ * the server acts on the body, so any disagreement is refused: 400 with a HeaderMismatch
+ * (-32020) error. A pure function, for the HTTP serving path to call before the body is
+ * handed to the session; requests of the stateful revisions (no `_meta` revision) are not
+ * checked, and a body without one is left to the protocol's own -32602.
+ *
+ * @internal
+ */
+import type * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
+
+/** The answer to a request whose headers disagree with its body. */
+export interface HeaderMismatch {
+  readonly status: 400
+  readonly body: JsonRpc.Failure
+}
+
+/** Request headers by name, as node:http gives them (names in any case). */
+export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+// The methods whose target travels in Mcp-Name, and the param it is taken from.
+const NAMED: Readonly<Record<string, string>> = {
+  [McpSchema.Method.ToolsCall]: "name",
+  [McpSchema.Method.PromptsGet]: "name",
+  [McpSchema.Method.ResourcesRead]: "uri",
+  // The tasks extension (SEP-2663): the task.
+  [McpSchema.Method.TasksGet]: "taskId",
+  [McpSchema.Method.TasksCancel]: "taskId",
+  [McpSchema.ModernMethod.TasksUpdate]: "taskId"
+}
+
+const SENTINEL = /^=\?base64\?(.*)\?=$/s
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+// A field value as RFC 9110 allows it here: visible ASCII and inner spaces/tabs.
+const FIELD_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+// A header's value with the whitespace around it dropped (RFC 9110 §5.5); repeats joined.
+const lookup = (headers: Headers, name: string): string | undefined => {
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() !== name || value === undefined) continue
+    return (typeof value === "string" ? value : value.join(", ")).trim()
+  }
+  return undefined
+}
+
+/** A header value decoded from the Base64 sentinel form, as is otherwise; undefined when malformed. */
+export const decodeValue = (value: string): string | undefined => {
+  const encoded = SENTINEL.exec(value)
+  if (encoded === null) return FIELD_VALUE.test(value) ? value : undefined
+  const base64 = encoded[1]!
+  if (!BASE64.test(base64)) return undefined
+  try {
+    return utf8.decode(Buffer.from(base64, "base64"))
+  } catch {
+    return undefined
+  }
+}
+
+/** The `x-mcp-header` annotations of an inputSchema: header name (lower case) → property path. */
+export const annotatedParams = (inputSchema: unknown): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const found = new Map<string, ReadonlyArray<string>>()
+  // Only paths made of `properties` keys count (statically reachable).
+  const walk = (schema: unknown, path: ReadonlyArray<string>) => {
+    if (!isObject(schema) || !isObject(schema.properties)) return
+    for (const [key, property] of Object.entries(schema.properties)) {
+      if (!isObject(property)) continue
+      const header = property["x-mcp-header"]
+      if (typeof header === "string") found.set(header.toLowerCase(), [...path, key])
+      walk(property, [...path, key])
+    }
+  }
+  walk(inputSchema, [])
+  return found
+}
+
+const valueAt = (args: unknown, path: ReadonlyArray<string>): unknown =>
+  path.reduce<unknown>((value, key) => isObject(value) ? value[key] : undefined, args)
+
+// Whether a header's (decoded) text stands for the body's primitive value.
+const sameValue = (text: string, value: unknown): boolean => {
+  if (typeof value === "string") return text === value
+  if (typeof value === "boolean") return text === String(value)
+  // Integers compare as numbers ("42.0" is 42).
+  if (typeof value === "number") return text.trim() !== "" && Number(text) === value
+  return false
+}
+
+const mismatch = (id: JsonRpc.RequestId, message: string): HeaderMismatch => ({
+  status: 400,
+  body: {
+    jsonrpc: "2.0",
+    id,
+    error: { code: McpSchema.ModernErrorCode.HeaderMismatch, message: `Header mismatch: ${message}` }
+  }
+})
+
+// The Mcp-Param-* headers of a tools/call against the arguments they mirror.
+const checkParams = (headers: Headers, request: JsonRpc.Request, inputSchema: unknown): string | undefined => {
+  for (const [name, path] of annotatedParams(inputSchema)) {
+    const header = `mcp-param-${name}`
+    const raw = lookup(headers, header)
+    const value = valueAt(request.params?.arguments, path)
+    if (value === undefined || value === null) {
+      if (raw !== undefined) return `${header} is sent but '${path.join(".")}' is not in the arguments`
+      continue
+    }
+    if (raw === undefined) return `${header} is missing; the arguments have '${path.join(".")}'`
+    const decoded = decodeValue(raw)
+    if (decoded === undefined) return `${header} is malformed`
+    if (!sameValue(decoded, value)) return `${header} does not match the argument '${path.join(".")}'`
+  }
+  return undefined
+}
+
+/**
+ * The 400 answer to a modern request whose headers disagree with its body, or undefined.
+ * `inputSchema` is the called tool's, for a tools/call (its `x-mcp-header` annotations).
+ */
+export const check = (
+  headers: Headers,
+  request: JsonRpc.Request,
+  inputSchema?: unknown
+): HeaderMismatch | undefined => {
+  const meta = request.params?._meta
+  const version = isObject(meta) ? meta[McpSchema.MetaKey.ProtocolVersion] : undefined
+  if (typeof version !== "string") return undefined
+  const problem = problemOf(headers, request, version, inputSchema)
+  return problem === undefined ? undefined : mismatch(request.id, problem)
+}
+
+const problemOf = (headers: Headers, request: JsonRpc.Request, version: string, inputSchema: unknown) => {
+  const headerVersion = lookup(headers, "mcp-protocol-version")
+  if (headerVersion === undefined) return "MCP-Protocol-Version is missing"
+  if (headerVersion !== version) {
+    return `MCP-Protocol-Version '${headerVersion}' does not match _meta's '${version}'`
+  }
+  const method = lookup(headers, "mcp-method")
+  if (method === undefined) return "Mcp-Method is missing"
+  if (method !== request.method) return `Mcp-Method '${method}' does not match the method '${request.method}'`
+  const key = NAMED[request.method]
+  if (key !== undefined) {
+    const target = request.params?.[key]
+    const raw = lookup(headers, "mcp-name")
+    if (raw === undefined) return "Mcp-Name is missing"
+    const name = decodeValue(raw)
+    if (name === undefined) return "Mcp-Name is malformed"
+    if (name !== target) return `Mcp-Name '${name}' does not match params.${key}`
+  }
+  return request.method === McpSchema.Method.ToolsCall ? checkParams(headers, request, inputSchema) : undefined
+}

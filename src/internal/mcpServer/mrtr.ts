@@ -1,0 +1,225 @@
+/**
+ * Multi round-trip requests (2026-07-28, SEP-2322) by replay: a modern request cannot send
+ * its client a request, so its handler runs from the start on every round. Each request it
+ * asks of the client (`RequestContext.requestClient`, in order, under a key) takes its answer
+ * from the round's answers when there is one; else the run stops and the request is answered
+ * with an `InputRequiredResult` that asks for everything the run asked for and had no answer
+ * to. The answers used so far travel in `requestState`, signed (HMAC-SHA256 with the
+ * server's secret) and bound to the request (method, name or URI, arguments), so the client
+ * sends only the newest round's.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberId from "effect/FiberId"
+import type * as Schema from "effect/Schema"
+import { createHmac, timingSafeEqual } from "node:crypto"
+import type * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { RequestClientOptions } from "../../McpServer.js"
+import type * as Peer from "../../Peer.js"
+import { canonicalDigest } from "../canonicalJson.js"
+import { ValidatorCache } from "../jsonSchema.js"
+import { McpServerError } from "./error.js"
+import { invalidParams } from "./errors.js"
+
+/** The methods whose requests may be answered with an InputRequiredResult. */
+export const INPUT_METHODS: ReadonlySet<string> = new Set([
+  McpSchema.Method.ToolsCall,
+  McpSchema.Method.PromptsGet,
+  McpSchema.Method.ResourcesRead
+])
+
+/** How a modern request's context asks its client: the round's `ask`. */
+export interface Input {
+  readonly ask: (
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: RequestClientOptions | undefined
+  ) => Effect.Effect<Record<string, unknown>, McpServerError>
+}
+
+/** A request of a method that cannot take input: what it asks of the client fails. */
+export const noInput = (method: string): Input => ({
+  ask: (asked) =>
+    Effect.fail(
+      new McpServerError({
+        reason: "NotDeclared",
+        method: asked,
+        message: `${asked}: a ${method} request cannot ask the client for input`
+      })
+    )
+})
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+// What a request is about: its method, its target and its arguments; a state is good for
+// that only, so answers given about one call are never replayed into another.
+const subject = (request: JsonRpc.Request): string => {
+  const params = request.params
+  const target = params?.name ?? params?.uri
+  return `${request.method} ${typeof target === "string" ? target : ""} ${canonicalDigest(params?.arguments ?? {})}`
+}
+
+const sign = (secret: Uint8Array, body: string) => createHmac("sha256", secret).update(body).digest("base64url")
+
+/** The signed state carrying `answers` for `request`. */
+export const encodeState = (secret: Uint8Array, request: JsonRpc.Request, answers: Record<string, unknown>): string => {
+  const body = Buffer.from(JSON.stringify({ s: subject(request), a: answers })).toString("base64url")
+  return `${body}.${sign(secret, body)}`
+}
+
+/** The answers a state carries, or why it is refused (tampered, or another request's). */
+export const decodeState = (
+  secret: Uint8Array,
+  request: JsonRpc.Request,
+  state: string
+): Either.Either<Record<string, unknown>, string> => {
+  const [body, mac, ...rest] = state.split(".")
+  if (body === undefined || mac === undefined || rest.length > 0) return Either.left("requestState is malformed")
+  const expected = Buffer.from(sign(secret, body))
+  const given = Buffer.from(mac)
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+    return Either.left("requestState failed its integrity check")
+  }
+  const decoded: unknown = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))
+  if (!isObject(decoded) || decoded.s !== subject(request) || !isObject(decoded.a)) {
+    return Either.left("requestState belongs to another request")
+  }
+  return Either.right(decoded.a)
+}
+
+// The forms of elicitations, by requested schema.
+const forms = new ValidatorCache(200)
+
+const schemaCheck = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = McpSchema.decodeUnknown(schema)
+  return (answer: unknown): string | undefined => Either.isLeft(decode(answer)) ? "does not fit its schema" : undefined
+}
+
+// Why an answer does not answer the request it is given for, or undefined.
+const CHECKS: Record<string, (answer: unknown, params: Record<string, unknown> | undefined) => string | undefined> = {
+  [McpSchema.Method.SamplingCreateMessage]: schemaCheck(McpSchema.CreateMessageResult),
+  [McpSchema.Method.RootsList]: schemaCheck(McpSchema.ListRootsResult),
+  [McpSchema.Method.ElicitationCreate]: (answer, params) => {
+    const shape = schemaCheck(McpSchema.ElicitResult)(answer)
+    if (shape !== undefined || !isObject(answer) || answer.action !== "accept") return shape
+    const schema = params?.requestedSchema
+    if (!isObject(schema) || !isObject(answer.content)) return undefined
+    return Either.match(forms.get(schema), {
+      onLeft: () => undefined,
+      onRight: (validate) => validate(answer.content)
+    })
+  }
+}
+
+/** Why `answer` does not answer a `method` request with `params`, or undefined. */
+export const checkAnswer = (
+  method: string,
+  answer: unknown,
+  params: Record<string, unknown> | undefined
+): string | undefined => isObject(answer) ? CHECKS[method]?.(answer, params) : "is not an object"
+
+/** One round of a modern request that may take input. */
+export class Round implements Input {
+  private index = 0
+  /** What the run asked and had no answer to, by key. */
+  readonly asked: Record<string, { method: string; params: Record<string, unknown> }> = {}
+  /** The answers the run used, by key: the next round's state. */
+  readonly used: Record<string, unknown> = {}
+  /** An answer that does not answer its request. */
+  refused: Peer.HandlerError | undefined = undefined
+  readonly stopped = Deferred.unsafeMake<void>(FiberId.none)
+
+  constructor(readonly answers: Record<string, unknown>) {}
+
+  /** How many requests the run made so far. */
+  get count(): number {
+    return this.index
+  }
+
+  ask(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: RequestClientOptions | undefined
+  ): Effect.Effect<Record<string, unknown>, McpServerError> {
+    return Effect.suspend(() => {
+      const key = options?.key ?? `input-${this.index + 1}`
+      this.index += 1
+      if (!Object.hasOwn(this.answers, key)) {
+        this.asked[key] = { method, params: params ?? {} }
+        return Effect.zipRight(Deferred.succeed(this.stopped, undefined), Effect.never)
+      }
+      const answer = this.answers[key]
+      const problem = checkAnswer(method, answer, params)
+      if (problem !== undefined) {
+        this.refused = invalidParams(`inputResponses.${key} (${method}) ${problem}`)
+        return Effect.zipRight(Deferred.succeed(this.stopped, undefined), Effect.never)
+      }
+      this.used[key] = answer
+      return Effect.succeed(answer as Record<string, unknown>)
+    })
+  }
+}
+
+/** The round of `request`: its answers from its `requestState` and `inputResponses`, or -32602. */
+export const begin = (secret: Uint8Array, request: JsonRpc.Request): Either.Either<Round, Peer.HandlerError> => {
+  const params = request.params ?? {}
+  const responses = params.inputResponses
+  if (responses !== undefined && !isObject(responses)) {
+    return Either.left(invalidParams("inputResponses must be an object"))
+  }
+  const state = params.requestState
+  if (state !== undefined && typeof state !== "string") {
+    return Either.left(invalidParams("requestState must be a string"))
+  }
+  const prior = state === undefined ? Either.right({}) : decodeState(secret, request, state)
+  return Either.match(prior, {
+    onLeft: (problem) => Either.left(invalidParams(problem)),
+    onRight: (answers) => Either.right(new Round({ ...answers, ...responses }))
+  })
+}
+
+// The run's other fibers get their turn before a round closes, so requests asked at once
+// (`Effect.all` with concurrency) are gathered in one InputRequiredResult: it closes once
+// the scheduler has turned QUIET times with no new request. One asked after real waiting
+// (a timer, I/O) comes in the next round, which costs a round trip, never correctness.
+const QUIET = 16
+
+const settle = (round: Round, seen = round.count, quiet = 0): Effect.Effect<void> =>
+  quiet === QUIET
+    ? Effect.void
+    : Effect.flatMap(
+      Effect.yieldNow(),
+      () => round.count === seen ? settle(round, seen, quiet + 1) : settle(round, round.count, 0)
+    )
+
+/**
+ * Runs a request's handler for one round: its result, or the InputRequiredResult asking
+ * for what it had no answer to (the handler's run interrupted), or -32602 for an answer
+ * that does not fit.
+ */
+export const run = <E>(
+  secret: Uint8Array,
+  request: JsonRpc.Request,
+  round: Round,
+  handler: Effect.Effect<Record<string, unknown>, E>
+): Effect.Effect<Record<string, unknown>, E | Peer.HandlerError> =>
+  Effect.raceFirst(
+    handler,
+    Deferred.await(round.stopped).pipe(
+      Effect.zipRight(Effect.suspend(() => round.refused === undefined ? settle(round) : Effect.void)),
+      Effect.flatMap(() =>
+        round.refused !== undefined
+          ? Effect.fail(round.refused)
+          : Effect.succeed({
+            resultType: "input_required",
+            inputRequests: round.asked,
+            requestState: encodeState(secret, request, round.used)
+          })
+      )
+    )
+  )

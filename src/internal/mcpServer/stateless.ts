@@ -1,0 +1,219 @@
+/**
+ * Modern requests (2026-07-28): no initialize; a request that carries the client in its
+ * `_meta` is answered on its own, whatever session it arrives in, as long as that session
+ * is not a stateful one (initialized). The client, its capabilities and its log level come
+ * from the request; the handlers are the server's (or made for this request alone); what
+ * the handler asks of the client goes through an MRTR round (`mrtr.ts`); the result tells
+ * its `resultType`, the server, and (lists, reads, discover) how long it may be cached.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { randomBytes } from "node:crypto"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { Client, Handlers, Options } from "../../McpServer.js"
+import * as Peer from "../../Peer.js"
+import { Context } from "./context.js"
+import { invalidParams, methodNotFound } from "./errors.js"
+import type { Listener } from "./listen.js"
+import { admits, isLevel } from "./logging.js"
+import * as Mrtr from "./mrtr.js"
+import type { Session } from "./session.js"
+import * as TasksExtension from "./tasksExtension.js"
+
+/** What a server keeps for its modern requests. */
+export interface Modern {
+  /** The key of `requestState` signatures. */
+  readonly secret: Uint8Array
+  /** The open `subscriptions/listen` streams. */
+  readonly listeners: Set<Listener>
+  /** The tasks of the tasks extension, when the server runs tool calls as tasks. */
+  readonly tasks: TasksExtension.Table | undefined
+}
+
+/** The modern state of a new server: its configured secret (or a random one), its tasks. */
+export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope> =>
+  Effect.map(
+    options.tasks === undefined ? Effect.succeed(undefined) : TasksExtension.make(options.tasks),
+    (tasks) => ({
+      secret: options.stateSecret === undefined
+        ? randomBytes(32)
+        : Buffer.from(Redacted.value(options.stateSecret), "utf8"),
+      listeners: new Set(),
+      tasks
+    })
+  )
+
+/** Every revision a server speaks, the modern one first. */
+export const SUPPORTED_VERSIONS: ReadonlyArray<string> = [
+  McpSchema.MODERN_PROTOCOL_VERSION,
+  ...McpSchema.SUPPORTED_PROTOCOL_VERSIONS
+]
+
+// Methods of the stateful revisions that 2026-07-28 removed (ping is the Peer's, see session.ts).
+const REMOVED: ReadonlySet<string> = new Set([
+  McpSchema.Method.Initialize,
+  McpSchema.Method.LoggingSetLevel,
+  McpSchema.Method.ResourcesSubscribe,
+  McpSchema.Method.ResourcesUnsubscribe,
+  McpSchema.Method.TasksGet,
+  McpSchema.Method.TasksResult,
+  McpSchema.Method.TasksList,
+  McpSchema.Method.TasksCancel
+])
+
+// The caching hint each cacheable method's result carries, by `Options.caching` key.
+const CACHED: Readonly<Record<string, keyof NonNullable<Options["caching"]>>> = {
+  [McpSchema.Method.ToolsList]: "tools",
+  [McpSchema.Method.PromptsList]: "prompts",
+  [McpSchema.Method.ResourcesList]: "resources",
+  [McpSchema.Method.ResourcesTemplatesList]: "templates",
+  [McpSchema.Method.ResourcesRead]: "read",
+  [McpSchema.ModernMethod.Discover]: "discover"
+}
+
+// Without a configured hint: stale at once, and never shared across authorization contexts.
+const NO_CACHING: McpSchema.CacheHint = { ttlMs: 0, cacheScope: "private" }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const metaOf = (request: JsonRpc.Request): Record<string, unknown> | undefined => {
+  const meta = request.params?._meta
+  return isObject(meta) ? meta : undefined
+}
+
+/**
+ * Whether a request outside a stateful session is a modern one: it carries the modern
+ * `_meta` keys, or it is a method only the modern revision has.
+ */
+export const isModern = (request: JsonRpc.Request): boolean => {
+  const meta = metaOf(request)
+  return (meta !== undefined &&
+    (McpSchema.MetaKey.ProtocolVersion in meta || McpSchema.MetaKey.ClientCapabilities in meta)) ||
+    request.method === McpSchema.ModernMethod.Discover ||
+    request.method === McpSchema.ModernMethod.SubscriptionsListen
+}
+
+/** A modern request's client, from its `_meta`. */
+export interface RequestClient extends Client {
+  readonly level: McpSchema.LoggingLevel | undefined
+}
+
+/** -32022: the revision asked for is not served. */
+export const unsupportedVersion = (requested: string): Peer.HandlerError =>
+  new Peer.HandlerError({
+    code: McpSchema.ModernErrorCode.UnsupportedProtocolVersion,
+    message: "Unsupported protocol version",
+    data: { supported: SUPPORTED_VERSIONS, requested }
+  })
+
+/** The client a modern request declares, or -32602 (a required key missing) or -32022. */
+export const clientOf = (request: JsonRpc.Request): Either.Either<RequestClient, Peer.HandlerError> => {
+  const meta = metaOf(request)
+  if (meta === undefined) return Either.left(invalidParams(`${request.method} needs _meta`))
+  const version = meta[McpSchema.MetaKey.ProtocolVersion]
+  if (typeof version !== "string") {
+    return Either.left(invalidParams(`_meta needs a string '${McpSchema.MetaKey.ProtocolVersion}'`))
+  }
+  const capabilities = meta[McpSchema.MetaKey.ClientCapabilities]
+  if (!isObject(capabilities)) {
+    return Either.left(invalidParams(`_meta needs an object '${McpSchema.MetaKey.ClientCapabilities}'`))
+  }
+  if (version !== McpSchema.MODERN_PROTOCOL_VERSION) return Either.left(unsupportedVersion(version))
+  const info = meta[McpSchema.MetaKey.ClientInfo]
+  const level = meta[McpSchema.MetaKey.LogLevel]
+  return Either.right({
+    protocolVersion: version,
+    capabilities: capabilities as McpSchema.ClientCapabilities,
+    info: isObject(info) ? info as unknown as McpSchema.Implementation : undefined,
+    level: isLevel(level) ? level : undefined
+  })
+}
+
+// The handlers a modern request is served by: the server's, or made for it alone.
+const handlersFor = (session: Session, client: Client): Effect.Effect<Handlers, never, Scope.Scope> => {
+  const make = session.options.handlers
+  return typeof make === "function" ? make(client, session.view) : Effect.succeed(make)
+}
+
+// The session as one modern request sees it: the request's client, level and handlers over
+// the session's own (its Peer, its outbound, its options), which the prototype lends. A
+// request without a logLevel in its _meta gets no log messages.
+const requestView = (session: Session, client: RequestClient, handlers: Handlers): Session =>
+  Object.assign(Object.create(session) as Session, {
+    client,
+    level: client.level,
+    admits: (level: McpSchema.LoggingLevel) => client.level !== undefined && admits(client.level, level),
+    handlers,
+    initialized: true,
+    tasks: undefined
+  })
+
+// A modern result: its type, the server, and its caching hint (a handler's own wins).
+const finish = (session: Session, method: string, result: Record<string, unknown>): Record<string, unknown> => {
+  const cached = CACHED[method]
+  const hint = cached === undefined ? undefined : session.options.caching?.[cached] ?? NO_CACHING
+  const meta = isObject(result._meta) ? result._meta : {}
+  return {
+    ...result,
+    resultType: result.resultType ?? "complete",
+    ...(hint === undefined
+      ? {}
+      : { ttlMs: result.ttlMs ?? hint.ttlMs, cacheScope: result.cacheScope ?? hint.cacheScope }),
+    _meta: { ...meta, [McpSchema.MetaKey.ServerInfo]: session.options.serverInfo }
+  }
+}
+
+// 2026-07-28 (SEP-2164): a resource nothing serves is -32602, with its URI (the request's,
+// when a handler's error has no data).
+const modernError = (request: JsonRpc.Request) => (error: Peer.HandlerError): Peer.HandlerError =>
+  error.code === JsonRpc.ErrorCode.ResourceNotFound
+    ? new Peer.HandlerError({
+      code: JsonRpc.ErrorCode.InvalidParams,
+      message: error.message,
+      data: error.data ?? { uri: request.params?.uri }
+    })
+    : error
+
+/**
+ * Answers a modern request of `method` in `session`: `run` is the method's handler, given
+ * the request's context.
+ */
+export const answer = (
+  session: Session,
+  modern: Modern,
+  request: JsonRpc.Request,
+  run: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+  Effect.suspend(() => {
+    const method = request.method
+    const client = clientOf(request)
+    if (Either.isLeft(client)) return Effect.fail(client.left)
+    if (REMOVED.has(method) && !TasksExtension.TASK_METHODS.has(method)) return Effect.fail(methodNotFound(method))
+    const round = Mrtr.INPUT_METHODS.has(method)
+      ? Mrtr.begin(modern.secret, request)
+      : Either.right(Mrtr.noInput(method))
+    if (Either.isLeft(round)) return Effect.fail(round.left)
+    return Effect.scoped(
+      Effect.flatMap(handlersFor(session, client.right), (handlers) => {
+        const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
+        const plain = round.right instanceof Mrtr.Round
+          ? Mrtr.run(modern.secret, request, round.right, run(ctx))
+          : run(ctx)
+        return TasksExtension.route(modern.tasks, ctx, plain, run).pipe(
+          Effect.map((answered) => finish(session, method, answered)),
+          Effect.mapError(modernError(request))
+        )
+      })
+    )
+  })
+
+/** Whether `request` is for a modern-only method (answered in no stateful session). */
+export const modernOnly = (method: string): boolean =>
+  method === McpSchema.ModernMethod.Discover || method === McpSchema.ModernMethod.SubscriptionsListen ||
+  method === McpSchema.ModernMethod.TasksUpdate
