@@ -5,10 +5,9 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
+import type * as McpServer from "../../McpServer.js"
 import type * as Policy from "../../Policy.js"
-import type { RelayClient } from "./relay.js"
 
 // Enough of the arguments for the user to know what they approve.
 const MAX_ARGUMENTS_CHARS = 500
@@ -22,16 +21,16 @@ const requestedSchema = {
 }
 
 /**
- * The approver of call `related` of `client`: allowed only when the client accepts with
- * `approve: true`; a decline, a cancel, or no answer denies, with what happened.
+ * The approver of the call of `ctx`, asked through that call: allowed only when the client
+ * accepts with `approve: true`; a decline, a cancel, or no answer denies, with what happened.
  */
-export const askClient = (client: RelayClient, related: JsonRpc.RequestId): Policy.Approval["approve"] => (request) =>
-  client.request(McpSchema.Method.ElicitationCreate, {
+export const askClient = (ctx: McpServer.RequestContext): Policy.Approval["approve"] => (request) =>
+  ctx.requestClient(McpSchema.Method.ElicitationCreate, {
     message: `Allow the tool '${request.tool}' of server '${request.server}' to run with ${
       clip(JSON.stringify(request.arguments))
     }?`,
     requestedSchema
-  }, related).pipe(
+  }).pipe(
     Effect.map((result): Policy.ApprovalAnswer => {
       const content = result.content as { approve?: unknown } | undefined
       if (result.action === "accept" && content?.approve === true) return { decision: "allow" }

@@ -1,40 +1,46 @@
 /**
- * The requests of one session that are in flight at each server, so a server's log
- * messages while they run can go to the request that caused them.
+ * The requests of one session that are in flight at each server, by their contexts, so a
+ * server's log messages while they run can go to the request that caused them, and its
+ * requests to the client go through that request (on its stream, or, for a modern
+ * request, as an input round).
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as JsonRpc from "../../JsonRpc.js"
+import type * as McpServer from "../../McpServer.js"
 
 /** The requests in flight per server. */
 export class InFlight {
-  private readonly calls = new Map<string, Set<JsonRpc.RequestId>>()
+  private readonly calls = new Map<string, Set<McpServer.RequestContext>>()
 
-  /** Runs `effect` as a call to `server` made by request `id`. */
-  track<A, E, R>(server: string, id: JsonRpc.RequestId, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+  /** Runs `effect` as a call to `server` made by the request of `ctx`. */
+  track<A, E, R>(
+    server: string,
+    ctx: McpServer.RequestContext,
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, R> {
     return Effect.acquireUseRelease(
       Effect.sync(() => {
         let set = this.calls.get(server)
         if (set === undefined) this.calls.set(server, set = new Set())
-        set.add(id)
+        set.add(ctx)
       }),
       () => effect,
       () =>
         Effect.sync(() => {
           const set = this.calls.get(server)
-          set?.delete(id)
+          set?.delete(ctx)
           if (set?.size === 0) this.calls.delete(server)
         })
     )
   }
 
   /** The latest request still in flight at `server`, if any. */
-  latest(server: string): JsonRpc.RequestId | undefined {
+  latest(server: string): McpServer.RequestContext | undefined {
     const set = this.calls.get(server)
     if (set === undefined) return undefined
-    let last: JsonRpc.RequestId | undefined
-    for (const id of set) last = id
+    let last: McpServer.RequestContext | undefined
+    for (const ctx of set) last = ctx
     return last
   }
 }

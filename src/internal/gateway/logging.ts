@@ -29,7 +29,7 @@ export const forwarder = (
 ) =>
 (event: Extract<RegistryEvent, { readonly _tag: "LogMessage" }>): Effect.Effect<void> =>
   Effect.suspend(() => {
-    const related = inFlight.latest(event.server)
+    const related = inFlight.latest(event.server)?.request.id
     if (!admits(session.level(), event.level, related !== undefined)) return Effect.void
     return session.notify(McpSchema.Method.LoggingMessage, {
       level: event.level,

@@ -10,10 +10,11 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Host from "../../Host.js"
-import type * as JsonRpc from "../../JsonRpc.js"
-import type * as McpError from "../../McpError.js"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
-import type * as Peer from "../../Peer.js"
+import type * as McpServer from "../../McpServer.js"
+import * as Peer from "../../Peer.js"
 import { handlerError } from "./errors.js"
 import type { InFlight } from "./inFlight.js"
 
@@ -23,14 +24,8 @@ export interface RelayClient {
   capabilities: McpSchema.ClientCapabilities | undefined
   /** The roots it last listed. */
   roots: ReadonlyArray<McpSchema.Root>
-  /** Its calls in flight, by server. */
+  /** Its calls in flight, by server: a request to it goes through the call it belongs to. */
   readonly inFlight: InFlight
-  /** Sends it a request; `related` is the call it belongs to (over HTTP, that call's stream). */
-  readonly request: (
-    method: string,
-    params: Record<string, unknown>,
-    related: JsonRpc.RequestId
-  ) => Effect.Effect<Record<string, unknown>, McpError.McpError>
 }
 
 /** The gateway's clients, and the roots the fleet is told. */
@@ -85,8 +80,8 @@ export const setRoots = (
 const callerOf = (
   relay: Relay,
   server: string
-): { readonly client: RelayClient; readonly related: JsonRpc.RequestId } | Peer.HandlerError => {
-  let found: { client: RelayClient; related: JsonRpc.RequestId } | undefined
+): { readonly client: RelayClient; readonly related: McpServer.RequestContext } | Peer.HandlerError => {
+  let found: { client: RelayClient; related: McpServer.RequestContext } | undefined
   for (const client of relay.clients) {
     const related = client.inFlight.latest(server)
     if (related === undefined) continue
@@ -113,7 +108,15 @@ const pass = (
     if (capabilities === undefined || !declared(capabilities)) {
       return Effect.fail(Host.rejected(`the gateway client did not declare ${what}`))
     }
-    return Effect.mapError(caller.client.request(method, params, caller.related), handlerError)
+    // Through the call: on its stream, or in a modern request's input round (its run ends
+    // here and replays when the client retries with the answer).
+    return Effect.mapError(
+      caller.related.requestClient(method, params),
+      (error) =>
+        error.cause instanceof McpError.McpError
+          ? handlerError(error.cause)
+          : new Peer.HandlerError({ code: JsonRpc.ErrorCode.InternalError, message: error.message })
+    )
   })
 
 /** The host services that pass the fleet's requests to the gateway's clients. */

@@ -77,13 +77,13 @@ export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] 
     const call = context.fleet.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
       ...progressOf(ctx),
       // An `ask` rule asks the calling client, when it can be asked.
-      ...(elicitsForms(context.client.capabilities) ? { approve: askClient(context.client, request.id) } : {}),
+      ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),
       ...(context.caller === undefined ? {} : { caller: context.caller })
     })
     return context.inFlight.track(
       entry.server,
-      request.id,
+      ctx,
       Effect.matchEffect(call, { onFailure: toolFailure, onSuccess: (result) => Effect.succeed(result) })
     )
   })
@@ -94,7 +94,7 @@ export const readResource = (context: RouteContext): McpServer.ResourceHandlers[
   inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
     const server = ownerOf(current.catalog, uri)
     if (server === undefined) return Effect.fail(McpServer.resourceNotFound(uri))
-    return context.inFlight.track(server, ctx.request.id, context.fleet.registry.readResource(server, uri)).pipe(
+    return context.inFlight.track(server, ctx, context.fleet.registry.readResource(server, uri)).pipe(
       Effect.mapError(handlerError)
     )
   })
@@ -107,7 +107,7 @@ export const getPrompt = (context: RouteContext): McpServer.PromptHandlers["get"
     if (entry === undefined) return Effect.fail(unknownName("prompt", name, current.prompts.keys()))
     return context.inFlight.track(
       entry.server,
-      ctx.request.id,
+      ctx,
       context.fleet.registry.getPrompt(entry.server, entry.prompt.name, args)
     ).pipe(Effect.mapError(handlerError))
   })
@@ -159,7 +159,7 @@ export const complete = (context: RouteContext): NonNullable<McpServer.Handlers[
     if (target instanceof Peer.HandlerError) return Effect.fail(target)
     return context.inFlight.track(
       target.server,
-      ctx.request.id,
+      ctx,
       context.fleet.registry.complete(
         target.server,
         target.ref,

@@ -54,8 +54,7 @@ export const makeHandlers = (
     const relayClient: Relay.RelayClient = {
       capabilities: client.capabilities,
       roots: [],
-      inFlight,
-      request: (method, params, related) => session.request(method, params, related)
+      inFlight
     }
     // A client that answers elicitation approves `ask` tools itself: it lists them too.
     const asking = Relay.elicitsForms(client.capabilities) ? ASKING : undefined

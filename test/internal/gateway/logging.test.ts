@@ -4,6 +4,11 @@ import { InFlight } from "../../../src/internal/gateway/inFlight.js"
 import * as Logging from "../../../src/internal/gateway/logging.js"
 import type * as JsonRpc from "../../../src/JsonRpc.js"
 import type * as McpSchema from "../../../src/McpSchema.js"
+import type * as McpServer from "../../../src/McpServer.js"
+
+// The context of a call with request id `id`: all the forwarder reads of it.
+const call = (id: number) =>
+  ({ request: { jsonrpc: "2.0", id, method: "tools/call" } }) as unknown as McpServer.RequestContext
 
 const setup = () => {
   const sent: Array<{ method: string; params: unknown; related: unknown }> = []
@@ -26,7 +31,7 @@ describe("gateway logging", () => {
       const { inFlight, log, sent } = setup()
       yield* log("info")
       expect(sent).toEqual([])
-      yield* inFlight.track("alpha", 1, inFlight.track("alpha", 2, log("debug")))
+      yield* inFlight.track("alpha", call(1), inFlight.track("alpha", call(2), log("debug")))
       expect(sent).toEqual([{
         method: "notifications/message",
         params: { level: "debug", logger: "alpha", data: "debug" },

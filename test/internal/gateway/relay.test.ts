@@ -7,6 +7,7 @@ import type * as Host from "../../../src/Host.js"
 import { InFlight } from "../../../src/internal/gateway/inFlight.js"
 import * as Relay from "../../../src/internal/gateway/relay.js"
 import type * as McpSchema from "../../../src/McpSchema.js"
+import type * as McpServer from "../../../src/McpServer.js"
 import * as Peer from "../../../src/Peer.js"
 
 const context = (server: string): Host.RequestContext => ({ server, progress: () => Effect.void })
@@ -16,26 +17,27 @@ const sampling: McpSchema.CreateMessageRequestParams = {
   maxTokens: 10
 }
 
-// A client whose requests are recorded and answered with a fixed sampling result.
+// A client whose requests (through its call `id`'s context) are recorded and answered with
+// a fixed sampling result.
 const client = (capabilities: McpSchema.ClientCapabilities | undefined) => {
   const sent: Array<{ method: string; related: unknown }> = []
-  const relayClient: Relay.RelayClient = {
-    capabilities,
-    roots: [],
-    inFlight: new InFlight(),
-    request: (method, _params, related) =>
-      Effect.sync(() => {
-        sent.push({ method, related })
-        return { role: "assistant", content: { type: "text", text: "ok" }, model: "m" }
-      })
-  }
-  return { relayClient, sent }
+  const relayClient: Relay.RelayClient = { capabilities, roots: [], inFlight: new InFlight() }
+  const call = (id: string) =>
+    ({
+      request: { jsonrpc: "2.0", id, method: "tools/call" },
+      requestClient: (method: string) =>
+        Effect.sync(() => {
+          sent.push({ method, related: id })
+          return { role: "assistant", content: { type: "text", text: "ok" }, model: "m" }
+        })
+    }) as unknown as McpServer.RequestContext
+  return { relayClient, sent, call }
 }
 
 // Runs `effect` while `clients` each have call `id` in flight at `server`.
 const during = <A, E>(
   server: string,
-  clients: ReadonlyArray<{ relayClient: Relay.RelayClient }>,
+  clients: ReadonlyArray<ReturnType<typeof client>>,
   effect: Effect.Effect<A, E>
 ) =>
   Effect.gen(function*() {
@@ -46,7 +48,7 @@ const during = <A, E>(
         const fiber = yield* Effect.fork(
           c.relayClient.inFlight.track(
             server,
-            `call-${i}`,
+            c.call(`call-${i}`),
             Effect.zipRight(Deferred.succeed(running, undefined), Deferred.await(release))
           )
         )
