@@ -155,16 +155,21 @@ describe("replicas of the gateway behind a round-robin proxy", () => {
     expect(new Set(calls.map((call) => call.replica))).toEqual(new Set([0, 1]))
   })
 
-  it("an elicitation round (MRTR): the retry with requestState is answered by the other replica", async () => {
+  it("elicitation and sampling rounds (MRTR): each retry with requestState is answered by the other replica", async () => {
     const client = new ClientV2(
       { name: "replicas-sdk-v2", version: "1.0.0" },
-      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } }
+      { capabilities: { elicitation: { form: {} }, sampling: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } }
     )
     const asked: Array<string> = []
     client.setRequestHandler("elicitation/create", async (request) => {
       asked.push(String(request.params.message))
       return { action: "accept", content: { username: "ada", email: "ada@example.com" } }
     })
+    client.setRequestHandler("sampling/createMessage", async () => ({
+      role: "assistant",
+      content: { type: "text", text: "from the model" },
+      model: "test-model"
+    }))
     await client.connect(new TransportV2(proxy.url))
     try {
       expect(client.getProtocolEra()).toBe("modern")
@@ -177,6 +182,12 @@ describe("replicas of the gateway behind a round-robin proxy", () => {
       const rounds = proxy.forwarded.slice(before).filter((request) => request.name === "test_elicitation")
       expect(rounds.map((round) => round.requestState)).toEqual([false, true])
       expect(rounds[0]!.replica).not.toBe(rounds[1]!.replica)
+      // Sampling the same way.
+      const sampled = await client.callTool({ name: "test_sampling", arguments: { prompt: "Say something" } })
+      expect(text(sampled)).toBe("LLM response: from the model")
+      const samplingRounds = proxy.forwarded.filter((request) => request.name === "test_sampling")
+      expect(samplingRounds.map((round) => round.requestState)).toEqual([false, true])
+      expect(samplingRounds[0]!.replica).not.toBe(samplingRounds[1]!.replica)
     } finally {
       await client.close()
     }
