@@ -131,6 +131,11 @@ export interface Options {
    * form), or a management tool's name while those are served. Default: none.
    */
   readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
+  /**
+   * Whether modern (2026-07-28) clients are answered too, statelessly, beside stateful
+   * sessions (McpServer's `modern`). Default: false.
+   */
+  readonly modern?: boolean | undefined
 }
 
 /**

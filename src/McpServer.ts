@@ -284,6 +284,13 @@ export interface Options {
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
   /**
+   * Whether modern (2026-07-28) requests are answered, statelessly, beside stateful sessions.
+   * Default: false — a client that prefers 2026-07-28 (McpClient does) would then speak it to
+   * this server, and what a stateful session alone has (list changes pushed without
+   * `subscriptions/listen`, requests to the client mid-call) would change for it.
+   */
+  readonly modern?: boolean | undefined
+  /**
    * The key that signs the `requestState` of modern (2026-07-28) requests that need input
    * from the client; replicas behind a load balancer share it. Default: random per server.
    */
@@ -398,6 +405,8 @@ export interface McpServer {
   readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** How many sessions are live. */
   readonly sessions: () => number
+  /** Whether it answers modern (2026-07-28) requests (`Options.modern`). */
+  readonly modern: boolean
 }
 
 /**

@@ -151,6 +151,7 @@ export const makeServer = (fleet: Fleet): Effect.Effect<McpServer.McpServer, nev
       serverInfo: fleet.options.serverInfo,
       instructions: fleet.options.instructions,
       pageSize: fleet.options.pageSize,
+      modern: fleet.options.modern,
       handlers: (client, session) => makeHandlers(fleet, client, session)
     })
     const changes = yield* PubSub.subscribe(fleet.listChanged)
