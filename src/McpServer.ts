@@ -2,11 +2,12 @@
  * The server side of MCP, the counterpart of `McpClient`: tools, resources (templates and
  * subscriptions), prompts, completion and logging served from Effect handlers over any
  * Transport (stdio, Streamable HTTP, memory), in every stateful revision
- * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and in the modern one (2026-07-28): a request
+ * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and, with `modern: true`, in the modern one (2026-07-28): a request
  * that carries its client in `_meta` instead of a session's initialize is answered on its
  * own (`server/discover`, `subscriptions/listen`, caching hints), and what its handler asks
  * of the client comes back as an `InputRequiredResult` the client answers by retrying
- * (the handler runs again; see `InputOptions`). One server serves both kinds of client.
+ * (the handler runs again; see `InputOptions`). One server serves both kinds of client; over
+ * Streamable HTTP a modern request is a POST without Mcp-Session-Id, answered on its own.
  *
  * Two forms. The low-level one is `make` with `Handlers`, asked per client session (so a
  * gateway can give each client its own view, with per-session state in the session's
