@@ -133,6 +133,11 @@ export interface Options {
    */
   readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
   /**
+   * Whether modern (2026-07-28) clients are answered too, statelessly, beside stateful
+   * sessions (McpServer's `modern`). Default: false.
+   */
+  readonly modern?: boolean | undefined
+  /**
    * The key that signs the `requestState` of modern (2026-07-28) requests needing input
    * from the client (a tool call whose server asks for sampling or elicitation). Replicas
    * of the gateway behind a load balancer share it, so a retry may land on any of them.

@@ -2,11 +2,12 @@
  * The server side of MCP, the counterpart of `McpClient`: tools, resources (templates and
  * subscriptions), prompts, completion and logging served from Effect handlers over any
  * Transport (stdio, Streamable HTTP, memory), in every stateful revision
- * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and in the modern one (2026-07-28): a request
+ * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and, with `modern: true`, in the modern one (2026-07-28): a request
  * that carries its client in `_meta` instead of a session's initialize is answered on its
  * own (`server/discover`, `subscriptions/listen`, caching hints), and what its handler asks
  * of the client comes back as an `InputRequiredResult` the client answers by retrying
- * (the handler runs again; see `InputOptions`). One server serves both kinds of client.
+ * (the handler runs again; see `InputOptions`). One server serves both kinds of client; over
+ * Streamable HTTP a modern request is a POST without Mcp-Session-Id, answered on its own.
  *
  * Two forms. The low-level one is `make` with `Handlers`, asked per client session (so a
  * gateway can give each client its own view, with per-session state in the session's
@@ -284,6 +285,13 @@ export interface Options {
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
   /**
+   * Whether modern (2026-07-28) requests are answered, statelessly, beside stateful sessions.
+   * Default: false — a client that prefers 2026-07-28 (McpClient does) would then speak it to
+   * this server, and what a stateful session alone has (list changes pushed without
+   * `subscriptions/listen`, requests to the client mid-call) would change for it.
+   */
+  readonly modern?: boolean | undefined
+  /**
    * The key that signs the `requestState` of modern (2026-07-28) requests that need input
    * from the client; replicas behind a load balancer share it. Default: random per server.
    */
@@ -398,6 +406,8 @@ export interface McpServer {
   readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** How many sessions are live. */
   readonly sessions: () => number
+  /** Whether it answers modern (2026-07-28) requests (`Options.modern`). */
+  readonly modern: boolean
 }
 
 /**

@@ -53,7 +53,11 @@ const tools = [
 ]
 
 const serve = Effect.gen(function*() {
-  const server = yield* McpServer.fromItems({ serverInfo: { name: "modern-http", version: "1.0.0" }, tools })
+  const server = yield* McpServer.fromItems({
+    serverInfo: { name: "modern-http", version: "1.0.0" },
+    tools,
+    modern: true
+  })
   const url = yield* McpServer.serveHttp(server, { port: 0 })
   return { server, url }
 })
@@ -237,7 +241,10 @@ describe("McpServer over HTTP, modern requests", () => {
     Effect.gen(function*() {
       const { server, url } = yield* serve
       const transport = yield* StreamableHttp.make({ name: "stateful", url })
-      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      // A client of the stateful revisions (McpClient would otherwise pick 2026-07-28 here).
+      const client = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+        Effect.provideService(Transport, transport)
+      )
       expect(transport.info().sessionId).toMatch(/^[0-9a-f-]{36}$/)
       expect((yield* client.listTools()).map((tool) => tool.name)).toEqual(["query", "count", "greet"])
       const modern = yield* post(url, "tools/list")
@@ -248,7 +255,12 @@ describe("McpServer over HTTP, modern requests", () => {
 
   it.scopedLive("the gateway, an McpServer, answers modern requests over its HTTP endpoint", () =>
     Effect.gen(function*() {
-      const url = yield* Gateway.serveHttp({ port: 0, tools, serverInfo: { name: "gateway", version: "1.0.0" } })
+      const url = yield* Gateway.serveHttp({
+        port: 0,
+        tools,
+        serverInfo: { name: "gateway", version: "1.0.0" },
+        modern: true
+      })
       const discover = yield* json(yield* post(url, "server/discover"))
       expect(discover.result.supportedVersions).toContain(MODERN)
       const called = yield* post(url, "tools/call", { name: "query", arguments: { region: "eu", sql: "select 3" } }, {

@@ -119,6 +119,7 @@ const ALL = { elicitation: {}, sampling: {}, roots: {} }
 const serve = (options: Partial<McpServer.ItemsOptions> = {}) =>
   Effect.gen(function*() {
     const server = yield* McpServer.fromItems({
+      modern: true,
       serverInfo,
       instructions: "be modern",
       tools: [askName, twoSteps, allAtOnce, needsSampling, logs, echo],
@@ -469,9 +470,12 @@ describe("McpServer, modern requests (2026-07-28)", () => {
 
   it.scoped("serves a stateful client and modern requests side by side", () =>
     Effect.gen(function*() {
-      const server = yield* McpServer.fromItems({ serverInfo, tools: [echo] })
+      const server = yield* McpServer.fromItems({ modern: true, serverInfo, tools: [echo] })
       const stateful = yield* McpServer.connectMemory(server)
-      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, stateful.transport))
+      // A client of the stateful revisions (McpClient would otherwise pick 2026-07-28 here).
+      const client = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+        Effect.provideService(Transport, stateful.transport)
+      )
       const modern = yield* McpServer.connectMemory(server)
       const peer = yield* Peer.make().pipe(Effect.provideService(Transport, modern.transport))
       expect(yield* client.callTool("echo", { text: "old" })).toEqual(text("old"))

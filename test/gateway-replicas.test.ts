@@ -26,9 +26,9 @@ const mark = `replicas-${process.pid}-${Date.now()}`
 const SECRET_VAR = "MCP_FLEET_TEST_STATE_SECRET"
 // tsx's loader by its full URL: the servers run in a temp folder, where `--import tsx` resolves nothing.
 const TSX = new URL("../node_modules/tsx/dist/loader.mjs", import.meta.url).href
-// The fixture speaks a stateful revision to the gateway: its elicitation is a request the
-// gateway relays, as an input round, to the 2026-07-28 client.
-const FIXTURE = fileURLToPath(new URL("./fixtures/conformance-stateful-stdio.ts", import.meta.url))
+// The fixture speaks a stateful revision to the gateway (McpServer's default): its
+// elicitation is a request the gateway relays, as an input round, to the 2026-07-28 client.
+const FIXTURE = fileURLToPath(new URL("./fixtures/conformance-stdio.ts", import.meta.url))
 
 /** One request the proxy passed on: to which replica, and what it carried. */
 interface Forwarded {
@@ -104,7 +104,19 @@ let proxy: Awaited<ReturnType<typeof roundRobin>>
 beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
     replicas.push(start(
-      ["serve", "--http", "0", "--json", "--naming", "plain", "--settle", "60s", "--state-secret-env", SECRET_VAR],
+      [
+        "serve",
+        "--http",
+        "0",
+        "--json",
+        "--modern",
+        "--naming",
+        "plain",
+        "--settle",
+        "60s",
+        "--state-secret-env",
+        SECRET_VAR
+      ],
       { cwd: dir, mark, env: { [SECRET_VAR]: "one key for every replica" } }
     ))
   }

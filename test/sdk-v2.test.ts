@@ -23,6 +23,7 @@ const NOTE = "modern://note"
 // The 2026-07-28 server of the fleet: one tool and one resource.
 const modernServer = McpServer.fromItems({
   serverInfo: { name: "modern", version: "1.0.0" },
+  modern: true,
   tools: [
     McpServer.tool({
       name: "add",
@@ -58,7 +59,7 @@ beforeAll(async () => {
       ])
       yield* registry.awaitReady({ servers: "settled", timeout: "30 seconds" })
       status = yield* registry.status
-      return yield* Gateway.serveHttp({ port: 0 })
+      return yield* Gateway.serveHttp({ port: 0, modern: true })
     }).pipe(Effect.provide(context), Scope.extend(scope))
   )
   gatewayUrl = new URL(url)

@@ -62,6 +62,12 @@ export const serve = Command.make("serve", {
     ),
     Options.withDefault("3s")
   ),
+  modern: Options.boolean("modern").pipe(
+    Options.withDescription(
+      "Answer 2026-07-28 clients too, statelessly (no session: replicas behind a load balancer need no " +
+        "affinity; give them one --state-secret-env)"
+    )
+  ),
   naming: Options.choice("naming", ["qualified", "plain"]).pipe(
     Options.withDescription(
       "Tool and prompt names: qualified (mcp__<server>__<name>, the default) or plain (a server's own name " +
@@ -95,7 +101,9 @@ export const serve = Command.make("serve", {
         Effect.provideService(Gateway.ClientHost, Context.get(host, Gateway.ClientHost))
       )
     if (given.stdio) {
-      yield* gateway(Gateway.serveStdio({ settle: settle.value, naming: given.naming, stateSecret }))
+      yield* gateway(
+        Gateway.serveStdio({ settle: settle.value, naming: given.naming, modern: given.modern, stateSecret })
+      )
       // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
       // 2 s), so the fleet goes now, well within that.
       return yield* Stdio.beginShutdown(STDIN_END_BUDGET)
@@ -103,6 +111,7 @@ export const serve = Command.make("serve", {
     const url = yield* gateway(Gateway.serveHttp({
       settle: settle.value,
       naming: given.naming,
+      modern: given.modern,
       stateSecret,
       port: Option.getOrThrow(given.http),
       host: given.host,

@@ -50,6 +50,8 @@ export interface CoreOptions {
   readonly naming: Naming.Naming
   /** The app's own tools, by name, served with the fleet's. */
   readonly tools: ReadonlyMap<string, McpServer.ToolItem>
+  /** Whether modern (2026-07-28) requests are answered too. */
+  readonly modern: boolean
 }
 
 /** The defaults of the MCP side. */
@@ -61,6 +63,7 @@ export const resolveOptions = (options: {
   readonly settle?: Duration.DurationInput | undefined
   readonly naming?: Naming.Naming | undefined
   readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
+  readonly modern?: boolean | undefined
 }): CoreOptions => ({
   pageSize: Math.max(1, Math.floor(options.pageSize ?? 100)),
   serverInfo: options.serverInfo ?? { name: "mcp-fleet", version: "0.1.0" },
@@ -68,7 +71,8 @@ export const resolveOptions = (options: {
   listChangedDebounce: options.listChangedDebounce ?? Duration.millis(100),
   settle: options.settle ?? Duration.seconds(3),
   naming: options.naming ?? "qualified",
-  tools: new Map((options.tools ?? []).map((item) => [item.tool.name, item]))
+  tools: new Map((options.tools ?? []).map((item) => [item.tool.name, item])),
+  modern: options.modern === true
 })
 
 /**

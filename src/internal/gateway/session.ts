@@ -155,6 +155,7 @@ export const makeServer = (
       serverInfo: fleet.options.serverInfo,
       instructions: fleet.options.instructions,
       pageSize: fleet.options.pageSize,
+      modern: fleet.options.modern,
       handlers: (client, session) => makeHandlers(fleet, client, session)
     })
     const changes = yield* PubSub.subscribe(fleet.listChanged)

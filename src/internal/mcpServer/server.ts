@@ -109,7 +109,8 @@ export const make = (options: Options): Effect.Effect<McpServer, never, Scope.Sc
             : undefined
         )
       ),
-      sessions: () => live.size
+      sessions: () => live.size,
+      modern: options.modern === true
     }
   })
 

@@ -133,18 +133,20 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
   )
   const stateful = (request: JsonRpc.Request) => answer(request, new Context(session, request))
   const beforeInitialize = (request: JsonRpc.Request) =>
-    Stateless.isModern(request)
+    session.options.modern === true && Stateless.isModern(request)
       ? Stateless.answer(session, session.modern, request, (ctx) => answer(request, ctx))
       : Effect.fail(invalidRequest("The session is not initialized"))
   if (method === McpSchema.Method.Initialize) {
     return (request) =>
-      Stateless.isModern(request) ? beforeInitialize(request) : session.begin(request).pipe(
-        Effect.zipRight(stateful(request)),
-        Effect.tap((result) => {
-          session.initialized = true
-          session.declared = Methods.isObject(result.capabilities) ? result.capabilities : {}
-        })
-      )
+      session.options.modern === true && Stateless.isModern(request)
+        ? beforeInitialize(request)
+        : session.begin(request).pipe(
+          Effect.zipRight(stateful(request)),
+          Effect.tap((result) => {
+            session.initialized = true
+            session.declared = Methods.isObject(result.capabilities) ? result.capabilities : {}
+          })
+        )
   }
   if (Stateless.modernOnly(method)) {
     return (request) => session.initialized ? Effect.fail(methodNotFound(method)) : beforeInitialize(request)
@@ -153,21 +155,28 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
 }
 
 // ping: answered at any time in a session, and removed in the modern revision.
-const ping: Peer.Handler = (request) =>
-  Stateless.isModern(request) ? Effect.fail(methodNotFound(request.method)) : Effect.succeed({})
+const ping = (modern: boolean): Peer.Handler => (request) =>
+  modern && Stateless.isModern(request) ? Effect.fail(methodNotFound(request.method)) : Effect.succeed({})
+
+// The methods only the modern revision has, for a server that answers it.
+const modernMethods = (session: Session): Record<string, Methods.Method> => ({
+  [McpSchema.ModernMethod.Discover]: discover,
+  [McpSchema.ModernMethod.SubscriptionsListen]: listen(session.modern.listeners),
+  // Answered by the tasks extension (stateless.ts); here for the Peer to route it.
+  [McpSchema.ModernMethod.TasksUpdate]: (request) => Effect.fail(methodNotFound(request.method))
+})
 
 /**
- * The Peer handlers of a session: ping, the built-in methods (the modern ones too), less
+ * The Peer handlers of a session: ping, the built-in methods (the modern ones too, with
+ * `Options.modern`), less
  * those `methods` replaces, and `methods`.
  */
 export const peerHandlers = (session: Session): Record<string, Peer.Handler> => {
-  const table: Record<string, Peer.Handler> = { [McpSchema.Method.Ping]: ping }
+  const modern = session.options.modern === true
+  const table: Record<string, Peer.Handler> = { [McpSchema.Method.Ping]: ping(modern) }
   const methods: Record<string, Methods.Method> = {
     ...Methods.builtIn,
-    [McpSchema.ModernMethod.Discover]: discover,
-    [McpSchema.ModernMethod.SubscriptionsListen]: listen(session.modern.listeners),
-    // Answered by the tasks extension (stateless.ts); here for the Peer to route it.
-    [McpSchema.ModernMethod.TasksUpdate]: (request) => Effect.fail(methodNotFound(request.method)),
+    ...(modern ? modernMethods(session) : {}),
     ...session.options.methods
   }
   for (const [method, handler] of Object.entries(methods)) {

@@ -16,6 +16,7 @@ import * as Scope from "effect/Scope"
 import type * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
+import type * as McpServer from "../../../McpServer.js"
 import * as Headers from "../headers.js"
 import * as Stateless from "../stateless.js"
 import type { Caller, RequestHeaders } from "./guard.js"
@@ -24,10 +25,16 @@ import type { Body } from "./post.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
 
-/** The modern request a POST carries alone and outside any session, if it does. */
-export const modernRequest = (headers: RequestHeaders, body: Body): JsonRpc.Request | undefined => {
+/** The modern request a POST carries alone and outside any session, if `server` answers one. */
+export const modernRequest = (
+  server: McpServer.McpServer,
+  headers: RequestHeaders,
+  body: Body
+): JsonRpc.Request | undefined => {
   const message = body.messages[0]
-  if (headers["mcp-session-id"] !== undefined || body.batch || body.messages.length !== 1) return undefined
+  if (!server.modern || headers["mcp-session-id"] !== undefined || body.batch || body.messages.length !== 1) {
+    return undefined
+  }
   return message !== undefined && JsonRpc.isRequest(message) && Stateless.isModern(message) ? message : undefined
 }
 

@@ -195,7 +195,7 @@ export const handle = (
     const initialize = body.messages.some((message) =>
       isRequest(message) && message.method === McpSchema.Method.Initialize
     )
-    const modern = Modern.modernRequest(requestHeaders, body)
+    const modern = Modern.modernRequest(table.server, requestHeaders, body)
     if (modern !== undefined) {
       return Modern.handle(
         response,

@@ -21,7 +21,7 @@ export class SessionTable {
   private readonly sessions = new Map<string, HttpSession.HttpSession>()
 
   constructor(
-    private readonly server: McpServer.McpServer,
+    readonly server: McpServer.McpServer,
     private readonly scope: Scope.Scope,
     private readonly clock: Clock.Clock,
     private readonly maxSessions: number
