@@ -21,7 +21,8 @@ import { decode } from "./internal/mcpClient/decode.js"
 import { initialize } from "./internal/mcpClient/handshake.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
-import { requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
+import { withInputRounds } from "./internal/mcpClient/mrtr.js"
+import { followTask, requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
@@ -62,6 +63,11 @@ export interface Options {
   readonly maxItems?: number | undefined
   /** Called once, synchronously, when the connection ends (see `Peer.Options.onClosed`). */
   readonly onClosed?: Peer.Options["onClosed"]
+  /**
+   * Declare the tasks extension (`io.modelcontextprotocol/tasks`), so a server of 2026-07-28
+   * may answer a tool call with a task, which the call then follows. Default: false.
+   */
+  readonly tasksExtension?: boolean | undefined
 }
 
 /**
@@ -132,6 +138,15 @@ export interface McpClient {
     context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpError>
   readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpError>
+  /**
+   * Takes up a task of the tasks extension by its id (one a call was told of through
+   * `onTask` on an earlier connection) and gives the result of the tool call it was made of.
+   * Interrupting it cancels the task.
+   */
+  readonly followTask: (
+    taskId: string,
+    options?: Pick<CallToolOptions, "onTask"> | undefined
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
   readonly ping: () => Effect.Effect<void, McpError.McpError>
@@ -178,8 +193,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       server: transport.server,
       notify: (method, params) => Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
     })
+    const handlers = { ...host.handlers, ...options.handlers }
     const peer = yield* Peer.make({
-      handlers: { ...host.handlers, ...options.handlers },
+      handlers,
       requestTimeout: options.requestTimeout,
       onClosed: options.onClosed
     })
@@ -188,17 +204,35 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const server = peer.server
     // Subscribed before initialize, so nothing the server says is missed.
     const own = yield* peer.subscribe
+    const extensions = options.tasksExtension !== true ? {} : {
+      extensions: { [McpSchema.TASKS_EXTENSION]: {} }
+    }
     const initialized = yield* initialize(peer, {
       ...options,
-      capabilities: { ...host.capabilities, ...options.capabilities }
+      capabilities: { ...host.capabilities, ...extensions, ...options.capabilities }
     })
     const { capabilities, protocolVersion } = initialized
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
+    // Every request may take input rounds (2026-07-28) or become a task (the tasks extension).
+    const exchange = (
+      method: string,
+      params: Record<string, unknown> | undefined,
+      requestOptions: Peer.RequestOptions | undefined,
+      onTask?: CallToolOptions["onTask"]
+    ) =>
+      withInputRounds(
+        server,
+        handlers,
+        method,
+        params,
+        (sent) => peer.request(method, sent, requestOptions),
+        (created) => followTask(peer, handlers, method, created, { onTask })
+      )
     const request: McpClient["request"] = (method, params, schema, requestOptions) =>
-      Effect.flatMap(peer.request(method, params, requestOptions), (result) => decode(server, method, schema, result))
+      Effect.flatMap(exchange(method, params, requestOptions), (result) => decode(server, method, schema, result))
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(
       feature: Feature,
@@ -237,8 +271,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       let params: Record<string, unknown> = { name, arguments: args ?? {} }
       let requestOptions: TaskOptions = resetOnProgress
       let asTask = false
+      let onTask: CallToolOptions["onTask"]
       if (callOptions !== undefined) {
         const { meta, task, ...rest } = callOptions
+        onTask = callOptions.onTask
         if (meta !== undefined) params = { name, arguments: args ?? {}, _meta: meta }
         requestOptions = { resetTimeoutOnProgress: true, ...rest }
         asTask = task === true && taskCalls
@@ -246,10 +282,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       const send = () =>
         asTask || outputs.requiresTask(name)
           ? requestAsTask(peer, McpSchema.Method.ToolsCall, params, requestOptions)
-          : peer.request(McpSchema.Method.ToolsCall, params, requestOptions)
+          : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask)
       // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
-        taskCalls ? Effect.suspend(send) : peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
+        taskCalls ? Effect.suspend(send) : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask),
         (result) => outputs.check(name, result)
       )
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
@@ -263,6 +299,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       instructions: initialized.instructions,
       listTools,
       callTool,
+      followTask: traced("McpClient.followTask")((taskId: string, taskOptions?: Pick<CallToolOptions, "onTask">) =>
+        followTask(peer, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask }).pipe(
+          // The tool's name is not known here: no outputSchema check.
+          Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
+        )
+      ),
       ...makeOperations({ request, gate, list }),
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
