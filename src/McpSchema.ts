@@ -1552,7 +1552,9 @@ export const DetailedTask = Schema.Struct({
   pollIntervalMs: Schema.optional(Schema.Number),
   inputRequests: Schema.optional(InputRequests),
   result: Schema.optional(JsonObject),
-  error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optional(Schema.Unknown) }))
+  error: Schema.optional(
+    Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optional(Schema.Unknown) })
+  )
 }).annotations({ identifier: "DetailedTask" })
 
 /**

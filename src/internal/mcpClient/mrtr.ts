@@ -136,4 +136,3 @@ const retryParams = (
   if (requestState !== undefined) next.requestState = requestState
   return next
 }
-

@@ -215,24 +215,27 @@ export const followTask = (
     )
   }
   const step = (current: McpSchema.DetailedTask): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
-    Effect.zipRight(onTask === undefined ? Effect.void : onTask(statusOf(current)), Effect.suspend(() => {
-      switch (current.status) {
-        case "completed":
-          return current.result === undefined
-            ? Effect.fail(taskError(server, method, current))
-            : Effect.succeed(current.result)
-        case "failed":
-        case "cancelled":
-          return Effect.fail(taskError(server, method, current))
-        default: {
-          const wait = Effect.sleep(
-            current.pollIntervalMs === undefined ? DEFAULT_POLL : Duration.millis(current.pollIntervalMs)
-          )
-          const before = current.status === "input_required" ? answer(current) : Effect.void
-          return before.pipe(Effect.zipRight(wait), Effect.zipRight(get(current.taskId)), Effect.flatMap(step))
+    Effect.zipRight(
+      onTask === undefined ? Effect.void : onTask(statusOf(current)),
+      Effect.suspend(() => {
+        switch (current.status) {
+          case "completed":
+            return current.result === undefined
+              ? Effect.fail(taskError(server, method, current))
+              : Effect.succeed(current.result)
+          case "failed":
+          case "cancelled":
+            return Effect.fail(taskError(server, method, current))
+          default: {
+            const wait = Effect.sleep(
+              current.pollIntervalMs === undefined ? DEFAULT_POLL : Duration.millis(current.pollIntervalMs)
+            )
+            const before = current.status === "input_required" ? answer(current) : Effect.void
+            return before.pipe(Effect.zipRight(wait), Effect.zipRight(get(current.taskId)), Effect.flatMap(step))
+          }
         }
-      }
-    }))
+      })
+    )
   return Effect.gen(function*() {
     // A bare id (taken up again) is polled first; a created task starts from what it says.
     const first = typeof task.status === "string"
