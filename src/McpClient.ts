@@ -19,6 +19,7 @@ import * as Host from "./Host.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { initialize } from "./internal/mcpClient/handshake.js"
+import { listen, type Subscription as ListenSubscription } from "./internal/mcpClient/listen.js"
 import { withInputRounds } from "./internal/mcpClient/mrtr.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
@@ -91,6 +92,14 @@ export interface CallToolOptions extends Peer.RequestOptions {
 }
 
 /**
+ * An open `subscriptions/listen` stream (2026-07-28): what the server agreed to send (the
+ * part of the filter it acknowledged) and the notifications it sends on the stream.
+ *
+ * @since 0.3.0
+ */
+export interface Subscription extends ListenSubscription {}
+
+/**
  * A reference to complete an argument of: a prompt, or a resource template.
  *
  * @since 0.1.0
@@ -157,6 +166,12 @@ export interface McpClient {
    * notifications as received. The subscription ends with the Scope.
    */
   readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
+  /**
+   * Opens a `subscriptions/listen` stream (2026-07-28) for the life of the Scope, once the
+   * server acknowledged it. It is sent again with a new id whenever it ends while the
+   * connection runs; the Scope's end cancels it.
+   */
+  readonly listen: (filter: McpSchema.SubscriptionFilter) => Effect.Effect<Subscription, McpError.McpError, Scope.Scope>
   /** Sends any request; the result is checked against `schema`. */
   readonly request: <A, I>(
     method: string,
@@ -312,6 +327,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         )
       ),
       subscribe: peer.subscribe,
+      listen: (filter) => listen(peer, filter, options.requestTimeout ?? "60 seconds"),
       request,
       closed: peer.closed
     } satisfies McpClient
