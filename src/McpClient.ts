@@ -19,7 +19,11 @@ import * as Host from "./Host.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { initialize } from "./internal/mcpClient/handshake.js"
-import { listen, type Subscription as ListenSubscription } from "./internal/mcpClient/listen.js"
+import {
+  listen,
+  makeResourceSubscriptions,
+  type Subscription as ListenSubscription
+} from "./internal/mcpClient/listen.js"
 import { withInputRounds } from "./internal/mcpClient/mrtr.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
@@ -31,6 +35,9 @@ import type * as McpError from "./McpError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as Peer from "./Peer.js"
 import { Transport } from "./Transport.js"
+
+// The revision without sessions: notifications come on subscriptions/listen streams.
+const STATELESS = "2026-07-28"
 
 /**
  * Options of a connection.
@@ -306,6 +313,19 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
     })
 
+    const ackTimeout = options.requestTimeout ?? "60 seconds"
+    const operations = makeOperations({ request, gate, list })
+    // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.
+    const subscriptions = (protocolVersion as string) === STATELESS
+      ? makeResourceSubscriptions(peer, scope, ackTimeout)
+      : undefined
+    const resourceSubscriptions = subscriptions === undefined ? {} : {
+      subscribeResource: (uri: string) =>
+        gate("resources.subscribe", "subscribe to resources", subscriptions.subscribeResource(uri)),
+      unsubscribeResource: (uri: string) =>
+        gate("resources.subscribe", "unsubscribe from resources", subscriptions.unsubscribeResource(uri))
+    }
+
     return {
       server,
       protocolVersion,
@@ -320,14 +340,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
         )
       ),
-      ...makeOperations({ request, gate, list }),
+      ...operations,
+      ...resourceSubscriptions,
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))
         )
       ),
       subscribe: peer.subscribe,
-      listen: (filter) => listen(peer, filter, options.requestTimeout ?? "60 seconds"),
+      listen: (filter) => listen(peer, filter, ackTimeout),
       request,
       closed: peer.closed
     } satisfies McpClient

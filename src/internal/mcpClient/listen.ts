@@ -162,3 +162,47 @@ export const listen = (
     )
     return { acknowledged: () => acknowledged, notifications }
   })
+
+/**
+ * `subscribeResource` / `unsubscribeResource` for a server of 2026-07-28, which has no
+ * `resources/subscribe`: one listen stream per subscribed URI, held in `scope` (the
+ * connection's) until unsubscribed. Its `notifications/resources/updated` reach the
+ * connection's notifications as any other.
+ */
+export const makeResourceSubscriptions = (
+  peer: Peer.Peer,
+  scope: Scope.Scope,
+  ackTimeout: Duration.DurationInput
+) => {
+  const held = new Map<string, Fiber.RuntimeFiber<void, McpError.McpError>>()
+  return {
+    subscribeResource: (uri: string): Effect.Effect<void, McpError.McpError> =>
+      Effect.suspend(() => {
+        if (held.has(uri)) return Effect.void
+        return Effect.gen(function*() {
+          const ready = yield* Deferred.make<void, McpError.McpError>()
+          const fiber: Fiber.RuntimeFiber<void, McpError.McpError> = yield* listen(
+            peer,
+            { resourceSubscriptions: [uri] },
+            ackTimeout
+          ).pipe(
+            Effect.zipRight(Deferred.succeed(ready, undefined)),
+            Effect.zipRight(Effect.never),
+            Effect.tapError((error) => Deferred.fail(ready, error)),
+            Effect.scoped,
+            // A subscription that could not open is not held.
+            Effect.ensuring(Effect.sync(() => held.get(uri) === fiber && held.delete(uri))),
+            Effect.forkIn(scope)
+          )
+          held.set(uri, fiber)
+          yield* Deferred.await(ready)
+        })
+      }),
+    unsubscribeResource: (uri: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const fiber = held.get(uri)
+        held.delete(uri)
+        return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+      })
+  }
+}

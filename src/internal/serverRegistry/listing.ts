@@ -4,7 +4,7 @@
  * and a debounced re-list fetches the dirty kinds, keeping the last good list on failure.
  * The server's other notifications become events too. A server of 2026-07-28 sends list
  * changes only on a `subscriptions/listen` stream: the watch opens one for the lists it
- * declares changes of, and takes them (and nothing else) from there.
+ * declares changes of, and takes them from there only.
  *
  * @internal
  */
@@ -186,12 +186,11 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
         ? forward(watcher, message)
         : Effect.void
     }
-    // Of a stream's notifications, the listen stream's own route takes them (checked there).
+    // Of 2026-07-28, list changes come by the listen stream's route (checked there); a
+    // resource update only on a stream the client opened for it (`subscribeResource`).
     const stateless = (c.protocolVersion as string) === STATELESS
     yield* Queue.take(incoming).pipe(
-      Effect.flatMap((message) =>
-        stateless && message.method !== McpSchema.Method.LoggingMessage ? Effect.void : route(message)
-      ),
+      Effect.flatMap((message) => stateless && Object.hasOwn(listOf, message.method) ? Effect.void : route(message)),
       Effect.forever,
       Effect.forkScoped
     )
