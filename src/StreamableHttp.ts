@@ -2,7 +2,9 @@
  * The Streamable HTTP transport (MCP 2025-03-26 and later): every message is a POST, and
  * the server answers a request with one JSON body or an event stream that may carry
  * progress, log messages and requests before the response. A standing GET stream carries
- * what the server sends unasked. Lost streams are resumed with `Last-Event-ID`. When the
+ * what the server sends unasked (stateful revisions). A request of 2026-07-28 (its revision
+ * in `_meta`) has its body mirrored into the request metadata headers, a JSON-RPC error in a
+ * 400 or 404 refusal as its answer, and no session; cancelling it closes its stream. Lost streams are resumed with `Last-Event-ID`. When the
  * server forgets the session (404), the connection ends with a Closed error marked
  * `sessionExpired`: its owner reconnects, and the new connection initializes again (a
  * transport never speaks the handshake itself). When it refuses our credentials (401 or
@@ -24,6 +26,7 @@ import * as Scope from "effect/Scope"
 import { safeUrl } from "./internal/secrets.js"
 import * as Http from "./internal/transport/http.js"
 import * as Legacy from "./internal/transport/legacySse.js"
+import { annotations, type Mirror } from "./internal/transport/mcpHeaders.js"
 import { Connection, endsConnection } from "./internal/transport/streamableHttpConnection.js"
 import { listen } from "./internal/transport/streamableHttpListen.js"
 import * as Post from "./internal/transport/streamableHttpPost.js"
@@ -157,11 +160,14 @@ export const make = (
         const sent = Effect.tapError(Post.notify(conn, message, what), (error) => Effect.sync(() => end(error)))
         if (!("method" in message)) return sent
         if (message.method === "notifications/initialized") return Effect.zipRight(sent, opened)
-        // After a cancellation, stop reading the cancelled request's answer.
+        // After a cancellation, stop reading the cancelled request's answer. For a request of
+        // 2026-07-28, closing its stream is the cancellation: nothing is posted.
         if (message.method === "notifications/cancelled") {
           const id = message.params?.requestId as JsonRpc.RequestId
-          exchanges.get(id)?.stop()
+          const exchange = exchanges.get(id)
+          exchange?.stop()
           exchanges.delete(id)
+          if (exchange?.modern === true) return Effect.void
         }
         return sent
       })
@@ -193,6 +199,17 @@ export const make = (
       },
       send,
       listen: inbox.listen,
+      mirrorToolArguments: (tools) => {
+        const mirrors = new Map<string, ReadonlyArray<Mirror>>()
+        const rejected = new Map<string, string>()
+        for (const tool of tools) {
+          const found = annotations(tool.inputSchema)
+          if (found._tag === "Invalid") rejected.set(tool.name, found.reason)
+          else if (found.mirrors.length > 0) mirrors.set(tool.name, found.mirrors)
+        }
+        conn.toolMirrors = mirrors
+        return rejected
+      },
       info: () => ({
         url: safeUrl(conn.url),
         ...(legacy === undefined ? {} : { endpoint: safeUrl(legacy.endpoint) }),

@@ -24,10 +24,18 @@ interface Opened {
 
 const connect = Effect.gen(function*() {
   const opened = yield* Queue.unbounded<Opened>()
+  const capabilities = { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true } }
   const fake = yield* FakeServer.make({
     name: "listen-server",
-    capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+    capabilities,
     handlers: {
+      "server/discover": () =>
+        Effect.succeed({
+          resultType: "complete",
+          supportedVersions: ["2026-07-28"],
+          capabilities,
+          serverInfo: { name: "listen-server", version: "1" }
+        }),
       "subscriptions/listen": (request) =>
         Effect.gen(function*() {
           const end = yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>()
@@ -156,6 +164,29 @@ describe("subscriptions/listen (2026-07-28)", () => {
       // And nothing opens it again.
       yield* TestClock.adjust("5 seconds")
       expect(yield* Queue.size(setup.opened)).toBe(0)
+    }))
+
+  it.scoped("stands a listen stream for each resource subscription (no resources/subscribe)", () =>
+    Effect.gen(function*() {
+      const setup = yield* connect
+      expect(setup.client.protocolVersion).toBe("2026-07-28")
+      const updates = yield* setup.client.subscribe
+      const subscribing = yield* Effect.fork(setup.client.subscribeResource("file:///a"))
+      const request = yield* Queue.take(setup.opened)
+      expect(request.filter).toEqual({ resourceSubscriptions: ["file:///a"] })
+      yield* setup.ack(request.id, request.filter)
+      yield* subscribing.await.pipe(Effect.flatten)
+      // Subscribing again holds the same stream.
+      yield* setup.client.subscribeResource("file:///a")
+      expect(yield* Queue.size(setup.opened)).toBe(0)
+      yield* setup.send(request.id, "notifications/resources/updated", { uri: "file:///a" })
+      const update = yield* Effect.repeat(Queue.take(updates), {
+        until: (n) => n.method === "notifications/resources/updated"
+      })
+      expect(update.params?.uri).toBe("file:///a")
+      yield* setup.client.unsubscribeResource("file:///a")
+      yield* Deferred.await(request.cancelled)
+      expect(setup.fake.requests.some((r) => r.method === "resources/subscribe")).toBe(false)
     }))
 
   it.scoped("fails when the server refuses the subscription", () =>

@@ -14,13 +14,24 @@ import type * as Peer from "../src/Peer.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { Transport } from "../src/Transport.js"
 
+const capabilities = { tools: {}, prompts: {}, resources: {} }
+
 // A server of 2026-07-28 is played by raw handlers: what it answers, and what it was sent.
 const connect = (handlers: Record<string, Peer.Handler>, options?: McpClient.Options) =>
   Effect.gen(function*() {
     const fake = yield* FakeServer.make({
       name: "mrtr-server",
-      capabilities: { tools: {}, prompts: {}, resources: {} },
-      handlers
+      capabilities,
+      handlers: {
+        "server/discover": () =>
+          Effect.succeed({
+            resultType: "complete",
+            supportedVersions: ["2026-07-28"],
+            capabilities: { ...capabilities, extensions: { "io.modelcontextprotocol/tasks": {} } },
+            serverInfo: { name: "mrtr-server", version: "1" }
+          }),
+        ...handlers
+      }
     })
     const client = yield* McpClient.make(options).pipe(Effect.provideService(Transport, fake.transport))
     const sent = (method: string) => fake.requests.filter((request) => request.method === method)
@@ -87,6 +98,9 @@ describe("MRTR (2026-07-28)", () => {
       expect(paramsOf(retry!).name).toBe("t")
       expect(paramsOf(retry!).arguments).toEqual({ a: 1 })
       expect(paramsOf(first!)).not.toHaveProperty("requestState")
+      expect((paramsOf(retry!)._meta as Record<string, unknown>)["io.modelcontextprotocol/protocolVersion"]).toBe(
+        "2026-07-28"
+      )
       expect(seen.map((request) => request.message)).toEqual(["Please confirm"])
     }))
 
@@ -165,7 +179,8 @@ describe("MRTR (2026-07-28)", () => {
       })
       expect((yield* client.readResource("file:///a")).contents).toEqual([{ uri: "file:///a", text: "a" }])
       const retry = paramsOf(sent("resources/read")[1]!)
-      expect(retry).toEqual({ uri: "file:///a", requestState: "later" })
+      const { _meta, ...own } = retry
+      expect(own).toEqual({ uri: "file:///a", requestState: "later" })
     }))
 
   it.scoped("a result without resultType, or complete, is final", () =>
@@ -355,11 +370,8 @@ describe("the tasks extension", () => {
 
   it.scoped("declares the extension, follows the task through input_required to its result", () =>
     Effect.gen(function*() {
-      const { client, fake, sent } = yield* connect(lifecycle(), { tasksExtension: true }).pipe(
-        Effect.provide(accepting())
-      )
-      const declared = fake.requests[0]!.params!.capabilities as Record<string, unknown>
-      expect(declared.extensions).toEqual({ "io.modelcontextprotocol/tasks": {} })
+      const { client, sent } = yield* connect(lifecycle()).pipe(Effect.provide(accepting()))
+      expect(client.protocolVersion).toBe("2026-07-28")
       const statuses: Array<string> = []
       const call = yield* Effect.fork(
         client.callTool("t", {}, { onTask: (t) => Effect.sync(() => statuses.push(t.status)) })
@@ -370,6 +382,14 @@ describe("the tasks extension", () => {
         text(JSON.stringify({ confirm: { action: "accept", content: { confirmed: true } } })).content
       )
       expect(statuses).toEqual(["working", "working", "input_required", "input_required", "completed"])
+      // Each request declares the extension and names the revision, the retries' too.
+      for (const request of [...sent("tools/call"), ...sent("tasks/get"), ...sent("tasks/update")]) {
+        const meta = paramsOf(request)._meta as Record<string, any>
+        expect(meta["io.modelcontextprotocol/protocolVersion"]).toBe("2026-07-28")
+        expect(meta["io.modelcontextprotocol/clientCapabilities"].extensions).toEqual({
+          "io.modelcontextprotocol/tasks": {}
+        })
+      }
       // Answered once, though the task listed the request on two polls.
       expect(sent("tasks/update")).toHaveLength(1)
       expect(paramsOf(sent("tasks/update")[0]!).taskId).toBe("task-1")

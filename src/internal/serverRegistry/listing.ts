@@ -126,9 +126,6 @@ const listOf: Readonly<Record<string, ListKind>> = {
   [McpSchema.Method.PromptsListChanged]: "prompts"
 }
 
-// 2026-07-28: the revision without sessions, whose notifications come on listen streams.
-const STATELESS = "2026-07-28"
-
 // The list changes to listen for: those the server says it announces.
 const listFilter = (c: McpClient.McpClient): McpSchema.SubscriptionFilter => ({
   ...(c.capabilities.tools?.listChanged === true ? { toolsListChanged: true } : {}),
@@ -188,7 +185,7 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
     }
     // Of 2026-07-28, list changes come by the listen stream's route (checked there); a
     // resource update only on a stream the client opened for it (`subscribeResource`).
-    const stateless = (c.protocolVersion as string) === STATELESS
+    const stateless = McpSchema.isModernVersion(c.protocolVersion)
     yield* Queue.take(incoming).pipe(
       Effect.flatMap((message) => stateless && Object.hasOwn(listOf, message.method) ? Effect.void : route(message)),
       Effect.forever,

@@ -7,7 +7,6 @@ import * as Catalog from "../../../src/Catalog.js"
 import { changes, watch } from "../../../src/internal/serverRegistry/listing.js"
 import type * as JsonRpc from "../../../src/JsonRpc.js"
 import * as McpClient from "../../../src/McpClient.js"
-import type * as McpSchema from "../../../src/McpSchema.js"
 import type { RegistryEvent } from "../../../src/RegistryEvent.js"
 import * as FakeServer from "../../../src/testing/FakeServer.js"
 import { Transport } from "../../../src/Transport.js"
@@ -43,10 +42,17 @@ describe("the watch of a 2026-07-28 server", () => {
     Effect.gen(function*() {
       let tools = [tool("a")]
       const listened = yield* Deferred.make<{ id: JsonRpc.RequestId; filter: unknown }>()
+      const capabilities = { tools: { listChanged: true }, prompts: {} }
       const fake = yield* FakeServer.make({
         name: "s",
-        capabilities: { tools: { listChanged: true }, prompts: {} },
+        capabilities,
         handlers: {
+          "server/discover": () =>
+            Effect.succeed({
+              supportedVersions: ["2026-07-28"],
+              capabilities,
+              serverInfo: { name: "s", version: "1" }
+            }),
           "tools/list": () => Effect.sync(() => ({ tools })),
           "subscriptions/listen": (request) =>
             Effect.zipRight(
@@ -55,9 +61,8 @@ describe("the watch of a 2026-07-28 server", () => {
             )
         }
       })
-      const connected = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
-      // The revision is the client's to negotiate; here it is given.
-      const c = { ...connected, protocolVersion: "2026-07-28" as McpSchema.ProtocolVersion }
+      const c = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      expect(c.protocolVersion).toBe("2026-07-28")
       let lists: Catalog.ServerLists = { ...Catalog.emptyLists, tools }
       const events = yield* Queue.unbounded<RegistryEvent>()
       yield* watch({
