@@ -56,6 +56,13 @@ const fixture = () => {
           result: { resultType: "complete", tools: [{ name: "t", inputSchema: { type: "object" } }] }
         }))
       case "tools/call":
+        if (params.name === "slow") {
+          return Effect.succeed(json({
+            jsonrpc: "2.0",
+            id,
+            result: { resultType: "task", taskId: "task-é", status: "working", ttlMs: null, pollIntervalMs: 10 }
+          }))
+        }
         return Effect.succeed(json({
           jsonrpc: "2.0",
           id,
@@ -66,6 +73,18 @@ const fixture = () => {
               requestState: "opaque"
             }
             : { resultType: "complete", content: [{ type: "text", text: JSON.stringify(params.inputResponses) }] }
+        }))
+      case "tasks/get":
+        return Effect.succeed(json({
+          jsonrpc: "2.0",
+          id,
+          result: {
+            resultType: "complete",
+            taskId: params.taskId,
+            status: "completed",
+            ttlMs: null,
+            result: { content: [{ type: "text", text: "done" }] }
+          }
         }))
       default:
         return Effect.succeed(json({ jsonrpc: "2.0", id, error: { code: -32601, message: "no" } }))
@@ -115,5 +134,21 @@ describe("2026-07-28 over Streamable HTTP", () => {
       const calls = server.seen.filter((request) => request.body?.method === "tools/call")
       expect(calls.map((call) => call.body.params.requestState)).toEqual([undefined, "opaque"])
       expect(calls[1]!.headers["mcp-name"]).toBe("t")
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("follows a task of the tasks extension, naming it in Mcp-Name", () =>
+    Effect.gen(function*() {
+      const server = yield* fixture()
+      const client = yield* connect(server.url)
+      const result = yield* client.callTool("slow", {})
+      expect(result.content).toEqual([{ type: "text", text: "done" }])
+      const get = server.seen.find((request) => request.body?.method === "tasks/get")!
+      expect(get.body.params.taskId).toBe("task-é")
+      // Not ASCII: the Base64 sentinel form.
+      expect(get.headers["mcp-name"]).toBe(`=?base64?${Buffer.from("task-é").toString("base64")}?=`)
+      const call = server.seen.find((request) => request.body?.method === "tools/call")!
+      expect(call.body.params._meta["io.modelcontextprotocol/clientCapabilities"].extensions).toEqual({
+        "io.modelcontextprotocol/tasks": {}
+      })
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 })
