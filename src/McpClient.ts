@@ -26,10 +26,15 @@ import {
   makeResourceSubscriptions,
   type Subscription as ListenSubscription
 } from "./internal/mcpClient/listen.js"
-import { withInputRounds } from "./internal/mcpClient/mrtr.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
-import { followTask, requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
+import {
+  followTask,
+  makeExchange,
+  requestAsTask,
+  type TaskOptions,
+  withTasksExtension
+} from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
@@ -251,13 +256,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const { capabilities, protocolVersion } = agreed
     const modern = McpSchema.isModernVersion(protocolVersion) ? protocolVersion : undefined
     // The tasks extension belongs to 2026-07-28: declared in its requests' `_meta` only.
-    const modernHello = options.tasksExtension === false ? hello : {
-      ...hello,
-      capabilities: {
-        ...hello.capabilities,
-        extensions: { [McpSchema.TASKS_EXTENSION]: {}, ...(hello.capabilities.extensions as object | undefined) }
-      }
-    }
+    const modernHello = options.tasksExtension === false ?
+      hello :
+      { ...hello, capabilities: withTasksExtension(hello.capabilities) }
     if (modern !== undefined) meta = requestMeta(modern, modernHello)
     const send: typeof peer.request = meta === undefined ?
       peer.request :
@@ -274,20 +275,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       supported(feature) ? effect : unsupported(server, feature, action)
 
     // Every request may take input rounds (2026-07-28) or become a task (the tasks extension).
-    const exchange = (
-      method: string,
-      params: Record<string, unknown> | undefined,
-      requestOptions: Peer.RequestOptions | undefined,
-      onTask?: CallToolOptions["onTask"]
-    ) =>
-      withInputRounds(
-        server,
-        handlers,
-        method,
-        params,
-        (sent) => send(method, sent, requestOptions),
-        (created) => followTask(wire, handlers, method, created, { onTask })
-      )
+    const exchange = makeExchange(wire, handlers)
     const request: McpClient["request"] = (method, params, schema, requestOptions) =>
       Effect.flatMap(exchange(method, params, requestOptions), (result) => decode(server, method, schema, result))
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
@@ -374,15 +362,6 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
 
     const ackTimeout = options.requestTimeout ?? "60 seconds"
     const operations = makeOperations({ request, gate, list })
-    // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.
-    const subscriptions = modern === undefined ? undefined : makeResourceSubscriptions(wire, scope, ackTimeout)
-    const resourceSubscriptions = subscriptions === undefined ? {} : {
-      subscribeResource: (uri: string) =>
-        gate("resources.subscribe", "subscribe to resources", subscriptions.subscribeResource(uri)),
-      unsubscribeResource: (uri: string) =>
-        gate("resources.subscribe", "unsubscribe from resources", subscriptions.unsubscribeResource(uri))
-    }
-
     return {
       server,
       protocolVersion,
@@ -398,7 +377,8 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         )
       ),
       ...operations,
-      ...resourceSubscriptions,
+      // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.
+      ...(modern === undefined ? {} : makeResourceSubscriptions(wire, scope, ackTimeout, gate)),
       ...(modern === undefined ? {} : {
         // The level rides on every later request; a stateless server keeps no state of ours.
         setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>

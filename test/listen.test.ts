@@ -11,6 +11,7 @@ import * as McpClient from "../src/McpClient.js"
 import * as Peer from "../src/Peer.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { Transport } from "../src/Transport.js"
+import { discover } from "./support/modern.js"
 
 // A server of 2026-07-28 played by a raw handler: each subscriptions/listen request is told
 // to `opened`, and stays open until the test says otherwise.
@@ -29,13 +30,7 @@ const connect = Effect.gen(function*() {
     name: "listen-server",
     capabilities,
     handlers: {
-      "server/discover": () =>
-        Effect.succeed({
-          resultType: "complete",
-          supportedVersions: ["2026-07-28"],
-          capabilities,
-          serverInfo: { name: "listen-server", version: "1" }
-        }),
+      "server/discover": discover("listen-server", capabilities),
       "subscriptions/listen": (request) =>
         Effect.gen(function*() {
           const end = yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>()

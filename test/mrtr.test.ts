@@ -13,6 +13,7 @@ import type * as McpSchema from "../src/McpSchema.js"
 import type * as Peer from "../src/Peer.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { Transport } from "../src/Transport.js"
+import { discover } from "./support/modern.js"
 
 const capabilities = { tools: {}, prompts: {}, resources: {} }
 
@@ -23,13 +24,10 @@ const connect = (handlers: Record<string, Peer.Handler>, options?: McpClient.Opt
       name: "mrtr-server",
       capabilities,
       handlers: {
-        "server/discover": () =>
-          Effect.succeed({
-            resultType: "complete",
-            supportedVersions: ["2026-07-28"],
-            capabilities: { ...capabilities, extensions: { "io.modelcontextprotocol/tasks": {} } },
-            serverInfo: { name: "mrtr-server", version: "1" }
-          }),
+        "server/discover": discover("mrtr-server", {
+          ...capabilities,
+          extensions: { "io.modelcontextprotocol/tasks": {} }
+        }),
         ...handlers
       }
     })

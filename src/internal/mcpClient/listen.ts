@@ -172,37 +172,44 @@ export const listen = (
 export const makeResourceSubscriptions = (
   peer: Peer.Peer,
   scope: Scope.Scope,
-  ackTimeout: Duration.DurationInput
+  ackTimeout: Duration.DurationInput,
+  gate: (
+    feature: "resources.subscribe",
+    action: string,
+    effect: Effect.Effect<void, McpError.McpError>
+  ) => Effect.Effect<void, McpError.McpError>
 ) => {
   const held = new Map<string, Fiber.RuntimeFiber<void, McpError.McpError>>()
-  return {
-    subscribeResource: (uri: string): Effect.Effect<void, McpError.McpError> =>
-      Effect.suspend(() => {
-        if (held.has(uri)) return Effect.void
-        return Effect.gen(function*() {
-          const ready = yield* Deferred.make<void, McpError.McpError>()
-          const fiber: Fiber.RuntimeFiber<void, McpError.McpError> = yield* listen(
-            peer,
-            { resourceSubscriptions: [uri] },
-            ackTimeout
-          ).pipe(
-            Effect.zipRight(Deferred.succeed(ready, undefined)),
-            Effect.zipRight(Effect.never),
-            Effect.tapError((error) => Deferred.fail(ready, error)),
-            Effect.scoped,
-            // A subscription that could not open is not held.
-            Effect.ensuring(Effect.sync(() => held.get(uri) === fiber && held.delete(uri))),
-            Effect.forkIn(scope)
-          )
-          held.set(uri, fiber)
-          yield* Deferred.await(ready)
-        })
-      }),
-    unsubscribeResource: (uri: string): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const fiber = held.get(uri)
-        held.delete(uri)
-        return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+  const subscribe = (uri: string): Effect.Effect<void, McpError.McpError> =>
+    Effect.suspend(() => {
+      if (held.has(uri)) return Effect.void
+      return Effect.gen(function*() {
+        const ready = yield* Deferred.make<void, McpError.McpError>()
+        const fiber: Fiber.RuntimeFiber<void, McpError.McpError> = yield* listen(
+          peer,
+          { resourceSubscriptions: [uri] },
+          ackTimeout
+        ).pipe(
+          Effect.zipRight(Deferred.succeed(ready, undefined)),
+          Effect.zipRight(Effect.never),
+          Effect.tapError((error) => Deferred.fail(ready, error)),
+          Effect.scoped,
+          // A subscription that could not open is not held.
+          Effect.ensuring(Effect.sync(() => held.get(uri) === fiber && held.delete(uri))),
+          Effect.forkIn(scope)
+        )
+        held.set(uri, fiber)
+        yield* Deferred.await(ready)
       })
+    })
+  const unsubscribe = (uri: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const fiber = held.get(uri)
+      held.delete(uri)
+      return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+    })
+  return {
+    subscribeResource: (uri: string) => gate("resources.subscribe", "subscribe to resources", subscribe(uri)),
+    unsubscribeResource: (uri: string) => gate("resources.subscribe", "unsubscribe from resources", unsubscribe(uri))
   }
 }

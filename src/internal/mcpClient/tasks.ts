@@ -29,7 +29,7 @@ import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
 import { decode } from "./decode.js"
-import { answerInputs } from "./mrtr.js"
+import { answerInputs, withInputRounds } from "./mrtr.js"
 
 /** How long to wait between polls when the server names no `pollInterval`. */
 const DEFAULT_POLL = Duration.seconds(1)
@@ -252,3 +252,32 @@ export const followTask = (
     )
   })
 }
+
+/** Capabilities that declare the tasks extension too. */
+export const withTasksExtension = (capabilities: McpSchema.ClientCapabilities): McpSchema.ClientCapabilities => ({
+  ...capabilities,
+  extensions: { [McpSchema.TASKS_EXTENSION]: {}, ...(capabilities.extensions as object | undefined) }
+})
+
+/**
+ * How a connection sends a request: input rounds answered (2026-07-28), and a task the
+ * server made of it followed to its result (the tasks extension), its statuses told to `onTask`.
+ */
+export const makeExchange = (
+  peer: Peer.Peer,
+  handlers: Readonly<Record<string, Peer.Handler>>
+) =>
+(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  requestOptions: Peer.RequestOptions | undefined,
+  onTask?: TaskOptions["onTask"]
+): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
+  withInputRounds(
+    peer.server,
+    handlers,
+    method,
+    params,
+    (sent) => peer.request(method, sent, requestOptions),
+    (created) => followTask(peer, handlers, method, created, { onTask })
+  )

@@ -10,6 +10,7 @@ import * as McpClient from "../../../src/McpClient.js"
 import type { RegistryEvent } from "../../../src/RegistryEvent.js"
 import * as FakeServer from "../../../src/testing/FakeServer.js"
 import { Transport } from "../../../src/Transport.js"
+import { discover } from "../../support/modern.js"
 
 const tool = (name: string, description = name) => ({ name, description, inputSchema: { type: "object" as const } })
 
@@ -47,12 +48,7 @@ describe("the watch of a 2026-07-28 server", () => {
         name: "s",
         capabilities,
         handlers: {
-          "server/discover": () =>
-            Effect.succeed({
-              supportedVersions: ["2026-07-28"],
-              capabilities,
-              serverInfo: { name: "s", version: "1" }
-            }),
+          "server/discover": discover("s", capabilities),
           "tools/list": () => Effect.sync(() => ({ tools })),
           "subscriptions/listen": (request) =>
             Effect.zipRight(
