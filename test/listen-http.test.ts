@@ -11,7 +11,7 @@ import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
-import { json, type Seen, serve, sse } from "./support/httpServer.js"
+import { json, type Seen, serve, sse, status } from "./support/httpServer.js"
 
 const capabilities = { tools: { listChanged: true } }
 
@@ -21,6 +21,7 @@ const meta = (id: unknown) => ({ _meta: { "io.modelcontextprotocol/subscriptionI
 // later one is acknowledged, says one change and stays open.
 const fixture = () => {
   let listens = 0
+  let polls = 0
   return serve((request: Seen) => {
     const { id, method, params } = request.body ?? {}
     switch (method) {
@@ -75,6 +76,8 @@ const fixture = () => {
             : { resultType: "complete", content: [{ type: "text", text: JSON.stringify(params.inputResponses) }] }
         }))
       case "tasks/get":
+        // The first poll meets a busy server.
+        if (++polls === 1) return Effect.succeed(status(503, "busy"))
         return Effect.succeed(json({
           jsonrpc: "2.0",
           id,
@@ -136,13 +139,15 @@ describe("2026-07-28 over Streamable HTTP", () => {
       expect(calls[1]!.headers["mcp-name"]).toBe("t")
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 
-  it.scopedLive("follows a task of the tasks extension, naming it in Mcp-Name", () =>
+  it.scopedLive("follows a task of the tasks extension past a lost poll, naming it in Mcp-Name", () =>
     Effect.gen(function*() {
       const server = yield* fixture()
       const client = yield* connect(server.url)
       const result = yield* client.callTool("slow", {})
       expect(result.content).toEqual([{ type: "text", text: "done" }])
-      const get = server.seen.find((request) => request.body?.method === "tasks/get")!
+      const gets = server.seen.filter((request) => request.body?.method === "tasks/get")
+      expect(gets).toHaveLength(2)
+      const get = gets[1]!
       expect(get.body.params.taskId).toBe("task-é")
       // Not ASCII: the Base64 sentinel form.
       expect(get.headers["mcp-name"]).toBe(`=?base64?${Buffer.from("task-é").toString("base64")}?=`)

@@ -11,7 +11,8 @@
  * a request answered with `resultType: "task"` is followed by polling `tasks/get`, whose
  * answer carries the result or error once the task ends; a task in `input_required` lists
  * input requests, answered (each key once) by the same host handlers as multi round-trip
- * requests and sent with `tasks/update`. Interrupting the wait cancels the task here too;
+ * requests and sent with `tasks/update`. A poll lost on the way is sent again a few times
+ * (the task lives on at the server). Interrupting the wait cancels the task here too;
  * a wait that ends with the connection does not, so the task can be followed again by its id
  * on the next one (`followTask`).
  *
@@ -23,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
@@ -157,6 +159,14 @@ export const requestAsTask = (
     return result
   }).pipe(Effect.scoped)
 
+/** How many times in a row a lost poll of an extension task is sent again. */
+const POLL_RETRIES = 3
+
+const transient = (error: McpError.McpError): boolean => {
+  const reason = error.reason
+  return reason._tag === "Transport" || reason._tag === "Timeout" || (reason._tag === "Http" && reason.status >= 500)
+}
+
 // The extension's task as the status the caller is told (the 2025-11-25 shape).
 const statusOf = (task: McpSchema.DetailedTask): McpSchema.Task => {
   const { error: _e, inputRequests: _i, pollIntervalMs, result: _r, resultType: _t, ttlMs, ...rest } = task
@@ -198,9 +208,13 @@ export const followTask = (
   const server = peer.server
   const { onTask } = options
   const answered = new Set<string>()
+  // A poll lost on the way (the network, a busy server) is sent again: the task lives on at
+  // the server, and a stateless connection outlives a failed request.
   const get = (taskId: string) =>
     Effect.flatMap(
-      peer.request(McpSchema.Method.TasksGet, { taskId }),
+      peer.request(McpSchema.Method.TasksGet, { taskId }).pipe(
+        Effect.retry({ times: POLL_RETRIES, while: transient, schedule: Schedule.spaced(DEFAULT_POLL) })
+      ),
       (answer) => decode(server, McpSchema.Method.TasksGet, McpSchema.DetailedTask, answer)
     )
   // Each input request once: a task still listing one we answered waits for the server.
