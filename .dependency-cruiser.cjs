@@ -8,6 +8,7 @@
  *              WebSocket, HttpClientUndici), internal/transport/
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/, Host, internal/host/
+ *   server     McpServer, internal/mcpServer/ (the server side: sessions, handlers, items)
  *   auth       OAuth, internal/oauth/ (the authorization client; transports' owners use it)
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
  *              internal/serverRegistry/, internal/toolPins/
@@ -17,7 +18,7 @@
  *              FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's barrel), ai/ and ai-sdk/
  *              (the barrels of mcp-fleet/ai and mcp-fleet/ai-sdk)
  *
- * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
+ * Beside them: src/testing/ (the public test kit) may use anything below auth and is used
  * by no library module; src/internal/*.ts (traced, reveal, jsonSchema, …) are shared leaves that
  * anyone may import and that import nothing above base.
  *
@@ -45,6 +46,7 @@ const LAYERS = [
   ],
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
   ["client", ["^src/(McpClient|Host)\\.ts$", "^src/internal/(mcpClient|host)/"]],
+  ["server", ["^src/McpServer\\.ts$", "^src/internal/mcpServer/"]],
   ["auth", ["^src/OAuth\\.ts$", "^src/internal/oauth/"]],
   [
     "fleet",
@@ -72,6 +74,7 @@ const OWNERS = {
   peer: "^src/Peer\\.ts$",
   mcpClient: "^src/McpClient\\.ts$",
   host: "^src/Host\\.ts$",
+  mcpServer: "^src/McpServer\\.ts$",
   oauth: "^src/OAuth\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
   toolPins: "^src/ToolPins\\.ts$",
@@ -116,7 +119,7 @@ module.exports = {
       severity: "error",
       comment: "src/testing/ (the public test kit) may use anything below the fleet, nothing from the fleet up.",
       from: { path: TESTING },
-      to: { path: LAYERS.slice(4).flatMap(([, p]) => p) }
+      to: { path: LAYERS.slice(LAYERS.findIndex(([name]) => name === "auth")).flatMap(([, p]) => p) }
     },
     {
       name: "testing-is-not-library",

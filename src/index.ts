@@ -40,6 +40,9 @@ export * as Peer from "./Peer.js"
 /** One initialized connection to one MCP server. */
 export * as McpClient from "./McpClient.js"
 
+/** The server side: tools, resources, prompts, completion and logging served from Effect handlers. */
+export * as McpServer from "./McpServer.js"
+
 /** The host's side: sampling, elicitation and roots services that answer servers. */
 export * as Host from "./Host.js"
 

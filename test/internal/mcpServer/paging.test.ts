@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { decodeCursor, encodeCursor, page } from "../../../src/internal/gateway/paging.js"
+import { decodeCursor, encodeCursor, page } from "../../../src/internal/mcpServer/paging.js"
 
 const request = (cursor?: unknown) => ({
   jsonrpc: "2.0" as const,
@@ -9,7 +9,7 @@ const request = (cursor?: unknown) => ({
   params: cursor === undefined ? {} : { cursor }
 })
 
-describe("gateway paging", () => {
+describe("McpServer paging", () => {
   it("a cursor names its list and offset, and nothing else decodes", () => {
     expect(decodeCursor("tools", encodeCursor("tools", 3), 5)).toBe(3)
     expect(decodeCursor("tools", undefined, 5)).toBe(0)

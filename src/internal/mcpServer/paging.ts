@@ -1,5 +1,5 @@
 /**
- * Pages of the gateway's lists. A cursor names the list and the offset of the next page,
+ * Pages of a server's lists. A cursor names the list and the offset of the next page,
  * base64url-encoded so clients treat it as opaque; a cursor of another list, or past the
  * end, is refused.
  *

@@ -1,0 +1,585 @@
+/**
+ * The server side of MCP, the counterpart of `McpClient`: tools, resources (templates and
+ * subscriptions), prompts, completion and logging served from Effect handlers over any
+ * Transport (stdio, Streamable HTTP, memory), in every stateful revision
+ * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`).
+ *
+ * Two forms. The low-level one is `make` with `Handlers`, asked per client session (so a
+ * gateway can give each client its own view, with per-session state in the session's
+ * Scope). The data form, `fromItems`, is built on it: tools, resources, templates and
+ * prompts given as values (`tool`, `resource`, `resourceTemplate`, `prompt`), changeable at
+ * run time, a tool's arguments decoded with its Effect Schema before its handler runs.
+ *
+ * Every handler gets a `RequestContext`: the request, the client's revision and
+ * capabilities (per request, not only per session, so a stateless mode can fill them from
+ * the request's `_meta` later), progress and log messages related to the request, and the
+ * requests a handler may send its client (sampling, elicitation, roots), all through one
+ * function of the context (`requestClient`), so a transport with a stream per request can
+ * carry them on that request's stream (`Outbound.within`).
+ *
+ * The per-request path stays lean: a Peer handler per method made once per session, one
+ * small context object per request, no decoding of results; params are checked by hand
+ * where a handler needs them.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type { McpServerError } from "./internal/mcpServer/error.js"
+import * as Items from "./internal/mcpServer/items.js"
+import { page } from "./internal/mcpServer/paging.js"
+import * as Server from "./internal/mcpServer/server.js"
+import type * as JsonRpc from "./JsonRpc.js"
+import type * as McpError from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
+import type * as Memory from "./Memory.js"
+import type * as Peer from "./Peer.js"
+import * as Stdio from "./Stdio.js"
+import { Transport } from "./Transport.js"
+
+export {
+  /**
+   * A failure of what a handler asked of the client: `NotDeclared` when the client did not
+   * declare the capability the request needs (nothing was sent), `Client` when the request
+   * failed (the client's error, a timeout, the connection gone; the McpError is the
+   * `cause`), `InvalidAnswer` when the client's answer does not match its schema.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  McpServerError
+} from "./internal/mcpServer/error.js"
+
+/**
+ * The client of a session as a request sees it: the revision agreed on, what it declared,
+ * and who it says it is.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Client {
+  readonly protocolVersion: string
+  readonly capabilities: McpSchema.ClientCapabilities
+  readonly info?: McpSchema.Implementation | undefined
+}
+
+/**
+ * What a handler knows and can do while it answers one request. Its functions are methods
+ * of the context: call them on it (`ctx.progress(1)`), do not take them apart.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestContext {
+  /** The request as received. */
+  readonly request: JsonRpc.Request
+  /** The client, as of this request. */
+  readonly client: Client
+  /** Reports progress on this request; does nothing when the client gave no progressToken. */
+  progress(progress: number, total?: number, message?: string): Effect.Effect<void>
+  /**
+   * Sends a log message related to this request, when the session's level (logging/setLevel)
+   * admits it; before any setLevel, every level is admitted.
+   */
+  log(level: McpSchema.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void>
+  /** Sets the task's `statusMessage` when the request runs as a task; does nothing otherwise. */
+  status(message: string): Effect.Effect<void>
+  /**
+   * Sends any request to the client as part of this one. The one way out for requests to
+   * the client: `sample`, `elicit` and `listRoots` go through it.
+   */
+  requestClient(
+    method: string,
+    params?: Record<string, unknown> | undefined,
+    options?: Peer.RequestOptions | undefined
+  ): Effect.Effect<Record<string, unknown>, McpServerError>
+  /** Asks the client's model for a message; fails with `NotDeclared` when it did not declare sampling. */
+  sample(params: McpSchema.CreateMessageRequestParams): Effect.Effect<McpSchema.CreateMessageResult, McpServerError>
+  /**
+   * Asks the user for input, by a form or (2025-11-25) by a URL; fails with `NotDeclared`
+   * when the client did not declare elicitation in that mode.
+   */
+  elicit(params: McpSchema.ElicitRequestParams): Effect.Effect<McpSchema.ElicitResult, McpServerError>
+  /** The client's roots; fails with `NotDeclared` when it did not declare roots. */
+  listRoots(): Effect.Effect<McpSchema.ListRootsResult, McpServerError>
+}
+
+/**
+ * Serves tools: the list a client sees, and calls. An unknown name fails with -32602
+ * (`unknownTool`); a tool's own failure is a result with `isError: true`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolHandlers {
+  readonly list: (ctx: RequestContext) => Effect.Effect<ReadonlyArray<McpSchema.Tool>>
+  readonly call: (
+    name: string,
+    args: Record<string, unknown>,
+    ctx: RequestContext
+  ) => Effect.Effect<McpSchema.CallToolResult, Peer.HandlerError>
+}
+
+/**
+ * Serves resources. A URI nothing serves fails with -32002 (`resourceNotFound`).
+ * Subscriptions are kept per session by the server; `subscribe`/`unsubscribe` are told of
+ * them, and may refuse.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceHandlers {
+  readonly list: (ctx: RequestContext) => Effect.Effect<ReadonlyArray<McpSchema.Resource>>
+  readonly templates?: ((ctx: RequestContext) => Effect.Effect<ReadonlyArray<McpSchema.ResourceTemplate>>) | undefined
+  readonly read: (uri: string, ctx: RequestContext) => Effect.Effect<McpSchema.ReadResourceResult, Peer.HandlerError>
+  readonly subscribe?: ((uri: string, ctx: RequestContext) => Effect.Effect<void, Peer.HandlerError>) | undefined
+  readonly unsubscribe?: ((uri: string, ctx: RequestContext) => Effect.Effect<void, Peer.HandlerError>) | undefined
+}
+
+/**
+ * Serves prompts. An unknown name fails with -32602.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromptHandlers {
+  readonly list: (ctx: RequestContext) => Effect.Effect<ReadonlyArray<McpSchema.Prompt>>
+  readonly get: (
+    name: string,
+    args: Readonly<Record<string, string>>,
+    ctx: RequestContext
+  ) => Effect.Effect<McpSchema.GetPromptResult, Peer.HandlerError>
+}
+
+/**
+ * A handler of any method, given the request and its context.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type MethodHandler = (
+  request: JsonRpc.Request,
+  ctx: RequestContext
+) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+
+/**
+ * What a session serves. Each part is optional; what is absent is neither declared nor
+ * answered (-32601). Methods of its own are `Options.methods`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Handlers {
+  readonly tools?: ToolHandlers | undefined
+  readonly resources?: ResourceHandlers | undefined
+  readonly prompts?: PromptHandlers | undefined
+  /** completion/complete, for prompt arguments and resource template variables. */
+  readonly complete?:
+    | ((
+      params: McpSchema.CompleteRequestParams,
+      ctx: RequestContext
+    ) => Effect.Effect<McpSchema.CompleteResult, Peer.HandlerError>)
+    | undefined
+}
+
+/**
+ * Task-augmented tool calls (2025-11-25): a tool whose `execution.taskSupport` is
+ * `optional` or `required` runs as a task when the call carries `task`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskOptions {
+  /** The `pollInterval` told to clients, in milliseconds. Default: 1000. */
+  readonly pollInterval?: number | undefined
+  /** Sends `notifications/tasks/status` on each change of a task. Default: false. */
+  readonly notifyStatus?: boolean | undefined
+}
+
+/**
+ * Options of a server.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly serverInfo: McpSchema.Implementation
+  readonly instructions?: string | undefined
+  /**
+   * What a session serves: the same handlers for every session, or handlers made for each
+   * client when it initializes, in the session's Scope (given the session, for what it
+   * sends its client outside of any request).
+   */
+  readonly handlers: Handlers | ((client: Client, session: Session) => Effect.Effect<Handlers, never, Scope.Scope>)
+  /**
+   * The capabilities declared. Default: derived from the handlers (list_changed for every
+   * list, subscriptions, completions, logging, tasks when `tasks` is set), less what the
+   * agreed revision does not know.
+   */
+  readonly capabilities?: McpSchema.ServerCapabilities | undefined
+  /** The size of a page of a list. Default: 100. */
+  readonly pageSize?: number | undefined
+  /** Answers initialize with this revision whatever the client asks (for tests). Default: negotiated. */
+  readonly protocolVersion?: string | undefined
+  /** Serves tool calls as tasks (see `TaskOptions`). Default: no tasks. */
+  readonly tasks?: TaskOptions | undefined
+  /**
+   * Extra or raw methods, the same for every session; they replace the built-in handler of
+   * the same method (a raw `initialize` answers after the server has taken note of the client).
+   */
+  readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
+}
+
+/**
+ * How a session reaches its client, for a transport with a stream per request (Streamable
+ * HTTP): what is related to a request goes on that request's stream.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Outbound {
+  /** Sends a notification; `related` is the request it belongs to (progress, a log message). Default: the Peer's. */
+  readonly notify?:
+    | ((
+      method: string,
+      params: Record<string, unknown> | undefined,
+      related: JsonRpc.RequestId | undefined
+    ) => Effect.Effect<void>)
+    | undefined
+  /** Runs the sending of a request to the client as part of request `related`. Default: as is. */
+  readonly within?: (<A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+}
+
+/**
+ * One client's live session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Session {
+  /** The session's JSON-RPC Peer: requests and notifications to the client. */
+  readonly peer: Peer.Peer
+  /** The client, once it initialized. */
+  readonly client: () => Client | undefined
+  /** The level the client set with logging/setLevel, if it did. */
+  readonly level: () => McpSchema.LoggingLevel | undefined
+  /** Waits until the session ends and returns why. */
+  readonly closed: Effect.Effect<McpError.McpError>
+}
+
+/**
+ * The kinds of list a client can be told changed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ListKind = "tools" | "resources" | "prompts"
+
+/**
+ * A running server: serves sessions, tells them of changes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpServer {
+  /** Serves one client session over the Transport in context until it ends; returns why. */
+  readonly serve: Effect.Effect<McpError.McpError, never, Transport>
+  /** Starts a session over the Transport in context; it ends with the Scope (or when the client hangs up). */
+  readonly connect: (outbound?: Outbound | undefined) => Effect.Effect<Session, never, Transport | Scope.Scope>
+  /** Tells every initialized session that a list changed. */
+  readonly notifyListChanged: (kind: ListKind) => Effect.Effect<void>
+  /** Tells the sessions subscribed to `uri` that it changed. */
+  readonly notifyResourceUpdated: (uri: string) => Effect.Effect<void>
+  /** Sends a log message to every initialized session whose level admits it. */
+  readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
+  /** How many sessions are live. */
+  readonly sessions: () => number
+}
+
+/**
+ * Makes a server; sessions are started with `serve` or `connect`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (options: Options) => Effect.Effect<McpServer, never, Scope.Scope> = Server.make
+
+/**
+ * Serves one session on this process's stdin and stdout until the client hangs up (or the
+ * Scope closes); returns why it ended.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serveStdio = (server: McpServer): Effect.Effect<McpError.McpError, never, Scope.Scope> =>
+  Effect.flatMap(
+    Stdio.makeServer(process.stdin, process.stdout),
+    (transport) => Effect.provideService(server.serve, Transport, transport)
+  )
+
+/**
+ * A client's Memory transport linked to a session of `server`, for tests and in-process
+ * clients. Both end with the Scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectMemory: (
+  server: McpServer,
+  options?: { readonly name?: string | undefined; readonly outbound?: Outbound | undefined }
+) => Effect.Effect<{ readonly transport: Memory.MemoryTransport; readonly session: Session }, never, Scope.Scope> =
+  Server.connectMemory
+
+// ---------------------------------------------------------------------------
+// Errors handlers answer with
+// ---------------------------------------------------------------------------
+
+/**
+ * -32602 for an unknown tool (2025-11-25: "Unknown tool: name").
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const unknownTool: (name: string) => Peer.HandlerError = Server.unknownTool
+
+/**
+ * -32602 for an unknown prompt.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const unknownPrompt: (name: string) => Peer.HandlerError = Server.unknownPrompt
+
+/**
+ * -32002 for a resource nothing serves, with `data: { uri }`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const resourceNotFound: (uri: string) => Peer.HandlerError = Server.resourceNotFound
+
+/**
+ * -32602 with `message`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const invalidParams: (message: string) => Peer.HandlerError = Server.invalidParams
+
+/**
+ * A tool's own failure as its result: `isError: true` with `message` as text, for the
+ * model to read.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolError = (message: string): McpSchema.CallToolResult => ({
+  content: [{ type: "text", text: message }],
+  isError: true
+})
+
+/**
+ * The page of `items` a list request asks for, as `{ [key]: items, nextCursor? }`, with
+ * opaque cursors that name the list (`kind`); a bad cursor fails with -32602. For servers
+ * that answer list methods themselves.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const listPage: <A>(
+  kind: string,
+  key: string,
+  items: ReadonlyArray<A>,
+  request: JsonRpc.Request,
+  size: number
+) => Effect.Effect<Record<string, unknown>, Peer.HandlerError> = page
+
+// ---------------------------------------------------------------------------
+// The data form
+// ---------------------------------------------------------------------------
+
+/**
+ * A tool as data: its definition and its handler.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolItem {
+  readonly tool: McpSchema.Tool
+  readonly handler: (
+    args: Record<string, unknown>,
+    ctx: RequestContext
+  ) => Effect.Effect<McpSchema.CallToolResult, Peer.HandlerError>
+}
+
+/**
+ * A resource as data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceItem {
+  readonly resource: McpSchema.Resource
+  readonly read: (ctx: RequestContext) => Effect.Effect<McpSchema.ReadResourceResult, Peer.HandlerError>
+}
+
+/**
+ * Completes the value of one argument: the candidates for `value` (at most 100 are sent).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Completer = (
+  value: string,
+  ctx: RequestContext,
+  context: Readonly<Record<string, string>>
+) => Effect.Effect<ReadonlyArray<string>>
+
+/**
+ * A resource template as data: URIs matching `uriTemplate` (RFC 6570 `{var}` and `{+var}`)
+ * are read by `read` with the variables matched.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceTemplateItem {
+  readonly template: McpSchema.ResourceTemplate
+  readonly read: (
+    uri: string,
+    variables: Readonly<Record<string, string>>,
+    ctx: RequestContext
+  ) => Effect.Effect<McpSchema.ReadResourceResult, Peer.HandlerError>
+  /** Completers of its variables, by name. */
+  readonly complete?: Readonly<Record<string, Completer>> | undefined
+}
+
+/**
+ * A prompt as data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromptItem {
+  readonly prompt: McpSchema.Prompt
+  readonly get: (
+    args: Readonly<Record<string, string>>,
+    ctx: RequestContext
+  ) => Effect.Effect<McpSchema.GetPromptResult, Peer.HandlerError>
+  /** Completers of its arguments, by name. */
+  readonly complete?: Readonly<Record<string, Completer>> | undefined
+}
+
+/**
+ * A tool from its definition and a handler. With `parameters` (an Effect Schema of the
+ * arguments) its `inputSchema` is made from the Schema and the arguments are decoded with
+ * it before the handler runs; bad arguments are a tool execution error (`isError: true`)
+ * from 2025-11-25 on, -32602 before. A tool whose `execution.taskSupport` is `required`
+ * refuses a call that is not a task (-32601).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const tool: {
+  <A, I extends Record<string, unknown>>(
+    definition: Items.ToolDefinition & {
+      readonly parameters: Schema.Schema<A, I>
+      readonly handler: (args: A, ctx: RequestContext) => Effect.Effect<McpSchema.CallToolResult, Peer.HandlerError>
+    }
+  ): ToolItem
+  (
+    definition: Items.ToolDefinition & {
+      readonly inputSchema?: McpSchema.JsonObject | undefined
+      readonly handler: (
+        args: Record<string, unknown>,
+        ctx: RequestContext
+      ) => Effect.Effect<McpSchema.CallToolResult, Peer.HandlerError>
+    }
+  ): ToolItem
+} = Items.tool
+
+/**
+ * A resource from its definition and a reader.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resource = (
+  definition: McpSchema.Resource & { readonly read: ResourceItem["read"] }
+): ResourceItem => {
+  const { read, ...resource } = definition
+  return { resource, read }
+}
+
+/**
+ * A resource template from its definition, a reader, and completers of its variables.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resourceTemplate = (
+  definition: McpSchema.ResourceTemplate & {
+    readonly read: ResourceTemplateItem["read"]
+    readonly complete?: ResourceTemplateItem["complete"]
+  }
+): ResourceTemplateItem => {
+  const { complete, read, ...template } = definition
+  return { template, read, complete }
+}
+
+/**
+ * A prompt from its definition, a getter, and completers of its arguments.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const prompt = (
+  definition: McpSchema.Prompt & {
+    readonly get: PromptItem["get"]
+    readonly complete?: PromptItem["complete"]
+  }
+): PromptItem => {
+  const { complete, get, ...prompt } = definition
+  return { prompt, get, complete }
+}
+
+/**
+ * Options of a server made of items.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ItemsOptions extends Omit<Options, "handlers"> {
+  readonly tools?: ReadonlyArray<ToolItem> | undefined
+  readonly resources?: ReadonlyArray<ResourceItem> | undefined
+  readonly resourceTemplates?: ReadonlyArray<ResourceTemplateItem> | undefined
+  readonly prompts?: ReadonlyArray<PromptItem> | undefined
+}
+
+/**
+ * A server made of items, which can change while it runs: each change tells every session
+ * that the list changed. Adding an item of a name (or URI) already there replaces it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ItemServer extends McpServer {
+  readonly addTool: (item: ToolItem) => Effect.Effect<void>
+  readonly removeTool: (name: string) => Effect.Effect<void>
+  readonly addResource: (item: ResourceItem) => Effect.Effect<void>
+  readonly removeResource: (uri: string) => Effect.Effect<void>
+  readonly addResourceTemplate: (item: ResourceTemplateItem) => Effect.Effect<void>
+  readonly removeResourceTemplate: (uriTemplate: string) => Effect.Effect<void>
+  readonly addPrompt: (item: PromptItem) => Effect.Effect<void>
+  readonly removePrompt: (name: string) => Effect.Effect<void>
+}
+
+/**
+ * Makes a server from items. It declares tools, resources (with subscriptions) and prompts
+ * with list_changed, completions, logging, and tasks when a tool supports them or `tasks`
+ * is set.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromItems: (options: ItemsOptions) => Effect.Effect<ItemServer, never, Scope.Scope> = Items.fromItems

@@ -1,0 +1,129 @@
+/**
+ * The context of one request: one object per request, its functions on the prototype, so
+ * the per-request path allocates nothing more. Requests to the client go through
+ * `requestClient`, the one function a stateless mode will replace.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Schema from "effect/Schema"
+import type * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { Client, RequestContext } from "../../McpServer.js"
+import type * as Peer from "../../Peer.js"
+import { McpServerError } from "./error.js"
+import { admits } from "./logging.js"
+
+/** What a request's context needs of its session. */
+export interface SessionLink {
+  readonly client: Client | undefined
+  readonly level: McpSchema.LoggingLevel | undefined
+  readonly notify: (
+    method: string,
+    params: Record<string, unknown> | undefined,
+    related: JsonRpc.RequestId | undefined
+  ) => Effect.Effect<void>
+  readonly request: (
+    related: JsonRpc.RequestId,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: Peer.RequestOptions | undefined
+  ) => Effect.Effect<Record<string, unknown>, McpServerError>
+}
+
+// Before initialize (a ping, a raw method): a client that declared nothing.
+const UNKNOWN_CLIENT: Client = { protocolVersion: McpSchema.LATEST_PROTOCOL_VERSION, capabilities: {} }
+
+const notDeclared = (method: string, capability: string) =>
+  Effect.fail(
+    new McpServerError({
+      reason: "NotDeclared",
+      method,
+      message: `${method}: the client did not declare the ${capability} capability`
+    })
+  )
+
+const decodeAnswer = <A, I>(schema: Schema.Schema<A, I>, method: string) => {
+  const decode = McpSchema.decodeUnknown(schema)
+  return (answer: Record<string, unknown>): Effect.Effect<A, McpServerError> =>
+    Either.match(decode(answer), {
+      onLeft: (issue) =>
+        Effect.fail(
+          new McpServerError({ reason: "InvalidAnswer", method, message: `${method}: ${issue.message}`, cause: issue })
+        ),
+      onRight: Effect.succeed
+    })
+}
+const sampled = decodeAnswer(McpSchema.CreateMessageResult, McpSchema.Method.SamplingCreateMessage)
+const elicited = decodeAnswer(McpSchema.ElicitResult, McpSchema.Method.ElicitationCreate)
+const rooted = decodeAnswer(McpSchema.ListRootsResult, McpSchema.Method.RootsList)
+
+/** The context of `request` in `session`; `setStatus` is the task's, when it runs as one. */
+export class Context<S extends SessionLink = SessionLink> implements RequestContext {
+  constructor(
+    readonly session: S,
+    readonly request: JsonRpc.Request,
+    readonly setStatus?: ((message: string) => Effect.Effect<void>) | undefined
+  ) {}
+
+  get client(): Client {
+    return this.session.client ?? UNKNOWN_CLIENT
+  }
+
+  progress(progress: number, total?: number, message?: string): Effect.Effect<void> {
+    const token = (this.request.params?._meta as { progressToken?: unknown } | undefined)?.progressToken
+    if (token === undefined) return Effect.void
+    return this.session.notify(McpSchema.Method.Progress, {
+      progressToken: token,
+      progress,
+      ...(total === undefined ? {} : { total }),
+      ...(message === undefined ? {} : { message })
+    }, this.request.id)
+  }
+
+  log(level: McpSchema.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void> {
+    if (!admits(this.session.level, level)) return Effect.void
+    return this.session.notify(
+      McpSchema.Method.LoggingMessage,
+      logger === undefined ? { level, data } : { level, logger, data },
+      this.request.id
+    )
+  }
+
+  status(message: string): Effect.Effect<void> {
+    return this.setStatus === undefined ? Effect.void : this.setStatus(message)
+  }
+
+  requestClient(
+    method: string,
+    params?: Record<string, unknown>,
+    options?: Peer.RequestOptions
+  ): Effect.Effect<Record<string, unknown>, McpServerError> {
+    return this.session.request(this.request.id, method, params, options)
+  }
+
+  sample(params: McpSchema.CreateMessageRequestParams): Effect.Effect<McpSchema.CreateMessageResult, McpServerError> {
+    const method = McpSchema.Method.SamplingCreateMessage
+    if (this.client.capabilities.sampling === undefined) return notDeclared(method, "sampling")
+    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>), sampled)
+  }
+
+  elicit(params: McpSchema.ElicitRequestParams): Effect.Effect<McpSchema.ElicitResult, McpServerError> {
+    const method = McpSchema.Method.ElicitationCreate
+    const declared = this.client.capabilities.elicitation
+    if (declared === undefined) return notDeclared(method, "elicitation")
+    // `elicitation: {}` declares forms only; URLs need `url` (2025-11-25).
+    if (params.mode === "url" && declared.url === undefined) return notDeclared(method, "elicitation.url")
+    if (params.mode !== "url" && declared.url !== undefined && declared.form === undefined) {
+      return notDeclared(method, "elicitation.form")
+    }
+    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>), elicited)
+  }
+
+  listRoots(): Effect.Effect<McpSchema.ListRootsResult, McpServerError> {
+    const method = McpSchema.Method.RootsList
+    if (this.client.capabilities.roots === undefined) return notDeclared(method, "roots")
+    return Effect.flatMap(this.requestClient(method), rooted)
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * One client session: the lifecycle (initialize, the revision, requests refused before it),
+ * the Peer handlers made once per session from the built-in methods and the session's
+ * `Handlers`, and what the session keeps (the client, its log level, its subscriptions,
+ * its tasks).
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
+import type * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { Client, Handlers, Options, Outbound, Session as PublicSession } from "../../McpServer.js"
+import type * as Peer from "../../Peer.js"
+import { Context, type SessionLink } from "./context.js"
+import { McpServerError } from "./error.js"
+import { internalError, invalidParams, invalidRequest } from "./errors.js"
+import * as Methods from "./methods.js"
+import type * as Tasks from "./tasks.js"
+
+/** A revision the server speaks: the client's when it is one, else the latest. */
+export const negotiate = (requested: unknown): string =>
+  typeof requested === "string" && (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(requested)
+    ? requested
+    : McpSchema.LATEST_PROTOCOL_VERSION
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The state of one session, as the built-in methods and the contexts see it. */
+export class Session implements SessionLink {
+  client: Client | undefined = undefined
+  initialized = false
+  level: McpSchema.LoggingLevel | undefined = undefined
+  handlers: Handlers | undefined
+  readonly subscriptions = new Set<string>()
+  tasks: Tasks.Tasks | undefined = undefined
+  peer: Peer.Peer | undefined = undefined
+  /** The session as its owner sees it, once its Peer runs. */
+  view!: PublicSession
+
+  constructor(
+    readonly options: Options,
+    readonly scope: Scope.Scope,
+    readonly outbound: Outbound
+  ) {
+    this.handlers = typeof options.handlers === "function" ? undefined : options.handlers
+  }
+
+  get pageSize(): number {
+    return this.options.pageSize ?? 100
+  }
+
+  notify = (method: string, params: Record<string, unknown> | undefined, related?: JsonRpc.RequestId) =>
+    this.outbound.notify !== undefined
+      ? this.outbound.notify(method, params, related)
+      : this.peer === undefined
+      ? Effect.void
+      : Effect.ignore(this.peer.notify(method, params))
+
+  request = (
+    related: JsonRpc.RequestId,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: Peer.RequestOptions | undefined
+  ): Effect.Effect<Record<string, unknown>, McpServerError> =>
+    Effect.suspend(() => {
+      const send = this.peer!.request(method, params, options)
+      return (this.outbound.within === undefined ? send : this.outbound.within(related, send)).pipe(
+        Effect.mapError((error) =>
+          new McpServerError({ reason: "Client", method, message: error.message, cause: error })
+        )
+      )
+    })
+
+  /** What initialize tells: the client, and this session's handlers once made for it. */
+  readonly begin = (request: JsonRpc.Request): Effect.Effect<void, Peer.HandlerError> =>
+    Effect.suspend(() => {
+      if (this.initialized) return Effect.fail(invalidRequest("The session is already initialized"))
+      const params = request.params
+      if (!isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
+      const client: Client = {
+        protocolVersion: this.options.protocolVersion ?? negotiate(params.protocolVersion),
+        capabilities: isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
+        info: isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
+      }
+      this.client = client
+      const make = this.options.handlers
+      if (typeof make !== "function" || this.handlers !== undefined) return Effect.void
+      return Effect.map(Scope.extend(make(client, this.view), this.scope), (handlers) => {
+        this.handlers = handlers
+      })
+    })
+}
+
+// Each method's answer in a session; what a handler may not answer becomes -32603.
+const guard = (session: Session, method: string, handler: Methods.Method): Peer.Handler => {
+  const answer = (request: JsonRpc.Request) =>
+    handler(request, new Context(session, request)).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.zipRight(
+          Effect.logError(`MCP server: the handler of ${method} failed`, defect),
+          Effect.fail(internalError)
+        )
+      )
+    )
+  if (method === McpSchema.Method.Initialize) {
+    return (request) =>
+      session.begin(request).pipe(
+        Effect.zipRight(answer(request)),
+        Effect.tap(() => {
+          session.initialized = true
+        })
+      )
+  }
+  return (request) =>
+    session.initialized ? answer(request) : Effect.fail(invalidRequest("The session is not initialized"))
+}
+
+/** The Peer handlers of a session: the built-in methods, less those `methods` replaces, and `methods`. */
+export const peerHandlers = (session: Session): Record<string, Peer.Handler> => {
+  const table: Record<string, Peer.Handler> = {}
+  const methods: Record<string, Methods.Method> = { ...Methods.builtIn, ...session.options.methods }
+  for (const [method, handler] of Object.entries(methods)) {
+    table[method] = guard(session, method, handler)
+  }
+  return table
+}
