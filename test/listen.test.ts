@@ -150,6 +150,31 @@ describe("subscriptions/listen (2026-07-28)", () => {
       expect((yield* Queue.take(setup.opened)).id).not.toEqual(again.id)
     }))
 
+  it.scoped("waits longer each time the stream ends unacknowledged, and less once acknowledged", () =>
+    Effect.gen(function*() {
+      const setup = yield* connect
+      const { request, subscription } = yield* open(setup, { toolsListChanged: true })
+      const drop = (opened: Opened) =>
+        Deferred.fail(opened.end, new Peer.HandlerError({ code: -32603, message: "lost" }))
+      // Opened again after 1 s, then 2 s, then 4 s while the server says nothing.
+      let last = request
+      for (const wait of [1, 2, 4]) {
+        yield* drop(last)
+        yield* TestClock.adjust(`${wait - 0.5} seconds`)
+        expect(yield* Queue.size(setup.opened)).toBe(0)
+        yield* TestClock.adjust("0.5 seconds")
+        last = yield* Queue.take(setup.opened)
+      }
+      // Acknowledged: the next drop is met after 1 s again.
+      yield* setup.ack(last.id, { toolsListChanged: true })
+      // Seen once what follows the acknowledgment is.
+      yield* setup.send(last.id, "notifications/tools/list_changed")
+      yield* Queue.take(subscription.notifications)
+      yield* drop(last)
+      yield* TestClock.adjust("1 second")
+      expect((yield* Queue.take(setup.opened)).id).not.toEqual(last.id)
+    }))
+
   it.scoped("ending the subscription cancels its request", () =>
     Effect.gen(function*() {
       const setup = yield* connect

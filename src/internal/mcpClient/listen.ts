@@ -9,7 +9,8 @@
  *
  * There is no resumption in this revision: when the request ends — the stream dropped, or the
  * server closed it — and the connection still runs, it is sent again with a new id (the
- * server keeps nothing of the old one). Ending the Scope interrupts the request, which
+ * server keeps nothing of the old one), after a wait that doubles while no acknowledgment
+ * comes. Ending the Scope interrupts the request, which
  * cancels it, closing its stream.
  *
  * @internal
@@ -26,8 +27,15 @@ import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
 
-/** How long to wait before sending a dropped subscription's request again. */
+/** How long to wait before sending a dropped subscription's request again, the first time. */
 export const REOPEN_DELAY = Duration.seconds(1)
+
+/** The longest wait between two tries, when the stream keeps ending unacknowledged. */
+export const MAX_REOPEN_DELAY = Duration.seconds(30)
+
+// The wait before try `failures` + 1: doubling from REOPEN_DELAY while no acknowledgment comes.
+const reopenDelay = (failures: number): Duration.Duration =>
+  Duration.min(Duration.times(REOPEN_DELAY, 2 ** Math.min(failures, 10)), MAX_REOPEN_DELAY)
 
 /**
  * One open subscription.
@@ -101,6 +109,8 @@ export const listen = (
     let current: JsonRpc.RequestId | undefined
     let acknowledged: McpSchema.SubscriptionFilter = {}
     let isAcknowledged = false
+    // Tries since the last acknowledgment.
+    let failures = 0
 
     const handle = (notification: JsonRpc.Notification): Effect.Effect<void> => {
       if (current === undefined || subscriptionOf(notification) !== current) return Effect.void
@@ -113,6 +123,7 @@ export const listen = (
       if (Either.isLeft(ack)) return Effect.logWarning(`server '${server}' sent a malformed acknowledgment; skipped`)
       acknowledged = within(filter, ack.right.notifications)
       isAcknowledged = true
+      failures = 0
       return Deferred.succeed(firstAck, undefined)
     }
     yield* Queue.take(incoming).pipe(Effect.flatMap(handle), Effect.forever, Effect.forkScoped)
@@ -141,7 +152,7 @@ export const listen = (
             )
           )
       }),
-      Effect.zipRight(Effect.sleep(REOPEN_DELAY)),
+      Effect.zipRight(Effect.suspend(() => Effect.sleep(reopenDelay(failures++)))),
       Effect.zipRight(Effect.suspend(() => loop))
     )
     const running = yield* Effect.forkScoped(Effect.raceFirst(loop, Effect.asVoid(peer.closed)))
