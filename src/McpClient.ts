@@ -1,7 +1,9 @@
 /**
- * One connection to one MCP server: the initialize handshake and revision negotiation,
- * calls gated on the capabilities the server declared, complete (bounded) pagination, and
- * tool results checked against the tool's outputSchema.
+ * One connection to one MCP server: the revision chosen (a `server/discover` probe for the
+ * stateless 2026-07-28 revision, the initialize handshake for earlier ones), calls gated on
+ * the capabilities the server declared, complete (bounded) pagination, and tool results
+ * checked against the tool's outputSchema. On a 2026-07-28 connection every request carries
+ * the revision, our identity and capabilities (and the log level) in its `_meta`.
  *
  * @since 0.1.0
  */
@@ -18,7 +20,7 @@ import * as Stream from "effect/Stream"
 import * as Host from "./Host.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
-import { initialize } from "./internal/mcpClient/handshake.js"
+import { negotiate, requestMeta } from "./internal/mcpClient/handshake.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
 import { requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
@@ -36,10 +38,20 @@ import { Transport } from "./Transport.js"
  * @since 0.1.0
  */
 export interface Options {
-  /** Who we are, sent in initialize. Default: mcp-fleet. */
+  /** Who we are, sent in initialize or in every request's `_meta`. Default: mcp-fleet. */
   readonly clientInfo?: McpSchema.Implementation | undefined
-  /** The revision to ask for. Default: the latest, 2025-11-25. */
-  readonly protocolVersion?: McpSchema.ProtocolVersion | undefined
+  /**
+   * The revision to speak. Default: chosen by itself — a `server/discover` probe asking for
+   * 2026-07-28, and initialize (asking for 2025-11-25) when the server turns out to predate
+   * it. A stateful revision (2025-11-25 and earlier) skips the probe and initializes; a
+   * stateless one (2026-07-28) is the only one tried, with no fallback.
+   */
+  readonly protocolVersion?: McpSchema.Revision | undefined
+  /**
+   * How long the server may leave the `server/discover` probe unanswered before it is taken
+   * for one of an earlier revision. Default: 5 s.
+   */
+  readonly discoverTimeout?: Duration.DurationInput | undefined
   /**
    * Capabilities to declare beyond those of the host services (see `host`); their handlers
    * go in `handlers`. Default: none.
@@ -99,8 +111,8 @@ export type CompletionRef = McpSchema.PromptReference | McpSchema.ResourceTempla
 export interface McpClient {
   /** The server's name (from the transport). */
   readonly server: string
-  /** The revision both sides agreed on. */
-  readonly protocolVersion: McpSchema.ProtocolVersion
+  /** The revision both sides agreed on (2026-07-28 is stateless: no session, no initialize). */
+  readonly protocolVersion: McpSchema.Revision
   readonly serverInfo: McpSchema.Implementation
   readonly capabilities: McpSchema.ServerCapabilities
   readonly instructions: string | undefined
@@ -131,9 +143,14 @@ export interface McpClient {
     argument: { readonly name: string; readonly value: string },
     context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpError>
+  /**
+   * The least severe log level the server should send. On a 2026-07-28 connection it is
+   * carried by every later request's `_meta` instead of `logging/setLevel`.
+   */
   readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
+  /** Whether the server answers: `ping`, or `server/discover` on a 2026-07-28 connection (which has no ping). */
   readonly ping: () => Effect.Effect<void, McpError.McpError>
   /** The server's notifications (list_changed, resources/updated, log messages, progress, ...). */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
@@ -161,10 +178,11 @@ export interface McpClient {
 export const McpClient = Context.GenericTag<McpClient>("mcp-fleet/McpClient")
 
 /**
- * Connects over the Transport in context: sends initialize, checks the revision the server
- * chose, sends notifications/initialized. The connection ends with the Scope. The host
- * services in context (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) are declared and
- * answer the server's requests; a change of the roots is told to the server.
+ * Connects over the Transport in context and agrees on a revision (see
+ * `Options.protocolVersion`): `server/discover` for a 2026-07-28 server, else initialize and
+ * notifications/initialized. The connection ends with the Scope. The host services in context
+ * (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) are declared and answer the server's
+ * requests; a change of the roots is told to a server of a stateful revision.
  *
  * @since 0.1.0
  * @category constructors
@@ -174,9 +192,13 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const transport = yield* Transport
     // The host's handlers reach the server through the Peer they are given to.
     const ready = yield* Deferred.make<Peer.Peer>()
+    // The `_meta` of every request on a stateless connection; undefined on a stateful one.
+    let meta: Record<string, unknown> | undefined
     const host = Host.clientSide(yield* Host.services(options.host), {
       server: transport.server,
-      notify: (method, params) => Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
+      // A stateless server is told nothing: it has no session to tell.
+      notify: (method, params) =>
+        meta === undefined ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params)) : Effect.void
     })
     const peer = yield* Peer.make({
       handlers: { ...host.handlers, ...options.handlers },
@@ -186,19 +208,27 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     yield* Deferred.succeed(ready, peer)
     const scope = yield* Effect.scope
     const server = peer.server
-    // Subscribed before initialize, so nothing the server says is missed.
+    // Subscribed before the handshake, so nothing the server says is missed.
     const own = yield* peer.subscribe
-    const initialized = yield* initialize(peer, {
-      ...options,
-      capabilities: { ...host.capabilities, ...options.capabilities }
-    })
-    const { capabilities, protocolVersion } = initialized
+    const hello = { ...options, capabilities: { ...host.capabilities, ...options.capabilities } }
+    const agreed = yield* negotiate(peer, hello)
+    const { capabilities, protocolVersion } = agreed
+    const modern = McpSchema.isModernVersion(protocolVersion) ? protocolVersion : undefined
+    if (modern !== undefined) meta = requestMeta(modern, hello)
+    const send: typeof peer.request = meta === undefined ?
+      peer.request :
+      (method, params, requestOptions) =>
+        peer.request(
+          method,
+          { ...params, _meta: params?._meta === undefined ? meta : { ...params._meta, ...meta } },
+          requestOptions
+        )
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
     const request: McpClient["request"] = (method, params, schema, requestOptions) =>
-      Effect.flatMap(peer.request(method, params, requestOptions), (result) => decode(server, method, schema, result))
+      Effect.flatMap(send(method, params, requestOptions), (result) => decode(server, method, schema, result))
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(
       feature: Feature,
@@ -218,15 +248,39 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       Effect.forkScoped
     )
     yield* Effect.forkScoped(host.watchRoots)
-    const listTools = traced("McpClient.listTools")(() =>
-      list("tools", "list tools", McpSchema.Method.ToolsList, McpSchema.ListToolsResult, (result) => result.tools).pipe(
-        Effect.tap(outputs.remember)
+    // A transport that mirrors tool arguments into headers (2026-07-28) refuses tools whose
+    // annotations are invalid: they are dropped from the list, each with a warning.
+    const mirror = modern === undefined ? undefined : transport.mirrorToolArguments
+    const accepted = (tools: ReadonlyArray<McpSchema.Tool>) => {
+      const rejected = mirror!(tools)
+      if (rejected.size === 0) return Effect.succeed(tools)
+      return Effect.as(
+        Effect.forEach(
+          rejected,
+          ([name, reason]) =>
+            Effect.logWarning(`server '${server}': tool '${name}' dropped: invalid x-mcp-header (${reason})`).pipe(
+              Effect.annotateLogs({ server })
+            ),
+          { discard: true }
+        ),
+        tools.filter((tool) => !rejected.has(tool.name))
       )
-    )
+    }
+    const listTools = traced("McpClient.listTools")(() => {
+      const listed = list(
+        "tools",
+        "list tools",
+        McpSchema.Method.ToolsList,
+        McpSchema.ListToolsResult,
+        (result) => result.tools
+      )
+      return (mirror === undefined ? listed : Effect.flatMap(listed, accepted)).pipe(Effect.tap(outputs.remember))
+    })
 
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
     const toolsSupported = supported("tools")
-    const taskCalls = capabilities.tasks?.requests?.tools?.call !== undefined
+    // Tasks of 2025-11-25; a stateless server's tasks are an extension of their own.
+    const taskCalls = modern === undefined && capabilities.tasks?.requests?.tools?.call !== undefined
     const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
     const callTool = traced("McpClient.callTool")((
       name: string,
@@ -238,32 +292,48 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       let requestOptions: TaskOptions = resetOnProgress
       let asTask = false
       if (callOptions !== undefined) {
-        const { meta, task, ...rest } = callOptions
-        if (meta !== undefined) params = { name, arguments: args ?? {}, _meta: meta }
+        const { meta: callMeta, task, ...rest } = callOptions
+        if (callMeta !== undefined) params = { name, arguments: args ?? {}, _meta: callMeta }
         requestOptions = { resetTimeoutOnProgress: true, ...rest }
         asTask = task === true && taskCalls
       }
-      const send = () =>
+      const sendCall = () =>
         asTask || outputs.requiresTask(name)
           ? requestAsTask(peer, McpSchema.Method.ToolsCall, params, requestOptions)
-          : peer.request(McpSchema.Method.ToolsCall, params, requestOptions)
+          : send(McpSchema.Method.ToolsCall, params, requestOptions)
       // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
-        taskCalls ? Effect.suspend(send) : peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
+        taskCalls ? Effect.suspend(sendCall) : send(McpSchema.Method.ToolsCall, params, requestOptions),
         (result) => outputs.check(name, result)
       )
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
     })
 
+    const operations = makeOperations({ request, gate, list })
     return {
       server,
       protocolVersion,
-      serverInfo: initialized.serverInfo,
+      serverInfo: agreed.serverInfo,
       capabilities,
-      instructions: initialized.instructions,
+      instructions: agreed.instructions,
       listTools,
       callTool,
-      ...makeOperations({ request, gate, list }),
+      ...operations,
+      ...(modern === undefined ? {} : {
+        // The level rides on every later request; a stateless server keeps no state of ours.
+        setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
+          gate(
+            "logging",
+            "set the logging level",
+            Effect.sync(() => {
+              meta = requestMeta(modern, hello, level)
+            })
+          )
+        ),
+        ping: traced("McpClient.ping")(() =>
+          Effect.asVoid(request(McpSchema.DISCOVER_METHOD, undefined, McpSchema.DiscoverResult))
+        )
+      }),
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))

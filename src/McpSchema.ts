@@ -1662,3 +1662,148 @@ export const decodeServerNotification = (
   params: unknown
 ): Either.Either<ServerNotification, ParseResult.ParseError> =>
   decodeNotification(params === undefined ? { method } : { method, params })
+
+// ---------------------------------------------------------------------------
+// Revision 2026-07-28 (stateless): per-request `_meta`, server/discover, cache hints,
+// the modern error codes. Kept apart from the stateful revisions above: a 2026-07-28
+// connection has no initialize and no session.
+// ---------------------------------------------------------------------------
+
+/**
+ * The stateless ("modern") revisions this library speaks as a client, newest first. They
+ * carry the revision, the client's identity and capabilities on every request instead of an
+ * initialize handshake.
+ *
+ * @since 0.1.0
+ */
+export const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const
+
+/**
+ * A stateless revision.
+ *
+ * @since 0.1.0
+ */
+export type ModernProtocolVersion = typeof MODERN_PROTOCOL_VERSIONS[number]
+
+/**
+ * Any revision a connection may speak: a stateful one (initialize) or a stateless one.
+ *
+ * @since 0.1.0
+ */
+export type Revision = ProtocolVersion | ModernProtocolVersion
+
+/**
+ * Whether `version` is a stateless revision this library speaks.
+ *
+ * @since 0.1.0
+ */
+export const isModernVersion = (version: unknown): version is ModernProtocolVersion =>
+  (MODERN_PROTOCOL_VERSIONS as ReadonlyArray<unknown>).includes(version)
+
+/**
+ * The `_meta` keys of a 2026-07-28 request and result.
+ *
+ * @since 0.1.0
+ */
+export const MetaKey = {
+  ProtocolVersion: "io.modelcontextprotocol/protocolVersion",
+  ClientInfo: "io.modelcontextprotocol/clientInfo",
+  ClientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  LogLevel: "io.modelcontextprotocol/logLevel",
+  ServerInfo: "io.modelcontextprotocol/serverInfo"
+} as const
+
+/**
+ * The method of the discovery request (2026-07-28).
+ *
+ * @since 0.1.0
+ */
+export const DISCOVER_METHOD = "server/discover"
+
+/**
+ * The JSON-RPC error codes the 2026-07-28 revision defines: a header that does not match the
+ * body, a client capability the request needs, a revision the server does not support. An
+ * error with one of them comes from a stateless server.
+ *
+ * @since 0.1.0
+ */
+export const ModernErrorCode = {
+  HeaderMismatch: -32020,
+  MissingRequiredClientCapability: -32021,
+  UnsupportedProtocolVersion: -32022
+} as const
+
+/**
+ * Whether a JSON-RPC error code is one the 2026-07-28 revision defines.
+ *
+ * @since 0.1.0
+ */
+export const isModernErrorCode = (code: unknown): boolean =>
+  code === ModernErrorCode.HeaderMismatch || code === ModernErrorCode.MissingRequiredClientCapability ||
+  code === ModernErrorCode.UnsupportedProtocolVersion
+
+/**
+ * The `data` of an UnsupportedProtocolVersion error (-32022).
+ *
+ * @since 0.1.0
+ */
+export const UnsupportedProtocolVersionData = Schema.Struct({
+  supported: Schema.Array(Schema.String),
+  requested: Schema.optional(Schema.String)
+}, JsonObject).annotations({ identifier: "UnsupportedProtocolVersionData" })
+
+/**
+ * @since 0.1.0
+ */
+export interface UnsupportedProtocolVersionData extends Schema.Schema.Type<typeof UnsupportedProtocolVersionData> {}
+
+const cacheHintFields = {
+  ttlMs: Schema.optional(Schema.Number),
+  cacheScope: Schema.optional(Schema.Literal("public", "private"))
+}
+
+/**
+ * The caching hints of a cacheable result (discover, the lists, resources/read): how long it
+ * stays fresh, and who may share it. Absent in stateful revisions (then: stale at once).
+ *
+ * @since 0.1.0
+ */
+export const CacheHints = Schema.Struct(cacheHintFields).annotations({ identifier: "CacheHints" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CacheHints extends Schema.Schema.Type<typeof CacheHints> {}
+
+/**
+ * How long a result stays fresh, in milliseconds: its `ttlMs`, with a missing, negative or
+ * malformed one read as 0 (stale at once), as the spec says.
+ *
+ * @since 0.1.0
+ */
+export const ttlOf = (result: unknown): number => {
+  const ttl = (result as { readonly ttlMs?: unknown } | null | undefined)?.ttlMs
+  return typeof ttl === "number" && Number.isFinite(ttl) && ttl > 0 ? ttl : 0
+}
+
+/**
+ * The server's answer to `server/discover` (2026-07-28): the revisions it supports, its
+ * capabilities, its identity (in `_meta`, or — as some servers send it — at the top level)
+ * and its instructions.
+ *
+ * @since 0.1.0
+ */
+export const DiscoverResult = Schema.Struct({
+  ...metaFields,
+  ...cacheHintFields,
+  resultType: Schema.optional(Schema.String),
+  supportedVersions: Schema.Array(Schema.String),
+  capabilities: ServerCapabilities,
+  serverInfo: Schema.optional(Implementation),
+  instructions: Schema.optional(Schema.String)
+}).annotations({ identifier: "DiscoverResult" })
+
+/**
+ * @since 0.1.0
+ */
+export interface DiscoverResult extends Schema.Schema.Type<typeof DiscoverResult> {}

@@ -49,7 +49,10 @@ export type Requirements = CommandExecutor.CommandExecutor | HttpClient.HttpClie
  * @since 0.1.0
  * @category models
  */
-export type ClientOptions = Pick<McpClient.Options, "clientInfo" | "capabilities" | "handlers">
+export type ClientOptions = Pick<
+  McpClient.Options,
+  "clientInfo" | "capabilities" | "handlers" | "protocolVersion" | "discoverTimeout"
+>
 
 /**
  * How the registry runs its fleet.
@@ -103,7 +106,7 @@ export interface ServerStatus {
   /** The configured transport, or the one in use when the server fell back to another. */
   readonly transport: ServerSpec.TransportSpec["type"]
   readonly required: boolean
-  readonly protocolVersion: McpSchema.ProtocolVersion | undefined
+  readonly protocolVersion: McpSchema.Revision | undefined
   readonly serverInfo: McpSchema.Implementation | undefined
   readonly counts: {
     readonly tools: number

@@ -30,7 +30,7 @@ export type ServerState = Data.TaggedEnum<{
   Pending: {}
   Connecting: { readonly attempt: number; readonly since: number }
   Ready: {
-    readonly protocolVersion: McpSchema.ProtocolVersion
+    readonly protocolVersion: McpSchema.Revision
     readonly serverInfo: McpSchema.Implementation
     readonly since: number
   }

@@ -89,7 +89,7 @@ describe("McpClient", () => {
         const error = failure(yield* Effect.exit(connect({ protocolVersion: "2099-01-01" })))
         expect(error.reason._tag).toBe("Unsupported")
         expect(error.message).toBe(
-          "server 'fake': the server chose protocol revision 2099-01-01; mcp-fleet speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
+          "server 'fake': the server chose protocol revision 2099-01-01; mcp-fleet speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
         )
       }))
 

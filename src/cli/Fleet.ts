@@ -17,6 +17,7 @@ import * as FleetConfig from "../FleetConfig.js"
 import type * as Host from "../Host.js"
 import * as Secrets from "../internal/secrets.js"
 import * as McpError from "../McpError.js"
+import * as McpSchema from "../McpSchema.js"
 import * as OAuth from "../OAuth.js"
 import type * as Policy from "../Policy.js"
 import type { RegistryEvent } from "../RegistryEvent.js"
@@ -220,11 +221,13 @@ const progressLine = (registry: ServerRegistry.ServerRegistry, names: ReadonlySe
     Effect.ensuring(Effect.sync(() => process.stderr.write("\r\x1b[K")))
   )
 
-// How a server exited before answering initialize (code, signal, stderr), or undefined for
-// any other failure.
+// How a server exited before answering its first request (the server/discover probe, or
+// initialize) with code, signal and stderr, or undefined for any other failure.
 const startupExit = (error: McpError.McpError): string | undefined => {
   const reason = error.reason
-  if (reason._tag !== "Closed" || reason.method !== "initialize") return undefined
+  if (reason._tag !== "Closed" || (reason.method !== "initialize" && reason.method !== McpSchema.DISCOVER_METHOD)) {
+    return undefined
+  }
   if (reason.exitCode == null && reason.signal == null) return undefined
   return JSON.stringify([reason.exitCode, reason.signal, reason.stderrTail ?? ""])
 }

@@ -25,7 +25,7 @@ export type Feature =
  */
 export const supports = (
   capabilities: McpSchema.ServerCapabilities,
-  protocolVersion: McpSchema.ProtocolVersion,
+  protocolVersion: McpSchema.Revision,
   feature: Feature
 ): boolean => {
   switch (feature) {

@@ -1,48 +1,74 @@
 /**
- * The initialize handshake: ask for a revision, check the one the server chose, then send
- * notifications/initialized.
+ * Choosing the revision of a connection. By default the server is probed with
+ * `server/discover` (2026-07-28): a DiscoverResult, or an UnsupportedProtocolVersion error
+ * naming what it supports, makes the connection stateless; any other error (a JSON-RPC error
+ * that is not one of the 2026-07-28 codes, an HTTP 4xx refusal without one, whose body the
+ * transport already looked into) or no answer in time means a server of an earlier revision,
+ * and the connection falls back to the initialize handshake — as the spec's backward
+ * compatibility rules say for stdio and HTTP alike. A connection that cannot be reached, is
+ * closed or refuses our credentials fails as it is.
  *
  * @internal
  */
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
 import { decode } from "./decode.js"
 
 /**
- * What we say about ourselves in initialize.
+ * What we say about ourselves, and which revision to speak.
  */
 export interface Hello {
   readonly clientInfo?: McpSchema.Implementation | undefined
-  readonly protocolVersion?: McpSchema.ProtocolVersion | undefined
+  /**
+   * A stateful revision: initialize asking for it, no probe. A stateless one: only that one,
+   * no fallback. Undefined: probe, then the newest both sides speak.
+   */
+  readonly protocolVersion?: McpSchema.Revision | undefined
   readonly capabilities?: McpSchema.ClientCapabilities | undefined
   readonly initializeTimeout?: Duration.DurationInput | undefined
+  /** How long the probe may go unanswered before the server is taken for a stateful one. */
+  readonly discoverTimeout?: Duration.DurationInput | undefined
 }
 
 /**
- * The server's answer, with a revision mcp-fleet speaks.
+ * What both sides agreed on: the revision, and the server's identity and capabilities (from
+ * initialize, or from server/discover).
  */
-export interface Initialized extends McpSchema.InitializeResult {
-  readonly protocolVersion: McpSchema.ProtocolVersion
+export interface Agreed {
+  readonly protocolVersion: McpSchema.Revision
+  readonly capabilities: McpSchema.ServerCapabilities
+  readonly serverInfo: McpSchema.Implementation
+  readonly instructions: string | undefined
+  /** The answer to server/discover, for a stateless connection. */
+  readonly discovery: McpSchema.DiscoverResult | undefined
 }
 
-const defaultClientInfo: McpSchema.Implementation = { name: "mcp-fleet", version: "0.1.0" }
+/** Who we are, when the options do not say. */
+export const defaultClientInfo: McpSchema.Implementation = { name: "mcp-fleet", version: "0.1.0" }
 
 const isSupported = (version: string): version is McpSchema.ProtocolVersion =>
   (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)
+
+const unsupported = (server: string, message: string) =>
+  Effect.fail(McpError.make(server, new McpError.UnsupportedReason({ message })))
+
+const spoken = [...McpSchema.MODERN_PROTOCOL_VERSIONS, ...McpSchema.SUPPORTED_PROTOCOL_VERSIONS].join(", ")
 
 /**
  * Initializes the session; fails with Unsupported when the server chose a revision
  * mcp-fleet does not speak (and then sends nothing more).
  */
-export const initialize = (peer: Peer.Peer, hello: Hello): Effect.Effect<Initialized, McpError.McpError> =>
+export const initialize = (peer: Peer.Peer, hello: Hello): Effect.Effect<Agreed, McpError.McpError> =>
   Effect.gen(function*() {
+    const asked = hello.protocolVersion
     const answer = yield* peer.request(
       McpSchema.Method.Initialize,
       {
-        protocolVersion: hello.protocolVersion ?? McpSchema.LATEST_PROTOCOL_VERSION,
+        protocolVersion: asked !== undefined && isSupported(asked) ? asked : McpSchema.LATEST_PROTOCOL_VERSION,
         capabilities: hello.capabilities ?? {},
         clientInfo: hello.clientInfo ?? defaultClientInfo
       },
@@ -51,15 +77,152 @@ export const initialize = (peer: Peer.Peer, hello: Hello): Effect.Effect<Initial
     const initialized = yield* decode(peer.server, McpSchema.Method.Initialize, McpSchema.InitializeResult, answer)
     const protocolVersion = initialized.protocolVersion
     if (!isSupported(protocolVersion)) {
-      return yield* Effect.fail(McpError.make(
+      return yield* unsupported(
         peer.server,
-        new McpError.UnsupportedReason({
-          message: `the server chose protocol revision ${protocolVersion}; mcp-fleet speaks ${
-            McpSchema.SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-          }`
-        })
-      ))
+        `the server chose protocol revision ${protocolVersion}; mcp-fleet speaks ${spoken}`
+      )
     }
     yield* peer.notify(McpSchema.Method.Initialized)
-    return { ...initialized, protocolVersion }
+    return {
+      protocolVersion,
+      capabilities: initialized.capabilities,
+      serverInfo: initialized.serverInfo,
+      instructions: initialized.instructions,
+      discovery: undefined
+    }
+  })
+
+/**
+ * The `_meta` every request of a stateless connection carries (2026-07-28).
+ */
+export const requestMeta = (
+  protocolVersion: McpSchema.ModernProtocolVersion,
+  hello: Hello,
+  logLevel?: McpSchema.LoggingLevel | undefined
+): Record<string, unknown> => ({
+  [McpSchema.MetaKey.ProtocolVersion]: protocolVersion,
+  [McpSchema.MetaKey.ClientInfo]: hello.clientInfo ?? defaultClientInfo,
+  [McpSchema.MetaKey.ClientCapabilities]: hello.capabilities ?? {},
+  ...(logLevel === undefined ? {} : { [McpSchema.MetaKey.LogLevel]: logLevel })
+})
+
+// What the probe learnt: a stateless revision and the answer, the server's list of revisions
+// to try again with, or that the server is a stateful one.
+type Probed =
+  | { readonly _tag: "Modern"; readonly version: McpSchema.ModernProtocolVersion; readonly result: unknown }
+  | { readonly _tag: "Retry"; readonly supported: ReadonlyArray<string> }
+  | { readonly _tag: "Legacy"; readonly why: string }
+
+// Whether a failed probe tells a stateful server: any error but one of 2026-07-28's, a
+// refusal over HTTP (not of our credentials), or silence.
+const legacyBy = (error: McpError.McpError): string | undefined => {
+  const reason = error.reason
+  switch (reason._tag) {
+    case "Protocol":
+      return McpSchema.isModernErrorCode(reason.code) ? undefined : `error ${reason.code}`
+    case "Http":
+      return reason.status >= 400 && reason.status < 500 && !error.needsAuth ? `HTTP ${reason.status}` : undefined
+    case "Timeout":
+      return "no answer"
+    default:
+      return undefined
+  }
+}
+
+const supportedOf = (error: McpError.McpError): ReadonlyArray<string> | undefined => {
+  const reason = error.reason
+  if (reason._tag !== "Protocol" || reason.code !== McpSchema.ModernErrorCode.UnsupportedProtocolVersion) {
+    return undefined
+  }
+  const data = McpSchema.decodeUnknown(McpSchema.UnsupportedProtocolVersionData)(reason.data)
+  return Either.isRight(data) ? data.right.supported : []
+}
+
+const probe = (
+  peer: Peer.Peer,
+  hello: Hello,
+  version: McpSchema.ModernProtocolVersion
+): Effect.Effect<Probed, McpError.McpError> =>
+  peer.request(McpSchema.DISCOVER_METHOD, { _meta: requestMeta(version, hello) }, {
+    timeout: hello.discoverTimeout ?? "5 seconds"
+  }).pipe(
+    Effect.map((result): Probed => ({ _tag: "Modern", version, result })),
+    Effect.catchAll((error) => {
+      const supported = supportedOf(error)
+      if (supported !== undefined) return Effect.succeed<Probed>({ _tag: "Retry", supported })
+      const why = legacyBy(error)
+      return why === undefined ? Effect.fail(error) : Effect.succeed<Probed>({ _tag: "Legacy", why })
+    })
+  )
+
+// The discovery answer as what both sides agreed on.
+const agreed = (
+  peer: Peer.Peer,
+  version: McpSchema.ModernProtocolVersion,
+  answer: unknown
+): Effect.Effect<Agreed, McpError.McpError> =>
+  Effect.map(decode(peer.server, McpSchema.DISCOVER_METHOD, McpSchema.DiscoverResult, answer), (discovery) => {
+    const fromMeta = discovery._meta?.[McpSchema.MetaKey.ServerInfo] as McpSchema.Implementation | undefined
+    return {
+      protocolVersion: version,
+      capabilities: discovery.capabilities,
+      serverInfo: fromMeta ?? discovery.serverInfo ?? { name: peer.server, version: "" },
+      instructions: discovery.instructions,
+      discovery
+    }
+  })
+
+const newestModern = (versions: ReadonlyArray<string>) =>
+  McpSchema.MODERN_PROTOCOL_VERSIONS.find((v) => versions.includes(v))
+
+/**
+ * Agrees on a revision with the server, as `hello.protocolVersion` asks (see `Hello`).
+ */
+export const negotiate = (peer: Peer.Peer, hello: Hello): Effect.Effect<Agreed, McpError.McpError> =>
+  Effect.gen(function*() {
+    const forced = hello.protocolVersion
+    if (forced !== undefined && !McpSchema.isModernVersion(forced)) return yield* initialize(peer, hello)
+    let version: McpSchema.ModernProtocolVersion = forced ?? McpSchema.MODERN_PROTOCOL_VERSIONS[0]
+    // One more attempt after an UnsupportedProtocolVersion error, with a version it named.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const probed = yield* probe(peer, hello, version)
+      switch (probed._tag) {
+        case "Modern": {
+          const result = yield* agreed(peer, version, probed.result)
+          const supported = result.discovery!.supportedVersions
+          if (supported.includes(version)) return result
+          const other = newestModern(supported)
+          if (other !== undefined && forced === undefined) return { ...result, protocolVersion: other }
+          if (forced === undefined && supported.some(isSupported)) return yield* initialize(peer, hello)
+          return yield* unsupported(
+            peer.server,
+            `the server speaks protocol revisions ${supported.join(", ")}; mcp-fleet speaks ${spoken}`
+          )
+        }
+        case "Legacy": {
+          if (forced !== undefined) {
+            return yield* unsupported(peer.server, `the server refused ${version} (${probed.why})`)
+          }
+          yield* Effect.logDebug(`server '${peer.server}' is not stateless (${probed.why}); initializing`).pipe(
+            Effect.annotateLogs({ server: peer.server })
+          )
+          return yield* initialize(peer, hello)
+        }
+        case "Retry": {
+          const other = newestModern(probed.supported)
+          if (other !== undefined && (forced === undefined || other === forced)) {
+            version = other
+            continue
+          }
+          if (forced === undefined && probed.supported.some(isSupported)) return yield* initialize(peer, hello)
+          return yield* unsupported(
+            peer.server,
+            `the server supports protocol revisions ${
+              probed.supported.join(", ") || "(none named)"
+            }; mcp-fleet speaks ${spoken}`
+          )
+        }
+      }
+    }
+    return yield* unsupported(peer.server, `the server refused protocol revision ${version} twice`)
   })
