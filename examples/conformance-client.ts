@@ -35,6 +35,13 @@ const elicitation = Host.layerElicitation({
   elicit: () => Effect.succeed({ action: "accept", content: {} })
 })
 
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Record<string, unknown>
+const contextString = (key: string) => typeof context[key] === "string" ? context[key] as string : undefined
+
+// Every tool listed, called with no arguments (what the server records is which were called).
+const callEveryTool = (client: McpClient.McpClient) =>
+  Effect.flatMap(client.listTools(), (tools) => Effect.forEach(tools, (tool) => client.callTool(tool.name, {})))
+
 const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<void, unknown>> = {
   "tools_call": (client) =>
     Effect.gen(function*() {
@@ -55,6 +62,24 @@ const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<v
       yield* client.listTools()
       yield* client.callTool("test_reconnection", {})
     }),
+  // 2026-07-28: every kind of request, so each one's Mcp-Method and Mcp-Name are seen.
+  "http-standard-headers": (client) =>
+    Effect.gen(function*() {
+      yield* callEveryTool(client)
+      const resources = yield* client.listResources()
+      yield* Effect.forEach(resources, (resource) => client.readResource(resource.uri))
+      const prompts = yield* client.listPrompts()
+      yield* Effect.forEach(prompts, (prompt) => client.getPrompt(prompt.name))
+    }),
+  // 2026-07-28: the calls the scenario names, whose x-mcp-header arguments become headers.
+  "http-custom-headers": (client) =>
+    Effect.gen(function*() {
+      yield* client.listTools()
+      const calls = (context.toolCalls ?? []) as ReadonlyArray<{ name: string; arguments: Record<string, unknown> }>
+      yield* Effect.forEach(calls, (call) => client.callTool(call.name, call.arguments))
+    }),
+  // 2026-07-28: tools with invalid x-mcp-header annotations are dropped, so never called.
+  "http-invalid-tool-headers": callEveryTool,
   "elicitation-sep1034-client-defaults": (client) =>
     Effect.gen(function*() {
       yield* client.listTools()
@@ -73,20 +98,25 @@ const authorized = (client: McpClient.McpClient) =>
     if (tools.some((tool) => tool.name === "test-tool")) yield* client.callTool("test-tool", {})
   })
 
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Record<string, string | undefined>
+const secret = (key: string) => {
+  const value = contextString(key)
+  return value === undefined ? undefined : Redacted.make(value)
+}
 
 const oauthConfig: OAuth.Config = {
-  clientId: context.client_id,
-  clientSecret: context.client_secret === undefined ? undefined : Redacted.make(context.client_secret),
-  privateKey: context.private_key_pem === undefined ? undefined : Redacted.make(context.private_key_pem),
-  signingAlgorithm: context.signing_algorithm,
-  assertion: context.valid_jwt === undefined ? undefined : Redacted.make(context.valid_jwt),
+  clientId: contextString("client_id"),
+  clientSecret: secret("client_secret"),
+  privateKey: secret("private_key_pem"),
+  signingAlgorithm: contextString("signing_algorithm"),
+  assertion: secret("valid_jwt"),
   // Enterprise-managed authorization: the ID token a single sign-on gave, and the IdP.
-  enterprise: context.idp_token_endpoint === undefined || context.idp_id_token === undefined ? undefined : {
-    idpTokenEndpoint: context.idp_token_endpoint,
-    idToken: Redacted.make(context.idp_id_token),
-    idpClientId: context.idp_client_id
-  },
+  enterprise: contextString("idp_token_endpoint") === undefined || contextString("idp_id_token") === undefined
+    ? undefined
+    : {
+      idpTokenEndpoint: contextString("idp_token_endpoint")!,
+      idToken: secret("idp_id_token")!,
+      idpClientId: contextString("idp_client_id")
+    },
   // The suite's authorization servers take this URL as a client id without fetching it.
   clientMetadataUrl: "https://conformance-test.local/client-metadata.json"
 }

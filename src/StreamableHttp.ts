@@ -24,6 +24,7 @@ import * as Scope from "effect/Scope"
 import { safeUrl } from "./internal/secrets.js"
 import * as Http from "./internal/transport/http.js"
 import * as Legacy from "./internal/transport/legacySse.js"
+import { annotations, type Mirror } from "./internal/transport/mcpHeaders.js"
 import { Connection, endsConnection } from "./internal/transport/streamableHttpConnection.js"
 import { listen } from "./internal/transport/streamableHttpListen.js"
 import * as Post from "./internal/transport/streamableHttpPost.js"
@@ -172,11 +173,14 @@ export const make = (
         const sent = Effect.tapError(Post.notify(conn, message, what), (error) => Effect.sync(() => end(error)))
         if (!("method" in message)) return sent
         if (message.method === "notifications/initialized") return Effect.zipRight(sent, opened)
-        // After a cancellation, stop reading the cancelled request's answer.
+        // After a cancellation, stop reading the cancelled request's answer. For a request of
+        // 2026-07-28, closing its stream is the cancellation: nothing is posted.
         if (message.method === "notifications/cancelled") {
           const id = message.params?.requestId as JsonRpc.RequestId
-          exchanges.get(id)?.stop()
+          const exchange = exchanges.get(id)
+          exchange?.stop()
           exchanges.delete(id)
+          if (exchange?.modern === true) return Effect.void
         }
         return sent
       })
@@ -208,6 +212,17 @@ export const make = (
       },
       send,
       listen: inbox.listen,
+      mirrorToolArguments: (tools) => {
+        const mirrors = new Map<string, ReadonlyArray<Mirror>>()
+        const rejected = new Map<string, string>()
+        for (const tool of tools) {
+          const found = annotations(tool.inputSchema)
+          if (found._tag === "Invalid") rejected.set(tool.name, found.reason)
+          else if (found.mirrors.length > 0) mirrors.set(tool.name, found.mirrors)
+        }
+        conn.toolMirrors = mirrors
+        return rejected
+      },
       info: () => ({
         url: safeUrl(conn.url),
         ...(legacy === undefined ? {} : { endpoint: safeUrl(legacy.endpoint) }),

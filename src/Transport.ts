@@ -112,6 +112,14 @@ export interface TransportService {
   readonly listen: (receiver: Receiver) => void
   /** Facts for status and diagnostics, such as a process id. */
   readonly info: () => Record<string, unknown>
+  /**
+   * Told the tools a 2026-07-28 server listed, by a transport that mirrors tool arguments
+   * into headers (Streamable HTTP: `x-mcp-header`): it keeps what to mirror on each call and
+   * returns the tools whose annotations are invalid, with why — tools the client must drop.
+   */
+  readonly mirrorToolArguments?:
+    | ((tools: ReadonlyArray<{ readonly name: string; readonly inputSchema: unknown }>) => ReadonlyMap<string, string>)
+    | undefined
 }
 
 /**

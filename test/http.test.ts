@@ -26,10 +26,11 @@ import { echo, json, mcp, type Seen, serve, sse, status } from "./support/httpSe
 import { Platform } from "./support/platform.js"
 import { failure, firstText } from "./support/results.js"
 
+// The stateful Streamable HTTP (2025-11-25, no probe); 2026-07-28 has tests of its own.
 const connect = (url: string, options: Partial<StreamableHttp.Options> = {}) =>
   Effect.gen(function*() {
     const transport = yield* StreamableHttp.make({ name: "fixture", url, ...options })
-    const client = yield* McpClient.make({ requestTimeout: "10 seconds" }).pipe(
+    const client = yield* McpClient.make({ requestTimeout: "10 seconds", protocolVersion: "2025-11-25" }).pipe(
       Effect.provideService(Transport, transport)
     )
     return { client, transport }
@@ -432,11 +433,12 @@ describe("fleet with HTTP servers", () => {
       yield* fleet.reconcile([spec("wrong")])
       const changed = yield* until(events, stateOf("remote", "NeedsAuth"))
       expect(changed.state._tag === "NeedsAuth" && changed.state.error.message).toBe(
-        "server 'remote' answered initialize with HTTP 401 (WWW-Authenticate: Bearer)"
+        "server 'remote' answered server/discover with HTTP 401 (WWW-Authenticate: Bearer)"
       )
       const [status_] = yield* fleet.status
       expect(JSON.stringify(status_)).not.toContain("wrong")
-      expect(fixture.seen.filter((request) => request.body?.method === "initialize")).toHaveLength(1)
+      // The refused probe is all that was sent: a refusal of our credentials is no fallback.
+      expect(fixture.seen.map((request) => request.body?.method)).toEqual(["server/discover"])
       yield* fleet.reconcile([spec("right")])
       yield* until(events, stateOf("remote", "Ready"))
       const result = yield* fleet.callTool("mcp__remote__echo", { text: "in" })

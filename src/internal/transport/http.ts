@@ -343,19 +343,22 @@ class StatusErrorSink implements Sink {
 
   /** The error, with what came of the body so far. */
   error(): McpError.McpError {
-    const { response } = this
-    const body = JsonRpc.excerpt(Buffer.concat(this.chunks).toString("utf8"), 300).replace(/\s+/g, " ")
-    const challenge = response.header("www-authenticate")
-    return McpError.make(
-      this.ctx.server,
-      new McpError.HttpReason({
-        status: response.status,
-        method: this.method,
-        body,
-        ...(challenge === undefined ? {} : { wwwAuthenticate: challenge })
-      })
-    )
+    return httpError(this.ctx, this.response, this.method, Buffer.concat(this.chunks).toString("utf8"))
   }
+}
+
+/** The Http error of a response with an error status, with the start of its `body`. */
+export const httpError = (ctx: Context, response: Response, method: string, body: string): McpError.McpError => {
+  const challenge = response.header("www-authenticate")
+  return McpError.make(
+    ctx.server,
+    new McpError.HttpReason({
+      status: response.status,
+      method,
+      body: JsonRpc.excerpt(body, 300).replace(/\s+/g, " "),
+      ...(challenge === undefined ? {} : { wwwAuthenticate: challenge })
+    })
+  )
 }
 
 /** An Http error for a response with an error status, with the start of its body. */

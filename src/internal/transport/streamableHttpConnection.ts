@@ -1,14 +1,16 @@
 /**
  * What the pieces of one Streamable HTTP connection share: the endpoint, the settings, the
  * session (its `Mcp-Session-Id` and the negotiated `MCP-Protocol-Version`, sent on every
- * request after initialize), and where the server's messages go.
+ * request after initialize), the tool arguments a 2026-07-28 request mirrors into headers,
+ * and where the server's messages go.
  *
  * @internal
  */
-import type * as JsonRpc from "../../JsonRpc.js"
+import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import type { Incoming } from "../../Transport.js"
 import type * as Http from "./http.js"
+import { type Mirror, modernVersion, requestHeaders } from "./mcpHeaders.js"
 
 /** How lost streams are resumed, and how long the server may take to accept. */
 export interface Settings {
@@ -31,6 +33,8 @@ export class Connection {
   initializeId: JsonRpc.RequestId | undefined
   /** Set when the Scope closes: streams ending then are not resumed. */
   closing = false
+  /** The `x-mcp-header` arguments of each tool, as the tools were last listed (2026-07-28). */
+  toolMirrors: ReadonlyMap<string, ReadonlyArray<Mirror>> = new Map()
   private postHeaders: Record<string, string> | undefined
 
   constructor(
@@ -59,6 +63,17 @@ export class Connection {
   /** The headers of a POST: the same object until the session changes. */
   get post(): Readonly<Record<string, string>> {
     return this.postHeaders ??= this.headers({ accept: ACCEPT, "content-type": "application/json" })
+  }
+
+  /**
+   * The headers of a POST carrying `message`: a request of 2026-07-28 (its revision in
+   * `_meta`) gets its metadata headers, anything else the session's.
+   */
+  postOf(message: JsonRpc.Message): Readonly<Record<string, string>> {
+    const version = JsonRpc.isRequest(message) ? modernVersion(message) : undefined
+    return version === undefined
+      ? this.post
+      : requestHeaders(this.post, message as JsonRpc.Request, version, (tool) => this.toolMirrors.get(tool))
   }
 
   /** The configured headers, the session's, and `extra`. */

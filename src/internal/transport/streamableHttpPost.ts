@@ -14,6 +14,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as Http from "./http.js"
 import type { Abortable, WireRequest } from "./httpWire.js"
+import { modernVersion } from "./mcpHeaders.js"
 import type { Connection } from "./streamableHttpConnection.js"
 import { EventStream, type Reader, type Reading } from "./streamableHttpStream.js"
 
@@ -63,10 +64,52 @@ const readAnswer = (
   return { sink: Http.IGNORE, stream: undefined }
 }
 
+// A refusal (400, 404) of a 2026-07-28 request: a JSON-RPC error in its body is the
+// request's answer (an unsupported revision, a header mismatch, an unknown method), which
+// also tells the client the server speaks 2026-07-28; any other body is an Http error.
+class Refusal implements Http.TextTarget {
+  constructor(
+    private readonly conn: Connection,
+    private readonly response: Http.Response,
+    private readonly request: JsonRpc.Request,
+    private readonly reader: Reader
+  ) {}
+
+  onText(text: string): void {
+    const error = errorOf(text, this.request.id)
+    if (error === undefined) {
+      this.reader.ended(Http.httpError(this.conn.ctx, this.response, this.request.method, text))
+      return
+    }
+    this.conn.deliver({ jsonrpc: "2.0", id: this.request.id, error })
+    this.reader.ended(undefined)
+  }
+
+  onError(error: McpError.McpError): void {
+    this.reader.ended(error)
+  }
+}
+
+// The JSON-RPC error of a body that answers request `id` (or no request), if it is one.
+const errorOf = (text: string, id: JsonRpc.RequestId): JsonRpc.ErrorObject | undefined => {
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (typeof body !== "object" || body === null) return undefined
+  const { error, id: answered } = body as { readonly error?: unknown; readonly id?: unknown }
+  if (answered !== id && answered !== null && answered !== undefined) return undefined
+  if (typeof error !== "object" || error === null) return undefined
+  const { code, message } = error as { readonly code?: unknown; readonly message?: unknown }
+  return typeof code === "number" && typeof message === "string" ? error as JsonRpc.ErrorObject : undefined
+}
+
 const postOf = (conn: Connection, message: JsonRpc.Message): WireRequest => ({
   method: "POST",
   url: conn.url,
-  headers: conn.post,
+  headers: conn.postOf(message),
   body: JSON.stringify(message)
 })
 
@@ -89,6 +132,8 @@ export class PostedRequest implements Http.Handler, Reader {
   private stream: EventStream | undefined
   /** Whether the owner has heard how it ended (a client may fail an exchange at once). */
   finished = false
+  /** Whether the request is of 2026-07-28 (its revision in `_meta`): no session, no notifications. */
+  readonly modern: boolean
 
   constructor(
     private readonly conn: Connection,
@@ -96,6 +141,7 @@ export class PostedRequest implements Http.Handler, Reader {
     private readonly owner: Owner
   ) {
     this.sentIn = conn.sessionId
+    this.modern = modernVersion(message) !== undefined
     this.exchange = Http.exchange(conn.ctx, postOf(conn, message), message.method, this)
   }
 
@@ -118,6 +164,9 @@ export class PostedRequest implements Http.Handler, Reader {
       return Http.IGNORE
     }
     if (this.owner.refused(message, response.status)) return Http.IGNORE
+    if ((response.status === 400 || response.status === 404) && this.modern) {
+      return new Http.TextSink(conn.ctx, response, message.method, new Refusal(conn, response, message, this))
+    }
     return Http.statusErrorSink(conn.ctx, response, message.method, (error) => this.ended(error))
   }
 
