@@ -2,7 +2,9 @@
  * The Streamable HTTP transport (MCP 2025-03-26 and later): every message is a POST, and
  * the server answers a request with one JSON body or an event stream that may carry
  * progress, log messages and requests before the response. A standing GET stream carries
- * what the server sends unasked. Lost streams are resumed with `Last-Event-ID`. When the
+ * what the server sends unasked (stateful revisions). A request of 2026-07-28 (its revision
+ * in `_meta`) has its body mirrored into the request metadata headers, a JSON-RPC error in a
+ * 400 or 404 refusal as its answer, and no session; cancelling it closes its stream. Lost streams are resumed with `Last-Event-ID`. When the
  * server forgets the session (404), the connection ends with a Closed error marked
  * `sessionExpired`: its owner reconnects, and the new connection initializes again (a
  * transport never speaks the handshake itself). When it refuses our credentials (401 or
