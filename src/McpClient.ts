@@ -18,6 +18,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Host from "./Host.js"
+import { makeCache } from "./internal/mcpClient/cache.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { negotiate, requestMeta } from "./internal/mcpClient/handshake.js"
@@ -227,8 +228,14 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
-    const request: McpClient["request"] = (method, params, schema, requestOptions) =>
+    const fetch: McpClient["request"] = (method, params, schema, requestOptions) =>
       Effect.flatMap(send(method, params, requestOptions), (result) => decode(server, method, schema, result))
+    // A stateless server's lists and reads are fresh for their ttlMs (internal/mcpClient/cache.ts).
+    const cache = modern === undefined ? undefined : yield* makeCache(peer)
+    const request: McpClient["request"] = cache === undefined ?
+      fetch :
+      (method, params, schema, requestOptions) =>
+        cache.through(method, params, fetch(method, params, schema, requestOptions))
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(
       feature: Feature,
