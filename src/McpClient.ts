@@ -160,7 +160,11 @@ export interface McpClient {
    * notifications as received. The subscription ends with the Scope.
    */
   readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
-  /** Sends any request; the result is checked against `schema`. */
+  /**
+   * Sends any request; the result is checked against `schema`. On a 2026-07-28 connection
+   * the request carries our `_meta`, and a list page or read is answered from the cache
+   * while its `ttlMs` lasts (a change notification ends that at once).
+   */
   readonly request: <A, I>(
     method: string,
     params: Record<string, unknown> | undefined,
