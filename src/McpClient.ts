@@ -18,12 +18,12 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Host from "./Host.js"
-import { makeCache } from "./internal/mcpClient/cache.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
-import { negotiate, requestMeta } from "./internal/mcpClient/handshake.js"
+import { negotiate } from "./internal/mcpClient/handshake.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
+import { makeStateless, type Stateless } from "./internal/mcpClient/stateless.js"
 import { requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
@@ -197,13 +197,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const transport = yield* Transport
     // The host's handlers reach the server through the Peer they are given to.
     const ready = yield* Deferred.make<Peer.Peer>()
-    // The `_meta` of every request on a stateless connection; undefined on a stateful one.
-    let meta: Record<string, unknown> | undefined
+    // What a stateless (2026-07-28) connection does differently; undefined on a stateful one.
+    let stateless: Stateless | undefined
     const host = Host.clientSide(yield* Host.services(options.host), {
       server: transport.server,
       // A stateless server is told nothing: it has no session to tell.
       notify: (method, params) =>
-        meta === undefined ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params)) : Effect.void
+        stateless === undefined
+          ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
+          : Effect.void
     })
     const peer = yield* Peer.make({
       handlers: { ...host.handlers, ...options.handlers },
@@ -218,28 +220,17 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const hello = { ...options, capabilities: { ...host.capabilities, ...options.capabilities } }
     const agreed = yield* negotiate(peer, hello)
     const { capabilities, protocolVersion } = agreed
-    const modern = McpSchema.isModernVersion(protocolVersion) ? protocolVersion : undefined
-    if (modern !== undefined) meta = requestMeta(modern, hello)
-    const send: typeof peer.request = meta === undefined ?
-      peer.request :
-      (method, params, requestOptions) =>
-        peer.request(
-          method,
-          { ...params, _meta: params?._meta === undefined ? meta : { ...params._meta, ...meta } },
-          requestOptions
-        )
+    if (McpSchema.isModernVersion(protocolVersion)) {
+      stateless = yield* makeStateless(peer, transport, protocolVersion, hello)
+    }
+    const send = stateless?.send ?? peer.request
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
     const fetch: McpClient["request"] = (method, params, schema, requestOptions) =>
       Effect.flatMap(send(method, params, requestOptions), (result) => decode(server, method, schema, result))
-    // A stateless server's lists and reads are fresh for their ttlMs (internal/mcpClient/cache.ts).
-    const cache = modern === undefined ? undefined : yield* makeCache(peer)
-    const request: McpClient["request"] = cache === undefined ?
-      fetch :
-      (method, params, schema, requestOptions) =>
-        cache.through(method, params, fetch(method, params, schema, requestOptions))
+    const request = stateless === undefined ? fetch : stateless.cached(fetch)
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(
       feature: Feature,
@@ -259,24 +250,6 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       Effect.forkScoped
     )
     yield* Effect.forkScoped(host.watchRoots)
-    // A transport that mirrors tool arguments into headers (2026-07-28) refuses tools whose
-    // annotations are invalid: they are dropped from the list, each with a warning.
-    const mirror = modern === undefined ? undefined : transport.mirrorToolArguments
-    const accepted = (tools: ReadonlyArray<McpSchema.Tool>) => {
-      const rejected = mirror!(tools)
-      if (rejected.size === 0) return Effect.succeed(tools)
-      return Effect.as(
-        Effect.forEach(
-          rejected,
-          ([name, reason]) =>
-            Effect.logWarning(`server '${server}': tool '${name}' dropped: invalid x-mcp-header (${reason})`).pipe(
-              Effect.annotateLogs({ server })
-            ),
-          { discard: true }
-        ),
-        tools.filter((tool) => !rejected.has(tool.name))
-      )
-    }
     const listTools = traced("McpClient.listTools")(() => {
       const listed = list(
         "tools",
@@ -285,13 +258,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         McpSchema.ListToolsResult,
         (result) => result.tools
       )
-      return (mirror === undefined ? listed : Effect.flatMap(listed, accepted)).pipe(Effect.tap(outputs.remember))
+      return (stateless === undefined ? listed : Effect.flatMap(listed, stateless.accepted)).pipe(
+        Effect.tap(outputs.remember)
+      )
     })
 
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
     const toolsSupported = supported("tools")
     // Tasks of 2025-11-25; a stateless server's tasks are an extension of their own.
-    const taskCalls = modern === undefined && capabilities.tasks?.requests?.tools?.call !== undefined
+    const taskCalls = stateless === undefined && capabilities.tasks?.requests?.tools?.call !== undefined
     const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
     const callTool = traced("McpClient.callTool")((
       name: string,
@@ -320,7 +295,6 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
     })
 
-    const operations = makeOperations({ request, gate, list })
     return {
       server,
       protocolVersion,
@@ -329,22 +303,8 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       instructions: agreed.instructions,
       listTools,
       callTool,
-      ...operations,
-      ...(modern === undefined ? {} : {
-        // The level rides on every later request; a stateless server keeps no state of ours.
-        setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
-          gate(
-            "logging",
-            "set the logging level",
-            Effect.sync(() => {
-              meta = requestMeta(modern, hello, level)
-            })
-          )
-        ),
-        ping: traced("McpClient.ping")(() =>
-          Effect.asVoid(request(McpSchema.DISCOVER_METHOD, undefined, McpSchema.DiscoverResult))
-        )
-      }),
+      ...makeOperations({ request, gate, list }),
+      ...stateless?.operations({ request, gate }),
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))
