@@ -2,7 +2,9 @@
  * A server's lists: fetching them all on connect, telling what changed between two sets
  * of lists as registry events, and keeping them fresh — list_changed marks a kind dirty
  * and a debounced re-list fetches the dirty kinds, keeping the last good list on failure.
- * The server's other notifications become events too.
+ * The server's other notifications become events too. A 2026-07-28 server's lists come
+ * through its connection's cache (`internal/mcpClient/cache.ts`): a re-list before their
+ * `ttlMs` ran out costs no request unless a notification said they changed, which empties it.
  *
  * @internal
  */
