@@ -318,6 +318,24 @@ describe("revision 2026-07-28: request metadata headers", () => {
       expect(greeting!.headers["mcp-name"]).toBe(`=?base64?${Buffer.from("grüße").toString("base64")}?=`)
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 
+  it.scopedLive("cancels a request by closing its stream, posting no notifications/cancelled", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((request) =>
+        request.body?.method === "tools/call" ? Effect.never : modernHttp(request)
+      )
+      const transport = yield* StreamableHttp.make({ name: "slow", url: server.url })
+      const client = yield* connect(transport)
+      const call = yield* Effect.fork(client.callTool("weather", { region: "eu" }))
+      yield* server.next((seen) => seen.body?.method === "tools/call")
+      yield* Fiber.interrupt(call)
+      yield* server.hangup
+      expect(server.seen.map((seen) => seen.body?.method)).toEqual([
+        McpSchema.DISCOVER_METHOD,
+        "tools/list",
+        "tools/call"
+      ])
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
   it.scopedLive("takes -32022 in a 400 body as the server's answer and tries again", () =>
     Effect.gen(function*() {
       let refused = false
