@@ -599,7 +599,7 @@ describe("test <name> flags what a host would trip over", () => {
     const chatty = await test("chatty")
     expect(chatty.code).toBe(1)
     expect(chatty.stdout).toMatch(
-      /initialize failed: server 'chatty' exited with code 1 before answering server/discover: line 11\n/
+      /initialize failed: server 'chatty' exited with code 1 before answering server\/discover: line 11\n/
     )
     expect(chatty.stdout).toContain(
       `its stderr:\n${Array.from({ length: 30 }, (_, i) => `  line ${i + 1}`).join("\n")}`

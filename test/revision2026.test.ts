@@ -135,6 +135,22 @@ describe("revision 2026-07-28: the revision chosen", () => {
       expect(fake.requests.map((request) => request.method)).toEqual(["initialize"])
     }))
 
+  it.scoped("falls back to initialize for a server that answers server/discover with something else", () =>
+    Effect.gen(function*() {
+      const server = yield* memoryServer({
+        [McpSchema.DISCOVER_METHOD]: () => Effect.succeed({}),
+        initialize: (request) =>
+          Effect.succeed({
+            protocolVersion: request.params?.protocolVersion,
+            capabilities: {},
+            serverInfo: { name: "old", version: "1.0.0" }
+          })
+      })
+      const client = yield* connect(server.transport)
+      expect(client.protocolVersion).toBe("2025-11-25")
+      expect(server.methods()).toEqual([McpSchema.DISCOVER_METHOD, "initialize"])
+    }))
+
   it.scoped("falls back to initialize when the probe goes unanswered for discoverTimeout", () =>
     Effect.gen(function*() {
       const server = yield* memoryServer({
