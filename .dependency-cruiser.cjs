@@ -9,7 +9,8 @@
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/, Host, internal/host/
  *   server     McpServer, internal/mcpServer/ (the server side: sessions, handlers, items)
- *   auth       OAuth, internal/oauth/ (the authorization client; transports' owners use it)
+ *   auth       OAuth, ResourceServer, internal/oauth/ (the authorization client, which transports'
+ *              owners use, and the resource server, which the gateway uses)
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
  *              internal/serverRegistry/, internal/toolPins/
  *              (ServerSpec.connect → transports is downward)
@@ -47,7 +48,7 @@ const LAYERS = [
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
   ["client", ["^src/(McpClient|Host)\\.ts$", "^src/internal/(mcpClient|host)/"]],
   ["server", ["^src/McpServer\\.ts$", "^src/internal/mcpServer/"]],
-  ["auth", ["^src/OAuth\\.ts$", "^src/internal/oauth/"]],
+  ["auth", ["^src/(OAuth|ResourceServer)\\.ts$", "^src/internal/oauth/"]],
   [
     "fleet",
     [
@@ -75,7 +76,7 @@ const OWNERS = {
   mcpClient: "^src/McpClient\\.ts$",
   host: "^src/Host\\.ts$",
   mcpServer: "^src/McpServer\\.ts$",
-  oauth: "^src/OAuth\\.ts$",
+  oauth: "^src/(OAuth|ResourceServer)\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
   toolPins: "^src/ToolPins\\.ts$",
   policy: "^src/Policy\\.ts$",

@@ -7,8 +7,9 @@
  *   node --import tsx examples/conformance-client.ts http://localhost:3000/mcp
  *
  * A server that refuses with 401 or 403 is authorized with `OAuth` (the headless authorizer
- * follows the suite's redirects; `MCP_CONFORMANCE_CONTEXT` gives pre-registered credentials),
- * and connected again.
+ * follows the suite's redirects; `MCP_CONFORMANCE_CONTEXT` gives pre-registered credentials,
+ * a workload's JWT, or the enterprise IdP and its ID token), and connected again; a DPoP-bound
+ * token goes to the transport as its per-request `auth`.
  *
  * It exits 0 when the flow succeeded, 1 (with the error on stderr) when it did not.
  *
@@ -61,17 +62,6 @@ const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<v
       yield* client.listTools()
       yield* client.callTool("test_reconnection", {})
     }),
-  // MRTR (2026-07-28): the state echoed, none invented, a plain call alongside kept clean,
-  // a result without resultType taken as complete.
-  "sep-2322-client-request-state": (client) =>
-    Effect.gen(function*() {
-      yield* client.listTools()
-      yield* Effect.all([client.callTool("test_mrtr_echo_state", {}), client.callTool("test_mrtr_unrelated", {})], {
-        concurrency: "unbounded"
-      })
-      yield* client.callTool("test_mrtr_no_state", {})
-      yield* client.callTool("test_mrtr_no_result_type", {})
-    }),
   // 2026-07-28: every kind of request, so each one's Mcp-Method and Mcp-Name are seen.
   "http-standard-headers": (client) =>
     Effect.gen(function*() {
@@ -90,6 +80,17 @@ const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<v
     }),
   // 2026-07-28: tools with invalid x-mcp-header annotations are dropped, so never called.
   "http-invalid-tool-headers": callEveryTool,
+  // MRTR (2026-07-28): the state echoed, none invented, a plain call alongside kept clean,
+  // a result without resultType taken as complete.
+  "sep-2322-client-request-state": (client) =>
+    Effect.gen(function*() {
+      yield* client.listTools()
+      yield* Effect.all([client.callTool("test_mrtr_echo_state", {}), client.callTool("test_mrtr_unrelated", {})], {
+        concurrency: "unbounded"
+      })
+      yield* client.callTool("test_mrtr_no_state", {})
+      yield* client.callTool("test_mrtr_no_result_type", {})
+    }),
   "elicitation-sep1034-client-defaults": (client) =>
     Effect.gen(function*() {
       yield* client.listTools()
@@ -119,6 +120,14 @@ const oauthConfig: OAuth.Config = {
   privateKey: secret("private_key_pem"),
   signingAlgorithm: contextString("signing_algorithm"),
   assertion: secret("valid_jwt"),
+  // Enterprise-managed authorization: the ID token a single sign-on gave, and the IdP.
+  enterprise: contextString("idp_token_endpoint") === undefined || contextString("idp_id_token") === undefined
+    ? undefined
+    : {
+      idpTokenEndpoint: contextString("idp_token_endpoint")!,
+      idToken: secret("idp_id_token")!,
+      idpClientId: contextString("idp_client_id")
+    },
   // The suite's authorization servers take this URL as a client id without fetching it.
   clientMetadataUrl: "https://conformance-test.local/client-metadata.json"
 }
@@ -129,12 +138,17 @@ const MAX_ATTEMPTS = 5
 // One connection with the current token, running the scenario.
 const attempt = (auth: OAuth.ServerAuth) =>
   Effect.gen(function*() {
-    const token = yield* auth.accessToken
-    const headers = Option.match(token, {
-      onNone: () => ({}),
-      onSome: (value) => ({ authorization: Redacted.make(`Bearer ${Redacted.value(value)}`) })
+    const credentials = Option.getOrUndefined(yield* auth.credentials)
+    // A bearer token is one header; a DPoP-bound one is made per request, with its proof.
+    const headers = credentials === undefined || credentials.perRequest !== undefined
+      ? {}
+      : { authorization: Redacted.make(`Bearer ${Redacted.value(credentials.token)}`) }
+    const transport = yield* StreamableHttp.make({
+      name: scenario || "conformance",
+      url,
+      headers,
+      auth: credentials?.perRequest
     })
-    const transport = yield* StreamableHttp.make({ name: scenario || "conformance", url, headers })
     const client = yield* McpClient.make({
       clientInfo: { name: "mcp-fleet-conformance", version: "0.1.0" },
       requestTimeout: "20 seconds"

@@ -8,7 +8,8 @@
  * cancellation cancels the call at the server.
  *
  * Two ways in: stdio, for hosts that spawn the gateway, and Streamable HTTP, with sessions,
- * SSE answers, DNS-rebinding protection and an optional bearer token.
+ * SSE answers, DNS-rebinding protection and an optional bearer token: a static one, or OAuth
+ * access tokens with the gateway as a resource server (`oauth`, see ResourceServer).
  *
  * Choices the protocol leaves open:
  * - initialize declares every capability the gateway can route (tools, resources with
@@ -74,6 +75,7 @@ import type * as McpError from "./McpError.js"
 import * as McpManagementTools from "./McpManagementTools.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as Policy from "./Policy.js"
+import type * as ResourceServer from "./ResourceServer.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import * as Stdio from "./Stdio.js"
 import { Transport } from "./Transport.js"
@@ -144,6 +146,15 @@ export interface HttpOptions extends Options {
   readonly path?: string | undefined
   /** When set, every request must carry `Authorization: Bearer <token>`; otherwise 401. */
   readonly token?: Redacted.Redacted<string> | undefined
+  /**
+   * When set (instead of `token`), the endpoint is an OAuth protected resource: every request
+   * must carry an access token from `oauth.issuer` for this resource (validated as a JWT
+   * against the issuer's keys, or by introspection), with the `oauth.scopes`; the Protected
+   * Resource Metadata is served at `/.well-known/oauth-protected-resource<path>` (and without
+   * the path). `oauth.resource` defaults to the endpoint's URL (`http://127.0.0.1:<port>/mcp`):
+   * set it to the URL clients use when that is another (a proxy, a host name).
+   */
+  readonly oauth?: ResourceServer.Options | undefined
   /**
    * Origins (`https://app.example.com`) allowed besides localhost, 127.0.0.1 and [::1]. A
    * request with any other Origin is refused with 403 (DNS-rebinding protection); an
@@ -281,23 +292,29 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
  * session's stream of notifications; other methods get 405. A `MCP-Protocol-Version`
  * header naming a revision the gateway does not speak gets 400. A foreign Origin or Host
  * gets 403, a missing or wrong bearer token (when `token` is set) 401 with
- * `WWW-Authenticate: Bearer`.
+ * `WWW-Authenticate: Bearer`. With `oauth`, a missing or invalid access token gets 401 with
+ * `WWW-Authenticate: Bearer resource_metadata="…"` (and `error="invalid_token"`), one
+ * without the required scopes 403 `insufficient_scope`, and 503 when its authorization
+ * server could not be asked. `token` and `oauth` together are a defect.
  *
  * @since 0.1.0
  */
 export const serveHttp: (options: HttpOptions) => Effect.Effect<string, McpError.McpError, Requirements | Scope.Scope> =
   traced("Gateway.serveHttp")((options: HttpOptions) =>
-    Effect.flatMap(fleetOf(options), (fleet) =>
-      GatewayHttp.serve(fleet, {
-        port: options.port,
-        host: options.host ?? "127.0.0.1",
-        path: options.path ?? "/mcp",
-        token: options.token,
-        allowedOrigins: options.allowedOrigins ?? [],
-        maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
-        maxSessions: options.maxSessions ?? 1000,
-        sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes"
-      }))
+    options.token !== undefined && options.oauth !== undefined
+      ? Effect.dieMessage("Gateway.serveHttp: give either token or oauth, not both")
+      : Effect.flatMap(fleetOf(options), (fleet) =>
+        GatewayHttp.serve(fleet, {
+          port: options.port,
+          host: options.host ?? "127.0.0.1",
+          path: options.path ?? "/mcp",
+          token: options.token,
+          oauth: options.oauth,
+          allowedOrigins: options.allowedOrigins ?? [],
+          maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
+          maxSessions: options.maxSessions ?? 1000,
+          sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes"
+        }))
   )
 
 /**

@@ -20,7 +20,7 @@ import * as Stream from "effect/Stream"
 import * as Host from "./Host.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
-import { negotiate, requestMeta } from "./internal/mcpClient/handshake.js"
+import { negotiate } from "./internal/mcpClient/handshake.js"
 import {
   listen,
   makeResourceSubscriptions,
@@ -28,6 +28,7 @@ import {
 } from "./internal/mcpClient/listen.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
+import { makeStateless, type Stateless } from "./internal/mcpClient/stateless.js"
 import {
   followTask,
   makeExchange,
@@ -199,7 +200,11 @@ export interface McpClient {
    * connection runs; the Scope's end cancels it.
    */
   readonly listen: (filter: McpSchema.SubscriptionFilter) => Effect.Effect<Subscription, McpError.McpError, Scope.Scope>
-  /** Sends any request; the result is checked against `schema`. */
+  /**
+   * Sends any request; the result is checked against `schema`. On a 2026-07-28 connection
+   * the request carries our `_meta`, and a list page or read is answered from the cache
+   * while its `ttlMs` lasts (a change notification ends that at once).
+   */
   readonly request: <A, I>(
     method: string,
     params: Record<string, unknown> | undefined,
@@ -232,13 +237,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const transport = yield* Transport
     // The host's handlers reach the server through the Peer they are given to.
     const ready = yield* Deferred.make<Peer.Peer>()
-    // The `_meta` of every request on a stateless connection; undefined on a stateful one.
-    let meta: Record<string, unknown> | undefined
+    // What a stateless (2026-07-28) connection does differently; undefined on a stateful one.
+    let stateless: Stateless | undefined
     const host = Host.clientSide(yield* Host.services(options.host), {
       server: transport.server,
       // A stateless server is told nothing: it has no session to tell.
       notify: (method, params) =>
-        meta === undefined ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params)) : Effect.void
+        stateless === undefined
+          ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
+          : Effect.void
     })
     const handlers = { ...host.handlers, ...options.handlers }
     const peer = yield* Peer.make({
@@ -254,30 +261,25 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const hello = { ...options, capabilities: { ...host.capabilities, ...options.capabilities } }
     const agreed = yield* negotiate(peer, hello)
     const { capabilities, protocolVersion } = agreed
-    const modern = McpSchema.isModernVersion(protocolVersion) ? protocolVersion : undefined
-    // The tasks extension belongs to 2026-07-28: declared in its requests' `_meta` only.
-    const modernHello = options.tasksExtension === false ?
-      hello :
-      { ...hello, capabilities: withTasksExtension(hello.capabilities) }
-    if (modern !== undefined) meta = requestMeta(modern, modernHello)
-    const send: typeof peer.request = meta === undefined ?
-      peer.request :
-      (method, params, requestOptions) =>
-        peer.request(
-          method,
-          { ...params, _meta: params?._meta === undefined ? meta : { ...params._meta, ...meta } },
-          requestOptions
-        )
+    if (McpSchema.isModernVersion(protocolVersion)) {
+      // The tasks extension belongs to 2026-07-28: declared in its requests' `_meta` only.
+      const modernHello = options.tasksExtension === false ?
+        hello :
+        { ...hello, capabilities: withTasksExtension(hello.capabilities) }
+      stateless = yield* makeStateless(peer, transport, protocolVersion, modernHello)
+    }
+    const send = stateless?.send ?? peer.request
     // The Peer as the requests of this revision need it: with their `_meta`.
-    const wire: Peer.Peer = send === peer.request ? peer : { ...peer, request: send }
+    const wire: Peer.Peer = stateless === undefined ? peer : { ...peer, request: send }
+    // Every request may take input rounds (2026-07-28) or become a task (the tasks extension).
+    const exchange = makeExchange(wire, handlers)
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
-    // Every request may take input rounds (2026-07-28) or become a task (the tasks extension).
-    const exchange = makeExchange(wire, handlers)
-    const request: McpClient["request"] = (method, params, schema, requestOptions) =>
+    const fetch: McpClient["request"] = (method, params, schema, requestOptions) =>
       Effect.flatMap(exchange(method, params, requestOptions), (result) => decode(server, method, schema, result))
+    const request = stateless === undefined ? fetch : stateless.cached(fetch)
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(
       feature: Feature,
@@ -297,24 +299,6 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       Effect.forkScoped
     )
     yield* Effect.forkScoped(host.watchRoots)
-    // A transport that mirrors tool arguments into headers (2026-07-28) refuses tools whose
-    // annotations are invalid: they are dropped from the list, each with a warning.
-    const mirror = modern === undefined ? undefined : transport.mirrorToolArguments
-    const accepted = (tools: ReadonlyArray<McpSchema.Tool>) => {
-      const rejected = mirror!(tools)
-      if (rejected.size === 0) return Effect.succeed(tools)
-      return Effect.as(
-        Effect.forEach(
-          rejected,
-          ([name, reason]) =>
-            Effect.logWarning(`server '${server}': tool '${name}' dropped: invalid x-mcp-header (${reason})`).pipe(
-              Effect.annotateLogs({ server })
-            ),
-          { discard: true }
-        ),
-        tools.filter((tool) => !rejected.has(tool.name))
-      )
-    }
     const listTools = traced("McpClient.listTools")(() => {
       const listed = list(
         "tools",
@@ -323,13 +307,15 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         McpSchema.ListToolsResult,
         (result) => result.tools
       )
-      return (mirror === undefined ? listed : Effect.flatMap(listed, accepted)).pipe(Effect.tap(outputs.remember))
+      return (stateless === undefined ? listed : Effect.flatMap(listed, stateless.accepted)).pipe(
+        Effect.tap(outputs.remember)
+      )
     })
 
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
     const toolsSupported = supported("tools")
     // Tasks of 2025-11-25; a stateless server's tasks are an extension of their own.
-    const taskCalls = modern === undefined && capabilities.tasks?.requests?.tools?.call !== undefined
+    const taskCalls = stateless === undefined && capabilities.tasks?.requests?.tools?.call !== undefined
     const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
     const callTool = traced("McpClient.callTool")((
       name: string,
@@ -361,7 +347,6 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     })
 
     const ackTimeout = options.requestTimeout ?? "60 seconds"
-    const operations = makeOperations({ request, gate, list })
     return {
       server,
       protocolVersion,
@@ -376,24 +361,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
         )
       ),
-      ...operations,
+      ...makeOperations({ request, gate, list }),
+      ...stateless?.operations({ request, gate }),
       // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.
-      ...(modern === undefined ? {} : makeResourceSubscriptions(wire, scope, ackTimeout, gate)),
-      ...(modern === undefined ? {} : {
-        // The level rides on every later request; a stateless server keeps no state of ours.
-        setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
-          gate(
-            "logging",
-            "set the logging level",
-            Effect.sync(() => {
-              meta = requestMeta(modern, modernHello, level)
-            })
-          )
-        ),
-        ping: traced("McpClient.ping")(() =>
-          Effect.asVoid(request(McpSchema.DISCOVER_METHOD, undefined, McpSchema.DiscoverResult))
-        )
-      }),
+      ...(stateless === undefined ? {} : makeResourceSubscriptions(wire, scope, ackTimeout, gate)),
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))

@@ -4,9 +4,11 @@
  * {@link ServerAuth} discovers the protected resource and its authorization server
  * (RFC 9728, RFC 8414, OpenID Connect discovery), identifies the client (configured
  * credentials, a Client ID Metadata Document, or Dynamic Client Registration, RFC 7591),
- * runs the authorization code grant with PKCE through the {@link Authorizer}, and keeps the
- * tokens in a {@link TokenStore}; afterwards it hands out the access token to send, refreshed
- * before it expires.
+ * runs the authorization code grant with PKCE through the {@link Authorizer} (or a grant that
+ * needs no person: client credentials, a workload's JWT, enterprise-managed authorization),
+ * and keeps the tokens in a {@link TokenStore}; afterwards it hands out the access token to
+ * send, refreshed before it expires. Where the authorization server takes DPoP (RFC 9449),
+ * the tokens are bound to a key pair kept with them, and every request carries a proof.
  *
  * The protocol mechanics are oauth4webapi's (zero dependencies, spec-complete: metadata,
  * registration, PKCE, `iss`, DPoP), wrapped here in Effect services. A transport never
@@ -80,12 +82,28 @@ export {
   /**
    * A server's OAuth settings, all optional: pre-registered credentials, the scopes to ask
    * for (else the challenge's, else the resource's `scopes_supported`), the loopback port of
-   * the redirect, and the URL of this client's Client ID Metadata Document.
+   * the redirect, the URL of this client's Client ID Metadata Document, and the extensions:
+   * `private_key_jwt`, a workload's JWT, DPoP, enterprise-managed authorization.
    *
    * @since 0.1.0
    * @category models
    */
   type Config,
+  /**
+   * What a request to the server carries: the access token, and for a DPoP-bound one the
+   * credentials made per request.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  type Credentials,
+  /**
+   * The enterprise identity provider of enterprise-managed authorization (SEP-990).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  type Enterprise,
   /**
    * How many step-up authorizations in a row a server may ask for.
    *

@@ -291,7 +291,8 @@ export const layerApproval = (approve: Approval["approve"]): Layer.Layer<Approva
  * arguments' canonical JSON (keys sorted), never the arguments; `outcome` is `ok`,
  * `isError`, `denied`, `invalid`, `timeout`, `cancelled` or `error:<reason tag>`;
  * `resultBytes` is the size of the JSON of the result as the server sent it, when one came;
- * `rule` is the rule (or default) that denied or asked.
+ * `rule` is the rule (or default) that denied or asked; `caller` who made the call, when
+ * known (the gateway's OAuth caller: the token's subject and client).
  *
  * @since 0.1.0
  * @category models
@@ -306,7 +307,11 @@ export const AuditEntry = Schema.Struct({
   outcome: Schema.String,
   resultBytes: Schema.optional(Schema.Number),
   truncated: Schema.optional(Schema.Boolean),
-  rule: Schema.optional(Schema.String)
+  rule: Schema.optional(Schema.String),
+  caller: Schema.optional(Schema.Struct({
+    subject: Schema.optional(Schema.String),
+    clientId: Schema.optional(Schema.String)
+  }))
 }).annotations({ identifier: "AuditEntry" })
 
 /**
@@ -378,6 +383,8 @@ export interface CallToolOptions extends ServerRegistry.CallToolOptions {
    * gateway asks the calling client). With it, `ask` is asked even when the policy has none.
    */
   readonly approve?: Approval["approve"] | undefined
+  /** Who makes the call (the gateway's OAuth caller), named in its audit entry. */
+  readonly caller?: { readonly subject?: string | undefined; readonly clientId?: string | undefined } | undefined
 }
 
 /**

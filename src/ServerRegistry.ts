@@ -18,6 +18,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "./Catalog.js"
+import { followGrants } from "./internal/serverRegistry/auth.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
@@ -286,6 +287,7 @@ export const make = (
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
     const { actorOf, callServerTool, callTool, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
+    yield* followGrants(actors)
 
     const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
       Effect.gen(function*() {

@@ -265,20 +265,25 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
       ...urlSecrets(transport.url),
       ...(transport.oauth?.clientSecret === undefined ? [] : [transport.oauth.clientSecret]),
       ...(transport.oauth?.privateKey === undefined ? [] : [transport.oauth.privateKey]),
-      ...(transport.oauth?.assertion === undefined ? [] : [transport.oauth.assertion])
+      ...(transport.oauth?.assertion === undefined ? [] : [transport.oauth.assertion]),
+      ...(transport.oauth?.enterprise === undefined ? [] : [transport.oauth.enterprise.idToken]),
+      ...(transport.oauth?.enterprise?.idpClientSecret === undefined
+        ? []
+        : [transport.oauth.enterprise.idpClientSecret])
     ]
   return values.map((value) => Redacted.isRedacted(value) ? value : Redacted.make(value))
 }
 
 /**
  * Opens the configured transport of a server (for a stdio server: spawns it), without the
- * MCP handshake; an HTTP server's requests carry `token` (an OAuth access token) as a bearer token. It closes with the Scope.
+ * MCP handshake; an HTTP server's requests carry `auth`: an OAuth access token as a bearer
+ * token, or the credentials made per request of a DPoP-bound one. It closes with the Scope.
  *
  * @since 0.1.0
  */
 export const connect = (
   spec: ServerSpec,
-  token?: Redacted.Redacted<string> | undefined
+  auth?: Redacted.Redacted<string> | StreamableHttp.RequestAuth | undefined
 ): Effect.Effect<TransportService, McpError, Scope.Scope | CommandExecutor.CommandExecutor | HttpClient.HttpClient> => {
   const transport = spec.transport
   switch (transport.type) {
@@ -296,8 +301,11 @@ export const connect = (
       return StreamableHttp.make({
         name: spec.name,
         url: transport.url,
-        headers: token === undefined ? transport.headers : { ...transport.headers, authorization: bearer(token) },
-        mode: transport.type === "sse" ? "sse" : "auto"
+        headers: auth === undefined || !Redacted.isRedacted(auth)
+          ? transport.headers
+          : { ...transport.headers, authorization: bearer(auth) },
+        mode: transport.type === "sse" ? "sse" : "auto",
+        auth: auth === undefined || Redacted.isRedacted(auth) ? undefined : auth
       })
     case "ws":
       return WebSocket.make({ name: spec.name, url: transport.url, headers: transport.headers })

@@ -69,7 +69,22 @@ export interface Options {
   } | undefined
   /** Which redirects to follow: `same-origin` (the default), `any` or `none`. */
   readonly redirects?: Http.Redirects | undefined
+  /**
+   * Credentials made for each request (an OAuth DPoP-bound token and its proof); a bearer
+   * token goes in `headers` instead, made once.
+   */
+  readonly auth?: RequestAuth | undefined
 }
+
+/**
+ * Credentials made for each request: `headers(method, url)` gives the headers to add
+ * (`authorization`, `dpop`), and `answered` sees every answer's status and headers, and asks
+ * for the request to be sent once more (a DPoP nonce challenge).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestAuth = Http.RequestAuth
 
 // Whether a refused initialize means the server predates Streamable HTTP.
 const canFallBack = (request: JsonRpc.Request, status: number) =>

@@ -73,6 +73,9 @@ export * as ConfigTrust from "./ConfigTrust.js"
 /** Tool policy: allow/deny/ask rules, approval, argument validation, limits and the audit log. */
 export * as Policy from "./Policy.js"
 
+/** OAuth for an endpoint of ours: Protected Resource Metadata, bearer challenges, token validation. */
+export * as ResourceServer from "./ResourceServer.js"
+
 /** The fleet served as one MCP server, over stdio or Streamable HTTP. */
 export * as Gateway from "./Gateway.js"
 

@@ -142,6 +142,37 @@ describe("parse: formats", () => {
     expect(ServerSpec.secrets(servers.linear).map(Redacted.value)).toContain("s3cret-value")
   })
 
+  it("reads oauth.dpop and oauth.enterprise, the ID token and IdP secret expanded, Redacted and masked", () => {
+    const servers = parseOk({
+      mcpServers: {
+        internal: {
+          url: "https://mcp.example.com/mcp",
+          oauth: {
+            clientId: "fleet",
+            dpop: true,
+            enterprise: {
+              idpTokenEndpoint: "https://idp.example.com/token",
+              idToken: "${SSO_ID_TOKEN}",
+              idpClientId: "fleet-at-idp",
+              idpClientSecret: "${IDP_SECRET}"
+            }
+          }
+        }
+      }
+    }, { SSO_ID_TOKEN: "id-token-value", IDP_SECRET: "idp-secret-value" })
+    const oauth = remote(servers.internal).oauth!
+    expect(oauth.dpop).toBe(true)
+    expect(oauth.enterprise).toMatchObject({
+      idpTokenEndpoint: "https://idp.example.com/token",
+      idpClientId: "fleet-at-idp"
+    })
+    expect(Redacted.value(oauth.enterprise!.idToken)).toBe("id-token-value")
+    expect(Redacted.value(oauth.enterprise!.idpClientSecret!)).toBe("idp-secret-value")
+    expect(ServerSpec.secrets(servers.internal).map(Redacted.value)).toEqual(
+      expect.arrayContaining(["id-token-value", "idp-secret-value"])
+    )
+  })
+
   it("reads a VS Code .vscode/mcp.json: servers, inputs, comments, ${workspaceFolder}", () => {
     const text = fs.readFileSync(fileURLToPath(new URL("./fixtures/config/vscode-mcp.json", import.meta.url)), "utf8")
     const servers = parseOk(text, { FILES_TOKEN: "t0k3n" }, "/work/app/.vscode/mcp.json")

@@ -1,6 +1,7 @@
 // `mcp-fleet auth`, end to end: the bundled CLI prints the authorization URL and listens on
-// its loopback redirect; the test plays the browser. The grant is stored with mode 0600 under
-// the user config dir, listed without its tokens, and forgotten by --logout.
+// its loopback redirect; the test plays the browser. The grant (DPoP-bound: the authorization
+// server offers DPoP) is stored with its key, mode 0600, under the user config dir, listed
+// without its tokens or key, and forgotten by --logout.
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -19,7 +20,7 @@ afterAll(() => {
 
 describe("mcp-fleet auth", () => {
   it("authorizes a server in the browser, lists it without tokens, and logs out", async () => {
-    const as = await start()
+    const as = await start({ dpop: true })
     try {
       const dir = tempDir({ "mcp.json": config({ remote: { url: `${as.base}/mcp` } }) })
       const cli = (...args: Array<string>) => run(args, { cwd: dir, mark })
@@ -48,11 +49,16 @@ describe("mcp-fleet auth", () => {
 
       const store = path.join(cliEnv().XDG_CONFIG_HOME!, "mcp-fleet", "oauth")
       for (const name of fs.readdirSync(store)) expect(fs.statSync(path.join(store, name)).mode & 0o777).toBe(0o600)
+      const tokens = fs.readdirSync(store).find((name) => name.startsWith("tokens-"))!
+      const stored = JSON.parse(fs.readFileSync(path.join(store, tokens), "utf8"))
+      expect(stored.tokenType).toBe("dpop")
+      const privateKey = JSON.parse(stored.dpopKey).d as string
 
       const listed = await cli("auth", "--list", "--json")
       expect(listed.code).toBe(0)
       expect(JSON.parse(listed.stdout)).toMatchObject([{ server: "remote", issuer: as.base, refreshable: true }])
       expect(listed.stdout + listed.stderr + stdout + stderr).not.toMatch(/at-\d+-secret|rt-\d+/)
+      expect(listed.stdout + listed.stderr + stdout + stderr).not.toContain(privateKey)
 
       expect((await cli("auth", "remote", "--logout")).code).toBe(0)
       expect(JSON.parse((await cli("auth", "--list", "--json")).stdout)).toEqual([])

@@ -245,7 +245,7 @@ describe("Gateway HTTP edge", () => {
       const allowed = yield* post(url, initialize(), undefined, { origin: "https://app.example.com" })
       expect(allowed.status).toBe(200)
       expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example.com")
-      expect(allowed.headers.get("access-control-expose-headers")).toBe("mcp-session-id")
+      expect(allowed.headers.get("access-control-expose-headers")).toBe("mcp-session-id, www-authenticate")
       const preflight = yield* Effect.promise(() =>
         fetch(url, {
           method: "OPTIONS",

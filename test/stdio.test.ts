@@ -192,9 +192,9 @@ describe("stdio failures and limits (fixture servers)", () => {
       const elapsed = performance.now() - start
       const reason = reasonOf(error, "Closed")
       expect(reason.exitCode).toBe(1)
-      expect(reason.method).toBe("initialize")
+      expect(reason.method).toBe("server/discover")
       expect(error.message).toBe(
-        "server 'early-exit' exited with code 1 before answering initialize: error: MISSING_API_KEY is not set"
+        "server 'early-exit' exited with code 1 before answering server/discover: error: MISSING_API_KEY is not set"
       )
       // Node's own startup dominates; the failure itself must not wait for a timeout.
       expect(elapsed).toBeLessThan(2000)
@@ -208,7 +208,9 @@ describe("stdio failures and limits (fixture servers)", () => {
       const reason = reasonOf(error, "Closed")
       expect(reason.exitCode).toBe(3)
       expect(reason.unsent).toBe(true)
-      expect(error.message).toBe("server 'deaf' exited with code 3 before answering initialize: error: no input wanted")
+      expect(error.message).toBe(
+        "server 'deaf' exited with code 3 before answering server/discover: error: no input wanted"
+      )
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a Node server with a wrong script path fails with Node's own reason in the message", () =>
@@ -216,7 +218,7 @@ describe("stdio failures and limits (fixture servers)", () => {
       const script = path.join(os.tmpdir(), "mcp-fleet-no-such-dir", "server.js")
       const error = yield* Effect.flip(connect({ name: "wrong-path", command: NODE, args: [script] }))
       expect(reasonOf(error, "Closed").exitCode).toBe(1)
-      expect(error.message).toMatch(/^server 'wrong-path' exited with code 1 before answering initialize: /)
+      expect(error.message).toMatch(/^server 'wrong-path' exited with code 1 before answering server\/discover: /)
       expect(error.message).toContain(`Error: Cannot find module '${script}'`)
     }).pipe(Effect.provide(NodeContext.layer)))
 

@@ -1,7 +1,10 @@
 /**
  * JSON Schema validation for tool schemas, with Ajv. The draft is chosen by `$schema`
  * (2020-12 when absent, as MCP specifies); compiled validators are cached by schema text,
- * so a schema seen again on a later listing is not compiled again.
+ * so a schema seen again on a later listing is not compiled again. A `$ref` is resolved
+ * within the schema only (`#/$defs/...`): Ajv is given no `loadSchema`, so a `$ref` to a
+ * network URI is never fetched (SEP-2106) — such a schema does not compile, and is reported
+ * as one that cannot be checked.
  *
  * @internal
  */

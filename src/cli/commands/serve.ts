@@ -11,7 +11,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Gateway from "../../Gateway.js"
 import * as Host from "../../Host.js"
 import * as Policy from "../../Policy.js"
@@ -22,6 +21,7 @@ import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as ServeAuth from "./serveAuth.js"
 
 // How long the servers have to end once the host closed our stdin.
 const STDIN_END_BUDGET = "1 second"
@@ -49,11 +49,7 @@ export const serve = Command.make("serve", {
     Options.withDescription("The MCP endpoint's path with --http (default /mcp)"),
     Options.withDefault("/mcp")
   ),
-  tokenEnv: Options.text("token-env").pipe(
-    Options.withPseudoName("VAR"),
-    Options.withDescription("Require 'Authorization: Bearer <token>', the token read from this environment variable"),
-    Options.optional
-  ),
+  ...ServeAuth.options,
   allowOrigin: Options.text("allow-origin").pipe(
     Options.withPseudoName("origin"),
     Options.withDescription("An Origin allowed besides localhost (repeatable); others get 403"),
@@ -77,13 +73,9 @@ export const serve = Command.make("serve", {
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     if (given.stdio === Option.isSome(given.http)) return yield* CliError.usage("give either --stdio or --http <port>")
-    let token: Redacted.Redacted<string> | undefined
-    if (Option.isSome(given.tokenEnv)) {
-      const value = process.env[given.tokenEnv.value]
-      if (value === undefined || value === "") {
-        return yield* CliError.usage(`--token-env ${given.tokenEnv.value}: that environment variable is not set`)
-      }
-      token = Redacted.make(value)
+    const auth = yield* ServeAuth.resolve(given)
+    if (given.stdio && (auth.token !== undefined || auth.oauth !== undefined)) {
+      return yield* CliError.usage("--token-env and --oauth-* go with --http")
     }
     const settle = Settings.parseDuration(given.settle)
     if (Option.isNone(settle)) {
@@ -113,7 +105,7 @@ export const serve = Command.make("serve", {
       port: Option.getOrThrow(given.http),
       host: given.host,
       path: given.path,
-      token,
+      ...auth,
       allowedOrigins: given.allowOrigin
     }))
     // One line, so a program can read the URL as soon as it is there.

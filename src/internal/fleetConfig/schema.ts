@@ -58,13 +58,24 @@ const Defaults = Schema.Struct(supervisionFields).annotations({ identifier: "Def
 // a server. A file's servers keep their rules in their own entries, not under `servers`.
 const PolicyEntry = Policy.Config.omit("servers").annotations({ identifier: "Policy" })
 
-// A remote server's OAuth settings; `clientSecret` is expanded like `env` values (`${VAR}`).
+// Enterprise-managed authorization: the enterprise IdP and the ID token its sign-on gave.
+const EnterpriseEntry = Schema.Struct({
+  idpTokenEndpoint: Schema.String,
+  idToken: Schema.String,
+  idpClientId: optional(Schema.String),
+  idpClientSecret: optional(Schema.String)
+}).annotations({ identifier: "OAuthEnterprise" })
+
+// A remote server's OAuth settings; secrets (`clientSecret`, the enterprise `idToken` and
+// `idpClientSecret`) are expanded like `env` values (`${VAR}`).
 const OAuthEntry = Schema.Struct({
   clientId: optional(Schema.String),
   clientSecret: optional(Schema.String),
   scopes: optional(Schema.Array(Schema.String)),
   callbackPort: optional(Schema.Int.pipe(Schema.between(1, 65535))),
-  clientMetadataUrl: optional(Schema.String)
+  clientMetadataUrl: optional(Schema.String),
+  dpop: optional(Schema.Boolean),
+  enterprise: optional(EnterpriseEntry)
 }).annotations({ identifier: "OAuth" })
 
 // Unknown keys are ignored: these files hold other tools' settings too. `type` is any

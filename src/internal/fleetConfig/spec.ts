@@ -118,18 +118,33 @@ const remoteTransport = (
   return { type: kind, url, ...(headers === undefined ? {} : { headers }), ...(oauth === undefined ? {} : { oauth }) }
 }
 
-// The entry's OAuth settings, the client secret expanded and Redacted.
+// A secret of the OAuth block, expanded and Redacted.
+const secret = (value: string, where: string, context: Context) => Redacted.make(expand(value, where, context).value)
+
+// The entry's OAuth settings, its secrets expanded and Redacted.
 const oauthConfig = (entry: ServerEntry, context: Context): OAuth.Config | undefined => {
   const given = entry.oauth
   if (given === undefined) return undefined
   const config: Types.Mutable<OAuth.Config> = {}
   if (given.clientId !== undefined) config.clientId = expand(given.clientId, "oauth.clientId", context).value
-  if (given.clientSecret !== undefined) {
-    config.clientSecret = Redacted.make(expand(given.clientSecret, "oauth.clientSecret", context).value)
-  }
+  if (given.clientSecret !== undefined) config.clientSecret = secret(given.clientSecret, "oauth.clientSecret", context)
   if (given.scopes !== undefined) config.scopes = given.scopes
   if (given.callbackPort !== undefined) config.callbackPort = given.callbackPort
   if (given.clientMetadataUrl !== undefined) config.clientMetadataUrl = given.clientMetadataUrl
+  if (given.dpop !== undefined) config.dpop = given.dpop
+  const idp = given.enterprise
+  if (idp !== undefined) {
+    config.enterprise = {
+      idpTokenEndpoint: expand(idp.idpTokenEndpoint, "oauth.enterprise.idpTokenEndpoint", context).value,
+      idToken: secret(idp.idToken, "oauth.enterprise.idToken", context),
+      ...(idp.idpClientId === undefined
+        ? {}
+        : { idpClientId: expand(idp.idpClientId, "oauth.enterprise.idpClientId", context).value }),
+      ...(idp.idpClientSecret === undefined
+        ? {}
+        : { idpClientSecret: secret(idp.idpClientSecret, "oauth.enterprise.idpClientSecret", context) })
+    }
+  }
   return config
 }
 

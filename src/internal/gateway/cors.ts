@@ -10,7 +10,7 @@ import { Answer } from "./response.js"
 export const headers = (origin: string | undefined): Record<string, string> =>
   origin === undefined ? {} : {
     "access-control-allow-origin": origin,
-    "access-control-expose-headers": "mcp-session-id",
+    "access-control-expose-headers": "mcp-session-id, www-authenticate",
     vary: "Origin"
   }
 

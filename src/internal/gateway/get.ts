@@ -11,7 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as http from "node:http"
 import * as JsonRpc from "../../JsonRpc.js"
-import { checkGet, jsonRpcError, type RequestHeaders } from "./guard.js"
+import { type Caller, checkGet, jsonRpcError, type RequestHeaders } from "./guard.js"
 import type * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
@@ -65,12 +65,13 @@ export const handle = (
   response: http.ServerResponse,
   table: SessionTable,
   headers: Record<string, string>,
-  runner: Response.Runner
+  runner: Response.Runner,
+  caller: Caller | undefined
 ): void => {
   const requestHeaders = request.headers as RequestHeaders
   const refused = checkGet(requestHeaders)
   if (refused !== undefined) return Response.send(response, refused, headers)
-  const session = table.lookup(requestHeaders)
+  const session = table.lookup(requestHeaders, caller)
   if (session instanceof Response.Answer) return Response.send(response, session, headers)
   const resumed = session.logs.resume(requestHeaders["last-event-id"])
   if (resumed !== undefined) {

@@ -1,15 +1,18 @@
 /**
  * The checks a request to the gateway's HTTP endpoint passes before anything else sees it:
- * Origin and Host against DNS rebinding, the bearer token, and for each method the headers
- * and body size it must come with. Each check answers with the refusal to send, or
- * `undefined` to go on. Refusals never repeat the token.
+ * Origin and Host against DNS rebinding, the bearer token (a static one, or an OAuth access
+ * token checked by a `ResourceServer`), and for each method the headers and body size it must
+ * come with. Each check answers with the refusal to send, or `undefined` to go on. Refusals
+ * never repeat the token.
  *
  * @internal
  */
+import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
+import type * as ResourceServer from "../../ResourceServer.js"
 import * as Response from "./response.js"
 
 /** A request's headers, by lower-case name. */
@@ -72,15 +75,80 @@ export const make = (options: GuardOptions) => {
       }
     }
     if (token === undefined || preflight) return undefined
-    const match = /^Bearer\s+(.+)$/i.exec((headers["authorization"] ?? "").trim())
-    if (match !== null && sameSecret(match[1]!, Redacted.value(token))) return undefined
-    return jsonRpcError(401, JsonRpc.ErrorCode.InvalidRequest, "Unauthorized: a valid bearer token is required", {
-      "www-authenticate": match === null
+    const given = bearerToken(headers)
+    if (given !== undefined && sameSecret(given, Redacted.value(token))) return undefined
+    return jsonRpcError(401, JsonRpc.ErrorCode.InvalidRequest, UNAUTHORIZED, {
+      "www-authenticate": given === undefined
         ? `Bearer realm="mcp-fleet"`
         : `Bearer realm="mcp-fleet", error="invalid_token"`
     })
   }
 }
+
+const UNAUTHORIZED = "Unauthorized: a valid bearer token is required"
+
+const bearerToken = (headers: RequestHeaders): string | undefined =>
+  /^Bearer\s+(.+)$/i.exec((headers["authorization"] ?? "").trim())?.[1]
+
+/** Who a request's access token speaks for: the principal a `ResourceServer` validated. */
+export type Caller = ResourceServer.Principal
+
+/**
+ * Whether a request may use a session opened by `owner`: by the same user (issuer, subject)
+ * through the same client; anyone when the session was opened without OAuth.
+ */
+export const sameCaller = (owner: Caller | undefined, caller: Caller | undefined): boolean =>
+  owner === undefined ||
+  (caller !== undefined && owner.issuer === caller.issuer && owner.subject === caller.subject &&
+    owner.clientId === caller.clientId)
+
+/** The verdict of the OAuth check: go on as the principal, the refusal, or one to wait for. */
+export type Verdict =
+  | ResourceServer.Principal
+  | Response.Answer
+  | Effect.Effect<ResourceServer.Principal | Response.Answer>
+
+/**
+ * The OAuth check of a request to the endpoint, by a resource server: a request without a
+ * bearer token is 401 with the challenge that leads to the metadata; a bad token 401
+ * `invalid_token`, one without the required scopes 403 `insufficient_scope`, and 503 when
+ * the authorization server could not be asked. A token validated before is judged at once;
+ * only a new one is an Effect (a signature check, a JWKS fetch or an introspection).
+ */
+export const oauth = (server: ResourceServer.ResourceServer) => {
+  const refuse = (error: ResourceServer.ResourceServerError | undefined): Response.Answer => {
+    const challenge = { "www-authenticate": server.challenge(error) }
+    switch (error?.reason) {
+      case undefined:
+        return jsonRpcError(401, JsonRpc.ErrorCode.InvalidRequest, UNAUTHORIZED, challenge)
+      case "invalid_token":
+        return jsonRpcError(401, JsonRpc.ErrorCode.InvalidRequest, `Unauthorized: ${error.message}`, challenge)
+      case "insufficient_scope":
+        return jsonRpcError(403, JsonRpc.ErrorCode.InvalidRequest, `Forbidden: ${error.message}`, challenge)
+      case "unavailable":
+        return jsonRpcError(503, JsonRpc.ErrorCode.InternalError, "the token could not be checked; try again later")
+    }
+  }
+  const later = (token: string) =>
+    server.verify(token).pipe(
+      Effect.tapErrorTag("ResourceServerError", (error) =>
+        error.reason === "unavailable" ? Effect.logWarning(`gateway: ${error.message}`) : Effect.void),
+      Effect.catchAll((error) =>
+        Effect.succeed(refuse(error))
+      )
+    )
+  return (headers: RequestHeaders): Verdict => {
+    const token = bearerToken(headers)
+    if (token === undefined) return refuse(undefined)
+    const known = server.check(token)
+    if (known === undefined) return later(token)
+    return "reason" in known ? refuse(known) : known
+  }
+}
+
+/** The Protected Resource Metadata of `server` (RFC 9728), for a GET of one of its paths. */
+export const metadata = (server: ResourceServer.ResourceServer): Response.Answer =>
+  Response.json(200, server.metadata, { "cache-control": "max-age=300" })
 
 const accepts = (headers: RequestHeaders, type: string) => {
   const accept = headers["accept"]

@@ -3,7 +3,8 @@
  * a Peer over a transport whose answers go back on the POST that asked (as JSON, or as an SSE
  * stream when the request may produce notifications on the way) and whose other
  * notifications go on the session's standing GET stream. Origin and Host are checked
- * against DNS rebinding, and an optional bearer token guards everything.
+ * against DNS rebinding, and an optional bearer token guards everything: a static one, or
+ * OAuth access tokens checked by a `ResourceServer`, whose metadata is served here too.
  *
  * Requests are served on Node's `request` event, in its callbacks: a POST's body is read, its
  * messages handed to the session's Peer and the answer written from the callback that has
@@ -25,6 +26,7 @@ import type * as Scope from "effect/Scope"
 import * as http from "node:http"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
+import * as ResourceServer from "../../ResourceServer.js"
 import * as Cors from "./cors.js"
 import type { Fleet } from "./fleet.js"
 import * as Get from "./get.js"
@@ -39,6 +41,8 @@ export interface HttpOptions {
   readonly host: string
   readonly path: string
   readonly token: Redacted.Redacted<string> | undefined
+  /** OAuth access tokens required instead of a static token. */
+  readonly oauth: ResourceServer.Options | undefined
   readonly allowedOrigins: ReadonlyArray<string>
   readonly maxMessageBytes: number
   readonly maxSessions: number
@@ -50,17 +54,43 @@ const NOT_FOUND = Response.text(404, "Not Found")
 const NOT_ALLOWED = Response.text(405, "Method Not Allowed", { allow: "GET, POST, DELETE" })
 const CLOSED = new Response.Answer(200)
 
-/** The endpoint's handler of Node's `request` event, over the sessions of `table`. */
-export const makeHandler = (table: SessionTable, options: HttpOptions, runner: Response.Runner) => {
+// The resource server's metadata, at its well-known paths.
+const serveMetadata = (server: ResourceServer.ResourceServer) => {
+  const answer = Guard.metadata(server)
+  return (request: http.IncomingMessage, response: http.ServerResponse, origin: string | undefined): void => {
+    if (request.method === "OPTIONS") return Response.send(response, Cors.preflight(origin), {})
+    if (request.method !== "GET") return Response.send(response, NOT_ALLOWED, {})
+    Response.send(response, answer, Cors.headers(origin))
+  }
+}
+
+/**
+ * The endpoint's handler of Node's `request` event, over the sessions of `table`; with a
+ * resource server, OAuth guards the endpoint and the metadata is served.
+ */
+export const makeHandler = (
+  table: SessionTable,
+  options: HttpOptions,
+  runner: Response.Runner,
+  resourceServer: ResourceServer.ResourceServer | undefined
+) => {
   const guard = Guard.make(options)
-  const route = (request: http.IncomingMessage, response: http.ServerResponse, cors: Record<string, string>): void => {
+  const oauth = resourceServer === undefined ? undefined : Guard.oauth(resourceServer)
+  const metadata = resourceServer === undefined ? undefined : serveMetadata(resourceServer)
+  const metadataPaths = new Set(resourceServer?.metadataPaths)
+  const route = (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    cors: Record<string, string>,
+    caller: Guard.Caller | undefined
+  ): void => {
     switch (request.method) {
       case "POST":
-        return Post.handle(request, response, table, options.maxMessageBytes, cors, runner)
+        return Post.handle(request, response, table, options.maxMessageBytes, cors, runner, caller)
       case "GET":
-        return Get.handle(request, response, table, cors, runner)
+        return Get.handle(request, response, table, cors, runner, caller)
       case "DELETE": {
-        const session = table.lookup(request.headers as Guard.RequestHeaders)
+        const session = table.lookup(request.headers as Guard.RequestHeaders, caller)
         if (session instanceof Response.Answer) return Response.send(response, session, cors)
         return runner.fork(
           response,
@@ -77,10 +107,26 @@ export const makeHandler = (table: SessionTable, options: HttpOptions, runner: R
       const preflight = request.method === "OPTIONS"
       const refused = guard(headers, preflight)
       if (refused !== undefined) return Response.send(response, refused, {})
-      if (request.url?.split("?")[0] !== options.path) return Response.send(response, NOT_FOUND, {})
+      const path = request.url?.split("?")[0] ?? ""
       const origin = headers["origin"]
+      if (path !== options.path) {
+        if (metadata !== undefined && metadataPaths.has(path)) return metadata(request, response, origin)
+        return Response.send(response, NOT_FOUND, {})
+      }
       if (preflight) return Response.send(response, Cors.preflight(origin), {})
-      route(request, response, Cors.headers(origin))
+      const cors = Cors.headers(origin)
+      const verdict = oauth?.(headers)
+      if (verdict instanceof Response.Answer) return Response.send(response, verdict, cors)
+      if (Effect.isEffect(verdict)) {
+        return runner.fork(
+          response,
+          Effect.map(verdict, (caller) =>
+            caller instanceof Response.Answer
+              ? Response.send(response, caller, cors)
+              : route(request, response, cors, caller))
+        )
+      }
+      route(request, response, cors, verdict)
     } catch (defect) {
       runner.failed(response, defect)
     }
@@ -146,8 +192,12 @@ export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string,
     const server = yield* listen(options)
     // Sessions end before the listener closes: their streams end with them.
     yield* Effect.addFinalizer(() => table.closeAll())
-    server.on("request", makeHandler(table, options, runner))
     const address = server.address() as { readonly address: string; readonly port: number }
     const host = address.address.includes(":") ? `[${address.address}]` : address.address
-    return `http://${host}:${address.port}${options.path}`
+    const url = `http://${host}:${address.port}${options.path}`
+    const resourceServer = options.oauth === undefined
+      ? undefined
+      : yield* ResourceServer.make({ ...options.oauth, resource: options.oauth.resource ?? url })
+    server.on("request", makeHandler(table, options, runner, resourceServer))
+    return url
   })

@@ -16,6 +16,7 @@ import * as McpError from "../../McpError.js"
 import * as Peer from "../../Peer.js"
 import { Inbox, Transport, type TransportService } from "../../Transport.js"
 import type { Fleet } from "./fleet.js"
+import type { Caller } from "./guard.js"
 import { makeSession } from "./session.js"
 import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
 
@@ -44,6 +45,8 @@ export interface HttpSession {
   readonly held: Array<JsonRpc.Request>
   /** When the client last sent something, or an open stream of it ended. */
   lastActive: number
+  /** Who opened the session, by the access token of its initialize (with OAuth). */
+  readonly caller: Caller | undefined
 }
 
 /** Whether a session is idle: no request waiting, no stream open, and quiet for `idleMs`. */
@@ -65,7 +68,12 @@ export const deliver = (
  * Opens a session in a Scope forked from `parent`. Closing that Scope ends it: requests
  * still waiting get an error, and open streams end.
  */
-export const open = (fleet: Fleet, parent: Scope.Scope, clock: Clock.Clock): Effect.Effect<HttpSession> =>
+export const open = (
+  fleet: Fleet,
+  parent: Scope.Scope,
+  clock: Clock.Clock,
+  caller?: Caller
+): Effect.Effect<HttpSession> =>
   Effect.gen(function*() {
     const id = randomUUID()
     const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
@@ -81,7 +89,8 @@ export const open = (fleet: Fleet, parent: Scope.Scope, clock: Clock.Clock): Eff
       logs: new StreamLogs(touch),
       standing: undefined,
       held: [],
-      lastActive: clock.unsafeCurrentTimeMillis()
+      lastActive: clock.unsafeCurrentTimeMillis(),
+      caller
     }
     // With no stream open the message has nowhere to go: the client is not listening.
     const toStanding = (message: JsonRpc.Message) => session.standing?.write(sseEvent(message))
@@ -115,7 +124,8 @@ export const open = (fleet: Fleet, parent: Scope.Scope, clock: Clock.Clock): Eff
           if (sink?.sse) sink.push(message)
           else toStanding(message)
         }),
-      within: (related, send) => Effect.locally(send, relatedRequest, related)
+      within: (related, send) => Effect.locally(send, relatedRequest, related),
+      caller
     }).pipe(Scope.extend(scope))
     const peer = yield* Peer.make({ handlers: mcp.handlers }).pipe(
       Effect.provideService(Transport, transport),

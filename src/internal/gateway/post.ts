@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as http from "node:http"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import { checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.js"
+import { type Caller, checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
@@ -163,7 +163,8 @@ export const readBody = (
 
 /**
  * Handles a POST: its headers and body are checked, an initialize (sent alone) opens a
- * session whose id the answer carries, and anything else goes to the session it names.
+ * session whose id the answer carries (the `caller`'s, with OAuth), and anything else goes
+ * to the session it names.
  */
 export const handle = (
   request: http.IncomingMessage,
@@ -171,7 +172,8 @@ export const handle = (
   table: SessionTable,
   maxMessageBytes: number,
   headers: Record<string, string>,
-  runner: Response.Runner
+  runner: Response.Runner,
+  caller: Caller | undefined
 ): void => {
   const requestHeaders = request.headers as RequestHeaders
   const refused = checkPost(requestHeaders, maxMessageBytes)
@@ -183,7 +185,7 @@ export const handle = (
       isRequest(message) && message.method === McpSchema.Method.Initialize
     )
     if (!initialize) {
-      const session = table.lookup(requestHeaders)
+      const session = table.lookup(requestHeaders, caller)
       if (session instanceof Response.Answer) return Response.send(response, session, headers)
       return answer(response, session, body, headers)
     }
@@ -205,7 +207,7 @@ export const handle = (
     }
     runner.fork(
       response,
-      Effect.map(table.open(), (session) =>
+      Effect.map(table.open(caller), (session) =>
         session instanceof Response.Answer
           ? Response.send(response, session, headers)
           : answer(response, session, body, { ...headers, "mcp-session-id": session.id }))

@@ -91,7 +91,8 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
       ...progressOf(context.outbound, request),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(context.client, request.id) } : {}),
-      ...(Object.keys(rest).length > 0 ? { meta: rest } : {})
+      ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),
+      ...(context.outbound.caller === undefined ? {} : { caller: context.outbound.caller })
     })
     return context.inFlight.track(
       entry.server,

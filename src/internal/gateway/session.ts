@@ -15,6 +15,7 @@ import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import { listPage as page } from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
+import type * as Policy from "../../Policy.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
 import { Transport } from "../../Transport.js"
 import { type CoreOptions, type Fleet, listChangedMethod, reservedNames } from "./fleet.js"
@@ -43,6 +44,8 @@ export interface Outbound {
    * that stream. Default: as is.
    */
   readonly within?: <A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>
+  /** Who the client is, by its access token (HTTP with OAuth): its calls' audit entries name it. */
+  readonly caller?: Policy.CallToolOptions["caller"]
 }
 
 /** One client's session: the handlers its Peer runs, by method. */

@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as JsonRpc from "../../JsonRpc.js"
 import type { Fleet } from "./fleet.js"
-import { checkVersion, jsonRpcError, type RequestHeaders } from "./guard.js"
+import { type Caller, checkVersion, jsonRpcError, type RequestHeaders, sameCaller } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
 import type { Answer } from "./response.js"
 
@@ -37,15 +37,15 @@ export class SessionTable {
     return id !== undefined && this.sessions.has(id)
   }
 
-  /** A new session, or 503 when there are `maxSessions` already. */
-  open(): Effect.Effect<HttpSession.HttpSession | Answer> {
+  /** A new session of `caller` (with OAuth), or 503 when there are `maxSessions` already. */
+  open(caller?: Caller): Effect.Effect<HttpSession.HttpSession | Answer> {
     return Effect.suspend((): Effect.Effect<HttpSession.HttpSession | Answer> => {
       if (this.sessions.size >= this.maxSessions) {
         return Effect.succeed(
           jsonRpcError(503, JsonRpc.ErrorCode.InternalError, "too many sessions; end one with DELETE first")
         )
       }
-      return HttpSession.open(this.fleet, this.scope, this.clock).pipe(
+      return HttpSession.open(this.fleet, this.scope, this.clock, caller).pipe(
         Effect.tap((session) => Effect.sync(() => this.sessions.set(session.id, session)))
       )
     })
@@ -53,15 +53,18 @@ export class SessionTable {
 
   /**
    * The session a request names, now active: 400 without one, 404 for one that ended or
-   * never was, and 400 for a protocol revision header naming one the gateway does not speak.
+   * never was, or another caller's (with OAuth: a session id is no credential), and 400 for
+   * a protocol revision header naming one the gateway does not speak.
    */
-  lookup(headers: RequestHeaders): HttpSession.HttpSession | Answer {
+  lookup(headers: RequestHeaders, caller?: Caller): HttpSession.HttpSession | Answer {
     const id = headers["mcp-session-id"]
     if (id === undefined) {
       return jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Bad Request: Mcp-Session-Id header is required")
     }
     const session = this.sessions.get(id)
-    if (session === undefined) return jsonRpcError(404, -32001, "Session not found")
+    if (session === undefined || !sameCaller(session.caller, caller)) {
+      return jsonRpcError(404, -32001, "Session not found")
+    }
     const refused = checkVersion(headers)
     if (refused !== undefined) return refused
     session.lastActive = this.clock.unsafeCurrentTimeMillis()

@@ -3,7 +3,8 @@
  * `server/discover` (2026-07-28): a DiscoverResult, or an UnsupportedProtocolVersion error
  * naming what it supports, makes the connection stateless; any other error (a JSON-RPC error
  * that is not one of the 2026-07-28 codes, an HTTP 4xx refusal without one, whose body the
- * transport already looked into) or no answer in time means a server of an earlier revision,
+ * transport already looked into), a success that is no DiscoverResult, or no answer in time
+ * means a server of an earlier revision,
  * and the connection falls back to the initialize handshake — as the spec's backward
  * compatibility rules say for stdio and HTTP alike. A connection that cannot be reached, is
  * closed or refuses our credentials fails as it is.
@@ -109,7 +110,11 @@ export const requestMeta = (
 // What the probe learnt: a stateless revision and the answer, the server's list of revisions
 // to try again with, or that the server is a stateful one.
 type Probed =
-  | { readonly _tag: "Modern"; readonly version: McpSchema.ModernProtocolVersion; readonly result: unknown }
+  | {
+    readonly _tag: "Modern"
+    readonly version: McpSchema.ModernProtocolVersion
+    readonly discovery: McpSchema.DiscoverResult
+  }
   | { readonly _tag: "Retry"; readonly supported: ReadonlyArray<string> }
   | { readonly _tag: "Legacy"; readonly why: string }
 
@@ -146,7 +151,14 @@ const probe = (
   peer.request(McpSchema.DISCOVER_METHOD, { _meta: requestMeta(version, hello) }, {
     timeout: hello.discoverTimeout ?? "5 seconds"
   }).pipe(
-    Effect.map((result): Probed => ({ _tag: "Modern", version, result })),
+    // A success that is no DiscoverResult comes from a server that answers anything (some
+    // stateful servers answer an unknown method with an empty result): a stateful one.
+    Effect.map((result): Probed => {
+      const discovery = decodeDiscovery(result)
+      return Either.isRight(discovery)
+        ? { _tag: "Modern", version, discovery: discovery.right }
+        : { _tag: "Legacy", why: "an answer that is no DiscoverResult" }
+    }),
     Effect.catchAll((error) => {
       const supported = supportedOf(error)
       if (supported !== undefined) return Effect.succeed<Probed>({ _tag: "Retry", supported })
@@ -155,22 +167,23 @@ const probe = (
     })
   )
 
+const decodeDiscovery = McpSchema.decodeUnknown(McpSchema.DiscoverResult)
+
 // The discovery answer as what both sides agreed on.
 const agreed = (
-  peer: Peer.Peer,
+  server: string,
   version: McpSchema.ModernProtocolVersion,
-  answer: unknown
-): Effect.Effect<Agreed, McpError.McpError> =>
-  Effect.map(decode(peer.server, McpSchema.DISCOVER_METHOD, McpSchema.DiscoverResult, answer), (discovery) => {
-    const fromMeta = discovery._meta?.[McpSchema.MetaKey.ServerInfo] as McpSchema.Implementation | undefined
-    return {
-      protocolVersion: version,
-      capabilities: discovery.capabilities,
-      serverInfo: fromMeta ?? discovery.serverInfo ?? { name: peer.server, version: "" },
-      instructions: discovery.instructions,
-      discovery
-    }
-  })
+  discovery: McpSchema.DiscoverResult
+): Agreed => {
+  const fromMeta = discovery._meta?.[McpSchema.MetaKey.ServerInfo] as McpSchema.Implementation | undefined
+  return {
+    protocolVersion: version,
+    capabilities: discovery.capabilities,
+    serverInfo: fromMeta ?? discovery.serverInfo ?? { name: server, version: "" },
+    instructions: discovery.instructions,
+    discovery
+  }
+}
 
 const newestModern = (versions: ReadonlyArray<string>) =>
   McpSchema.MODERN_PROTOCOL_VERSIONS.find((v) => versions.includes(v))
@@ -188,8 +201,8 @@ export const negotiate = (peer: Peer.Peer, hello: Hello): Effect.Effect<Agreed, 
       const probed = yield* probe(peer, hello, version)
       switch (probed._tag) {
         case "Modern": {
-          const result = yield* agreed(peer, version, probed.result)
-          const supported = result.discovery!.supportedVersions
+          const result = agreed(peer.server, version, probed.discovery)
+          const supported = probed.discovery.supportedVersions
           if (supported.includes(version)) return result
           const other = newestModern(supported)
           if (other !== undefined && forced === undefined) return { ...result, protocolVersion: other }

@@ -4,7 +4,7 @@
  * 0700, each file of mode 0600 and written whole by rename. A lock file per key
  * (`<name>.lock`, made with O_EXCL) makes a refresh single-flight across the processes
  * sharing the directory; a lock older than {@link STALE_MS} is taken as left by a process
- * that died.
+ * that died. `changes` watches the directory: a token file written by any process.
  *
  * @internal
  */
@@ -12,7 +12,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import { createHash, randomBytes } from "node:crypto"
+import { watch } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type ClientRecord, OAuthError, type TokenRecord, type TokenStoreService } from "./model.js"
@@ -40,15 +42,15 @@ const redact = (value: unknown) => (typeof value === "string" ? Redacted.make(va
 const tokensToJson = (record: TokenRecord) => ({
   ...record,
   accessToken: Redacted.value(record.accessToken),
-  refreshToken: reveal(record.refreshToken)
+  refreshToken: reveal(record.refreshToken),
+  dpopKey: reveal(record.dpopKey)
 })
 
 const tokensFromJson = (json: Record<string, unknown>): TokenRecord => ({
   ...(json as unknown as TokenRecord),
   accessToken: Redacted.make(String(json.accessToken)),
-  ...(typeof json.refreshToken === "string"
-    ? { refreshToken: Redacted.make(json.refreshToken) }
-    : { refreshToken: undefined })
+  refreshToken: redact(json.refreshToken),
+  dpopKey: redact(json.dpopKey)
 })
 
 const clientToJson = (record: ClientRecord) => ({ ...record, clientSecret: reveal(record.clientSecret) })
@@ -119,7 +121,26 @@ export const make = (dir: string): TokenStoreService => {
       Effect.flatMap((taken) => taken ? Effect.void : Effect.zipRight(Effect.sleep(Duration.millis(25)), acquire(lock)))
     )
 
+  // Every token file that appears, changes or goes, in this process or another; nothing when
+  // the directory cannot be made or watched (no fleet reacts, the store still works).
+  const changes = Stream.async<void>((emit) => {
+    let watcher: ReturnType<typeof watch> | undefined
+    let closed = false
+    fs.mkdir(dir, { recursive: true, mode: 0o700 }).then(() => {
+      if (closed) return
+      watcher = watch(dir, (_event, name) => {
+        if (name !== null && name.startsWith("tokens-") && name.endsWith(".json")) void emit.single(undefined)
+      })
+      watcher.on("error", () => void emit.end())
+    }, () => void emit.end())
+    return Effect.sync(() => {
+      closed = true
+      watcher?.close()
+    })
+  })
+
   return {
+    changes,
     getTokens: (issuer, resource) => read(tokensFile(issuer, resource), tokensFromJson),
     setTokens: (record) => write(tokensFile(record.issuer, record.resource), tokensToJson(record)),
     removeTokens: (issuer, resource) => remove(tokensFile(issuer, resource)),

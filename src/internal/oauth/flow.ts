@@ -2,7 +2,9 @@
  * The grants, on oauth4webapi: the client's identity at an authorization server
  * (configured, Client ID Metadata Document, or Dynamic Client Registration), the
  * authorization code grant with PKCE (S256), `state`, RFC 8707 `resource` and RFC 9207
- * `iss`, and the refresh grant. Every secret it handles is Redacted on the way out.
+ * `iss`, the refresh grant, the grants made at the token endpoint alone (client credentials,
+ * JWT bearer, enterprise-managed authorization), each with a DPoP proof when the grant has a
+ * key. Every secret it handles is Redacted on the way out.
  *
  * @internal
  */
@@ -13,12 +15,14 @@ import * as Redacted from "effect/Redacted"
 import { webcrypto } from "node:crypto"
 import * as oauth from "oauth4webapi"
 import type { Discovered } from "./discovery.js"
+import * as Dpop from "./dpop.js"
 import * as Http from "./http.js"
 import {
   type AuthMethod,
   type AuthorizerSession,
   type ClientRecord,
   type Config,
+  type Enterprise,
   OAuthError,
   type Step,
   type TokenRecord
@@ -201,6 +205,27 @@ export interface Grant {
   readonly discovered: Discovered
   readonly client: ClientRecord
   readonly scope: string | undefined
+  /** The DPoP key the token requests prove possession of; none for bearer tokens. */
+  readonly dpopKey?: Redacted.Redacted<string> | undefined
+}
+
+/**
+ * A token request, with a DPoP proof when the grant has a key, sent once more when the
+ * server asks for a nonce (RFC 9449 §8; oauth4webapi's handle keeps the nonce it gave).
+ */
+const tokenRequest = <A>(
+  grant: Grant,
+  client: oauth.Client,
+  run: (dpop: oauth.DPoPHandle | undefined) => Promise<A>
+) =>
+async (): Promise<A> => {
+  const dpop = grant.dpopKey === undefined ? undefined : await Dpop.handle(client, grant.dpopKey)
+  try {
+    return await run(dpop)
+  } catch (cause) {
+    if (dpop === undefined || !oauth.isDPoPNonceError(cause)) throw cause
+    return run(dpop)
+  }
 }
 
 // A token endpoint's answer as a record.
@@ -220,7 +245,9 @@ const toRecord = (
     ? {}
     : { refreshToken: previousRefresh }),
   ...(typeof result.expires_in === "number" ? { expiresAt: now + result.expires_in * 1000 } : {}),
-  ...(result.scope !== undefined ? { scope: result.scope } : grant.scope === undefined ? {} : { scope: grant.scope })
+  ...(result.scope !== undefined ? { scope: result.scope } : grant.scope === undefined ? {} : { scope: grant.scope }),
+  ...(result.token_type === "dpop" ? { tokenType: "dpop" as const } : {}),
+  ...(grant.dpopKey === undefined ? {} : { dpopKey: grant.dpopKey })
 })
 
 /** The authorization URL and what its answer is checked against. */
@@ -267,18 +294,22 @@ export const authorizationCode = (
       try: () => oauth.validateAuthResponse(as, client, answer, request.state),
       catch: (cause) => fail(server)("authorization", Http.describe(cause))
     })
-    const result = yield* Http.call("token", fail(server), async () => {
-      const response = await oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        auth,
-        params,
-        session.redirectUri,
-        request.verifier,
-        { ...Http.options(as.token_endpoint!), additionalParameters: { resource: grant.discovered.resource } }
-      )
-      return oauth.processAuthorizationCodeResponse(as, client, response)
-    })
+    const result = yield* Http.call(
+      "token",
+      fail(server),
+      tokenRequest(grant, client, async (DPoP) => {
+        const response = await oauth.authorizationCodeGrantRequest(
+          as,
+          client,
+          auth,
+          params,
+          session.redirectUri,
+          request.verifier,
+          { ...Http.options(as.token_endpoint!, DPoP), additionalParameters: { resource: grant.discovered.resource } }
+        )
+        return oauth.processAuthorizationCodeResponse(as, client, response)
+      })
+    )
     return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
   })
 
@@ -296,13 +327,13 @@ export const clientCredentials = (
   server: string,
   grant: Grant
 ): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
-  tokenGrant(server, grant, {}, async (as, client, auth, parameters) => {
+  tokenGrant(server, grant, {}, async (as, client, auth, parameters, DPoP) => {
     const response = await oauth.clientCredentialsGrantRequest(
       as,
       client,
       auth,
       parameters,
-      Http.options(as.token_endpoint!)
+      Http.options(as.token_endpoint!, DPoP)
     )
     return oauth.processClientCredentialsResponse(as, client, response)
   })
@@ -317,17 +348,22 @@ const tokenGrant = (
     as: oauth.AuthorizationServer,
     client: oauth.Client,
     auth: oauth.ClientAuth,
-    parameters: URLSearchParams
+    parameters: URLSearchParams,
+    dpop: oauth.DPoPHandle | undefined
   ) => Promise<oauth.TokenEndpointResponse>
 ): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
   Effect.gen(function*() {
     const { as, resource } = grant.discovered
     const { client, auth } = clientOf(grant.client)
-    const result = yield* Http.call("token", fail(server), () => {
-      const parameters = new URLSearchParams({ ...extra, resource })
-      if (grant.scope !== undefined) parameters.set("scope", grant.scope)
-      return request(as, client, auth, parameters)
-    })
+    const result = yield* Http.call(
+      "token",
+      fail(server),
+      tokenRequest(grant, client, (dpop) => {
+        const parameters = new URLSearchParams({ ...extra, resource })
+        if (grant.scope !== undefined) parameters.set("scope", grant.scope)
+        return request(as, client, auth, parameters, dpop)
+      })
+    )
     return toRecord(grant, result, yield* Clock.currentTimeMillis, undefined)
   })
 
@@ -347,16 +383,64 @@ export const jwtBearer = (
   grant: Grant,
   assertion: Redacted.Redacted<string>
 ): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
-  tokenGrant(server, grant, { assertion: Redacted.value(assertion) }, async (as, client, auth, parameters) => {
+  tokenGrant(server, grant, { assertion: Redacted.value(assertion) }, async (as, client, auth, parameters, DPoP) => {
     const response = await oauth.genericTokenEndpointRequest(
       as,
       client,
       auth,
       JWT_BEARER,
       parameters,
-      Http.options(as.token_endpoint!)
+      Http.options(as.token_endpoint!, DPoP)
     )
     return oauth.processGenericTokenEndpointResponse(as, client, response)
+  })
+
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+const ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+const ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+
+/**
+ * Enterprise-managed authorization (SEP-990): the IdP's ID token exchanged at the IdP for an
+ * ID-JAG (RFC 8693 token exchange, for this authorization server and resource), then the
+ * ID-JAG exchanged for the token by the JWT bearer grant.
+ */
+export const enterprise = (
+  server: string,
+  grant: Grant,
+  idp: Enterprise
+): Effect.Effect<Omit<TokenRecord, "server" | "serverUrl">, OAuthError> =>
+  Effect.gen(function*() {
+    const endpoint = yield* Http.checkUrl(idp.idpTokenEndpoint, (message) => fail(server)("token", message))
+    const idpServer: oauth.AuthorizationServer = { issuer: endpoint.origin, token_endpoint: endpoint.href }
+    const client: oauth.Client = { client_id: idp.idpClientId ?? grant.client.clientId }
+    const auth = idp.idpClientSecret === undefined
+      ? oauth.None()
+      : clientSecretBasic(Redacted.value(idp.idpClientSecret))
+    const jag = yield* Http.call("token", fail(server), async () => {
+      const parameters = new URLSearchParams({
+        requested_token_type: ID_JAG,
+        audience: grant.discovered.as.issuer,
+        resource: grant.discovered.resource,
+        subject_token: Redacted.value(idp.idToken),
+        subject_token_type: ID_TOKEN
+      })
+      if (grant.scope !== undefined) parameters.set("scope", grant.scope)
+      const response = await oauth.genericTokenEndpointRequest(
+        idpServer,
+        client,
+        auth,
+        TOKEN_EXCHANGE,
+        parameters,
+        Http.options(endpoint)
+      )
+      // An ID-JAG is no access token: its token_type is N_A (RFC 8693 §2.2.1).
+      const result = await oauth.processGenericTokenEndpointResponse(idpServer, client, response, {
+        recognizedTokenTypes: { n_a: () => {} }
+      })
+      if (result.issued_token_type !== ID_JAG) throw new Error("the identity provider issued no ID-JAG")
+      return result.access_token
+    })
+    return yield* jwtBearer(server, grant, Redacted.make(jag))
   })
 
 /** Whether a token endpoint refused a refresh token for good (revoked, expired, rotated away). */
@@ -372,13 +456,13 @@ export const refresh = (
     const { as } = grant.discovered
     const { client, auth } = clientOf(grant.client)
     const result = yield* Effect.tryPromise({
-      try: async () => {
+      try: tokenRequest(grant, client, async (DPoP) => {
         const response = await oauth.refreshTokenGrantRequest(as, client, auth, Redacted.value(refreshToken), {
-          ...Http.options(as.token_endpoint!),
+          ...Http.options(as.token_endpoint!, DPoP),
           additionalParameters: { resource: grant.discovered.resource }
         })
         return oauth.processRefreshTokenResponse(as, client, response)
-      },
+      }),
       catch: (cause) =>
         new OAuthError({
           server,

@@ -22,10 +22,14 @@ export const insecureAllowed = (url: string | URL): boolean => {
   return parsed.protocol === "http:" && LOOPBACK.has(parsed.hostname)
 }
 
-/** The options oauth4webapi takes for a request to `url`. */
-export const options = (url: string | URL): { [oauth.allowInsecureRequests]: boolean; signal: () => AbortSignal } => ({
+/** The options oauth4webapi takes for a request to `url`, with a DPoP proof when `dpop` is given. */
+export const options = (
+  url: string | URL,
+  dpop?: oauth.DPoPHandle | undefined
+): { [oauth.allowInsecureRequests]: boolean; signal: () => AbortSignal; DPoP?: oauth.DPoPHandle } => ({
   [oauth.allowInsecureRequests]: insecureAllowed(url),
-  signal: () => AbortSignal.timeout(TIMEOUT_MS)
+  signal: () => AbortSignal.timeout(TIMEOUT_MS),
+  ...(dpop === undefined ? {} : { DPoP: dpop })
 })
 
 /** Refuses a plain-HTTP URL outside loopback (the spec's HTTPS requirement). */

@@ -10,6 +10,8 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { RequestAuth } from "../../StreamableHttp.js"
 
 // --- errors ------------------------------------------------------------------------
 
@@ -42,7 +44,8 @@ export class OAuthError extends Schema.TaggedError<OAuthError>()("OAuthError", {
 /**
  * A server's OAuth settings, all optional: pre-registered credentials, the scopes to ask
  * for (else the challenge's, else the resource's `scopes_supported`), the loopback port of
- * the redirect, and the URL of this client's Client ID Metadata Document.
+ * the redirect, the URL of this client's Client ID Metadata Document, and the extensions:
+ * `private_key_jwt`, a workload's JWT, DPoP, enterprise-managed authorization.
  *
  * @since 0.1.0
  * @category models
@@ -62,6 +65,32 @@ export interface Config {
    * (RFC 7523), it is exchanged for the token, with no person involved.
    */
   readonly assertion?: Redacted.Redacted<string> | undefined
+  /**
+   * DPoP-bound tokens (RFC 9449): true always, false never; by default when the
+   * authorization server advertises `dpop_signing_alg_values_supported`.
+   */
+  readonly dpop?: boolean | undefined
+  /**
+   * Enterprise-managed authorization (SEP-990): where the authorization server takes the JWT
+   * bearer grant, the enterprise IdP's ID token is exchanged at the IdP for an ID-JAG, and the
+   * ID-JAG at the server's authorization server for the token, with no person involved.
+   */
+  readonly enterprise?: Enterprise | undefined
+}
+
+/**
+ * The enterprise identity provider of enterprise-managed authorization: its token endpoint,
+ * the ID token a person's single sign-on gave this client, and the client's identity there
+ * (`idpClientId`, else the server's `clientId`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Enterprise {
+  readonly idpTokenEndpoint: string
+  readonly idToken: Redacted.Redacted<string>
+  readonly idpClientId?: string | undefined
+  readonly idpClientSecret?: Redacted.Redacted<string> | undefined
 }
 
 /**
@@ -105,13 +134,19 @@ export interface TokenRecord {
   readonly refreshToken?: Redacted.Redacted<string> | undefined
   readonly expiresAt?: number | undefined
   readonly scope?: string | undefined
+  /** `dpop` for a DPoP-bound access token; absent for a bearer token. */
+  readonly tokenType?: "dpop" | undefined
+  /** The DPoP key pair (a private JWK) the tokens were requested with; kept for refreshes. */
+  readonly dpopKey?: Redacted.Redacted<string> | undefined
 }
 
 // --- TokenStore --------------------------------------------------------------------
 
 /**
  * Where tokens and registered clients are kept. `withLock` runs an effect while holding
- * the key's lock, across every process sharing the store.
+ * the key's lock, across every process sharing the store. `changes` tells that tokens may
+ * have changed, written by this store or by another writer of the same place (`mcp-fleet
+ * auth` in another process), so a running fleet picks up a new grant.
  *
  * @since 0.1.0
  * @category models
@@ -124,6 +159,8 @@ export interface TokenStoreService {
   readonly getClient: (issuer: string) => Effect.Effect<Option.Option<ClientRecord>, OAuthError>
   readonly setClient: (record: ClientRecord) => Effect.Effect<void, OAuthError>
   readonly withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | OAuthError, R>
+  /** Absent for a store no one else writes: a fleet then sees only its own grants. */
+  readonly changes?: Stream.Stream<void> | undefined
 }
 
 /**
@@ -179,6 +216,18 @@ export interface Refusal {
 }
 
 /**
+ * What a request to the server carries: the access token, and for a DPoP-bound one the
+ * credentials made per request (`perRequest`), which the transport asks for each request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Credentials {
+  readonly token: Redacted.Redacted<string>
+  readonly perRequest: RequestAuth | undefined
+}
+
+/**
  * One server's authorization.
  *
  * @since 0.1.0
@@ -188,6 +237,8 @@ export interface ServerAuth {
   readonly server: string
   /** The access token to send, refreshed when it expires within a minute; None before any authorization. */
   readonly accessToken: Effect.Effect<Option.Option<Redacted.Redacted<string>>, OAuthError>
+  /** The access token as {@link accessToken}, with the DPoP proofs of a DPoP-bound one. */
+  readonly credentials: Effect.Effect<Option.Option<Credentials>, OAuthError>
   /**
    * After a refusal: refreshes, or runs the authorization (step-up for 403
    * `insufficient_scope`, within {@link MAX_STEP_UPS}). Succeeds when a new token is there

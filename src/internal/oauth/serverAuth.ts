@@ -11,7 +11,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Challenge from "./challenge.js"
 import { discover, type Discovered } from "./discovery.js"
+import * as Dpop from "./dpop.js"
 import * as Flow from "./flow.js"
+import { REDIRECT_URI } from "./headless.js"
 import {
   Authorizer,
   type AuthorizerService,
@@ -21,7 +23,8 @@ import {
   type Refusal,
   type ServerAuth,
   type TokenRecord,
-  TokenStore
+  TokenStore,
+  type TokenStoreService
 } from "./model.js"
 
 /** A token expiring sooner than this is refreshed before it is sent. */
@@ -53,6 +56,69 @@ export const selectScope = (config: Config, refusal: Challenge.Refusal | undefin
     : base
 }
 
+/**
+ * The grants of one server: its client at an authorization server (registered once, kept),
+ * and `authorizeWith`, which runs the grant the config and the server call for (one that
+ * needs no person, else the code grant through the authorizer) and stores its tokens, bound
+ * to a DPoP key where DPoP is used.
+ */
+const grants = (server: string, url: string, config: Config, store: TokenStoreService) => {
+  const client = (found: Discovered, redirectUri = REDIRECT_URI) =>
+    Effect.gen(function*() {
+      const known = yield* store.getClient(found.as.issuer)
+      const { record, registered } = yield* Flow.identify(server, config, found.as, known, redirectUri)
+      if (registered) yield* store.setClient(record)
+      return record
+    })
+
+  // The DPoP key of a grant: none when DPoP is not used with this authorization server,
+  // else the one held (a new authorization keeps the server's key), else a new one.
+  const dpopKeyFor = (found: Discovered) =>
+    Effect.gen(function*() {
+      const alg = Dpop.algorithmFor(found.as, config.dpop)
+      if (alg === undefined) return undefined
+      const held = Option.getOrUndefined(yield* store.getTokens(found.as.issuer, found.resource))
+      return held?.dpopKey ?? (yield* Effect.promise(() => Dpop.generateKey(alg)))
+    })
+
+  // A grant that needs no person, when the config and the server allow one: enterprise-
+  // managed, a workload's JWT, or client credentials at a server for machines only.
+  const machineGrant = (grant: Omit<Flow.Grant, "client">) => {
+    const { as } = grant.discovered
+    if (config.enterprise !== undefined && Flow.takesJwtBearer(as)) {
+      const idp = config.enterprise
+      return Effect.flatMap(
+        client(grant.discovered),
+        (record) => Flow.enterprise(server, { ...grant, client: record }, idp)
+      )
+    }
+    if (config.assertion !== undefined && Flow.takesJwtBearer(as)) {
+      const record = { issuer: as.issuer, clientId: config.clientId ?? "mcp-fleet", authMethod: "none" as const }
+      return Flow.jwtBearer(server, { ...grant, client: record }, config.assertion)
+    }
+    if (Flow.isMachineOnly(as) && config.clientId !== undefined) {
+      return Effect.flatMap(
+        client(grant.discovered),
+        (record) => Flow.clientCredentials(server, { ...grant, client: record })
+      )
+    }
+    return undefined
+  }
+
+  const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
+    Effect.scoped(Effect.gen(function*() {
+      const grant = { discovered: found, scope, dpopKey: yield* dpopKeyFor(found) }
+      const tokens = yield* (machineGrant(grant) ?? Effect.gen(function*() {
+        const session = yield* by.open(server, config.callbackPort)
+        const record = yield* client(found, session.redirectUri)
+        return yield* Flow.authorizationCode(server, { ...grant, client: record }, session)
+      }))
+      yield* store.setTokens({ ...tokens, server, serverUrl: url })
+    }))
+
+  return { client, authorizeWith }
+}
+
 /** A server's authorization, on the store and authorizer of the context. */
 export const make = (options: {
   readonly server: string
@@ -65,7 +131,10 @@ export const make = (options: {
     const { server, url } = options
     const config = options.config ?? {}
     const permit = yield* Effect.makeSemaphore(1)
+    const clock = yield* Effect.clock
     let discovered: Discovered | undefined
+    const { authorizeWith, client } = grants(server, url, config, store)
+    const credentialsOf = Dpop.credentials(() => clock.unsafeCurrentTimeMillis())
     let stepUps = 0
     // Whether the last recovery was a refresh: a refusal right after it means authorizing.
     let refreshedLast = false
@@ -80,20 +149,6 @@ export const make = (options: {
         : Effect.map(store.listTokens, (all) => Option.fromNullable(all.find((record) => record.serverUrl === url)))
     )
 
-    const client = (found: Discovered) =>
-      Effect.gen(function*() {
-        const known = yield* store.getClient(found.as.issuer)
-        const { record, registered } = yield* Flow.identify(
-          server,
-          config,
-          found.as,
-          known,
-          "http://127.0.0.1/callback"
-        )
-        if (registered) yield* store.setClient(record)
-        return record
-      })
-
     // Refreshes `held` under the store's lock, unless another process already has.
     const refresh = (held: TokenRecord) =>
       store.withLock(
@@ -107,60 +162,52 @@ export const make = (options: {
             return yield* new OAuthError({ server, step: "refresh", message: "no refresh token", grantRevoked: true })
           }
           const found = discovered ?? (yield* discoverNow(undefined))
-          const grant = { discovered: found, client: yield* client(found), scope: latest.scope }
-          const next = yield* Flow.refresh(server, grant, latest.refreshToken).pipe(
-            Effect.tapError((error) =>
-              Flow.isGrantRevoked(error) ? store.removeTokens(latest.issuer, latest.resource) : Effect.void
+          const grant = {
+            discovered: found,
+            client: yield* client(found),
+            scope: latest.scope,
+            dpopKey: latest.dpopKey
+          }
+          // Not interrupted between the request and the write: a rotated refresh token the
+          // server has issued is kept, never lost to a connection given up meanwhile.
+          return yield* Effect.uninterruptible(Effect.gen(function*() {
+            const next = yield* Flow.refresh(server, grant, latest.refreshToken!).pipe(
+              Effect.tapError((error) =>
+                Flow.isGrantRevoked(error) ? store.removeTokens(latest.issuer, latest.resource) : Effect.void
+              )
             )
-          )
-          const record: TokenRecord = { ...next, server, serverUrl: url }
-          yield* store.setTokens(record)
-          return record
+            const record: TokenRecord = { ...next, server, serverUrl: url }
+            yield* store.setTokens(record)
+            return record
+          }))
         })
       )
 
-    const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
-      Effect.scoped(Effect.gen(function*() {
-        if (config.assertion !== undefined && Flow.takesJwtBearer(found.as)) {
-          const client = {
-            issuer: found.as.issuer,
-            clientId: config.clientId ?? "mcp-fleet",
-            authMethod: "none" as const
-          }
-          const tokens = yield* Flow.jwtBearer(server, { discovered: found, client, scope }, config.assertion)
-          return yield* store.setTokens({ ...tokens, server, serverUrl: url })
-        }
-        if (Flow.isMachineOnly(found.as) && config.clientId !== undefined) {
-          const known = yield* store.getClient(found.as.issuer)
-          const { record } = yield* Flow.identify(server, config, found.as, known, "http://127.0.0.1/callback")
-          const tokens = yield* Flow.clientCredentials(server, { discovered: found, client: record, scope })
-          return yield* store.setTokens({ ...tokens, server, serverUrl: url })
-        }
-        const session = yield* by.open(server, config.callbackPort)
-        const known = yield* store.getClient(found.as.issuer)
-        const identified = yield* Flow.identify(server, config, found.as, known, session.redirectUri)
-        if (identified.registered) yield* store.setClient(identified.record)
-        const tokens = yield* Flow.authorizationCode(
-          server,
-          { discovered: found, client: identified.record, scope },
-          session
-        )
-        yield* store.setTokens({ ...tokens, server, serverUrl: url })
-      }))
-
-    const accessToken = permit.withPermits(1)(Effect.gen(function*() {
+    // The record to send, refreshed first when it expires within EARLY_MS.
+    const current = permit.withPermits(1)(Effect.gen(function*() {
       const held = yield* stored
-      if (Option.isNone(held)) return Option.none()
+      if (Option.isNone(held)) {
+        return Option.none<TokenRecord>()
+      }
       const record = held.value
-      const now = yield* Clock.currentTimeMillis
-      if (record.expiresAt === undefined || record.expiresAt - now > EARLY_MS || record.refreshToken === undefined) {
-        return Option.some(record.accessToken)
+      const at = yield* Clock.currentTimeMillis
+      if (record.expiresAt === undefined || record.expiresAt - at > EARLY_MS || record.refreshToken === undefined) {
+        return held
       }
       const next = yield* Effect.either(refresh(record))
-      if (next._tag === "Right") return Option.some(next.right.accessToken)
-      if (Flow.isGrantRevoked(next.left)) return Option.none()
+      if (next._tag === "Right") {
+        return Option.some(next.right)
+      }
+      if (Flow.isGrantRevoked(next.left)) {
+        return Option.none<TokenRecord>()
+      }
       return yield* next.left
     }))
+    const credentials = Effect.map(current, Option.map(credentialsOf))
+    const accessToken = Effect.map(
+      current,
+      Option.map((record) => record.accessToken)
+    )
 
     const recover = (given: Refusal) =>
       permit.withPermits(1)(Effect.gen(function*() {
@@ -207,5 +254,5 @@ export const make = (options: {
       }
     }))
 
-    return { server, accessToken, recover, authorize, logout } satisfies ServerAuth
+    return { server, accessToken, credentials, recover, authorize, logout } satisfies ServerAuth
   })

@@ -97,6 +97,12 @@ const approve = (
     )
 }
 
+// The caller as the audit log names it: only what was given (the Principal has more).
+const callerOf = (caller: NonNullable<Policy.CallToolOptions["caller"]>) => ({
+  ...(caller.subject === undefined ? {} : { subject: caller.subject }),
+  ...(caller.clientId === undefined ? {} : { clientId: caller.clientId })
+})
+
 const callTool = (env: Env): Policy.Policy["callTool"] =>
   traced("Policy.callTool")((name, args, options) =>
     Effect.gen(function*() {
@@ -146,7 +152,8 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
             outcome: facts.invalid ? "invalid" : outcomeOf(exit),
             ...(facts.resultBytes === undefined ? {} : { resultBytes: facts.resultBytes }),
             ...(facts.truncated ? { truncated: true } : {}),
-            ...(facts.rule === undefined ? {} : { rule: facts.rule })
+            ...(facts.rule === undefined ? {} : { rule: facts.rule }),
+            ...(options?.caller === undefined ? {} : { caller: callerOf(options.caller) })
           }, rules.config))
       ))
     })

@@ -3,16 +3,20 @@
  * its connection (401, or 403 `insufficient_scope`) while a `TokenStore` is in the fleet's
  * context gets one more attempt: before it, the refusal is recovered from (a refresh, or the
  * authorization when no person is needed); when a person is needed, the server is
- * `NeedsAuth` with the authorization URL until `ServerRegistry.authorize` runs it.
+ * `NeedsAuth` with the authorization URL until `ServerRegistry.authorize` runs it, or until
+ * the store holds a new token for it (`mcp-fleet auth` in another process: `granted`).
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as McpError from "../../McpError.js"
 import * as OAuth from "../../OAuth.js"
 import type * as ServerSpec from "../../ServerSpec.js"
+import type * as StreamableHttp from "../../StreamableHttp.js"
 
 /** One server's authorization across its sessions. */
 export class AuthState {
@@ -21,6 +25,9 @@ export class AuthState {
   /** Whether recovery from the current refusal was tried: a refusal after it is final. */
   private tried = false
   private auth: OAuth.ServerAuth | undefined
+  private store: OAuth.TokenStoreService | undefined
+  /** The access token the last connection was made with. */
+  private sent: Redacted.Redacted<string> | undefined
   /** Where a person authorizes the server, once recovery found it needs one. */
   authorizationUrl: string | undefined
 
@@ -46,7 +53,12 @@ export class AuthState {
         }).pipe(
           Effect.provideService(OAuth.TokenStore, store.value),
           Effect.provideService(OAuth.Authorizer, OAuth.deferredAuthorizer),
-          Effect.tap((auth) => Effect.sync(() => void (this.auth = auth)))
+          Effect.tap((auth) =>
+            Effect.sync(() => {
+              this.auth = auth
+              this.store = store.value
+            })
+          )
         )
     )
   })
@@ -70,11 +82,15 @@ export class AuthState {
   }
 
   /**
-   * The bearer token of the next connection, after recovering from the last refusal. Fails
-   * with an Http error (needsAuth) when a person must authorize, a Transport error when the
+   * The credentials of the next connection, after recovering from the last refusal: a
+   * bearer token, or the per-request credentials of a DPoP-bound one. Fails with an Http
+   * error (needsAuth) when a person must authorize, a Transport error when the
    * authorization or token store could not be reached.
    */
-  readonly token: Effect.Effect<Option.Option<Redacted.Redacted<string>>, McpError.McpError> = Effect.gen(
+  readonly token: Effect.Effect<
+    Option.Option<Redacted.Redacted<string> | StreamableHttp.RequestAuth>,
+    McpError.McpError
+  > = Effect.gen(
     this,
     function*() {
       const auth = yield* this.serverAuth
@@ -84,9 +100,33 @@ export class AuthState {
         this.tried = true
         yield* Effect.catchAll(auth.recover(refusal), (error) => Effect.fail(this.failure(refusal, error)))
       }
-      return yield* Effect.mapError(auth.accessToken, (error) => this.failure(undefined, error))
+      const credentials = yield* Effect.mapError(auth.credentials, (error) => this.failure(undefined, error))
+      this.sent = Option.getOrUndefined(credentials)?.token
+      return Option.map(credentials, (given) => given.perRequest ?? given.token)
     }
   )
+
+  /**
+   * Whether the store holds a token for this server other than the one the last connection
+   * was made with: someone authorized it meanwhile (another process sharing the store).
+   */
+  readonly granted: Effect.Effect<boolean> = Effect.suspend(() => {
+    const sent = this.sent
+    return Effect.map(
+      this.held,
+      (held) => held !== undefined && (sent === undefined || Redacted.value(held) !== Redacted.value(sent))
+    )
+  })
+
+  // The access token the store holds for this server, if any.
+  private held: Effect.Effect<Redacted.Redacted<string> | undefined> = Effect.suspend(() => {
+    const { store, remote } = this
+    if (store === undefined || remote === undefined) return Effect.succeed(undefined)
+    return store.listTokens.pipe(
+      Effect.map((records) => records.find((record) => record.serverUrl === remote.url)?.accessToken),
+      Effect.orElseSucceed(() => undefined)
+    )
+  })
 
   /** Runs the authorization with the Authorizer of the context. */
   readonly authorize: Effect.Effect<void, McpError.McpError, OAuth.Authorizer | OAuth.TokenStore> = Effect.gen(
@@ -100,6 +140,8 @@ export class AuthState {
         )
       }
       yield* Effect.mapError(auth.authorize, (error) => this.failure(undefined, error))
+      // The grant made here is not one to pick up: the server connects again with it anyway.
+      this.sent = yield* this.held
       this.ready()
     }
   )
@@ -125,3 +167,23 @@ export class AuthState {
     )
   }
 }
+
+/**
+ * With a TokenStore in the fleet's context: whenever the store tells of new tokens (written
+ * here or by another process, such as `mcp-fleet auth`), every server waiting in NeedsAuth
+ * checks for a grant of its own and connects again when it has one.
+ */
+export const followGrants = (
+  actors: ReadonlyMap<string, { readonly pickUpGrant: Effect.Effect<void> }>
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.flatMap(
+    Effect.serviceOption(OAuth.TokenStore),
+    (store) => {
+      const changes = Option.getOrUndefined(store)?.changes
+      return changes === undefined ? Effect.void : changes.pipe(
+        Stream.runForEach(() => Effect.forEach(actors.values(), (actor) => actor.pickUpGrant, { discard: true })),
+        Effect.forkScoped,
+        Effect.asVoid
+      )
+    }
+  )

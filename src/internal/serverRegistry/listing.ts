@@ -2,9 +2,11 @@
  * A server's lists: fetching them all on connect, telling what changed between two sets
  * of lists as registry events, and keeping them fresh — list_changed marks a kind dirty
  * and a debounced re-list fetches the dirty kinds, keeping the last good list on failure.
- * The server's other notifications become events too. A server of 2026-07-28 sends list
- * changes only on a `subscriptions/listen` stream: the watch opens one for the lists it
- * declares changes of, and takes them from there only.
+ * The server's other notifications become events too. A 2026-07-28 server's lists come
+ * through its connection's cache (`internal/mcpClient/cache.ts`): a re-list before their
+ * `ttlMs` ran out costs no request unless a notification said they changed, which empties it.
+ * Such a server sends list changes only on a `subscriptions/listen` stream: the watch opens
+ * one for the lists it declares changes of, and takes them from there only.
  *
  * @internal
  */

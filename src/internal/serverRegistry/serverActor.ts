@@ -86,6 +86,8 @@ export interface ServerActor {
   readonly restart: Effect.Effect<void>
   /** Runs its OAuth authorization with the Authorizer of the context, then connects again. */
   readonly authorize: Effect.Effect<void, McpError.McpError, OAuth.Authorizer | OAuth.TokenStore>
+  /** In NeedsAuth, connects again when the token store holds a new grant for it. */
+  readonly pickUpGrant: Effect.Effect<void>
   readonly enable: Effect.Effect<void>
   readonly disable: Effect.Effect<void>
   /** Empties the lists, publishing the removals (for a server leaving the fleet). */
@@ -255,6 +257,12 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       withClient: gate.withClient,
       restart: send("restart"),
       authorize: Effect.zipRight(auth.authorize, send("restart")),
+      pickUpGrant: Effect.suspend(() =>
+        now._tag !== "NeedsAuth" ? Effect.void : Effect.flatMap(auth.granted, (granted) =>
+          granted
+            ? Effect.zipRight(Effect.sync(() => auth.ready()), send("restart"))
+            : Effect.void)
+      ),
       enable: Effect.zipRight(Effect.sync(() => toggle.disabled = false), send("enable")),
       disable: Effect.zipRight(Effect.sync(() => toggle.disabled = true), send("disable")),
       clear: Effect.suspend(() => {

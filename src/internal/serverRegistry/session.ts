@@ -1,7 +1,7 @@
 /**
  * One connection of a server, from spawn to its first failure, idle timeout or control
- * request: connect, initialize, list everything, watch for changes, open the call gate,
- * and ping if the spec asks for health checks.
+ * request: connect, agree on a revision (initialize, or server/discover for 2026-07-28), list
+ * everything, watch for changes, open the call gate, and check health if the spec asks.
  *
  * @internal
  */
@@ -70,7 +70,9 @@ export const takeControl = <C extends Control>(core: Core, accepted: ReadonlyArr
   )
 
 /**
- * Fails after `failures` pings in a row went unanswered; never ends without health checks.
+ * Fails after `failures` health checks in a row went unanswered; never ends without health
+ * checks. A check is a ping, or for a 2026-07-28 server (which has no ping) a
+ * `server/discover`, sent each time: a cached answer would say nothing of the server's health.
  */
 export const healthCheck = (
   health: ServerSpec.HealthCheck | undefined,
@@ -79,10 +81,12 @@ export const healthCheck = (
   if (health === undefined) return Effect.never
   const limit = health.failures ?? 3
   let failed = 0
+  const options = { timeout: health.timeout ?? "10 seconds" }
+  const check = McpSchema.isModernVersion(c.protocolVersion)
+    ? c.request(McpSchema.DISCOVER_METHOD, undefined, McpSchema.DiscoverResult, options)
+    : c.request(McpSchema.Method.Ping, undefined, McpSchema.EmptyResult, options)
   return Effect.sleep(health.interval).pipe(
-    Effect.zipRight(
-      c.request(McpSchema.Method.Ping, undefined, McpSchema.EmptyResult, { timeout: health.timeout ?? "10 seconds" })
-    ),
+    Effect.zipRight(check),
     Effect.matchEffect({
       onSuccess: () => Effect.sync(() => failed = 0),
       onFailure: (error) => ++failed >= limit ? Effect.fail(error) : Effect.void

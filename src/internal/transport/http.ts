@@ -38,6 +38,22 @@ export interface Context {
   readonly redirects: Redirects
   /** Runs an effect started from a callback (a log line, a reconnection) in the transport's Scope. */
   readonly fork: (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
+  /** Credentials made per request (DPoP); absent, the configured headers are all there is. */
+  readonly auth: RequestAuth | undefined
+}
+
+/**
+ * Credentials made for each request rather than configured once: a DPoP proof is bound to
+ * the request's method and URL, and to the nonce the server gave last.
+ */
+export interface RequestAuth {
+  /** The headers to add to one request (`authorization`, `dpop`). */
+  readonly headers: (method: string, url: string) => Readonly<Record<string, string>>
+  /**
+   * Sees every answer's status and headers (a new nonce); true when the request should be
+   * sent once more with fresh headers (a `use_dpop_nonce` challenge).
+   */
+  readonly answered: (status: number, header: (name: string) => string | undefined) => boolean
 }
 
 /** The options every HTTP transport takes. */
@@ -46,6 +62,7 @@ export interface Options {
   readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
   readonly maxMessageBytes?: number | undefined
   readonly redirects?: Redirects | undefined
+  readonly auth?: RequestAuth | undefined
 }
 
 /** The Context of a transport owned by the current Scope, on the HttpClient of its context. */
@@ -59,7 +76,8 @@ export const makeContext = (options: Options): Effect.Effect<Context, never, Sco
       headers: revealAll(options.headers),
       maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
       redirects: options.redirects ?? "same-origin",
-      fork: yield* FiberSet.makeRuntime<never, void, never>()
+      fork: yield* FiberSet.makeRuntime<never, void, never>(),
+      auth: options.auth
     }
   })
 
@@ -136,6 +154,8 @@ class Exchange implements WireHandler, Abortable {
   private current: Abortable | undefined
   private sink: Sink | undefined
   private stopped = false
+  // Whether the request was sent again for a challenge of `ctx.auth` (only once).
+  private reauthorized = false
 
   constructor(
     private readonly ctx: Context,
@@ -146,7 +166,14 @@ class Exchange implements WireHandler, Abortable {
 
   send(): this {
     this.sink = undefined
-    this.current = this.ctx.wire(this.request, this)
+    const { auth } = this.ctx
+    const request = this.request
+    this.current = this.ctx.wire(
+      auth === undefined
+        ? request
+        : { ...request, headers: { ...request.headers, ...auth.headers(request.method, request.url) } },
+      this
+    )
     return this
   }
 
@@ -157,6 +184,13 @@ class Exchange implements WireHandler, Abortable {
 
   onHeaders(status: number, headers: WireHeaders): void {
     const { ctx, request, what } = this
+    if (ctx.auth?.answered(status, (name) => header(headers, name)) === true && !this.reauthorized) {
+      this.reauthorized = true
+      this.sink = IGNORE
+      this.current!.abort()
+      if (!this.stopped) this.send()
+      return
+    }
     const location = header(headers, "location")
     if (location === undefined || !isRedirect(status, request.method) || ctx.redirects === "none") {
       this.sink = this.handler.onResponse(new Response(status, headers, this))

@@ -6,11 +6,11 @@
  *
  * @internal
  */
-import * as JsonRpc from "../../JsonRpc.js"
+import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import type { Incoming } from "../../Transport.js"
 import type * as Http from "./http.js"
-import { type Mirror, modernVersion, requestHeaders } from "./mcpHeaders.js"
+import { type Mirror, requestHeaders } from "./mcpHeaders.js"
 
 /** How lost streams are resumed, and how long the server may take to accept. */
 export interface Settings {
@@ -66,14 +66,13 @@ export class Connection {
   }
 
   /**
-   * The headers of a POST carrying `message`: a request of 2026-07-28 (its revision in
-   * `_meta`) gets its metadata headers, anything else the session's.
+   * The headers of a POST carrying request `message` of revision `version` (from its
+   * `_meta`): a 2026-07-28 request gets its metadata headers, any other the session's.
    */
-  postOf(message: JsonRpc.Message): Readonly<Record<string, string>> {
-    const version = JsonRpc.isRequest(message) ? modernVersion(message) : undefined
+  requestHeaders(message: JsonRpc.Request, version: string | undefined): Readonly<Record<string, string>> {
     return version === undefined
       ? this.post
-      : requestHeaders(this.post, message as JsonRpc.Request, version, (tool) => this.toolMirrors.get(tool))
+      : requestHeaders(this.post, message, version, (tool) => this.toolMirrors.get(tool))
   }
 
   /** The configured headers, the session's, and `extra`. */

@@ -106,10 +106,14 @@ const errorOf = (text: string, id: JsonRpc.RequestId): JsonRpc.ErrorObject | und
   return typeof code === "number" && typeof message === "string" ? error as JsonRpc.ErrorObject : undefined
 }
 
-const postOf = (conn: Connection, message: JsonRpc.Message): WireRequest => ({
+const postOf = (
+  conn: Connection,
+  message: JsonRpc.Message,
+  headers: Readonly<Record<string, string>> = conn.post
+): WireRequest => ({
   method: "POST",
   url: conn.url,
-  headers: conn.postOf(message),
+  headers,
   body: JSON.stringify(message)
 })
 
@@ -141,8 +145,10 @@ export class PostedRequest implements Http.Handler, Reader {
     private readonly owner: Owner
   ) {
     this.sentIn = conn.sessionId
-    this.modern = modernVersion(message) !== undefined
-    this.exchange = Http.exchange(conn.ctx, postOf(conn, message), message.method, this)
+    const version = modernVersion(message)
+    this.modern = version !== undefined
+    const headers = conn.requestHeaders(message, version)
+    this.exchange = Http.exchange(conn.ctx, postOf(conn, message, headers), message.method, this)
   }
 
   /** Abandons the exchange (the request was cancelled); the owner is not told. */

@@ -55,7 +55,7 @@ describe("gateway guard", () => {
     expect(Cors.headers(undefined)).toEqual({})
     expect(Cors.headers("https://app.example.com")).toMatchObject({
       "access-control-allow-origin": "https://app.example.com",
-      "access-control-expose-headers": "mcp-session-id"
+      "access-control-expose-headers": "mcp-session-id, www-authenticate"
     })
     const preflight = Cors.preflight("https://app.example.com")
     expect(preflight.status).toBe(204)

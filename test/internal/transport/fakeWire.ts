@@ -48,6 +48,7 @@ export const contextOn = (wire: Wire, overrides: Partial<Http.Context> = {}) =>
         headers: { authorization: "Bearer s3cret" },
         maxMessageBytes: 1024,
         redirects: "same-origin",
+        auth: undefined,
         fork: (effect) => {
           const fiber = Runtime.runFork(runtime)(effect)
           forked.push(fiber)

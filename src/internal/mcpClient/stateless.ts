@@ -1,0 +1,96 @@
+/**
+ * What a 2026-07-28 connection does differently, given the revision agreed on: every request
+ * carries the revision, identity and capabilities (and the log level, which replaces
+ * `logging/setLevel`) in its `_meta`; lists and reads go through the ttl cache; tools the
+ * transport refuses for invalid `x-mcp-header` annotations are dropped with a warning; ping,
+ * which the revision has not, is `server/discover`.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { McpClient } from "../../McpClient.js"
+import type * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import type * as Peer from "../../Peer.js"
+import type { TransportService } from "../../Transport.js"
+import { traced } from "../traced.js"
+import { makeCache } from "./cache.js"
+import { type Hello, requestMeta } from "./handshake.js"
+
+/** A stateless connection's ways. */
+export interface Stateless {
+  /** The Peer's `request`, with our `_meta` merged into the params'. */
+  readonly send: Peer.Peer["request"]
+  /** A request through the ttl cache. */
+  readonly cached: (fetch: McpClient["request"]) => McpClient["request"]
+  /** The tools listed, without those the transport refuses. */
+  readonly accepted: (
+    tools: ReadonlyArray<McpSchema.Tool>
+  ) => Effect.Effect<ReadonlyArray<McpSchema.Tool>>
+  /** The operations that differ from a stateful connection's. */
+  readonly operations: (parts: {
+    readonly request: McpClient["request"]
+    readonly gate: <A>(
+      feature: "logging",
+      action: string,
+      effect: Effect.Effect<A, McpError.McpError>
+    ) => Effect.Effect<A, McpError.McpError>
+  }) => Pick<McpClient, "setLoggingLevel" | "ping">
+}
+
+/**
+ * The ways of a connection that agreed on `version` with `peer`, over `transport`.
+ */
+export const makeStateless = (
+  peer: Peer.Peer,
+  transport: TransportService,
+  version: McpSchema.ModernProtocolVersion,
+  hello: Hello
+): Effect.Effect<Stateless, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const server = peer.server
+    let meta = requestMeta(version, hello)
+    const cache = yield* makeCache(peer)
+    const mirror = transport.mirrorToolArguments
+    return {
+      send: (method, params, options) =>
+        peer.request(
+          method,
+          { ...params, _meta: params?._meta === undefined ? meta : { ...params._meta, ...meta } },
+          options
+        ),
+      cached: (fetch) => (method, params, schema, options) =>
+        cache.through(method, params, fetch(method, params, schema, options)),
+      accepted: (tools) => {
+        const rejected = mirror === undefined ? undefined : mirror(tools)
+        if (rejected === undefined || rejected.size === 0) return Effect.succeed(tools)
+        return Effect.as(
+          Effect.forEach(
+            rejected,
+            ([name, reason]) =>
+              Effect.logWarning(`server '${server}': tool '${name}' dropped: invalid x-mcp-header (${reason})`).pipe(
+                Effect.annotateLogs({ server })
+              ),
+            { discard: true }
+          ),
+          tools.filter((tool) => !rejected.has(tool.name))
+        )
+      },
+      operations: ({ gate, request }) => ({
+        // The level rides on every later request: a stateless server keeps no state of ours.
+        setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
+          gate(
+            "logging",
+            "set the logging level",
+            Effect.sync(() => {
+              meta = requestMeta(version, hello, level)
+            })
+          )
+        ),
+        ping: traced("McpClient.ping")(() =>
+          Effect.asVoid(request(McpSchema.DISCOVER_METHOD, undefined, McpSchema.DiscoverResult))
+        )
+      })
+    } satisfies Stateless
+  })
