@@ -23,7 +23,9 @@
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { McpServerError } from "./internal/mcpServer/error.js"
@@ -298,12 +300,28 @@ export interface McpServer {
 }
 
 /**
+ * The McpServer service tag, for programs that serve one server.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export const McpServer = Context.GenericTag<McpServer>("mcp-fleet/McpServer")
+
+/**
  * Makes a server; sessions are started with `serve` or `connect`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make: (options: Options) => Effect.Effect<McpServer, never, Scope.Scope> = Server.make
+
+/**
+ * A layer providing a server made with `make`; it lives as long as the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<McpServer> => Layer.scoped(McpServer, make(options))
 
 /**
  * Serves one session on this process's stdin and stdout until the client hangs up (or the
@@ -471,6 +489,15 @@ export interface PromptItem {
 }
 
 /**
+ * A tool's definition as `tool` takes it: an `McpSchema.Tool` less its `inputSchema`, which
+ * is given or made from `parameters`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolDefinition = Items.ToolDefinition
+
+/**
  * A tool from its definition and a handler. With `parameters` (an Effect Schema of the
  * arguments) its `inputSchema` is made from the Schema and the arguments are decoded with
  * it before the handler runs; bad arguments are a tool execution error (`isError: true`)
@@ -482,13 +509,13 @@ export interface PromptItem {
  */
 export const tool: {
   <A, I extends Record<string, unknown>>(
-    definition: Items.ToolDefinition & {
+    definition: ToolDefinition & {
       readonly parameters: Schema.Schema<A, I>
       readonly handler: (args: A, ctx: RequestContext) => Effect.Effect<McpSchema.CallToolResult, Peer.HandlerError>
     }
   ): ToolItem
   (
-    definition: Items.ToolDefinition & {
+    definition: ToolDefinition & {
       readonly inputSchema?: McpSchema.JsonObject | undefined
       readonly handler: (
         args: Record<string, unknown>,
@@ -583,3 +610,24 @@ export interface ItemServer extends McpServer {
  * @category constructors
  */
 export const fromItems: (options: ItemsOptions) => Effect.Effect<ItemServer, never, Scope.Scope> = Items.fromItems
+
+/**
+ * The ItemServer service tag, for programs that serve one server made of items and change
+ * them while it runs.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export const ItemServer = Context.GenericTag<ItemServer>("mcp-fleet/McpServer/ItemServer")
+
+/**
+ * A layer providing a server made with `fromItems`, as both an `ItemServer` and an
+ * `McpServer`; it lives as long as the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerItems = (options: ItemsOptions): Layer.Layer<ItemServer | McpServer> =>
+  Layer.scopedContext(
+    Effect.map(fromItems(options), (server) => Context.make(ItemServer, server).pipe(Context.add(McpServer, server)))
+  )

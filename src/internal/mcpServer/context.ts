@@ -13,12 +13,13 @@ import * as McpSchema from "../../McpSchema.js"
 import type { Client, RequestContext } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { McpServerError } from "./error.js"
-import { admits } from "./logging.js"
+import { RELATED_TASK, type TaskLink } from "./tasks.js"
 
 /** What a request's context needs of its session. */
 export interface SessionLink {
   readonly client: Client | undefined
-  readonly level: McpSchema.LoggingLevel | undefined
+  /** Whether a log message at `level` goes to the client. */
+  readonly admits: (level: McpSchema.LoggingLevel) => boolean
   readonly notify: (
     method: string,
     params: Record<string, unknown> | undefined,
@@ -59,13 +60,20 @@ const sampled = decodeAnswer(McpSchema.CreateMessageResult, McpSchema.Method.Sam
 const elicited = decodeAnswer(McpSchema.ElicitResult, McpSchema.Method.ElicitationCreate)
 const rooted = decodeAnswer(McpSchema.ListRootsResult, McpSchema.Method.RootsList)
 
-/** The context of `request` in `session`; `setStatus` is the task's, when it runs as one. */
+/** The context of `request` in `session`; `task` is the task it runs as, if it does. */
 export class Context<S extends SessionLink = SessionLink> implements RequestContext {
   constructor(
     readonly session: S,
     readonly request: JsonRpc.Request,
-    readonly setStatus?: ((message: string) => Effect.Effect<void>) | undefined
+    readonly task?: TaskLink | undefined
   ) {}
+
+  // What goes out about a request running as a task carries the task's id.
+  private related(params: Record<string, unknown>): Record<string, unknown> {
+    if (this.task === undefined) return params
+    const meta = params._meta as object | undefined
+    return { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: this.task.taskId } } }
+  }
 
   get client(): Client {
     return this.session.client ?? UNKNOWN_CLIENT
@@ -74,25 +82,29 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
   progress(progress: number, total?: number, message?: string): Effect.Effect<void> {
     const token = (this.request.params?._meta as { progressToken?: unknown } | undefined)?.progressToken
     if (token === undefined) return Effect.void
-    return this.session.notify(McpSchema.Method.Progress, {
-      progressToken: token,
-      progress,
-      ...(total === undefined ? {} : { total }),
-      ...(message === undefined ? {} : { message })
-    }, this.request.id)
+    return this.session.notify(
+      McpSchema.Method.Progress,
+      this.related({
+        progressToken: token,
+        progress,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined ? {} : { message })
+      }),
+      this.request.id
+    )
   }
 
   log(level: McpSchema.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void> {
-    if (!admits(this.session.level, level)) return Effect.void
+    if (!this.session.admits(level)) return Effect.void
     return this.session.notify(
       McpSchema.Method.LoggingMessage,
-      logger === undefined ? { level, data } : { level, logger, data },
+      this.related(logger === undefined ? { level, data } : { level, logger, data }),
       this.request.id
     )
   }
 
   status(message: string): Effect.Effect<void> {
-    return this.setStatus === undefined ? Effect.void : this.setStatus(message)
+    return this.task === undefined ? Effect.void : this.task.status(message)
   }
 
   requestClient(
@@ -100,7 +112,7 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
     params?: Record<string, unknown>,
     options?: Peer.RequestOptions
   ): Effect.Effect<Record<string, unknown>, McpServerError> {
-    return this.session.request(this.request.id, method, params, options)
+    return this.session.request(this.request.id, method, this.related(params ?? {}), options)
   }
 
   sample(params: McpSchema.CreateMessageRequestParams): Effect.Effect<McpSchema.CreateMessageResult, McpServerError> {

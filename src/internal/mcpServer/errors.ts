@@ -28,6 +28,10 @@ export const resourceNotFound = (uri: string): Peer.HandlerError =>
 export const methodNotFound = (method: string): Peer.HandlerError =>
   new Peer.HandlerError({ code: JsonRpc.ErrorCode.MethodNotFound, message: `Method not found: ${method}` })
 
+/** -32601 for a tool call whose task augmentation the tool does not match (2025-11-25). */
+export const taskMismatch = (message: string): Peer.HandlerError =>
+  new Peer.HandlerError({ code: JsonRpc.ErrorCode.MethodNotFound, message })
+
 /** -32600 for a request before initialize, or a second initialize. */
 export const invalidRequest = (message: string): Peer.HandlerError =>
   new Peer.HandlerError({ code: JsonRpc.ErrorCode.InvalidRequest, message })

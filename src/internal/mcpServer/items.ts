@@ -25,8 +25,8 @@ import type {
   ResourceTemplateItem,
   ToolItem
 } from "../../McpServer.js"
-import * as Peer from "../../Peer.js"
-import { invalidParams, resourceNotFound, unknownPrompt, unknownTool } from "./errors.js"
+import type * as Peer from "../../Peer.js"
+import { invalidParams, resourceNotFound, taskMismatch, unknownPrompt, unknownTool } from "./errors.js"
 import * as Server from "./server.js"
 import { runsAsTask } from "./tasks.js"
 
@@ -38,7 +38,7 @@ type Handler = ToolItem["handler"]
 // A tool that requires a task refuses a plain call, as the spec says (-32601).
 const requiringTask = (name: string, handler: Handler): Handler => (args, ctx) =>
   ctx.request.params?.task === undefined
-    ? Effect.fail(new Peer.HandlerError({ code: -32601, message: `Tool ${name} must be called as a task` }))
+    ? Effect.fail(taskMismatch(`Tool ${name} must be called as a task`))
     : handler(args, ctx)
 
 // Bad arguments: a tool execution error from 2025-11-25 on (the model can read it and try

@@ -11,7 +11,7 @@ import * as McpSchema from "../../McpSchema.js"
 import type { Handlers } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { Context } from "./context.js"
-import { invalidParams, methodNotFound, unknownTool } from "./errors.js"
+import { invalidParams, methodNotFound, taskMismatch, unknownTool } from "./errors.js"
 import { isLevel } from "./logging.js"
 import { page } from "./paging.js"
 import type { Session } from "./session.js"
@@ -23,7 +23,8 @@ export type Method = (
   ctx: Context<Session>
 ) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+/** Whether a value from the wire is a JSON object. */
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 const notServed = (request: JsonRpc.Request) => Effect.fail(methodNotFound(request.method))
@@ -84,12 +85,14 @@ const callTool: Method = (request, ctx) => {
   if (!isObject(args)) return Effect.fail(invalidParams("tools/call: 'arguments' must be an object"))
   const tasks = ctx.session.tasks
   if (request.params?.task === undefined || tasks === undefined) return tools.call(name, args, ctx)
-  // A task-augmented call: run as a task when the tool allows it, else as a plain call.
+  // A task-augmented call: a task when the tool allows it, -32601 when it does not.
   return Effect.flatMap(tools.list(ctx), (all) => {
     const tool = all.find((candidate) => candidate.name === name)
     if (tool === undefined) return Effect.fail(unknownTool(name))
-    if (!runsAsTask(tool)) return tools.call(name, args, ctx)
-    return tasks.start((status) => tools.call(name, args, new Context(ctx.session, request, status)))
+    if (!runsAsTask(tool)) {
+      return Effect.fail(taskMismatch(`Tool ${name} does not support tasks`))
+    }
+    return tasks.start((task) => tools.call(name, args, new Context(ctx.session, request, task)))
   })
 }
 

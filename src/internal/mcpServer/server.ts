@@ -11,7 +11,7 @@ import type { ListKind, McpServer, Options, Outbound } from "../../McpServer.js"
 import * as Memory from "../../Memory.js"
 import * as Peer from "../../Peer.js"
 import { Transport } from "../../Transport.js"
-import { admits } from "./logging.js"
+import { traced } from "../traced.js"
 import { peerHandlers, Session } from "./session.js"
 import * as Tasks from "./tasks.js"
 
@@ -58,24 +58,28 @@ export const make = (options: Options): Effect.Effect<McpServer, never, Scope.Sc
         }
         return Effect.all(effects, { discard: true })
       })
-    const start = connect(options, live)
+    const start = traced("McpServer.connect")(connect(options, live))
     return {
       serve: Effect.scoped(Effect.flatMap(start(), (session) => session.closed)),
       connect: start,
-      notifyListChanged: (kind) => each((session) => session.notify(LIST_CHANGED[kind], undefined)),
-      notifyResourceUpdated: (uri) =>
+      notifyListChanged: traced("McpServer.notifyListChanged")((kind: ListKind) =>
+        each((session) => session.announces(kind) ? session.notify(LIST_CHANGED[kind], undefined) : undefined)
+      ),
+      notifyResourceUpdated: traced("McpServer.notifyResourceUpdated")((uri: string) =>
         each((session) =>
           session.subscriptions.has(uri) ? session.notify(McpSchema.Method.ResourcesUpdated, { uri }) : undefined
-        ),
-      log: (level, data, logger) =>
+        )
+      ),
+      log: traced("McpServer.log")((level: McpSchema.LoggingLevel, data: unknown, logger?: string) =>
         each((session) =>
-          admits(session.level, level)
+          session.admits(level)
             ? session.notify(
               McpSchema.Method.LoggingMessage,
               logger === undefined ? { level, data } : { level, logger, data }
             )
             : undefined
-        ),
+        )
+      ),
       sessions: () => live.size
     }
   })

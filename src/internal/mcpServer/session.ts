@@ -10,11 +10,13 @@ import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { Client, Handlers, Options, Outbound, Session as PublicSession } from "../../McpServer.js"
+import type { Client, Handlers, ListKind, Options, Outbound, Session as PublicSession } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
+import { traced } from "../traced.js"
 import { Context, type SessionLink } from "./context.js"
 import { McpServerError } from "./error.js"
 import { internalError, invalidParams, invalidRequest } from "./errors.js"
+import { admits } from "./logging.js"
 import * as Methods from "./methods.js"
 import type * as Tasks from "./tasks.js"
 
@@ -23,9 +25,6 @@ export const negotiate = (requested: unknown): string =>
   typeof requested === "string" && (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(requested)
     ? requested
     : McpSchema.LATEST_PROTOCOL_VERSION
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The state of one session, as the built-in methods and the contexts see it. */
 export class Session implements SessionLink {
@@ -36,6 +35,8 @@ export class Session implements SessionLink {
   readonly subscriptions = new Set<string>()
   tasks: Tasks.Tasks | undefined = undefined
   peer: Peer.Peer | undefined = undefined
+  /** The capabilities initialize declared. */
+  declared: McpSchema.ServerCapabilities = {}
   /** The session as its owner sees it, once its Peer runs. */
   view!: PublicSession
 
@@ -45,6 +46,16 @@ export class Session implements SessionLink {
     readonly outbound: Outbound
   ) {
     this.handlers = typeof options.handlers === "function" ? undefined : options.handlers
+  }
+
+  /** Whether a log message at `level` goes to the client: logging declared, and its level admits it. */
+  admits(level: McpSchema.LoggingLevel): boolean {
+    return this.declared.logging !== undefined && admits(this.level, level)
+  }
+
+  /** Whether the client was told that the list of `kind` may change. */
+  announces(kind: ListKind): boolean {
+    return this.declared[kind]?.listChanged === true
   }
 
   get pageSize(): number {
@@ -78,11 +89,11 @@ export class Session implements SessionLink {
     Effect.suspend(() => {
       if (this.initialized) return Effect.fail(invalidRequest("The session is already initialized"))
       const params = request.params
-      if (!isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
+      if (!Methods.isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
       const client: Client = {
         protocolVersion: this.options.protocolVersion ?? negotiate(params.protocolVersion),
-        capabilities: isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
-        info: isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
+        capabilities: Methods.isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
+        info: Methods.isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
       }
       this.client = client
       const make = this.options.handlers
@@ -95,7 +106,7 @@ export class Session implements SessionLink {
 
 // Each method's answer in a session; what a handler may not answer becomes -32603.
 const guard = (session: Session, method: string, handler: Methods.Method): Peer.Handler => {
-  const answer = (request: JsonRpc.Request) =>
+  const answer = traced(`McpServer.${method}`)((request: JsonRpc.Request) =>
     handler(request, new Context(session, request)).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(
@@ -104,12 +115,14 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
         )
       )
     )
+  )
   if (method === McpSchema.Method.Initialize) {
     return (request) =>
       session.begin(request).pipe(
         Effect.zipRight(answer(request)),
-        Effect.tap(() => {
+        Effect.tap((result) => {
           session.initialized = true
+          session.declared = Methods.isObject(result.capabilities) ? result.capabilities : {}
         })
       )
   }

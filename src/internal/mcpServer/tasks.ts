@@ -7,6 +7,7 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -27,13 +28,21 @@ interface Running {
   fiber: Fiber.RuntimeFiber<unknown> | undefined
 }
 
+/** What a request running as a task knows of it. */
+export interface TaskLink {
+  readonly taskId: string
+  /** Sets the task's status message. */
+  readonly status: (message: string) => Effect.Effect<void>
+}
+
+/** The key of `_meta` that ties a message to its task. */
+export const RELATED_TASK = "io.modelcontextprotocol/related-task"
+
 /** The tasks of one session. */
 export interface Tasks {
-  /** Runs `call` as a task; `call` is given the setter of the task's status message. */
+  /** Runs `call` as a task, and answers with the task it became. */
   readonly start: (
-    call: (
-      status: (message: string) => Effect.Effect<void>
-    ) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+    call: (task: TaskLink) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
   ) => Effect.Effect<Record<string, unknown>>
   /** The handlers of tasks/get, tasks/result, tasks/list and tasks/cancel. */
   readonly handlers: Readonly<Record<string, Peer.Handler>>
@@ -43,6 +52,13 @@ export interface Tasks {
 export const runsAsTask = (tool: McpSchema.Tool | undefined): boolean => {
   const support = tool?.execution?.taskSupport
   return support === "optional" || support === "required"
+}
+
+// A task's status once its call ended: a tool result with `isError` counts as failed.
+const outcomeOf = (exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>): Partial<McpSchema.Task> => {
+  if (Exit.isSuccess(exit)) return { status: exit.value.isError === true ? "failed" : "completed" }
+  const failure = Cause.failureOption(exit.cause)
+  return failure._tag === "Some" ? { status: "failed", statusMessage: failure.value.message } : { status: "failed" }
 }
 
 /** The tasks of a new session; their fibers end with the Scope. */
@@ -83,13 +99,14 @@ export const make = (options: {
         const outcome = yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>()
         const running: Running = { task, outcome, fiber: undefined }
         tasks.set(task.taskId, running)
-        running.fiber = yield* call((statusMessage) => update(running, { statusMessage })).pipe(
+        const link: TaskLink = {
+          taskId: task.taskId,
+          status: (statusMessage) => update(running, { statusMessage })
+        }
+        running.fiber = yield* call(link).pipe(
           Effect.exit,
           Effect.flatMap((exit) =>
-            Effect.zipRight(
-              update(running, { status: Exit.isSuccess(exit) ? "completed" : "failed" }),
-              Deferred.done(running.outcome, exit)
-            )
+            Effect.zipRight(update(running, outcomeOf(exit)), Deferred.done(running.outcome, exit))
           ),
           Effect.forkIn(scope)
         )
@@ -108,8 +125,13 @@ export const make = (options: {
 
     const handlers: Record<string, Peer.Handler> = {
       [McpSchema.Method.TasksGet]: (request) => Effect.map(find(request), (running) => running.task),
+      // The call's own answer, tied to its task (the result has no taskId of its own).
       [McpSchema.Method.TasksResult]: (request) =>
-        Effect.flatMap(find(request), (running) => Deferred.await(running.outcome)),
+        Effect.flatMap(find(request), (running) =>
+          Effect.map(Deferred.await(running.outcome), (result) => ({
+            ...result,
+            _meta: { ...(result._meta as object | undefined), [RELATED_TASK]: { taskId: running.task.taskId } }
+          }))),
       [McpSchema.Method.TasksList]: (request) =>
         page("tasks", "tasks", [...tasks.values()].map((running) => running.task), request, options.pageSize),
       [McpSchema.Method.TasksCancel]: (request) => Effect.flatMap(find(request), cancel)
