@@ -9,9 +9,8 @@ import * as TestClock from "effect/TestClock"
 import type * as JsonRpc from "../src/JsonRpc.js"
 import * as McpClient from "../src/McpClient.js"
 import * as Peer from "../src/Peer.js"
-import * as FakeServer from "../src/testing/FakeServer.js"
 import { Transport } from "../src/Transport.js"
-import { discover } from "./support/modern.js"
+import { modernServer } from "./support/modern.js"
 
 // A server of 2026-07-28 played by a raw handler: each subscriptions/listen request is told
 // to `opened`, and stays open until the test says otherwise.
@@ -26,20 +25,15 @@ interface Opened {
 const connect = Effect.gen(function*() {
   const opened = yield* Queue.unbounded<Opened>()
   const capabilities = { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true } }
-  const fake = yield* FakeServer.make({
-    name: "listen-server",
-    capabilities,
-    handlers: {
-      "server/discover": discover("listen-server", capabilities),
-      "subscriptions/listen": (request) =>
-        Effect.gen(function*() {
-          const end = yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>()
-          const cancelled = yield* Deferred.make<void>()
-          const filter = (request.params as { notifications: Record<string, unknown> }).notifications
-          yield* Queue.offer(opened, { id: request.id, filter, end, cancelled })
-          return yield* Effect.onInterrupt(Deferred.await(end), () => Deferred.succeed(cancelled, undefined))
-        })
-    }
+  const fake = yield* modernServer("listen-server", capabilities, {
+    "subscriptions/listen": (request) =>
+      Effect.gen(function*() {
+        const end = yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>()
+        const cancelled = yield* Deferred.make<void>()
+        const filter = (request.params as { notifications: Record<string, unknown> }).notifications
+        yield* Queue.offer(opened, { id: request.id, filter, end, cancelled })
+        return yield* Effect.onInterrupt(Deferred.await(end), () => Deferred.succeed(cancelled, undefined))
+      })
   })
   const client = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
   // What the server sends on the stream `id`.

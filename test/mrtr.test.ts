@@ -11,26 +11,19 @@ import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import type * as Peer from "../src/Peer.js"
-import * as FakeServer from "../src/testing/FakeServer.js"
 import { Transport } from "../src/Transport.js"
-import { discover } from "./support/modern.js"
+import { type ModernServer, modernServer } from "./support/modern.js"
 
 const capabilities = { tools: {}, prompts: {}, resources: {} }
 
 // A server of 2026-07-28 is played by raw handlers: what it answers, and what it was sent.
 const connect = (handlers: Record<string, Peer.Handler>, options?: McpClient.Options) =>
   Effect.gen(function*() {
-    const fake = yield* FakeServer.make({
-      name: "mrtr-server",
-      capabilities,
-      handlers: {
-        "server/discover": discover("mrtr-server", {
-          ...capabilities,
-          extensions: { "io.modelcontextprotocol/tasks": {} }
-        }),
-        ...handlers
-      }
-    })
+    const fake = yield* modernServer(
+      "mrtr-server",
+      { ...capabilities, extensions: { "io.modelcontextprotocol/tasks": {} } },
+      handlers
+    )
     const client = yield* McpClient.make(options).pipe(Effect.provideService(Transport, fake.transport))
     const sent = (method: string) => fake.requests.filter((request) => request.method === method)
     return { fake, client, sent }
@@ -299,7 +292,7 @@ describe("MRTR (2026-07-28)", () => {
   it.scoped("progress of every round reaches the caller", () =>
     Effect.gen(function*() {
       // The handlers reach the server they belong to once it is made.
-      const holder: { server?: FakeServer.FakeServer } = {}
+      const holder: { server?: ModernServer } = {}
       const progress = (request: JsonRpc.Request, value: number) => {
         const token = (paramsOf(request)._meta as { progressToken?: string | number } | undefined)?.progressToken
         return token === undefined

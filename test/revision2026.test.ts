@@ -132,7 +132,7 @@ describe("revision 2026-07-28: the revision chosen", () => {
       const fake = yield* FakeServer.make({ tools: [] })
       const client = yield* connect(fake.transport)
       expect(client.protocolVersion).toBe("2025-11-25")
-      expect(fake.requests.map((request) => request.method)).toEqual(["initialize"])
+      expect(fake.requests.map((request) => request.method)).toEqual([McpSchema.DISCOVER_METHOD, "initialize"])
     }))
 
   it.scoped("falls back to initialize for a server that answers server/discover with something else", () =>
@@ -179,7 +179,8 @@ describe("revision 2026-07-28: the revision chosen", () => {
       const old = yield* FakeServer.make({ tools: [] })
       const error = failure(yield* Effect.exit(connect(old.transport, { protocolVersion: VERSION })))
       expect(error.reason._tag).toBe("Unsupported")
-      expect(old.requests).toEqual([])
+      // The probe, and no initialize after it.
+      expect(old.requests.map((request) => request.method)).toEqual([McpSchema.DISCOVER_METHOD])
     }))
 
   it.scoped("sends the log level in _meta instead of logging/setLevel; ping is server/discover", () =>

@@ -8,9 +8,8 @@ import { changes, watch } from "../../../src/internal/serverRegistry/listing.js"
 import type * as JsonRpc from "../../../src/JsonRpc.js"
 import * as McpClient from "../../../src/McpClient.js"
 import type { RegistryEvent } from "../../../src/RegistryEvent.js"
-import * as FakeServer from "../../../src/testing/FakeServer.js"
 import { Transport } from "../../../src/Transport.js"
-import { discover } from "../../support/modern.js"
+import { modernServer } from "../../support/modern.js"
 
 const tool = (name: string, description = name) => ({ name, description, inputSchema: { type: "object" as const } })
 
@@ -44,18 +43,13 @@ describe("the watch of a 2026-07-28 server", () => {
       let tools = [tool("a")]
       const listened = yield* Deferred.make<{ id: JsonRpc.RequestId; filter: unknown }>()
       const capabilities = { tools: { listChanged: true }, prompts: {} }
-      const fake = yield* FakeServer.make({
-        name: "s",
-        capabilities,
-        handlers: {
-          "server/discover": discover("s", capabilities),
-          "tools/list": () => Effect.sync(() => ({ tools })),
-          "subscriptions/listen": (request) =>
-            Effect.zipRight(
-              Deferred.succeed(listened, { id: request.id, filter: request.params?.notifications }),
-              Effect.never
-            )
-        }
+      const fake = yield* modernServer("s", capabilities, {
+        "tools/list": () => Effect.sync(() => ({ tools })),
+        "subscriptions/listen": (request) =>
+          Effect.zipRight(
+            Deferred.succeed(listened, { id: request.id, filter: request.params?.notifications }),
+            Effect.never
+          )
       })
       const c = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
       expect(c.protocolVersion).toBe("2026-07-28")
