@@ -1,8 +1,10 @@
 /**
  * The gateway the official MCP conformance suite tests in server mode (`npm run
- * conformance`): a fleet of one server, `@modelcontextprotocol/server-everything` on stdio
- * (named `everything`), served over Streamable HTTP on 127.0.0.1. It prints
- * `listening on <url>` once the server is ready and runs until interrupted.
+ * conformance`): a fleet of one server, our conformance fixture
+ * (`test/fixtures/conformance-stdio.ts`, named `fixture`) as a stdio child, served over
+ * Streamable HTTP on 127.0.0.1 with plain naming, so the suite calls the fixture's tools
+ * and prompts by their own names (`test_simple_text`). It prints `listening on <url>` once
+ * the server is ready and runs until interrupted.
  *
  *   node --import tsx examples/conformance-gateway.ts [--port 3001]
  *
@@ -11,8 +13,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { createRequire } from "node:module"
-import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as Gateway from "../src/Gateway.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as Policy from "../src/Policy.js"
@@ -20,27 +21,26 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 
 const argv = process.argv.slice(2)
 const port = Number(argv[argv.indexOf("--port") + 1] ?? 0) || 0
-const everything = path.join(
-  path.dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js"
-)
+const fixture = fileURLToPath(new URL("../test/fixtures/conformance-stdio.ts", import.meta.url))
 
 const fleet = Policy.layer({}).pipe(
   Layer.provideMerge(ServerRegistry.layer({
     servers: [{
-      name: "everything",
-      transport: { type: "stdio", command: process.execPath, args: [everything, "stdio"] },
+      name: "fixture",
+      transport: { type: "stdio", command: process.execPath, args: ["--import", "tsx", fixture] },
       required: true
     }]
   })),
+  // The gateway is the fleet's host: the fixture's sampling and elicitation requests go to
+  // the suite's client whose call the fixture is serving.
+  Layer.provideMerge(Gateway.layerHost()),
   Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
 )
 
 const program = Effect.gen(function*() {
   const registry = yield* ServerRegistry.ServerRegistry
   yield* registry.awaitReady({ timeout: "60 seconds" })
-  const url = yield* Gateway.serveHttp({ port })
+  const url = yield* Gateway.serveHttp({ port, naming: "plain" })
   // stdout carries only this line: the runner waits for it.
   process.stdout.write(`listening on ${url}\n`)
   return yield* Effect.never

@@ -27,14 +27,27 @@
  * the Approval service, limits and the audit log apply. The tool annotations (title,
  * readOnly, destructive, idempotent, openWorld) are carried over as @effect/ai's.
  *
+ * **The other direction.** `toolItems(toolkit)` serves an app's own @effect/ai toolkit as
+ * MCP tools (`McpServer.fromItems`, or next to the fleet's through the gateway): each tool's
+ * inputSchema is `Tool.getJsonSchema`'s, what providers are sent, and its arguments are
+ * decoded by its parameters schema before its handler runs. What the handler returns is
+ * encoded by the tool's success schema and sent as JSON text, plus `structuredContent` (and
+ * the tool's `outputSchema`) when that schema encodes to an object; its failure, encoded by
+ * the failure schema, is an `isError` result whatever the tool's failureMode, so the model
+ * can read it; a defect is an `isError` result that says only that the tool failed (the
+ * cause goes to the server's log).
+ *
  * @since 0.1.0
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FleetTools from "./FleetTools.js"
+import { traced } from "./internal/traced.js"
 import type * as McpSchema from "./McpSchema.js"
+import * as McpServer from "./McpServer.js"
 import type * as Policy from "./Policy.js"
 import type * as ServerRegistry from "./ServerRegistry.js"
 
@@ -172,3 +185,123 @@ export const toolkit = (
     const context = yield* kit.toContext(handlers as Toolkit.HandlersFrom<Tools>)
     return yield* Effect.provide(kit, context)
   })
+
+// ---------------------------------------------------------------------------
+// An app's own toolkit as MCP tools
+// ---------------------------------------------------------------------------
+
+// The hints a tool was given; @effect/ai's defaults are MCP's, so an unset one is left out.
+const hintsOf = (tool: Tool.Any): McpSchema.ToolAnnotations | undefined => {
+  const has = (tag: { readonly key: string }) => tool.annotations.unsafeMap.has(tag.key)
+  const hints: { -readonly [K in keyof McpSchema.ToolAnnotations]: McpSchema.ToolAnnotations[K] } = {}
+  if (has(Tool.Readonly)) hints.readOnlyHint = Context.get(tool.annotations, Tool.Readonly)
+  if (has(Tool.Destructive)) hints.destructiveHint = Context.get(tool.annotations, Tool.Destructive)
+  if (has(Tool.Idempotent)) hints.idempotentHint = Context.get(tool.annotations, Tool.Idempotent)
+  if (has(Tool.OpenWorld)) hints.openWorldHint = Context.get(tool.annotations, Tool.OpenWorld)
+  return Object.keys(hints).length === 0 ? undefined : hints
+}
+
+// The JSON Schema of a success schema that encodes to an object: the tool's outputSchema.
+const outputSchemaOf = (success: Schema.Schema.All): McpSchema.JsonObject | undefined => {
+  const json = Tool.getJsonSchemaFromSchemaAst(success.ast) as unknown as McpSchema.JsonObject
+  return json.type === "object" ? json : undefined
+}
+
+// An encoded value as the text a client reads (nothing for a void success).
+const jsonContent = (encoded: unknown): Array<McpSchema.ContentBlock> =>
+  encoded === undefined ? [] : [{ type: "text", text: JSON.stringify(encoded) }]
+
+const definitionOf = (tool: Tool.Any) => {
+  const description = Tool.getDescription(tool as Tool.Tool<string, any>)
+  const title = Context.getOption(tool.annotations, Tool.Title)
+  const annotations = hintsOf(tool)
+  const outputSchema = outputSchemaOf(tool.successSchema)
+  return {
+    name: tool.name,
+    ...(title._tag === "Some" ? { title: title.value } : {}),
+    ...(description === undefined ? {} : { description }),
+    ...(outputSchema === undefined ? {} : { outputSchema }),
+    ...(annotations === undefined ? {} : { annotations })
+  }
+}
+
+// One tool of an app's toolkit, its handler run in its own context over the caller's.
+const toolItem = (tool: Tool.Any, handler: Tool.Handler<string>, context: Context.Context<never>) => {
+  const definition = definitionOf(tool)
+  const structured = definition.outputSchema !== undefined
+  const encodeSuccess = Schema.encodeUnknown(tool.successSchema as Schema.Schema<unknown, unknown>)
+  const encodeFailure = Schema.encodeUnknown(tool.failureSchema as Schema.Schema<unknown, unknown>)
+  const handlerContext = Context.merge(handler.context, context)
+  const call = traced("AiToolkit.callTool")((params: unknown) =>
+    Effect.suspend(() => handler.handler(params)).pipe(
+      Effect.provide(handlerContext),
+      Effect.matchEffect({
+        onFailure: (error) =>
+          Effect.map(encodeFailure(error), (encoded): McpSchema.CallToolResult => ({
+            content: jsonContent(encoded),
+            isError: true
+          })),
+        onSuccess: (value) =>
+          Effect.map(encodeSuccess(value), (encoded): McpSchema.CallToolResult =>
+            structured
+              ? { content: jsonContent(encoded), structuredContent: encoded as McpSchema.JsonObject }
+              : { content: jsonContent(encoded) })
+      }),
+      // A result its schema cannot encode is the app's bug, like a defect: the client is
+      // told only that the tool failed; the cause goes to the server's log.
+      Effect.orDie,
+      Effect.catchAllDefect((defect) =>
+        Effect.as(
+          Effect.logError(`AiToolkit: the tool ${tool.name} failed`, defect),
+          McpServer.toolError(`The tool ${tool.name} failed unexpectedly`)
+        )
+      )
+    )
+  )
+  const item = McpServer.tool({
+    ...definition,
+    parameters: tool.parametersSchema as unknown as Schema.Schema<unknown, Record<string, unknown>>,
+    handler: call
+  })
+  // The inputSchema providers are sent for this tool, rather than McpServer's own rendering.
+  const inputSchema = Tool.getJsonSchema(tool as Tool.Tool<string, any>) as unknown as McpSchema.JsonObject
+  return { ...item, tool: { ...item.tool, inputSchema } }
+}
+
+/**
+ * An app's own `@effect/ai` toolkit as MCP tools, to serve with `McpServer.fromItems` (next
+ * to plain `McpServer.tool`s) or next to the fleet's tools through the gateway. Needs the
+ * toolkit's handlers (its `toLayer`) and what its tools require per request; the handlers
+ * run in the context they were made in, over the one this Effect ran in. Provider-defined
+ * tools, which a model provider runs, are left out. See the module's notes for how results
+ * and failures are sent.
+ *
+ * @example
+ * ```ts
+ * const server = yield* McpServer.fromItems({
+ *   serverInfo: { name: "my-app", version: "1.0.0" },
+ *   tools: [...plainTools, ...(yield* AiToolkit.toolItems(MyToolkit))]
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolItems = <Tools extends Record<string, Tool.Any>>(
+  toolkit: Toolkit.Toolkit<Tools>
+): Effect.Effect<
+  ReadonlyArray<McpServer.ToolItem>,
+  never,
+  Tool.HandlersFor<Tools> | Tool.Requirements<Tools[keyof Tools]>
+> =>
+  Effect.flatMap(
+    Effect.context<never>(),
+    (context) =>
+      Effect.forEach(Object.values(toolkit.tools).filter((tool) => Tool.isUserDefined(tool)), (tool) => {
+        // Toolkit.toLayer keys each tool's handler by the tool's id, as Toolkit's own `handle` reads it.
+        const handler = context.unsafeMap.get(tool.id) as Tool.Handler<string> | undefined
+        return handler === undefined
+          ? Effect.dieMessage(`AiToolkit.toolItems: no handler for the tool ${tool.name} in context`)
+          : Effect.succeed(toolItem(tool, handler, context))
+      })
+  )
