@@ -312,6 +312,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       )
     })
 
+    if (stateless !== undefined) stateless.relist = listTools()
     // Tool calls are the hot path: what can be decided once is decided here, not per call.
     const toolsSupported = supported("tools")
     // Tasks of 2025-11-25; a stateless server's tasks are an extension of their own.

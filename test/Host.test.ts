@@ -17,7 +17,7 @@ const connect = (options?: McpClient.Options, server?: FakeServer.Options) =>
   Effect.gen(function*() {
     const fake = yield* FakeServer.make({ name: "fake", ...server })
     const client = yield* McpClient.make(options).pipe(Effect.provideService(Transport, fake.transport))
-    // The server/discover probe comes first; initialize declares the capabilities.
+    // What initialize declared (the server/discover probe goes first, unknown to the fake).
     const initialize = fake.requests.find((request) => request.method === "initialize")!
     const declared = initialize.params!.capabilities as McpSchema.ClientCapabilities
     return { fake, client, declared }

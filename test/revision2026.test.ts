@@ -176,10 +176,10 @@ describe("revision 2026-07-28: the revision chosen", () => {
       const fake = yield* FakeServer.make({ tools: [] })
       const client = yield* connect(fake.transport, { protocolVersion: "2025-06-18" })
       expect(client.protocolVersion).toBe("2025-06-18")
+      expect(fake.requests.map((request) => request.method)).toEqual(["initialize"])
       const old = yield* FakeServer.make({ tools: [] })
       const error = failure(yield* Effect.exit(connect(old.transport, { protocolVersion: VERSION })))
       expect(error.reason._tag).toBe("Unsupported")
-      // The probe, and no initialize after it.
       expect(old.requests.map((request) => request.method)).toEqual([McpSchema.DISCOVER_METHOD])
     }))
 
@@ -333,6 +333,42 @@ describe("revision 2026-07-28: request metadata headers", () => {
       expect(weather!.headers["mcp-param-region"]).toBe("eu-west 1")
       expect(weather!.headers["mcp-param-days"]).toBeUndefined()
       expect(greeting!.headers["mcp-name"]).toBe(`=?base64?${Buffer.from("grüße").toString("base64")}?=`)
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("after HeaderMismatch, lists the tools again and calls once more with the new headers", () =>
+    Effect.gen(function*() {
+      let lists = 0
+      const server = yield* serve((request) => {
+        const body = request.body
+        if (body?.method === "tools/list") {
+          lists++
+          // The second listing annotates `region`: the server now wants it as a header.
+          const region = lists === 1 ? { type: "string" } : { type: "string", "x-mcp-header": "Region" }
+          return Effect.succeed(json({
+            jsonrpc: "2.0",
+            id: body.id,
+            result: { tools: [tool("weather", { type: "object", properties: { region } })], ttlMs: 60_000 }
+          }))
+        }
+        if (body?.method === "tools/call" && request.headers["mcp-param-region"] !== "eu") {
+          return Effect.succeed(HttpServerResponse.unsafeJson({
+            jsonrpc: "2.0",
+            id: body.id,
+            error: { code: -32020, message: "Header mismatch: Mcp-Param-Region is missing" }
+          }, { status: 400 }))
+        }
+        return modernHttp(request)
+      })
+      const transport = yield* StreamableHttp.make({ name: "strict", url: server.url })
+      const client = yield* connect(transport)
+      expect(firstText(yield* client.callTool("weather", { region: "eu" }))).toBe("ok")
+      expect(server.seen.map((seen) => seen.body?.method)).toEqual([
+        McpSchema.DISCOVER_METHOD,
+        "tools/list",
+        "tools/call",
+        "tools/list",
+        "tools/call"
+      ])
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("cancels a request by closing its stream, posting no notifications/cancelled", () =>

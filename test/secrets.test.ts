@@ -169,7 +169,7 @@ describe("secrets", () => {
         const failed = yield* until(events, stateOf("remote", "Failed"))
         return [failed.state._tag === "Failed" ? failed.state.error : undefined, yield* fleet.status] as const
       }).pipe(Effect.provide(logs.layer))
-      expect(error?.message).toBe("server 'remote' answered initialize with HTTP 500: bad credentials: *** / ***")
+      expect(error?.message).toBe("server 'remote' answered server/discover with HTTP 500: bad credentials: *** / ***")
       expectNoSecret(renderings(error!))
       expectNoSecret({ status: inspect(statuses, { depth: null }), logs: logs.lines.join("\n") })
       expect(logs.lines.join("\n")).toContain("bad credentials: *** / ***")

@@ -57,6 +57,8 @@ export interface Cache {
     params: Record<string, unknown> | undefined,
     fetch: Effect.Effect<A, E>
   ) => Effect.Effect<A, E>
+  /** Drops every cached result of `method` (a reason to think it changed). */
+  readonly forget: (method: string) => void
 }
 
 /**
@@ -66,11 +68,14 @@ export const makeCache = (peer: Peer.Peer): Effect.Effect<Cache, never, Scope.Sc
   Effect.gen(function*() {
     const entries = new Map<string, Entry>()
     const feed = yield* peer.subscribe
+    const forget = (method: string) => {
+      for (const [key, entry] of entries) if (entry.method === method) entries.delete(key)
+    }
 
     const apply = (notification: JsonRpc.Notification) => {
       const stale = STALE_BY.get(notification.method)
       if (stale !== undefined) {
-        for (const [key, entry] of entries) if (stale.includes(entry.method)) entries.delete(key)
+        for (const method of stale) forget(method)
       } else if (notification.method === McpSchema.Method.ResourcesUpdated) {
         entries.delete(keyOf(McpSchema.Method.ResourcesRead, notification.params))
       }
@@ -94,5 +99,5 @@ export const makeCache = (peer: Peer.Peer): Effect.Effect<Cache, never, Scope.Sc
           }))
       })
     }
-    return { through }
+    return { through, forget }
   })

@@ -2,8 +2,10 @@
  * What a 2026-07-28 connection does differently, given the revision agreed on: every request
  * carries the revision, identity and capabilities (and the log level, which replaces
  * `logging/setLevel`) in its `_meta`; lists and reads go through the ttl cache; tools the
- * transport refuses for invalid `x-mcp-header` annotations are dropped with a warning; ping,
- * which the revision has not, is `server/discover`.
+ * transport refuses for invalid `x-mcp-header` annotations are dropped with a warning; a
+ * tool call refused with HeaderMismatch (-32020) is tried once more after the tools are
+ * listed again (its `x-mcp-header` arguments may have changed); ping, which the revision has
+ * not, is `server/discover`.
  *
  * @internal
  */
@@ -22,6 +24,8 @@ import { type Hello, requestMeta } from "./handshake.js"
 export interface Stateless {
   /** The Peer's `request`, with our `_meta` merged into the params'. */
   readonly send: Peer.Peer["request"]
+  /** How the tools are listed again after a HeaderMismatch; set once the lister exists. */
+  relist: Effect.Effect<unknown, McpError.McpError>
   /** A request through the ttl cache. */
   readonly cached: (fetch: McpClient["request"]) => McpClient["request"]
   /** The tools listed, without those the transport refuses. */
@@ -53,13 +57,21 @@ export const makeStateless = (
     let meta = requestMeta(version, hello)
     const cache = yield* makeCache(peer)
     const mirror = transport.mirrorToolArguments
-    return {
-      send: (method, params, options) =>
-        peer.request(
-          method,
-          { ...params, _meta: params?._meta === undefined ? meta : { ...params._meta, ...meta } },
-          options
-        ),
+    const withMeta = (params: Record<string, unknown> | undefined) => ({
+      ...params,
+      _meta: params?._meta === undefined ? meta : { ...params._meta, ...meta }
+    })
+    const self: Stateless = {
+      relist: Effect.void,
+      send: (method, params, options) => {
+        const sent = peer.request(method, withMeta(params), options)
+        if (method !== McpSchema.Method.ToolsCall) return sent
+        return Effect.catchIf(sent, isHeaderMismatch, () =>
+          Effect.suspend(() => {
+            cache.forget(McpSchema.Method.ToolsList)
+            return Effect.zipRight(self.relist, peer.request(method, withMeta(params), options))
+          }))
+      },
       cached: (fetch) => (method, params, schema, options) =>
         cache.through(method, params, fetch(method, params, schema, options)),
       accepted: (tools) => {
@@ -92,5 +104,9 @@ export const makeStateless = (
           Effect.asVoid(request(McpSchema.DISCOVER_METHOD, undefined, McpSchema.DiscoverResult))
         )
       })
-    } satisfies Stateless
+    }
+    return self
   })
+
+const isHeaderMismatch = (error: McpError.McpError): boolean =>
+  error.reason._tag === "Protocol" && error.reason.code === McpSchema.ModernErrorCode.HeaderMismatch
