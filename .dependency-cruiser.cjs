@@ -8,9 +8,9 @@
  *              WebSocket, HttpClientUndici), internal/transport/
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/, Host, internal/host/
- *   server     McpServer, internal/mcpServer/ (the server side: sessions, handlers, items)
  *   auth       OAuth, ResourceServer, internal/oauth/ (the authorization client, which transports'
- *              owners use, and the resource server, which the gateway uses)
+ *              owners use, and the resource server, which McpServer's HTTP serving uses)
+ *   server     McpServer, internal/mcpServer/ (the server side: sessions, handlers, items, HTTP)
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
  *              internal/serverRegistry/, internal/toolPins/
  *              (ServerSpec.connect → transports is downward)
@@ -19,7 +19,7 @@
  *              FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's barrel), ai/ and ai-sdk/
  *              (the barrels of mcp-fleet/ai and mcp-fleet/ai-sdk)
  *
- * Beside them: src/testing/ (the public test kit) may use anything below auth and is used
+ * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
  * by no library module; src/internal/*.ts (traced, reveal, jsonSchema, …) are shared leaves that
  * anyone may import and that import nothing above base.
  *
@@ -47,8 +47,8 @@ const LAYERS = [
   ],
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
   ["client", ["^src/(McpClient|Host)\\.ts$", "^src/internal/(mcpClient|host)/"]],
-  ["server", ["^src/McpServer\\.ts$", "^src/internal/mcpServer/"]],
   ["auth", ["^src/(OAuth|ResourceServer)\\.ts$", "^src/internal/oauth/"]],
+  ["server", ["^src/McpServer\\.ts$", "^src/internal/mcpServer/"]],
   [
     "fleet",
     [
@@ -120,7 +120,7 @@ module.exports = {
       severity: "error",
       comment: "src/testing/ (the public test kit) may use anything below the fleet, nothing from the fleet up.",
       from: { path: TESTING },
-      to: { path: LAYERS.slice(LAYERS.findIndex(([name]) => name === "auth")).flatMap(([, p]) => p) }
+      to: { path: LAYERS.slice(LAYERS.findIndex(([name]) => name === "fleet")).flatMap(([, p]) => p) }
     },
     {
       name: "testing-is-not-library",

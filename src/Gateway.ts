@@ -7,15 +7,19 @@
  * notifications, progress of a routed call reaches the client that made it, and a client's
  * cancellation cancels the call at the server.
  *
- * Two ways in: stdio, for hosts that spawn the gateway, and Streamable HTTP, with sessions,
- * SSE answers, DNS-rebinding protection and an optional bearer token: a static one, or OAuth
- * access tokens with the gateway as a resource server (`oauth`, see ResourceServer).
+ * The gateway is an `McpServer` whose handlers route to the fleet; an app can serve its own
+ * tools with the fleet's (the `tools` option). Ways in: stdio, for hosts that spawn the
+ * gateway, and Streamable HTTP (McpServer's), with sessions, SSE answers, DNS-rebinding
+ * protection and an optional bearer token (a static one, or OAuth access tokens with the
+ * gateway as a resource server: `oauth`, see ResourceServer), on a listener of its own
+ * (`serveHttp`) or mounted in the app's own HTTP server (`toNodeHandler`).
  *
  * Choices the protocol leaves open:
  * - initialize declares every capability the gateway can route (tools, resources with
  *   subscribe, prompts, completions, logging; lists with listChanged), because servers join
- *   and leave while clients stay connected. Any supported revision the client asks for is
- *   accepted; otherwise the latest.
+ *   and leave while clients stay connected (completions from 2025-03-26 on). Any supported
+ *   revision the client asks for is accepted; otherwise the latest. Requests other than ping
+ *   before initialize are refused (-32600).
  * - A tool call that fails in the fleet (server down, timeout, denied by policy, rejected
  *   arguments) answers with a CallToolResult with `isError: true` and the message: a tool
  *   execution error, which the model sees. An unknown tool (-32602, with the closest names)
@@ -61,12 +65,10 @@ import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as Host from "./Host.js"
 import * as GatewayFleet from "./internal/gateway/fleet.js"
-import * as GatewayHttp from "./internal/gateway/http.js"
 import * as GatewayRelay from "./internal/gateway/relay.js"
 import * as GatewaySession from "./internal/gateway/session.js"
 import { traced } from "./internal/traced.js"
@@ -74,8 +76,8 @@ import * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
 import * as McpManagementTools from "./McpManagementTools.js"
 import type * as McpSchema from "./McpSchema.js"
+import * as McpServer from "./McpServer.js"
 import * as Policy from "./Policy.js"
-import type * as ResourceServer from "./ResourceServer.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import * as Stdio from "./Stdio.js"
 import { Transport } from "./Transport.js"
@@ -116,6 +118,19 @@ export interface Options {
    * plain name is refused as unknown. Qualified names are accepted in both modes.
    */
   readonly naming?: "qualified" | "plain" | undefined
+  /**
+   * The app's own tools (`McpServer.tool` items, with Effect Schema parameters, or an
+   * `@effect/ai` toolkit's through `AiToolkit.toolItems` of `mcp-fleet/ai`), served with the
+   * fleet's: "my app's tools plus every
+   * server in my config, as one MCP server". Listed first, under their own names (never
+   * qualified); called here, in the app, with the request's context (progress, logging,
+   * requests to the client). The Policy does not see them: its rules govern the fleet's
+   * servers, and the app's code is the app's to guard. Their names are the gateway's own: with
+   * `naming: "plain"` a server's tool of the same name is listed qualified. Refused at
+   * start (a defect): two of one name, a name starting with `mcp__` (a server's qualified
+   * form), or a management tool's name while those are served. Default: none.
+   */
+  readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
 }
 
 /**
@@ -133,44 +148,19 @@ export interface StdioOptions extends Options {
 }
 
 /**
- * Options of the Streamable HTTP mode.
+ * Options of the Streamable HTTP mode: the gateway's, and the endpoint's
+ * (`McpServer.HttpOptions`: port, host, path, token, allowed origins, limits).
  *
  * @since 0.1.0
  */
-export interface HttpOptions extends Options {
-  /** The port; 0 picks a free one (the returned URL says which). */
-  readonly port: number
-  /** The address to bind. Default: 127.0.0.1, reachable from this machine only. */
-  readonly host?: string | undefined
-  /** The MCP endpoint's path. Default: `/mcp`. */
-  readonly path?: string | undefined
-  /** When set, every request must carry `Authorization: Bearer <token>`; otherwise 401. */
-  readonly token?: Redacted.Redacted<string> | undefined
-  /**
-   * When set (instead of `token`), the endpoint is an OAuth protected resource: every request
-   * must carry an access token from `oauth.issuer` for this resource (validated as a JWT
-   * against the issuer's keys, or by introspection), with the `oauth.scopes`; the Protected
-   * Resource Metadata is served at `/.well-known/oauth-protected-resource<path>` (and without
-   * the path). `oauth.resource` defaults to the endpoint's URL (`http://127.0.0.1:<port>/mcp`):
-   * set it to the URL clients use when that is another (a proxy, a host name).
-   */
-  readonly oauth?: ResourceServer.Options | undefined
-  /**
-   * Origins (`https://app.example.com`) allowed besides localhost, 127.0.0.1 and [::1]. A
-   * request with any other Origin is refused with 403 (DNS-rebinding protection); an
-   * allowed one gets CORS headers, and its preflight (OPTIONS) is answered.
-   */
-  readonly allowedOrigins?: ReadonlyArray<string> | undefined
-  /** The largest POST body accepted. Default: 16 MiB. */
-  readonly maxMessageBytes?: number | undefined
-  /** The most sessions at once; initialize beyond it gets 503. Default: 1000. */
-  readonly maxSessions?: number | undefined
-  /**
-   * How long a session may be idle (no request, no open stream) before it ends, for clients
-   * that go away without DELETE. Default: 30 minutes.
-   */
-  readonly sessionIdleTimeout?: Duration.DurationInput | undefined
-}
+export interface HttpOptions extends Options, McpServer.HttpOptions {}
+
+/**
+ * Options of the gateway as a handler mounted in an app's own HTTP server.
+ *
+ * @since 0.2.0
+ */
+export interface HttpHandlerOptions extends Options, McpServer.HttpHandlerOptions {}
 
 /**
  * What the gateway needs: the fleet, and the policy its tool calls go through.
@@ -219,8 +209,11 @@ export const layerHost = (
     )
   }))
 
-const fleetOf = (options: Options) =>
+// The gateway's McpServer, serving the fleet until the Scope closes.
+const serverOf = (options: Options) =>
   Effect.gen(function*() {
+    const problem = GatewayFleet.appToolsProblem(options.tools ?? [], options.managementTools === true)
+    if (problem !== undefined) return yield* Effect.dieMessage(`Gateway: ${problem}`)
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
     const management: GatewayFleet.MakeManagement | undefined = options.managementTools === true
@@ -232,7 +225,7 @@ const fleetOf = (options: Options) =>
       : undefined
     const fleet = yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
     const host = yield* Effect.serviceOption(ClientHost)
-    return Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay }
+    return yield* GatewaySession.makeServer(Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay })
   })
 
 /**
@@ -243,7 +236,7 @@ const fleetOf = (options: Options) =>
  */
 export const serve: (options?: Options) => Effect.Effect<McpError.McpError, never, Transport | Requirements> = traced(
   "Gateway.serve"
-)((options: Options = {}) => Effect.scoped(Effect.flatMap(fleetOf(options), GatewaySession.serveSession)))
+)((options: Options = {}) => Effect.scoped(Effect.flatMap(serverOf(options), (server) => server.serve)))
 
 /**
  * Logging to stderr only: the loggers that write to stdout (Effect's default one, and the
@@ -273,13 +266,13 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
   "Gateway.serveStdio"
 )((options: StdioOptions = {}) =>
   Effect.scoped(Effect.gen(function*() {
-    const fleet = yield* fleetOf(options)
+    const server = yield* serverOf(options)
     const transport = yield* Stdio.makeServer(
       options.input ?? process.stdin,
       options.output ?? process.stdout,
       options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
     )
-    yield* GatewaySession.serveSession(fleet).pipe(Effect.provideService(Transport, transport))
+    yield* server.serve.pipe(Effect.provideService(Transport, transport))
   })).pipe(Effect.provide(stdioLogger))
 )
 
@@ -301,21 +294,20 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
  */
 export const serveHttp: (options: HttpOptions) => Effect.Effect<string, McpError.McpError, Requirements | Scope.Scope> =
   traced("Gateway.serveHttp")((options: HttpOptions) =>
-    options.token !== undefined && options.oauth !== undefined
-      ? Effect.dieMessage("Gateway.serveHttp: give either token or oauth, not both")
-      : Effect.flatMap(fleetOf(options), (fleet) =>
-        GatewayHttp.serve(fleet, {
-          port: options.port,
-          host: options.host ?? "127.0.0.1",
-          path: options.path ?? "/mcp",
-          token: options.token,
-          oauth: options.oauth,
-          allowedOrigins: options.allowedOrigins ?? [],
-          maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
-          maxSessions: options.maxSessions ?? 1000,
-          sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes"
-        }))
+    Effect.flatMap(serverOf(options), (server) => McpServer.serveHttp(server, options))
   )
+
+/**
+ * The fleet as a Streamable HTTP endpoint mounted in an app's own HTTP server (node:http,
+ * Express, ...), at whatever path the app routes to it, until the Scope closes: the
+ * handler `serveHttp` listens with. See `McpServer.toNodeHandler`.
+ *
+ * @since 0.2.0
+ */
+export const toNodeHandler = (
+  options: HttpHandlerOptions = {}
+): Effect.Effect<McpServer.NodeHandler, never, Requirements | Scope.Scope> =>
+  Effect.flatMap(serverOf(options), (server) => McpServer.toNodeHandler(server, options))
 
 /**
  * A layer that serves the fleet over HTTP for as long as it lives.

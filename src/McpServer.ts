@@ -17,6 +17,11 @@
  * function of the context (`requestClient`), so a transport with a stream per request can
  * carry them on that request's stream (`Outbound.within`).
  *
+ * Streamable HTTP serving is the server's too: `toNodeHandler` mounts it in an app's own
+ * HTTP server at any path, `toWebHandler` is the same as `(Request) => Promise<Response>`,
+ * `serveHttp` listens on a port of its own; each HTTP session is a
+ * `connect` whose `Outbound` puts what belongs to a request on that request's stream.
+ *
  * The per-request path stays lean: a Peer handler per method made once per session, one
  * small context object per request, no decoding of results; params are checked by hand
  * where a handler needs them.
@@ -24,11 +29,16 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import type * as http from "node:http"
 import type { McpServerError } from "./internal/mcpServer/error.js"
+import * as Http from "./internal/mcpServer/http/http.js"
+import { toWeb } from "./internal/mcpServer/http/web.js"
 import * as Items from "./internal/mcpServer/items.js"
 import { page } from "./internal/mcpServer/paging.js"
 import * as Server from "./internal/mcpServer/server.js"
@@ -37,6 +47,7 @@ import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as Memory from "./Memory.js"
 import type * as Peer from "./Peer.js"
+import type * as ResourceServer from "./ResourceServer.js"
 import * as Stdio from "./Stdio.js"
 import { Transport } from "./Transport.js"
 
@@ -251,6 +262,8 @@ export interface Outbound {
     | undefined
   /** Runs the sending of a request to the client as part of request `related`. Default: as is. */
   readonly within?: (<A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+  /** Who the client is, as its transport authenticated it (Streamable HTTP with OAuth: the access token's principal). */
+  readonly caller?: ResourceServer.Principal | undefined
 }
 
 /**
@@ -266,8 +279,28 @@ export interface Session {
   readonly client: () => Client | undefined
   /** The level the client set with logging/setLevel, if it did. */
   readonly level: () => McpSchema.LoggingLevel | undefined
+  /** Who the client is, as its transport authenticated it (`Outbound.caller`), if it did. */
+  readonly caller: ResourceServer.Principal | undefined
   /** Waits until the session ends and returns why. */
   readonly closed: Effect.Effect<McpError.McpError>
+  /**
+   * Sends a notification to the client outside of any handler; `related` is the request it
+   * belongs to, so a transport with a stream per request sends it there (`Outbound.notify`).
+   */
+  readonly notify: (
+    method: string,
+    params?: Record<string, unknown> | undefined,
+    related?: JsonRpc.RequestId | undefined
+  ) => Effect.Effect<void>
+  /**
+   * Sends a request to the client outside of any handler, as part of request `related` when
+   * given (`Outbound.within`); the client's error, a timeout or the end of the session fails it.
+   */
+  readonly request: (
+    method: string,
+    params?: Record<string, unknown> | undefined,
+    related?: JsonRpc.RequestId | undefined
+  ) => Effect.Effect<Record<string, unknown>, McpError.McpError>
 }
 
 /**
@@ -348,6 +381,126 @@ export const connectMemory: (
   options?: { readonly name?: string | undefined; readonly outbound?: Outbound | undefined }
 ) => Effect.Effect<{ readonly transport: Memory.MemoryTransport; readonly session: Session }, never, Scope.Scope> =
   Server.connectMemory
+
+// ---------------------------------------------------------------------------
+// Streamable HTTP
+// ---------------------------------------------------------------------------
+
+/**
+ * Options of a Streamable HTTP endpoint.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpHandlerOptions {
+  /**
+   * The endpoint's path: a request for any other path gets 404. Default for `toNodeHandler`:
+   * every path (the app routes to the handler); for `serveHttp`: `/mcp`.
+   */
+  readonly path?: string | undefined
+  /**
+   * The address the app listens on. On a loopback address (the default, 127.0.0.1), a
+   * request's Host must name loopback too, or the host of an allowed origin (403 otherwise:
+   * DNS-rebinding protection); an app reachable by other names says where it listens.
+   */
+  readonly host?: string | undefined
+  /** When set, every request must carry `Authorization: Bearer <token>`; otherwise 401. */
+  readonly token?: Redacted.Redacted<string> | undefined
+  /**
+   * When set (instead of `token`), the endpoint is an OAuth protected resource: every request
+   * must carry an access token from `oauth.issuer` for this resource (validated as a JWT
+   * against the issuer's keys, or by introspection), with the `oauth.scopes`; a missing or
+   * invalid one gets 401 with `WWW-Authenticate: Bearer resource_metadata="…"`, one without
+   * the scopes 403 `insufficient_scope`, and 503 when the authorization server could not be
+   * asked. The Protected Resource Metadata is served at
+   * `/.well-known/oauth-protected-resource<path>` (and without the path): a mounted handler
+   * must be routed those paths too. `oauth.resource` is the endpoint's public URL; `serveHttp`
+   * defaults it to the URL it listens on, a mounted handler needs it. Each session is its
+   * opener's (`Session.caller`): another caller's requests to it get 404. `token` and `oauth`
+   * together are a defect.
+   */
+  readonly oauth?: ResourceServer.Options | undefined
+  /**
+   * Origins (`https://app.example.com`) allowed besides localhost, 127.0.0.1 and [::1]. A
+   * request with any other Origin is refused with 403; an allowed one gets CORS headers, and
+   * its preflight (OPTIONS) is answered.
+   */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /** The largest POST body accepted. Default: 16 MiB. */
+  readonly maxMessageBytes?: number | undefined
+  /** The most sessions at once; initialize beyond it gets 503. Default: 1000. */
+  readonly maxSessions?: number | undefined
+  /**
+   * How long a session may be idle (no request, no open stream) before it ends, for clients
+   * that go away without DELETE. Default: 30 minutes.
+   */
+  readonly sessionIdleTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * Options of `serveHttp`: the endpoint's, and where to listen.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpOptions extends HttpHandlerOptions {
+  /** The port; 0 picks a free one (the returned URL says which). */
+  readonly port: number
+}
+
+/**
+ * A handler of Node's `request` event (`(req, res) => void`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NodeHandler = (request: http.IncomingMessage, response: http.ServerResponse) => void
+
+/**
+ * The server as a Streamable HTTP endpoint, mountable in an app's own node:http server (or
+ * Express, Fastify's raw handler) at any path: `app.post("/mcp", handler)`, or called from
+ * the app's own `request` listener. Sessions start at initialize (the answer carries
+ * `Mcp-Session-Id`) and end with DELETE, when idle too long, or with the Scope. A POST
+ * holding a tool call or a request with a progress token is answered with JSON when its
+ * answer comes at once, else with an SSE stream (resumable with `Last-Event-ID`); GET opens
+ * the session's stream of other notifications.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toNodeHandler = (
+  server: McpServer,
+  options: HttpHandlerOptions = {}
+): Effect.Effect<NodeHandler, never, Scope.Scope> => Http.endpoint(server, Http.resolve(options))
+
+/**
+ * The server as a web-standard Streamable HTTP handler, `(Request) => Promise<Response>`, for
+ * frameworks and runtimes built on fetch's types (Hono, Next.js route handlers, Bun, Deno):
+ * the same endpoint as `toNodeHandler`, event streams as streamed bodies; a client that
+ * cancels a stream's body has gone away.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toWebHandler = (
+  server: McpServer,
+  options: HttpHandlerOptions = {}
+): Effect.Effect<(request: Request) => Promise<Response>, never, Scope.Scope> =>
+  Effect.map(toNodeHandler(server, options), toWeb)
+
+/**
+ * Serves the server over Streamable HTTP on a listener of its own until the Scope closes,
+ * and returns the endpoint's URL (`http://127.0.0.1:<port>/mcp`). Fails when it cannot
+ * listen. See `toNodeHandler` for what the endpoint answers.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serveHttp = (
+  server: McpServer,
+  options: HttpOptions
+): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
+  Http.serve(server, { ...Http.resolve(options), port: options.port, path: options.path ?? "/mcp" })
 
 // ---------------------------------------------------------------------------
 // Errors handlers answer with

@@ -9,6 +9,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -16,10 +17,11 @@ import { PassThrough } from "node:stream"
 import type * as Catalog from "../src/Catalog.js"
 import * as Gateway from "../src/Gateway.js"
 import { makeFleet, type PolicyLike, resolveOptions } from "../src/internal/gateway/fleet.js"
-import { serveSession } from "../src/internal/gateway/session.js"
+import { makeServer } from "../src/internal/gateway/session.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import * as McpServer from "../src/McpServer.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
 import * as Policy from "../src/Policy.js"
@@ -79,9 +81,10 @@ const setup = (
       openPolicy(registry, options.callTool),
       resolveOptions({ pageSize: options.pageSize, listChangedDebounce: "20 millis", naming: options.naming })
     )
+    const server = yield* makeServer(fleet)
     const connect = Effect.gen(function*() {
-      const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
-      yield* serveSession(fleet).pipe(Effect.provideService(Transport, server), Effect.forkScoped)
+      const [client, end] = yield* Memory.makePair({ server: "gateway", client: "client" })
+      yield* server.serve.pipe(Effect.provideService(Transport, end), Effect.forkScoped)
       return client
     })
     return { registry, connect } satisfies Setup
@@ -91,6 +94,15 @@ const clientOf = (transport: Memory.MemoryTransport) =>
   McpClient.make({ requestTimeout: "10 seconds" }).pipe(Effect.provideService(Transport, transport))
 
 const peerOf = (transport: Memory.MemoryTransport) => Peer.make().pipe(Effect.provideService(Transport, transport))
+
+// A bare Peer on a session it initialized (McpServer refuses other requests before).
+const initializedPeer = (transport: Memory.MemoryTransport) =>
+  Effect.tap(peerOf(transport), (peer) =>
+    peer.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" }
+    }))
 
 const twoServers = [
   fake("alpha", {
@@ -131,8 +143,9 @@ const withLateServer = (delay: Duration.DurationInput) =>
       openPolicy(registry),
       resolveOptions({ settle: "3 seconds", listChangedDebounce: "20 millis" })
     )
-    const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
-    yield* serveSession(fleet).pipe(Effect.provideService(Transport, server), Effect.forkScoped)
+    const [client, end] = yield* Memory.makePair({ server: "gateway", client: "client" })
+    const server = yield* makeServer(fleet)
+    yield* server.serve.pipe(Effect.provideService(Transport, end), Effect.forkScoped)
     const peer = yield* peerOf(client)
     const seen = yield* peer.subscribe
     // Answered with the clock standing still: initialize waits for no server.
@@ -221,7 +234,7 @@ describe("Gateway (in memory)", () => {
   it.scopedLive("methods and names named after Object.prototype members are unknown, and the session goes on", () =>
     Effect.gen(function*() {
       const { connect } = yield* setup(twoServers)
-      const peer = yield* peerOf(yield* connect)
+      const peer = yield* initializedPeer(yield* connect)
       for (const method of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
         const refused = failure(yield* Effect.exit(peer.request(method, {})))
         expect(refused.reason).toMatchObject({ _tag: "Protocol", code: -32601 })
@@ -257,7 +270,7 @@ describe("Gateway (in memory)", () => {
   it.scopedLive("paginates with an opaque cursor and refuses a bad one", () =>
     Effect.gen(function*() {
       const { connect } = yield* setup(twoServers, { pageSize: 2 })
-      const peer = yield* peerOf(yield* connect)
+      const peer = yield* initializedPeer(yield* connect)
       const names: Array<string> = []
       let cursor: unknown = undefined
       let pages = 0
@@ -563,17 +576,25 @@ describe("Gateway (in memory)", () => {
         ),
         scope
       )
+      input.write(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+        }) + "\n"
+      )
       input.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) + "\n")
       yield* Effect.repeat(Effect.sync(() => lines.length), {
-        until: (n) => n >= 1,
+        until: (n) => n >= 2,
         schedule: Schedule.spaced("10 millis")
       })
-      expect(lines[0]).toMatchObject({ id: 1, result: { tools: expect.any(Array) } })
+      expect(lines[1]).toMatchObject({ id: 1, result: { tools: expect.any(Array) } })
       yield* Scope.close(scope, Exit.void)
       // Closed, it reads no more.
       input.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }) + "\n")
       yield* Effect.sleep("100 millis")
-      expect(lines).toHaveLength(1)
+      expect(lines).toHaveLength(2)
     }))
 
   it.scopedLive("Gateway.serve with the Policy: denied tools are hidden and unknown; a policy change is a list_changed", () =>
@@ -609,5 +630,47 @@ describe("Gateway (in memory)", () => {
       yield* policy.update({ deny: ["mcp__alpha__fail"] })
       expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
       expect(yield* client.listTools()).toHaveLength(4)
+    }))
+
+  it.scopedLive("the app's own tools: listed first under their names, called in the app past the Policy; a server's tool of the same name is qualified", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(
+        Policy.layer({ deny: ["add"] }).pipe(
+          Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })),
+          Layer.provide(Platform)
+        )
+      )
+      yield* Effect.flatMap(ServerRegistry.ServerRegistry, (registry) => registry.awaitReady({ servers: "settled" }))
+        .pipe(Effect.provide(context))
+      const add = McpServer.tool({
+        name: "add",
+        description: "the app's add",
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        handler: ({ a, b }) => Effect.succeed(text(String(a + b)))
+      })
+      const served = (tools: ReadonlyArray<McpServer.ToolItem>) =>
+        Effect.gen(function*() {
+          const [end, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
+          yield* Gateway.serve({ naming: "plain", tools }).pipe(
+            Effect.provideService(Transport, server),
+            Effect.provide(context),
+            Effect.forkScoped
+          )
+          return end
+        })
+      const client = yield* clientOf(yield* served([add]))
+      const [first, ...fleet] = (yield* client.listTools()).map((t) => t.name)
+      expect(first).toBe("add")
+      expect(fleet.sort()).toEqual(["fail", "mcp__alpha__add", "mcp__alpha__echo", "mcp__beta__echo", "multiply"])
+      // The Policy's `deny: add` names no fleet tool listed as `add`: the app's tool runs.
+      expect(firstText(yield* client.callTool("add", { a: 1, b: 2 }))).toBe("3")
+      expect(firstText(yield* client.callTool("mcp__alpha__add", { x: 1 }))).toBe(`add:{"x":1}`)
+      // A name of a server's qualified form is refused at start.
+      const shadowing = McpServer.tool({ name: "mcp__alpha__echo", handler: () => Effect.succeed(text("mine")) })
+      const [, end] = yield* Memory.makePair({ server: "gateway", client: "client" })
+      const refused = yield* Effect.exit(
+        Gateway.serve({ tools: [shadowing] }).pipe(Effect.provideService(Transport, end), Effect.provide(context))
+      )
+      expect(Exit.isFailure(refused) && String(refused.cause)).toContain("has the form of a server's qualified name")
     }))
 })

@@ -1,6 +1,6 @@
 /**
- * The JSON-RPC errors the gateway answers with: bad params, unknown names (with the closest
- * ones), missing resources, and fleet errors as the client of a routed request sees them.
+ * The JSON-RPC errors the gateway answers with besides McpServer's: unknown names (with the
+ * closest ones), and fleet errors as the client of a routed request sees them.
  *
  * @internal
  */
@@ -8,26 +8,16 @@ import * as Effect from "effect/Effect"
 import * as Catalog from "../../Catalog.js"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
+import type * as McpSchema from "../../McpSchema.js"
+import * as McpServer from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
-
-/** -32602 with `message`. */
-export const invalidParams = (message: string) =>
-  new Peer.HandlerError({ code: JsonRpc.ErrorCode.InvalidParams, message })
 
 /** An unknown tool or prompt name: -32602, with the closest names the client may use. */
 export const unknownName = (what: "tool" | "prompt", name: string, names: Iterable<string>) =>
-  invalidParams(
+  McpServer.invalidParams(
     McpError.make(undefined, new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) }))
       .message
   )
-
-/** A resource no server offers. */
-export const resourceNotFound = (uri: string) =>
-  new Peer.HandlerError({
-    code: JsonRpc.ErrorCode.ResourceNotFound,
-    message: `Resource not found: ${uri}`,
-    data: { uri }
-  })
 
 /** A fleet error as the JSON-RPC error of a routed request. */
 export const handlerError = (error: McpError.McpError): Peer.HandlerError => {
@@ -56,7 +46,7 @@ export const handlerError = (error: McpError.McpError): Peer.HandlerError => {
  * refused by policy, arguments rejected) is a tool execution error, a result with
  * `isError: true`, so the model reads what went wrong and may try again.
  */
-export const toolFailure = (error: McpError.McpError): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+export const toolFailure = (error: McpError.McpError): Effect.Effect<McpSchema.CallToolResult, Peer.HandlerError> =>
   error.reason._tag === "NotFound" || error.reason._tag === "Protocol"
     ? Effect.fail(handlerError(error))
-    : Effect.succeed({ content: [{ type: "text", text: error.message }], isError: true })
+    : Effect.succeed(McpServer.toolError(error.message))

@@ -15,7 +15,8 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Catalog from "../../Catalog.js"
 import type * as McpError from "../../McpError.js"
 import * as McpManagementTools from "../../McpManagementTools.js"
-import * as McpSchema from "../../McpSchema.js"
+import type * as McpSchema from "../../McpSchema.js"
+import type * as McpServer from "../../McpServer.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as Naming from "./naming.js"
@@ -47,6 +48,8 @@ export interface CoreOptions {
   readonly listChangedDebounce: Duration.DurationInput
   readonly settle: Duration.DurationInput
   readonly naming: Naming.Naming
+  /** The app's own tools, by name, served with the fleet's. */
+  readonly tools: ReadonlyMap<string, McpServer.ToolItem>
 }
 
 /** The defaults of the MCP side. */
@@ -57,27 +60,42 @@ export const resolveOptions = (options: {
   readonly listChangedDebounce?: Duration.DurationInput | undefined
   readonly settle?: Duration.DurationInput | undefined
   readonly naming?: Naming.Naming | undefined
+  readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
 }): CoreOptions => ({
   pageSize: Math.max(1, Math.floor(options.pageSize ?? 100)),
   serverInfo: options.serverInfo ?? { name: "mcp-fleet", version: "0.1.0" },
   instructions: options.instructions,
   listChangedDebounce: options.listChangedDebounce ?? Duration.millis(100),
   settle: options.settle ?? Duration.seconds(3),
-  naming: options.naming ?? "qualified"
+  naming: options.naming ?? "qualified",
+  tools: new Map((options.tools ?? []).map((item) => [item.tool.name, item]))
 })
 
+/**
+ * Why the app's tools cannot be served with the fleet's, if they cannot: two of one name, a
+ * name of the qualified form (it could shadow a server's), or a management tool's name
+ * while those are served.
+ */
+export const appToolsProblem = (
+  tools: ReadonlyArray<McpServer.ToolItem>,
+  managementTools: boolean
+): string | undefined => {
+  const seen = new Set<string>()
+  for (const { tool } of tools) {
+    if (seen.has(tool.name)) return `the app's tools name '${tool.name}' twice`
+    seen.add(tool.name)
+    if (tool.name.startsWith("mcp__")) return `the app's tool '${tool.name}' has the form of a server's qualified name`
+    if (managementTools && McpManagementTools.isManagementTool(tool.name)) {
+      return `the app's tool '${tool.name}' has the name of a management tool`
+    }
+  }
+  return undefined
+}
+
 /** A list whose change the clients are told about. */
-export type ListKind = "tools" | "resources" | "prompts"
+export type ListKind = McpServer.ListKind
 
 const LIST_KINDS: ReadonlyArray<ListKind> = ["tools", "resources", "prompts"]
-
-/** The notification that tells a client a list changed. */
-export const listChangedMethod = (kind: ListKind): string =>
-  kind === "tools"
-    ? McpSchema.Method.ToolsListChanged
-    : kind === "resources"
-    ? McpSchema.Method.ResourcesListChanged
-    : McpSchema.Method.PromptsListChanged
 
 /** What every session of one gateway shares. */
 export interface Fleet {
@@ -104,9 +122,17 @@ export type MakeManagement = (
   subscriber: McpManagementTools.ResourceSubscriber
 ) => Effect.Effect<McpManagementTools.McpManagementTools, never, Scope.Scope>
 
-/** The tool names the gateway serves itself: no server's tool is listed under one. */
-export const reservedNames = (management: MakeManagement | undefined): (name: string) => boolean =>
-  management === undefined ? () => false : McpManagementTools.isManagementTool
+/**
+ * The tool names the gateway serves itself (the app's tools, the management tools): no
+ * server's tool is listed under one.
+ */
+export const reservedNames = (
+  management: MakeManagement | undefined,
+  tools: ReadonlyMap<string, McpServer.ToolItem>
+): (name: string) => boolean =>
+  management === undefined
+    ? (name) => tools.has(name)
+    : (name) => tools.has(name) || McpManagementTools.isManagementTool(name)
 
 /**
  * What clients see of each list, under the names they see, to tell real changes from
@@ -144,7 +170,7 @@ export const makeFleet = (
     // Both views: clients that answer `ask` by elicitation also list the tools under it.
     const seen = (catalog: Catalog.Catalog) => {
       const shown = (visible: Catalog.Catalog) =>
-        fingerprints(Naming.view(options.naming, catalog, visible, reservedNames(management)))
+        fingerprints(Naming.view(options.naming, catalog, visible, reservedNames(management, options.tools)))
       const plain = shown(policy.filter(catalog))
       return { ...plain, tools: `${plain.tools}\n${shown(policy.filter(catalog, { approver: true })).tools}` }
     }

@@ -12,9 +12,8 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
-import type * as Peer from "../../Peer.js"
+import type * as McpServer from "../../McpServer.js"
 import type { Fleet } from "./fleet.js"
-import type { Outbound } from "./session.js"
 import type { Subscriptions } from "./subscriptions.js"
 
 // The logger name PollResult messages carry.
@@ -35,7 +34,7 @@ export interface SessionManagement {
   /** Listed after the fleet's tools. */
   readonly tools: ReadonlyArray<McpSchema.Tool>
   /** tools/call: a management tool here, anything else to `fleetCall`. */
-  readonly callTool: (fleetCall: Peer.Handler) => Peer.Handler
+  readonly callTool: (fleetCall: McpServer.ToolHandlers["call"]) => McpServer.ToolHandlers["call"]
 }
 
 /**
@@ -45,7 +44,7 @@ export interface SessionManagement {
 export const make = (
   fleet: Fleet,
   subscriptions: Subscriptions,
-  outbound: Outbound
+  session: Pick<McpServer.Session, "notify">
 ): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
   Effect.gen(function*() {
     if (fleet.management === undefined) return undefined
@@ -57,7 +56,7 @@ export const make = (
     yield* Queue.take(events).pipe(
       Effect.flatMap((event) =>
         event._tag === "PollResult"
-          ? outbound.notify(McpSchema.Method.LoggingMessage, {
+          ? session.notify(McpSchema.Method.LoggingMessage, {
             level: "info",
             logger: POLL_LOGGER,
             data: pollData(event)
@@ -70,11 +69,9 @@ export const make = (
     )
     return {
       tools: McpManagementTools.tools,
-      callTool: (fleetCall) => (request) => {
-        const name = request.params?.name
-        if (typeof name !== "string" || !McpManagementTools.isManagementTool(name)) return fleetCall(request)
-        const args = request.params?.arguments
-        return management.call(name, typeof args === "object" && args !== null ? args as Record<string, unknown> : {})
+      callTool: (fleetCall) => (name, args, ctx) => {
+        if (!McpManagementTools.isManagementTool(name)) return fleetCall(name, args, ctx)
+        return management.call(name, args)
           .pipe(
             // Every failure is the model's to read, as for the fleet's tools.
             Effect.catchAll((error) =>

@@ -7,49 +7,41 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as JsonRpc from "../../JsonRpc.js"
-import * as McpSchema from "../../McpSchema.js"
+import type * as McpSchema from "../../McpSchema.js"
+import * as McpServer from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
+import type * as Policy from "../../Policy.js"
 import * as ToolPins from "../../ToolPins.js"
 import { askClient } from "./approval.js"
-import { handlerError, invalidParams, resourceNotFound, toolFailure, unknownName } from "./errors.js"
+import { handlerError, toolFailure, unknownName } from "./errors.js"
 import type { Fleet } from "./fleet.js"
 import type { InFlight } from "./inFlight.js"
 import * as Naming from "./naming.js"
 import { elicitsForms, type RelayClient } from "./relay.js"
 import { ownerOf } from "./resources.js"
-import type { Outbound } from "./session.js"
 
 /** What the routed handlers of one session work with. */
 export interface RouteContext {
   readonly fleet: Fleet
   /** The catalog as this session's client may see it, under the names it sees. */
   readonly catalog: Effect.Effect<Naming.View>
-  readonly outbound: Outbound
   readonly inFlight: InFlight
   /** The session's client: what it declared, and requests to it. */
   readonly client: RelayClient
+  /** Who the client is, by its access token (HTTP with OAuth): its calls' audit entries name it. */
+  readonly caller: Policy.CallToolOptions["caller"]
 }
 
 /** Whether `u` is a plain JSON object. */
 export const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-// The client's progress token, if it asked for progress: the server's progress goes back to
-// it under that token, on the request's own stream.
-const progressOf = (outbound: Outbound, request: JsonRpc.Request): Pick<Peer.RequestOptions, "onProgress"> => {
-  const meta = request.params?._meta
+// The server's progress goes back to the client under its own token, on the request's stream.
+const progressOf = (ctx: McpServer.RequestContext): Pick<Peer.RequestOptions, "onProgress"> => {
+  const meta = ctx.request.params?._meta
   const token = isRecord(meta) ? meta.progressToken : undefined
   if (typeof token !== "string" && typeof token !== "number") return {}
-  return {
-    onProgress: (progress) =>
-      outbound.notify(McpSchema.Method.Progress, {
-        progressToken: token,
-        progress: progress.progress,
-        ...(progress.total === undefined ? {} : { total: progress.total }),
-        ...(progress.message === undefined ? {} : { message: progress.message })
-      }, request.id)
-  }
+  return { onProgress: (progress) => ctx.progress(progress.progress, progress.total, progress.message) }
 }
 
 // Runs `f` on the catalog. A name it does not hold may be of a server still connecting:
@@ -65,13 +57,8 @@ const inCatalog = <A, E>(
   )
 
 /** tools/call, through the Policy. Interrupting the handler (the client cancelled) cancels the call. */
-export const callTool = (context: RouteContext): Peer.Handler => (request) => {
-  const name = request.params?.name
-  if (typeof name !== "string") return Effect.fail(invalidParams("tools/call needs a string 'name'"))
-  const args = request.params?.arguments
-  if (args !== undefined && !isRecord(args)) {
-    return Effect.fail(invalidParams("tools/call 'arguments' must be an object"))
-  }
+export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] => (name, args, ctx) => {
+  const request = ctx.request
   const meta = request.params?._meta
   // The client's _meta goes on, except its progress token: the gateway has its own.
   const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
@@ -87,12 +74,12 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
           : toolFailure(held)
       })
     }
-    const call = context.fleet.policy.callTool(entry.name, args, {
-      ...progressOf(context.outbound, request),
+    const call = context.fleet.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
+      ...progressOf(ctx),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(context.client, request.id) } : {}),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),
-      ...(context.outbound.caller === undefined ? {} : { caller: context.outbound.caller })
+      ...(context.caller === undefined ? {} : { caller: context.caller })
     })
     return context.inFlight.track(
       entry.server,
@@ -103,35 +90,25 @@ export const callTool = (context: RouteContext): Peer.Handler => (request) => {
 }
 
 /** resources/read, at the server that owns the URI. */
-export const readResource = (context: RouteContext): Peer.Handler => (request) => {
-  const uri = request.params?.uri
-  if (typeof uri !== "string") return Effect.fail(invalidParams("resources/read needs a string 'uri'"))
-  return inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
+export const readResource = (context: RouteContext): McpServer.ResourceHandlers["read"] => (uri, ctx) =>
+  inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
     const server = ownerOf(current.catalog, uri)
-    if (server === undefined) return Effect.fail(resourceNotFound(uri))
-    return context.inFlight.track(server, request.id, context.fleet.registry.readResource(server, uri)).pipe(
+    if (server === undefined) return Effect.fail(McpServer.resourceNotFound(uri))
+    return context.inFlight.track(server, ctx.request.id, context.fleet.registry.readResource(server, uri)).pipe(
       Effect.mapError(handlerError)
     )
   })
-}
 
 /** prompts/get, by the name the client sees (or the qualified one). */
-export const getPrompt = (context: RouteContext): Peer.Handler => (request) => {
-  const name = request.params?.name
-  if (typeof name !== "string") return Effect.fail(invalidParams("prompts/get needs a string 'name'"))
-  const args = request.params?.arguments
+export const getPrompt = (context: RouteContext): McpServer.PromptHandlers["get"] => (name, args, ctx) => {
   const find = (view: Naming.View) => Naming.lookup(view.prompts, view.catalog.promptsByName, name)
   return inCatalog(context, (view) => find(view) !== undefined, (current) => {
     const entry = find(current)
     if (entry === undefined) return Effect.fail(unknownName("prompt", name, current.prompts.keys()))
     return context.inFlight.track(
       entry.server,
-      request.id,
-      context.fleet.registry.getPrompt(
-        entry.server,
-        entry.prompt.name,
-        isRecord(args) ? args as Record<string, string> : undefined
-      )
+      ctx.request.id,
+      context.fleet.registry.getPrompt(entry.server, entry.prompt.name, args)
     ).pipe(Effect.mapError(handlerError))
   })
 }
@@ -161,30 +138,32 @@ const completionTarget = (
     const server = template?.server ?? ownerOf(current, uri)
     return server === undefined ? undefined : { server, ref: { type: "ref/resource", uri } }
   }
-  return invalidParams("completion/complete: 'ref' must be a ref/prompt with a name or a ref/resource with a uri")
+  return McpServer.invalidParams(
+    "completion/complete: 'ref' must be a ref/prompt with a name or a ref/resource with a uri"
+  )
 }
 
 /** completion/complete, at the server of the prompt or resource template. */
-export const complete = (context: RouteContext): Peer.Handler => (request) => {
-  const ref = request.params?.ref
-  const argument = request.params?.argument
-  if (
-    !isRecord(ref) || !isRecord(argument) || typeof argument.name !== "string" || typeof argument.value !== "string"
-  ) {
-    return Effect.fail(invalidParams("completion/complete needs a 'ref' and an 'argument' with a name and a value"))
+export const complete = (context: RouteContext): NonNullable<McpServer.Handlers["complete"]> => (params, ctx) => {
+  const ref = params.ref as unknown as Record<string, unknown>
+  const argument = params.argument
+  if (typeof argument.value !== "string") {
+    return Effect.fail(
+      McpServer.invalidParams("completion/complete needs a 'ref' and an 'argument' with a name and a value")
+    )
   }
-  const completionContext = request.params?.context
+  const completionContext: unknown = params.context
   return Effect.flatMap(context.catalog, (current) => {
     const target = completionTarget(current, ref)
     if (target === undefined) return Effect.succeed(noCompletion)
     if (target instanceof Peer.HandlerError) return Effect.fail(target)
     return context.inFlight.track(
       target.server,
-      request.id,
+      ctx.request.id,
       context.fleet.registry.complete(
         target.server,
         target.ref,
-        { name: argument.name as string, value: argument.value as string },
+        { name: argument.name, value: argument.value },
         isRecord(completionContext) ? completionContext as { arguments?: Record<string, string> } : undefined
       )
     ).pipe(

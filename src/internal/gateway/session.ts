@@ -1,7 +1,8 @@
 /**
- * The MCP side of the gateway, whatever carries it: the method handlers of one client
- * session (initialize, the paginated lists, routed calls, subscriptions, logging), and the
- * fibers that forward list changes, log messages and resource updates to its client.
+ * The gateway as an `McpServer`: each client session gets handlers that route to the fleet
+ * (its own view of the catalog, its subscriptions, its management tools, its place in the
+ * relay), and fibers that forward the fleet's log messages and resource updates to it. The
+ * protocol itself (initialize, paging, setLevel, whatever carries it) is McpServer's.
  *
  * @internal
  */
@@ -10,15 +11,10 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type * as JsonRpc from "../../JsonRpc.js"
-import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
-import { listPage as page } from "../../McpServer.js"
-import * as Peer from "../../Peer.js"
-import type * as Policy from "../../Policy.js"
+import * as McpServer from "../../McpServer.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
-import { Transport } from "../../Transport.js"
-import { type CoreOptions, type Fleet, listChangedMethod, reservedNames } from "./fleet.js"
+import { type Fleet, reservedNames } from "./fleet.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
 import * as Management from "./management.js"
@@ -27,163 +23,67 @@ import * as Relay from "./relay.js"
 import * as Routes from "./routes.js"
 import * as Subscriptions from "./subscriptions.js"
 
-/** How a session talks to its client. */
-export interface Outbound {
-  /**
-   * Sends a notification. `related` is the request it belongs to (progress, a log message
-   * of a routed call), so a transport with a stream per request sends it on that stream.
-   */
-  readonly notify: (
-    method: string,
-    params: Record<string, unknown> | undefined,
-    related?: JsonRpc.RequestId | undefined
-  ) => Effect.Effect<void>
-  /**
-   * Runs the sending of a request to the client as part of request `related` (a server's
-   * sampling during a routed call), so a transport with a stream per request sends it on
-   * that stream. Default: as is.
-   */
-  readonly within?: <A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>
-  /** Who the client is, by its access token (HTTP with OAuth): its calls' audit entries name it. */
-  readonly caller?: Policy.CallToolOptions["caller"]
-}
+const ASKING = { approver: true }
 
-/** One client's session: the handlers its Peer runs, by method. */
-export interface Session {
-  // Own properties only: the Peer looks methods up in a Map made of them, so a method named
-  // after an Object.prototype member finds nothing.
-  readonly handlers: Readonly<Record<string, Peer.Handler>>
-  /**
-   * Starts what needs the session's Peer: requests to the client (elicitation for `ask`) and,
-   * when the gateway is the fleet's host, the client's place in its relay (its servers'
-   * requests, its roots).
-   */
-  readonly start: (peer: Peer.Peer) => Effect.Effect<void, never, Scope.Scope>
-}
-
-/**
- * Every protocol revision the gateway answers with; a client asking for another one gets the
- * latest.
- */
-export const negotiate = (requested: unknown): McpSchema.ProtocolVersion =>
-  typeof requested === "string" && (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(requested)
-    ? requested as McpSchema.ProtocolVersion
-    : McpSchema.LATEST_PROTOCOL_VERSION
-
-const initialize = (options: CoreOptions, client: Relay.RelayClient): Peer.Handler => (request) =>
-  Effect.sync(() => {
-    client.capabilities = declared(request.params?.capabilities)
-    return initializeResult(options, request)
-  })
-
-// What the client declared, as far as the gateway needs it; a bad value declares nothing.
-const declared = (capabilities: unknown): McpSchema.ClientCapabilities =>
-  typeof capabilities === "object" && capabilities !== null && !Array.isArray(capabilities)
-    ? capabilities as McpSchema.ClientCapabilities
-    : {}
-
-const initializeResult = (options: CoreOptions, request: JsonRpc.Request) => ({
-  protocolVersion: negotiate(request.params?.protocolVersion),
-  // The fleet changes while clients are connected, so the gateway declares all it can
-  // route rather than what today's servers happen to offer.
-  capabilities: {
-    tools: { listChanged: true },
-    resources: { subscribe: true, listChanged: true },
-    prompts: { listChanged: true },
-    completions: {},
-    logging: {}
-  },
-  serverInfo: options.serverInfo,
-  ...(options.instructions === undefined ? {} : { instructions: options.instructions })
-})
-
-// The list handlers: each list as the client may see it, a page at a time, once the fleet
-// has settled or the settle window has passed; `more` are tools listed after the fleet's
-// (the management tools).
-const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>): Record<string, Peer.Handler> => {
-  const size = context.fleet.options.pageSize
+// The lists as the session's client may see them, once the fleet has settled or the settle
+// window has passed: the app's own tools first, then the fleet's, then `more` (the
+// management tools).
+const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>) => {
   const current = Effect.zipRight(context.fleet.settled, context.catalog)
-  const list =
-    (kind: string, key: string, items: (view: Naming.View) => ReadonlyArray<unknown>): Peer.Handler => (request) =>
-      Effect.flatMap(current, (view) => page(kind, key, items(view), request, size))
+  const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => () => Effect.map(current, items)
+  const own = [...context.fleet.options.tools.values()].map((item) => item.tool)
   return {
-    [McpSchema.Method.ToolsList]: list(
-      "tools",
-      "tools",
-      (v) => [...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]
-    ),
-    [McpSchema.Method.ResourcesList]: list(
-      "resources",
-      "resources",
-      (v) => v.catalog.resources.map((entry) => entry.resource)
-    ),
-    [McpSchema.Method.ResourcesTemplatesList]: list(
-      "templates",
-      "resourceTemplates",
-      (v) => v.catalog.templates.map((entry) => entry.template)
-    ),
-    [McpSchema.Method.PromptsList]: list(
-      "prompts",
-      "prompts",
-      (v) => [...v.prompts].map(([name, entry]) => ({ ...entry.prompt, name }))
-    )
+    tools: listed((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
+    resources: listed((v) => v.catalog.resources.map((entry) => entry.resource)),
+    templates: listed((v) => v.catalog.templates.map((entry) => entry.template)),
+    prompts: listed((v) => [...v.prompts].map(([name, entry]) => ({ ...entry.prompt, name })))
   }
 }
 
 /**
- * Makes one client's session: its handlers, and fibers (in the Scope) that forward list
- * changes, log messages and resource updates to it. Resource subscriptions it made are
+ * The handlers of one client session, in its Scope: resource subscriptions it made are
  * dropped at the servers when the Scope closes, unless another session still holds them.
  */
-export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Session, never, Scope.Scope> =>
+export const makeHandlers = (
+  fleet: Fleet,
+  client: McpServer.Client,
+  session: McpServer.Session
+): Effect.Effect<McpServer.Handlers, never, Scope.Scope> =>
   Effect.gen(function*() {
     const inFlight = new InFlight()
-    const client = makeClient(inFlight, outbound)
+    const relayClient: Relay.RelayClient = {
+      capabilities: client.capabilities,
+      roots: [],
+      inFlight,
+      request: (method, params, related) => session.request(method, params, related)
+    }
     // A client that answers elicitation approves `ask` tools itself: it lists them too.
+    const asking = Relay.elicitsForms(client.capabilities) ? ASKING : undefined
     const catalog = Effect.map(
       SubscriptionRef.get(fleet.registry.catalog),
       (current) =>
         Naming.view(
           fleet.options.naming,
           current,
-          fleet.policy.filter(current, Relay.elicitsForms(client.client.capabilities) ? ASKING : undefined),
-          reservedNames(fleet.management)
+          fleet.policy.filter(current, asking),
+          reservedNames(fleet.management, fleet.options.tools)
         )
     )
-    const context: Routes.RouteContext = { fleet, catalog, outbound, inFlight, client: client.client }
+    const caller = session.caller === undefined
+      ? undefined
+      : { subject: session.caller.subject, clientId: session.caller.clientId }
+    const context: Routes.RouteContext = { fleet, catalog, inFlight, client: relayClient, caller }
     const subscriptions = yield* Subscriptions.make(fleet, Effect.map(catalog, (view) => view.catalog))
-    const logging = Logging.make(inFlight, outbound)
-    const management = yield* Management.make(fleet, subscriptions, outbound)
-
-    const handlers: Record<string, Peer.Handler> = {
-      [McpSchema.Method.Initialize]: initialize(fleet.options, client.client),
-      ...lists(context, management?.tools ?? []),
-      [McpSchema.Method.ToolsCall]: management === undefined
-        ? Routes.callTool(context)
-        : management.callTool(Routes.callTool(context)),
-      [McpSchema.Method.ResourcesRead]: Routes.readResource(context),
-      [McpSchema.Method.ResourcesSubscribe]: subscriptions.subscribe,
-      [McpSchema.Method.ResourcesUnsubscribe]: subscriptions.unsubscribe,
-      [McpSchema.Method.PromptsGet]: Routes.getPrompt(context),
-      [McpSchema.Method.CompletionComplete]: Routes.complete(context),
-      [McpSchema.Method.LoggingSetLevel]: logging.setLevel
-    }
-
-    // List changes, for as long as the session lives.
-    const changes = yield* PubSub.subscribe(fleet.listChanged)
-    yield* Queue.take(changes).pipe(
-      Effect.flatMap((kind) => outbound.notify(listChangedMethod(kind), undefined)),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    const forward = Logging.forwarder(inFlight, session)
+    const management = yield* Management.make(fleet, subscriptions, session)
 
     const onEvent = (event: RegistryEvent): Effect.Effect<void> => {
       switch (event._tag) {
         case "LogMessage":
-          return logging.forward(event)
+          return forward(event)
         case "ResourceUpdated":
           return subscriptions.has(event.server, event.uri)
-            ? outbound.notify(McpSchema.Method.ResourcesUpdated, { uri: event.uri })
+            ? session.notify(McpSchema.Method.ResourcesUpdated, { uri: event.uri })
             : Effect.void
         default:
           return Effect.void
@@ -191,46 +91,44 @@ export const makeSession = (fleet: Fleet, outbound: Outbound): Effect.Effect<Ses
     }
     const events = yield* fleet.registry.subscribe
     yield* Queue.take(events).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
+    if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session)
 
+    const listed = lists(context, management?.tools ?? [])
+    const routed = Routes.callTool(context)
+    const fleetCall = management === undefined ? routed : management.callTool(routed)
+    const own = fleet.options.tools
     return {
-      handlers,
-      start: (peer) => {
-        client.setPeer(peer)
-        return fleet.relay === undefined ? Effect.void : joinRelay(fleet.relay, client.client, peer)
-      }
+      tools: {
+        list: listed.tools,
+        // The app's own tools run here, as the app's code: the Policy governs the fleet's servers.
+        call: own.size === 0 ? fleetCall : (name, args, ctx) => {
+          const item = own.get(name)
+          return item === undefined ? fleetCall(name, args, ctx) : item.handler(args, ctx)
+        }
+      },
+      resources: {
+        list: listed.resources,
+        templates: listed.templates,
+        read: Routes.readResource(context),
+        subscribe: subscriptions.subscribe,
+        unsubscribe: subscriptions.unsubscribe
+      },
+      prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
+      complete: Routes.complete(context)
     }
   })
 
-const ASKING = { approver: true }
-
-// The client as the relay and the routes see it; its requests go out through the Peer it is given.
-const makeClient = (inFlight: InFlight, outbound: Outbound) => {
-  let peer: Peer.Peer | undefined
-  const client: Relay.RelayClient = {
-    capabilities: undefined,
-    roots: [],
-    inFlight,
-    request: (method, params, related) =>
-      Effect.suspend(() => {
-        const send = peer!.request(method, params)
-        return outbound.within === undefined ? send : outbound.within(related, send)
-      })
-  }
-  return { client, setPeer: (p: Peer.Peer) => void (peer = p) }
-}
-
 // Joins the client to the relay for the session's life, and keeps its roots there: asked
-// once it is initialized and again whenever it says they changed.
+// once it says it is initialized and again whenever it says they changed.
 const joinRelay = (
   relay: Relay.Relay,
   client: Relay.RelayClient,
-  peer: Peer.Peer
+  session: McpServer.Session
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     yield* Relay.register(relay, client)
-    const roots = Relay.fetchRoots(relay, client, peer.request(McpSchema.Method.RootsList))
-    const notifications = yield* peer.subscribe
-    if (client.capabilities !== undefined) yield* Effect.forkScoped(roots)
+    const roots = Relay.fetchRoots(relay, client, session.request(McpSchema.Method.RootsList))
+    const notifications = yield* session.peer.subscribe
     yield* Queue.take(notifications).pipe(
       Effect.flatMap((notification) =>
         notification.method === McpSchema.Method.Initialized ||
@@ -244,16 +142,18 @@ const joinRelay = (
   })
 
 /**
- * Serves one client over the Transport in context, until it hangs up; returns why it ended.
+ * The gateway's McpServer: every session routed to the fleet, and told once per burst of
+ * fleet changes which lists changed. It serves until the Scope closes.
  */
-export const serveSession = (fleet: Fleet): Effect.Effect<McpError.McpError, never, Transport> =>
-  Effect.scoped(Effect.gen(function*() {
-    const transport = yield* Transport
-    const session = yield* makeSession(fleet, {
-      notify: (method, params) =>
-        Effect.ignore(transport.send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }))
+export const makeServer = (fleet: Fleet): Effect.Effect<McpServer.McpServer, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const server = yield* McpServer.make({
+      serverInfo: fleet.options.serverInfo,
+      instructions: fleet.options.instructions,
+      pageSize: fleet.options.pageSize,
+      handlers: (client, session) => makeHandlers(fleet, client, session)
     })
-    const peer = yield* Peer.make({ handlers: session.handlers })
-    yield* session.start(peer)
-    return yield* peer.closed
-  }))
+    const changes = yield* PubSub.subscribe(fleet.listChanged)
+    yield* Queue.take(changes).pipe(Effect.flatMap(server.notifyListChanged), Effect.forever, Effect.forkScoped)
+    return server
+  })

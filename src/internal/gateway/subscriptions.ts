@@ -8,10 +8,10 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Catalog from "../../Catalog.js"
-import type * as JsonRpc from "../../JsonRpc.js"
 import type * as McpError from "../../McpError.js"
+import { resourceNotFound } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
-import { handlerError, invalidParams, resourceNotFound } from "./errors.js"
+import { handlerError } from "./errors.js"
 import type { Fleet } from "./fleet.js"
 import { ownerOf } from "./resources.js"
 
@@ -20,9 +20,9 @@ export interface Subscriptions {
   /** Whether this session subscribes to `uri` at `server`. */
   readonly has: (server: string, uri: string) => boolean
   /** The handler of resources/subscribe. */
-  readonly subscribe: Peer.Handler
+  readonly subscribe: (uri: string) => Effect.Effect<void, Peer.HandlerError>
   /** The handler of resources/unsubscribe. */
-  readonly unsubscribe: Peer.Handler
+  readonly unsubscribe: (uri: string) => Effect.Effect<void, Peer.HandlerError>
   /** Subscribes this session to `uri` at `server` (the management tools' way in). */
   readonly acquire: (server: string, uri: string) => Effect.Effect<void, McpError.McpError>
   /** Lets go of this session's subscription to `uri` at `server`. */
@@ -77,15 +77,12 @@ export const make = (
       }, { discard: true })
     )
 
-    const handler = (change: typeof acquire): Peer.Handler => (request: JsonRpc.Request) => {
-      const uri = request.params?.uri
-      if (typeof uri !== "string") return Effect.fail(invalidParams(`${request.method} needs a string 'uri'`))
-      return Effect.flatMap(catalog, (current) => {
+    const handler = (change: typeof acquire) => (uri: string): Effect.Effect<void, Peer.HandlerError> =>
+      Effect.flatMap(catalog, (current) => {
         const server = ownerOf(current, uri)
         if (server === undefined) return Effect.fail(resourceNotFound(uri))
-        return Effect.as(change(server, uri), {}).pipe(Effect.mapError(handlerError))
+        return Effect.mapError(change(server, uri), handlerError)
       })
-    }
 
     return {
       has: (server, uri) => held.has(keyOf(server, uri)),

@@ -37,7 +37,15 @@ const connect = (options: Options, live: Set<Session>) => (outbound: Outbound = 
     }
     const peer = yield* Peer.make({ handlers: peerHandlers(session) })
     session.peer = peer
-    session.view = { peer, client: () => session.client, level: () => session.level, closed: peer.closed }
+    session.view = {
+      peer,
+      client: () => session.client,
+      level: () => session.level,
+      caller: outbound.caller,
+      closed: peer.closed,
+      notify: session.notify,
+      request: session.send
+    }
     live.add(session)
     yield* Effect.addFinalizer(() => Effect.sync(() => live.delete(session)))
     return session.view

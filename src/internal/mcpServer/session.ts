@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import type * as JsonRpc from "../../JsonRpc.js"
+import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Client, Handlers, ListKind, Options, Outbound, Session as PublicSession } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
@@ -69,20 +70,27 @@ export class Session implements SessionLink {
       ? Effect.void
       : Effect.ignore(this.peer.notify(method, params))
 
+  /** A request to the client, as part of request `related` when given. */
+  send = (
+    method: string,
+    params?: Record<string, unknown> | undefined,
+    related?: JsonRpc.RequestId | undefined,
+    options?: Peer.RequestOptions | undefined
+  ): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
+    Effect.suspend(() => {
+      const send = this.peer!.request(method, params, options)
+      return this.outbound.within === undefined || related === undefined ? send : this.outbound.within(related, send)
+    })
+
   request = (
     related: JsonRpc.RequestId,
     method: string,
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined
   ): Effect.Effect<Record<string, unknown>, McpServerError> =>
-    Effect.suspend(() => {
-      const send = this.peer!.request(method, params, options)
-      return (this.outbound.within === undefined ? send : this.outbound.within(related, send)).pipe(
-        Effect.mapError((error) =>
-          new McpServerError({ reason: "Client", method, message: error.message, cause: error })
-        )
-      )
-    })
+    this.send(method, params, related, options).pipe(
+      Effect.mapError((error) => new McpServerError({ reason: "Client", method, message: error.message, cause: error }))
+    )
 
   /** What initialize tells: the client, and this session's handlers once made for it. */
   readonly begin = (request: JsonRpc.Request): Effect.Effect<void, Peer.HandlerError> =>

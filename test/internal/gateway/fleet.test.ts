@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Catalog from "../../../src/Catalog.js"
-import { changedLists, fingerprints as fingerprintsOf, listChangedMethod } from "../../../src/internal/gateway/fleet.js"
+import { changedLists, fingerprints as fingerprintsOf } from "../../../src/internal/gateway/fleet.js"
 import * as Naming from "../../../src/internal/gateway/naming.js"
 
 const fingerprints = (catalog: Catalog.Catalog) => fingerprintsOf(Naming.view("qualified", catalog, catalog))
@@ -29,11 +29,5 @@ describe("gateway fleet", () => {
         }]])
       ))
     )).toEqual(["resources", "prompts"])
-  })
-
-  it("each list has its own notification", () => {
-    expect(listChangedMethod("tools")).toBe("notifications/tools/list_changed")
-    expect(listChangedMethod("resources")).toBe("notifications/resources/list_changed")
-    expect(listChangedMethod("prompts")).toBe("notifications/prompts/list_changed")
   })
 })

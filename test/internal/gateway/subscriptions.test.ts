@@ -24,8 +24,6 @@ const fleetOf = (calls: Array<string>) => {
   return { registry, subscribers: new Map() } as unknown as Fleet
 }
 
-const request = (method: string, uri: unknown) => ({ jsonrpc: "2.0" as const, id: 1, method, params: { uri } })
-
 describe("gateway subscriptions", () => {
   it.effect("are counted across sessions: the server is asked once and told to stop after the last one", () =>
     Effect.gen(function*() {
@@ -35,12 +33,12 @@ describe("gateway subscriptions", () => {
       const second = yield* Scope.make()
       const a = yield* Scope.extend(Subscriptions.make(fleet, catalog), first)
       const b = yield* Scope.extend(Subscriptions.make(fleet, catalog), second)
-      yield* a.subscribe(request("resources/subscribe", "alpha://doc"))
-      yield* a.subscribe(request("resources/subscribe", "alpha://doc"))
-      yield* b.subscribe(request("resources/subscribe", "alpha://doc"))
+      yield* a.subscribe("alpha://doc")
+      yield* a.subscribe("alpha://doc")
+      yield* b.subscribe("alpha://doc")
       expect(calls).toEqual(["subscribe alpha://doc"])
       expect(a.has("alpha", "alpha://doc")).toBe(true)
-      yield* a.unsubscribe(request("resources/unsubscribe", "alpha://doc"))
+      yield* a.unsubscribe("alpha://doc")
       expect(a.has("alpha", "alpha://doc")).toBe(false)
       expect(calls).toEqual(["subscribe alpha://doc"])
       // A session that ends lets go of what it held.
@@ -50,14 +48,11 @@ describe("gateway subscriptions", () => {
       yield* Scope.close(first, Exit.void)
     }))
 
-  it.effect("a URI no server owns is -32002; a missing one -32602", () =>
+  it.effect("a URI no server owns is -32002", () =>
     Effect.gen(function*() {
       const subscriptions = yield* Subscriptions.make(fleetOf([]), Effect.succeed(Catalog.empty))
-      expect(yield* Effect.flip(subscriptions.subscribe(request("resources/subscribe", "x://y")))).toMatchObject({
+      expect(yield* Effect.flip(subscriptions.subscribe("x://y"))).toMatchObject({
         code: -32002
-      })
-      expect(yield* Effect.flip(subscriptions.subscribe(request("resources/subscribe", 7)))).toMatchObject({
-        code: -32602
       })
     }).pipe(Effect.scoped))
 })

@@ -7,7 +7,7 @@
  * @internal
  */
 import { randomUUID } from "node:crypto"
-import type * as JsonRpc from "../../JsonRpc.js"
+import type * as JsonRpc from "../../../JsonRpc.js"
 
 /** Where a stream's events are written: a response being read now. */
 export interface EventSink {

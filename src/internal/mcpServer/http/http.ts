@@ -1,6 +1,6 @@
 /**
- * The gateway's Streamable HTTP server: one endpoint, sessions keyed by Mcp-Session-Id, each
- * a Peer over a transport whose answers go back on the POST that asked (as JSON, or as an SSE
+ * Streamable HTTP serving for any McpServer: one endpoint, sessions keyed by Mcp-Session-Id,
+ * each a session of the server (`McpServer.connect`) over a transport whose answers go back on the POST that asked (as JSON, or as an SSE
  * stream when the request may produce notifications on the way) and whose other
  * notifications go on the session's standing GET stream. Origin and Host are checked
  * against DNS rebinding, and an optional bearer token guards everything: a static one, or
@@ -9,7 +9,10 @@
  * Requests are served on Node's `request` event, in its callbacks: a POST's body is read, its
  * messages handed to the session's Peer and the answer written from the callback that has
  * it. Only what cannot be done in a callback (opening a session, ending one, the standing
- * stream's keep-alive comments) runs as a fiber, in a FiberSet of the server's Scope.
+ * stream's keep-alive comments) runs as a fiber, in a FiberSet of the endpoint's Scope.
+ *
+ * The endpoint is a handler of Node's `request` event (`endpoint`), mountable in any
+ * node:http app; `serve` is that handler on a listener of its own.
  *
  * The parts: `guard` (the checks), `cors`, `sessionTable` and `httpSession` (the sessions),
  * `post` and `get` (the methods), `streamLog` (POST streams kept for resumption) and
@@ -24,22 +27,23 @@ import * as FiberSet from "effect/FiberSet"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as http from "node:http"
-import * as JsonRpc from "../../JsonRpc.js"
-import * as McpError from "../../McpError.js"
-import * as ResourceServer from "../../ResourceServer.js"
+import * as JsonRpc from "../../../JsonRpc.js"
+import * as McpError from "../../../McpError.js"
+import type * as McpServer from "../../../McpServer.js"
+import * as ResourceServer from "../../../ResourceServer.js"
 import * as Cors from "./cors.js"
-import type { Fleet } from "./fleet.js"
 import * as Get from "./get.js"
 import * as Guard from "./guard.js"
 import * as Post from "./post.js"
 import * as Response from "./response.js"
 import { SessionTable } from "./sessionTable.js"
 
-/** The HTTP server's settings, resolved. */
-export interface HttpOptions {
-  readonly port: number
+/** The endpoint's settings, resolved. */
+export interface EndpointOptions {
+  /** The address the app is bound to: on loopback, a request's Host must name loopback too. */
   readonly host: string
-  readonly path: string
+  /** The endpoint's path; any other is 404. Undefined: every path (the app routes to it). */
+  readonly path: string | undefined
   readonly token: Redacted.Redacted<string> | undefined
   /** OAuth access tokens required instead of a static token. */
   readonly oauth: ResourceServer.Options | undefined
@@ -49,6 +53,24 @@ export interface HttpOptions {
   /** How long a session may be idle (no request, no open stream) before it ends. */
   readonly sessionIdleTimeout: Duration.DurationInput
 }
+
+/** The settings of an endpoint on a listener of its own, resolved. */
+export interface HttpOptions extends EndpointOptions {
+  readonly port: number
+  readonly path: string
+}
+
+/** The endpoint's settings with their defaults. */
+export const resolve = (options: McpServer.HttpHandlerOptions): EndpointOptions => ({
+  host: options.host ?? "127.0.0.1",
+  path: options.path,
+  token: options.token,
+  oauth: options.oauth,
+  allowedOrigins: options.allowedOrigins ?? [],
+  maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
+  maxSessions: options.maxSessions ?? 1000,
+  sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes"
+})
 
 const NOT_FOUND = Response.text(404, "Not Found")
 const NOT_ALLOWED = Response.text(405, "Method Not Allowed", { allow: "GET, POST, DELETE" })
@@ -70,7 +92,7 @@ const serveMetadata = (server: ResourceServer.ResourceServer) => {
  */
 export const makeHandler = (
   table: SessionTable,
-  options: HttpOptions,
+  options: EndpointOptions,
   runner: Response.Runner,
   resourceServer: ResourceServer.ResourceServer | undefined
 ) => {
@@ -109,10 +131,8 @@ export const makeHandler = (
       if (refused !== undefined) return Response.send(response, refused, {})
       const path = request.url?.split("?")[0] ?? ""
       const origin = headers["origin"]
-      if (path !== options.path) {
-        if (metadata !== undefined && metadataPaths.has(path)) return metadata(request, response, origin)
-        return Response.send(response, NOT_FOUND, {})
-      }
+      if (metadata !== undefined && metadataPaths.has(path)) return metadata(request, response, origin)
+      if (options.path !== undefined && path !== options.path) return Response.send(response, NOT_FOUND, {})
       if (preflight) return Response.send(response, Cors.preflight(origin), {})
       const cors = Cors.headers(origin)
       const verdict = oauth?.(headers)
@@ -143,7 +163,10 @@ const internalError = (response: http.ServerResponse): void => {
 // a standing stream for ever (sessions' fibers inherit this too).
 const makeRunner = Effect.map(FiberSet.makeRuntime<never>(), (runFork): Response.Runner => {
   const failed = (response: http.ServerResponse, cause: Cause.Cause<unknown>) =>
-    Effect.zipRight(Effect.logError("gateway: a request failed", cause), Effect.sync(() => internalError(response)))
+    Effect.zipRight(
+      Effect.logError("MCP server: an HTTP request failed", cause),
+      Effect.sync(() => internalError(response))
+    )
   return {
     fork: (response, effect) => {
       runFork(Effect.interruptible(Effect.catchAllDefect(effect, (defect) => failed(response, Cause.die(defect)))))
@@ -182,22 +205,45 @@ const listen = (options: HttpOptions): Effect.Effect<http.Server, McpError.McpEr
   )
 
 /**
- * Serves the gateway over HTTP until the Scope closes; returns the endpoint's URL.
+ * The endpoint of `server` as a handler of Node's `request` event, serving until the Scope
+ * closes, when its sessions end (their streams with them). With `oauth`, its resource is
+ * `resource` unless the options name one.
  */
-export const serve = (fleet: Fleet, options: HttpOptions): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
+export const endpoint = (
+  server: McpServer.McpServer,
+  options: EndpointOptions,
+  resource?: string | undefined
+): Effect.Effect<(request: http.IncomingMessage, response: http.ServerResponse) => void, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const table = new SessionTable(fleet, yield* Effect.scope, yield* Effect.clock, options.maxSessions)
+    const oauth = options.oauth
+    const url = oauth?.resource ?? resource
+    if (oauth !== undefined && options.token !== undefined) {
+      return yield* Effect.dieMessage("MCP server over HTTP: give either token or oauth, not both")
+    }
+    if (oauth !== undefined && url === undefined) {
+      return yield* Effect.dieMessage("MCP server over HTTP: oauth.resource names the endpoint's public URL")
+    }
+    const resourceServer = oauth === undefined ? undefined : yield* ResourceServer.make({ ...oauth, resource: url! })
+    const table = new SessionTable(server, yield* Effect.scope, yield* Effect.clock, options.maxSessions)
     yield* Effect.forkScoped(Effect.interruptible(table.expireIdle(options.sessionIdleTimeout)))
     const runner = yield* makeRunner
-    const server = yield* listen(options)
-    // Sessions end before the listener closes: their streams end with them.
     yield* Effect.addFinalizer(() => table.closeAll())
-    const address = server.address() as { readonly address: string; readonly port: number }
+    return makeHandler(table, options, runner, resourceServer)
+  })
+
+/**
+ * Serves `server` over HTTP until the Scope closes; returns the endpoint's URL.
+ */
+export const serve = (
+  server: McpServer.McpServer,
+  options: HttpOptions
+): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const listener = yield* listen(options)
+    const address = listener.address() as { readonly address: string; readonly port: number }
     const host = address.address.includes(":") ? `[${address.address}]` : address.address
     const url = `http://${host}:${address.port}${options.path}`
-    const resourceServer = options.oauth === undefined
-      ? undefined
-      : yield* ResourceServer.make({ ...options.oauth, resource: options.oauth.resource ?? url })
-    server.on("request", makeHandler(table, options, runner, resourceServer))
+    // Made after the listener, so its sessions end before the listener closes.
+    listener.on("request", yield* endpoint(server, options, url))
     return url
   })

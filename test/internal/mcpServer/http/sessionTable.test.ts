@@ -2,22 +2,15 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import { makeFleet, resolveOptions } from "../../../src/internal/gateway/fleet.js"
-import type { HttpSession } from "../../../src/internal/gateway/httpSession.js"
-import { Answer } from "../../../src/internal/gateway/response.js"
-import { SessionTable } from "../../../src/internal/gateway/sessionTable.js"
-import * as ServerRegistry from "../../../src/ServerRegistry.js"
-import { Platform } from "../../support/platform.js"
+import type { HttpSession } from "../../../../src/internal/mcpServer/http/httpSession.js"
+import { Answer } from "../../../../src/internal/mcpServer/http/response.js"
+import { SessionTable } from "../../../../src/internal/mcpServer/http/sessionTable.js"
+import * as McpServer from "../../../../src/McpServer.js"
 
-// A table over an empty fleet, allowing two sessions.
+// A table over a server that serves nothing, allowing two sessions.
 const table = Effect.gen(function*() {
-  const registry = yield* ServerRegistry.make().pipe(Effect.provide(Platform))
-  const fleet = yield* makeFleet(
-    registry,
-    { filter: (catalog) => catalog, callTool: registry.callTool },
-    resolveOptions({})
-  )
-  return new SessionTable(fleet, yield* Effect.scope, yield* Effect.clock, 2)
+  const server = yield* McpServer.make({ serverInfo: { name: "test", version: "0" }, handlers: {} })
+  return new SessionTable(server, yield* Effect.scope, yield* Effect.clock, 2)
 })
 
 const opened = (table: SessionTable) =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Redacted from "effect/Redacted"
-import * as Cors from "../../../src/internal/gateway/cors.js"
-import * as Guard from "../../../src/internal/gateway/guard.js"
+import * as Cors from "../../../../src/internal/mcpServer/http/cors.js"
+import * as Guard from "../../../../src/internal/mcpServer/http/guard.js"
 
 const guard = Guard.make({
   host: "127.0.0.1",

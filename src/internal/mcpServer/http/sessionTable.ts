@@ -10,8 +10,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import * as JsonRpc from "../../JsonRpc.js"
-import type { Fleet } from "./fleet.js"
+import * as JsonRpc from "../../../JsonRpc.js"
+import type * as McpServer from "../../../McpServer.js"
 import { type Caller, checkVersion, jsonRpcError, type RequestHeaders, sameCaller } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
 import type { Answer } from "./response.js"
@@ -21,7 +21,7 @@ export class SessionTable {
   private readonly sessions = new Map<string, HttpSession.HttpSession>()
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly server: McpServer.McpServer,
     private readonly scope: Scope.Scope,
     private readonly clock: Clock.Clock,
     private readonly maxSessions: number
@@ -45,7 +45,7 @@ export class SessionTable {
           jsonRpcError(503, JsonRpc.ErrorCode.InternalError, "too many sessions; end one with DELETE first")
         )
       }
-      return HttpSession.open(this.fleet, this.scope, this.clock, caller).pipe(
+      return HttpSession.open(this.server, this.scope, this.clock, caller).pipe(
         Effect.tap((session) => Effect.sync(() => this.sessions.set(session.id, session)))
       )
     })

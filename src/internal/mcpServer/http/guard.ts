@@ -10,9 +10,9 @@
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
-import * as JsonRpc from "../../JsonRpc.js"
-import * as McpSchema from "../../McpSchema.js"
-import type * as ResourceServer from "../../ResourceServer.js"
+import * as JsonRpc from "../../../JsonRpc.js"
+import * as McpSchema from "../../../McpSchema.js"
+import type * as ResourceServer from "../../../ResourceServer.js"
 import * as Response from "./response.js"
 
 /** A request's headers, by lower-case name. */

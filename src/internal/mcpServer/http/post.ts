@@ -10,8 +10,8 @@
  */
 import * as Effect from "effect/Effect"
 import type * as http from "node:http"
-import * as JsonRpc from "../../JsonRpc.js"
-import * as McpSchema from "../../McpSchema.js"
+import * as JsonRpc from "../../../JsonRpc.js"
+import * as McpSchema from "../../../McpSchema.js"
 import { type Caller, checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"

@@ -1,7 +1,7 @@
 /**
- * One session of the gateway's HTTP endpoint: a Peer running the MCP session's handlers
- * over a transport that sends each answer to the POST that asked for it (its sink) and
- * every other message to the session's standing GET stream, if one is open.
+ * One session of a Streamable HTTP endpoint: an McpServer session over a transport that
+ * sends each answer to the POST that asked for it (its sink) and every other message to the
+ * session's standing GET stream, if one is open.
  *
  * @internal
  */
@@ -11,13 +11,11 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberRef from "effect/FiberRef"
 import * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
-import * as JsonRpc from "../../JsonRpc.js"
-import * as McpError from "../../McpError.js"
-import * as Peer from "../../Peer.js"
-import { Inbox, Transport, type TransportService } from "../../Transport.js"
-import type { Fleet } from "./fleet.js"
+import * as JsonRpc from "../../../JsonRpc.js"
+import * as McpError from "../../../McpError.js"
+import type * as McpServer from "../../../McpServer.js"
+import { Inbox, Transport, type TransportService } from "../../../Transport.js"
 import type { Caller } from "./guard.js"
-import { makeSession } from "./session.js"
 import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
 
 // The client's request that a request sent to the client belongs to, while it is sent.
@@ -69,7 +67,7 @@ export const deliver = (
  * still waiting get an error, and open streams end.
  */
 export const open = (
-  fleet: Fleet,
+  server: McpServer.McpServer,
   parent: Scope.Scope,
   clock: Clock.Clock,
   caller?: Caller
@@ -116,7 +114,7 @@ export const open = (
       listen: inbox.listen,
       info: () => ({ sessionId: id })
     }
-    const mcp = yield* makeSession(fleet, {
+    yield* server.connect({
       notify: (method, params, related) =>
         Effect.sync(() => {
           const message: JsonRpc.Notification = { jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }
@@ -126,12 +124,7 @@ export const open = (
         }),
       within: (related, send) => Effect.locally(send, relatedRequest, related),
       caller
-    }).pipe(Scope.extend(scope))
-    const peer = yield* Peer.make({ handlers: mcp.handlers }).pipe(
-      Effect.provideService(Transport, transport),
-      Scope.extend(scope)
-    )
-    yield* mcp.start(peer).pipe(Scope.extend(scope))
+    }).pipe(Effect.provideService(Transport, transport), Scope.extend(scope))
     yield* Scope.addFinalizer(
       scope,
       Effect.sync(() => {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type EventSink, MAX_LOGS, parseEventId, StreamLogs } from "../../../src/internal/gateway/streamLog.js"
+import {
+  type EventSink,
+  MAX_LOGS,
+  parseEventId,
+  StreamLogs
+} from "../../../../src/internal/mcpServer/http/streamLog.js"
 
 const sink = () => {
   const written: Array<string> = []
