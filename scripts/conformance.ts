@@ -233,6 +233,11 @@ const serverTargets: ReadonlyArray<ServerTarget> = [{
   description: "the gateway fronting the conformance fixture",
   start: () =>
     startServer(process.execPath, ["--import", "tsx", "examples/conformance-gateway.ts"], /listening on (\S+)/)
+}, {
+  name: "direct",
+  description: "the conformance fixture served by McpServer itself",
+  start: () =>
+    startServer(process.execPath, ["--import", "tsx", "test/fixtures/conformance-http.ts"], /listening on (\S+)/)
 }]
 
 /** The server baseline: by target, the scenarios that may fail there, each with why. */
