@@ -80,6 +80,17 @@ const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<v
     }),
   // 2026-07-28: tools with invalid x-mcp-header annotations are dropped, so never called.
   "http-invalid-tool-headers": callEveryTool,
+  // MRTR (2026-07-28): the state echoed, none invented, a plain call alongside kept clean,
+  // a result without resultType taken as complete.
+  "sep-2322-client-request-state": (client) =>
+    Effect.gen(function*() {
+      yield* client.listTools()
+      yield* Effect.all([client.callTool("test_mrtr_echo_state", {}), client.callTool("test_mrtr_unrelated", {})], {
+        concurrency: "unbounded"
+      })
+      yield* client.callTool("test_mrtr_no_state", {})
+      yield* client.callTool("test_mrtr_no_result_type", {})
+    }),
   "elicitation-sep1034-client-defaults": (client) =>
     Effect.gen(function*() {
       yield* client.listTools()

@@ -21,10 +21,21 @@ import * as Host from "./Host.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { negotiate } from "./internal/mcpClient/handshake.js"
+import {
+  listen,
+  makeResourceSubscriptions,
+  type Subscription as ListenSubscription
+} from "./internal/mcpClient/listen.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
 import { makeStateless, type Stateless } from "./internal/mcpClient/stateless.js"
-import { requestAsTask, type TaskOptions } from "./internal/mcpClient/tasks.js"
+import {
+  followTask,
+  makeExchange,
+  requestAsTask,
+  type TaskOptions,
+  withTasksExtension
+} from "./internal/mcpClient/tasks.js"
 import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
 import { traced } from "./internal/traced.js"
 import type * as JsonRpc from "./JsonRpc.js"
@@ -75,6 +86,12 @@ export interface Options {
   readonly maxItems?: number | undefined
   /** Called once, synchronously, when the connection ends (see `Peer.Options.onClosed`). */
   readonly onClosed?: Peer.Options["onClosed"]
+  /**
+   * Declare the tasks extension (`io.modelcontextprotocol/tasks`), so a server of 2026-07-28
+   * may answer a tool call with a task, which the call then follows. Declared on 2026-07-28
+   * connections only (the revisions before it have tasks of their own). Default: true.
+   */
+  readonly tasksExtension?: boolean | undefined
 }
 
 /**
@@ -96,6 +113,14 @@ export interface CallToolOptions extends Peer.RequestOptions {
    */
   readonly onTask?: ((task: McpSchema.Task) => Effect.Effect<void>) | undefined
 }
+
+/**
+ * An open `subscriptions/listen` stream (2026-07-28): what the server agreed to send (the
+ * part of the filter it acknowledged) and the notifications it sends on the stream.
+ *
+ * @since 0.3.0
+ */
+export interface Subscription extends ListenSubscription {}
 
 /**
  * A reference to complete an argument of: a prompt, or a resource template.
@@ -149,6 +174,15 @@ export interface McpClient {
    * carried by every later request's `_meta` instead of `logging/setLevel`.
    */
   readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpError>
+  /**
+   * Takes up a task of the tasks extension by its id (one a call was told of through
+   * `onTask` on an earlier connection) and gives the result of the tool call it was made of.
+   * Interrupting it cancels the task.
+   */
+  readonly followTask: (
+    taskId: string,
+    options?: Pick<CallToolOptions, "onTask"> | undefined
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
   /** Whether the server answers: `ping`, or `server/discover` on a 2026-07-28 connection (which has no ping). */
@@ -160,6 +194,12 @@ export interface McpClient {
    * notifications as received. The subscription ends with the Scope.
    */
   readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
+  /**
+   * Opens a `subscriptions/listen` stream (2026-07-28) for the life of the Scope, once the
+   * server acknowledged it. It is sent again with a new id whenever it ends while the
+   * connection runs; the Scope's end cancels it.
+   */
+  readonly listen: (filter: McpSchema.SubscriptionFilter) => Effect.Effect<Subscription, McpError.McpError, Scope.Scope>
   /**
    * Sends any request; the result is checked against `schema`. On a 2026-07-28 connection
    * the request carries our `_meta`, and a list page or read is answered from the cache
@@ -207,8 +247,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
           : Effect.void
     })
+    const handlers = { ...host.handlers, ...options.handlers }
     const peer = yield* Peer.make({
-      handlers: { ...host.handlers, ...options.handlers },
+      handlers,
       requestTimeout: options.requestTimeout,
       onClosed: options.onClosed
     })
@@ -221,15 +262,23 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const agreed = yield* negotiate(peer, hello)
     const { capabilities, protocolVersion } = agreed
     if (McpSchema.isModernVersion(protocolVersion)) {
-      stateless = yield* makeStateless(peer, transport, protocolVersion, hello)
+      // The tasks extension belongs to 2026-07-28: declared in its requests' `_meta` only.
+      const modernHello = options.tasksExtension === false ?
+        hello :
+        { ...hello, capabilities: withTasksExtension(hello.capabilities) }
+      stateless = yield* makeStateless(peer, transport, protocolVersion, modernHello)
     }
     const send = stateless?.send ?? peer.request
+    // The Peer as the requests of this revision need it: with their `_meta`.
+    const wire: Peer.Peer = stateless === undefined ? peer : { ...peer, request: send }
+    // Every request may take input rounds (2026-07-28) or become a task (the tasks extension).
+    const exchange = makeExchange(wire, handlers)
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
     const fetch: McpClient["request"] = (method, params, schema, requestOptions) =>
-      Effect.flatMap(send(method, params, requestOptions), (result) => decode(server, method, schema, result))
+      Effect.flatMap(exchange(method, params, requestOptions), (result) => decode(server, method, schema, result))
     const request = stateless === undefined ? fetch : stateless.cached(fetch)
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(
@@ -278,8 +327,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       let params: Record<string, unknown> = { name, arguments: args ?? {} }
       let requestOptions: TaskOptions = resetOnProgress
       let asTask = false
+      let onTask: CallToolOptions["onTask"]
       if (callOptions !== undefined) {
         const { meta: callMeta, task, ...rest } = callOptions
+        onTask = callOptions.onTask
         if (callMeta !== undefined) params = { name, arguments: args ?? {}, _meta: callMeta }
         requestOptions = { resetTimeoutOnProgress: true, ...rest }
         asTask = task === true && taskCalls
@@ -287,15 +338,16 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       const sendCall = () =>
         asTask || outputs.requiresTask(name)
           ? requestAsTask(peer, McpSchema.Method.ToolsCall, params, requestOptions)
-          : send(McpSchema.Method.ToolsCall, params, requestOptions)
+          : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask)
       // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
-        taskCalls ? Effect.suspend(sendCall) : send(McpSchema.Method.ToolsCall, params, requestOptions),
+        taskCalls ? Effect.suspend(sendCall) : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask),
         (result) => outputs.check(name, result)
       )
       return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
     })
 
+    const ackTimeout = options.requestTimeout ?? "60 seconds"
     return {
       server,
       protocolVersion,
@@ -304,14 +356,23 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       instructions: agreed.instructions,
       listTools,
       callTool,
+      followTask: traced("McpClient.followTask")((taskId: string, taskOptions?: Pick<CallToolOptions, "onTask">) =>
+        followTask(wire, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask }).pipe(
+          // The tool's name is not known here: no outputSchema check.
+          Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
+        )
+      ),
       ...makeOperations({ request, gate, list }),
       ...stateless?.operations({ request, gate }),
+      // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.
+      ...(stateless === undefined ? {} : makeResourceSubscriptions(wire, scope, ackTimeout, gate)),
       notifications: peer.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))
         )
       ),
       subscribe: peer.subscribe,
+      listen: (filter) => listen(wire, filter, ackTimeout),
       request,
       closed: peer.closed
     } satisfies McpClient

@@ -1416,6 +1416,153 @@ export const ListRootsResult = Schema.Struct({
 export interface ListRootsResult extends Schema.Schema.Type<typeof ListRootsResult> {}
 
 // ---------------------------------------------------------------------------
+// Revision 2026-07-28: multi round-trip requests, subscriptions/listen, the tasks extension
+// ---------------------------------------------------------------------------
+
+/**
+ * One thing a server asks of its client inside a result (2026-07-28): a request object
+ * (`elicitation/create`, `sampling/createMessage`, `roots/list`), answered by the same host
+ * handlers as the stateful revisions' server requests.
+ *
+ * @since 0.3.0
+ */
+export const InputRequest = Schema.Struct({
+  method: Schema.String,
+  params: Schema.optional(JsonObject)
+}, JsonObject).annotations({ identifier: "InputRequest" })
+
+/**
+ * @since 0.3.0
+ */
+export interface InputRequest extends Schema.Schema.Type<typeof InputRequest> {}
+
+/**
+ * The server's input requests by its own keys.
+ *
+ * @since 0.3.0
+ */
+export const InputRequests = Schema.Record({ key: Schema.String, value: InputRequest }).annotations({
+  identifier: "InputRequests"
+})
+
+/**
+ * @since 0.3.0
+ */
+export type InputRequests = typeof InputRequests.Type
+
+/**
+ * The client's answers, under the keys of the input requests they answer.
+ *
+ * @since 0.3.0
+ */
+export const InputResponses = Schema.Record({ key: Schema.String, value: JsonObject }).annotations({
+  identifier: "InputResponses"
+})
+
+/**
+ * @since 0.3.0
+ */
+export type InputResponses = typeof InputResponses.Type
+
+/**
+ * A result saying the request needs input first (2026-07-28): the client answers
+ * `inputRequests` and retries the request with `inputResponses` and `requestState` (echoed
+ * unchanged, never looked into).
+ *
+ * @since 0.3.0
+ */
+export const InputRequiredResult = Schema.Struct({
+  ...metaFields,
+  resultType: Schema.Literal("input_required"),
+  inputRequests: Schema.optional(InputRequests),
+  requestState: Schema.optional(Schema.String)
+}).annotations({ identifier: "InputRequiredResult" })
+
+/**
+ * @since 0.3.0
+ */
+export interface InputRequiredResult extends Schema.Schema.Type<typeof InputRequiredResult> {}
+
+/**
+ * What a `subscriptions/listen` stream asks for, and what the server's acknowledgment grants.
+ * `taskIds` belongs to the tasks extension.
+ *
+ * @since 0.3.0
+ */
+export const SubscriptionFilter = Schema.Struct({
+  toolsListChanged: Schema.optional(Schema.Boolean),
+  promptsListChanged: Schema.optional(Schema.Boolean),
+  resourcesListChanged: Schema.optional(Schema.Boolean),
+  resourceSubscriptions: Schema.optional(Schema.Array(Schema.String)),
+  taskIds: Schema.optional(Schema.Array(Schema.String))
+}, JsonObject).annotations({ identifier: "SubscriptionFilter" })
+
+/**
+ * @since 0.3.0
+ */
+export interface SubscriptionFilter extends Schema.Schema.Type<typeof SubscriptionFilter> {}
+
+/**
+ * `notifications/subscriptions/acknowledged`: the subset of the filter the server honours,
+ * for the stream named by `_meta["io.modelcontextprotocol/subscriptionId"]`.
+ *
+ * @since 0.3.0
+ */
+export const SubscriptionsAcknowledgedParams = Schema.Struct({
+  ...metaFields,
+  notifications: SubscriptionFilter
+}).annotations({ identifier: "SubscriptionsAcknowledgedParams" })
+
+/**
+ * @since 0.3.0
+ */
+export interface SubscriptionsAcknowledgedParams extends Schema.Schema.Type<typeof SubscriptionsAcknowledgedParams> {}
+
+/**
+ * The `_meta` key naming the `subscriptions/listen` stream (its request id) a notification
+ * belongs to.
+ *
+ * @since 0.3.0
+ */
+export const SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
+
+/**
+ * The name of the tasks extension, declared under `extensions` in the capabilities.
+ *
+ * @since 0.3.0
+ */
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+/**
+ * A task of the tasks extension, as `tasks/get`, `notifications/tasks` and a
+ * `resultType: "task"` answer give it: its status with what that status carries (the input
+ * requests, the result, the error).
+ *
+ * @since 0.3.0
+ */
+export const DetailedTask = Schema.Struct({
+  ...metaFields,
+  resultType: Schema.optional(Schema.String),
+  taskId: Schema.String,
+  status: Schema.Literal("working", "input_required", "completed", "failed", "cancelled"),
+  statusMessage: Schema.optional(Schema.String),
+  createdAt: Schema.optional(Schema.String),
+  lastUpdatedAt: Schema.optional(Schema.String),
+  ttlMs: Schema.optional(Schema.NullOr(Schema.Number)),
+  pollIntervalMs: Schema.optional(Schema.Number),
+  inputRequests: Schema.optional(InputRequests),
+  result: Schema.optional(JsonObject),
+  error: Schema.optional(
+    Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optional(Schema.Unknown) })
+  )
+}).annotations({ identifier: "DetailedTask" })
+
+/**
+ * @since 0.3.0
+ */
+export interface DetailedTask extends Schema.Schema.Type<typeof DetailedTask> {}
+
+// ---------------------------------------------------------------------------
 // Method names and server notifications
 // ---------------------------------------------------------------------------
 
@@ -1444,6 +1591,8 @@ export const Method = {
   TasksResult: "tasks/result",
   TasksList: "tasks/list",
   TasksCancel: "tasks/cancel",
+  TasksUpdate: "tasks/update", // the tasks extension (2026-07-28)
+  SubscriptionsListen: "subscriptions/listen", // 2026-07-28
   // server → client requests
   SamplingCreateMessage: "sampling/createMessage",
   RootsList: "roots/list",
@@ -1459,7 +1608,9 @@ export const Method = {
   PromptsListChanged: "notifications/prompts/list_changed",
   RootsListChanged: "notifications/roots/list_changed",
   ElicitationComplete: "notifications/elicitation/complete", // 2025-11-25
-  TasksStatus: "notifications/tasks/status" // 2025-11-25
+  TasksStatus: "notifications/tasks/status", // 2025-11-25
+  SubscriptionsAcknowledged: "notifications/subscriptions/acknowledged", // 2026-07-28
+  TaskNotification: "notifications/tasks" // the tasks extension (2026-07-28)
 } as const
 
 /**

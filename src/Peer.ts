@@ -56,6 +56,11 @@ export interface RequestOptions {
   readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   /** Whether interrupting (or timing out) sends notifications/cancelled. Default: true. */
   readonly cancellable?: boolean | undefined
+  /**
+   * Told the request's id as it is sent: notifications about a long-lived request name it
+   * (`subscriptions/listen`, 2026-07-28).
+   */
+  readonly onId?: ((id: JsonRpc.RequestId) => void) | undefined
 }
 
 /**
@@ -233,6 +238,7 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
         }
         pending.entries.set(id, entry)
         timer.schedule(entry)
+        requestOptions.onId?.(id)
         return send(id, entry, message)
       })
 

@@ -7,6 +7,15 @@
  * (`tasks/cancel`). The request's progress token stays valid for the task's life: progress
  * the server sends with it reaches the caller's `onProgress` until the result is in.
  *
+ * The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) is the server's choice:
+ * a request answered with `resultType: "task"` is followed by polling `tasks/get`, whose
+ * answer carries the result or error once the task ends; a task in `input_required` lists
+ * input requests, answered (each key once) by the same host handlers as multi round-trip
+ * requests and sent with `tasks/update`. A poll lost on the way is sent again a few times
+ * (the task lives on at the server). Interrupting the wait cancels the task here too;
+ * a wait that ends with the connection does not, so the task can be followed again by its id
+ * on the next one (`followTask`).
+ *
  * @internal
  */
 import * as Deferred from "effect/Deferred"
@@ -15,12 +24,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as JsonRpc from "../../JsonRpc.js"
-import type * as McpError from "../../McpError.js"
+import * as JsonRpc from "../../JsonRpc.js"
+import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
 import { decode } from "./decode.js"
+import { answerInputs, withInputRounds } from "./mrtr.js"
 
 /** How long to wait between polls when the server names no `pollInterval`. */
 const DEFAULT_POLL = Duration.seconds(1)
@@ -147,3 +158,140 @@ export const requestAsTask = (
     yield* flush
     return result
   }).pipe(Effect.scoped)
+
+/** How many times in a row a lost poll of an extension task is sent again. */
+const POLL_RETRIES = 3
+
+const transient = (error: McpError.McpError): boolean => {
+  const reason = error.reason
+  return reason._tag === "Transport" || reason._tag === "Timeout" || (reason._tag === "Http" && reason.status >= 500)
+}
+
+// The extension's task as the status the caller is told (the 2025-11-25 shape).
+const statusOf = (task: McpSchema.DetailedTask): McpSchema.Task => {
+  const { error: _e, inputRequests: _i, pollIntervalMs, result: _r, resultType: _t, ttlMs, ...rest } = task
+  return {
+    ...rest,
+    ...(ttlMs === undefined ? {} : { ttl: ttlMs }),
+    ...(pollIntervalMs === undefined ? {} : { pollInterval: pollIntervalMs })
+  }
+}
+
+const taskError = (server: string, method: string, task: McpSchema.DetailedTask) =>
+  McpError.make(
+    server,
+    new McpError.ProtocolReason(
+      task.status === "failed" && task.error !== undefined
+        ? { method, ...task.error }
+        : {
+          method,
+          code: JsonRpc.ErrorCode.InternalError,
+          message: `its task ${task.taskId} ended ${task.status}${
+            task.statusMessage === undefined ? "" : `: ${task.statusMessage}`
+          }`
+        }
+    )
+  )
+
+/**
+ * Follows a task of the tasks extension to the result of the request it was made of:
+ * `task` is the server's `resultType: "task"` answer, or just `{ taskId }` to take up a task
+ * again on another connection.
+ */
+export const followTask = (
+  peer: Peer.Peer,
+  handlers: Readonly<Record<string, Peer.Handler>>,
+  method: string,
+  task: Record<string, unknown>,
+  options: Pick<TaskOptions, "onTask">
+): Effect.Effect<Record<string, unknown>, McpError.McpError> => {
+  const server = peer.server
+  const { onTask } = options
+  const answered = new Set<string>()
+  // A poll lost on the way (the network, a busy server) is sent again: the task lives on at
+  // the server, and a stateless connection outlives a failed request.
+  const get = (taskId: string) =>
+    Effect.flatMap(
+      peer.request(McpSchema.Method.TasksGet, { taskId }).pipe(
+        Effect.retry({ times: POLL_RETRIES, while: transient, schedule: Schedule.spaced(DEFAULT_POLL) })
+      ),
+      (answer) => decode(server, McpSchema.Method.TasksGet, McpSchema.DetailedTask, answer)
+    )
+  // Each input request once: a task still listing one we answered waits for the server.
+  const answer = (current: McpSchema.DetailedTask) => {
+    const open = Object.entries(current.inputRequests ?? {}).filter(([key]) => !answered.has(key))
+    if (open.length === 0) return Effect.void
+    return answerInputs(server, handlers, method, Object.fromEntries(open)).pipe(
+      Effect.flatMap((inputResponses) =>
+        peer.request(McpSchema.Method.TasksUpdate, { taskId: current.taskId, inputResponses })
+      ),
+      Effect.tap(() => open.forEach(([key]) => answered.add(key)))
+    )
+  }
+  const step = (current: McpSchema.DetailedTask): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
+    Effect.zipRight(
+      onTask === undefined ? Effect.void : onTask(statusOf(current)),
+      Effect.suspend(() => {
+        switch (current.status) {
+          case "completed":
+            return current.result === undefined
+              ? Effect.fail(taskError(server, method, current))
+              : Effect.succeed(current.result)
+          case "failed":
+          case "cancelled":
+            return Effect.fail(taskError(server, method, current))
+          default: {
+            const wait = Effect.sleep(
+              current.pollIntervalMs === undefined ? DEFAULT_POLL : Duration.millis(current.pollIntervalMs)
+            )
+            const before = current.status === "input_required" ? answer(current) : Effect.void
+            return before.pipe(Effect.zipRight(wait), Effect.zipRight(get(current.taskId)), Effect.flatMap(step))
+          }
+        }
+      })
+    )
+  return Effect.gen(function*() {
+    // A bare id (taken up again) is polled first; a created task starts from what it says.
+    const first = typeof task.status === "string"
+      ? yield* decode(server, method, McpSchema.DetailedTask, task)
+      : yield* get(String(task.taskId))
+    return yield* Effect.onInterrupt(
+      step(first),
+      () =>
+        peer.request(McpSchema.Method.TasksCancel, { taskId: first.taskId }, { cancellable: false }).pipe(
+          // The server's ack is empty: the caller is told of the cancellation it asked for.
+          Effect.zipRight(onTask === undefined ? Effect.void : onTask({ ...statusOf(first), status: "cancelled" })),
+          Effect.ignore
+        )
+    )
+  })
+}
+
+/** Capabilities that declare the tasks extension too. */
+export const withTasksExtension = (capabilities: McpSchema.ClientCapabilities): McpSchema.ClientCapabilities => ({
+  ...capabilities,
+  extensions: { [McpSchema.TASKS_EXTENSION]: {}, ...(capabilities.extensions as object | undefined) }
+})
+
+/**
+ * How a connection sends a request: input rounds answered (2026-07-28), and a task the
+ * server made of it followed to its result (the tasks extension), its statuses told to `onTask`.
+ */
+export const makeExchange = (
+  peer: Peer.Peer,
+  handlers: Readonly<Record<string, Peer.Handler>>
+) =>
+(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  requestOptions: Peer.RequestOptions | undefined,
+  onTask?: TaskOptions["onTask"]
+): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
+  withInputRounds(
+    peer.server,
+    handlers,
+    method,
+    params,
+    (sent) => peer.request(method, sent, requestOptions),
+    (created) => followTask(peer, handlers, method, created, { onTask })
+  )

@@ -5,6 +5,8 @@
  * The server's other notifications become events too. A 2026-07-28 server's lists come
  * through its connection's cache (`internal/mcpClient/cache.ts`): a re-list before their
  * `ttlMs` ran out costs no request unless a notification said they changed, which empties it.
+ * Such a server sends list changes only on a `subscriptions/listen` stream: the watch opens
+ * one for the lists it declares changes of, and takes them from there only.
  *
  * @internal
  */
@@ -15,6 +17,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
+import type * as JsonRpc from "../../JsonRpc.js"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -125,6 +128,33 @@ const listOf: Readonly<Record<string, ListKind>> = {
   [McpSchema.Method.PromptsListChanged]: "prompts"
 }
 
+// The list changes to listen for: those the server says it announces.
+const listFilter = (c: McpClient.McpClient): McpSchema.SubscriptionFilter => ({
+  ...(c.capabilities.tools?.listChanged === true ? { toolsListChanged: true } : {}),
+  ...(c.capabilities.prompts?.listChanged === true ? { promptsListChanged: true } : {}),
+  ...(c.capabilities.resources?.listChanged === true ? { resourcesListChanged: true } : {})
+})
+
+// Opens the listen stream and routes what it brings, in a fiber of the Scope; a server that
+// refuses it keeps the lists it gave, told in the log.
+const listenForChanges = (
+  watcher: Watcher,
+  c: McpClient.McpClient,
+  route: (message: JsonRpc.Notification) => Effect.Effect<void>
+) => {
+  const filter = listFilter(c)
+  if (Object.keys(filter).length === 0) return Effect.void
+  return c.listen(filter).pipe(
+    Effect.flatMap((subscription) => Effect.forever(Effect.flatMap(Queue.take(subscription.notifications), route))),
+    Effect.catchAll((error) =>
+      Effect.logWarning(
+        `server '${watcher.server}': subscriptions/listen failed; its lists are not kept fresh: ${error.message}`
+      )
+    ),
+    Effect.forkScoped
+  )
+}
+
 /**
  * Routes `c`'s notifications, in fibers of the Scope: list changes to a debounced
  * re-list, resources/updated and log messages to events.
@@ -145,18 +175,23 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
       ),
       Effect.forkScoped
     )
+    const route = (message: JsonRpc.Notification): Effect.Effect<void> => {
+      const kind = Object.hasOwn(listOf, message.method) ? listOf[message.method] : undefined
+      if (kind !== undefined) {
+        return Effect.zipRight(Effect.sync(() => dirty.add(kind)), Queue.offer(changed, undefined))
+      }
+      return message.method === McpSchema.Method.ResourcesUpdated ||
+          message.method === McpSchema.Method.LoggingMessage
+        ? forward(watcher, message)
+        : Effect.void
+    }
+    // Of 2026-07-28, list changes come by the listen stream's route (checked there); a
+    // resource update only on a stream the client opened for it (`subscribeResource`).
+    const stateless = McpSchema.isModernVersion(c.protocolVersion)
     yield* Queue.take(incoming).pipe(
-      Effect.flatMap((message) => {
-        const kind = Object.hasOwn(listOf, message.method) ? listOf[message.method] : undefined
-        if (kind !== undefined) {
-          return Effect.zipRight(Effect.sync(() => dirty.add(kind)), Queue.offer(changed, undefined))
-        }
-        return message.method === McpSchema.Method.ResourcesUpdated ||
-            message.method === McpSchema.Method.LoggingMessage
-          ? forward(watcher, message)
-          : Effect.void
-      }),
+      Effect.flatMap((message) => stateless && Object.hasOwn(listOf, message.method) ? Effect.void : route(message)),
       Effect.forever,
       Effect.forkScoped
     )
+    if (stateless) yield* listenForChanges(watcher, c, route)
   })

@@ -130,10 +130,14 @@ export const modernVersion = (message: JsonRpc.Message): string | undefined => {
   return typeof version === "string" ? version : undefined
 }
 
-const NAMED: ReadonlyMap<string, "name" | "uri"> = new Map([
+// The tasks extension names its task, so a balancer can route to the instance that has it.
+const NAMED: ReadonlyMap<string, "name" | "uri" | "taskId"> = new Map([
   ["tools/call", "name"],
   ["prompts/get", "name"],
-  ["resources/read", "uri"]
+  ["resources/read", "uri"],
+  ["tasks/get", "taskId"],
+  ["tasks/update", "taskId"],
+  ["tasks/cancel", "taskId"]
 ])
 
 /**

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as TestClock from "effect/TestClock"
 import * as Catalog from "../../../src/Catalog.js"
-import { changes } from "../../../src/internal/serverRegistry/listing.js"
+import { changes, watch } from "../../../src/internal/serverRegistry/listing.js"
+import type * as JsonRpc from "../../../src/JsonRpc.js"
+import * as McpClient from "../../../src/McpClient.js"
+import type { RegistryEvent } from "../../../src/RegistryEvent.js"
+import { Transport } from "../../../src/Transport.js"
+import { modernServer } from "../../support/modern.js"
 
 const tool = (name: string, description = name) => ({ name, description, inputSchema: { type: "object" as const } })
 
@@ -26,4 +35,55 @@ describe("listing", () => {
       changed: [tool("a", "new")]
     })
   })
+})
+
+describe("the watch of a 2026-07-28 server", () => {
+  it.scoped("takes list changes from its listen stream only, and re-lists", () =>
+    Effect.gen(function*() {
+      let tools = [tool("a")]
+      const listened = yield* Deferred.make<{ id: JsonRpc.RequestId; filter: unknown }>()
+      const capabilities = { tools: { listChanged: true }, prompts: {} }
+      const fake = yield* modernServer("s", capabilities, {
+        "tools/list": () => Effect.sync(() => ({ tools })),
+        "subscriptions/listen": (request) =>
+          Effect.zipRight(
+            Deferred.succeed(listened, { id: request.id, filter: request.params?.notifications }),
+            Effect.never
+          )
+      })
+      const c = yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      expect(c.protocolVersion).toBe("2026-07-28")
+      let lists: Catalog.ServerLists = { ...Catalog.emptyLists, tools }
+      const events = yield* Queue.unbounded<RegistryEvent>()
+      yield* watch({
+        server: "s",
+        refreshDebounce: "100 millis",
+        lists: () => lists,
+        setLists: (next) =>
+          Effect.sync(() => {
+            const before = lists
+            lists = next
+            return changes("s", before, next)
+          }).pipe(Effect.flatMap((all) => Queue.offerAll(events, all))),
+        publish: (event) => Queue.offer(events, event)
+      }, c)
+      const { filter, id } = yield* Deferred.await(listened)
+      // Only what the server announces changes of.
+      expect(filter).toEqual({ toolsListChanged: true })
+      const meta = { _meta: { "io.modelcontextprotocol/subscriptionId": id } }
+      yield* fake.peer.notify("notifications/subscriptions/acknowledged", {
+        ...meta,
+        notifications: { toolsListChanged: true }
+      })
+      // Not on the stream: not for this revision.
+      tools = [tool("a"), tool("b")]
+      yield* fake.peer.notify("notifications/tools/list_changed", {})
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("1 second")
+      expect(yield* Queue.size(events)).toBe(0)
+      yield* fake.peer.notify("notifications/tools/list_changed", meta)
+      yield* Effect.repeat(Effect.zipRight(TestClock.adjust("100 millis"), Queue.size(events)), { until: (n) => n > 0 })
+      const event = yield* Queue.take(events)
+      expect(event).toMatchObject({ _tag: "ToolsChanged", added: [tool("b")] })
+    }))
 })

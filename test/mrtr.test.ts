@@ -1,0 +1,436 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import * as Host from "../src/Host.js"
+import type * as JsonRpc from "../src/JsonRpc.js"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpError from "../src/McpError.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import type * as Peer from "../src/Peer.js"
+import { Transport } from "../src/Transport.js"
+import { type ModernServer, modernServer } from "./support/modern.js"
+
+const capabilities = { tools: {}, prompts: {}, resources: {} }
+
+// A server of 2026-07-28 is played by raw handlers: what it answers, and what it was sent.
+const connect = (handlers: Record<string, Peer.Handler>, options?: McpClient.Options) =>
+  Effect.gen(function*() {
+    const fake = yield* modernServer(
+      "mrtr-server",
+      { ...capabilities, extensions: { "io.modelcontextprotocol/tasks": {} } },
+      handlers
+    )
+    const client = yield* McpClient.make(options).pipe(Effect.provideService(Transport, fake.transport))
+    const sent = (method: string) => fake.requests.filter((request) => request.method === method)
+    return { fake, client, sent }
+  })
+
+const failure = <A>(exit: Exit.Exit<A, McpError.McpError>) => {
+  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
+  return exit.cause.error
+}
+
+const text = (value: string) => ({ content: [{ type: "text", text: value }] })
+
+const confirm = {
+  method: "elicitation/create",
+  params: {
+    mode: "form",
+    message: "Please confirm",
+    requestedSchema: {
+      type: "object",
+      properties: { confirmed: { type: "boolean", default: true } }
+    }
+  }
+}
+
+// A user who accepts every form without typing anything: the Host fills in the defaults.
+const accepting = (seen: Array<McpSchema.ElicitRequestParams> = []) =>
+  Host.layerElicitation({
+    elicit: (request) => Effect.sync(() => seen.push(request)).pipe(Effect.as({ action: "accept", content: {} }))
+  })
+
+const sampled: McpSchema.CreateMessageResult = {
+  role: "assistant",
+  content: { type: "text", text: "Paris" },
+  model: "m",
+  stopReason: "endTurn"
+}
+
+const paramsOf = (request: JsonRpc.Request) => request.params as Record<string, unknown>
+
+// Bytes a careless client might normalize: whitespace, escapes, non-ASCII, a JSON look-alike.
+const STATE = " {\"nonce\": \"é\\u00e9\",  \"n\":1.0}\n\t"
+
+describe("MRTR (2026-07-28)", () => {
+  it.scoped("answers one round and retries with a new id, the answers and the state byte for byte", () =>
+    Effect.gen(function*() {
+      const seen: Array<McpSchema.ElicitRequestParams> = []
+      const { client, sent } = yield* connect({
+        "tools/call": (request) =>
+          Effect.succeed(
+            paramsOf(request).inputResponses === undefined
+              ? { resultType: "input_required", inputRequests: { confirm }, requestState: STATE }
+              : { resultType: "complete", ...text(JSON.stringify(paramsOf(request).inputResponses)) }
+          )
+      }).pipe(Effect.provide(accepting(seen)))
+      const result = yield* client.callTool("t", { a: 1 })
+      expect(result.content).toEqual([{
+        type: "text",
+        text: JSON.stringify({ confirm: { action: "accept", content: { confirmed: true } } })
+      }])
+      const [first, retry] = sent("tools/call")
+      expect(retry!.id).not.toEqual(first!.id)
+      expect(paramsOf(retry!).requestState).toBe(STATE)
+      expect(paramsOf(retry!).name).toBe("t")
+      expect(paramsOf(retry!).arguments).toEqual({ a: 1 })
+      expect(paramsOf(first!)).not.toHaveProperty("requestState")
+      expect((paramsOf(retry!)._meta as Record<string, unknown>)["io.modelcontextprotocol/protocolVersion"]).toBe(
+        "2026-07-28"
+      )
+      expect(seen.map((request) => request.message)).toEqual(["Please confirm"])
+    }))
+
+  it.scoped("takes several rounds, each retry with that round's answers and state only", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "tools/call": (request) => {
+          const state = paramsOf(request).requestState as string | undefined
+          const round = state === undefined ? 1 : Number(state.slice(6)) + 1
+          return Effect.succeed(
+            round <= 3
+              ? {
+                resultType: "input_required",
+                inputRequests: { [`q${round}`]: confirm },
+                requestState: `round-${round}`
+              }
+              : { resultType: "complete", ...text("done") }
+          )
+        }
+      }).pipe(Effect.provide(accepting()))
+      expect((yield* client.callTool("t")).content).toEqual(text("done").content)
+      const calls = sent("tools/call").map(paramsOf)
+      expect(calls.map((params) => params.requestState)).toEqual([undefined, "round-1", "round-2", "round-3"])
+      expect(calls.map((params) => Object.keys((params.inputResponses ?? {}) as object))).toEqual([[], ["q1"], ["q2"], [
+        "q3"
+      ]])
+      expect(new Set(sent("tools/call").map((request) => request.id)).size).toBe(4)
+    }))
+
+  it.scoped("answers several input requests of one result: elicitation, sampling and roots", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "prompts/get": (request) =>
+          Effect.succeed(
+            paramsOf(request).inputResponses === undefined
+              ? {
+                resultType: "input_required",
+                inputRequests: {
+                  login: confirm,
+                  capital: {
+                    method: "sampling/createMessage",
+                    params: { messages: [{ role: "user", content: { type: "text", text: "Capital?" } }], maxTokens: 10 }
+                  },
+                  where: { method: "roots/list" }
+                }
+              }
+              : { resultType: "complete", messages: [] }
+          )
+      }).pipe(
+        Effect.provide(Layer.mergeAll(
+          accepting(),
+          Host.layerSampling({ createMessage: () => Effect.succeed(sampled) }),
+          Host.layerRoots([{ uri: "file:///project", name: "project" }])
+        ))
+      )
+      expect((yield* client.getPrompt("p")).messages).toEqual([])
+      const retry = paramsOf(sent("prompts/get")[1]!)
+      expect(retry.inputResponses).toEqual({
+        login: { action: "accept", content: { confirmed: true } },
+        capital: sampled,
+        where: { roots: [{ uri: "file:///project", name: "project" }] }
+      })
+      // No state was given, so none is sent back.
+      expect(retry).not.toHaveProperty("requestState")
+    }))
+
+  it.scoped("retries at once with the state alone when the server asks for nothing (resources/read)", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "resources/read": (request) =>
+          Effect.succeed(
+            paramsOf(request).requestState === undefined
+              ? { resultType: "input_required", requestState: "later" }
+              : { resultType: "complete", contents: [{ uri: "file:///a", text: "a" }] }
+          )
+      })
+      expect((yield* client.readResource("file:///a")).contents).toEqual([{ uri: "file:///a", text: "a" }])
+      const retry = paramsOf(sent("resources/read")[1]!)
+      const { _meta, ...own } = retry
+      expect(own).toEqual({ uri: "file:///a", requestState: "later" })
+    }))
+
+  it.scoped("a result without resultType, or complete, is final", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "tools/call": (request) =>
+          Effect.succeed(
+            paramsOf(request).name === "plain"
+              ? text("plain")
+              : { resultType: "complete", ...text("complete") }
+          )
+      })
+      expect((yield* client.callTool("plain")).content).toEqual(text("plain").content)
+      expect((yield* client.callTool("t")).content).toEqual(text("complete").content)
+      expect(sent("tools/call")).toHaveLength(2)
+    }))
+
+  it.scoped("keeps parallel calls apart: neither sees the other's answers or state", () =>
+    Effect.gen(function*() {
+      const asked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const elicitation = Host.layerElicitation({
+        elicit: () =>
+          Deferred.succeed(asked, undefined).pipe(
+            Effect.zipRight(Deferred.await(release)),
+            Effect.as({ action: "accept" as const, content: {} })
+          )
+      })
+      const { client, sent } = yield* connect({
+        "tools/call": (request) => {
+          const params = paramsOf(request)
+          if (params.name !== "mrtr") return Effect.succeed({ resultType: "complete", ...text(`${params.name}`) })
+          return Effect.succeed(
+            params.requestState === undefined
+              ? {
+                resultType: "input_required",
+                inputRequests: { confirm },
+                requestState: `state-of-${(params.arguments as { n?: number }).n}`
+              }
+              : { resultType: "complete", ...text(params.requestState as string) }
+          )
+        }
+      }).pipe(Effect.provide(elicitation))
+      const first = yield* Effect.fork(client.callTool("mrtr", { n: 1 }))
+      yield* Deferred.await(asked)
+      // Sent while the first call's round is open.
+      expect((yield* client.callTool("unrelated")).content).toEqual(text("unrelated").content)
+      const second = yield* Effect.fork(client.callTool("mrtr", { n: 2 }))
+      yield* Deferred.succeed(release, undefined)
+      expect((yield* Fiber.join(first)).content).toEqual(text("state-of-1").content)
+      expect((yield* Fiber.join(second)).content).toEqual(text("state-of-2").content)
+      const unrelated = sent("tools/call").map(paramsOf).find((params) => params.name === "unrelated")!
+      expect(unrelated).not.toHaveProperty("inputResponses")
+      expect(unrelated).not.toHaveProperty("requestState")
+    }))
+
+  it.scoped("an unknown resultType is a Protocol error", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect({
+        "tools/call": () => Effect.succeed({ resultType: "maybe_later", content: [] })
+      })
+      const error = failure(yield* Effect.exit(client.callTool("t")))
+      expect(error.reason._tag).toBe("Protocol")
+      expect(error.message).toContain("maybe_later")
+      expect(error.message).toContain("mrtr-server")
+    }))
+
+  it.scoped("an input request of a kind the client did not declare fails the call, naming it", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "tools/call": () =>
+          Effect.succeed({
+            resultType: "input_required",
+            inputRequests: { s: { method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } } }
+          })
+      }).pipe(Effect.provide(accepting()))
+      const error = failure(yield* Effect.exit(client.callTool("t")))
+      expect(error.reason).toMatchObject({ _tag: "Protocol", code: -32601 })
+      expect(error.message).toContain("sampling/createMessage")
+      // Nothing is retried without the answer the server needs.
+      expect(sent("tools/call")).toHaveLength(1)
+    }))
+
+  it.scoped("checks an answer as the stateful path does: a form that misses the schema is not sent", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "tools/call": () =>
+          Effect.succeed({
+            resultType: "input_required",
+            inputRequests: {
+              age: {
+                method: "elicitation/create",
+                params: {
+                  message: "Age?",
+                  requestedSchema: { type: "object", properties: { age: { type: "integer" } }, required: ["age"] }
+                }
+              }
+            }
+          })
+      }).pipe(Effect.provide(accepting()))
+      const error = failure(yield* Effect.exit(client.callTool("t")))
+      expect(error.message).toContain("does not match the requested schema")
+      expect(sent("tools/call")).toHaveLength(1)
+    }))
+
+  it.scoped("stops a server that keeps asking, with an error naming it", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "tools/call": () =>
+          Effect.succeed({ resultType: "input_required", inputRequests: { confirm }, requestState: "x" })
+      }).pipe(Effect.provide(accepting()))
+      const error = failure(yield* Effect.exit(client.callTool("t")))
+      expect(error.reason).toMatchObject({ _tag: "Limit", limit: 10 })
+      expect(error.message).toContain("mrtr-server")
+      expect(sent("tools/call")).toHaveLength(10)
+    }))
+
+  it.scoped("progress of every round reaches the caller", () =>
+    Effect.gen(function*() {
+      // The handlers reach the server they belong to once it is made.
+      const holder: { server?: ModernServer } = {}
+      const progress = (request: JsonRpc.Request, value: number) => {
+        const token = (paramsOf(request)._meta as { progressToken?: string | number } | undefined)?.progressToken
+        return token === undefined
+          ? Effect.void
+          : Effect.ignore(
+            holder.server!.peer.notify("notifications/progress", { progressToken: token, progress: value })
+          )
+      }
+      const { client, fake } = yield* connect({
+        "tools/call": (request) =>
+          paramsOf(request).inputResponses === undefined
+            ? Effect.as(progress(request, 1), { resultType: "input_required", inputRequests: { confirm } })
+            : Effect.as(progress(request, 2), { resultType: "complete", ...text("ok") })
+      }).pipe(Effect.provide(accepting()))
+      holder.server = fake
+      const seen: Array<number> = []
+      yield* client.callTool("t", {}, { onProgress: (p) => Effect.sync(() => seen.push(p.progress)) })
+      expect(seen).toEqual([1, 2])
+    }))
+})
+
+// The tasks extension: a server of 2026-07-28 that makes a task of a tool call.
+describe("the tasks extension", () => {
+  const task = (status: string, extra: Record<string, unknown> = {}) => ({
+    taskId: "task-1",
+    status,
+    createdAt: "2026-01-01T00:00:00Z",
+    lastUpdatedAt: "2026-01-01T00:00:00Z",
+    ttlMs: 60_000,
+    pollIntervalMs: 1000,
+    ...extra
+  })
+
+  // working, then input_required until answered (and once more: the ack is eventually
+  // consistent), then completed with what the answer said.
+  const lifecycle = () => {
+    let polls = 0
+    let answer: unknown
+    let lagging = true
+    const handlers: Record<string, Peer.Handler> = {
+      "tools/call": () => Effect.succeed({ resultType: "task", ...task("working") }),
+      "tasks/get": () =>
+        Effect.sync(() => {
+          polls++
+          if (polls === 1) return { resultType: "complete", ...task("working") }
+          if (answer === undefined || lagging) {
+            if (answer !== undefined) lagging = false
+            return { resultType: "complete", ...task("input_required", { inputRequests: { confirm } }) }
+          }
+          return { resultType: "complete", ...task("completed", { result: text(JSON.stringify(answer)) }) }
+        }),
+      "tasks/update": (request) =>
+        Effect.sync(() => {
+          answer = paramsOf(request).inputResponses
+          return { resultType: "complete" }
+        }),
+      "tasks/cancel": () => Effect.succeed({ resultType: "complete" })
+    }
+    return handlers
+  }
+
+  const settle = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 10 && fiber.unsafePoll() === null; i++) yield* TestClock.adjust("1 second")
+    })
+
+  it.scoped("declares the extension, follows the task through input_required to its result", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect(lifecycle()).pipe(Effect.provide(accepting()))
+      expect(client.protocolVersion).toBe("2026-07-28")
+      const statuses: Array<string> = []
+      const call = yield* Effect.fork(
+        client.callTool("t", {}, { onTask: (t) => Effect.sync(() => statuses.push(t.status)) })
+      )
+      yield* settle(call)
+      const result = yield* Fiber.join(call)
+      expect(result.content).toEqual(
+        text(JSON.stringify({ confirm: { action: "accept", content: { confirmed: true } } })).content
+      )
+      expect(statuses).toEqual(["working", "working", "input_required", "input_required", "completed"])
+      // Each request declares the extension and names the revision, the retries' too.
+      for (const request of [...sent("tools/call"), ...sent("tasks/get"), ...sent("tasks/update")]) {
+        const meta = paramsOf(request)._meta as Record<string, any>
+        expect(meta["io.modelcontextprotocol/protocolVersion"]).toBe("2026-07-28")
+        expect(meta["io.modelcontextprotocol/clientCapabilities"].extensions).toEqual({
+          "io.modelcontextprotocol/tasks": {}
+        })
+      }
+      // Answered once, though the task listed the request on two polls.
+      expect(sent("tasks/update")).toHaveLength(1)
+      expect(paramsOf(sent("tasks/update")[0]!).taskId).toBe("task-1")
+    }))
+
+  it.scoped("a failed task fails the call with its error", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect({
+        "tools/call": () => Effect.succeed({ resultType: "task", ...task("working") }),
+        "tasks/get": () =>
+          Effect.succeed({ resultType: "complete", ...task("failed", { error: { code: -32000, message: "boom" } }) })
+      })
+      const call = yield* Effect.fork(client.callTool("t"))
+      yield* settle(call)
+      const error = failure(yield* Fiber.await(call))
+      expect(error.reason).toMatchObject({ _tag: "Protocol", code: -32000, message: "boom" })
+    }))
+
+  it.scoped("interrupting the call cancels the task", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect(lifecycle())
+      const statuses: Array<string> = []
+      const call = yield* Effect.fork(
+        client.callTool("t", {}, { onTask: (t) => Effect.sync(() => statuses.push(t.status)) })
+      )
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(call)
+      expect(sent("tasks/cancel").map((request) => paramsOf(request).taskId)).toEqual(["task-1"])
+      expect(statuses.at(-1)).toBe("cancelled")
+    }))
+
+  it.scoped("a task is taken up again by its id on a new connection", () =>
+    Effect.gen(function*() {
+      const handlers = lifecycle()
+      const first = yield* connect(handlers)
+      const created = yield* Deferred.make<string>()
+      const call = yield* Effect.fork(
+        first.client.callTool("t", {}, { onTask: (t) => Effect.asVoid(Deferred.succeed(created, t.taskId)) })
+      )
+      const taskId = yield* Deferred.await(created)
+      expect(taskId).toBe("task-1")
+      // The connection ends: the call fails, the task lives on at the server.
+      yield* first.fake.close
+      yield* TestClock.adjust("1 second")
+      expect(Exit.isFailure(yield* Fiber.await(call))).toBe(true)
+      expect(first.sent("tasks/cancel")).toHaveLength(0)
+      const second = yield* connect(handlers).pipe(Effect.provide(accepting()))
+      const resumed = yield* Effect.fork(second.client.followTask(taskId))
+      yield* settle(resumed)
+      expect((yield* Fiber.join(resumed)).content).toHaveLength(1)
+      expect(second.sent("tasks/get").map((request) => paramsOf(request).taskId)).toContain("task-1")
+    }))
+})
