@@ -40,7 +40,7 @@ const fleet = Policy.layer({}).pipe(
 const program = Effect.gen(function*() {
   const registry = yield* ServerRegistry.ServerRegistry
   yield* registry.awaitReady({ timeout: "60 seconds" })
-  const url = yield* Gateway.serveHttp({ port, naming: "plain" })
+  const url = yield* Gateway.serveHttp({ port, naming: "plain", modern: true })
   // stdout carries only this line: the runner waits for it.
   process.stdout.write(`listening on ${url}\n`)
   return yield* Effect.never

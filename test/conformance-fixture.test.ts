@@ -63,10 +63,21 @@ describe("conformance fixture", () => {
         "test_elicitation",
         "test_elicitation_sep1034_defaults",
         "test_elicitation_sep1330_enums",
-        "json_schema_2020_12_tool"
+        "json_schema_2020_12_tool",
+        // 2026-07-28 and the tasks extension
+        "test_input_required_result_elicitation",
+        "test_input_required_result_multi_round",
+        "test_missing_capability",
+        "test_streaming_elicitation",
+        "slow_compute",
+        "failing_job",
+        "execute_sql",
+        "test_trigger_tool_change",
+        "test_trigger_prompt_change"
       ]))
       const prompts = yield* client.listPrompts()
       expect(prompts.map((prompt) => prompt.name).sort()).toEqual([
+        "test_input_required_result_prompt",
         "test_prompt_with_arguments",
         "test_prompt_with_embedded_resource",
         "test_prompt_with_image",
@@ -128,6 +139,10 @@ describe("conformance fixture", () => {
       yield* client.callTool("test_tool_with_logging")
       yield* client.ping()
       expect(yield* Queue.size(notifications)).toBe(0)
+
+      // The list-change tools reach the server they belong to.
+      yield* client.callTool("test_trigger_tool_change")
+      expect((yield* Queue.take(notifications)).method).toBe("notifications/tools/list_changed")
     }))
 
   it.scoped("asks the client's model and user, and says what they answered", () =>
