@@ -11,16 +11,17 @@
  *
  * Server mode: the gateway fronting our conformance fixture (`examples/conformance-gateway.ts`:
  * `test/fixtures/conformance-stdio.ts` as a stdio child, plain naming) is started over
- * Streamable HTTP, and every server scenario runs against it. The fixture is an `McpServer`
+ * Streamable HTTP (serving 2026-07-28 clients too: `modern`), and every server scenario runs
+ * against it; then the same against the fixture served by McpServer itself
+ * (`test/fixtures/conformance-http.ts`, `modern`: target `direct`). The fixture is an `McpServer`
  * serving every tool, resource and prompt the scenarios name (`test_simple_text`, ...), so
  * each scenario measures the gateway (its HTTP endpoint, routing, relaying of sampling,
  * elicitation, progress and log messages) and McpServer behind it, not a missing fixture.
- * The baseline, `conformance/server-baseline.json`, lists by target (`gateway`) the scenarios
+ * The baseline, `conformance/server-baseline.json`, lists by target (`gateway`, `direct`) the scenarios
  * that may fail there, each with why. The gateway used to front server-everything, which
  * has none of the suite's `test_*` names: most scenarios failed on that and said nothing
  * about us, and the run of server-everything by itself that kept that split honest went
- * with it. McpServer served directly over Streamable HTTP is to be a second target once
- * McpServer serves HTTP itself.
+ * with it.
  *
  * The suite, `@modelcontextprotocol/conformance` pinned in `tools/conformance`, needs
  * Node ≥ 22: it runs on the Node 22 binary installed there (`npm ci` there first when it is
