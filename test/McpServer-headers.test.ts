@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { decodeValue, encodeValue } from "../src/internal/headerValues.js"
 import * as Headers from "../src/internal/mcpServer/headers.js"
 import type * as JsonRpc from "../src/JsonRpc.js"
 
@@ -80,8 +81,12 @@ describe("McpServer headers (2026-07-28)", () => {
     expect(greet(base64("Hello, 世界"))).toBeUndefined()
     expect(code(greet("=?base64?SGVsbG8!?="))).toBe(-32020)
     expect(code(greet("=?base64?SGVsbG8?="))).toBe(-32020)
-    expect(Headers.decodeValue("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=")).toBe("=?base64?literal?=")
-    expect(Headers.decodeValue("base64?plain")).toBe("base64?plain")
-    expect(Headers.decodeValue("bad\nvalue")).toBeUndefined()
+    expect(decodeValue("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=")).toBe("=?base64?literal?=")
+    expect(decodeValue("base64?plain")).toBe("base64?plain")
+    expect(decodeValue("bad\nvalue")).toBeUndefined()
+    // What the client encodes, the server decodes.
+    for (const value of ["us-west1", "Hello, 世界", " padded ", "=?base64?literal?="]) {
+      expect(decodeValue(encodeValue(value))).toBe(value)
+    }
   })
 })

@@ -12,6 +12,7 @@
  */
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
+import { decodeValue, NAME_PARAMS } from "../headerValues.js"
 
 /** The answer to a request whose headers disagree with its body. */
 export interface HeaderMismatch {
@@ -21,23 +22,6 @@ export interface HeaderMismatch {
 
 /** Request headers by name, as node:http gives them (names in any case). */
 export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-// The methods whose target travels in Mcp-Name, and the param it is taken from.
-const NAMED: Readonly<Record<string, string>> = {
-  [McpSchema.Method.ToolsCall]: "name",
-  [McpSchema.Method.PromptsGet]: "name",
-  [McpSchema.Method.ResourcesRead]: "uri",
-  // The tasks extension (SEP-2663): the task.
-  [McpSchema.Method.TasksGet]: "taskId",
-  [McpSchema.Method.TasksCancel]: "taskId",
-  [McpSchema.ModernMethod.TasksUpdate]: "taskId"
-}
-
-const SENTINEL = /^=\?base64\?(.*)\?=$/s
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
-// A field value as RFC 9110 allows it here: visible ASCII and inner spaces/tabs.
-const FIELD_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/
-const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -49,19 +33,6 @@ const lookup = (headers: Headers, name: string): string | undefined => {
     return (typeof value === "string" ? value : value.join(", ")).trim()
   }
   return undefined
-}
-
-/** A header value decoded from the Base64 sentinel form, as is otherwise; undefined when malformed. */
-export const decodeValue = (value: string): string | undefined => {
-  const encoded = SENTINEL.exec(value)
-  if (encoded === null) return FIELD_VALUE.test(value) ? value : undefined
-  const base64 = encoded[1]!
-  if (!BASE64.test(base64)) return undefined
-  try {
-    return utf8.decode(Buffer.from(base64, "base64"))
-  } catch {
-    return undefined
-  }
 }
 
 /** The `x-mcp-header` annotations of an inputSchema: header name (lower case) → property path. */
@@ -145,7 +116,7 @@ const problemOf = (headers: Headers, request: JsonRpc.Request, version: string, 
   const method = lookup(headers, "mcp-method")
   if (method === undefined) return "Mcp-Method is missing"
   if (method !== request.method) return `Mcp-Method '${method}' does not match the method '${request.method}'`
-  const key = NAMED[request.method]
+  const key = NAME_PARAMS.get(request.method)
   if (key !== undefined) {
     const target = request.params?.[key]
     const raw = lookup(headers, "mcp-name")

@@ -11,6 +11,7 @@
  * @internal
  */
 import type * as JsonRpc from "../../JsonRpc.js"
+import { encodeValue, NAME_PARAMS } from "../headerValues.js"
 
 const PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
@@ -27,24 +28,12 @@ export type Annotations =
 
 // RFC 9110 `tchar`: the characters of a header name.
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-// Visible ASCII, space and tab (RFC 9110 field values).
-const SAFE = /^[\x20-\x7E\t]*$/
 const PRIMITIVES: ReadonlySet<unknown> = new Set(["string", "integer", "boolean"])
 // Keywords whose values are data, not schemas: an `x-mcp-header` key inside them is no annotation.
 const DATA_KEYWORDS: ReadonlySet<string> = new Set(["const", "default", "enum", "examples"])
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
-
-/**
- * A value as a header value: as it is when it is plain header-safe ASCII without leading or
- * trailing whitespace (and does not look like the sentinel), else the Base64 sentinel of its
- * UTF-8 bytes.
- */
-export const encodeValue = (value: string): string =>
-  SAFE.test(value) && value.trim() === value && !(value.startsWith("=?base64?") && value.endsWith("?="))
-    ? value
-    : `=?base64?${Buffer.from(value, "utf8").toString("base64")}?=`
 
 // An argument's header value: strings, safe integers and booleans; nothing for the rest.
 const paramValue = (value: unknown): string | undefined => {
@@ -130,16 +119,6 @@ export const modernVersion = (message: JsonRpc.Message): string | undefined => {
   return typeof version === "string" ? version : undefined
 }
 
-// The tasks extension names its task, so a balancer can route to the instance that has it.
-const NAMED: ReadonlyMap<string, "name" | "uri" | "taskId"> = new Map([
-  ["tools/call", "name"],
-  ["prompts/get", "name"],
-  ["resources/read", "uri"],
-  ["tasks/get", "taskId"],
-  ["tasks/update", "taskId"],
-  ["tasks/cancel", "taskId"]
-])
-
 /**
  * The headers of a request of revision `version`: `base` plus the mirrored ones; the tool
  * arguments to mirror come from `mirrorsOf` (the tools as last listed).
@@ -152,7 +131,7 @@ export const requestHeaders = (
 ): Record<string, string> => {
   const headers: Record<string, string> = { ...base, "mcp-protocol-version": version, "mcp-method": message.method }
   const params = message.params
-  const field = NAMED.get(message.method)
+  const field = NAME_PARAMS.get(message.method)
   const name = field === undefined ? undefined : params?.[field]
   if (typeof name === "string") headers["mcp-name"] = encodeValue(name)
   if (message.method !== "tools/call" || typeof name !== "string") return headers
