@@ -10,6 +10,7 @@
  *
  * @internal
  */
+import { isRecord } from "effect/Predicate"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import { decodeValue, NAME_PARAMS } from "../headerValues.js"
@@ -22,9 +23,6 @@ export interface HeaderMismatch {
 
 /** Request headers by name, as node:http gives them (names in any case). */
 export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 // A header's value with the whitespace around it dropped (RFC 9110 §5.5); repeats joined.
 const lookup = (headers: Headers, name: string): string | undefined => {
@@ -40,9 +38,9 @@ export const annotatedParams = (inputSchema: unknown): ReadonlyMap<string, Reado
   const found = new Map<string, ReadonlyArray<string>>()
   // Only paths made of `properties` keys count (statically reachable).
   const walk = (schema: unknown, path: ReadonlyArray<string>) => {
-    if (!isObject(schema) || !isObject(schema.properties)) return
+    if (!isRecord(schema) || !isRecord(schema.properties)) return
     for (const [key, property] of Object.entries(schema.properties)) {
-      if (!isObject(property)) continue
+      if (!isRecord(property)) continue
       const header = property["x-mcp-header"]
       if (typeof header === "string") found.set(header.toLowerCase(), [...path, key])
       walk(property, [...path, key])
@@ -53,7 +51,7 @@ export const annotatedParams = (inputSchema: unknown): ReadonlyMap<string, Reado
 }
 
 const valueAt = (args: unknown, path: ReadonlyArray<string>): unknown =>
-  path.reduce<unknown>((value, key) => isObject(value) ? value[key] : undefined, args)
+  path.reduce<unknown>((value, key) => isRecord(value) ? value[key] : undefined, args)
 
 // Whether a header's (decoded) text stands for the body's primitive value.
 const sameValue = (text: string, value: unknown): boolean => {
@@ -101,7 +99,7 @@ export const check = (
   inputSchema?: unknown
 ): HeaderMismatch | undefined => {
   const meta = request.params?._meta
-  const version = isObject(meta) ? meta[McpSchema.MetaKey.ProtocolVersion] : undefined
+  const version = isRecord(meta) ? meta[McpSchema.MetaKey.ProtocolVersion] : undefined
   if (typeof version !== "string") return undefined
   const problem = problemOf(headers, request, version, inputSchema)
   return problem === undefined ? undefined : mismatch(request.id, problem)

@@ -7,6 +7,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import * as McpSchema from "../../McpSchema.js"
 import type { ListKind } from "../../McpServer.js"
 import { invalidParams } from "./errors.js"
@@ -31,13 +32,10 @@ export const wantsList = (listener: Listener, kind: ListKind): boolean => listen
 export const wantsResource = (listener: Listener, uri: string): boolean =>
   listener.filter.resourceSubscriptions?.includes(uri) === true
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** The handler of `subscriptions/listen`; `listeners` are the server's open streams. */
 export const listen = (listeners: Set<Listener>): Method => (request, ctx) => {
   const asked = request.params?.notifications
-  if (!isObject(asked)) return Effect.fail(invalidParams("subscriptions/listen needs 'notifications'"))
+  if (!isRecord(asked)) return Effect.fail(invalidParams("subscriptions/listen needs 'notifications'"))
   const handlers = ctx.session.handlers ?? {}
   const uris = Array.isArray(asked.resourceSubscriptions)
     ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")

@@ -6,6 +6,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Handlers } from "../../McpServer.js"
@@ -23,10 +24,6 @@ export type Method = (
   request: JsonRpc.Request,
   ctx: Context<Session>
 ) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
-
-/** Whether a value from the wire is a JSON object. */
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const notServed = (request: JsonRpc.Request) => Effect.fail(methodNotFound(request.method))
 
@@ -87,7 +84,7 @@ const callTool: Method = (request, ctx) => {
   const name = stringParam(request, "name")
   if (typeof name !== "string") return Effect.fail(name)
   const args = request.params?.arguments ?? {}
-  if (!isObject(args)) return Effect.fail(invalidParams("tools/call: 'arguments' must be an object"))
+  if (!isRecord(args)) return Effect.fail(invalidParams("tools/call: 'arguments' must be an object"))
   const tasks = ctx.session.tasks
   if (request.params?.task === undefined || tasks === undefined) return tools.call(name, args, ctx)
   // A task-augmented call: a task when the tool allows it, -32601 when it does not.
@@ -129,7 +126,7 @@ const getPrompt: Method = (request, ctx) => {
   const name = stringParam(request, "name")
   if (typeof name !== "string") return Effect.fail(name)
   const args = request.params?.arguments ?? {}
-  if (!isObject(args)) return Effect.fail(invalidParams("prompts/get: 'arguments' must be an object"))
+  if (!isRecord(args)) return Effect.fail(invalidParams("prompts/get: 'arguments' must be an object"))
   return prompts.get(name, args as Record<string, string>, ctx)
 }
 
@@ -137,7 +134,7 @@ const complete: Method = (request, ctx) => {
   const handler = ctx.session.handlers?.complete
   if (handler === undefined) return notServed(request)
   const params = request.params
-  if (!isObject(params?.ref) || !isObject(params.argument) || typeof params.argument.name !== "string") {
+  if (!isRecord(params?.ref) || !isRecord(params.argument) || typeof params.argument.name !== "string") {
     return Effect.fail(invalidParams("completion/complete needs a 'ref' and an 'argument' with a 'name'"))
   }
   return handler(params as unknown as McpSchema.CompleteRequestParams, ctx)

@@ -14,6 +14,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberId from "effect/FiberId"
+import { isRecord } from "effect/Predicate"
 import type * as Schema from "effect/Schema"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
@@ -53,9 +54,6 @@ export const noInput = (method: string): Input => ({
     )
 })
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 // What a request is about: its method, its target and its arguments; a state is good for
 // that only, so answers given about one call are never replayed into another.
 const subject = (request: JsonRpc.Request): string => {
@@ -86,7 +84,7 @@ export const decodeState = (
     return Either.left("requestState failed its integrity check")
   }
   const decoded: unknown = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))
-  if (!isObject(decoded) || decoded.s !== subject(request) || !isObject(decoded.a)) {
+  if (!isRecord(decoded) || decoded.s !== subject(request) || !isRecord(decoded.a)) {
     return Either.left("requestState belongs to another request")
   }
   return Either.right(decoded.a)
@@ -106,9 +104,9 @@ const CHECKS: Record<string, (answer: unknown, params: Record<string, unknown> |
   [McpSchema.Method.RootsList]: schemaCheck(McpSchema.ListRootsResult),
   [McpSchema.Method.ElicitationCreate]: (answer, params) => {
     const shape = schemaCheck(McpSchema.ElicitResult)(answer)
-    if (shape !== undefined || !isObject(answer) || answer.action !== "accept") return shape
+    if (shape !== undefined || !isRecord(answer) || answer.action !== "accept") return shape
     const schema = params?.requestedSchema
-    if (!isObject(schema) || !isObject(answer.content)) return undefined
+    if (!isRecord(schema) || !isRecord(answer.content)) return undefined
     return Either.match(forms.get(schema), {
       onLeft: () => undefined,
       onRight: (validate) => validate(answer.content)
@@ -121,7 +119,7 @@ export const checkAnswer = (
   method: string,
   answer: unknown,
   params: Record<string, unknown> | undefined
-): string | undefined => isObject(answer) ? CHECKS[method]?.(answer, params) : "is not an object"
+): string | undefined => isRecord(answer) ? CHECKS[method]?.(answer, params) : "is not an object"
 
 /** One round of a modern request that may take input. */
 export class Round implements Input {
@@ -169,7 +167,7 @@ export class Round implements Input {
 export const begin = (secret: Uint8Array, request: JsonRpc.Request): Either.Either<Round, Peer.HandlerError> => {
   const params = request.params ?? {}
   const responses = params.inputResponses
-  if (responses !== undefined && !isObject(responses)) {
+  if (responses !== undefined && !isRecord(responses)) {
     return Either.left(invalidParams("inputResponses must be an object"))
   }
   const state = params.requestState

@@ -8,6 +8,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import * as Scope from "effect/Scope"
 import type * as JsonRpc from "../../JsonRpc.js"
 import type * as McpError from "../../McpError.js"
@@ -102,11 +103,11 @@ export class Session implements SessionLink {
     Effect.suspend(() => {
       if (this.initialized) return Effect.fail(invalidRequest("The session is already initialized"))
       const params = request.params
-      if (!Methods.isObject(params)) return Effect.fail(invalidParams("initialize needs params"))
+      if (!isRecord(params)) return Effect.fail(invalidParams("initialize needs params"))
       const client: Client = {
         protocolVersion: this.options.protocolVersion ?? negotiate(params.protocolVersion),
-        capabilities: Methods.isObject(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
-        info: Methods.isObject(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
+        capabilities: isRecord(params.capabilities) ? params.capabilities as McpSchema.ClientCapabilities : {},
+        info: isRecord(params.clientInfo) ? params.clientInfo as unknown as McpSchema.Implementation : undefined
       }
       this.client = client
       const make = this.options.handlers
@@ -144,7 +145,7 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
           Effect.zipRight(stateful(request)),
           Effect.tap((result) => {
             session.initialized = true
-            session.declared = Methods.isObject(result.capabilities) ? result.capabilities : {}
+            session.declared = isRecord(result.capabilities) ? result.capabilities : {}
           })
         )
   }

@@ -10,6 +10,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { isRecord } from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
@@ -79,12 +80,9 @@ const CACHED: Readonly<Record<string, keyof NonNullable<Options["caching"]>>> = 
 // Without a configured hint: stale at once, and never shared across authorization contexts.
 const NO_CACHING: McpSchema.CacheHint = { ttlMs: 0, cacheScope: "private" }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const metaOf = (request: JsonRpc.Request): Record<string, unknown> | undefined => {
   const meta = request.params?._meta
-  return isObject(meta) ? meta : undefined
+  return isRecord(meta) ? meta : undefined
 }
 
 /**
@@ -121,7 +119,7 @@ export const clientOf = (request: JsonRpc.Request): Either.Either<RequestClient,
     return Either.left(invalidParams(`_meta needs a string '${McpSchema.MetaKey.ProtocolVersion}'`))
   }
   const capabilities = meta[McpSchema.MetaKey.ClientCapabilities]
-  if (!isObject(capabilities)) {
+  if (!isRecord(capabilities)) {
     return Either.left(invalidParams(`_meta needs an object '${McpSchema.MetaKey.ClientCapabilities}'`))
   }
   if (version !== McpSchema.MODERN_PROTOCOL_VERSION) return Either.left(unsupportedVersion(version))
@@ -130,7 +128,7 @@ export const clientOf = (request: JsonRpc.Request): Either.Either<RequestClient,
   return Either.right({
     protocolVersion: version,
     capabilities: capabilities as McpSchema.ClientCapabilities,
-    info: isObject(info) ? info as unknown as McpSchema.Implementation : undefined,
+    info: isRecord(info) ? info as unknown as McpSchema.Implementation : undefined,
     level: isLevel(level) ? level : undefined
   })
 }
@@ -158,7 +156,7 @@ const requestView = (session: Session, client: RequestClient, handlers: Handlers
 const finish = (session: Session, method: string, result: Record<string, unknown>): Record<string, unknown> => {
   const cached = CACHED[method]
   const hint = cached === undefined ? undefined : session.options.caching?.[cached] ?? NO_CACHING
-  const meta = isObject(result._meta) ? result._meta : {}
+  const meta = isRecord(result._meta) ? result._meta : {}
   return {
     ...result,
     resultType: result.resultType ?? "complete",

@@ -10,10 +10,10 @@
  *
  * @internal
  */
+import { isRecord } from "effect/Predicate"
 import type * as JsonRpc from "../../JsonRpc.js"
+import * as McpSchema from "../../McpSchema.js"
 import { encodeValue, NAME_PARAMS } from "../headerValues.js"
-
-const PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 /** One tool argument mirrored into a header: where it is in the arguments, and the header. */
 export interface Mirror {
@@ -32,9 +32,6 @@ const PRIMITIVES: ReadonlySet<unknown> = new Set(["string", "integer", "boolean"
 // Keywords whose values are data, not schemas: an `x-mcp-header` key inside them is no annotation.
 const DATA_KEYWORDS: ReadonlySet<string> = new Set(["const", "default", "enum", "examples"])
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 // An argument's header value: strings, safe integers and booleans; nothing for the rest.
 const paramValue = (value: unknown): string | undefined => {
   switch (typeof value) {
@@ -52,11 +49,11 @@ const paramValue = (value: unknown): string | undefined => {
 // Every `x-mcp-header` key in a schema, wherever it is (property names are not keys).
 const countAnnotations = (schema: unknown): number => {
   if (Array.isArray(schema)) return schema.reduce((n: number, item) => n + countAnnotations(item), 0)
-  if (!isObject(schema)) return 0
+  if (!isRecord(schema)) return 0
   let count = 0
   for (const [key, value] of Object.entries(schema)) {
     if (key === "x-mcp-header") count++
-    else if (key === "properties" && isObject(value)) {
+    else if (key === "properties" && isRecord(value)) {
       for (const property of Object.values(value)) count += countAnnotations(property)
     } else if (!DATA_KEYWORDS.has(key)) count += countAnnotations(value)
   }
@@ -71,9 +68,9 @@ const collect = (
   seen: Set<string>
 ): string | undefined => {
   const properties = schema.properties
-  if (!isObject(properties)) return undefined
+  if (!isRecord(properties)) return undefined
   for (const [name, property] of Object.entries(properties)) {
-    if (!isObject(property)) continue
+    if (!isRecord(property)) continue
     const at = [...path, name]
     const header = property["x-mcp-header"]
     if (header !== undefined) {
@@ -104,7 +101,7 @@ export const annotations = (inputSchema: unknown): Annotations => {
   const total = countAnnotations(inputSchema)
   if (total === 0) return { _tag: "Valid", mirrors: [] }
   const mirrors: Array<Mirror> = []
-  const invalid = isObject(inputSchema) ? collect(inputSchema, [], mirrors, new Set()) : undefined
+  const invalid = isRecord(inputSchema) ? collect(inputSchema, [], mirrors, new Set()) : undefined
   if (invalid !== undefined) return { _tag: "Invalid", reason: invalid }
   if (mirrors.length < total) {
     return { _tag: "Invalid", reason: "an x-mcp-header not reachable through properties alone" }
@@ -115,7 +112,7 @@ export const annotations = (inputSchema: unknown): Annotations => {
 /** The revision a request's `_meta` names, when it is one of 2026-07-28 or later. */
 export const modernVersion = (message: JsonRpc.Message): string | undefined => {
   const version = ("params" in message ? (message.params?._meta as Record<string, unknown> | undefined) : undefined)
-    ?.[PROTOCOL_VERSION]
+    ?.[McpSchema.MetaKey.ProtocolVersion]
   return typeof version === "string" ? version : undefined
 }
 
@@ -139,7 +136,7 @@ export const requestHeaders = (
   if (mirrors === undefined) return headers
   for (const mirror of mirrors) {
     let value: unknown = params?.arguments
-    for (const key of mirror.path) value = isObject(value) ? value[key] : undefined
+    for (const key of mirror.path) value = isRecord(value) ? value[key] : undefined
     const encoded = paramValue(value)
     if (encoded !== undefined) headers[mirror.header] = encoded
   }
