@@ -101,6 +101,17 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
   }, 60_000)
 }
 
+// Waits for the gateway and every server it started (all marked with `marker`) to end.
+const expectAllGone = async (marker: string) => {
+  const left = await Effect.runPromise(
+    Effect.suspend(() => {
+      const pids = survivors("MCP_FLEET_GATEWAY_TEST", marker).map((line) => Number(line.split(" ")[0]))
+      return waitGone(pids, 10_000)
+    })
+  )
+  expect(Object.values(left).filter((state) => state === "alive")).toEqual([])
+}
+
 describe("Gateway over stdio (SDK client)", () => {
   const marker = randomUUID()
   let transport: StdioClientTransport
@@ -135,13 +146,7 @@ describe("Gateway over stdio (SDK client)", () => {
     expect(survivors("MCP_FLEET_GATEWAY_TEST", marker).length).toBeGreaterThanOrEqual(4)
     await client?.close()
     // The gateway and every server it started end when the client hangs up.
-    const left = await Effect.runPromise(
-      Effect.suspend(() => {
-        const pids = survivors("MCP_FLEET_GATEWAY_TEST", marker).map((line) => Number(line.split(" ")[0]))
-        return waitGone(pids, 10_000)
-      })
-    )
-    expect(Object.values(left).filter((state) => state === "alive")).toEqual([])
+    await expectAllGone(marker)
     config?.remove()
     removeTempDirs()
   }, 30_000)
@@ -167,13 +172,7 @@ describe("Gateway over stdio with --naming plain (SDK client)", () => {
 
   afterAll(async () => {
     await client?.close()
-    const left = await Effect.runPromise(
-      Effect.suspend(() => {
-        const pids = survivors("MCP_FLEET_GATEWAY_TEST", marker).map((line) => Number(line.split(" ")[0]))
-        return waitGone(pids, 10_000)
-      })
-    )
-    expect(Object.values(left).filter((state) => state === "alive")).toEqual([])
+    await expectAllGone(marker)
     config?.remove()
     removeTempDirs()
   }, 30_000)
