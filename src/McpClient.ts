@@ -33,6 +33,7 @@ import {
   followTask,
   makeExchange,
   requestAsTask,
+  resumeTask,
   type TaskOptions,
   withTasksExtension
 } from "./internal/mcpClient/tasks.js"
@@ -175,9 +176,11 @@ export interface McpClient {
    */
   readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpError>
   /**
-   * Takes up a task of the tasks extension by its id (one a call was told of through
-   * `onTask` on an earlier connection) and gives the result of the tool call it was made of.
-   * Interrupting it cancels the task.
+   * Takes up a task by its id (one a tool call was told of through `onTask`, on this
+   * connection or an earlier one) and gives the result of the tool call it was made of: the
+   * tasks extension's `tasks/get` on a 2026-07-28 connection, `tasks/get` and `tasks/result`
+   * (2025-11-25) on the others. A server that does not know the task fails its first
+   * `tasks/get`. Interrupting it cancels the task.
    */
   readonly followTask: (
     taskId: string,
@@ -357,7 +360,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       listTools,
       callTool,
       followTask: traced("McpClient.followTask")((taskId: string, taskOptions?: Pick<CallToolOptions, "onTask">) =>
-        followTask(wire, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask }).pipe(
+        (stateless === undefined
+          ? resumeTask(peer, taskId, { onTask: taskOptions?.onTask })
+          : followTask(wire, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask })).pipe(
           // The tool's name is not known here: no outputSchema check.
           Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
         )

@@ -216,6 +216,21 @@ export interface ServerRegistry {
     args?: Record<string, unknown> | undefined,
     options?: CallToolOptions | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
+  /**
+   * Takes up a task at `server` by its id (one a call was told of through `onTask`) and
+   * gives the result of the tool call it was made of, waiting for the server as calls do.
+   * When the connection is lost while it follows the task, it follows it again on the next
+   * one (a stdio server's tasks end with its process: that fails). Fails with the server's
+   * error, naming the task, when the server does not know it. Interrupting it cancels the
+   * task. Tool calls routed through the fleet do this by themselves.
+   *
+   * @since 0.3.0
+   */
+  readonly followTask: (
+    server: string,
+    taskId: string,
+    options?: (CallOptions & Pick<McpClient.CallToolOptions, "onTask">) | undefined
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   readonly readResource: (server: string, uri: string) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
   /** Gets a prompt by its name on that server. */
   readonly getPrompt: (
@@ -285,7 +300,7 @@ export const make = (
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
-    const { actorOf, callServerTool, callTool, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
+    const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     yield* followGrants(actors)
 
@@ -371,6 +386,7 @@ export const make = (
       catalog,
       callTool,
       callServerTool,
+      followTask,
       readResource: traced("ServerRegistry.readResource")((server, uri) =>
         withClient(server, (client) => client.readResource(uri))
       ),

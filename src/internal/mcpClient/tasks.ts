@@ -5,7 +5,9 @@
  * `notifications/tasks/status` saying the task is done ends the wait at once; polling is
  * the fallback for a server that sends none. Interrupting the wait cancels the task
  * (`tasks/cancel`). The request's progress token stays valid for the task's life: progress
- * the server sends with it reaches the caller's `onProgress` until the result is in.
+ * the server sends with it reaches the caller's `onProgress` until the result is in. A task
+ * is taken up again by its id with `resumeTask` (polled, its result fetched, cancelled when
+ * given up), e.g. on the connection that followed the one it was made on.
  *
  * The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) is the server's choice:
  * a request answered with `resultType: "task"` is followed by polling `tasks/get`, whose
@@ -99,6 +101,56 @@ const seen = (state: Watch, task: McpSchema.Task, onTask: TaskOptions["onTask"])
     settled(task) ? Deferred.succeed(state.done, task) : Effect.void
   )
 
+// Follows our task from `task` (its status when we took it up) to its request's result:
+// polled until settled (sooner when notified), then `tasks/result`; cancelled when given up.
+const followToResult = (
+  peer: Peer.Peer,
+  state: Watch,
+  task: McpSchema.Task,
+  options: TaskOptions
+): Effect.Effect<Record<string, unknown>, McpError.McpError> => {
+  const { onTask } = options
+  const taskId = task.taskId
+  state.ours = taskId
+  const get = getTask(peer, taskId)
+  // Until settled: the poll interval, or less when a status notification says it is done.
+  const poll = (current: McpSchema.Task): Effect.Effect<McpSchema.Task, McpError.McpError> =>
+    settled(current) ? Effect.succeed(current) : Effect.raceFirst(
+      Effect.as(
+        Effect.sleep(current.pollInterval === undefined ? DEFAULT_POLL : Duration.millis(current.pollInterval)),
+        undefined
+      ),
+      Deferred.await(state.done)
+    ).pipe(
+      Effect.flatMap((notified) =>
+        notified !== undefined ? Effect.succeed(notified) : Effect.tap(get, (polled) => seen(state, polled, onTask))
+      ),
+      Effect.flatMap(poll)
+    )
+  // What a notification said by now is newer than `task`.
+  const latest = () => state.notified.get(taskId) ?? task
+  const waitAndFetch = Effect.zipRight(
+    Effect.zipRight(Effect.suspend(() => seen(state, latest(), onTask)), Effect.suspend(() => poll(latest()))),
+    peer.request(McpSchema.Method.TasksResult, { taskId }, { timeout: options.timeout })
+  )
+  // Given up on: the server stops working on it too.
+  return Effect.onInterrupt(
+    waitAndFetch,
+    () =>
+      peer.request(McpSchema.Method.TasksCancel, { taskId }, { cancellable: false }).pipe(
+        Effect.flatMap((answer) => decode(peer.server, McpSchema.Method.TasksCancel, McpSchema.Task, answer)),
+        Effect.flatMap((cancelled) => onTask === undefined ? Effect.void : onTask(cancelled)),
+        Effect.ignore
+      )
+  )
+}
+
+const getTask = (peer: Peer.Peer, taskId: string) =>
+  Effect.flatMap(
+    peer.request(McpSchema.Method.TasksGet, { taskId }),
+    (answer) => decode(peer.server, McpSchema.Method.TasksGet, McpSchema.Task, answer)
+  )
+
 /**
  * Sends `method` with `params` as a task and returns the request's result once it is done.
  */
@@ -110,7 +162,7 @@ export const requestAsTask = (
 ): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
   Effect.gen(function*() {
     // Our own token, not the Peer's: the Peer forgets its token once the task is created.
-    const { onProgress, onTask, resetTimeoutOnProgress: _, ...rest } = options
+    const { onProgress, onTask: _o, resetTimeoutOnProgress: _, ...rest } = options
     const token = onProgress === undefined ? undefined : `mcp-fleet-task-${nextToken++}`
     const sent: Record<string, unknown> = token === undefined
       ? { ...params, task: {} }
@@ -120,41 +172,25 @@ export const requestAsTask = (
       peer.request(method, sent, rest),
       (answer) => decode(peer.server, method, McpSchema.CreateTaskResult, answer)
     )
-    const taskId = created.task.taskId
-    state.ours = taskId
-    yield* seen(state, state.notified.get(taskId) ?? created.task, onTask)
-    const get = Effect.flatMap(
-      peer.request(McpSchema.Method.TasksGet, { taskId }),
-      (answer) => decode(peer.server, McpSchema.Method.TasksGet, McpSchema.Task, answer)
-    )
-    // Until settled: the poll interval, or less when a status notification says it is done.
-    const poll = (task: McpSchema.Task): Effect.Effect<McpSchema.Task, McpError.McpError> =>
-      settled(task) ? Effect.succeed(task) : Effect.raceFirst(
-        Effect.as(
-          Effect.sleep(task.pollInterval === undefined ? DEFAULT_POLL : Duration.millis(task.pollInterval)),
-          undefined
-        ),
-        Deferred.await(state.done)
-      ).pipe(
-        Effect.flatMap((notified) =>
-          notified !== undefined ? Effect.succeed(notified) : Effect.tap(get, (polled) => seen(state, polled, onTask))
-        ),
-        Effect.flatMap(poll)
-      )
-    const waitAndFetch = Effect.zipRight(
-      poll(state.notified.get(taskId) ?? created.task),
-      peer.request(McpSchema.Method.TasksResult, { taskId }, { timeout: options.timeout })
-    )
-    // Given up on: the server stops working on it too.
-    const result = yield* Effect.onInterrupt(
-      waitAndFetch,
-      () =>
-        peer.request(McpSchema.Method.TasksCancel, { taskId }, { cancellable: false }).pipe(
-          Effect.flatMap((answer) => decode(peer.server, McpSchema.Method.TasksCancel, McpSchema.Task, answer)),
-          Effect.flatMap((task) => onTask === undefined ? Effect.void : onTask(task)),
-          Effect.ignore
-        )
-    )
+    const result = yield* followToResult(peer, state, created.task, options)
+    yield* flush
+    return result
+  }).pipe(Effect.scoped)
+
+/**
+ * Takes up a task (2025-11-25) by its id, on another connection than the one that made it
+ * or on the same one: polled from its current status to the result of its request.
+ * A server that does not know the task fails the first `tasks/get`.
+ */
+export const resumeTask = (
+  peer: Peer.Peer,
+  taskId: string,
+  options: Pick<TaskOptions, "onTask" | "timeout">
+): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
+  Effect.gen(function*() {
+    const { flush, state } = yield* watch(peer, undefined, options)
+    const current = yield* getTask(peer, taskId)
+    const result = yield* followToResult(peer, state, current, options)
     yield* flush
     return result
   }).pipe(Effect.scoped)

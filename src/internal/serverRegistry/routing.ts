@@ -14,6 +14,7 @@ import type { ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import type { ServerActor } from "./serverActor.js"
+import * as TaskCalls from "./taskCalls.js"
 
 // The fleet's own onTask and the caller's.
 const both = (
@@ -24,7 +25,9 @@ const both = (
 /**
  * The routes of a registry whose running actors are `actors`.
  */
-export interface Routing extends Pick<ServerRegistry, "withClient" | "callTool" | "callServerTool" | "getPrompt"> {
+export interface Routing
+  extends Pick<ServerRegistry, "withClient" | "callTool" | "callServerTool" | "followTask" | "getPrompt">
+{
   /** The actor of that server; an unknown name fails with the closest names. */
   readonly actorOf: (server: string) => Effect.Effect<ServerActor, McpError.McpError>
 }
@@ -61,21 +64,34 @@ export const make = (
         )
       ))
 
-  // A call that runs as a task shows in its server's status and events; a server that runs
-  // no tool calls as tasks costs its calls nothing more.
+  const routeOf = (actor: ServerActor): TaskCalls.Route => ({
+    server: actor.name,
+    stdio: actor.spec.transport.type === "stdio",
+    state: () => actor.status().state._tag,
+    withClient: (f, options) => withClient(actor.name, f, options)
+  })
+
+  // A call that runs as a task shows in its server's status and events, and outlives its
+  // connection (`taskCalls.ts`); a server that runs no tool calls as tasks costs its calls
+  // nothing more.
   const callServerTool: Routing["callServerTool"] = (server, tool, args, callOptions) =>
     Effect.flatMap(actorOf(server), (actor) =>
       withClient(
         server,
         (client) =>
-          client.capabilities.tasks?.requests?.tools?.call === undefined
-            ? client.callTool(tool, args, callOptions)
-            : actor.tasks.track(
+          TaskCalls.mayRunTasks(client)
+            ? actor.tasks.track(
               tool,
-              (onTask) => client.callTool(tool, args, { ...callOptions, onTask: both(onTask, callOptions?.onTask) })
-            ),
+              (onTask) =>
+                TaskCalls.call(routeOf(actor), client, tool, args, callOptions, both(onTask, callOptions?.onTask))
+            )
+            : client.callTool(tool, args, callOptions),
         callOptions
       ))
+
+  const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
+    Effect.flatMap(actorOf(server), (actor) => TaskCalls.resume(routeOf(actor), taskId, undefined, callOptions))
+  )
 
   // An unknown qualified name belongs to no server: the error names none. A quarantined
   // tool's error says how to approve it.
@@ -107,5 +123,5 @@ export const make = (
     })
   )
 
-  return { actorOf, withClient, callTool, callServerTool, getPrompt }
+  return { actorOf, withClient, callTool, callServerTool, followTask, getPrompt }
 }

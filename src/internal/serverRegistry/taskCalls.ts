@@ -1,0 +1,137 @@
+/**
+ * Routed tool calls that run as tasks, across connections (internal to the registry). The
+ * call notes the id of the task it became (from its `onTask`); when its connection is lost
+ * after that (an HTTP server restarted, the network, a 2026-07-28 server reached anew), it
+ * is not sent again, which would run the tool twice: the same task is followed on the next
+ * connection (`McpClient.followTask`), within the call's ready timeout, as often as
+ * connections end. A server that no longer knows the task fails the call with an error
+ * naming it. A stdio server's task dies with its process, so a loss there fails at once.
+ * Interrupting the call cancels the task on the connection that follows it; while no
+ * connection is ready there is none to send the cancellation on.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { CallOptions, CallToolOptions } from "../../ServerRegistry.js"
+
+/**
+ * How a task's call reaches its server again.
+ */
+export interface Route {
+  readonly server: string
+  /** Whether the server is a child process, whose tasks end with it. */
+  readonly stdio: boolean
+  /** The server's state now, for an error. */
+  readonly state: () => string
+  /** The registry's `withClient` for that server: a ready connection, waited for. */
+  readonly withClient: <A>(
+    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
+    options: CallOptions | undefined
+  ) => Effect.Effect<A, McpError.McpError>
+}
+
+/** Whether a connection's server may make a task of a tool call (2025-11-25 or the extension). */
+export const mayRunTasks = (client: McpClient.McpClient): boolean =>
+  client.capabilities.tasks?.requests?.tools?.call !== undefined ||
+  (McpSchema.isModernVersion(client.protocolVersion) &&
+    (client.capabilities.extensions as Record<string, unknown> | undefined)?.[McpSchema.TASKS_EXTENSION] !==
+      undefined)
+
+// The connection ended under the request: it may be sent on the next one only if unsent.
+const connectionLost = (error: McpError.McpError): boolean =>
+  error.reason._tag === "Closed" || error.reason._tag === "Transport"
+
+const which = (taskId: string, tool: string | undefined) =>
+  tool === undefined ? `task '${taskId}'` : `task '${taskId}' (tool '${tool}')`
+
+// Why following the task again failed, in words that name it.
+const explain = (route: Route, taskId: string, tool: string | undefined) => (error: McpError.McpError) => {
+  const reason = error.reason
+  if (reason._tag === "Protocol" && reason.method === McpSchema.Method.TasksGet) {
+    return McpError.make(
+      route.server,
+      new McpError.ProtocolReason({
+        method: reason.method,
+        code: reason.code,
+        data: reason.data,
+        message: `${which(taskId, tool)} is unknown after the connection was lost (${reason.message}); ` +
+          "the tool is not called again"
+      }),
+      error
+    )
+  }
+  if (reason._tag === "Unavailable") {
+    return McpError.make(
+      route.server,
+      new McpError.UnavailableReason({
+        state: reason.state,
+        message: `${reason.message}; ${which(taskId, tool)} may still run there`
+      }),
+      error
+    )
+  }
+  return error
+}
+
+const lostWithProcess = (route: Route, taskId: string, tool: string | undefined, error: McpError.McpError) =>
+  McpError.make(
+    route.server,
+    new McpError.UnavailableReason({
+      state: route.state(),
+      message: `${which(taskId, tool)} ended with the process (${error.message}); a new process does not ` +
+        "know it, so the tool is not called again"
+    }),
+    error
+  )
+
+/**
+ * Follows `taskId` at the route's server to the result of its tool call, on the next
+ * ready connection; again on the one after whenever a connection is lost (`lost`: the
+ * loss that brought us here, if any).
+ */
+export const resume = (
+  route: Route,
+  taskId: string,
+  tool: string | undefined,
+  options: CallToolOptions | undefined,
+  lost?: McpError.McpError | undefined
+): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> => {
+  const onTask = options?.onTask
+  const follow = (loss: McpError.McpError | undefined): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
+    loss !== undefined && route.stdio
+      ? Effect.fail(lostWithProcess(route, taskId, tool, loss))
+      : route.withClient((client) => client.followTask(taskId, { onTask }), options).pipe(
+        Effect.catchIf(connectionLost, (again) => follow(again))
+      )
+  return Effect.mapError(follow(lost), explain(route, taskId, tool))
+}
+
+/**
+ * Calls `tool` on `client`, telling `onTask` of any task it becomes; once there is one, a
+ * lost connection takes the call to `resume` instead of failing it (or, refused `unsent`,
+ * sending it again).
+ */
+export const call = (
+  route: Route,
+  client: McpClient.McpClient,
+  tool: string,
+  args: Record<string, unknown> | undefined,
+  options: CallToolOptions | undefined,
+  onTask: (task: McpSchema.Task) => Effect.Effect<void>
+): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
+  Effect.suspend(() => {
+    let taskId: string | undefined
+    const noted = (task: McpSchema.Task) => {
+      taskId = task.taskId
+      return onTask(task)
+    }
+    return client.callTool(tool, args, { ...options, onTask: noted }).pipe(
+      Effect.catchIf(
+        (error) => taskId !== undefined && connectionLost(error),
+        (error) => resume(route, taskId!, tool, { ...options, onTask }, error)
+      )
+    )
+  })
