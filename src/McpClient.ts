@@ -363,9 +363,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         (stateless === undefined
           ? resumeTask(peer, taskId, { onTask: taskOptions?.onTask })
           : followTask(wire, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask })).pipe(
-          // The tool's name is not known here: no outputSchema check.
-          Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
-        )
+            // The tool's name is not known here: no outputSchema check.
+            Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
+          )
       ),
       ...makeOperations({ request, gate, list }),
       ...stateless?.operations({ request, gate }),

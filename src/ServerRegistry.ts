@@ -300,7 +300,11 @@ export const make = (
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
-    const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(actors, catalog, drifted)
+    const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(
+      actors,
+      catalog,
+      drifted
+    )
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     yield* followGrants(actors)
 

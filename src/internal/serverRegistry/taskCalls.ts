@@ -47,8 +47,11 @@ const connectionLost = (error: McpError.McpError): boolean =>
 const which = (taskId: string, tool: string | undefined) =>
   tool === undefined ? `task '${taskId}'` : `task '${taskId}' (tool '${tool}')`
 
-// Why following the task again failed, in words that name it.
-const explain = (route: Route, taskId: string, tool: string | undefined) => (error: McpError.McpError) => {
+// Why following the task failed, in words that name it; `lost`: after a lost connection.
+const explain = (route: Route, taskId: string, tool: string | undefined, lost: boolean) =>
+(
+  error: McpError.McpError
+) => {
   const reason = error.reason
   if (reason._tag === "Protocol" && reason.method === McpSchema.Method.TasksGet) {
     return McpError.make(
@@ -57,8 +60,9 @@ const explain = (route: Route, taskId: string, tool: string | undefined) => (err
         method: reason.method,
         code: reason.code,
         data: reason.data,
-        message: `${which(taskId, tool)} is unknown after the connection was lost (${reason.message}); ` +
-          "the tool is not called again"
+        message: `${which(taskId, tool)} is unknown${lost ? " after the connection was lost" : ""} (${reason.message})${
+          tool === undefined ? "" : "; the tool is not called again"
+        }`
       }),
       error
     )
@@ -104,9 +108,10 @@ export const resume = (
     loss !== undefined && route.stdio
       ? Effect.fail(lostWithProcess(route, taskId, tool, loss))
       : route.withClient((client) => client.followTask(taskId, { onTask }), options).pipe(
+        Effect.mapError(explain(route, taskId, tool, loss !== undefined)),
         Effect.catchIf(connectionLost, (again) => follow(again))
       )
-  return Effect.mapError(follow(lost), explain(route, taskId, tool))
+  return follow(lost)
 }
 
 /**

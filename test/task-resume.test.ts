@@ -3,7 +3,8 @@
 // 127.0.0.1, through the fleet. A 2026-07-28 server keeps its tasks for any connection, so
 // the call follows its task on the next one and the tool runs once; a 2025-11-25 server keeps
 // them per session, so the new session does not know the task and the call fails naming it.
-// Interrupting a call taken up again cancels its task at the server.
+// Interrupting a call taken up again cancels its task at the server. A stdio server's tasks
+// end with its process: a call whose server was killed mid-task fails at once, saying so.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -12,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as http from "node:http"
+import { fileURLToPath } from "node:url"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
@@ -19,7 +21,13 @@ import { stateOf, until } from "./support/events.js"
 import { Platform } from "./support/platform.js"
 import { failure, firstText, reasonOf } from "./support/results.js"
 
-const fast = { initialDelay: "20 millis", maxDelay: "100 millis", factor: 2, jitter: 0, stableAfter: "1 minute" }
+const fast = {
+  initialDelay: "20 millis",
+  maxDelay: "100 millis",
+  factor: 2,
+  jitter: 0,
+  stableAfter: "1 minute"
+} as const
 
 // The server's side of one test: how often the tool ran, when it started, what lets it end,
 // and whether it was cancelled.
@@ -136,4 +144,34 @@ describe("a routed call that runs as a task, when its HTTP server goes away and 
       expect(error.message).toContain("the tool is not called again")
       expect(test.runs.count).toBe(1)
     }).pipe(Effect.provide(Platform)))
+})
+
+describe("a routed call that runs as a task, when its stdio server's process dies", () => {
+  const FIXTURE = fileURLToPath(new URL("./fixtures/conformance-stdio.ts", import.meta.url))
+
+  it.scopedLive("fails at once naming the task: a new process does not know it", () =>
+    Effect.gen(function*() {
+      const fleet = yield* ServerRegistry.make({ restart: fast })
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([{
+        name: "conf",
+        transport: { type: "stdio", command: process.execPath, args: ["--import", "tsx", FIXTURE] }
+      }])
+      yield* until(events, stateOf("conf", "Ready")).pipe(Effect.timeout("20 seconds"))
+      const statuses = yield* Queue.unbounded<McpSchema.Task>()
+      const call = yield* Effect.fork(fleet.callTool("mcp__conf__slow_compute", { seconds: 60 }, {
+        task: true,
+        onTask: (task) => Queue.offer(statuses, task)
+      }))
+      const created = yield* Queue.take(statuses)
+      const pid = (yield* fleet.status)[0]!.connection?.pid as number
+      process.kill(pid, "SIGKILL")
+      const error = failure(yield* Fiber.await(call))
+      expect(error.server).toBe("conf")
+      expect(reasonOf(error, "Unavailable").message).toContain(
+        `task '${created.taskId}' (tool 'slow_compute') ended with the process`
+      )
+      expect(error.message).toContain("a new process does not know it, so the tool is not called again")
+      expect(error.message).not.toContain("may still run")
+    }).pipe(Effect.provide(Platform)), 30_000)
 })

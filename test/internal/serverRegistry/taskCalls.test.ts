@@ -1,0 +1,185 @@
+// A routed call that runs as a task (2025-11-25) across connections, on the TestClock: a
+// fake server whose tasks outlive its sessions (as a server with a shared task store's do)
+// loses its connection mid-task; the fleet follows the same task on the next connection, and
+// `ServerRegistry.followTask` takes one up by its id.
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as TestClock from "effect/TestClock"
+import type * as JsonRpc from "../../../src/JsonRpc.js"
+import type * as McpSchema from "../../../src/McpSchema.js"
+import * as Peer from "../../../src/Peer.js"
+import type { RegistryEvent } from "../../../src/RegistryEvent.js"
+import * as ServerRegistry from "../../../src/ServerRegistry.js"
+import type * as ServerSpec from "../../../src/ServerSpec.js"
+import * as FakeServer from "../../../src/testing/FakeServer.js"
+import { stateOf, until } from "../../support/events.js"
+import { Platform } from "../../support/platform.js"
+import { failure, firstText, reasonOf } from "../../support/results.js"
+
+const POLL = 1000
+
+const task = (taskId: string, status: string) => ({
+  taskId,
+  status,
+  ttl: null,
+  createdAt: "2025-11-25T00:00:00Z",
+  lastUpdatedAt: "2025-11-25T00:00:00Z",
+  pollInterval: POLL
+})
+
+// The server `jobs`: its `long` tool runs as a task; its tasks (`jobs`) are kept across
+// connections. Every request of every connection is in `seen`, with the connection's number.
+const jobsServer = () => {
+  const jobs = new Map<string, string>()
+  const seen: Array<{ readonly connection: number; readonly method: string }> = []
+  let connection = 0
+  let current: FakeServer.FakeServer | undefined
+  const taskOf = (request: JsonRpc.Request) => String(request.params?.taskId)
+  const known = (request: JsonRpc.Request) =>
+    jobs.has(taskOf(request))
+      ? Effect.succeed(taskOf(request))
+      : Effect.fail(new Peer.HandlerError({ code: -32602, message: `Unknown task: ${taskOf(request)}` }))
+  const handlers: Record<string, Peer.Handler> = {
+    "tools/call": () =>
+      Effect.sync(() => {
+        jobs.set("job-1", "working")
+        return { task: task("job-1", "working") }
+      }),
+    "tasks/get": (request) => Effect.map(known(request), (id) => task(id, jobs.get(id)!)),
+    "tasks/result": (request) => Effect.as(known(request), { content: [{ type: "text", text: "done" }] }),
+    "tasks/cancel": (request) =>
+      Effect.map(known(request), (id) => {
+        jobs.set(id, "cancelled")
+        return task(id, "cancelled")
+      })
+  }
+  const noted = Object.fromEntries(
+    Object.entries(handlers).map(([method, handler]) => [method, (request: JsonRpc.Request) => {
+      seen.push({ connection, method })
+      return handler(request)
+    }])
+  )
+  const spec: ServerSpec.ServerSpec = {
+    name: "jobs",
+    transport: {
+      type: "custom",
+      key: "jobs",
+      connect: Effect.map(
+        FakeServer.make({
+          name: "jobs",
+          capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
+          tools: [{
+            tool: { name: "long", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+            call: () => Effect.die("called through the handlers")
+          }],
+          handlers: noted
+        }),
+        (server) => {
+          connection++
+          current = server
+          return server.transport
+        }
+      )
+    }
+  }
+  return { spec, jobs, seen, close: Effect.suspend(() => current!.close) }
+}
+
+const restart = {
+  initialDelay: "100 millis",
+  factor: 2,
+  maxDelay: "1 second",
+  jitter: 0,
+  stableAfter: "10 seconds"
+} as const
+
+const fleetOf = (spec: ServerSpec.ServerSpec) =>
+  Effect.gen(function*() {
+    const fleet = yield* ServerRegistry.make({ restart }).pipe(Effect.provide(Platform))
+    const events = yield* fleet.subscribe
+    yield* fleet.reconcile([spec])
+    yield* until(events, stateOf("jobs", "Ready"))
+    return { fleet, events }
+  })
+
+// The connection ends while the call waits for its next poll; the server is back in 100 ms.
+const loseConnection = (
+  server: ReturnType<typeof jobsServer>,
+  events: Queue.Dequeue<RegistryEvent>
+) =>
+  Effect.gen(function*() {
+    yield* server.close
+    yield* until(events, stateOf("jobs", "Failed"))
+    yield* TestClock.adjust("100 millis")
+    yield* until(events, stateOf("jobs", "Ready"))
+  })
+
+describe("a routed call that runs as a task, across connections", () => {
+  it.scoped("follows the same task on the next connection: tools/call is sent once", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { events, fleet } = yield* fleetOf(server.spec)
+      const statuses = yield* Queue.unbounded<McpSchema.Task>()
+      const call = yield* Effect.fork(
+        fleet.callTool("mcp__jobs__long", {}, { onTask: (told) => Queue.offer(statuses, told) })
+      )
+      expect(yield* Queue.take(statuses)).toMatchObject({ taskId: "job-1", status: "working" })
+      yield* loseConnection(server, events)
+      server.jobs.set("job-1", "completed")
+      yield* TestClock.adjust(POLL)
+      expect(firstText(yield* Fiber.join(call))).toBe("done")
+      expect(server.seen).toEqual([
+        { connection: 1, method: "tools/call" },
+        { connection: 2, method: "tasks/get" },
+        { connection: 2, method: "tasks/result" }
+      ])
+      expect((yield* fleet.status)[0]!.tasks).toEqual([])
+    }))
+
+  it.scoped("the task stays in the server's status across the lost connection", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { events, fleet } = yield* fleetOf(server.spec)
+      const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
+      yield* until(events, (event) => event._tag === "TaskStatusChanged")
+      yield* server.close
+      yield* until(events, stateOf("jobs", "Failed"))
+      yield* TestClock.adjust(POLL)
+      expect((yield* fleet.status)[0]!.tasks).toMatchObject([{ id: "job-1", tool: "long", status: "working" }])
+      yield* Fiber.interrupt(call)
+    }))
+
+  it.scoped("a call interrupted after it took up its task again cancels it on the new connection", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { events, fleet } = yield* fleetOf(server.spec)
+      const statuses = yield* Queue.unbounded<McpSchema.Task>()
+      const call = yield* Effect.fork(
+        fleet.callTool("mcp__jobs__long", {}, { onTask: (told) => Queue.offer(statuses, told) })
+      )
+      yield* Queue.take(statuses)
+      yield* loseConnection(server, events)
+      yield* TestClock.adjust(POLL)
+      // Polled on the new connection.
+      expect(yield* Queue.take(statuses)).toMatchObject({ taskId: "job-1", status: "working" })
+      yield* Fiber.interrupt(call)
+      expect(server.jobs.get("job-1")).toBe("cancelled")
+      expect(server.seen.at(-1)).toEqual({ connection: 2, method: "tasks/cancel" })
+    }))
+
+  it.scoped("ServerRegistry.followTask takes up a task by its id; an unknown one fails naming it", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { fleet } = yield* fleetOf(server.spec)
+      server.jobs.set("job-7", "completed")
+      expect(firstText(yield* fleet.followTask("jobs", "job-7"))).toBe("done")
+      const error = failure(yield* Effect.exit(fleet.followTask("jobs", "job-8")))
+      expect(error.server).toBe("jobs")
+      expect(reasonOf(error, "Protocol")).toMatchObject({ method: "tasks/get", code: -32602 })
+      expect(error.message).toBe(
+        "server 'jobs' answered tasks/get with error -32602: task 'job-8' is unknown (Unknown task: job-8)"
+      )
+    }))
+})
