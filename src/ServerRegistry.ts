@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
@@ -300,10 +301,13 @@ export const make = (
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
+    // What outlives a call: the cancellation of a task whose call ended between connections.
+    const background = yield* FiberSet.make()
     const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(
       actors,
       catalog,
-      drifted
+      drifted,
+      (effect) => Effect.asVoid(FiberSet.run(background, effect))
     )
     const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     yield* followGrants(actors)

@@ -33,12 +33,14 @@ export interface Routing
 }
 
 /**
- * Makes the routes over `actors` (which the registry keeps current) and `catalog`.
+ * Makes the routes over `actors` (which the registry keeps current) and `catalog`;
+ * `background` runs what outlives a call (a task's cancellation) in the registry's Scope.
  */
 export const make = (
   actors: ReadonlyMap<string, ServerActor>,
   catalog: SubscriptionRef.SubscriptionRef<Catalog.Catalog>,
-  drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>
+  drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>,
+  background: TaskCalls.Route["background"]
 ): Routing => {
   // An unknown name is no server of the fleet, so the error names none.
   const actorOf = (name: string) =>
@@ -68,6 +70,7 @@ export const make = (
     server: actor.name,
     stdio: actor.spec.transport.type === "stdio",
     state: () => actor.status().state._tag,
+    background,
     withClient: (f, options) => withClient(actor.name, f, options)
   })
 

@@ -6,12 +6,13 @@
  * connection (`McpClient.followTask`), within the call's ready timeout, as often as
  * connections end. A server that no longer knows the task fails the call with an error
  * naming it. A stdio server's task dies with its process, so a loss there fails at once.
- * Interrupting the call cancels the task on the connection that follows it; while no
- * connection is ready there is none to send the cancellation on.
+ * Interrupting the call cancels the task: on the connection that follows it, or, when none
+ * does yet, on the next one (within the ready timeout), in the background.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -26,6 +27,8 @@ export interface Route {
   readonly stdio: boolean
   /** The server's state now, for an error. */
   readonly state: () => string
+  /** Runs an effect in the registry's Scope, past the call that started it. */
+  readonly background: (effect: Effect.Effect<void>) => Effect.Effect<void>
   /** The registry's `withClient` for that server: a ready connection, waited for. */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
@@ -94,7 +97,8 @@ const lostWithProcess = (route: Route, taskId: string, tool: string | undefined,
 /**
  * Follows `taskId` at the route's server to the result of its tool call, on the next
  * ready connection; again on the one after whenever a connection is lost (`lost`: the
- * loss that brought us here, if any).
+ * loss that brought us here, if any). Interrupted while no connection follows it, it
+ * cancels the task on the next one, in the background.
  */
 export const resume = (
   route: Route,
@@ -102,17 +106,38 @@ export const resume = (
   tool: string | undefined,
   options: CallToolOptions | undefined,
   lost?: McpError.McpError | undefined
-): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> => {
-  const onTask = options?.onTask
-  const follow = (loss: McpError.McpError | undefined): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
-    loss !== undefined && route.stdio
-      ? Effect.fail(lostWithProcess(route, taskId, tool, loss))
-      : route.withClient((client) => client.followTask(taskId, { onTask }), options).pipe(
-        Effect.mapError(explain(route, taskId, tool, loss !== undefined)),
-        Effect.catchIf(connectionLost, (again) => follow(again))
+): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
+  Effect.suspend(() => {
+    // Whether a connection follows the task: from the first status it tells, its follow
+    // cancels the task when interrupted.
+    let following = false
+    const told = (task: McpSchema.Task) => {
+      following = true
+      return options?.onTask === undefined ? Effect.void : options.onTask(task)
+    }
+    const followOn = (client: McpClient.McpClient) =>
+      Effect.ensuring(
+        client.followTask(taskId, { onTask: told }),
+        Effect.sync(() => {
+          following = false
+        })
       )
-  return follow(lost)
-}
+    const follow = (loss: McpError.McpError | undefined): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
+      loss !== undefined && route.stdio
+        ? Effect.fail(lostWithProcess(route, taskId, tool, loss))
+        : route.withClient(followOn, options).pipe(
+          Effect.mapError(explain(route, taskId, tool, loss !== undefined)),
+          Effect.catchIf(connectionLost, (again) => follow(again))
+        )
+    const cancel = route.withClient(
+      (client) => client.request(McpSchema.Method.TasksCancel, { taskId }, Schema.Unknown, { cancellable: false }),
+      options
+    )
+    return Effect.onInterrupt(
+      follow(lost),
+      () => following || route.stdio ? Effect.void : route.background(Effect.ignore(cancel))
+    )
+  })
 
 /**
  * Calls `tool` on `client`, telling `onTask` of any task it becomes; once there is one, a

@@ -3,8 +3,11 @@
 // loses its connection mid-task; the fleet follows the same task on the next connection, and
 // `ServerRegistry.followTask` takes one up by its id.
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import type * as JsonRpc from "../../../src/JsonRpc.js"
@@ -36,6 +39,7 @@ const jobsServer = () => {
   const seen: Array<{ readonly connection: number; readonly method: string }> = []
   let connection = 0
   let current: FakeServer.FakeServer | undefined
+  const cancelled = Deferred.unsafeMake<number>(FiberId.none)
   const taskOf = (request: JsonRpc.Request) => String(request.params?.taskId)
   const known = (request: JsonRpc.Request) =>
     jobs.has(taskOf(request))
@@ -52,6 +56,7 @@ const jobsServer = () => {
     "tasks/cancel": (request) =>
       Effect.map(known(request), (id) => {
         jobs.set(id, "cancelled")
+        Deferred.unsafeDone(cancelled, Exit.succeed(connection))
         return task(id, "cancelled")
       })
   }
@@ -84,7 +89,7 @@ const jobsServer = () => {
       )
     }
   }
-  return { spec, jobs, seen, close: Effect.suspend(() => current!.close) }
+  return { spec, jobs, seen, cancelled, close: Effect.suspend(() => current!.close) }
 }
 
 const restart = {
@@ -167,6 +172,26 @@ describe("a routed call that runs as a task, across connections", () => {
       yield* Fiber.interrupt(call)
       expect(server.jobs.get("job-1")).toBe("cancelled")
       expect(server.seen.at(-1)).toEqual({ connection: 2, method: "tasks/cancel" })
+    }))
+
+  it.scoped("a call interrupted while it waits for the next connection cancels its task once one is ready", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      // The server is back only after the call polled and found the connection gone.
+      const { events, fleet } = yield* fleetOf({
+        ...server.spec,
+        restart: { initialDelay: POLL * 5, maxDelay: POLL * 5 }
+      })
+      const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
+      yield* until(events, (event) => event._tag === "TaskStatusChanged")
+      yield* server.close
+      yield* until(events, stateOf("jobs", "Failed"))
+      yield* TestClock.adjust(POLL)
+      yield* Fiber.interrupt(call)
+      expect(server.jobs.get("job-1")).toBe("working")
+      yield* TestClock.adjust(POLL * 5)
+      expect(yield* Deferred.await(server.cancelled)).toBe(2)
+      expect(server.jobs.get("job-1")).toBe("cancelled")
     }))
 
   it.scoped("ServerRegistry.followTask takes up a task by its id; an unknown one fails naming it", () =>
