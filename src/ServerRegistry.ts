@@ -224,8 +224,6 @@ export interface ServerRegistry {
    * one (a stdio server's tasks end with its process: that fails). Fails with the server's
    * error, naming the task, when the server does not know it. Interrupting it cancels the
    * task. Tool calls routed through the fleet do this by themselves.
-   *
-   * @since 0.3.0
    */
   readonly followTask: (
     server: string,
