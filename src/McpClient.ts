@@ -180,11 +180,12 @@ export interface McpClient {
    * connection or an earlier one) and gives the result of the tool call it was made of: the
    * tasks extension's `tasks/get` on a 2026-07-28 connection, `tasks/get` and `tasks/result`
    * (2025-11-25) on the others. A server that does not know the task fails its first
-   * `tasks/get`. Interrupting it cancels the task.
+   * `tasks/get`. Interrupting it cancels the task. With `tool` (the tool it is a call of),
+   * the result is checked against that tool's outputSchema, as a call's is.
    */
   readonly followTask: (
     taskId: string,
-    options?: Pick<CallToolOptions, "onTask"> | undefined
+    options?: (Pick<CallToolOptions, "onTask"> & { readonly tool?: string | undefined }) | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
@@ -359,14 +360,22 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       instructions: agreed.instructions,
       listTools,
       callTool,
-      followTask: traced("McpClient.followTask")((taskId: string, taskOptions?: Pick<CallToolOptions, "onTask">) =>
-        (stateless === undefined
+      followTask: traced("McpClient.followTask")((taskId, taskOptions) => {
+        const tool = taskOptions?.tool
+        const followed = stateless === undefined
           ? resumeTask(peer, taskId, { onTask: taskOptions?.onTask })
-          : followTask(wire, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask })).pipe(
-            // The tool's name is not known here: no outputSchema check.
-            Effect.flatMap((result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result))
+          : followTask(wire, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask })
+        // Without the tool's name, no outputSchema to check against.
+        return tool === undefined
+          ? Effect.flatMap(
+            followed,
+            (result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result)
           )
-      ),
+          : Effect.flatMap(followed, (result) =>
+            outputs.listed()
+              ? outputs.check(tool, result)
+              : Effect.zipRight(outputs.ensureListed, outputs.check(tool, result)))
+      }),
       ...makeOperations({ request, gate, list }),
       ...stateless?.operations({ request, gate }),
       // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.

@@ -117,7 +117,7 @@ export const resume = (
     }
     const followOn = (client: McpClient.McpClient) =>
       Effect.ensuring(
-        client.followTask(taskId, { onTask: told }),
+        client.followTask(taskId, { onTask: told, tool }),
         Effect.sync(() => {
           following = false
         })

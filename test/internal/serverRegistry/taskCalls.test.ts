@@ -34,7 +34,9 @@ const task = (taskId: string, status: string) => ({
 
 // The server `jobs`: its `long` tool runs as a task; its tasks (`jobs`) are kept across
 // connections. Every request of every connection is in `seen`, with the connection's number.
-const jobsServer = () => {
+const jobsServer = (
+  result: Record<string, unknown> = { content: [{ type: "text", text: "done" }], structuredContent: { n: 7 } }
+) => {
   const jobs = new Map<string, string>()
   const seen: Array<{ readonly connection: number; readonly method: string }> = []
   let connection = 0
@@ -52,7 +54,7 @@ const jobsServer = () => {
         return { task: task("job-1", "working") }
       }),
     "tasks/get": (request) => Effect.map(known(request), (id) => task(id, jobs.get(id)!)),
-    "tasks/result": (request) => Effect.as(known(request), { content: [{ type: "text", text: "done" }] }),
+    "tasks/result": (request) => Effect.as(known(request), result),
     "tasks/cancel": (request) =>
       Effect.map(known(request), (id) => {
         jobs.set(id, "cancelled")
@@ -76,7 +78,12 @@ const jobsServer = () => {
           name: "jobs",
           capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
           tools: [{
-            tool: { name: "long", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+            tool: {
+              name: "long",
+              inputSchema: { type: "object" },
+              outputSchema: { type: "object", properties: { n: { type: "number" } } },
+              execution: { taskSupport: "required" }
+            },
             call: () => Effect.die("called through the handlers")
           }],
           handlers: noted
@@ -141,6 +148,24 @@ describe("a routed call that runs as a task, across connections", () => {
         { connection: 2, method: "tasks/result" }
       ])
       expect((yield* fleet.status)[0]!.tasks).toEqual([])
+    }))
+
+  it.scoped("the result of a task followed on the next connection is checked against the tool's outputSchema", () =>
+    Effect.gen(function*() {
+      const server = jobsServer({ content: [], structuredContent: { n: "seven" } })
+      const { events, fleet } = yield* fleetOf(server.spec)
+      const statuses = yield* Queue.unbounded<McpSchema.Task>()
+      const call = yield* Effect.fork(
+        fleet.callTool("mcp__jobs__long", {}, { onTask: (told) => Queue.offer(statuses, told) })
+      )
+      yield* Queue.take(statuses)
+      yield* loseConnection(server, events)
+      server.jobs.set("job-1", "completed")
+      yield* TestClock.adjust(POLL)
+      const error = failure(yield* Fiber.await(call))
+      expect(reasonOf(error, "Validation").message).toContain(
+        "tool 'long' returned structuredContent that does not match"
+      )
     }))
 
   it.scoped("the task stays in the server's status across the lost connection", () =>
