@@ -219,6 +219,26 @@ describe("a routed call that runs as a task, across connections", () => {
       expect(server.jobs.get("job-1")).toBe("cancelled")
     }))
 
+  it.scoped("a server not back within the ready timeout fails the call, saying its task may still run", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { events, fleet } = yield* fleetOf({
+        ...server.spec,
+        readyTimeout: POLL * 2,
+        restart: { initialDelay: POLL * 10, maxDelay: POLL * 10 }
+      })
+      const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
+      yield* until(events, (event) => event._tag === "TaskStatusChanged")
+      yield* server.close
+      yield* until(events, stateOf("jobs", "Failed"))
+      yield* TestClock.adjust(POLL)
+      yield* TestClock.adjust(POLL * 2)
+      const error = failure(yield* Fiber.await(call))
+      expect(reasonOf(error, "Unavailable").message).toMatch(
+        /^was not ready within 2000 ms \(.*\); task 'job-1' \(tool 'long'\) may still run there$/
+      )
+    }))
+
   it.scoped("ServerRegistry.followTask takes up a task by its id; an unknown one fails naming it", () =>
     Effect.gen(function*() {
       const server = jobsServer()
