@@ -70,6 +70,7 @@ export const make = (
     server: actor.name,
     stdio: actor.spec.transport.type === "stdio",
     state: () => actor.status().state._tag,
+    client: actor.client,
     background,
     withClient: (f, options) => withClient(actor.name, f, options)
   })

@@ -77,6 +77,8 @@ export interface ServerActor {
   readonly recheck: Effect.Effect<void>
   /** Its tool calls that run as tasks. */
   readonly tasks: Tasks.TaskTable
+  /** The ready connection, if there is one. */
+  readonly client: () => McpClient.McpClient | undefined
   /** Runs `f` with a ready connection, waiting for one if the server is starting. */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
@@ -254,6 +256,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         ),
       recheck,
       tasks,
+      client: gate.client,
       withClient: gate.withClient,
       restart: send("restart"),
       authorize: Effect.zipRight(auth.authorize, send("restart")),

@@ -7,7 +7,7 @@
  * connections end. A server that no longer knows the task fails the call with an error
  * naming it. A stdio server's task dies with its process, so a loss there fails at once.
  * Interrupting the call cancels the task: on the connection that follows it, or, when none
- * does yet, on the next one (within the ready timeout), in the background.
+ * does (its connection ended), on the next one (within the ready timeout), in the background.
  *
  * @internal
  */
@@ -27,6 +27,8 @@ export interface Route {
   readonly stdio: boolean
   /** The server's state now, for an error. */
   readonly state: () => string
+  /** The server's ready connection, if any: a connection that ended is never it again. */
+  readonly client: () => McpClient.McpClient | undefined
   /** Runs an effect in the registry's Scope, past the call that started it. */
   readonly background: (effect: Effect.Effect<void>) => Effect.Effect<void>
   /** The registry's `withClient` for that server: a ready connection, waited for. */
@@ -94,6 +96,14 @@ const lostWithProcess = (route: Route, taskId: string, tool: string | undefined,
     error
   )
 
+// The cancellation of a task whose call was given up while no live connection followed it:
+// sent on the next connection, in the background (a new process does not know the task).
+const cancelLater = (route: Route, taskId: string, options: CallOptions | undefined) =>
+  route.stdio ? Effect.void : route.background(Effect.ignore(route.withClient(
+    (client) => client.request(McpSchema.Method.TasksCancel, { taskId }, Schema.Unknown, { cancellable: false }),
+    options
+  )))
+
 /**
  * Follows `taskId` at the route's server to the result of its tool call, on the next
  * ready connection; again on the one after whenever a connection is lost (`lost`: the
@@ -129,14 +139,7 @@ export const resume = (
           Effect.mapError(explain(route, taskId, tool, loss !== undefined)),
           Effect.catchIf(connectionLost, (again) => follow(again))
         )
-    const cancel = route.withClient(
-      (client) => client.request(McpSchema.Method.TasksCancel, { taskId }, Schema.Unknown, { cancellable: false }),
-      options
-    )
-    return Effect.onInterrupt(
-      follow(lost),
-      () => following || route.stdio ? Effect.void : route.background(Effect.ignore(cancel))
-    )
+    return Effect.onInterrupt(follow(lost), () => following ? Effect.void : cancelLater(route, taskId, options))
   })
 
 /**
@@ -154,6 +157,7 @@ export const call = (
 ): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
   Effect.suspend(() => {
     let taskId: string | undefined
+    let resumed = false
     const noted = (task: McpSchema.Task) => {
       taskId = task.taskId
       return onTask(task)
@@ -161,7 +165,15 @@ export const call = (
     return client.callTool(tool, args, { ...options, onTask: noted }).pipe(
       Effect.catchIf(
         (error) => taskId !== undefined && connectionLost(error),
-        (error) => resume(route, taskId!, tool, { ...options, onTask }, error)
+        (error) => {
+          resumed = true
+          return resume(route, taskId!, tool, { ...options, onTask }, error)
+        }
+      ),
+      // Given up on after its connection ended, before the call noticed: the cancellation
+      // the call sent there was refused.
+      Effect.onInterrupt(() =>
+        taskId === undefined || resumed || route.client() === client ? Effect.void : cancelLater(route, taskId, options)
       )
     )
   })

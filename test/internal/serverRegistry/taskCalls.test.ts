@@ -216,7 +216,26 @@ describe("a routed call that runs as a task, across connections", () => {
       expect(server.jobs.get("job-1")).toBe("working")
       yield* TestClock.adjust(POLL * 5)
       expect(yield* Deferred.await(server.cancelled)).toBe(2)
-      expect(server.jobs.get("job-1")).toBe("cancelled")
+      expect(server.seen.filter((request) => request.method === "tasks/cancel")).toHaveLength(1)
+    }))
+
+  it.scoped("a call interrupted after its connection ended, before it noticed, cancels its task on the next one", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { events, fleet } = yield* fleetOf({
+        ...server.spec,
+        restart: { initialDelay: POLL * 5, maxDelay: POLL * 5 }
+      })
+      const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
+      yield* until(events, (event) => event._tag === "TaskStatusChanged")
+      yield* server.close
+      yield* until(events, stateOf("jobs", "Failed"))
+      // The call still waits for its next poll on the connection that ended.
+      yield* Fiber.interrupt(call)
+      expect(server.jobs.get("job-1")).toBe("working")
+      yield* TestClock.adjust(POLL * 5)
+      expect(yield* Deferred.await(server.cancelled)).toBe(2)
+      expect(server.seen.filter((request) => request.method === "tasks/cancel")).toHaveLength(1)
     }))
 
   it.scoped("a server not back within the ready timeout fails the call, saying its task may still run", () =>
