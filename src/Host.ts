@@ -25,7 +25,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { applyDefaults, checkForm } from "./internal/host/form.js"
-import { makeClientSide } from "./internal/host/handlers.js"
+import { inputRequest as makeInputRequest, makeClientSide } from "./internal/host/handlers.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -45,6 +45,11 @@ export interface RequestContext {
    * otherwise does nothing.
    */
   readonly progress: (progress: Peer.Progress) => Effect.Effect<void>
+  /**
+   * The key the server asked under, when it asked inside a result (2026-07-28: an input
+   * request of an `InputRequiredResult`, or of a task); absent for a request it sent.
+   */
+  readonly key?: string | undefined
 }
 
 /**
@@ -112,6 +117,13 @@ export class Elicitation extends Context.Tag("mcp-fleet/Host/Elicitation")<Elici
  */
 export interface RootsService {
   readonly roots: SubscriptionRef.SubscriptionRef<ReadonlyArray<McpSchema.Root>>
+  /**
+   * Answers one `roots/list` when the answer depends on the request (a gateway asks the
+   * client whose call the server is serving); absent: `roots` answers every request.
+   */
+  readonly list?:
+    | ((context: RequestContext) => Effect.Effect<ReadonlyArray<McpSchema.Root>, Peer.HandlerError>)
+    | undefined
 }
 
 /**
@@ -200,6 +212,20 @@ export const clientSide: (
     readonly notify: (method: string, params?: Record<string, unknown>) => Effect.Effect<void, McpError.McpError>
   }
 ) => ClientSide = makeClientSide
+
+/**
+ * A server's input request (2026-07-28: asked under `key` inside a result) as the request
+ * a connection's handlers answer: its id is the key, and the services see the key in their
+ * `RequestContext`.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const inputRequest: (
+  key: string,
+  method: string,
+  params: Record<string, unknown> | undefined
+) => JsonRpc.Request = makeInputRequest
 
 /**
  * A sampling service.

@@ -43,13 +43,28 @@ const params = <A>(effect: Effect.Effect<A, Peer.HandlerError>) =>
     (error) => new Peer.HandlerError({ code: JsonRpc.ErrorCode.InvalidParams, message: error.message })
   )
 
+// The input requests made by `inputRequest`: their id is the key they were asked under.
+const inputs = new WeakSet<JsonRpc.Request>()
+
+/** A server's input request under `key` as a request the handlers answer. */
+export const inputRequest = (
+  key: string,
+  method: string,
+  params: Record<string, unknown> | undefined
+): JsonRpc.Request => {
+  const request: JsonRpc.Request = { jsonrpc: "2.0", id: key, method, params: params ?? {} }
+  inputs.add(request)
+  return request
+}
+
 const contextOf = (server: string, notify: Notify, request: JsonRpc.Request): Host.RequestContext => {
   const token = (request.params?._meta as { progressToken?: unknown } | undefined)?.progressToken
   return {
     server,
     progress: typeof token === "string" || typeof token === "number"
       ? (progress) => Effect.ignore(notify(McpSchema.Method.Progress, { progressToken: token, ...progress }))
-      : () => Effect.void
+      : () => Effect.void,
+    ...(inputs.has(request) ? { key: String(request.id) } : {})
   }
 }
 
@@ -125,13 +140,16 @@ export const makeClientSide = (
   const roots = Option.map(services.roots, (service) => service.roots)
   // The list the server was last given: a change made before the watch began is told too.
   let served: ReadonlyArray<McpSchema.Root> | undefined
-  if (Option.isSome(roots)) {
+  if (Option.isSome(services.roots)) {
+    const { list, roots: ref } = services.roots.value
     capabilities.roots = { listChanged: true }
-    handlers[McpSchema.Method.RootsList] = () =>
-      Effect.map(roots.value.get, (list) => {
-        served = list
-        return { roots: list }
-      })
+    handlers[McpSchema.Method.RootsList] = list === undefined
+      ? () =>
+        Effect.map(ref.get, (current) => {
+          served = current
+          return { roots: current }
+        })
+      : (request) => Effect.map(list(contextOf(server, notify, request)), (current) => ({ roots: current }))
   }
   const completed = Option.flatMapNullable(services.elicitation, (service) => service.completed)
   return {

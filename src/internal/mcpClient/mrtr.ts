@@ -1,13 +1,14 @@
 /**
  * Multi round-trip requests (2026-07-28): a server that needs something from the client
  * while serving `tools/call`, `resources/read` or `prompts/get` answers with an
- * `InputRequiredResult` instead of asking on its own. Each input request is answered by the
- * connection's own host handlers — the very ones that answer the stateful revisions' server
- * requests, so an MRTR answer is decoded and checked exactly like one — and the request is
- * sent again (a new JSON-RPC id, from the Peer) with `inputResponses` and the server's
- * `requestState` echoed untouched. Only the answers of the latest round go with a retry:
- * whatever the server needs of earlier rounds it keeps in its `requestState`. Each request
- * carries its own rounds, so parallel calls never see each other's state.
+ * `InputRequiredResult` instead of asking on its own. Its input requests are answered at once
+ * (each told its key) by the connection's own host handlers — the very ones that answer the
+ * stateful revisions' server requests, so an MRTR answer is decoded and checked exactly like
+ * one — and the request is sent again (a new JSON-RPC id, from the Peer) with
+ * `inputResponses` and the server's `requestState` echoed untouched. Only the answers of the
+ * latest round go with a retry: whatever the server needs of earlier rounds it keeps in its
+ * `requestState`. Each request carries its own rounds, so parallel calls never see each
+ * other's state.
  *
  * A result with no `resultType`, or `"complete"`, is final (older servers send none). `"task"`
  * (the tasks extension) is handed to the caller's `onTask`; any other value is a Protocol
@@ -16,6 +17,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Host from "../../Host.js"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -47,8 +49,9 @@ const protocolError = (server: string, method: string, code: number, message: st
   )
 
 /**
- * Answers each of a server's input requests, one after another (a person may be asked),
- * with the handler of its method. A kind the client did not declare has no handler: the
+ * Answers a server's input requests, all at once as the server asked them (a stateful
+ * server's requests may come at once too), each with the handler of its method, which is
+ * told the key it was asked under. A kind the client did not declare has no handler: the
  * server broke the rule not to ask for it, and the request fails naming what it asked.
  */
 export const answerInputs = (
@@ -57,27 +60,32 @@ export const answerInputs = (
   method: string,
   inputs: McpSchema.InputRequests
 ): Effect.Effect<McpSchema.InputResponses, McpError.McpError> =>
-  Effect.reduce(Object.entries(inputs), {} as Record<string, Result>, (responses, [key, input]) => {
-    const handler = inputMethods.has(input.method) ? handlers[input.method] : undefined
-    if (handler === undefined) {
-      return Effect.fail(protocolError(
-        server,
-        method,
-        JsonRpc.ErrorCode.MethodNotFound,
-        `it asked for ${input.method} (input "${key}"), which this client did not declare`
-      ))
-    }
-    const request: JsonRpc.Request = { jsonrpc: "2.0", id: key, method: input.method, params: input.params ?? {} }
-    return handler(request).pipe(
-      Effect.mapError((error) =>
-        protocolError(server, input.method, error.code, `input "${key}" was not answered: ${error.message}`, error.data)
-      ),
-      Effect.map((answer) => {
-        responses[key] = answer
-        return responses
-      })
-    )
-  })
+  Effect.map(
+    Effect.forEach(Object.entries(inputs), ([key, input]) => {
+      const handler = inputMethods.has(input.method) ? handlers[input.method] : undefined
+      if (handler === undefined) {
+        return Effect.fail(protocolError(
+          server,
+          method,
+          JsonRpc.ErrorCode.MethodNotFound,
+          `it asked for ${input.method} (input "${key}"), which this client did not declare`
+        ))
+      }
+      return handler(Host.inputRequest(key, input.method, input.params)).pipe(
+        Effect.mapError((error) =>
+          protocolError(
+            server,
+            input.method,
+            error.code,
+            `input "${key}" was not answered: ${error.message}`,
+            error.data
+          )
+        ),
+        Effect.map((answer) => [key, answer] as const)
+      )
+    }, { concurrency: "unbounded" }),
+    (answers): Record<string, Result> => Object.fromEntries(answers)
+  )
 
 /**
  * Sends `params` with `send` and answers input rounds until the result is final. `onTask`
