@@ -124,6 +124,8 @@ export const checkAnswer = (
 /** One round of a modern request that may take input. */
 export class Round implements Input {
   private index = 0
+  // The keys this run asked under: each names one request.
+  private readonly keys = new Set<string>()
   /** What the run asked and had no answer to, by key. */
   readonly asked: Record<string, { method: string; params: Record<string, unknown> }> = {}
   /** The answers the run used, by key: the next round's state. */
@@ -133,6 +135,16 @@ export class Round implements Input {
   readonly stopped = Deferred.unsafeMake<void>(FiberId.none)
 
   constructor(readonly answers: Record<string, unknown>) {}
+
+  // The key asked for when no other request of the run took it (a gateway passes on the keys
+  // of the servers it fronts, which know nothing of each other's), else `input-<n>`, its place
+  // in the run; the run is the same on every round, so are its keys.
+  private keyOf(asked: string | undefined): string {
+    let key = asked !== undefined && !this.keys.has(asked) ? asked : `input-${this.index}`
+    for (let n = 2; this.keys.has(key); n++) key = `input-${this.index}-${n}`
+    this.keys.add(key)
+    return key
+  }
 
   /** How many requests the run made so far. */
   get count(): number {
@@ -145,8 +157,8 @@ export class Round implements Input {
     options: RequestClientOptions | undefined
   ): Effect.Effect<Record<string, unknown>, McpServerError> {
     return Effect.suspend(() => {
-      const key = options?.key ?? `input-${this.index + 1}`
       this.index += 1
+      const key = this.keyOf(options?.key)
       if (!Object.hasOwn(this.answers, key)) {
         this.asked[key] = { method, params: params ?? {} }
         return Effect.zipRight(Deferred.succeed(this.stopped, undefined), Effect.never)
