@@ -1,8 +1,11 @@
 /**
  * The gateway's clients as the fleet's host: the Sampling, Elicitation and Roots services a
  * fronted server's requests reach, passed to the gateway client whose call that server is
- * serving, and answered with that client's capabilities. Roots are the union of those its
- * clients declare, or the configured ones while none does.
+ * serving, and answered with that client's capabilities. A fronted server of 2026-07-28 asks
+ * under keys of its own, and a 2026-07-28 client is asked under the same keys. Roots are the
+ * union of those its stateful clients listed, or the configured ones while none did; a
+ * 2026-07-28 client has no session to list them once, so when such a client's call is what
+ * the server serves, and the client declared roots, its roots are asked of it in the call.
  *
  * @internal
  */
@@ -13,7 +16,7 @@ import * as Host from "../../Host.js"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
-import type * as McpServer from "../../McpServer.js"
+import * as McpServer from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
 import { handlerError } from "./errors.js"
 import type { InFlight } from "./inFlight.js"
@@ -74,13 +77,12 @@ export const setRoots = (
     return updateRoots(relay)
   })
 
+type Caller = { readonly client: RelayClient; readonly related: McpServer.RequestContext }
+
 // The client whose call `server` is serving, and that call. Only an unambiguous one: with
 // calls of several clients in flight there, the request could be any one's, and a client is
 // never shown what another's call asked.
-const callerOf = (
-  relay: Relay,
-  server: string
-): { readonly client: RelayClient; readonly related: McpServer.RequestContext } | Peer.HandlerError => {
+const callerOf = (relay: Relay, server: string): Caller | Peer.HandlerError => {
   let found: { client: RelayClient; related: McpServer.RequestContext } | undefined
   for (const client of relay.clients) {
     const related = client.inFlight.latest(server)
@@ -93,31 +95,69 @@ const callerOf = (
   return found ?? Host.rejected(`no gateway client has a call in flight at '${server}': its request is refused`)
 }
 
+// Whether the call is a 2026-07-28 request: its client is asked by input rounds, and is told
+// of what it lacks with -32021.
+const isModern = (caller: Caller): boolean => McpSchema.isModernVersion(caller.related.client.protocolVersion)
+
+// Through the call: on its stream, or in a modern request's input round (its run ends here
+// and replays when the client retries with the answer), under the key the server asked by.
+const ask = (
+  caller: Caller,
+  method: string,
+  params: Record<string, unknown>,
+  key: string | undefined
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+  Effect.mapError(
+    caller.related.requestClient(method, params, key === undefined ? undefined : { key }),
+    (error) =>
+      error.cause instanceof McpError.McpError
+        ? handlerError(error.cause)
+        : new Peer.HandlerError({ code: JsonRpc.ErrorCode.InternalError, message: error.message })
+  )
+
 const pass = (
   relay: Relay,
-  server: string,
+  context: Host.RequestContext,
   method: string,
   params: Record<string, unknown>,
   declared: (capabilities: McpSchema.ClientCapabilities) => boolean,
+  required: McpSchema.ClientCapabilities,
   what: string
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.suspend(() => {
-    const caller = callerOf(relay, server)
+    const caller = callerOf(relay, context.server)
     if (!("client" in caller)) return Effect.fail(caller)
     const capabilities = caller.client.capabilities
     if (capabilities === undefined || !declared(capabilities)) {
-      return Effect.fail(Host.rejected(`the gateway client did not declare ${what}`))
+      return Effect.fail(
+        isModern(caller)
+          ? McpServer.missingClientCapability(required)
+          : Host.rejected(`the gateway client did not declare ${what}`)
+      )
     }
-    // Through the call: on its stream, or in a modern request's input round (its run ends
-    // here and replays when the client retries with the answer).
-    return Effect.mapError(
-      caller.related.requestClient(method, params),
-      (error) =>
-        error.cause instanceof McpError.McpError
-          ? handlerError(error.cause)
-          : new Peer.HandlerError({ code: JsonRpc.ErrorCode.InternalError, message: error.message })
+    return ask(caller, method, params, context.key)
+  })
+
+// A 2026-07-28 caller that declared roots is asked for them in its call; any other request
+// gets the fleet's roots.
+const listRoots = (relay: Relay, context: Host.RequestContext) =>
+  Effect.suspend(() => {
+    const caller = callerOf(relay, context.server)
+    if (!("client" in caller) || !isModern(caller) || caller.related.client.capabilities.roots === undefined) {
+      return SubscriptionRef.get(relay.roots)
+    }
+    // The round checked the answer against ListRootsResult before handing it over.
+    return Effect.map(
+      ask(caller, McpSchema.Method.RootsList, {}, context.key),
+      (answer) => answer.roots as ReadonlyArray<McpSchema.Root>
     )
   })
+
+const usesTools = (request: McpSchema.CreateMessageRequestParams): boolean =>
+  request.tools !== undefined || request.toolChoice !== undefined
+
+const usesContext = (request: McpSchema.CreateMessageRequestParams): boolean =>
+  request.includeContext !== undefined && request.includeContext !== "none"
 
 /** The host services that pass the fleet's requests to the gateway's clients. */
 export const services = (relay: Relay): {
@@ -131,14 +171,16 @@ export const services = (relay: Relay): {
     createMessage: (request, context) =>
       pass(
         relay,
-        context.server,
+        context,
         McpSchema.Method.SamplingCreateMessage,
         request as Record<string, unknown>,
         (c) =>
           c.sampling !== undefined &&
-          (request.tools === undefined && request.toolChoice === undefined || c.sampling.tools !== undefined) &&
-          (request.includeContext === undefined || request.includeContext === "none" ||
-            c.sampling.context !== undefined),
+          (!usesTools(request) || c.sampling.tools !== undefined) &&
+          (!usesContext(request) || c.sampling.context !== undefined),
+        {
+          sampling: { ...(usesTools(request) ? { tools: {} } : {}), ...(usesContext(request) ? { context: {} } : {}) }
+        },
         request.tools === undefined ? "sampling" : "sampling with tools"
       ) as Effect.Effect<McpSchema.CreateMessageResult, Peer.HandlerError>
   },
@@ -147,14 +189,15 @@ export const services = (relay: Relay): {
     elicit: (request, context) =>
       pass(
         relay,
-        context.server,
+        context,
         McpSchema.Method.ElicitationCreate,
         request as Record<string, unknown>,
         (c) => request.mode === "url" ? c.elicitation?.url !== undefined : elicitsForms(c),
+        { elicitation: request.mode === "url" ? { url: {} } : { form: {} } },
         request.mode === "url" ? "URL elicitation" : "elicitation"
       ) as Effect.Effect<McpSchema.ElicitResult, Peer.HandlerError>
   },
-  roots: { roots: relay.roots }
+  roots: { roots: relay.roots, list: (context) => listRoots(relay, context) }
 })
 
 /** Asks a client for its roots, when it declared them, and sets them in the relay. */
