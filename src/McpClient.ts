@@ -93,6 +93,13 @@ export interface Options {
    * connections only (the revisions before it have tasks of their own). Default: true.
    */
   readonly tasksExtension?: boolean | undefined
+  /**
+   * The log level a 2026-07-28 connection asks for in every request's `_meta` until
+   * `setLoggingLevel` changes it: the server sends log messages only while it serves a
+   * request that names one. Stateful revisions ignore it (their server logs by its own
+   * default until `setLoggingLevel`). Default: none.
+   */
+  readonly logLevel?: McpSchema.LoggingLevel | undefined
 }
 
 /**

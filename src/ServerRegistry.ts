@@ -45,14 +45,16 @@ import type * as ToolPins from "./ToolPins.js"
 export type Requirements = CommandExecutor.CommandExecutor | HttpClient.HttpClient
 
 /**
- * How mcp-fleet presents itself to every server of the fleet.
+ * How mcp-fleet presents itself to every server of the fleet. `logLevel` defaults to
+ * `debug`: a 2026-07-28 server then sends the fleet its log messages (`LogMessage` events)
+ * as a stateful one does before anyone sets a level.
  *
  * @since 0.1.0
  * @category models
  */
 export type ClientOptions = Pick<
   McpClient.Options,
-  "clientInfo" | "capabilities" | "handlers" | "protocolVersion" | "discoverTimeout"
+  "clientInfo" | "capabilities" | "handlers" | "protocolVersion" | "discoverTimeout" | "logLevel"
 >
 
 /**
@@ -316,7 +318,7 @@ export const make = (
           spec,
           restart: restartPolicy,
           refreshDebounce: options.refreshDebounce ?? "200 millis",
-          client: options.client ?? {},
+          client: { logLevel: "debug", ...options.client },
           initialLists,
           publish,
           listsChanged,

@@ -33,6 +33,8 @@ export interface Hello {
   readonly initializeTimeout?: Duration.DurationInput | undefined
   /** How long the probe may go unanswered before the server is taken for a stateful one. */
   readonly discoverTimeout?: Duration.DurationInput | undefined
+  /** The log level a stateless connection's requests ask for from the start. */
+  readonly logLevel?: McpSchema.LoggingLevel | undefined
 }
 
 /**

@@ -1,15 +1,19 @@
 /**
  * What a 2026-07-28 connection does differently, given the revision agreed on: every request
  * carries the revision, identity and capabilities (and the log level, which replaces
- * `logging/setLevel`) in its `_meta`; lists and reads go through the ttl cache; tools the
- * transport refuses for invalid `x-mcp-header` annotations are dropped with a warning; a
- * tool call refused with HeaderMismatch (-32020) is tried once more after the tools are
- * listed again (its `x-mcp-header` arguments may have changed); ping, which the revision has
+ * `logging/setLevel`; `Options.logLevel` from the start) in its `_meta` — a request that
+ * names capabilities of its own declares only those of them the connection declares too (a
+ * gateway passes on its caller's, so the server asks that caller only what it can answer);
+ * lists and reads go through the ttl cache; tools the transport refuses for invalid
+ * `x-mcp-header` annotations are dropped with a warning; a tool call refused with
+ * HeaderMismatch (-32020) is tried once more after the tools are listed again (its
+ * `x-mcp-header` arguments may have changed); ping, which the revision has
  * not, is `server/discover`.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import type { McpClient } from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
@@ -54,13 +58,17 @@ export const makeStateless = (
 ): Effect.Effect<Stateless, never, Scope.Scope> =>
   Effect.gen(function*() {
     const server = peer.server
-    let meta = requestMeta(version, hello)
+    let meta = requestMeta(version, hello, hello.logLevel)
     const cache = yield* makeCache(peer)
     const mirror = transport.mirrorToolArguments
-    const withMeta = (params: Record<string, unknown> | undefined) => ({
-      ...params,
-      _meta: params?._meta === undefined ? meta : { ...params._meta, ...meta }
-    })
+    const withMeta = (params: Record<string, unknown> | undefined) => {
+      const own = params?._meta
+      if (!isRecord(own)) return { ...params, _meta: meta }
+      const asked = own[McpSchema.MetaKey.ClientCapabilities]
+      const merged = { ...own, ...meta }
+      if (isRecord(asked)) merged[McpSchema.MetaKey.ClientCapabilities] = narrowed(asked, hello.capabilities ?? {})
+      return { ...params, _meta: merged }
+    }
     const self: Stateless = {
       relist: Effect.void,
       send: (method, params, options) => {
@@ -107,6 +115,17 @@ export const makeStateless = (
     }
     return self
   })
+
+// What `asked` declares that `declared` declares too, member by member.
+const narrowed = (asked: Record<string, unknown>, declared: Record<string, unknown>): Record<string, unknown> => {
+  const kept: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(asked)) {
+    if (!Object.hasOwn(declared, key)) continue
+    const own = declared[key]
+    kept[key] = isRecord(value) && isRecord(own) ? narrowed(value, own) : own
+  }
+  return kept
+}
 
 const isHeaderMismatch = (error: McpError.McpError): boolean =>
   error.reason._tag === "Protocol" && error.reason.code === McpSchema.ModernErrorCode.HeaderMismatch
