@@ -84,7 +84,9 @@ const openStream = (
 // the answers) that holds only while every answer comes within JSON_WINDOW_MS and nothing
 // before them, as most tool calls do: one write, where a stream is a head, events and an
 // end, plus a log kept for resumption. A notification first, or a slow answer, opens an SSE
-// stream with what came so far.
+// stream with what came so far. A modern request has no window (`status` given): its
+// streams are not resumable, and an error answered as JSON keeps the HTTP status the
+// revision gives it however long the request took; only a notification opens its stream.
 const answerRequests = (
   response: http.ServerResponse,
   session: HttpSession.HttpSession,
@@ -92,7 +94,7 @@ const answerRequests = (
   waiting: Set<JsonRpc.RequestId>,
   headers: Record<string, string>,
   streamable: boolean,
-  status: (message: JsonRpc.Message) => number
+  status: ((message: JsonRpc.Message) => number) | undefined
 ): void => {
   const early: Array<JsonRpc.Message> = []
   let log: StreamLog | undefined
@@ -103,7 +105,7 @@ const answerRequests = (
     log = openStream(response, session, headers)
     for (const message of early) log.append(sseEvent(message))
   }
-  const timer = streamable ? setTimeout(toStream, JSON_WINDOW_MS) : undefined
+  const timer = streamable && status === undefined ? setTimeout(toStream, JSON_WINDOW_MS) : undefined
   HttpSession.deliver(session, body.messages, {
     sse: streamable,
     waiting,
@@ -119,7 +121,7 @@ const answerRequests = (
       clearTimeout(timer)
       Response.send(
         response,
-        Response.json(body.batch ? 200 : status(early[0]!), body.batch ? early : early[0]),
+        Response.json(body.batch || status === undefined ? 200 : status(early[0]!), body.batch ? early : early[0]),
         headers
       )
     }
@@ -128,13 +130,16 @@ const answerRequests = (
 
 const ACCEPTED = new Response.Answer(202)
 
-/** Answers the messages of a POST in `session`; `status` is a single JSON answer's HTTP status. */
+/**
+ * Answers the messages of a POST in `session`; `status`, for a modern request, is its JSON
+ * answer's HTTP status (otherwise 200).
+ */
 export const answer = (
   response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
   headers: Record<string, string>,
-  status: (message: JsonRpc.Message) => number = () => 200
+  status?: (message: JsonRpc.Message) => number
 ): void => {
   const requests = body.messages.filter(isRequest)
   if (requests.length === 0) {
