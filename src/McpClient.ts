@@ -28,7 +28,7 @@ import {
 } from "./internal/mcpClient/listen.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
-import { makeStateless, type Stateless } from "./internal/mcpClient/stateless.js"
+import { CallLogs, makeStateless, type Stateless } from "./internal/mcpClient/stateless.js"
 import {
   followTask,
   makeExchange,
@@ -120,6 +120,13 @@ export interface CallToolOptions extends Peer.RequestOptions {
    * notified by the server, cancelled.
    */
   readonly onTask?: ((task: McpSchema.Task) => Effect.Effect<void>) | undefined
+  /**
+   * Told the log messages a 2026-07-28 server sends while it serves the call (it sends them
+   * for requests that name a level: `Options.logLevel`), in order, before the call's result
+   * or failure. They still go to `notifications` too. Stateful revisions' log messages
+   * belong to no call: there, only `notifications` has them.
+   */
+  readonly onLog?: ((message: McpSchema.LoggingMessageNotificationParams) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -259,10 +266,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
           : Effect.void
     })
     const handlers = { ...host.handlers, ...options.handlers }
+    const callLogs = new CallLogs()
     const peer = yield* Peer.make({
       handlers,
       requestTimeout: options.requestTimeout,
-      onClosed: options.onClosed
+      onClosed: options.onClosed,
+      onNotification: callLogs.told
     })
     yield* Deferred.succeed(ready, peer)
     const scope = yield* Effect.scope
@@ -339,8 +348,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       let requestOptions: TaskOptions = resetOnProgress
       let asTask = false
       let onTask: CallToolOptions["onTask"]
+      let onLog: CallToolOptions["onLog"]
       if (callOptions !== undefined) {
-        const { meta: callMeta, task, ...rest } = callOptions
+        const { meta: callMeta, onLog: logs, task, ...rest } = callOptions
+        if (stateless !== undefined) onLog = logs
         onTask = callOptions.onTask
         if (callMeta !== undefined) params = { name, arguments: args ?? {}, _meta: callMeta }
         requestOptions = { resetTimeoutOnProgress: true, ...rest }
@@ -355,7 +366,8 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         taskCalls ? Effect.suspend(sendCall) : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask),
         (result) => outputs.check(name, result)
       )
-      return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
+      const told = onLog === undefined ? call : callLogs.around(call, onLog)
+      return outputs.listed() ? told : Effect.zipRight(outputs.ensureListed, told)
     })
 
     const ackTimeout = options.requestTimeout ?? "60 seconds"

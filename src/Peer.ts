@@ -96,6 +96,12 @@ export interface Options {
    * resumes: for an owner that must stop handing it work at that very moment.
    */
   readonly onClosed?: ((error: McpError.McpError) => void) | undefined
+  /**
+   * Called synchronously with each notification as it arrives, before the subscribers get
+   * it and before an answer read after it resumes its request: for an owner that must tell
+   * a request what came for it first.
+   */
+  readonly onNotification?: ((notification: JsonRpc.Notification) => void) | undefined
 }
 
 /**
@@ -181,7 +187,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       pending,
       inbound,
       notifications,
-      now: () => clock.unsafeCurrentTimeMillis()
+      now: () => clock.unsafeCurrentTimeMillis(),
+      told: options.onNotification
     })
     yield* Effect.addFinalizer(() =>
       Effect.sync(() =>
@@ -322,6 +329,7 @@ const makeDispatch = (options: {
   readonly inbound: Inbound
   readonly notifications: PubSub.PubSub<JsonRpc.Notification>
   readonly now: () => number
+  readonly told: ((notification: JsonRpc.Notification) => void) | undefined
 }) => {
   const { inbound, notifications, pending, server } = options
 
@@ -354,6 +362,7 @@ const makeDispatch = (options: {
     let effect: Effect.Effect<void> | undefined
     if (message.method === "notifications/progress") effect = onProgress(message.params)
     else if (message.method === "notifications/cancelled") inbound.cancelled(message.params?.requestId)
+    options.told?.(message)
     notifications.unsafeOffer(message)
     return effect
   }

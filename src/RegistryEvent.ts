@@ -67,6 +67,12 @@ export type RegistryEvent = Data.TaggedEnum<{
     readonly level: McpSchema.LoggingLevel
     readonly logger: string | undefined
     readonly data: unknown
+    /**
+     * Sent by a 2026-07-28 server for one of the fleet's requests (it sends log messages only
+     * for requests that name a level); a call's were told to its `onLog` too. False for a
+     * stateful server's.
+     */
+    readonly perRequest: boolean
   }
 }>
 

@@ -2,7 +2,10 @@
  * Log messages of the fleet's servers as one session's client gets them: those of a server
  * it has a call in flight to (on that call's stream), and, once it set a level with
  * logging/setLevel (kept by McpServer), every one at or above that level. setLevel is not
- * passed on: the servers are shared by all clients.
+ * passed on: the servers are shared by all clients. A 2026-07-28 server's messages belong to
+ * the request they came for: a routed call's reach its caller through the call (`callLog`),
+ * told before its result; the events of them (and of the fleet's own requests) are not
+ * forwarded.
  *
  * @internal
  */
@@ -29,6 +32,7 @@ export const forwarder = (
 ) =>
 (event: Extract<RegistryEvent, { readonly _tag: "LogMessage" }>): Effect.Effect<void> =>
   Effect.suspend(() => {
+    if (event.perRequest) return Effect.void
     const related = inFlight.latest(event.server)?.request.id
     if (!admits(session.level(), event.level, related !== undefined)) return Effect.void
     return session.notify(McpSchema.Method.LoggingMessage, {
@@ -37,3 +41,12 @@ export const forwarder = (
       data: event.data
     }, related)
   })
+
+/**
+ * A routed call's log messages (2026-07-28: those its server sent for it), as the call's own,
+ * by the caller's level (McpServer's check), named after the server when they name no logger.
+ */
+export const callLog =
+  (server: string, ctx: McpServer.RequestContext) =>
+  (message: McpSchema.LoggingMessageNotificationParams): Effect.Effect<void> =>
+    ctx.log(message.level, message.data, message.logger ?? server)

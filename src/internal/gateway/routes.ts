@@ -16,6 +16,7 @@ import { askClient } from "./approval.js"
 import { handlerError, toolFailure, unknownName } from "./errors.js"
 import type { Fleet } from "./fleet.js"
 import type { InFlight } from "./inFlight.js"
+import { callLog } from "./logging.js"
 import * as Naming from "./naming.js"
 import { elicitsForms, type RelayClient } from "./relay.js"
 import { ownerOf } from "./resources.js"
@@ -76,6 +77,7 @@ export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] 
     }
     const call = context.fleet.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
       ...progressOf(ctx),
+      onLog: callLog(entry.server, ctx),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),

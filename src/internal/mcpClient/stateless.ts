@@ -13,8 +13,10 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { isRecord } from "effect/Predicate"
 import type * as Scope from "effect/Scope"
+import type * as JsonRpc from "../../JsonRpc.js"
 import type { McpClient } from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -125,6 +127,45 @@ const narrowed = (asked: Record<string, unknown>, declared: Record<string, unkno
     kept[key] = isRecord(value) && isRecord(own) ? narrowed(value, own) : own
   }
   return kept
+}
+
+const decodeLog = McpSchema.decodeUnknown(McpSchema.LoggingMessageNotificationParams)
+
+/**
+ * The log messages of 2026-07-28 calls (`CallToolOptions.onLog`): the server sends them only
+ * for requests that name a level, on the request's own stream, before its answer. The Peer
+ * hands each one over as it arrives (`told`), before that answer resumes the call, so the
+ * call tells them in order before its result; on stdio, where nothing names the request, they
+ * go to the latest call in flight that takes them.
+ */
+export class CallLogs {
+  private readonly sinks = new Set<Array<McpSchema.LoggingMessageNotificationParams>>()
+
+  /** The Peer's `onNotification`: costs a method comparison while no call takes logs. */
+  readonly told = (notification: JsonRpc.Notification): void => {
+    if (this.sinks.size === 0 || notification.method !== McpSchema.Method.LoggingMessage) return
+    const decoded = decodeLog(notification.params)
+    if (Either.isLeft(decoded)) return
+    let latest: Array<McpSchema.LoggingMessageNotificationParams> | undefined
+    for (const sink of this.sinks) latest = sink
+    latest!.push(decoded.right)
+  }
+
+  /** Runs `call`, then tells `onLog` what came for it, in order, before its outcome. */
+  around<A>(
+    call: Effect.Effect<A, McpError.McpError>,
+    onLog: (message: McpSchema.LoggingMessageNotificationParams) => Effect.Effect<void>
+  ): Effect.Effect<A, McpError.McpError> {
+    return Effect.suspend(() => {
+      const sink: Array<McpSchema.LoggingMessageNotificationParams> = []
+      this.sinks.add(sink)
+      return Effect.exit(call).pipe(
+        Effect.tap(() => Effect.forEach(sink, onLog, { discard: true })),
+        Effect.ensuring(Effect.sync(() => this.sinks.delete(sink))),
+        Effect.flatten
+      )
+    })
+  }
 }
 
 const isHeaderMismatch = (error: McpError.McpError): boolean =>

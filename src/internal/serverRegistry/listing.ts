@@ -105,7 +105,11 @@ const refresh = (watcher: Watcher, c: McpClient.McpClient, kinds: ReadonlySet<Li
     ), { discard: true })
 
 // A notification other than list_changed, as an event when it is one the fleet reports.
-const forward = (watcher: Watcher, message: { readonly method: string; readonly params?: unknown }) => {
+const forward = (
+  watcher: Watcher,
+  message: { readonly method: string; readonly params?: unknown },
+  perRequest: boolean
+) => {
   const decoded = McpSchema.decodeServerNotification(message.method, message.params)
   if (Either.isLeft(decoded)) {
     return Effect.logWarning(`server '${watcher.server}' sent a malformed ${message.method}; skipped`)
@@ -117,7 +121,7 @@ const forward = (watcher: Watcher, message: { readonly method: string; readonly 
   }
   if (notification.method === McpSchema.Method.LoggingMessage) {
     const { data, level, logger } = notification.params
-    return watcher.publish(RegistryEvent.LogMessage({ server: watcher.server, level, logger, data }))
+    return watcher.publish(RegistryEvent.LogMessage({ server: watcher.server, level, logger, data, perRequest }))
   }
   return Effect.void
 }
@@ -175,6 +179,7 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
       ),
       Effect.forkScoped
     )
+    const stateless = McpSchema.isModernVersion(c.protocolVersion)
     const route = (message: JsonRpc.Notification): Effect.Effect<void> => {
       const kind = Object.hasOwn(listOf, message.method) ? listOf[message.method] : undefined
       if (kind !== undefined) {
@@ -182,12 +187,11 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
       }
       return message.method === McpSchema.Method.ResourcesUpdated ||
           message.method === McpSchema.Method.LoggingMessage
-        ? forward(watcher, message)
+        ? forward(watcher, message, stateless)
         : Effect.void
     }
     // Of 2026-07-28, list changes come by the listen stream's route (checked there); a
     // resource update only on a stream the client opened for it (`subscribeResource`).
-    const stateless = McpSchema.isModernVersion(c.protocolVersion)
     yield* Queue.take(incoming).pipe(
       Effect.flatMap((message) => stateless && Object.hasOwn(listOf, message.method) ? Effect.void : route(message)),
       Effect.forever,

@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
+import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type { ServerRegistry } from "../../ServerRegistry.js"
@@ -21,6 +22,18 @@ const both = (
   own: (task: McpSchema.Task) => Effect.Effect<void>,
   caller: ((task: McpSchema.Task) => Effect.Effect<void>) | undefined
 ) => caller === undefined ? own : (task: McpSchema.Task) => Effect.zipRight(own(task), caller(task))
+
+// The caller's onLog, told the call's log messages with the server's secrets masked, as its
+// LogMessage events are.
+const maskedLogs = <O extends { readonly onLog?: McpClient.CallToolOptions["onLog"] }>(
+  actor: ServerActor,
+  options: O | undefined
+): O | undefined => {
+  const onLog = options?.onLog
+  return onLog === undefined
+    ? options
+    : { ...options!, onLog: (message) => onLog({ ...message, data: actor.masked(message.data) }) }
+}
 
 /**
  * The routes of a registry whose running actors are `actors`.
@@ -78,9 +91,10 @@ export const make = (
   // A call that runs as a task shows in its server's status and events, and outlives its
   // connection (`taskCalls.ts`); a server that runs no tool calls as tasks costs its calls
   // nothing more.
-  const callServerTool: Routing["callServerTool"] = (server, tool, args, callOptions) =>
-    Effect.flatMap(actorOf(server), (actor) =>
-      withClient(
+  const callServerTool: Routing["callServerTool"] = (server, tool, args, given) =>
+    Effect.flatMap(actorOf(server), (actor) => {
+      const callOptions = maskedLogs(actor, given)
+      return withClient(
         server,
         (client) =>
           TaskCalls.mayRunTasks(client)
@@ -91,7 +105,8 @@ export const make = (
             )
             : client.callTool(tool, args, callOptions),
         callOptions
-      ))
+      )
+    })
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
     Effect.flatMap(actorOf(server), (actor) => TaskCalls.resume(routeOf(actor), taskId, undefined, callOptions))

@@ -79,6 +79,8 @@ export interface ServerActor {
   readonly tasks: Tasks.TaskTable
   /** The ready connection, if there is one. */
   readonly client: () => McpClient.McpClient | undefined
+  /** What the server said, its secrets masked: for what reaches a caller directly (a call's logs). */
+  readonly masked: (value: unknown) => unknown
   /** Runs `f` with a ready connection, waiting for one if the server is starting. */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
@@ -257,6 +259,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       recheck,
       tasks,
       client: gate.client,
+      masked: (value) => masker.isEmpty ? value : Secrets.maskValue(masker, value),
       withClient: gate.withClient,
       restart: send("restart"),
       authorize: Effect.zipRight(auth.authorize, send("restart")),

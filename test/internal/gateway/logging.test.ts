@@ -21,7 +21,7 @@ const setup = () => {
   }
   const forward = Logging.forwarder(inFlight, { level: () => session.level, notify: session.notify })
   const log = (level: "debug" | "info" | "error") =>
-    forward({ _tag: "LogMessage", server: "alpha", level, logger: undefined, data: level })
+    forward({ _tag: "LogMessage", server: "alpha", level, logger: undefined, data: level, perRequest: false })
   return { sent, inFlight, session, log }
 }
 
