@@ -1,7 +1,8 @@
 /**
  * The gateway the official MCP conformance suite tests in server mode (`npm run
  * conformance`): a fleet of one server, our conformance fixture
- * (`test/fixtures/conformance-stdio.ts`, named `fixture`) as a stdio child, served over
+ * (`test/fixtures/conformance-stdio.ts`, named `fixture`, which the fleet speaks 2026-07-28
+ * to) as a stdio child, served over
  * Streamable HTTP on 127.0.0.1 with plain naming, so the suite calls the fixture's tools
  * and prompts by their own names (`test_simple_text`). It prints `listening on <url>` once
  * the server is ready and runs until interrupted.
@@ -31,8 +32,8 @@ const fleet = Policy.layer({}).pipe(
       required: true
     }]
   })),
-  // The gateway is the fleet's host: the fixture's sampling and elicitation requests go to
-  // the suite's client whose call the fixture is serving.
+  // The gateway is the fleet's host: the fixture's sampling, elicitation and roots requests
+  // go to the suite's client whose call the fixture is serving, under the fixture's keys.
   Layer.provideMerge(Gateway.layerHost()),
   Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
 )

@@ -10,9 +10,10 @@
  * URL as its last argument; the baseline is `conformance/baseline.json`.
  *
  * Server mode: the gateway fronting our conformance fixture (`examples/conformance-gateway.ts`:
- * `test/fixtures/conformance-stdio.ts` as a stdio child, plain naming) is started over
- * Streamable HTTP (serving 2026-07-28 clients too: `modern`), and every server scenario runs
- * against it; then the same against the fixture served by McpServer itself
+ * `test/fixtures/conformance-stdio.ts` as a stdio child, plain naming, spoken to in 2026-07-28
+ * so its input requests, their keys and its logs cross the gateway as a 2026 server sends
+ * them) is started over Streamable HTTP (serving 2026-07-28 clients too: `modern`), and every
+ * server scenario runs against it; then the same against the fixture served by McpServer itself
  * (`test/fixtures/conformance-http.ts`, `modern`: target `direct`). The fixture is an `McpServer`
  * serving every tool, resource and prompt the scenarios name (`test_simple_text`, ...), so
  * each scenario measures the gateway (its HTTP endpoint, routing, relaying of sampling,

@@ -1,5 +1,5 @@
 // Two gateways (`mcp-fleet serve --http`, real processes) fronting the same fleet (the
-// conformance fixture on stdio, stateful), sharing one state key (`--state-secret-env`), behind a
+// conformance fixture on stdio, spoken to in 2026-07-28), sharing one state key (`--state-secret-env`), behind a
 // round-robin proxy written here: each request goes to the other replica. 2026-07-28 clients
 // need no sticky session — our McpClient lists and calls, and the official SDK v2 client
 // answers an elicitation whose retry (with `requestState`) lands on the other replica. A
@@ -26,8 +26,8 @@ const mark = `replicas-${process.pid}-${Date.now()}`
 const SECRET_VAR = "MCP_FLEET_TEST_STATE_SECRET"
 // tsx's loader by its full URL: the servers run in a temp folder, where `--import tsx` resolves nothing.
 const TSX = new URL("../node_modules/tsx/dist/loader.mjs", import.meta.url).href
-// The fixture speaks a stateful revision to the gateway (McpServer's default): its
-// elicitation is a request the gateway relays, as an input round, to the 2026-07-28 client.
+// The fixture answers 2026-07-28 requests: its elicitation is an input request of its own,
+// which the gateway passes, as an input round under the same key, to the 2026-07-28 client.
 const FIXTURE = fileURLToPath(new URL("./fixtures/conformance-stdio.ts", import.meta.url))
 
 /** One request the proxy passed on: to which replica, and what it carried. */
