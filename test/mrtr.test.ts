@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as Host from "../src/Host.js"
 import type * as JsonRpc from "../src/JsonRpc.js"
@@ -311,6 +312,103 @@ describe("MRTR (2026-07-28)", () => {
       const seen: Array<number> = []
       yield* client.callTool("t", {}, { onProgress: (p) => Effect.sync(() => seen.push(p.progress)) })
       expect(seen).toEqual([1, 2])
+    }))
+
+  it.scoped("answers a round's input requests at once, each service told the key it was asked under", () =>
+    Effect.gen(function*() {
+      const keys: Array<string | undefined> = []
+      // Each answer waits for the other request to be asked: one after another would never end.
+      const both = yield* Deferred.make<void>()
+      const { client } = yield* connect({
+        "tools/call": (request) =>
+          Effect.succeed(
+            paramsOf(request).inputResponses === undefined
+              ? {
+                resultType: "input_required",
+                inputRequests: {
+                  user_name: confirm,
+                  capital: {
+                    method: "sampling/createMessage",
+                    params: { messages: [{ role: "user", content: { type: "text", text: "Capital?" } }], maxTokens: 9 }
+                  },
+                  where: { method: "roots/list" }
+                }
+              }
+              : { resultType: "complete", ...text(JSON.stringify(paramsOf(request).inputResponses)) }
+          )
+      }).pipe(
+        Effect.provide(Layer.mergeAll(
+          Host.layerElicitation({
+            elicit: (_, context) =>
+              Effect.sync(() => keys.push(context.key)).pipe(
+                Effect.zipRight(Deferred.await(both)),
+                Effect.as({ action: "accept" as const, content: {} })
+              )
+          }),
+          Host.layerSampling({
+            createMessage: (_, context) =>
+              Effect.sync(() => keys.push(context.key)).pipe(
+                Effect.zipRight(Deferred.succeed(both, undefined)),
+                Effect.as(sampled)
+              )
+          }),
+          // Roots answered per request: told the key too, the shared list not read.
+          Layer.effect(
+            Host.Roots,
+            Effect.map(SubscriptionRef.make<ReadonlyArray<McpSchema.Root>>([]), (roots) => ({
+              roots,
+              list: (context: Host.RequestContext) =>
+                Effect.sync(() => keys.push(context.key)).pipe(Effect.as([{ uri: `file:///${context.key}` }]))
+            }))
+          )
+        ))
+      )
+      const answered = JSON.parse(((yield* client.callTool("t")).content[0] as { text: string }).text)
+      expect(answered.where).toEqual({ roots: [{ uri: "file:///where" }] })
+      expect(answered.capital).toEqual(sampled)
+      expect(keys.sort()).toEqual(["capital", "user_name", "where"])
+    }))
+
+  it.scoped("a call's log messages go to its onLog, in order, before its result; the log level rides on every request", () =>
+    Effect.gen(function*() {
+      const holder: { server?: ModernServer } = {}
+      const log = (data: string) =>
+        Effect.ignore(holder.server!.peer.notify("notifications/message", { level: "info", logger: "x", data }))
+      const { client, fake, sent } = yield* connect({
+        "tools/call": () =>
+          Effect.zipRight(
+            Effect.zipRight(log("one"), log("two")),
+            Effect.succeed({ resultType: "complete", ...text("ok") })
+          )
+      }, { logLevel: "info" })
+      holder.server = fake
+      const told: Array<unknown> = []
+      const result = yield* client.callTool("t", {}, {
+        onLog: (message) => Effect.sync(() => told.push(message.data))
+      })
+      // Told before the call returned, not later from a fiber.
+      expect(told).toEqual(["one", "two"])
+      expect(result.content).toEqual(text("ok").content)
+      const meta = paramsOf(sent("tools/call")[0]!)._meta as Record<string, unknown>
+      expect(meta["io.modelcontextprotocol/logLevel"]).toBe("info")
+      // A call without onLog is told nothing, and takes nothing from the next one's.
+      yield* client.callTool("t")
+      yield* client.callTool("t", {}, { onLog: (message) => Effect.sync(() => told.push(message.data)) })
+      expect(told).toEqual(["one", "two", "one", "two"])
+    }))
+
+  it.scoped("a request naming capabilities of its own declares only those the connection declares too", () =>
+    Effect.gen(function*() {
+      const { client, sent } = yield* connect({
+        "tools/call": () => Effect.succeed({ resultType: "complete", ...text("ok") })
+      }).pipe(Effect.provide(accepting()))
+      yield* client.callTool("t", {}, {
+        meta: {
+          "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} }
+        }
+      })
+      const meta = paramsOf(sent("tools/call")[0]!)._meta as Record<string, unknown>
+      expect(meta["io.modelcontextprotocol/clientCapabilities"]).toEqual({ elicitation: { form: {} } })
     }))
 })
 
