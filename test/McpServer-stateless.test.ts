@@ -42,6 +42,19 @@ const twoSteps = McpServer.tool({
     }).pipe(Effect.orDie)
 })
 
+// Two requests under one key (a gateway passes on the keys of servers that know nothing of
+// each other): the second gets a key of its own.
+const sameKey = McpServer.tool({
+  name: "same_key",
+  inputSchema: { type: "object" },
+  handler: (_args, ctx) =>
+    Effect.gen(function*() {
+      const first = yield* ctx.elicit({ message: "First?", requestedSchema: form("a") }, { key: "dup" })
+      const second = yield* ctx.elicit({ message: "Second?", requestedSchema: form("a") }, { key: "dup" })
+      return text(`${String(first.content?.a)} ${String(second.content?.a)}`)
+    }).pipe(Effect.orDie)
+})
+
 // Three requests at once, one after a turn of the scheduler: asked in one round.
 const allAtOnce = McpServer.tool({
   name: "all_at_once",
@@ -122,7 +135,7 @@ const serve = (options: Partial<McpServer.ItemsOptions> = {}) =>
       modern: true,
       serverInfo,
       instructions: "be modern",
-      tools: [askName, twoSteps, allAtOnce, needsSampling, logs, echo],
+      tools: [askName, twoSteps, allAtOnce, sameKey, needsSampling, logs, echo],
       resources: [notes, constant],
       prompts: [context],
       ...options
@@ -270,6 +283,23 @@ describe("McpServer, modern requests (2026-07-28)", () => {
           requestState: second.requestState
         })
         expect(done).toMatchObject(text("Alice likes blue"))
+      }))
+
+    it.scoped("keeps keys unique in a run: a key asked under twice names the second request input-<n>", () =>
+      Effect.gen(function*() {
+        const { peer } = yield* serve()
+        const first = yield* call(peer, "same_key")
+        expect(Object.keys(first.inputRequests as object)).toEqual(["dup"])
+        const second = yield* call(peer, "same_key", {
+          inputResponses: { dup: accept({ a: "one" }) },
+          requestState: first.requestState
+        })
+        expect(second.inputRequests).toMatchObject({ "input-2": { params: { message: "Second?" } } })
+        const done = yield* call(peer, "same_key", {
+          inputResponses: { "input-2": accept({ a: "two" }) },
+          requestState: second.requestState
+        })
+        expect(done).toMatchObject(text("one two"))
       }))
 
     it.scoped("asks requests made at once in the same round", () =>
