@@ -10,25 +10,32 @@ import type * as McpSchema from "../../../src/McpSchema.js"
 import type * as McpServer from "../../../src/McpServer.js"
 import * as Peer from "../../../src/Peer.js"
 
-const context = (server: string): Host.RequestContext => ({ server, progress: () => Effect.void })
+const context = (server: string, key?: string): Host.RequestContext => ({
+  server,
+  progress: () => Effect.void,
+  ...(key === undefined ? {} : { key })
+})
 
 const sampling: McpSchema.CreateMessageRequestParams = {
   messages: [{ role: "user", content: { type: "text", text: "hi" } }],
   maxTokens: 10
 }
 
-// A client whose requests (through its call `id`'s context) are recorded and answered with
-// a fixed sampling result.
-const client = (capabilities: McpSchema.ClientCapabilities | undefined) => {
-  const sent: Array<{ method: string; related: unknown }> = []
+// A client of `protocolVersion` whose requests (through its call `id`'s context) are recorded,
+// with the key they were asked under, and answered with a fixed sampling result (or roots).
+const client = (capabilities: McpSchema.ClientCapabilities | undefined, protocolVersion = "2025-11-25") => {
+  const sent: Array<{ method: string; related: unknown; key?: string }> = []
   const relayClient: Relay.RelayClient = { capabilities, roots: [], inFlight: new InFlight() }
   const call = (id: string) =>
     ({
       request: { jsonrpc: "2.0", id, method: "tools/call" },
-      requestClient: (method: string) =>
+      client: { protocolVersion, capabilities: capabilities ?? {} },
+      requestClient: (method: string, _params: unknown, options?: McpServer.RequestClientOptions) =>
         Effect.sync(() => {
-          sent.push({ method, related: id })
-          return { role: "assistant", content: { type: "text", text: "ok" }, model: "m" }
+          sent.push({ method, related: id, ...(options?.key === undefined ? {} : { key: options.key }) })
+          return method === "roots/list"
+            ? { roots: [{ uri: `file:///${id}` }] }
+            : { role: "assistant", content: { type: "text", text: "ok" }, model: "m" }
         })
     }) as unknown as McpServer.RequestContext
   return { relayClient, sent, call }
@@ -127,5 +134,47 @@ describe("gateway relay", () => {
       expect((yield* SubscriptionRef.get(relay.roots)).map((root) => root.uri)).toEqual(["file:///a", "file:///shared"])
       yield* Relay.setRoots(relay, a.relayClient, [])
       expect(yield* SubscriptionRef.get(relay.roots)).toEqual(fallback)
+    }))
+
+  it.scoped("a 2026-07-28 caller: asked under the server's key, told -32021 of what it lacks", () =>
+    Effect.gen(function*() {
+      const relay = yield* Relay.make([])
+      const modern = client({ sampling: {} }, "2026-07-28")
+      yield* Relay.register(relay, modern.relayClient)
+      const services = Relay.services(relay)
+      const sample = services.sampling.createMessage(sampling, context("alpha", "greeting"))
+      expect((yield* during("alpha", [modern], sample))._tag).toBe("Success")
+      expect(modern.sent).toEqual([{ method: "sampling/createMessage", related: "call-0", key: "greeting" }])
+      const elicit = services.elicitation.elicit(
+        { message: "Name?", requestedSchema: { type: "object", properties: {} } },
+        context("alpha", "user_name")
+      )
+      const exit = yield* during("alpha", [modern], elicit)
+      expect(exit._tag).toBe("Failure")
+      const error = (exit as unknown as { cause: { error: Peer.HandlerError } }).cause.error
+      expect(error.code).toBe(-32021)
+      expect(error.data).toEqual({ requiredCapabilities: { elicitation: { form: {} } } })
+    }))
+
+  it.scoped("roots/list: a 2026-07-28 caller that declared roots is asked in its call; others get the fleet's", () =>
+    Effect.gen(function*() {
+      const relay = yield* Relay.make([{ uri: "file:///config" }])
+      const modern = client({ roots: {} }, "2026-07-28")
+      const undeclared = client({}, "2026-07-28")
+      const stateful = client({ roots: {} })
+      for (const c of [modern, undeclared, stateful]) yield* Relay.register(relay, c.relayClient)
+      const list = Relay.services(relay).roots.list!
+      expect(yield* during("alpha", [modern], list(context("alpha", "client_roots")))).toMatchObject({
+        value: [{ uri: "file:///call-0" }]
+      })
+      expect(modern.sent).toEqual([{ method: "roots/list", related: "call-0", key: "client_roots" }])
+      for (const c of [undeclared, stateful]) {
+        expect(yield* during("alpha", [c], list(context("alpha")))).toMatchObject({
+          value: [{ uri: "file:///config" }]
+        })
+        expect(c.sent).toEqual([])
+      }
+      // No call in flight: the fleet's roots.
+      expect(yield* list(context("alpha"))).toEqual([{ uri: "file:///config" }])
     }))
 })
