@@ -143,6 +143,14 @@ export interface RequestContext {
 export interface InputOptions {
   /** The key of the request in `inputRequests`. Default: `input-<n>`, its place in the run. */
   readonly key?: string | undefined
+  /**
+   * (The tasks extension) Asks by an `InputRequiredResult` on the call itself, before the
+   * call becomes a task: for input the tool needs before it goes async (to decide whether to
+   * proceed). Without it, a call that may become a task becomes one when it asks, and asks
+   * through the task (`tasks/get`, `tasks/update`). Once the call is a task, it asks through
+   * the task either way. Ignored everywhere else.
+   */
+  readonly beforeTask?: boolean | undefined
 }
 
 /**
@@ -233,9 +241,27 @@ export interface Handlers {
 
 /**
  * Task-augmented tool calls (2025-11-25): a tool whose `execution.taskSupport` is
- * `optional` or `required` runs as a task when the call carries `task`. For modern requests
- * (the `io.modelcontextprotocol/tasks` extension) the server decides: such a tool runs as
- * a task whenever the request declares the extension (`required` without it: -32021).
+ * `optional` or `required` runs as a task when the call carries `task`.
+ *
+ * For modern requests (the `io.modelcontextprotocol/tasks` extension, SEP-2663) the server
+ * decides: a call of such a tool from a request that declares the extension always ends as a
+ * task (`required` without the extension: -32021; `optional`: answered inline). Its handler
+ * starts inline, in the request, and the call becomes a task (answered with a
+ * `CreateTaskResult`; the handler runs on in the server's Scope) at the first of:
+ * - it asks the client for input (the request then waits in the task: `tasks/get` shows it,
+ *   `tasks/update` answers it);
+ * - it waits on anything else (a timer, I/O): it neither finished nor asked while the
+ *   scheduler turned a few times, so its work is not instant;
+ * - it finished (the task is created already done, its result or error inlined).
+ * Input asked with `InputOptions.beforeTask` while the call is still inline is asked by
+ * MRTR on the call itself (an `InputRequiredResult`; the handler runs again on the retry),
+ * as SEP-2663 says a server SHOULD resolve such exchanges before creating the task: a
+ * tool that must know something before it goes async asks it that way, and its task starts
+ * once it has the answers and goes on.
+ *
+ * A task is this server's: its id (a random UUID) is known to this process only, so with
+ * replicas behind a load balancer a task lives where it was created (`tasks/get` elsewhere
+ * answers -32602 unknown task). Tasks end with the server's Scope.
  *
  * @since 0.1.0
  * @category models

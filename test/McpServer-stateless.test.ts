@@ -5,6 +5,7 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
@@ -445,7 +446,26 @@ describe("McpServer, modern requests (2026-07-28)", () => {
       inputSchema: { type: "object" },
       handler: () => Effect.never
     })
-    const tasks = () => serve({ tools: [confirm, forever, echo], tasks: { pollInterval: 50 } })
+    // Asks a name by MRTR before it goes async, then sleeps: the task starts once it has the name.
+    const greetLater = McpServer.tool({
+      name: "greet_later",
+      execution: { taskSupport: "required" },
+      inputSchema: { type: "object" },
+      handler: (_args, ctx) =>
+        ctx.elicit({ message: "Name?", requestedSchema: form("name") }, { key: "who", beforeTask: true }).pipe(
+          Effect.flatMap((answer) =>
+            Effect.as(Effect.sleep("1 second"), text(`Hello, ${String(answer.content?.name)}`))
+          ),
+          Effect.orDie
+        )
+    })
+    const quick = McpServer.tool({
+      name: "quick",
+      execution: { taskSupport: "optional" },
+      inputSchema: { type: "object" },
+      handler: () => Effect.succeed(text("quick"))
+    })
+    const tasks = () => serve({ tools: [confirm, forever, greetLater, quick, echo], tasks: { pollInterval: 50 } })
     const get = (peer: Peer.Peer, taskId: unknown) => peer.request("tasks/get", { taskId, _meta: metaOf(TASKS) })
     // Polls without sleeping: the task's fiber moves on between the answers.
     const until = (peer: Peer.Peer, taskId: unknown, status: string) =>
@@ -457,7 +477,13 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         const discovered = yield* peer.request("server/discover", { _meta: metaOf() })
         expect(discovered.capabilities).toMatchObject({ extensions: { "io.modelcontextprotocol/tasks": {} } })
         const created = yield* call(peer, "confirm", {}, { ...ALL, ...TASKS })
-        expect(created).toMatchObject({ resultType: "task", status: "working", ttlMs: 3_600_000, pollIntervalMs: 50 })
+        // Its request for input made it a task: the task waits on it from the start.
+        expect(created).toMatchObject({
+          resultType: "task",
+          status: "input_required",
+          ttlMs: 3_600_000,
+          pollIntervalMs: 50
+        })
         const waiting = yield* until(peer, created.taskId, "input_required")
         expect(waiting.inputRequests).toMatchObject({ sure: { method: "elicitation/create" } })
         const bad = yield* Effect.exit(peer.request("tasks/update", {
@@ -477,6 +503,31 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         expect(done.result).toMatchObject({ ...text("ok: true"), resultType: "complete" })
         // Without the extension: a plain call (answered by MRTR here).
         expect((yield* call(peer, "confirm")).resultType).toBe("input_required")
+      }))
+
+    it.scoped("asks beforeTask input by MRTR, then becomes a task; a call done at once is a task done", () =>
+      Effect.gen(function*() {
+        const { peer } = yield* tasks()
+        const first = yield* call(peer, "greet_later", {}, { ...ALL, ...TASKS })
+        expect(first).toMatchObject({
+          resultType: "input_required",
+          inputRequests: { who: { method: "elicitation/create" } }
+        })
+        expect(first.taskId).toBeUndefined()
+        const created = yield* call(peer, "greet_later", {
+          inputResponses: { who: accept({ name: "Ada" }) },
+          requestState: first.requestState
+        }, { ...ALL, ...TASKS })
+        expect(created).toMatchObject({ resultType: "task", status: "working" })
+        expect(created.requestState).toBeUndefined()
+        // The task runs on in the server: its sleep is on the TestClock.
+        yield* TestClock.adjust("1 second")
+        const done = yield* until(peer, created.taskId, "completed")
+        expect(done.result).toMatchObject(text("Hello, Ada"))
+        // A call done before it could go async is a task too, already done.
+        const instant = yield* call(peer, "quick", {}, TASKS)
+        expect(instant).toMatchObject({ resultType: "task", status: "completed" })
+        expect((yield* get(peer, instant.taskId)).result).toMatchObject(text("quick"))
       }))
 
     it.scoped("refuses required-task tools and tasks methods to a client without the extension; cancels", () =>

@@ -10,9 +10,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import { isRecord } from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -37,17 +38,15 @@ export interface Modern {
 }
 
 /** The modern state of a new server: its configured secret (or a random one), its tasks. */
-export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope> =>
-  Effect.map(
-    options.tasks === undefined ? Effect.succeed(undefined) : TasksExtension.make(options.tasks),
-    (tasks) => ({
-      secret: options.stateSecret === undefined
-        ? randomBytes(32)
-        : Buffer.from(Redacted.value(options.stateSecret), "utf8"),
-      listeners: new Set(),
-      tasks
-    })
+export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope> => {
+  const secret = options.stateSecret === undefined
+    ? randomBytes(32)
+    : Buffer.from(Redacted.value(options.stateSecret), "utf8")
+  return Effect.map(
+    options.tasks === undefined ? Effect.succeed(undefined) : TasksExtension.make(options.tasks, secret),
+    (tasks) => ({ secret, listeners: new Set(), tasks })
   )
+}
 
 /** Every revision a server speaks, the modern one first. */
 export const SUPPORTED_VERSIONS: ReadonlyArray<string> = [
@@ -197,18 +196,23 @@ export const answer = (
       ? Mrtr.begin(modern.secret, request)
       : Either.right(Mrtr.noInput(method))
     if (Either.isLeft(round)) return Effect.fail(round.left)
-    return Effect.scoped(
-      Effect.flatMap(handlersFor(session, client.right), (handlers) => {
-        const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
-        const plain = round.right instanceof Mrtr.Round
-          ? Mrtr.run(modern.secret, request, round.right, run(ctx))
-          : run(ctx)
-        return TasksExtension.route(modern.tasks, ctx, plain, run).pipe(
-          Effect.map((answered) => finish(session, method, answered)),
-          Effect.mapError(modernError(request))
-        )
-      })
-    )
+    // The handlers' Scope ends with the request, unless the request became a task: then
+    // with the task (tasksExtension.ts).
+    return Effect.flatMap(Scope.make(), (scope) =>
+      Scope.extend(handlersFor(session, client.right), scope).pipe(
+        Effect.flatMap((handlers) => {
+          const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
+          const plain = round.right instanceof Mrtr.Round
+            ? Mrtr.run(modern.secret, request, round.right, run(ctx))
+            : run(ctx)
+          return TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run)
+        }),
+        Effect.onExit((exit) =>
+          Exit.isSuccess(exit) && exit.value.resultType === "task" ? Effect.void : Scope.close(scope, exit)
+        ),
+        Effect.map((answered) => finish(session, method, answered)),
+        Effect.mapError(modernError(request))
+      ))
   })
 
 /** Whether `request` is for a modern-only method (answered in no stateful session). */

@@ -1,11 +1,14 @@
 /**
  * The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) for modern requests: the
  * server decides, per tool (`execution.taskSupport`), to run a call as a task when the
- * request declares the extension, and answers with a flat `CreateTaskResult`. Tasks are
- * the server's (a modern client's requests may arrive anywhere), kept for their `ttlMs`.
- * `tasks/get` tells a task with its result or error inlined and, while it waits for input,
- * the requests it waits on; `tasks/update` answers them (the task's fiber resumes: no
- * replay here); `tasks/cancel` interrupts it.
+ * request declares the extension, and answers with a flat `CreateTaskResult`. The call's
+ * handler starts inline, as an MRTR round, and becomes the task once it asks for input, waits
+ * on anything else, or ends (see `McpServer.TaskOptions`); input it asks with `beforeTask`
+ * before that goes by MRTR. Tasks are the server's (a modern client's requests may arrive
+ * anywhere), kept for their `ttlMs`; a task keeps the Scope of its request's handlers open
+ * until it ends. `tasks/get` tells a task with its result or error inlined and, while it
+ * waits for input, the requests it waits on; `tasks/update` answers them (the task's fiber
+ * resumes: no replay here); `tasks/cancel` interrupts it.
  *
  * @internal
  */
@@ -14,7 +17,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -23,7 +26,7 @@ import type * as Peer from "../../Peer.js"
 import { Context } from "./context.js"
 import type { McpServerError } from "./error.js"
 import { internalError, invalidParams, methodNotFound, missingClientCapability } from "./errors.js"
-import { checkAnswer } from "./mrtr.js"
+import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
 
 /** The extension's identifier. */
@@ -44,12 +47,14 @@ interface Pending {
   readonly answer: Deferred.Deferred<Record<string, unknown>>
 }
 
-// A task: what tasks/get tells, and the fiber that runs it.
+// A call of a task tool: what tasks/get tells, and the fiber that runs it. `listed` once it
+// became a task (before that it is an inline call, in no table).
 interface Entry {
   task: Record<string, unknown> & { readonly taskId: string; status: string }
   outcome: { readonly result: Record<string, unknown> } | { readonly error: Record<string, unknown> } | undefined
   readonly pending: Map<string, Pending>
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  listed: boolean
 }
 
 /** The server's tasks. */
@@ -57,11 +62,13 @@ export interface Table {
   readonly entries: Map<string, Entry>
   readonly scope: Scope.Scope
   readonly options: TaskOptions
+  /** The key of the MRTR rounds a call asks in before it becomes a task. */
+  readonly secret: Uint8Array
 }
 
 /** The task table of a new server; tasks end with its Scope. */
-export const make = (options: TaskOptions): Effect.Effect<Table, never, Scope.Scope> =>
-  Effect.map(Effect.scope, (scope) => ({ entries: new Map(), scope, options }))
+export const make = (options: TaskOptions, secret: Uint8Array): Effect.Effect<Table, never, Scope.Scope> =>
+  Effect.map(Effect.scope, (scope) => ({ entries: new Map(), scope, options, secret }))
 
 const declared = (client: Client): boolean => {
   const extensions = (client.capabilities as { readonly extensions?: unknown }).extensions
@@ -79,67 +86,118 @@ const update = (entry: Entry, patch: Record<string, unknown>) =>
     entry.task = { ...entry.task, ...patch, lastUpdatedAt: now }
   })
 
-// A task's way to its client: each request waits until tasks/update answers it.
-const input = (entry: Entry) => ({
-  ask: (
-    method: string,
-    params: Record<string, unknown> | undefined,
-    options: RequestClientOptions | undefined
-  ): Effect.Effect<Record<string, unknown>, McpServerError> =>
-    Effect.gen(function*() {
-      const key = options?.key ?? randomUUID()
-      const answer = yield* Deferred.make<Record<string, unknown>>()
-      entry.pending.set(key, { request: { method, params: params ?? {} }, answer })
-      yield* update(entry, { status: "input_required" })
-      const answered = yield* Deferred.await(answer)
-      entry.pending.delete(key)
-      if (entry.pending.size === 0) yield* update(entry, { status: "working" })
-      return answered
-    })
-})
-
-// Runs `call` as a task in the server's Scope; answers with the task as created.
-const start = (
-  table: Table,
-  call: (entry: Entry) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+// A task's request to its client: it waits until tasks/update answers it.
+const askInTask = (
+  entry: Entry,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  options: RequestClientOptions | undefined
 ): Effect.Effect<Record<string, unknown>> =>
   Effect.gen(function*() {
-    const now = yield* stamp
-    const ttlMs = table.options.ttlMs ?? DEFAULT_TTL_MS
-    const entry: Entry = {
-      task: {
-        taskId: randomUUID(),
-        status: "working",
-        createdAt: now,
-        lastUpdatedAt: now,
-        ttlMs,
-        pollIntervalMs: table.options.pollInterval ?? 1000
-      },
-      outcome: undefined,
-      pending: new Map(),
-      fiber: undefined
+    const key = options?.key ?? randomUUID()
+    const answer = yield* Deferred.make<Record<string, unknown>>()
+    entry.pending.set(key, { request: { method, params: params ?? {} }, answer })
+    yield* update(entry, { status: "input_required" })
+    const answered = yield* Deferred.await(answer)
+    entry.pending.delete(key)
+    if (entry.pending.size === 0) yield* update(entry, { status: "working" })
+    return answered
+  })
+
+// A call's way to its client: by MRTR while inline and the request says `beforeTask`; else
+// through the task, which its first such request creates (`goAsync`).
+const inputOf = (entry: Entry, round: Mrtr.Round, goAsync: Effect.Effect<void>): Mrtr.Input => ({
+  ask: (method, params, options): Effect.Effect<Record<string, unknown>, McpServerError> =>
+    Effect.suspend(() =>
+      !entry.listed && options?.beforeTask === true
+        ? round.ask(method, params, options)
+        : Effect.zipRight(goAsync, askInTask(entry, method, params, options))
+    )
+})
+
+const fresh = (table: Table): Effect.Effect<Entry> =>
+  Effect.map(stamp, (now) => ({
+    task: {
+      taskId: randomUUID(),
+      status: "working",
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: table.options.ttlMs ?? DEFAULT_TTL_MS,
+      pollIntervalMs: table.options.pollInterval ?? 1000
+    },
+    outcome: undefined,
+    pending: new Map(),
+    fiber: undefined,
+    listed: false
+  }))
+
+// The call's end, as tasks/get tells it: a result (a tool's own error included) completes
+// the task, a protocol error fails it.
+const settle = (entry: Entry, exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>) =>
+  Effect.suspend(() => {
+    if (Exit.isSuccess(exit)) {
+      entry.outcome = { result: { ...exit.value, resultType: "complete" } }
+      return update(entry, { status: "completed" })
     }
+    const error = exit.cause._tag === "Fail" ? exit.cause.error : internalError
+    entry.outcome = { error: { code: error.code, message: error.message, data: error.data } }
+    return update(entry, { status: "failed" })
+  })
+
+// The call becomes a task: listed (so tasks/get finds it before the CreateTaskResult goes
+// out), kept for its ttlMs from now, then forgotten.
+const list = (table: Table, entry: Entry): Effect.Effect<Record<string, unknown>> =>
+  Effect.suspend(() => {
+    if (entry.listed) return Effect.succeed({ ...entry.task, resultType: "task" })
+    entry.listed = true
     table.entries.set(entry.task.taskId, entry)
-    const settle = (exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>) =>
-      Effect.suspend(() => {
-        if (Exit.isSuccess(exit)) {
-          entry.outcome = { result: { ...exit.value, resultType: "complete" } }
-          return update(entry, { status: "completed" })
-        }
-        const error = exit.cause._tag === "Fail" ? exit.cause.error : internalError
-        entry.outcome = { error: { code: error.code, message: error.message, data: error.data } }
-        return update(entry, { status: "failed" })
-      })
-    entry.fiber = yield* call(entry).pipe(
-      Effect.onExit((exit) => Exit.isInterrupted(exit) ? Effect.void : settle(exit)),
-      Effect.forkIn(table.scope)
-    )
-    // Kept for its ttlMs from its creation, then forgotten.
-    yield* Effect.sleep(ttlMs).pipe(
+    return Effect.sleep(Number(entry.task.ttlMs)).pipe(
       Effect.zipRight(Effect.sync(() => table.entries.delete(entry.task.taskId))),
+      Effect.forkIn(table.scope),
+      Effect.as({ ...entry.task, resultType: "task" })
+    )
+  })
+
+// How many times the scheduler turns before an inline call that neither ended nor asked is
+// judged to be waiting on real work (as Mrtr's rounds gather requests asked at once).
+const QUIET = 16
+
+const quiet = (round: Mrtr.Round): Effect.Effect<void> =>
+  Effect.flatMap(
+    Effect.forEach(Array.from({ length: QUIET }), () => Effect.yieldNow(), { discard: true }),
+    // A round that stopped for input ends as an InputRequiredResult, not as a task.
+    () => Effect.flatMap(Deferred.isDone(round.stopped), (stopped) => stopped ? Effect.never : Effect.void)
+  )
+
+/**
+ * Runs a call of a task tool: its handler (`call`) forked in the server's Scope, inline until
+ * it goes async; answers with the task it became, or the round's InputRequiredResult (the
+ * handler's run interrupted). `handlers` is the Scope of the request's handlers, which the
+ * task keeps open until it ends.
+ */
+const escalate = (
+  table: Table,
+  ctx: Context<Session>,
+  round: Mrtr.Round,
+  handlers: Scope.CloseableScope,
+  call: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+  Effect.gen(function*() {
+    const entry = yield* fresh(table)
+    const async = yield* Deferred.make<void>()
+    const link = { taskId: entry.task.taskId, status: (statusMessage: string) => update(entry, { statusMessage }) }
+    const task = new Context(ctx.session, ctx.request, link, inputOf(entry, round, Deferred.succeed(async, undefined)))
+    const fiber = yield* call(task).pipe(
+      Effect.onExit((exit) => Exit.isInterrupted(exit) ? Effect.void : settle(entry, exit)),
+      Effect.ensuring(Scope.close(handlers, Exit.void)),
       Effect.forkIn(table.scope)
     )
-    return { ...entry.task, resultType: "task" }
+    entry.fiber = fiber
+    const goesAsync = Effect.raceAll([Deferred.await(async), Effect.asVoid(Fiber.await(fiber)), quiet(round)])
+    return yield* Mrtr.run(table.secret, ctx.request, round, Effect.zipRight(goesAsync, list(table, entry))).pipe(
+      // Not a task (input asked by MRTR, a refused answer, the request given up): the run ends.
+      Effect.onExit(() => entry.listed ? Effect.void : Fiber.interrupt(fiber))
+    )
   })
 
 const find = (table: Table, request: JsonRpc.Request) => {
@@ -170,7 +228,7 @@ const answer = (entry: Entry, request: JsonRpc.Request) =>
     for (const [key, value] of Object.entries(responses as Record<string, unknown>)) {
       const pending = entry.pending.get(key)
       if (pending === undefined) continue
-      const problem = checkAnswer(pending.request.method, value, pending.request.params)
+      const problem = Mrtr.checkAnswer(pending.request.method, value, pending.request.params)
       if (problem !== undefined) return Effect.fail(invalidParams(`inputResponses.${key} ${problem}`))
       answers.push(Deferred.succeed(pending.answer, value as Record<string, unknown>))
     }
@@ -191,11 +249,15 @@ const cancel = (entry: Entry) =>
 
 /**
  * A modern request on the tasks surface: the extension's methods, and tools/call of a tool
- * that runs as a task; anything else is `plain`, the request answered as usual.
+ * that runs as a task; anything else is `plain`, the request answered as usual. `input` is
+ * the request's way to its client (a tools/call's MRTR round); `handlers` the Scope of the
+ * request's handlers, which a task keeps open until it ends.
  */
 export const route = (
   table: Table | undefined,
   ctx: Context<Session>,
+  input: Mrtr.Input,
+  handlers: Scope.CloseableScope,
   plain: Effect.Effect<Record<string, unknown>, Peer.HandlerError>,
   run: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> => {
@@ -211,19 +273,14 @@ export const route = (
         : answer(entry, request))
   }
   const tools = ctx.session.handlers?.tools
-  if (table === undefined || request.method !== McpSchema.Method.ToolsCall || tools === undefined) return plain
+  if (table === undefined || !(input instanceof Mrtr.Round) || request.method !== McpSchema.Method.ToolsCall) {
+    return plain
+  }
+  if (tools === undefined) return plain
   return Effect.flatMap(tools.list(ctx), (all) => {
     const support = all.find((tool) => tool.name === request.params?.name)?.execution?.taskSupport
     if (support !== "optional" && support !== "required") return plain
     if (!declared(ctx.client)) return support === "required" ? Effect.fail(missingExtension()) : plain
-    return start(table, (entry) =>
-      run(
-        new Context(
-          ctx.session,
-          request,
-          { taskId: entry.task.taskId, status: (statusMessage) => update(entry, { statusMessage }) },
-          input(entry)
-        )
-      ))
+    return escalate(table, ctx, input, handlers, run)
   })
 }
