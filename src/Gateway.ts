@@ -50,7 +50,24 @@
  * - Requests fronted servers send (sampling, elicitation, roots) reach the gateway's clients
  *   when the gateway is the fleet's host (`layerHost`, provided to the registry and the
  *   gateway): see there. Without it they go to the registry's own Host services, if any.
- *   Not passed through: tasks.
+ * - Fronted tools are listed with their `execution.taskSupport`. With the `tasks` option,
+ *   tasks are passed through as tasks of the gateway's own: it declares the tasks extension
+ *   (`io.modelcontextprotocol/tasks`) to 2026-07-28 clients and 2025-11-25's `tasks` to
+ *   stateful ones, and a client's call of such a tool runs as a gateway task (McpServer's,
+ *   see `McpServer.TaskOptions`: a 2026-07-28 client that declares the extension gets one
+ *   as soon as the routed call waits on its server; `required` without it: -32021) whose
+ *   work is the routed call, made however the fleet makes it (a fronted server's own task
+ *   is followed by the fleet's client). What the fronted server asks meanwhile reaches the
+ *   client through the task (`tasks/get` shows it, `tasks/update` answers it), and
+ *   `tasks/cancel` cancels the routed call, so the call at the fronted server.
+ *   A gateway task id is random and bound to this gateway process: behind a load balancer
+ *   a task lives on the replica that created it (`tasks/get` elsewhere: unknown task), so a
+ *   client's task requests must reach that replica. A tool that asks input by MRTR before
+ *   its task exists (SEP-2663's composition) becomes a gateway task at once and asks
+ *   through it: the gateway cannot tell a fronted server's input asked before its task
+ *   from one asked inside it. Off by default: a task waiting for its client keeps its
+ *   routed call in flight, and while calls of several clients are in flight at a server,
+ *   that server's requests to the clients are refused as ambiguous (`layerHost`).
  * - A tool under an `ask` rule is listed to a client that declared elicitation, and each
  *   call asks it (`elicitation/create`, one yes/no field); not approved, the call answers a
  *   Denied tool error. To other clients it is hidden unless the Policy has an approver.
@@ -146,6 +163,15 @@ export interface Options {
   readonly stateSecret?: Redacted.Redacted<string> | undefined
   /** The caching hints of the gateway's modern results (see `McpServer.CachingOptions`). */
   readonly caching?: McpServer.CachingOptions | undefined
+  /**
+   * Passes tasks through (see the module doc): a call of a fronted tool that supports tasks
+   * runs as a task of the gateway's, for 2026-07-28 clients that declare the tasks extension
+   * and 2025-11-25 clients that ask for one. Default: off (such calls are answered inline,
+   * the fleet running them as tasks at their servers as it does any call) — a task waiting
+   * for its client's input keeps its routed call in flight at its server, and meanwhile
+   * that server's requests to any gateway client are refused as ambiguous (`layerHost`).
+   */
+  readonly tasks?: McpServer.TaskOptions | undefined
 }
 
 /**
@@ -242,7 +268,7 @@ const serverOf = (options: Options) =>
     const host = yield* Effect.serviceOption(ClientHost)
     return yield* GatewaySession.makeServer(
       Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay },
-      { stateSecret: options.stateSecret, caching: options.caching }
+      { stateSecret: options.stateSecret, caching: options.caching, tasks: options.tasks }
     )
   })
 

@@ -252,7 +252,9 @@ export interface Handlers {
  *   `tasks/update` answers it);
  * - it waits on anything else (a timer, I/O): it neither finished nor asked while the
  *   scheduler turned a few times, so its work is not instant;
- * - it finished (the task is created already done, its result or error inlined).
+ * - it finished (the task is created already done: `tasks/get` inlines its result or error).
+ * The `CreateTaskResult` is the task's seed state, `working`; what it did since shows on
+ * `tasks/get`.
  * Input asked with `InputOptions.beforeTask` while the call is still inline is asked by
  * MRTR on the call itself (an `InputRequiredResult`; the handler runs again on the retry),
  * as SEP-2663 says a server SHOULD resolve such exchanges before creating the task: a

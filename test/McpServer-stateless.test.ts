@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -477,13 +478,7 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         const discovered = yield* peer.request("server/discover", { _meta: metaOf() })
         expect(discovered.capabilities).toMatchObject({ extensions: { "io.modelcontextprotocol/tasks": {} } })
         const created = yield* call(peer, "confirm", {}, { ...ALL, ...TASKS })
-        // Its request for input made it a task: the task waits on it from the start.
-        expect(created).toMatchObject({
-          resultType: "task",
-          status: "input_required",
-          ttlMs: 3_600_000,
-          pollIntervalMs: 50
-        })
+        expect(created).toMatchObject({ resultType: "task", status: "working", ttlMs: 3_600_000, pollIntervalMs: 50 })
         const waiting = yield* until(peer, created.taskId, "input_required")
         expect(waiting.inputRequests).toMatchObject({ sure: { method: "elicitation/create" } })
         const bad = yield* Effect.exit(peer.request("tasks/update", {
@@ -526,8 +521,25 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         expect(done.result).toMatchObject(text("Hello, Ada"))
         // A call done before it could go async is a task too, already done.
         const instant = yield* call(peer, "quick", {}, TASKS)
-        expect(instant).toMatchObject({ resultType: "task", status: "completed" })
-        expect((yield* get(peer, instant.taskId)).result).toMatchObject(text("quick"))
+        expect(instant).toMatchObject({ resultType: "task", status: "working" })
+        expect(yield* get(peer, instant.taskId)).toMatchObject({ status: "completed", result: text("quick") })
+      }))
+
+    it.scoped("forgets a task after its ttlMs, and ends its work", () =>
+      Effect.gen(function*() {
+        const ended = yield* Deferred.make<void>()
+        const watched = McpServer.tool({
+          name: "watched",
+          execution: { taskSupport: "required" },
+          inputSchema: { type: "object" },
+          handler: () => Effect.onInterrupt(Effect.never, () => Deferred.succeed(ended, undefined))
+        })
+        const { peer } = yield* serve({ tools: [watched], tasks: { ttlMs: 5_000 } })
+        const created = yield* call(peer, "watched", {}, TASKS)
+        expect(created).toMatchObject({ resultType: "task", ttlMs: 5_000 })
+        yield* TestClock.adjust("5 seconds")
+        yield* Deferred.await(ended)
+        expect(protocolError(yield* Effect.exit(get(peer, created.taskId))).code).toBe(-32602)
       }))
 
     it.scoped("refuses required-task tools and tasks methods to a client without the extension; cancels", () =>

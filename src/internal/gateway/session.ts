@@ -143,11 +143,14 @@ const joinRelay = (
 /**
  * The gateway's McpServer: every session routed to the fleet, and told once per burst of
  * fleet changes which lists changed. It serves until the Scope closes; `serving` is what
- * the gateway's options say of the modern revision (the state key, caching hints).
+ * the gateway's options say of the modern revision (the state key, caching hints) and of
+ * tasks: with `tasks`, a call of a fronted tool listed with `execution.taskSupport` may run
+ * here as a task (the tasks extension; 2025-11-25's task-augmented calls), its work the
+ * routed call.
  */
 export const makeServer = (
   fleet: Fleet,
-  serving: Pick<McpServer.Options, "stateSecret" | "caching"> = {}
+  serving: Pick<McpServer.Options, "stateSecret" | "caching" | "tasks"> = {}
 ): Effect.Effect<McpServer.McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const server = yield* McpServer.make({

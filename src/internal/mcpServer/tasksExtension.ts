@@ -145,16 +145,22 @@ const settle = (entry: Entry, exit: Exit.Exit<Record<string, unknown>, Peer.Hand
   })
 
 // The call becomes a task: listed (so tasks/get finds it before the CreateTaskResult goes
-// out), kept for its ttlMs from now, then forgotten.
+// out), kept for its ttlMs from now, then forgotten, its work ended with it (nobody could
+// reach a task past its ttlMs: it would hold its work, and what that holds, forever). The
+// CreateTaskResult is its seed state,
+// `working`: whatever it did since (asked, ended) shows on tasks/get, as a CreateTaskResult
+// carries neither inputRequests nor an outcome, and a client polls a working task.
 const list = (table: Table, entry: Entry): Effect.Effect<Record<string, unknown>> =>
   Effect.suspend(() => {
-    if (entry.listed) return Effect.succeed({ ...entry.task, resultType: "task" })
+    const created = { ...entry.task, status: "working", resultType: "task" }
+    if (entry.listed) return Effect.succeed(created)
     entry.listed = true
     table.entries.set(entry.task.taskId, entry)
     return Effect.sleep(Number(entry.task.ttlMs)).pipe(
+      Effect.zipRight(Effect.suspend(() => cancel(entry))),
       Effect.zipRight(Effect.sync(() => table.entries.delete(entry.task.taskId))),
       Effect.forkIn(table.scope),
-      Effect.as({ ...entry.task, resultType: "task" })
+      Effect.as(created)
     )
   })
 
@@ -195,8 +201,12 @@ const escalate = (
     entry.fiber = fiber
     const goesAsync = Effect.raceAll([Deferred.await(async), Effect.asVoid(Fiber.await(fiber)), quiet(round)])
     return yield* Mrtr.run(table.secret, ctx.request, round, Effect.zipRight(goesAsync, list(table, entry))).pipe(
-      // Not a task (input asked by MRTR, a refused answer, the request given up): the run ends.
-      Effect.onExit(() => entry.listed ? Effect.void : Fiber.interrupt(fiber))
+      // Not a task (input asked by MRTR, a refused answer): the run ends. The request given
+      // up (its client cancelled it) before its answer went out: so does the task it became,
+      // whose id the client may never have seen.
+      Effect.onExit((exit) =>
+        !entry.listed ? Fiber.interrupt(fiber) : Exit.isSuccess(exit) ? Effect.void : cancel(entry)
+      )
     )
   })
 
