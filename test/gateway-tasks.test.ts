@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Gateway from "../src/Gateway.js"
+import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
@@ -58,6 +59,12 @@ const frontedTools = (cancelled: Deferred.Deferred<void>): ReadonlyArray<McpServ
       )
   }),
   McpServer.tool({
+    name: "quick_job",
+    execution: { taskSupport: "required" },
+    inputSchema: { type: "object" },
+    handler: () => Effect.succeed(text("done"))
+  }),
+  McpServer.tool({
     name: "greet",
     inputSchema: { type: "object" },
     handler: () => Effect.succeed(text("hello"))
@@ -88,7 +95,7 @@ const setup = (modernFronted: boolean) =>
       Layer.provide(Platform)
     )
     const context = yield* Layer.build(fleet)
-    const peer = yield* Effect.gen(function*() {
+    const connected = yield* Effect.gen(function*() {
       const registry = yield* ServerRegistry.ServerRegistry
       yield* registry.awaitReady({ timeout: "10 seconds" })
       const [client, end] = yield* Memory.makePair({ server: "gateway", client: "client" })
@@ -96,9 +103,16 @@ const setup = (modernFronted: boolean) =>
         Effect.provideService(Transport, end),
         Effect.forkScoped
       )
-      return yield* Peer.make().pipe(Effect.provideService(Transport, client))
+      const peer = yield* Peer.make().pipe(Effect.provideService(Transport, client))
+      // A stateful session of its own, for a 2025-11-25 client.
+      const [stateful, statefulEnd] = yield* Memory.makePair({ server: "gateway", client: "stateful" })
+      yield* Gateway.serve({ naming: "plain", tasks: {} }).pipe(
+        Effect.provideService(Transport, statefulEnd),
+        Effect.forkScoped
+      )
+      return { peer, stateful }
     }).pipe(Effect.provide(context))
-    return { peer, cancelled }
+    return { ...connected, cancelled }
   })
 
 const call = (peer: Peer.Peer, name: string, args: Record<string, unknown>, capabilities: Record<string, unknown>) =>
@@ -133,7 +147,12 @@ describe.each([
       const support = Object.fromEntries(
         (listed.tools as ReadonlyArray<McpSchema.Tool>).map((tool) => [tool.name, tool.execution?.taskSupport])
       )
-      expect(support).toEqual({ confirm_delete: "optional", long_job: "required", greet: undefined })
+      expect(support).toEqual({
+        confirm_delete: "optional",
+        long_job: "required",
+        quick_job: "required",
+        greet: undefined
+      })
       // A plain tool answers inline; a required-task one needs the extension (-32021).
       expect(yield* call(peer, "greet", {}, TASKS)).toMatchObject({ ...text("hello"), resultType: "complete" })
       expect(protocolCode(yield* Effect.exit(call(peer, "long_job", {}, {})))).toBe(-32021)
@@ -161,6 +180,22 @@ describe.each([
       }).pipe(Effect.scoped),
     20_000
   )
+
+  it.live("runs a 2025-11-25 client's task-augmented call as a task too", () =>
+    Effect.gen(function*() {
+      const { stateful } = yield* setup(modernFronted)
+      const client = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+        Effect.provideService(Transport, stateful)
+      )
+      const statuses: Array<string> = []
+      // `required`: McpClient asks for a task, polls it and fetches its result.
+      const result = yield* client.callTool("quick_job", {}, {
+        onTask: (task) => Effect.sync(() => statuses.push(task.status))
+      })
+      expect(result).toMatchObject(text("done"))
+      expect(statuses.at(0)).toBe("working")
+      expect(statuses.at(-1)).toBe("completed")
+    }).pipe(Effect.scoped), 20_000)
 
   it.live("cancels the routed call at the fronted server on tasks/cancel", () =>
     Effect.gen(function*() {
