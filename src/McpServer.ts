@@ -93,7 +93,10 @@ export interface RequestContext {
   readonly request: JsonRpc.Request
   /** The client, as of this request. */
   readonly client: Client
-  /** Whether the request runs as a task (2025-11-25 `task` param, or the tasks extension). */
+  /**
+   * Whether the request runs as a task (2025-11-25 `task` param), or runs as one or may still
+   * become one (the tasks extension: see `TaskOptions`).
+   */
   readonly asTask?: boolean | undefined
   /** Reports progress on this request; does nothing when the client gave no progressToken. */
   progress(progress: number, total?: number, message?: string): Effect.Effect<void>
