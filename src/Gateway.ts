@@ -64,10 +64,11 @@
  *   a task lives on the replica that created it (`tasks/get` elsewhere: unknown task), so a
  *   client's task requests must reach that replica. A tool that asks input by MRTR before
  *   its task exists (SEP-2663's composition) becomes a gateway task at once and asks
- *   through it: the gateway cannot tell a fronted server's input asked before its task
- *   from one asked inside it. Off by default: a task waiting for its client keeps its
- *   routed call in flight, and while calls of several clients are in flight at a server,
- *   that server's requests to the clients are refused as ambiguous (`layerHost`).
+ *   through it: the gateway's call becomes its task as soon as the routed call waits on
+ *   its server, before the fronted server's question comes back. On by default (`tasks:
+ *   false` turns it off): a task waiting for its client keeps its routed call in flight,
+ *   but the fronted server's requests of an identified call go to that call's client
+ *   whatever else is in flight (`layerHost`).
  * - A tool under an `ask` rule is listed to a client that declared elicitation, and each
  *   call asks it (`elicitation/create`, one yes/no field); not approved, the call answers a
  *   Denied tool error. To other clients it is hidden unless the Policy has an approver.
@@ -166,12 +167,11 @@ export interface Options {
   /**
    * Passes tasks through (see the module doc): a call of a fronted tool that supports tasks
    * runs as a task of the gateway's, for 2026-07-28 clients that declare the tasks extension
-   * and 2025-11-25 clients that ask for one. Default: off (such calls are answered inline,
-   * the fleet running them as tasks at their servers as it does any call) — a task waiting
-   * for its client's input keeps its routed call in flight at its server, and meanwhile
-   * that server's requests to any gateway client are refused as ambiguous (`layerHost`).
+   * and 2025-11-25 clients that ask for one. Default: on, with McpServer's task defaults.
+   * `false` turns it off: such calls are answered inline, the fleet running them as tasks at
+   * their servers as it does any call (CLI: `serve --no-tasks`).
    */
-  readonly tasks?: McpServer.TaskOptions | undefined
+  readonly tasks?: McpServer.TaskOptions | false | undefined
 }
 
 /**
@@ -228,10 +228,13 @@ export class ClientHost extends Context.Tag("mcp-fleet/Gateway/ClientHost")<Clie
  * `Host.Sampling`, `Host.Elicitation` and `Host.Roots`) and to the gateway (`ClientHost`):
  *
  * - A server's `sampling/createMessage` or `elicitation/create` goes to the gateway client
- *   whose call the server is serving (the one client with a call in flight at that server;
- *   over HTTP on that call's SSE stream), if that client declared the capability (with
- *   `tools`, `context`, `url` as the request needs); otherwise, and when no client's or
- *   several clients' calls are in flight there, it is refused (-1) with the reason.
+ *   whose call it belongs to (over HTTP on that call's SSE stream, or as an input round),
+ *   if that client declared the capability (with `tools`, `context`, `url` as the request
+ *   needs); otherwise it is refused (-1, or -32021 to a 2026-07-28 client) with the reason.
+ *   The call is known when the server says so (an input request of a 2026-07-28 result or
+ *   task, a 2025-11-25 task's request: `McpClient.CallToolOptions.onInput`); a request that
+ *   names no call (a stateful server's outside a task) goes to the one client with a call
+ *   in flight at that server, and is refused when no client's or several clients' are.
  * - The servers' roots are the union of the roots the clients declare (asked after their
  *   initialize and on their `notifications/roots/list_changed`), or `roots` while none does.
  *
@@ -268,7 +271,7 @@ const serverOf = (options: Options) =>
     const host = yield* Effect.serviceOption(ClientHost)
     return yield* GatewaySession.makeServer(
       Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay },
-      { stateSecret: options.stateSecret, caching: options.caching, tasks: options.tasks }
+      { stateSecret: options.stateSecret, caching: options.caching, tasks: options.tasks === false ? undefined : options.tasks ?? {} }
     )
   })
 

@@ -18,6 +18,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Host from "./Host.js"
+import { forCall, RelatedTasks } from "./internal/mcpClient/callInput.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { negotiate } from "./internal/mcpClient/handshake.js"
@@ -127,6 +128,28 @@ export interface CallToolOptions extends Peer.RequestOptions {
    * belong to no call: there, only `notifications` has them.
    */
   readonly onLog?: ((message: McpSchema.LoggingMessageNotificationParams) => Effect.Effect<void>) | undefined
+  /**
+   * Answers the server's requests that belong to this call instead of the connection's
+   * handlers (the host services): the input requests of its `InputRequiredResult`s and of
+   * its task (2026-07-28, each with its key), and the requests that name its task in their
+   * `_meta` (2025-11-25 `io.modelcontextprotocol/related-task`). A request that names no call
+   * (a stateful server's outside a task) still goes to the connection's handlers. Asked only
+   * for the kinds the connection declared. Kept when a lost task is followed again.
+   */
+  readonly onInput?: ((input: CallInput) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>) | undefined
+}
+
+/**
+ * A server's request that belongs to one call, as its `CallToolOptions.onInput` is given it.
+ *
+ * @since 0.3.0
+ */
+export interface CallInput {
+  /** `sampling/createMessage`, `elicitation/create` or `roots/list`. */
+  readonly method: string
+  readonly params: Record<string, unknown>
+  /** The key the server asked under (2026-07-28); absent for a request it sent. */
+  readonly key?: string | undefined
 }
 
 /**
@@ -195,11 +218,12 @@ export interface McpClient {
    * tasks extension's `tasks/get` on a 2026-07-28 connection, `tasks/get` and `tasks/result`
    * (2025-11-25) on the others. A server that does not know the task fails its first
    * `tasks/get`. Interrupting it cancels the task. With `tool` (the tool it is a call of),
-   * the result is checked against that tool's outputSchema, as a call's is.
+   * the result is checked against that tool's outputSchema, as a call's is. `onInput`
+   * answers the task's input requests, as a call's.
    */
   readonly followTask: (
     taskId: string,
-    options?: (Pick<CallToolOptions, "onTask"> & { readonly tool?: string | undefined }) | undefined
+    options?: (Pick<CallToolOptions, "onTask" | "onInput"> & { readonly tool?: string | undefined }) | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
@@ -267,8 +291,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     })
     const handlers = { ...host.handlers, ...options.handlers }
     const callLogs = new CallLogs()
+    // A 2025-11-25 task's requests go to the call that follows it, when it has an onInput.
+    const related = new RelatedTasks()
     const peer = yield* Peer.make({
-      handlers,
+      handlers: related.wrap(handlers),
       requestTimeout: options.requestTimeout,
       onClosed: options.onClosed,
       onNotification: callLogs.told
@@ -349,8 +375,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       let asTask = false
       let onTask: CallToolOptions["onTask"]
       let onLog: CallToolOptions["onLog"]
+      let onInput: CallToolOptions["onInput"]
       if (callOptions !== undefined) {
-        const { meta: callMeta, onLog: logs, task, ...rest } = callOptions
+        const { meta: callMeta, onInput: input, onLog: logs, task, ...rest } = callOptions
+        onInput = input
         if (stateless !== undefined) onLog = logs
         onTask = callOptions.onTask
         if (callMeta !== undefined) params = { name, arguments: args ?? {}, _meta: callMeta }
@@ -359,11 +387,17 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       }
       const sendCall = () =>
         asTask || outputs.requiresTask(name)
-          ? requestAsTask(peer, McpSchema.Method.ToolsCall, params, requestOptions)
+          ? related.follow(
+            onInput,
+            onTask,
+            (noted) => requestAsTask(peer, McpSchema.Method.ToolsCall, params, { ...requestOptions, onTask: noted })
+          )
           : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask)
       // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
-        taskCalls ? Effect.suspend(sendCall) : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask),
+        taskCalls
+          ? Effect.suspend(sendCall)
+          : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask, onInput),
         (result) => outputs.check(name, result)
       )
       const told = onLog === undefined ? call : callLogs.around(call, onLog)
@@ -381,9 +415,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       callTool,
       followTask: traced("McpClient.followTask")((taskId, taskOptions) => {
         const tool = taskOptions?.tool
+        const onInput = taskOptions?.onInput
         const followed = stateless === undefined
-          ? resumeTask(peer, taskId, { onTask: taskOptions?.onTask })
-          : followTask(wire, handlers, McpSchema.Method.ToolsCall, { taskId }, { onTask: taskOptions?.onTask })
+          ? related.follow(onInput, taskOptions?.onTask, (onTask) => resumeTask(peer, taskId, { onTask }))
+          : followTask(wire, forCall(handlers, onInput), McpSchema.Method.ToolsCall, { taskId }, {
+            onTask: taskOptions?.onTask
+          })
         // Without the tool's name, no outputSchema to check against.
         return tool === undefined
           ? Effect.flatMap(

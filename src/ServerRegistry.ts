@@ -230,7 +230,7 @@ export interface ServerRegistry {
   readonly followTask: (
     server: string,
     taskId: string,
-    options?: (CallOptions & Pick<McpClient.CallToolOptions, "onTask">) | undefined
+    options?: (CallOptions & Pick<McpClient.CallToolOptions, "onTask" | "onInput">) | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   readonly readResource: (server: string, uri: string) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
   /** Gets a prompt by its name on that server. */

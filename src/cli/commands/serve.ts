@@ -68,6 +68,12 @@ export const serve = Command.make("serve", {
         "affinity; give them one --state-secret-env)"
     )
   ),
+  noTasks: Options.boolean("no-tasks").pipe(
+    Options.withDescription(
+      "Answer calls of fronted task tools inline instead of as tasks of the gateway's own (the default passes " +
+        "tasks through)"
+    )
+  ),
   naming: Options.choice("naming", ["qualified", "plain"]).pipe(
     Options.withDescription(
       "Tool and prompt names: qualified (mcp__<server>__<name>, the default) or plain (a server's own name " +
@@ -102,7 +108,13 @@ export const serve = Command.make("serve", {
       )
     if (given.stdio) {
       yield* gateway(
-        Gateway.serveStdio({ settle: settle.value, naming: given.naming, modern: given.modern, stateSecret })
+        Gateway.serveStdio({
+          settle: settle.value,
+          naming: given.naming,
+          modern: given.modern,
+          stateSecret,
+          ...(given.noTasks ? { tasks: false } : {})
+        })
       )
       // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
       // 2 s), so the fleet goes now, well within that.
@@ -113,6 +125,7 @@ export const serve = Command.make("serve", {
       naming: given.naming,
       modern: given.modern,
       stateSecret,
+      ...(given.noTasks ? { tasks: false } : {}),
       port: Option.getOrThrow(given.http),
       host: given.host,
       path: given.path,

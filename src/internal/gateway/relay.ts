@@ -1,7 +1,11 @@
 /**
- * The gateway's clients as the fleet's host: the Sampling, Elicitation and Roots services a
- * fronted server's requests reach, passed to the gateway client whose call that server is
- * serving, and answered with that client's capabilities. A fronted server of 2026-07-28 asks
+ * The gateway's clients as the fleet's host: a fronted server's requests go to the gateway
+ * client whose call they belong to, and are answered with that client's capabilities. A
+ * request that says which call it belongs to (an input request of a 2026-07-28 result or
+ * task, a 2025-11-25 task's request) reaches that call's `onInput` (`callInput`, given by the
+ * routes); one that does not (a stateful server's outside a task) reaches the Sampling,
+ * Elicitation and Roots services, which pass it to the client whose call that server is
+ * serving, when only one client's calls are in flight there. A fronted server of 2026-07-28 asks
  * under keys of its own, and a 2026-07-28 client is asked under the same keys. Roots are the
  * union of those its stateful clients listed, or the configured ones while none did; a
  * 2026-07-28 client has no session to list them once, so when such a client's call is what
@@ -14,6 +18,7 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Host from "../../Host.js"
 import * as JsonRpc from "../../JsonRpc.js"
+import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as McpServer from "../../McpServer.js"
@@ -79,9 +84,9 @@ export const setRoots = (
 
 type Caller = { readonly client: RelayClient; readonly related: McpServer.RequestContext }
 
-// The client whose call `server` is serving, and that call. Only an unambiguous one: with
-// calls of several clients in flight there, the request could be any one's, and a client is
-// never shown what another's call asked.
+// The client whose call `server` is serving, and that call, for a request that names no
+// call. Only an unambiguous one: with calls of several clients in flight there, the request
+// could be any one's, and a client is never shown what another's call asked.
 const callerOf = (relay: Relay, server: string): Caller | Peer.HandlerError => {
   let found: { client: RelayClient; related: McpServer.RequestContext } | undefined
   for (const client of relay.clients) {
@@ -101,63 +106,112 @@ const isModern = (caller: Caller): boolean => McpSchema.isModernVersion(caller.r
 
 // Through the call: on its stream, or in a modern request's input round (its run ends here
 // and replays when the client retries with the answer), under the key the server asked by.
-const ask = (
-  caller: Caller,
-  method: string,
-  params: Record<string, unknown>,
-  key: string | undefined
-): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+const ask = (caller: Caller, input: McpClient.CallInput): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.mapError(
-    caller.related.requestClient(method, params, key === undefined ? undefined : { key }),
+    caller.related.requestClient(input.method, input.params, input.key === undefined ? undefined : { key: input.key }),
     (error) =>
       error.cause instanceof McpError.McpError
         ? handlerError(error.cause)
         : new Peer.HandlerError({ code: JsonRpc.ErrorCode.InternalError, message: error.message })
   )
 
+// Asked of the caller when it declared what the request needs.
 const pass = (
-  relay: Relay,
-  context: Host.RequestContext,
-  method: string,
-  params: Record<string, unknown>,
+  caller: Caller,
+  input: McpClient.CallInput,
   declared: (capabilities: McpSchema.ClientCapabilities) => boolean,
   required: McpSchema.ClientCapabilities,
   what: string
-): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
-  Effect.suspend(() => {
-    const caller = callerOf(relay, context.server)
-    if (!("client" in caller)) return Effect.fail(caller)
-    const capabilities = caller.client.capabilities
-    if (capabilities === undefined || !declared(capabilities)) {
-      return Effect.fail(
-        isModern(caller)
-          ? McpServer.missingClientCapability(required)
-          : Host.rejected(`the gateway client did not declare ${what}`)
-      )
-    }
-    return ask(caller, method, params, context.key)
-  })
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> => {
+  const capabilities = caller.client.capabilities
+  if (capabilities === undefined || !declared(capabilities)) {
+    return Effect.fail(
+      isModern(caller)
+        ? McpServer.missingClientCapability(required)
+        : Host.rejected(`the gateway client did not declare ${what}`)
+    )
+  }
+  return ask(caller, input)
+}
 
 // A 2026-07-28 caller that declared roots is asked for them in its call; any other request
 // gets the fleet's roots.
-const listRoots = (relay: Relay, context: Host.RequestContext) =>
-  Effect.suspend(() => {
-    const caller = callerOf(relay, context.server)
-    if (!("client" in caller) || !isModern(caller) || caller.related.client.capabilities.roots === undefined) {
-      return SubscriptionRef.get(relay.roots)
-    }
+const listRoots = (
+  relay: Relay,
+  caller: Caller | undefined,
+  key: string | undefined
+): Effect.Effect<McpSchema.ListRootsResult, Peer.HandlerError> =>
+  caller === undefined || !isModern(caller) || caller.related.client.capabilities.roots === undefined
+    ? Effect.map(SubscriptionRef.get(relay.roots), (roots) => ({ roots: [...roots] }))
     // The round checked the answer against ListRootsResult before handing it over.
-    return Effect.map(
-      ask(caller, McpSchema.Method.RootsList, {}, context.key),
-      (answer) => answer.roots as ReadonlyArray<McpSchema.Root>
-    )
-  })
+    : ask(caller, { method: McpSchema.Method.RootsList, params: {}, key }) as Effect.Effect<
+      McpSchema.ListRootsResult,
+      Peer.HandlerError
+    >
 
 const usesTools = (request: McpSchema.CreateMessageRequestParams): boolean =>
   request.tools !== undefined || request.toolChoice !== undefined
 
 const usesContext = (request: McpSchema.CreateMessageRequestParams): boolean =>
   request.includeContext !== undefined && request.includeContext !== "none"
+
+// A fronted server's request, answered through the call it belongs to: the one place that
+// checks the caller's capabilities, for requests of identified calls and guessed ones alike.
+const answer = (
+  relay: Relay,
+  caller: Caller,
+  input: McpClient.CallInput
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> => {
+  switch (input.method) {
+    case McpSchema.Method.SamplingCreateMessage: {
+      const request = input.params as McpSchema.CreateMessageRequestParams
+      return pass(
+        caller,
+        input,
+        (c) =>
+          c.sampling !== undefined &&
+          (!usesTools(request) || c.sampling.tools !== undefined) &&
+          (!usesContext(request) || c.sampling.context !== undefined),
+        {
+          sampling: { ...(usesTools(request) ? { tools: {} } : {}), ...(usesContext(request) ? { context: {} } : {}) }
+        },
+        request.tools === undefined ? "sampling" : "sampling with tools"
+      )
+    }
+    case McpSchema.Method.ElicitationCreate: {
+      const url = input.params.mode === "url"
+      return pass(
+        caller,
+        input,
+        (c) => url ? c.elicitation?.url !== undefined : elicitsForms(c),
+        { elicitation: url ? { url: {} } : { form: {} } },
+        url ? "URL elicitation" : "elicitation"
+      )
+    }
+    default:
+      return listRoots(relay, caller, input.key)
+  }
+}
+
+/**
+ * The `onInput` of a call `client` made by the request of `related`: the requests the
+ * fronted server asks in that call go to it, whatever else is in flight there.
+ */
+export const callInput = (
+  relay: Relay,
+  client: RelayClient,
+  related: McpServer.RequestContext
+): NonNullable<McpClient.CallToolOptions["onInput"]> =>
+(input) => answer(relay, { client, related }, input)
+
+// A request that names no call: through the call `callerOf` finds.
+const guessed = (relay: Relay, context: Host.RequestContext, method: string, params: object) =>
+  Effect.suspend(() => {
+    const caller = callerOf(relay, context.server)
+    return "client" in caller
+      ? answer(relay, caller, { method, params: params as Record<string, unknown>, key: context.key })
+      : Effect.fail(caller)
+  })
 
 /** The host services that pass the fleet's requests to the gateway's clients. */
 export const services = (relay: Relay): {
@@ -169,35 +223,27 @@ export const services = (relay: Relay): {
     // Declared to the servers so they may ask; each request is checked against its client's.
     capabilities: { context: true, tools: true },
     createMessage: (request, context) =>
-      pass(
-        relay,
-        context,
-        McpSchema.Method.SamplingCreateMessage,
-        request as Record<string, unknown>,
-        (c) =>
-          c.sampling !== undefined &&
-          (!usesTools(request) || c.sampling.tools !== undefined) &&
-          (!usesContext(request) || c.sampling.context !== undefined),
-        {
-          sampling: { ...(usesTools(request) ? { tools: {} } : {}), ...(usesContext(request) ? { context: {} } : {}) }
-        },
-        request.tools === undefined ? "sampling" : "sampling with tools"
-      ) as Effect.Effect<McpSchema.CreateMessageResult, Peer.HandlerError>
+      guessed(relay, context, McpSchema.Method.SamplingCreateMessage, request) as Effect.Effect<
+        McpSchema.CreateMessageResult,
+        Peer.HandlerError
+      >
   },
   elicitation: {
     url: true,
     elicit: (request, context) =>
-      pass(
-        relay,
-        context,
-        McpSchema.Method.ElicitationCreate,
-        request as Record<string, unknown>,
-        (c) => request.mode === "url" ? c.elicitation?.url !== undefined : elicitsForms(c),
-        { elicitation: request.mode === "url" ? { url: {} } : { form: {} } },
-        request.mode === "url" ? "URL elicitation" : "elicitation"
-      ) as Effect.Effect<McpSchema.ElicitResult, Peer.HandlerError>
+      guessed(relay, context, McpSchema.Method.ElicitationCreate, request) as Effect.Effect<
+        McpSchema.ElicitResult,
+        Peer.HandlerError
+      >
   },
-  roots: { roots: relay.roots, list: (context) => listRoots(relay, context) }
+  roots: {
+    roots: relay.roots,
+    list: (context) =>
+      Effect.suspend(() => {
+        const caller = callerOf(relay, context.server)
+        return Effect.map(listRoots(relay, "client" in caller ? caller : undefined, context.key), (r) => r.roots)
+      })
+  }
 })
 
 /** Asks a client for its roots, when it declared them, and sets them in the relay. */

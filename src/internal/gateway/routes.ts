@@ -1,7 +1,7 @@
 /**
  * The handlers of requests the gateway routes to the server that owns what they name:
  * tools/call (through the Policy, with the client's progress and its cancellation carried
- * over), resources/read, prompts/get and completion/complete. A name no server has yet is
+ * over, and the fronted server's requests of the call asked of its client), resources/read, prompts/get and completion/complete. A name no server has yet is
  * looked up again once the fleet has settled, as lists are.
  *
  * @internal
@@ -18,7 +18,7 @@ import type { Fleet } from "./fleet.js"
 import type { InFlight } from "./inFlight.js"
 import { callLog } from "./logging.js"
 import * as Naming from "./naming.js"
-import { elicitsForms, type RelayClient } from "./relay.js"
+import { callInput, elicitsForms, type RelayClient } from "./relay.js"
 import { ownerOf } from "./resources.js"
 
 /** What the routed handlers of one session work with. */
@@ -78,6 +78,9 @@ export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] 
     const call = context.fleet.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
       ...progressOf(ctx),
       onLog: callLog(entry.server, ctx),
+      // The server's requests that belong to this call go to this client, whatever else is
+      // in flight there (when the gateway is the fleet's host).
+      ...(context.fleet.relay === undefined ? {} : { onInput: callInput(context.fleet.relay, context.client, ctx) }),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),

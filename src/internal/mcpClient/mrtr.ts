@@ -4,7 +4,7 @@
  * `InputRequiredResult` instead of asking on its own. Its input requests are answered at once
  * (each told its key) by the connection's own host handlers — the very ones that answer the
  * stateful revisions' server requests, so an MRTR answer is decoded and checked exactly like
- * one — and the request is sent again (a new JSON-RPC id, from the Peer) with
+ * one — or by the call's `onInput` (`callInput.ts`), and the request is sent again (a new JSON-RPC id, from the Peer) with
  * `inputResponses` and the server's `requestState` echoed untouched. Only the answers of the
  * latest round go with a retry: whatever the server needs of earlier rounds it keeps in its
  * `requestState`. Each request carries its own rounds, so parallel calls never see each
@@ -22,17 +22,11 @@ import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
+import { inputMethods } from "./callInput.js"
 import { decode } from "./decode.js"
 
 /** The most input rounds one request may take before the client gives up on the server. */
 export const MAX_ROUNDS = 10
-
-// The only requests a server may put in `inputRequests`.
-const inputMethods: ReadonlySet<string> = new Set([
-  McpSchema.Method.ElicitationCreate,
-  McpSchema.Method.SamplingCreateMessage,
-  McpSchema.Method.RootsList
-])
 
 type Result = Record<string, unknown>
 

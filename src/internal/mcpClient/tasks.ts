@@ -32,6 +32,7 @@ import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
+import { forCall } from "./callInput.js"
 import { decode } from "./decode.js"
 import { answerInputs, withInputRounds } from "./mrtr.js"
 
@@ -311,7 +312,8 @@ export const withTasksExtension = (capabilities: McpSchema.ClientCapabilities): 
 
 /**
  * How a connection sends a request: input rounds answered (2026-07-28), and a task the
- * server made of it followed to its result (the tasks extension), its statuses told to `onTask`.
+ * server made of it followed to its result (the tasks extension), its statuses told to `onTask`,
+ * the input requests of both answered by `onInput` when the call has one.
  */
 export const makeExchange = (
   peer: Peer.Peer,
@@ -321,13 +323,16 @@ export const makeExchange = (
   method: string,
   params: Record<string, unknown> | undefined,
   requestOptions: Peer.RequestOptions | undefined,
-  onTask?: TaskOptions["onTask"]
-): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
-  withInputRounds(
+  onTask?: TaskOptions["onTask"],
+  onInput?: Parameters<typeof forCall>[1]
+): Effect.Effect<Record<string, unknown>, McpError.McpError> => {
+  const own = forCall(handlers, onInput)
+  return withInputRounds(
     peer.server,
-    handlers,
+    own,
     method,
     params,
     (sent) => peer.request(method, sent, requestOptions),
-    (created) => followTask(peer, handlers, method, created, { onTask })
+    (created) => followTask(peer, own, method, created, { onTask })
   )
+}

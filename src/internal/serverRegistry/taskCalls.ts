@@ -127,7 +127,7 @@ export const resume = (
     }
     const followOn = (client: McpClient.McpClient) =>
       Effect.ensuring(
-        client.followTask(taskId, { onTask: told, tool }),
+        client.followTask(taskId, { onTask: told, onInput: options?.onInput, tool }),
         Effect.sync(() => {
           following = false
         })

@@ -1,0 +1,101 @@
+/**
+ * The input requests that belong to one call, and the call's `onInput` that answers them
+ * (`McpClient.CallToolOptions.onInput`). A client knows which call a server's request is
+ * for when the server says so: the input requests of an `InputRequiredResult` (2026-07-28)
+ * or of a task of the tasks extension are part of the answer to that call, and a request
+ * of 2025-11-25 names the task it serves in its `_meta` (`io.modelcontextprotocol/related-task`).
+ * Those go to the call's `onInput`; any other request (stateful stdio outside a task) goes
+ * to the connection's handlers, as does every request of a call without `onInput`. Only the
+ * kinds the connection declared are asked of `onInput`: the server may ask for no other.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as JsonRpc from "../../JsonRpc.js"
+import type { CallInput, CallToolOptions } from "../../McpClient.js"
+import * as McpSchema from "../../McpSchema.js"
+import type * as Peer from "../../Peer.js"
+
+type OnInput = NonNullable<CallToolOptions["onInput"]>
+type OnTask = NonNullable<CallToolOptions["onTask"]>
+type Handlers = Readonly<Record<string, Peer.Handler>>
+
+/** The requests a server may ask of a call: those of `inputRequests`. */
+export const inputMethods: ReadonlySet<string> = new Set([
+  McpSchema.Method.ElicitationCreate,
+  McpSchema.Method.SamplingCreateMessage,
+  McpSchema.Method.RootsList
+])
+
+/** The `_meta` key of a 2025-11-25 request that serves a task. */
+const RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+// `handlers` with each input method the connection answers going to `answer` instead.
+const overridden = (handlers: Handlers, answer: (request: JsonRpc.Request) => ReturnType<Peer.Handler>): Handlers => {
+  const own: Record<string, Peer.Handler> = { ...handlers }
+  for (const method of inputMethods) if (handlers[method] !== undefined) own[method] = answer
+  return own
+}
+
+/**
+ * The handlers of one call's input requests (made by `Host.inputRequest`: their id is the
+ * key they were asked under): its `onInput`'s, or the connection's when it has none.
+ */
+export const forCall = (handlers: Handlers, onInput: OnInput | undefined): Handlers =>
+  onInput === undefined ? handlers : overridden(handlers, (request) =>
+    onInput({ method: request.method, params: request.params ?? {}, key: String(request.id) }))
+
+// The task a 2025-11-25 request serves, and its params without that link.
+const relatedTask = (request: JsonRpc.Request): { readonly taskId: string; readonly input: CallInput } | undefined => {
+  const meta = request.params?._meta as Record<string, unknown> | undefined
+  const related = meta?.[RELATED_TASK] as { taskId?: unknown } | undefined
+  if (typeof related?.taskId !== "string") return undefined
+  const { _meta: _m, ...params } = request.params!
+  const { [RELATED_TASK]: _r, ...rest } = meta!
+  return {
+    taskId: related.taskId,
+    input: { method: request.method, params: Object.keys(rest).length === 0 ? params : { ...params, _meta: rest } }
+  }
+}
+
+/**
+ * The tasks (2025-11-25) of a connection's calls that have an `onInput`, by id: a request
+ * that names one of them goes to its call.
+ */
+export class RelatedTasks {
+  private readonly calls = new Map<string, OnInput>()
+
+  /** The connection's handlers, sending a request related to a task of such a call to it. */
+  wrap(handlers: Handlers): Handlers {
+    return overridden(handlers, (request) => {
+      const related = relatedTask(request)
+      const onInput = related === undefined ? undefined : this.calls.get(related.taskId)
+      return onInput === undefined ? handlers[request.method]!(request) : onInput(related!.input)
+    })
+  }
+
+  /**
+   * Runs `f` (a call that may become a task, told to the `onTask` it is given) so that the
+   * requests of its task go to `onInput` while it runs.
+   */
+  follow<A, E>(
+    onInput: OnInput | undefined,
+    onTask: OnTask | undefined,
+    f: (onTask: OnTask | undefined) => Effect.Effect<A, E>
+  ): Effect.Effect<A, E> {
+    if (onInput === undefined) return f(onTask)
+    return Effect.suspend(() => {
+      let taskId: string | undefined
+      const noted: OnTask = (task) => {
+        if (taskId === undefined) this.calls.set(taskId = task.taskId, onInput)
+        return onTask === undefined ? Effect.void : onTask(task)
+      }
+      return Effect.ensuring(
+        f(noted),
+        Effect.sync(() => {
+          if (taskId !== undefined) this.calls.delete(taskId)
+        })
+      )
+    })
+  }
+}
