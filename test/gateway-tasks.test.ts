@@ -104,13 +104,20 @@ const setup = (modernFronted: boolean) =>
         Effect.forkScoped
       )
       const peer = yield* Peer.make().pipe(Effect.provideService(Transport, client))
+      // Another client, in a session of its own.
+      const [otherClient, otherEnd] = yield* Memory.makePair({ server: "gateway", client: "other" })
+      yield* Gateway.serve({ modern: true, naming: "plain" }).pipe(
+        Effect.provideService(Transport, otherEnd),
+        Effect.forkScoped
+      )
+      const other = yield* Peer.make().pipe(Effect.provideService(Transport, otherClient))
       // A stateful session of its own, for a 2025-11-25 client.
       const [stateful, statefulEnd] = yield* Memory.makePair({ server: "gateway", client: "stateful" })
       yield* Gateway.serve({ naming: "plain", tasks: {} }).pipe(
         Effect.provideService(Transport, statefulEnd),
         Effect.forkScoped
       )
-      return { peer, stateful }
+      return { peer, other, stateful }
     }).pipe(Effect.provide(context))
     return { ...connected, cancelled }
   })
@@ -209,5 +216,22 @@ describe.each([
       expect((yield* tasks(peer, "tasks/get", { taskId: created.taskId })).status).toBe("cancelled")
       // The fronted server's handler was interrupted.
       yield* Deferred.await(cancelled).pipe(Effect.timeout("10 seconds"))
+    }).pipe(Effect.scoped), 20_000)
+
+  // A parked task keeps its routed call in flight at the fronted server; the server's
+  // requests of another client's call still reach that client, as they name their call.
+  it.live("asks another client's input while a task waits for its client (tasks on by default)", () =>
+    Effect.gen(function*() {
+      const { other, peer } = yield* setup(modernFronted)
+      const parked = yield* call(peer, "long_job", {}, { ...ELICITS, ...TASKS })
+      yield* until(peer, parked.taskId, "input_required")
+      const created = yield* call(other, "long_job", {}, { ...ELICITS, ...TASKS })
+      expect(created).toMatchObject({ resultType: "task" })
+      const waiting = yield* until(other, created.taskId, "input_required")
+      expect(Object.values(waiting.inputRequests as object)).toMatchObject([
+        { method: "elicitation/create", params: { message: "Start?" } }
+      ])
+      // The first client's task still waits on its own question.
+      expect((yield* tasks(peer, "tasks/get", { taskId: parked.taskId })).status).toBe("input_required")
     }).pipe(Effect.scoped), 20_000)
 })

@@ -60,17 +60,43 @@ const relatedTask = (request: JsonRpc.Request): { readonly taskId: string; reado
 
 /**
  * The tasks (2025-11-25) of a connection's calls that have an `onInput`, by id: a request
- * that names one of them goes to its call.
+ * that names one of them goes to its call. The server may ask before the call has read the
+ * task it became (its request can overtake the `CreateTaskResult` on the way up): a request
+ * naming a task no call has yet waits while calls with an `onInput` are still to learn theirs.
  */
 export class RelatedTasks {
   private readonly calls = new Map<string, OnInput>()
+  // Calls with an onInput that do not know their task yet, and who waits for that to change.
+  private unknown = 0
+  private readonly waiting = new Set<() => void>()
+
+  private changed(): void {
+    for (const resume of this.waiting) resume()
+    this.waiting.clear()
+  }
+
+  private lookup(taskId: string): Effect.Effect<OnInput | undefined> {
+    return Effect.suspend(() => {
+      const found = this.calls.get(taskId)
+      if (found !== undefined || this.unknown === 0) return Effect.succeed(found)
+      const change = Effect.async<void>((resume) => {
+        const wake = () => resume(Effect.void)
+        this.waiting.add(wake)
+        return Effect.sync(() => this.waiting.delete(wake))
+      })
+      return Effect.zipRight(change, this.lookup(taskId))
+    })
+  }
 
   /** The connection's handlers, sending a request related to a task of such a call to it. */
   wrap(handlers: Handlers): Handlers {
     return overridden(handlers, (request) => {
       const related = relatedTask(request)
-      const onInput = related === undefined ? undefined : this.calls.get(related.taskId)
-      return onInput === undefined ? handlers[request.method]!(request) : onInput(related!.input)
+      if (related === undefined) return handlers[request.method]!(request)
+      return Effect.flatMap(
+        this.lookup(related.taskId),
+        (onInput) => onInput === undefined ? handlers[request.method]!(request) : onInput(related.input)
+      )
     })
   }
 
@@ -86,14 +112,21 @@ export class RelatedTasks {
     if (onInput === undefined) return f(onTask)
     return Effect.suspend(() => {
       let taskId: string | undefined
+      this.unknown++
       const noted: OnTask = (task) => {
-        if (taskId === undefined) this.calls.set(taskId = task.taskId, onInput)
+        if (taskId === undefined) {
+          this.calls.set(taskId = task.taskId, onInput)
+          this.unknown--
+          this.changed()
+        }
         return onTask === undefined ? Effect.void : onTask(task)
       }
       return Effect.ensuring(
         f(noted),
         Effect.sync(() => {
-          if (taskId !== undefined) this.calls.delete(taskId)
+          if (taskId === undefined) this.unknown--
+          else this.calls.delete(taskId)
+          this.changed()
         })
       )
     })
