@@ -271,7 +271,11 @@ const serverOf = (options: Options) =>
     const host = yield* Effect.serviceOption(ClientHost)
     return yield* GatewaySession.makeServer(
       Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay },
-      { stateSecret: options.stateSecret, caching: options.caching, tasks: options.tasks === false ? undefined : options.tasks ?? {} }
+      {
+        stateSecret: options.stateSecret,
+        caching: options.caching,
+        tasks: options.tasks === false ? undefined : options.tasks ?? {}
+      }
     )
   })
 

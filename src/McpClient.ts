@@ -140,6 +140,14 @@ export interface CallToolOptions extends Peer.RequestOptions {
 }
 
 /**
+ * Options of a request: the Peer's, and the `onInput` of the call it is (see
+ * `CallToolOptions.onInput`), for the requests that may ask input (resources/read, prompts/get).
+ *
+ * @since 0.3.0
+ */
+export interface RequestOptions extends Peer.RequestOptions, Pick<CallToolOptions, "onInput"> {}
+
+/**
  * A server's request that belongs to one call, as its `CallToolOptions.onInput` is given it.
  *
  * @since 0.3.0
@@ -194,13 +202,19 @@ export interface McpClient {
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   readonly listResources: () => Effect.Effect<ReadonlyArray<McpSchema.Resource>, McpError.McpError>
   readonly listResourceTemplates: () => Effect.Effect<ReadonlyArray<McpSchema.ResourceTemplate>, McpError.McpError>
-  readonly readResource: (uri: string) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
+  /** Reads a resource; `onInput` answers the input the server asks for it (see `CallToolOptions.onInput`). */
+  readonly readResource: (
+    uri: string,
+    options?: Pick<CallToolOptions, "onInput"> | undefined
+  ) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
   readonly subscribeResource: (uri: string) => Effect.Effect<void, McpError.McpError>
   readonly unsubscribeResource: (uri: string) => Effect.Effect<void, McpError.McpError>
   readonly listPrompts: () => Effect.Effect<ReadonlyArray<McpSchema.Prompt>, McpError.McpError>
+  /** Gets a prompt; `onInput` answers the input the server asks for it (see `CallToolOptions.onInput`). */
   readonly getPrompt: (
     name: string,
-    args?: Readonly<Record<string, string>> | undefined
+    args?: Readonly<Record<string, string>> | undefined,
+    options?: Pick<CallToolOptions, "onInput"> | undefined
   ) => Effect.Effect<McpSchema.GetPromptResult, McpError.McpError>
   readonly complete: (
     ref: CompletionRef,
@@ -251,7 +265,7 @@ export interface McpClient {
     method: string,
     params: Record<string, unknown> | undefined,
     schema: Schema.Schema<A, I>,
-    options?: Peer.RequestOptions | undefined
+    options?: RequestOptions | undefined
   ) => Effect.Effect<A, McpError.McpError>
   /** Waits until the connection ends and returns why. */
   readonly closed: Effect.Effect<McpError.McpError>
@@ -323,8 +337,13 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
 
-    const fetch: McpClient["request"] = (method, params, schema, requestOptions) =>
-      Effect.flatMap(exchange(method, params, requestOptions), (result) => decode(server, method, schema, result))
+    const fetch: McpClient["request"] = (method, params, schema, requestOptions) => {
+      const { onInput, ...rest } = requestOptions ?? {}
+      return Effect.flatMap(
+        exchange(method, params, requestOptions === undefined ? undefined : rest, undefined, onInput),
+        (result) => decode(server, method, schema, result)
+      )
+    }
     const request = stateless === undefined ? fetch : stateless.cached(fetch)
     const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
     const list = <R extends { readonly nextCursor?: string | undefined }, A>(

@@ -232,12 +232,18 @@ export interface ServerRegistry {
     taskId: string,
     options?: (CallOptions & Pick<McpClient.CallToolOptions, "onTask" | "onInput">) | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
-  readonly readResource: (server: string, uri: string) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
-  /** Gets a prompt by its name on that server. */
+  /** Reads a resource on that server; `onInput` as a call's (`McpClient.CallToolOptions.onInput`). */
+  readonly readResource: (
+    server: string,
+    uri: string,
+    options?: Pick<McpClient.CallToolOptions, "onInput"> | undefined
+  ) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
+  /** Gets a prompt by its name on that server; `onInput` as a call's (`McpClient.CallToolOptions.onInput`). */
   readonly getPrompt: (
     server: string,
     name: string,
-    args?: Readonly<Record<string, string>> | undefined
+    args?: Readonly<Record<string, string>> | undefined,
+    options?: Pick<McpClient.CallToolOptions, "onInput"> | undefined
   ) => Effect.Effect<McpSchema.GetPromptResult, McpError.McpError>
   readonly complete: (
     server: string,
@@ -395,8 +401,8 @@ export const make = (
       callTool,
       callServerTool,
       followTask,
-      readResource: traced("ServerRegistry.readResource")((server, uri) =>
-        withClient(server, (client) => client.readResource(uri))
+      readResource: traced("ServerRegistry.readResource")((server, uri, options) =>
+        withClient(server, (client) => client.readResource(uri, options))
       ),
       getPrompt,
       complete: traced("ServerRegistry.complete")((server, ref, argument, context) =>

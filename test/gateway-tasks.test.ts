@@ -220,18 +220,22 @@ describe.each([
 
   // A parked task keeps its routed call in flight at the fronted server; the server's
   // requests of another client's call still reach that client, as they name their call.
-  it.live("asks another client's input while a task waits for its client (tasks on by default)", () =>
-    Effect.gen(function*() {
-      const { other, peer } = yield* setup(modernFronted)
-      const parked = yield* call(peer, "long_job", {}, { ...ELICITS, ...TASKS })
-      yield* until(peer, parked.taskId, "input_required")
-      const created = yield* call(other, "long_job", {}, { ...ELICITS, ...TASKS })
-      expect(created).toMatchObject({ resultType: "task" })
-      const waiting = yield* until(other, created.taskId, "input_required")
-      expect(Object.values(waiting.inputRequests as object)).toMatchObject([
-        { method: "elicitation/create", params: { message: "Start?" } }
-      ])
-      // The first client's task still waits on its own question.
-      expect((yield* tasks(peer, "tasks/get", { taskId: parked.taskId })).status).toBe("input_required")
-    }).pipe(Effect.scoped), 20_000)
+  it.live(
+    "asks another client's input while a task waits for its client (tasks on by default)",
+    () =>
+      Effect.gen(function*() {
+        const { other, peer } = yield* setup(modernFronted)
+        const parked = yield* call(peer, "long_job", {}, { ...ELICITS, ...TASKS })
+        yield* until(peer, parked.taskId, "input_required")
+        const created = yield* call(other, "long_job", {}, { ...ELICITS, ...TASKS })
+        expect(created).toMatchObject({ resultType: "task" })
+        const waiting = yield* until(other, created.taskId, "input_required")
+        expect(Object.values(waiting.inputRequests as object)).toMatchObject([
+          { method: "elicitation/create", params: { message: "Start?" } }
+        ])
+        // The first client's task still waits on its own question.
+        expect((yield* tasks(peer, "tasks/get", { taskId: parked.taskId })).status).toBe("input_required")
+      }).pipe(Effect.scoped),
+    20_000
+  )
 })

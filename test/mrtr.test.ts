@@ -413,17 +413,18 @@ describe("MRTR (2026-07-28)", () => {
 })
 
 // The tasks extension: a server of 2026-07-28 that makes a task of a tool call.
-describe("the tasks extension", () => {
-  const task = (status: string, extra: Record<string, unknown> = {}) => ({
-    taskId: "task-1",
-    status,
-    createdAt: "2026-01-01T00:00:00Z",
-    lastUpdatedAt: "2026-01-01T00:00:00Z",
-    ttlMs: 60_000,
-    pollIntervalMs: 1000,
-    ...extra
-  })
+// A task of the tasks extension as the server tells it.
+const taskOf = (status: string, extra: Record<string, unknown> = {}) => ({
+  taskId: "task-1",
+  status,
+  createdAt: "2026-01-01T00:00:00Z",
+  lastUpdatedAt: "2026-01-01T00:00:00Z",
+  ttlMs: 60_000,
+  pollIntervalMs: 1000,
+  ...extra
+})
 
+describe("the tasks extension", () => {
   // working, then input_required until answered (and once more: the ack is eventually
   // consistent), then completed with what the answer said.
   const lifecycle = () => {
@@ -431,16 +432,16 @@ describe("the tasks extension", () => {
     let answer: unknown
     let lagging = true
     const handlers: Record<string, Peer.Handler> = {
-      "tools/call": () => Effect.succeed({ resultType: "task", ...task("working") }),
+      "tools/call": () => Effect.succeed({ resultType: "task", ...taskOf("working") }),
       "tasks/get": () =>
         Effect.sync(() => {
           polls++
-          if (polls === 1) return { resultType: "complete", ...task("working") }
+          if (polls === 1) return { resultType: "complete", ...taskOf("working") }
           if (answer === undefined || lagging) {
             if (answer !== undefined) lagging = false
-            return { resultType: "complete", ...task("input_required", { inputRequests: { confirm } }) }
+            return { resultType: "complete", ...taskOf("input_required", { inputRequests: { confirm } }) }
           }
-          return { resultType: "complete", ...task("completed", { result: text(JSON.stringify(answer)) }) }
+          return { resultType: "complete", ...taskOf("completed", { result: text(JSON.stringify(answer)) }) }
         }),
       "tasks/update": (request) =>
         Effect.sync(() => {
@@ -487,9 +488,9 @@ describe("the tasks extension", () => {
   it.scoped("a failed task fails the call with its error", () =>
     Effect.gen(function*() {
       const { client } = yield* connect({
-        "tools/call": () => Effect.succeed({ resultType: "task", ...task("working") }),
+        "tools/call": () => Effect.succeed({ resultType: "task", ...taskOf("working") }),
         "tasks/get": () =>
-          Effect.succeed({ resultType: "complete", ...task("failed", { error: { code: -32000, message: "boom" } }) })
+          Effect.succeed({ resultType: "complete", ...taskOf("failed", { error: { code: -32000, message: "boom" } }) })
       })
       const call = yield* Effect.fork(client.callTool("t"))
       yield* settle(call)
@@ -530,5 +531,79 @@ describe("the tasks extension", () => {
       yield* settle(resumed)
       expect((yield* Fiber.join(resumed)).content).toHaveLength(1)
       expect(second.sent("tasks/get").map((request) => paramsOf(request).taskId)).toContain("task-1")
+    }))
+})
+
+describe("a call's onInput", () => {
+  const asking: Record<string, Peer.Handler> = {
+    "tools/call": (request) =>
+      Effect.succeed(
+        paramsOf(request).inputResponses === undefined
+          ? { resultType: "input_required", inputRequests: { confirm }, requestState: "s" }
+          : { resultType: "complete", ...text(JSON.stringify(paramsOf(request).inputResponses)) }
+      )
+  }
+
+  it.scoped("answers the call's input requests, told their keys; a call without one asks the host", () =>
+    Effect.gen(function*() {
+      const seen: Array<McpSchema.ElicitRequestParams> = []
+      const { client } = yield* connect(asking).pipe(Effect.provide(accepting(seen)))
+      const asked: Array<McpClient.CallInput> = []
+      const own = yield* client.callTool("t", {}, {
+        onInput: (input) => Effect.sync(() => asked.push(input)).pipe(Effect.as({ action: "decline" }))
+      })
+      expect(own.content).toEqual(text(JSON.stringify({ confirm: { action: "decline" } })).content)
+      expect(asked).toEqual([{ method: "elicitation/create", params: confirm.params, key: "confirm" }])
+      expect(seen).toEqual([])
+      // Without onInput, the connection's host services answer, as before.
+      const hosted = yield* client.callTool("t")
+      expect(hosted.content).toEqual(
+        text(JSON.stringify({ confirm: { action: "accept", content: { confirmed: true } } })).content
+      )
+      expect(seen).toHaveLength(1)
+    }))
+
+  it.scoped("is not asked for a kind the connection did not declare", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect(asking)
+      const asked: Array<McpClient.CallInput> = []
+      const exit = yield* Effect.exit(client.callTool("t", {}, {
+        onInput: (input) => Effect.sync(() => asked.push(input)).pipe(Effect.as({ action: "decline" }))
+      }))
+      expect(failure(exit).reason).toMatchObject({ _tag: "Protocol", code: -32601 })
+      expect(asked).toEqual([])
+    }))
+
+  it.scoped("answers the input requests of the task the call became, and of a task taken up again", () =>
+    Effect.gen(function*() {
+      // The tasks whose input was answered: done at the next poll.
+      const answered = new Set<string>()
+      const fake = yield* connect(
+        {
+          "tools/call": () => Effect.succeed({ resultType: "task", ...taskOf("working") }),
+          "tasks/get": (request) =>
+            Effect.succeed(
+              answered.has(String(paramsOf(request).taskId))
+                ? { resultType: "complete", ...taskOf("completed", { result: text("done") }) }
+                : { resultType: "complete", ...taskOf("input_required", { inputRequests: { confirm } }) }
+            ),
+          "tasks/update": (request) =>
+            Effect.sync(() => {
+              answered.add(String(paramsOf(request).taskId))
+              return { resultType: "complete" }
+            })
+        }
+      ).pipe(Effect.provide(accepting()))
+      const asked: Array<string | undefined> = []
+      const onInput: McpClient.CallToolOptions["onInput"] = (input) =>
+        Effect.sync(() => asked.push(input.key)).pipe(Effect.as({ action: "accept", content: { confirmed: false } }))
+      const call = yield* Effect.fork(fake.client.callTool("t", {}, { onInput }))
+      for (let i = 0; i < 5 && call.unsafePoll() === null; i++) yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(call)).content).toEqual(text("done").content)
+      answered.clear()
+      const followed = yield* Effect.fork(fake.client.followTask("task-1", { onInput }))
+      for (let i = 0; i < 5 && followed.unsafePoll() === null; i++) yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(followed)).content).toEqual(text("done").content)
+      expect(asked).toEqual(["confirm", "confirm"])
     }))
 })

@@ -57,6 +57,11 @@ const inCatalog = <A, E>(
     (current) => has(current) ? f(current) : Effect.flatMap(Effect.zipRight(context.fleet.settled, context.catalog), f)
   )
 
+// The server's requests that belong to the routed call go to this client, whatever else is
+// in flight there (when the gateway is the fleet's host).
+const inputOf = (context: RouteContext, ctx: McpServer.RequestContext): Pick<Policy.CallToolOptions, "onInput"> =>
+  context.fleet.relay === undefined ? {} : { onInput: callInput(context.fleet.relay, context.client, ctx) }
+
 /** tools/call, through the Policy. Interrupting the handler (the client cancelled) cancels the call. */
 export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] => (name, args, ctx) => {
   const request = ctx.request
@@ -78,9 +83,7 @@ export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] 
     const call = context.fleet.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
       ...progressOf(ctx),
       onLog: callLog(entry.server, ctx),
-      // The server's requests that belong to this call go to this client, whatever else is
-      // in flight there (when the gateway is the fleet's host).
-      ...(context.fleet.relay === undefined ? {} : { onInput: callInput(context.fleet.relay, context.client, ctx) }),
+      ...inputOf(context, ctx),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),
@@ -99,9 +102,10 @@ export const readResource = (context: RouteContext): McpServer.ResourceHandlers[
   inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
     const server = ownerOf(current.catalog, uri)
     if (server === undefined) return Effect.fail(McpServer.resourceNotFound(uri))
-    return context.inFlight.track(server, ctx, context.fleet.registry.readResource(server, uri)).pipe(
-      Effect.mapError(handlerError)
-    )
+    return context.inFlight.track(server, ctx, context.fleet.registry.readResource(server, uri, inputOf(context, ctx)))
+      .pipe(
+        Effect.mapError(handlerError)
+      )
   })
 
 /** prompts/get, by the name the client sees (or the qualified one). */
@@ -113,7 +117,7 @@ export const getPrompt = (context: RouteContext): McpServer.PromptHandlers["get"
     return context.inFlight.track(
       entry.server,
       ctx,
-      context.fleet.registry.getPrompt(entry.server, entry.prompt.name, args)
+      context.fleet.registry.getPrompt(entry.server, entry.prompt.name, args, inputOf(context, ctx))
     ).pipe(Effect.mapError(handlerError))
   })
 }

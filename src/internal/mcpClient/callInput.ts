@@ -42,8 +42,10 @@ const overridden = (handlers: Handlers, answer: (request: JsonRpc.Request) => Re
  * key they were asked under): its `onInput`'s, or the connection's when it has none.
  */
 export const forCall = (handlers: Handlers, onInput: OnInput | undefined): Handlers =>
-  onInput === undefined ? handlers : overridden(handlers, (request) =>
-    onInput({ method: request.method, params: request.params ?? {}, key: String(request.id) }))
+  onInput === undefined ?
+    handlers :
+    overridden(handlers, (request) =>
+      onInput({ method: request.method, params: request.params ?? {}, key: String(request.id) }))
 
 // The task a 2025-11-25 request serves, and its params without that link.
 const relatedTask = (request: JsonRpc.Request): { readonly taskId: string; readonly input: CallInput } | undefined => {

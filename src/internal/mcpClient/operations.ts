@@ -6,11 +6,14 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
-import type { McpClient } from "../../McpClient.js"
+import type { CallToolOptions, McpClient } from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import { traced } from "../traced.js"
 import type { Feature } from "./capabilities.js"
+
+// The call's own answerer of the server's input requests (`CallToolOptions.onInput`).
+type InputOption = Pick<CallToolOptions, "onInput">
 
 /** What the operations are built from: a connection's request, its gate and its lister. */
 export interface Parts {
@@ -65,11 +68,11 @@ export const makeOperations = ({ gate, list, request }: Parts): Pick<
         (result) => result.resourceTemplates
       )
     ),
-    readResource: traced("McpClient.readResource")((uri: string) =>
+    readResource: traced("McpClient.readResource")((uri: string, options?: InputOption) =>
       gate(
         "resources",
         "read resources",
-        request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult)
+        request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult, options)
       )
     ),
     subscribeResource: traced("McpClient.subscribeResource")((uri: string) =>
@@ -89,14 +92,19 @@ export const makeOperations = ({ gate, list, request }: Parts): Pick<
         (result) => result.prompts
       )
     ),
-    getPrompt: traced("McpClient.getPrompt")((name: string, args?: Readonly<Record<string, string>>) =>
+    getPrompt: traced("McpClient.getPrompt")((
+      name: string,
+      args?: Readonly<Record<string, string>>,
+      options?: InputOption
+    ) =>
       gate(
         "prompts",
         "get prompts",
         request(
           McpSchema.Method.PromptsGet,
           args === undefined ? { name } : { name, arguments: args },
-          McpSchema.GetPromptResult
+          McpSchema.GetPromptResult,
+          options
         )
       )
     ),

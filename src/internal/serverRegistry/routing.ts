@@ -128,7 +128,7 @@ export const make = (
   )
 
   // A prompt the server does not list fails here, with the names it does list.
-  const getPrompt: Routing["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args) =>
+  const getPrompt: Routing["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args, options) =>
     Effect.flatMap(actorOf(server), (actor) => {
       const known = actor.lists().prompts.map((prompt) => prompt.name)
       return known.length > 0 && !known.includes(name)
@@ -138,7 +138,7 @@ export const make = (
             new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, known) })
           )
         )
-        : actor.withClient((client) => client.getPrompt(name, args))
+        : actor.withClient((client) => client.getPrompt(name, args, options))
     })
   )
 
