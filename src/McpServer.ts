@@ -108,6 +108,15 @@ export interface RequestContext {
   /** Sets the task's `statusMessage` when the request runs as a task; does nothing otherwise. */
   status(message: string): Effect.Effect<void>
   /**
+   * (The tasks extension) Runs `effect` without the call becoming a task for waiting on it:
+   * while it runs, a call that may still become a task stays inline until it asks for input
+   * (without `beforeTask`), calls `becomeTask` or ends — for work that decides by itself
+   * whether it goes async (a gateway's routed call). Elsewhere, just `effect`.
+   */
+  keepInline<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
+  /** (The tasks extension) Makes a call that may still become a task its task now; does nothing otherwise. */
+  becomeTask(): Effect.Effect<void>
+  /**
    * Sends any request to the client as part of this one. The one way out for requests to
    * the client: `sample`, `elicit` and `listRoots` go through it.
    */

@@ -33,6 +33,7 @@ const metaOf = (capabilities: Record<string, unknown>) => ({
 })
 
 const form = { type: "object" as const, properties: { ok: { type: "boolean" } }, required: ["ok"] }
+const nameForm = { type: "object" as const, properties: { name: { type: "string" } }, required: ["name"] }
 
 // The fronted server's tools: one that asks the user first, one that asks and then runs
 // until cancelled (telling `cancelled` when it is), one that answers at once.
@@ -63,6 +64,17 @@ const frontedTools = (cancelled: Deferred.Deferred<void>): ReadonlyArray<McpServ
     execution: { taskSupport: "required" },
     inputSchema: { type: "object" },
     handler: () => Effect.succeed(text("done"))
+  }),
+  // Asks before it goes async (SEP-2663's composition), then works a while.
+  McpServer.tool({
+    name: "ask_then_work",
+    execution: { taskSupport: "required" },
+    inputSchema: { type: "object" },
+    handler: (_args, ctx) =>
+      ctx.elicit({ message: "Name?", requestedSchema: nameForm }, { beforeTask: true }).pipe(
+        Effect.flatMap((answer) => Effect.as(Effect.sleep("20 millis"), text(`hello ${String(answer.content?.name)}`))),
+        Effect.orDie
+      )
   }),
   McpServer.tool({
     name: "greet",
@@ -158,6 +170,7 @@ describe.each([
         confirm_delete: "optional",
         long_job: "required",
         quick_job: "required",
+        ask_then_work: "required",
         greet: undefined
       })
       // A plain tool answers inline; a required-task one needs the extension (-32021).
@@ -235,6 +248,36 @@ describe.each([
         ])
         // The first client's task still waits on its own question.
         expect((yield* tasks(peer, "tasks/get", { taskId: parked.taskId })).status).toBe("input_required")
+      }).pipe(Effect.scoped),
+    20_000
+  )
+})
+
+describe("the gateway fronting a stateless server (2026-07-28) composes MRTR and tasks", () => {
+  it.live(
+    "a question asked before the fronted task exists is an input round of the call; then the call is a task",
+    () =>
+      Effect.gen(function*() {
+        const { peer } = yield* setup(true)
+        const capabilities = { ...ELICITS, ...TASKS }
+        const asked = yield* call(peer, "ask_then_work", {}, capabilities)
+        expect(asked.resultType).toBe("input_required")
+        expect(asked).not.toHaveProperty("taskId")
+        const [key, request] = Object.entries(
+          asked.inputRequests as Record<string, { method: string; params: any }>
+        )[0]!
+        expect(request).toMatchObject({ method: "elicitation/create", params: { message: "Name?" } })
+        const created = yield* peer.request("tools/call", {
+          name: "ask_then_work",
+          arguments: {},
+          inputResponses: { [key]: { action: "accept", content: { name: "Alice" } } },
+          ...(asked.requestState === undefined ? {} : { requestState: asked.requestState }),
+          _meta: metaOf(capabilities)
+        })
+        expect(created).toMatchObject({ resultType: "task" })
+        expect(created).not.toHaveProperty("requestState")
+        const done = yield* until(peer, created.taskId, "completed")
+        expect(done.result).toMatchObject(text("hello Alice"))
       }).pipe(Effect.scoped),
     20_000
   )

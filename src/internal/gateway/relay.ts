@@ -82,7 +82,13 @@ export const setRoots = (
     return updateRoots(relay)
   })
 
-type Caller = { readonly client: RelayClient; readonly related: McpServer.RequestContext }
+// `beforeTask`: whether the routed call is still inline, for a call the server named (one
+// `callerOf` found is not known to be).
+type Caller = {
+  readonly client: RelayClient
+  readonly related: McpServer.RequestContext
+  readonly beforeTask?: (() => boolean) | undefined
+}
 
 // The client whose call `server` is serving, and that call, for a request that names no
 // call. Only an unambiguous one: with calls of several clients in flight there, the request
@@ -106,9 +112,14 @@ const isModern = (caller: Caller): boolean => McpSchema.isModernVersion(caller.r
 
 // Through the call: on its stream, or in a modern request's input round (its run ends here
 // and replays when the client retries with the answer), under the key the server asked by.
+// `beforeTask` when the server asks before the routed call became a task (`routes.ts` keeps
+// the gateway's call inline until then).
 const ask = (caller: Caller, input: McpClient.CallInput): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.mapError(
-    caller.related.requestClient(input.method, input.params, input.key === undefined ? undefined : { key: input.key }),
+    caller.related.requestClient(input.method, input.params, {
+      ...(input.key === undefined ? {} : { key: input.key }),
+      ...(caller.beforeTask?.() === true ? { beforeTask: true } : {})
+    }),
     (error) =>
       error.cause instanceof McpError.McpError
         ? handlerError(error.cause)
@@ -195,14 +206,16 @@ const answer = (
 
 /**
  * The `onInput` of a call `client` made by the request of `related`: the requests the
- * fronted server asks in that call go to it, whatever else is in flight there.
+ * fronted server asks in that call go to it, whatever else is in flight there; asked
+ * `beforeTask` (`McpServer.InputOptions`) while `beforeTask()` says the routed call is no task.
  */
 export const callInput = (
   relay: Relay,
   client: RelayClient,
-  related: McpServer.RequestContext
+  related: McpServer.RequestContext,
+  beforeTask: () => boolean
 ): NonNullable<McpClient.CallToolOptions["onInput"]> =>
-(input) => answer(relay, { client, related }, input)
+(input) => answer(relay, { client, related, beforeTask }, input)
 
 // A request that names no call: through the call `callerOf` finds.
 const guessed = (relay: Relay, context: Host.RequestContext, method: string, params: object) =>

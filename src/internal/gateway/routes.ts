@@ -58,9 +58,14 @@ const inCatalog = <A, E>(
   )
 
 // The server's requests that belong to the routed call go to this client, whatever else is
-// in flight there (when the gateway is the fleet's host).
-const inputOf = (context: RouteContext, ctx: McpServer.RequestContext): Pick<Policy.CallToolOptions, "onInput"> =>
-  context.fleet.relay === undefined ? {} : { onInput: callInput(context.fleet.relay, context.client, ctx) }
+// in flight there (when the gateway is the fleet's host); asked before the gateway's task
+// while `beforeTask()`.
+const inputOf = (
+  context: RouteContext,
+  ctx: McpServer.RequestContext,
+  beforeTask: () => boolean = () => false
+): Pick<Policy.CallToolOptions, "onInput"> =>
+  context.fleet.relay === undefined ? {} : { onInput: callInput(context.fleet.relay, context.client, ctx, beforeTask) }
 
 /** tools/call, through the Policy. Interrupting the handler (the client cancelled) cancels the call. */
 export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] => (name, args, ctx) => {
@@ -80,20 +85,30 @@ export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] 
           : toolFailure(held)
       })
     }
+    // Whether the routed call became a task; until then the gateway's call stays inline.
+    let routedTask = false
     const call = context.fleet.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
       ...progressOf(ctx),
       onLog: callLog(entry.server, ctx),
-      ...inputOf(context, ctx),
+      ...inputOf(context, ctx, () => !routedTask),
+      // A gateway call that may still become a task becomes one when the routed call does.
+      onTask: () =>
+        Effect.suspend(() => {
+          routedTask = true
+          return ctx.becomeTask()
+        }),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
       ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),
       ...(context.caller === undefined ? {} : { caller: context.caller })
     })
-    return context.inFlight.track(
+    // Inline while the routed call is (SEP-2663's composition: a question the fronted
+    // server asks before its task exists is asked of the client before the gateway's).
+    return ctx.keepInline(context.inFlight.track(
       entry.server,
       ctx,
       Effect.matchEffect(call, { onFailure: toolFailure, onSuccess: (result) => Effect.succeed(result) })
-    )
+    ))
   })
 }
 

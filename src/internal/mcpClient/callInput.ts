@@ -115,14 +115,17 @@ export class RelatedTasks {
     return Effect.suspend(() => {
       let taskId: string | undefined
       this.unknown++
-      const noted: OnTask = (task) => {
-        if (taskId === undefined) {
-          this.calls.set(taskId = task.taskId, onInput)
-          this.unknown--
-          this.changed()
-        }
-        return onTask === undefined ? Effect.void : onTask(task)
-      }
+      // The caller is told of its task before the task's requests reach it.
+      const noted: OnTask = (task) =>
+        Effect.zipRight(
+          onTask === undefined ? Effect.void : onTask(task),
+          Effect.sync(() => {
+            if (taskId !== undefined) return
+            this.calls.set(taskId = task.taskId, onInput)
+            this.unknown--
+            this.changed()
+          })
+        )
       return Effect.ensuring(
         f(noted),
         Effect.sync(() => {

@@ -117,6 +117,14 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
     return this.task === undefined ? Effect.void : this.task.status(message)
   }
 
+  keepInline<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return this.task?.keepInline === undefined ? effect : this.task.keepInline(effect)
+  }
+
+  becomeTask(): Effect.Effect<void> {
+    return this.task?.goAsync ?? Effect.void
+  }
+
   requestClient(
     method: string,
     params?: Record<string, unknown>,

@@ -33,6 +33,10 @@ export interface TaskLink {
   readonly taskId: string
   /** Sets the task's status message. */
   readonly status: (message: string) => Effect.Effect<void>
+  /** (The tasks extension) Keeps a call that may still become a task inline while `effect` runs. */
+  readonly keepInline?: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** (The tasks extension) Makes the call its task now. */
+  readonly goAsync?: Effect.Effect<void>
 }
 
 /** The key of `_meta` that ties a message to its task. */

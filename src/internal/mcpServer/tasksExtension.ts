@@ -17,6 +17,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
@@ -28,6 +29,7 @@ import type { McpServerError } from "./error.js"
 import { internalError, invalidParams, methodNotFound, missingClientCapability } from "./errors.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
+import type { TaskLink } from "./tasks.js"
 
 /** The extension's identifier. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -168,12 +170,48 @@ const list = (table: Table, entry: Entry): Effect.Effect<Record<string, unknown>
 // judged to be waiting on real work (as Mrtr's rounds gather requests asked at once).
 const QUIET = 16
 
-const quiet = (round: Mrtr.Round): Effect.Effect<void> =>
+const quiet = (round: Mrtr.Round, holds: Holds): Effect.Effect<void> =>
   Effect.flatMap(
     Effect.forEach(Array.from({ length: QUIET }), () => Effect.yieldNow(), { discard: true }),
-    // A round that stopped for input ends as an InputRequiredResult, not as a task.
-    () => Effect.flatMap(Deferred.isDone(round.stopped), (stopped) => stopped ? Effect.never : Effect.void)
+    // A round that stopped for input ends as an InputRequiredResult, not as a task; a call
+    // kept inline waits as long as it is held, then is judged again.
+    () =>
+      Effect.flatMap(
+        Deferred.isDone(round.stopped),
+        (stopped) =>
+          stopped ? Effect.never : holds.held() ? Effect.zipRight(holds.none, quiet(round, holds)) : Effect.void
+      )
   )
+
+// What keeps a call inline while it waits (`RequestContext.keepInline`), and who waits for
+// nothing to.
+class Holds {
+  private count = 0
+  private free: Deferred.Deferred<void> | undefined
+
+  held(): boolean {
+    return this.count > 0
+  }
+
+  keep<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return Effect.acquireUseRelease(Effect.sync(() => this.count++), () => effect, () =>
+      Effect.suspend(() => {
+        const free = this.free
+        if (--this.count > 0 || free === undefined) return Effect.void
+        this.free = undefined
+        return Deferred.succeed(free, undefined)
+      }))
+  }
+
+  get none(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.count === 0) return Effect.void
+      const free = this.free ?? Deferred.unsafeMake<void>(FiberId.none)
+      this.free = free
+      return Deferred.await(free)
+    })
+  }
+}
 
 /**
  * Runs a call of a task tool: its handler (`call`) forked in the server's Scope, inline until
@@ -191,15 +229,22 @@ const escalate = (
   Effect.gen(function*() {
     const entry = yield* fresh(table)
     const async = yield* Deferred.make<void>()
-    const link = { taskId: entry.task.taskId, status: (statusMessage: string) => update(entry, { statusMessage }) }
-    const task = new Context(ctx.session, ctx.request, link, inputOf(entry, round, Deferred.succeed(async, undefined)))
+    const goAsync = Effect.asVoid(Deferred.succeed(async, undefined))
+    const holds = new Holds()
+    const link: TaskLink = {
+      taskId: entry.task.taskId,
+      status: (statusMessage: string) => update(entry, { statusMessage }),
+      keepInline: (effect) => holds.keep(effect),
+      goAsync
+    }
+    const task = new Context(ctx.session, ctx.request, link, inputOf(entry, round, goAsync))
     const fiber = yield* call(task).pipe(
       Effect.onExit((exit) => Exit.isInterrupted(exit) ? Effect.void : settle(entry, exit)),
       Effect.ensuring(Scope.close(handlers, Exit.void)),
       Effect.forkIn(table.scope)
     )
     entry.fiber = fiber
-    const goesAsync = Effect.raceAll([Deferred.await(async), Effect.asVoid(Fiber.await(fiber)), quiet(round)])
+    const goesAsync = Effect.raceAll([Deferred.await(async), Effect.asVoid(Fiber.await(fiber)), quiet(round, holds)])
     return yield* Mrtr.run(table.secret, ctx.request, round, Effect.zipRight(goesAsync, list(table, entry))).pipe(
       // Not a task (input asked by MRTR, a refused answer): the run ends. The request given
       // up (its client cancelled it) before its answer went out: so does the task it became,
