@@ -62,13 +62,16 @@
  *   `tasks/cancel` cancels the routed call, so the call at the fronted server.
  *   A gateway task id is random and bound to this gateway process: behind a load balancer
  *   a task lives on the replica that created it (`tasks/get` elsewhere: unknown task), so a
- *   client's task requests must reach that replica. A tool that asks input by MRTR before
- *   its task exists (SEP-2663's composition) becomes a gateway task at once and asks
- *   through it: the gateway's call becomes its task as soon as the routed call waits on
- *   its server, before the fronted server's question comes back. On by default (`tasks:
- *   false` turns it off): a task waiting for its client keeps its routed call in flight,
- *   but the fronted server's requests of an identified call go to that call's client
- *   whatever else is in flight (`layerHost`).
+ *   client's task requests must reach that replica. The gateway's call stays inline while
+ *   the routed call is (`McpServer.RequestContext.keepInline`) and becomes its task when
+ *   the routed call does (the fleet's `onTask`), or when the fronted server asks outside
+ *   the call (a stateful server's request outside a task): so a fronted tool that asks by
+ *   MRTR before its task exists (SEP-2663's composition) asks the client by an input round
+ *   of its call (`beforeTask`), then the client gets the task. A fronted call answered
+ *   inline is a gateway task already done. On by default (`tasks: false` turns it off): a
+ *   task waiting for its client keeps its routed call in flight, but the fronted server's
+ *   requests that name their call go to that call's client whatever else is in flight
+ *   (`layerHost`).
  * - A tool under an `ask` rule is listed to a client that declared elicitation, and each
  *   call asks it (`elicitation/create`, one yes/no field); not approved, the call answers a
  *   Denied tool error. To other clients it is hidden unless the Policy has an approver.

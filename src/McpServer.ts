@@ -263,7 +263,9 @@ export interface Handlers {
  * - it asks the client for input (the request then waits in the task: `tasks/get` shows it,
  *   `tasks/update` answers it);
  * - it waits on anything else (a timer, I/O): it neither finished nor asked while the
- *   scheduler turned a few times, so its work is not instant;
+ *   scheduler turned a few times, so its work is not instant — except while it waits in
+ *   `RequestContext.keepInline` (work that decides by itself whether it goes async, such as
+ *   a gateway's routed call), which only `becomeTask`, asking or ending ends;
  * - it finished (the task is created already done: `tasks/get` inlines its result or error).
  * The `CreateTaskResult` is the task's seed state, `working`; what it did since shows on
  * `tasks/get`.

@@ -525,6 +525,33 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         expect(yield* get(peer, instant.taskId)).toMatchObject({ status: "completed", result: text("quick") })
       }))
 
+    it.scoped("keepInline holds a call inline while it waits, until it ends or calls becomeTask", () =>
+      Effect.gen(function*() {
+        const gate = yield* Deferred.make<void>()
+        const held = McpServer.tool({
+          name: "held",
+          execution: { taskSupport: "required" },
+          inputSchema: { type: "object" },
+          handler: (_args, ctx) => Effect.as(ctx.keepInline(Deferred.await(gate)), text("held"))
+        })
+        const escalating = McpServer.tool({
+          name: "escalating",
+          execution: { taskSupport: "required" },
+          inputSchema: { type: "object" },
+          handler: (_args, ctx) => ctx.keepInline(Effect.zipRight(ctx.becomeTask(), Effect.never))
+        })
+        const { peer } = yield* serve({ tools: [held, escalating] })
+        const waiting = yield* Effect.fork(call(peer, "held", {}, TASKS))
+        // Far past the scheduler turns that make a waiting call a task.
+        yield* Effect.forEach(Array.from({ length: 200 }), () => Effect.yieldNow(), { discard: true })
+        expect(waiting.unsafePoll()).toBeNull()
+        yield* Deferred.succeed(gate, undefined)
+        const created = yield* Fiber.join(waiting)
+        expect(created).toMatchObject({ resultType: "task" })
+        expect(yield* get(peer, created.taskId)).toMatchObject({ status: "completed", result: text("held") })
+        expect(yield* call(peer, "escalating", {}, TASKS)).toMatchObject({ resultType: "task", status: "working" })
+      }))
+
     it.scoped("forgets a task after its ttlMs, and ends its work", () =>
       Effect.gen(function*() {
         const ended = yield* Deferred.make<void>()
