@@ -23,13 +23,15 @@ import { type Feature, supports, unsupported } from "./internal/mcpClient/capabi
 import { decode } from "./internal/mcpClient/decode.js"
 import { negotiate } from "./internal/mcpClient/handshake.js"
 import {
+  listChangesOf,
   listen,
   makeResourceSubscriptions,
+  makeWatchedSubscribe,
   type Subscription as ListenSubscription
 } from "./internal/mcpClient/listen.js"
 import { makeOperations } from "./internal/mcpClient/operations.js"
 import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
-import { CallLogs, makeStateless, type Stateless } from "./internal/mcpClient/stateless.js"
+import { CallLogs, makeStateless, type Stateless, withoutEnvelope } from "./internal/mcpClient/stateless.js"
 import {
   followTask,
   makeExchange,
@@ -332,7 +334,10 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     // The Peer as the requests of this revision need it: with their `_meta`.
     const wire: Peer.Peer = stateless === undefined ? peer : { ...peer, request: send }
     // Every request may take input rounds (2026-07-28) or become a task (the tasks extension).
-    const exchange = makeExchange(wire, handlers)
+    const exchanged = makeExchange(wire, handlers)
+    const exchange: typeof exchanged = stateless === undefined ?
+      exchanged :
+      (...args) => Effect.map(exchanged(...args), withoutEnvelope)
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)
@@ -424,6 +429,13 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     })
 
     const ackTimeout = options.requestTimeout ?? "60 seconds"
+    // 2026-07-28 pushes list changes only on a listen stream: held while anyone watches.
+    const subscribe = stateless === undefined ?
+      peer.subscribe :
+      makeWatchedSubscribe(wire, listChangesOf(capabilities), ackTimeout, scope)
+    const notifications = stateless === undefined ?
+      peer.notifications :
+      Stream.unwrapScoped(Effect.map(subscribe, (queue) => Stream.fromQueue(queue)))
     return {
       server,
       protocolVersion,
@@ -437,9 +449,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         const onInput = taskOptions?.onInput
         const followed = stateless === undefined
           ? related.follow(onInput, taskOptions?.onTask, (onTask) => resumeTask(peer, taskId, { onTask }))
-          : followTask(wire, forCall(handlers, onInput), McpSchema.Method.ToolsCall, { taskId }, {
-            onTask: taskOptions?.onTask
-          })
+          : Effect.map(
+            followTask(wire, forCall(handlers, onInput), McpSchema.Method.ToolsCall, { taskId }, {
+              onTask: taskOptions?.onTask
+            }),
+            withoutEnvelope
+          )
         // Without the tool's name, no outputSchema to check against.
         return tool === undefined
           ? Effect.flatMap(
@@ -455,12 +470,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       ...stateless?.operations({ request, gate }),
       // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.
       ...(stateless === undefined ? {} : makeResourceSubscriptions(wire, scope, ackTimeout, gate)),
-      notifications: peer.notifications.pipe(
+      notifications: notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))
         )
       ),
-      subscribe: peer.subscribe,
+      subscribe,
       listen: (filter) => listen(wire, filter, ackTimeout),
       request,
       closed: peer.closed

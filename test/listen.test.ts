@@ -3,6 +3,7 @@ import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
@@ -184,7 +185,12 @@ describe("subscriptions/listen (2026-07-28)", () => {
     Effect.gen(function*() {
       const setup = yield* connect
       expect(setup.client.protocolVersion).toBe("2026-07-28")
-      const updates = yield* setup.client.subscribe
+      // Watching the connection's notifications stands the list changes' stream first.
+      const watching = yield* Effect.fork(setup.client.subscribe)
+      const lists = yield* Queue.take(setup.opened)
+      expect(lists.filter).toEqual({ toolsListChanged: true, resourcesListChanged: true })
+      yield* setup.ack(lists.id, lists.filter)
+      const updates = yield* Fiber.join(watching)
       const subscribing = yield* Effect.fork(setup.client.subscribeResource("file:///a"))
       const request = yield* Queue.take(setup.opened)
       expect(request.filter).toEqual({ resourceSubscriptions: ["file:///a"] })
@@ -201,6 +207,44 @@ describe("subscriptions/listen (2026-07-28)", () => {
       yield* setup.client.unsubscribeResource("file:///a")
       yield* Deferred.await(request.cancelled)
       expect(setup.fake.requests.some((r) => r.method === "resources/subscribe")).toBe(false)
+    }))
+
+  it.scoped("watching the notifications holds one stream for the list changes, told as a stateful server tells them", () =>
+    Effect.gen(function*() {
+      const setup = yield* connect
+      const first = yield* Scope.make()
+      const watching = yield* Effect.fork(Scope.extend(setup.client.subscribe, first))
+      const request = yield* Queue.take(setup.opened)
+      expect(request.filter).toEqual({ toolsListChanged: true, resourcesListChanged: true })
+      yield* setup.ack(request.id, request.filter)
+      const seen = yield* Fiber.join(watching)
+      // A second watcher shares the stream.
+      const second = yield* Scope.make()
+      const alsoSeen = yield* Scope.extend(setup.client.subscribe, second)
+      expect(yield* Queue.size(setup.opened)).toBe(0)
+      yield* setup.send(request.id, "notifications/tools/list_changed")
+      // No acknowledgment, no stream id: what a stateful connection gets.
+      expect(yield* Queue.take(seen)).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })
+      expect((yield* Queue.take(alsoSeen)).method).toBe("notifications/tools/list_changed")
+      // A drop is followed by the same request with a new id, after the wait.
+      yield* Deferred.fail(request.end, new Peer.HandlerError({ code: -32603, message: "dropped" }))
+      yield* TestClock.adjust("1 second")
+      const again = yield* Queue.take(setup.opened)
+      expect(again.id).not.toEqual(request.id)
+      expect(again.filter).toEqual(request.filter)
+      yield* setup.ack(again.id, again.filter)
+      yield* setup.send(again.id, "notifications/resources/list_changed")
+      expect((yield* Queue.take(seen)).method).toBe("notifications/resources/list_changed")
+      // The stream stays while one watcher does, and is cancelled when the last goes.
+      yield* Scope.close(first, Exit.void)
+      yield* setup.send(again.id, "notifications/tools/list_changed")
+      const later = yield* Effect.repeat(Queue.take(alsoSeen), {
+        until: (n) => n.method === "notifications/tools/list_changed"
+      })
+      expect(later.params).toBeUndefined()
+      expect(yield* Deferred.isDone(again.cancelled)).toBe(false)
+      yield* Scope.close(second, Exit.void)
+      yield* Deferred.await(again.cancelled)
     }))
 
   it.scoped("fails when the server refuses the subscription", () =>

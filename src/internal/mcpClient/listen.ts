@@ -20,6 +20,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import { isRecord } from "effect/Predicate"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type * as JsonRpc from "../../JsonRpc.js"
@@ -173,6 +174,97 @@ export const listen = (
     )
     return { acknowledged: () => acknowledged, notifications }
   })
+
+/** The list changes to listen for: those the server says it announces. */
+export const listChangesOf = (capabilities: McpSchema.ServerCapabilities): McpSchema.SubscriptionFilter => ({
+  ...(capabilities.tools?.listChanged === true ? { toolsListChanged: true } : {}),
+  ...(capabilities.prompts?.listChanged === true ? { promptsListChanged: true } : {}),
+  ...(capabilities.resources?.listChanged === true ? { resourcesListChanged: true } : {})
+})
+
+// A listen stream's notification as a stateful connection would get it: an acknowledgment
+// is the stream's own business (none), and the stream's id leaves `_meta`.
+const asStateful = (notification: JsonRpc.Notification): JsonRpc.Notification | undefined => {
+  if (notification.method === McpSchema.Method.SubscriptionsAcknowledged) return undefined
+  const meta = notification.params?._meta
+  if (!isRecord(meta) || !(McpSchema.SUBSCRIPTION_ID_META in meta)) return notification
+  const { [McpSchema.SUBSCRIPTION_ID_META]: _id, ...rest } = meta
+  const { _meta: _old, ...params } = notification.params!
+  if (Object.keys(rest).length > 0) return { ...notification, params: { ...params, _meta: rest } }
+  return Object.keys(params).length === 0
+    ? { jsonrpc: notification.jsonrpc, method: notification.method }
+    : { ...notification, params }
+}
+
+/**
+ * `McpClient.subscribe` on a 2026-07-28 connection, which the server tells of list changes
+ * only on a listen stream: one stream for `filter` (the lists the server says change),
+ * opened in `scope` (the connection's) by the first subscriber and cancelled when the last
+ * one goes. A subscriber gets the connection's notifications as a stateful one would (no
+ * acknowledgments, no stream ids), once the stream is acknowledged, so it misses nothing sent
+ * after subscribing returns. A server that refuses the stream is told in the log, and its
+ * subscribers get no list changes (until they all go and one comes).
+ */
+export const makeWatchedSubscribe = (
+  peer: Peer.Peer,
+  filter: McpSchema.SubscriptionFilter,
+  ackTimeout: Duration.DurationInput,
+  scope: Scope.Scope
+): Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope> => {
+  let watchers = 0
+  let open: { readonly ready: Deferred.Deferred<void>; fiber?: Fiber.RuntimeFiber<void> } | undefined
+  const start = Effect.gen(function*() {
+    const ready = yield* Deferred.make<void>()
+    const current: NonNullable<typeof open> = { ready }
+    open = current
+    current.fiber = yield* listen(peer, filter, ackTimeout).pipe(
+      Effect.zipRight(Deferred.succeed(ready, undefined)),
+      Effect.zipRight(Effect.never),
+      Effect.catchAll((error) =>
+        Effect.zipRight(
+          Effect.logWarning(
+            `server '${peer.server}': subscriptions/listen failed; list changes are not told: ${error.message}`
+          ),
+          Deferred.succeed(ready, undefined)
+        )
+      ),
+      Effect.scoped,
+      Effect.asVoid,
+      // Forked from the acquisition, which is uninterruptible; the stream must not be.
+      Effect.interruptible,
+      Effect.forkIn(scope)
+    )
+    return ready
+  })
+  const acquire = Effect.suspend(() => {
+    watchers++
+    return open === undefined ? start : Effect.succeed(open.ready)
+  })
+  const release = Effect.suspend(() => {
+    watchers--
+    const fiber = watchers === 0 ? open?.fiber : undefined
+    if (fiber === undefined) return Effect.void
+    open = undefined
+    return Fiber.interrupt(fiber)
+  })
+  const watching = Object.keys(filter).length === 0
+    ? Effect.void
+    : Effect.flatMap(Effect.acquireRelease(acquire, () => release), Deferred.await)
+  return Effect.gen(function*() {
+    const incoming = yield* peer.subscribe
+    const out = yield* Effect.acquireRelease(Queue.unbounded<JsonRpc.Notification>(), Queue.shutdown)
+    yield* Queue.take(incoming).pipe(
+      Effect.flatMap((notification) => {
+        const kept = asStateful(notification)
+        return kept === undefined ? Effect.void : Queue.offer(out, kept)
+      }),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* watching
+    return out
+  })
+}
 
 /**
  * `subscribeResource` / `unsubscribeResource` for a server of 2026-07-28, which has no

@@ -8,7 +8,9 @@
  * `x-mcp-header` annotations are dropped with a warning; a tool call refused with
  * HeaderMismatch (-32020) is tried once more after the tools are listed again (its
  * `x-mcp-header` arguments may have changed); ping, which the revision has
- * not, is `server/discover`.
+ * not, is `server/discover`. Results lose the revision's envelope (`resultType`, the server's
+ * identity in `_meta`, the caching hints once the cache has read them): the connection's
+ * users get what a stateful server would have answered.
  *
  * @internal
  */
@@ -83,7 +85,7 @@ export const makeStateless = (
           }))
       },
       cached: (fetch) => (method, params, schema, options) =>
-        cache.through(method, params, fetch(method, params, schema, options)),
+        Effect.map(cache.through(method, params, fetch(method, params, schema, options)), withoutHints),
       accepted: (tools) => {
         const rejected = mirror === undefined ? undefined : mirror(tools)
         if (rejected === undefined || rejected.size === 0) return Effect.succeed(tools)
@@ -166,6 +168,44 @@ export class CallLogs {
       )
     })
   }
+}
+
+// The `_meta` keys of the revision that describe the exchange (who answered), not the result.
+const ENVELOPE_META: ReadonlyArray<string> = [
+  McpSchema.MetaKey.ServerInfo,
+  McpSchema.MetaKey.ProtocolVersion,
+  McpSchema.MetaKey.ClientInfo,
+  McpSchema.MetaKey.ClientCapabilities,
+  McpSchema.MetaKey.LogLevel
+]
+
+const hasEnvelopeMeta = (meta: unknown): meta is Record<string, unknown> =>
+  isRecord(meta) && ENVELOPE_META.some((key) => key in meta)
+
+/**
+ * A result without the revision's envelope: its `resultType` and the `_meta` keys of the
+ * exchange, consumed by the connection; what the caller gets is the result a stateful
+ * server would have given (so a gateway passes on nothing of it). `_meta` left empty goes.
+ * The result itself when it has neither (no copy on that path).
+ */
+export const withoutEnvelope = (result: Record<string, unknown>): Record<string, unknown> => {
+  const meta = result._meta
+  const ownMeta = hasEnvelopeMeta(meta)
+  if (!("resultType" in result) && !ownMeta) return result
+  const { resultType: _type, ...rest } = result
+  if (!ownMeta) return rest
+  const kept = { ...meta }
+  for (const key of ENVELOPE_META) delete kept[key]
+  if (Object.keys(kept).length === 0) delete rest._meta
+  else rest._meta = kept
+  return rest
+}
+
+// A result without the caching hints the cache has read (`ttlMs`, `cacheScope`).
+const withoutHints = <A>(result: A): A => {
+  if (!isRecord(result) || !("ttlMs" in result || "cacheScope" in result)) return result
+  const { cacheScope: _scope, ttlMs: _ttl, ...rest } = result
+  return rest as A
 }
 
 const isHeaderMismatch = (error: McpError.McpError): boolean =>

@@ -5,8 +5,8 @@
  * The server's other notifications become events too. A 2026-07-28 server's lists come
  * through its connection's cache (`internal/mcpClient/cache.ts`): a re-list before their
  * `ttlMs` ran out costs no request unless a notification said they changed, which empties it.
- * Such a server sends list changes only on a `subscriptions/listen` stream: the watch opens
- * one for the lists it declares changes of, and takes them from there only.
+ * Such a server sends list changes only on a `subscriptions/listen` stream, which its
+ * connection holds open while the watch subscribes (`McpClient.subscribe`).
  *
  * @internal
  */
@@ -132,33 +132,6 @@ const listOf: Readonly<Record<string, ListKind>> = {
   [McpSchema.Method.PromptsListChanged]: "prompts"
 }
 
-// The list changes to listen for: those the server says it announces.
-const listFilter = (c: McpClient.McpClient): McpSchema.SubscriptionFilter => ({
-  ...(c.capabilities.tools?.listChanged === true ? { toolsListChanged: true } : {}),
-  ...(c.capabilities.prompts?.listChanged === true ? { promptsListChanged: true } : {}),
-  ...(c.capabilities.resources?.listChanged === true ? { resourcesListChanged: true } : {})
-})
-
-// Opens the listen stream and routes what it brings, in a fiber of the Scope; a server that
-// refuses it keeps the lists it gave, told in the log.
-const listenForChanges = (
-  watcher: Watcher,
-  c: McpClient.McpClient,
-  route: (message: JsonRpc.Notification) => Effect.Effect<void>
-) => {
-  const filter = listFilter(c)
-  if (Object.keys(filter).length === 0) return Effect.void
-  return c.listen(filter).pipe(
-    Effect.flatMap((subscription) => Effect.forever(Effect.flatMap(Queue.take(subscription.notifications), route))),
-    Effect.catchAll((error) =>
-      Effect.logWarning(
-        `server '${watcher.server}': subscriptions/listen failed; its lists are not kept fresh: ${error.message}`
-      )
-    ),
-    Effect.forkScoped
-  )
-}
-
 /**
  * Routes `c`'s notifications, in fibers of the Scope: list changes to a debounced
  * re-list, resources/updated and log messages to events.
@@ -190,12 +163,5 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
         ? forward(watcher, message, stateless)
         : Effect.void
     }
-    // Of 2026-07-28, list changes come by the listen stream's route (checked there); a
-    // resource update only on a stream the client opened for it (`subscribeResource`).
-    yield* Queue.take(incoming).pipe(
-      Effect.flatMap((message) => stateless && Object.hasOwn(listOf, message.method) ? Effect.void : route(message)),
-      Effect.forever,
-      Effect.forkScoped
-    )
-    if (stateless) yield* listenForChanges(watcher, c, route)
+    yield* Queue.take(incoming).pipe(Effect.flatMap(route), Effect.forever, Effect.forkScoped)
   })
