@@ -382,6 +382,12 @@ export interface Outbound {
   readonly within?: (<A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
   /** Who the client is, as its transport authenticated it (Streamable HTTP with OAuth: the access token's principal). */
   readonly caller?: ResourceServer.Principal | undefined
+  /**
+   * The HTTP request headers of a session made for one modern (2026-07-28) request: a tool
+   * call's `Mcp-Param-*` headers are checked against the called tool's `x-mcp-header`
+   * annotations where the call finds the tool (-32020 when they disagree).
+   */
+  readonly headers?: Readonly<Record<string, string | ReadonlyArray<string> | undefined>> | undefined
 }
 
 /**

@@ -33,8 +33,23 @@ const lookup = (headers: Headers, name: string): string | undefined => {
   return undefined
 }
 
+// The annotations of each inputSchema seen, walked once: a tool's schema is the same object
+// from call to call (a server changes a tool by listing a new one).
+const annotations = new WeakMap<object, ReadonlyMap<string, ReadonlyArray<string>>>()
+const NONE: ReadonlyMap<string, ReadonlyArray<string>> = new Map()
+
 /** The `x-mcp-header` annotations of an inputSchema: header name (lower case) → property path. */
 export const annotatedParams = (inputSchema: unknown): ReadonlyMap<string, ReadonlyArray<string>> => {
+  if (!isRecord(inputSchema)) return NONE
+  let found = annotations.get(inputSchema)
+  if (found === undefined) {
+    found = walkAnnotations(inputSchema)
+    annotations.set(inputSchema, found)
+  }
+  return found
+}
+
+const walkAnnotations = (inputSchema: object): ReadonlyMap<string, ReadonlyArray<string>> => {
   const found = new Map<string, ReadonlyArray<string>>()
   // Only paths made of `properties` keys count (statically reachable).
   const walk = (schema: unknown, path: ReadonlyArray<string>) => {
@@ -87,6 +102,20 @@ const checkParams = (headers: Headers, request: JsonRpc.Request, inputSchema: un
     if (!sameValue(decoded, value)) return `${header} does not match the argument '${path.join(".")}'`
   }
   return undefined
+}
+
+/**
+ * The 400 answer to a modern tools/call whose `Mcp-Param-*` headers disagree with the
+ * arguments the called tool's `x-mcp-header` annotations name (in `inputSchema`), or
+ * undefined: the part of `check` that needs the tool, for the call path where the tool is known.
+ */
+export const checkToolParams = (
+  headers: Headers,
+  request: JsonRpc.Request,
+  inputSchema: unknown
+): HeaderMismatch | undefined => {
+  const problem = checkParams(headers, request, inputSchema)
+  return problem === undefined ? undefined : mismatch(request.id, problem)
 }
 
 /**

@@ -3,7 +3,8 @@
  * `_meta` is answered on its own, whatever session it arrives in, as long as that session
  * is not a stateful one (initialized). The client, its capabilities and its log level come
  * from the request; the handlers are the server's (or made for this request alone); what
- * the handler asks of the client goes through an MRTR round (`mrtr.ts`); the result tells
+ * the handler asks of the client goes through an MRTR round (`mrtr.ts`); a tool call over
+ * HTTP has its `Mcp-Param-*` headers checked against the tool it finds; the result tells
  * its `resultType`, the server, and (lists, reads, discover) how long it may be cached.
  *
  * @internal
@@ -21,6 +22,7 @@ import type { Client, Handlers, Options } from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
 import { Context } from "./context.js"
 import { invalidParams, methodNotFound } from "./errors.js"
+import * as Headers from "./headers.js"
 import type { Listener } from "./listen.js"
 import { admits, isLevel } from "./logging.js"
 import * as Mrtr from "./mrtr.js"
@@ -177,6 +179,28 @@ const modernError = (request: JsonRpc.Request) => (error: Peer.HandlerError): Pe
     })
     : error
 
+// A modern tools/call over HTTP: its Mcp-Param-* headers against the called tool's
+// `x-mcp-header` annotations, the tool found in the list its handlers give (one lookup, in
+// process); -32020 when they disagree. An unknown tool is left to the call.
+const checkToolHeaders = (
+  session: Session,
+  request: JsonRpc.Request,
+  handlers: Handlers,
+  ctx: Context<Session>
+): Effect.Effect<void, Peer.HandlerError> => {
+  const headers = session.outbound.headers
+  const tools = handlers.tools
+  if (headers === undefined || tools === undefined || request.method !== McpSchema.Method.ToolsCall) {
+    return Effect.void
+  }
+  const name = request.params?.name
+  return Effect.flatMap(tools.list(ctx), (listed) => {
+    const tool = listed.find((candidate) => candidate.name === name)
+    const refused = tool === undefined ? undefined : Headers.checkToolParams(headers, request, tool.inputSchema)
+    return refused === undefined ? Effect.void : Effect.fail(new Peer.HandlerError(refused.body.error))
+  })
+}
+
 /**
  * Answers a modern request of `method` in `session`: `run` is the method's handler, given
  * the request's context.
@@ -205,7 +229,10 @@ export const answer = (
           const plain = round.right instanceof Mrtr.Round
             ? Mrtr.run(modern.secret, request, round.right, run(ctx))
             : run(ctx)
-          return TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run)
+          return Effect.zipRight(
+            checkToolHeaders(session, request, handlers, ctx),
+            TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run)
+          )
         }),
         Effect.onExit((exit) =>
           Exit.isSuccess(exit) && exit.value.resultType === "task" ? Effect.void : Scope.close(scope, exit)

@@ -4,7 +4,8 @@
  * method only that revision has) is answered statelessly: in an HTTP session of its own, never
  * in the table and never named to the client, ended when its response closes — so closing the
  * response cancels the request, as the revision says. Its headers are checked against its body
- * first (`headers.ts`; a tool call's against the tool's `x-mcp-header` annotations); an error
+ * first (`headers.ts`; a tool call's `Mcp-Param-*` headers in the call's path, where the
+ * tool is found: `stateless.ts`); an error
  * answered as JSON gets the status the revision gives it. Stateful clients on the endpoint are
  * unaffected: they name their session.
  *
@@ -20,7 +21,7 @@ import type * as McpServer from "../../../McpServer.js"
 import * as Headers from "../headers.js"
 import * as Stateless from "../stateless.js"
 import type { Caller, RequestHeaders } from "./guard.js"
-import * as HttpSession from "./httpSession.js"
+import type * as HttpSession from "./httpSession.js"
 import type { Body } from "./post.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
@@ -53,36 +54,6 @@ const STATUS: Readonly<Record<number, number>> = {
 export const statusOf = (message: JsonRpc.Message): number =>
   "error" in message ? STATUS[message.error.code] ?? 200 : 200
 
-// One request through the session, its answer (or undefined when the session ended first).
-const ask = (session: HttpSession.HttpSession, request: JsonRpc.Request) =>
-  Effect.async<JsonRpc.Message>((resume) => {
-    HttpSession.deliver(session, [request], {
-      sse: false,
-      waiting: new Set([request.id]),
-      push: (message) => resume(Effect.succeed(message))
-    })
-  })
-
-// The called tool's inputSchema, from the tools the request's client is listed (every page).
-const inputSchemaOf = (session: HttpSession.HttpSession, call: JsonRpc.Request) =>
-  Effect.gen(function*() {
-    const meta = { ...call.params?._meta as Record<string, unknown> }
-    delete meta.progressToken
-    let cursor: unknown = undefined
-    for (let page = 0; page < 100; page++) {
-      const params = { _meta: meta, ...(cursor === undefined ? {} : { cursor }) }
-      const id = `mcp-fleet/headers/${String(call.id)}/${page}`
-      const answer = yield* ask(session, { jsonrpc: "2.0", id, method: McpSchema.Method.ToolsList, params })
-      if (!("result" in answer)) return undefined
-      const tools = answer.result.tools as ReadonlyArray<McpSchema.Tool> | undefined
-      const tool = tools?.find((candidate) => candidate.name === call.params?.name)
-      if (tool !== undefined) return tool.inputSchema as unknown
-      cursor = answer.result.nextCursor
-      if (cursor === undefined) return undefined
-    }
-    return undefined
-  })
-
 const mismatch = (refused: Headers.HeaderMismatch) => Response.json(refused.status, refused.body)
 
 /**
@@ -104,15 +75,11 @@ export const handle = (
   runner.fork(
     response,
     Effect.gen(function*() {
-      const session = yield* table.openAlone(caller)
+      // The tool call's Mcp-Param-* headers are checked where the call finds its tool.
+      const session = yield* table.openAlone(requestHeaders, caller)
       const end = Scope.close(session.scope, Exit.void)
       if (Response.isGone(response)) return yield* end
       response.once("close", () => runner.fork(response, end))
-      if (request.method === McpSchema.Method.ToolsCall) {
-        const schema = yield* inputSchemaOf(session, request)
-        const wrong = Headers.check(requestHeaders, request, schema)
-        if (wrong !== undefined) return Response.send(response, mismatch(wrong), headers)
-      }
       answer(session)
     })
   )

@@ -51,9 +51,9 @@ export class SessionTable {
     })
   }
 
-  /** A session for one modern request: outside the table, ended by its owner. */
-  openAlone(caller?: Caller): Effect.Effect<HttpSession.HttpSession> {
-    return HttpSession.open(this.server, this.scope, this.clock, caller)
+  /** A session for one modern request (its `headers`): outside the table, ended by its owner. */
+  openAlone(headers: RequestHeaders, caller?: Caller): Effect.Effect<HttpSession.HttpSession> {
+    return HttpSession.open(this.server, this.scope, this.clock, caller, headers)
   }
 
   /**
