@@ -155,7 +155,7 @@ export interface Options {
   readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
   /**
    * Whether modern (2026-07-28) clients are answered too, statelessly, beside stateful
-   * sessions (McpServer's `modern`). Default: false.
+   * sessions (McpServer's `modern`). Default: true; `false` serves the stateful revisions only.
    */
   readonly modern?: boolean | undefined
   /**

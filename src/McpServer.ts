@@ -2,7 +2,7 @@
  * The server side of MCP, the counterpart of `McpClient`: tools, resources (templates and
  * subscriptions), prompts, completion and logging served from Effect handlers over any
  * Transport (stdio, Streamable HTTP, memory), in every stateful revision
- * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and, with `modern: true`, in the modern one (2026-07-28): a request
+ * (`McpSchema.SUPPORTED_PROTOCOL_VERSIONS`) and, unless `modern: false`, in the modern one (2026-07-28): a request
  * that carries its client in `_meta` instead of a session's initialize is answered on its
  * own (`server/discover`, `subscriptions/listen`, caching hints), and what its handler asks
  * of the client comes back as an `InputRequiredResult` the client answers by retrying
@@ -327,10 +327,10 @@ export interface Options {
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
   /**
-   * Whether modern (2026-07-28) requests are answered, statelessly, beside stateful sessions.
-   * Default: false — a client that prefers 2026-07-28 (McpClient does) would then speak it to
-   * this server, and what a stateful session alone has (list changes pushed without
-   * `subscriptions/listen`, requests to the client mid-call) would change for it.
+   * Whether modern (2026-07-28) requests are answered, statelessly, beside stateful sessions
+   * on the same transport. Default: true — a client that prefers 2026-07-28 (McpClient does)
+   * speaks it to this server: list changes go on its `subscriptions/listen` streams and
+   * requests to the client become input rounds. `false` serves the stateful revisions only.
    */
   readonly modern?: boolean | undefined
   /**

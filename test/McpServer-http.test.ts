@@ -66,7 +66,10 @@ describe("McpServer.toNodeHandler", () => {
       const health = yield* Effect.promise(() => fetch(`${base}/health`).then((r) => r.text()))
       expect(health).toBe("ok")
       const transport = yield* StreamableHttp.make({ name: "mounted", url: `${base}/custom/mcp` })
-      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      // A stateful session (the endpoint serves 2026-07-28 requests too, without one).
+      const client = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+        Effect.provideService(Transport, transport)
+      )
       expect(transport.info().sessionId).toMatch(/^[0-9a-f-]{36}$/)
       expect(server.sessions()).toBe(1)
       const tools = yield* client.listTools()

@@ -55,10 +55,16 @@ const serve = (options: Partial<McpServer.ItemsOptions> = {}) =>
     return { server, session, transport }
   })
 
+// These tests are of stateful sessions (McpServer-stateless.test.ts has the 2026-07-28 ones,
+// which a server answers too by default): their clients speak 2025-11-25 unless told.
+const STATEFUL: McpClient.Options = { protocolVersion: "2025-11-25" }
+
 const connect = (options: Partial<McpServer.ItemsOptions> = {}, client?: McpClient.Options) =>
   Effect.gen(function*() {
     const served = yield* serve(options)
-    const mcp = yield* McpClient.make(client).pipe(Effect.provideService(Transport, served.transport))
+    const mcp = yield* McpClient.make({ ...STATEFUL, ...client }).pipe(
+      Effect.provideService(Transport, served.transport)
+    )
     return { ...served, client: mcp }
   })
 
@@ -213,7 +219,7 @@ describe("McpServer", () => {
     it.scoped("adding and removing items tells every session their list changed", () =>
       Effect.gen(function*() {
         const { client, server } = yield* connect()
-        const second = yield* McpClient.make().pipe(
+        const second = yield* McpClient.make(STATEFUL).pipe(
           Effect.provideService(Transport, (yield* McpServer.connectMemory(server)).transport)
         )
         const notes1 = yield* client.subscribe
@@ -462,7 +468,7 @@ describe("McpServer", () => {
           }
         })
         peer.current = served.session.peer
-        const client = yield* McpClient.make().pipe(
+        const client = yield* McpClient.make(STATEFUL).pipe(
           Effect.provideService(Transport, served.transport),
           Effect.provide(Host.layerRoots([]))
         )
@@ -580,7 +586,7 @@ describe("McpServer", () => {
       const { names, tracer: recording } = yield* recordingTracer
       const server = yield* McpServer.fromItems({ serverInfo, tools: [echo] })
       const { transport } = yield* McpServer.connectMemory(server).pipe(Effect.withTracer(recording))
-      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      const client = yield* McpClient.make(STATEFUL).pipe(Effect.provideService(Transport, transport))
       yield* client.callTool("echo", { text: "a" })
       yield* server.notifyListChanged("tools").pipe(Effect.withTracer(recording))
       expect(names).toEqual([
@@ -598,7 +604,7 @@ describe("McpServer", () => {
       const server = yield* McpServer.McpServer
       expect(server).toBe(items)
       const { transport } = yield* McpServer.connectMemory(server)
-      const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+      const client = yield* McpClient.make(STATEFUL).pipe(Effect.provideService(Transport, transport))
       yield* items.removeTool("echo")
       expect(yield* client.listTools()).toEqual([])
     }).pipe(Effect.provide(McpServer.layerItems({ serverInfo, tools: [echo] }))))
@@ -613,7 +619,7 @@ describe("McpServer", () => {
             command: process.execPath,
             args: ["--import", "tsx", "test/fixtures/mcp-server.ts"]
           })
-          const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
+          const client = yield* McpClient.make(STATEFUL).pipe(Effect.provideService(Transport, transport))
           expect(client.serverInfo).toEqual({ name: "fixture", version: "1.0.0" })
           expect((yield* client.listTools()).map((tool) => tool.name)).toEqual(["add"])
           expect(yield* client.callTool("add", { a: 2, b: 3 })).toEqual(text("5"))

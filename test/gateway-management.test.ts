@@ -64,7 +64,8 @@ const session = (options: Gateway.Options) =>
       Effect.provideService(Policy.Policy, policy),
       Effect.forkIn(scope)
     )
-    const mcp = yield* McpClient.make({ requestTimeout: "10 seconds" }).pipe(
+    // The management tools' polls and subscriptions belong to a session: a stateful client.
+    const mcp = yield* McpClient.make({ requestTimeout: "10 seconds", protocolVersion: "2025-11-25" }).pipe(
       Effect.provideService(Transport, client),
       Scope.extend(scope)
     )

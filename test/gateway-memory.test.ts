@@ -215,7 +215,9 @@ describe("Gateway (in memory)", () => {
       const read = yield* client.readResource("alpha://doc")
       expect(read.contents).toEqual([{ uri: "alpha://doc", text: "alpha doc" }])
       const missing = failure(yield* Effect.exit(client.readResource("nowhere://x")))
-      expect(missing.reason).toMatchObject({ _tag: "Protocol", code: -32002 })
+      // The client speaks 2026-07-28 to the gateway: a resource nothing serves is -32602 (SEP-2164).
+      expect(client.protocolVersion).toBe("2026-07-28")
+      expect(missing.reason).toMatchObject({ _tag: "Protocol", code: -32602, data: { uri: "nowhere://x" } })
     }))
 
   it.scopedLive("unknown tools and prompts are -32602 with the closest names; a server's own error passes through", () =>

@@ -75,6 +75,12 @@ export interface Options {
   readonly name?: string | undefined
   /** The revision it answers with, whatever the client asks. Default: the one the client asks for. */
   readonly protocolVersion?: string | undefined
+  /**
+   * Whether it answers 2026-07-28 requests too (McpServer's `modern`). Default: false — a
+   * fake of a stateful server, whose tests drive what only a session has (requests to the
+   * client mid-call, 2025-11-25 tasks, `resources/subscribe`).
+   */
+  readonly modern?: boolean | undefined
   /** Declared capabilities. Default: one for each kind of thing it serves. */
   readonly capabilities?: McpSchema.ServerCapabilities | undefined
   readonly instructions?: string | undefined
@@ -153,6 +159,7 @@ export const make = (options: Options = {}): Effect.Effect<FakeServer, never, Sc
       serverInfo: { name, version: "1.0.0" },
       instructions: options.instructions,
       protocolVersion: options.protocolVersion,
+      modern: options.modern === true,
       capabilities: options.capabilities ?? capabilitiesOf(options),
       pageSize: options.pageSize ?? Infinity,
       tasks: { pollInterval: options.taskPollInterval, notifyStatus: options.notifyTaskStatus },

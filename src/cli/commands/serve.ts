@@ -62,10 +62,11 @@ export const serve = Command.make("serve", {
     ),
     Options.withDefault("3s")
   ),
-  modern: Options.boolean("modern").pipe(
+  // 2026-07-28 is served by default; `--modern`, the flag of when it was not, still parses.
+  noModern: Options.boolean("no-modern", { negationNames: ["modern"] }).pipe(
     Options.withDescription(
-      "Answer 2026-07-28 clients too, statelessly (no session: replicas behind a load balancer need no " +
-        "affinity; give them one --state-secret-env)"
+      "Serve the stateful revisions only. By default 2026-07-28 clients are answered too, statelessly " +
+        "(no session: replicas behind a load balancer need no affinity; give them one --state-secret-env)"
     )
   ),
   noTasks: Options.boolean("no-tasks").pipe(
@@ -90,6 +91,7 @@ export const serve = Command.make("serve", {
     if (given.stdio && (auth.token !== undefined || auth.oauth !== undefined)) {
       return yield* CliError.usage("--token-env and --oauth-* go with --http")
     }
+    const modern = !given.noModern
     const settle = Settings.parseDuration(given.settle)
     if (Option.isNone(settle)) {
       return yield* CliError.usage(`--settle '${given.settle}' is not a duration such as 3s, 500ms or 0`)
@@ -111,7 +113,7 @@ export const serve = Command.make("serve", {
         Gateway.serveStdio({
           settle: settle.value,
           naming: given.naming,
-          modern: given.modern,
+          modern,
           stateSecret,
           ...(given.noTasks ? { tasks: false } : {})
         })
@@ -123,7 +125,7 @@ export const serve = Command.make("serve", {
     const url = yield* gateway(Gateway.serveHttp({
       settle: settle.value,
       naming: given.naming,
-      modern: given.modern,
+      modern,
       stateSecret,
       ...(given.noTasks ? { tasks: false } : {}),
       port: Option.getOrThrow(given.http),

@@ -72,7 +72,7 @@ export const resolveOptions = (options: {
   settle: options.settle ?? Duration.seconds(3),
   naming: options.naming ?? "qualified",
   tools: new Map((options.tools ?? []).map((item) => [item.tool.name, item])),
-  modern: options.modern === true
+  modern: options.modern !== false
 })
 
 /**

@@ -54,8 +54,10 @@ const connect = (options: Options, modern: Stateless.Modern, live: Set<Session>)
   })
 
 /** Makes a server (see `McpServer.make`). */
-export const make = (options: Options): Effect.Effect<McpServer, never, Scope.Scope> =>
+export const make = (given: Options): Effect.Effect<McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
+    // Modern requests are answered unless turned off; the sessions read the resolved flag.
+    const options: Options = given.modern === false ? given : { ...given, modern: true }
     const live = new Set<Session>()
     const modern = yield* Stateless.make(options)
     // Sessions and listen streams outlive no server: once its Scope closes, nothing more is told to them.
