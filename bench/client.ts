@@ -6,6 +6,9 @@
  *     npm run -s bench:client -- --calls N --concurrency C [--payload BYTES]
  *   npm run -s bench:client -- --url http://127.0.0.1:PORT/ --calls N --concurrency C [--payload BYTES]
  *
+ * `--protocol-version V` forces a revision (e.g. 2025-11-25 against a server that also
+ * speaks 2026-07-28); by default the client picks its own.
+ *
  * Prints one JSON result line (client "mcp-fleet"); see bench/README.md for the contract.
  *
  * @module
@@ -16,6 +19,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Layer } from "effect"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
+import type * as McpSchema from "../src/McpSchema.js"
 import * as Stdio from "../src/Stdio.js"
 import type { Transport } from "../src/Transport.js"
 import { now, parseArgs, Run, serverCommand } from "./clients/shared.js"
@@ -47,7 +51,10 @@ const firstText = (content: ReadonlyArray<unknown>): unknown => {
 }
 
 const program = Effect.gen(function*() {
-  const client = yield* McpClient.make({ clientInfo: { name: "bench", version: "0.0.0" } })
+  const client = yield* McpClient.make({
+    clientInfo: { name: "bench", version: "0.0.0" },
+    protocolVersion: args.protocolVersion as McpSchema.Revision | undefined
+  })
   const connectMs = now() - connectStarted
 
   // Keep C in flight as the other clients do: C workers, each making calls one after another,

@@ -8,7 +8,9 @@
  * Over stdio by default: each client spawns its own `fixtures/echo-server.mjs`. With
  * `--http` (`npm run bench:http`), over Streamable HTTP instead: the runner starts
  * `fixtures/echo-http-server.mjs` once per answer mode (JSON, then SSE), runs the matrix
- * against it with `--url`, and stops it.
+ * against it with `--url`, and stops it. Over HTTP it also measures the gateway's overhead
+ * and mcp-fleet's servers (McpServer, the gateway) serving 2026-07-28 statelessly beside the
+ * stateful revisions, to our McpClient and the official SDK v2 client in each revision.
  *
  *   npm run bench [-- --http] [-- --quick] [-- --reps N] [-- --clients bare,sdk] [-- --strict]
  *
@@ -41,6 +43,12 @@ const CLIENTS: ReadonlyArray<ClientSpec> = [
   { name: "sdk", file: "bench/clients/sdk.ts" },
   { name: "mcp-fleet", file: "bench/client.ts" }
 ]
+
+/** The official SDK v2 client, which speaks 2026-07-28 too: only in the stateless section (`--http`). */
+const SDK_V2: ClientSpec = { name: "sdk-v2", file: "bench/clients/sdk2.ts" }
+
+/** mcp-fleet's own McpServer serving the echo tool over HTTP, for the stateless section. */
+const MCP_SERVER_ECHO: ClientSpec = { name: "mcpserver-echo", file: "bench/fixtures/mcpserver-echo.ts" }
 
 /** One cell of the matrix. */
 interface Cell {
@@ -106,7 +114,7 @@ const BUNDLES = path.join(root, "node_modules/.cache/mcp-fleet-bench")
 const bundled = (client: ClientSpec): string => path.join(BUNDLES, `${client.name}.mjs`)
 
 const bundleAll = async (): Promise<void> => {
-  for (const client of CLIENTS) {
+  for (const client of [...CLIENTS, SDK_V2, MCP_SERVER_ECHO]) {
     await build({
       absWorkingDir: root,
       entryPoints: [client.file],
@@ -630,18 +638,7 @@ const runGatewaySection = async (
   direct: string
 ): Promise<{ readonly lines: Array<string>; readonly pass: boolean }> => {
   const client = CLIENTS.find((c) => c.name === "mcp-fleet")!
-  const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-gateway-"))
-  const tag = `--bench-tag=${process.pid}-gateway`
-  const config = path.join(dir, "mcp.json")
-  writeFileSync(
-    config,
-    JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [stdioServerScript, tag] } } })
-  )
-  const gateway = await startServer(
-    [process.execPath, path.join(BUNDLES, "cli/bin.js"), "serve", "--http", "0", "--json", "--config", config],
-    tag,
-    (line) => (JSON.parse(line) as { url: string }).url
-  )
+  const gateway = await startGateway()
   const cells = httpCells.slice(0, 2)
   const rows: Array<string> = []
   let pass = true
@@ -650,8 +647,9 @@ const runGatewaySection = async (
       const ratios: Array<number> = []
       const rates = { direct: [] as Array<number>, gateway: [] as Array<number> }
       for (let rep = 0; rep < reps; rep++) {
+        // The stateful revision, as this section measured before the gateway served 2026-07-28.
         const viaGateway = await runClient(client, cell, {
-          args: ["--url", gateway.url, "--tool", "mcp__echo__echo"],
+          args: ["--url", gateway.url, "--tool", "mcp__echo__echo", "--protocol-version", "2025-11-25"],
           env: {},
           tag: undefined
         })
@@ -693,16 +691,169 @@ const runGatewaySection = async (
     }
   } finally {
     for (const n of await gateway.stop()) rows.push(`  note: the gateway: ${n}`)
-    rmSync(dir, { recursive: true, force: true })
   }
   return {
     lines: [
       "",
-      `the gateway's overhead: the mcp-fleet client through \`mcp-fleet serve --http\` (fronting the stdio echo fixture) vs directly to the HTTP echo server (JSON answers), median of ${reps} run(s)`,
+      `the gateway's overhead: the mcp-fleet client (2025-11-25) through \`mcp-fleet serve --http\` (fronting the stdio echo fixture) vs directly to the HTTP echo server (JSON answers), median of ${reps} run(s)`,
       "",
       ...rows
     ],
     pass
+  }
+}
+
+/** `mcp-fleet serve --http` (the CLI's bundle) fronting the stdio echo fixture; its stop removes its config. */
+const startGateway = async (): Promise<HttpServer> => {
+  const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-gateway-"))
+  const tag = `--bench-tag=${process.pid}-gateway`
+  const config = path.join(dir, "mcp.json")
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [stdioServerScript, tag] } } })
+  )
+  const gateway = await startServer(
+    [process.execPath, path.join(BUNDLES, "cli/bin.js"), "serve", "--http", "0", "--json", "--config", config],
+    tag,
+    (line) => (JSON.parse(line) as { url: string }).url
+  ).catch((e: Error) => {
+    rmSync(dir, { recursive: true, force: true })
+    throw e
+  })
+  return {
+    url: gateway.url,
+    stop: async () => {
+      const notes = await gateway.stop()
+      rmSync(dir, { recursive: true, force: true })
+      return notes
+    }
+  }
+}
+
+// ---- 2026-07-28, stateless (--http) -----------------------------------------------------
+
+/** A row of the stateless section: a client made to speak one revision. */
+interface Speaker {
+  readonly label: string
+  readonly client: ClientSpec
+  readonly version: string
+}
+
+const SPEAKERS: ReadonlyArray<Speaker> = [
+  { label: "mcp-fleet 2025-11-25", client: CLIENTS.find((c) => c.name === "mcp-fleet")!, version: "2025-11-25" },
+  { label: "mcp-fleet 2026-07-28", client: CLIENTS.find((c) => c.name === "mcp-fleet")!, version: "2026-07-28" },
+  { label: "sdk-v2 2025-11-25", client: SDK_V2, version: "2025-11-25" },
+  { label: "sdk-v2 2026-07-28", client: SDK_V2, version: "2026-07-28" }
+]
+
+/** A server of the stateless section: how to start it and the tool to call there. */
+interface Served {
+  readonly label: string
+  readonly start: () => Promise<HttpServer>
+  readonly tool: string
+}
+
+const startMcpServerEcho = (): Promise<HttpServer> => {
+  const tag = `--bench-tag=${process.pid}-mcpserver`
+  return startServer([process.execPath, bundled(MCP_SERVER_ECHO), tag], tag, (line) => line.trim())
+}
+
+/**
+ * mcp-fleet's servers serving 2026-07-28 statelessly beside the stateful revisions on one
+ * endpoint: `McpServer.serveHttp` with the echo tool, and the gateway fronting the stdio echo
+ * fixture. Each is called by our McpClient and the official SDK v2 client, each made to speak
+ * 2025-11-25 (a session) and 2026-07-28 (no session: every request on its own), next to the
+ * bare client calling the HTTP echo server directly in the same repetition (× bare).
+ */
+const runStatelessSection = async (
+  direct: string
+): Promise<{ readonly lines: Array<string>; readonly pass: boolean }> => {
+  const bare = CLIENTS.find((c) => c.name === "bare")!
+  const servers: ReadonlyArray<Served> = [
+    { label: "McpServer", start: startMcpServerEcho, tool: "echo" },
+    { label: "gateway", start: startGateway, tool: "mcp__echo__echo" }
+  ]
+  const header = ["server", "cell", "client", "calls/s", "× bare", "p50 µs", "p99 µs", "cpu µs/call"]
+  const rows: Array<Array<string>> = []
+  const notes: Array<string> = []
+  for (const served of servers) {
+    const server = await served.start()
+    try {
+      for (const cell of httpCells.slice(0, 2)) {
+        const byRow = new Map<string, Array<BenchResult>>()
+        const ratios = new Map<string, Array<number>>()
+        const failed = new Map<string, string>()
+        for (let rep = 0; rep < reps; rep++) {
+          const baseline = await runClient(bare, cell, { args: ["--url", direct], env: {}, tag: undefined })
+          const progress: Array<string> = []
+          for (const speaker of SPEAKERS) {
+            if (failed.has(speaker.label)) continue
+            const outcome = await runClient(speaker.client, cell, {
+              args: ["--url", server.url, "--tool", served.tool, "--protocol-version", speaker.version],
+              env: {},
+              tag: undefined
+            })
+            if (outcome._tag === "error") {
+              failed.set(speaker.label, outcome.message)
+              progress.push(`${speaker.label} failed`)
+              continue
+            }
+            byRow.set(speaker.label, [...byRow.get(speaker.label) ?? [], outcome.result])
+            if (baseline._tag === "ok") {
+              const ratio = outcome.result.callsPerSec / baseline.result.callsPerSec
+              ratios.set(speaker.label, [...ratios.get(speaker.label) ?? [], ratio])
+            }
+            progress.push(`${speaker.label} ${Math.round(outcome.result.callsPerSec)}/s`)
+          }
+          process.stderr.write(
+            `  stateless ${served.label} ${cellLabel(cell).padEnd(12)} rep ${rep + 1}/${reps}: ${progress.join(", ")}\n`
+          )
+        }
+        SPEAKERS.forEach((speaker, i) => {
+          const first = i === 0 ? [served.label, cellLabel(cell)] : ["", ""]
+          const runs = byRow.get(speaker.label) ?? []
+          if (runs.length === 0) {
+            rows.push([...first, speaker.label, "n/a", "", failed.get(speaker.label) ?? "no run"])
+            return
+          }
+          const mid = median(runs.map((r) => r.callsPerSec))
+          const r = runs.find((run) => run.callsPerSec === mid)!
+          const ratio = ratios.get(speaker.label)
+          rows.push([
+            ...first,
+            speaker.label,
+            fmt(r.callsPerSec),
+            ratio === undefined ? "-" : median(ratio).toFixed(2),
+            fmt(r.p50us),
+            fmt(r.p99us),
+            r.cpuUsPerCall.toFixed(1)
+          ])
+        })
+      }
+    } finally {
+      for (const n of await server.stop()) notes.push(`${served.label}: ${n}`)
+    }
+  }
+  const widths = header.map((h, c) =>
+    Math.max(h.length, ...rows.filter((r) => c < 3 || r.length === header.length).map((r) => r[c]!.length))
+  )
+  const line = (cols: ReadonlyArray<string>): string =>
+    cols.map((col, c) =>
+      (c < 3 || cols.length !== header.length && c === cols.length - 1)
+        ? col.padEnd(widths[c]!)
+        : col.padStart(widths[c]!)
+    ).join("  ").trimEnd()
+  return {
+    lines: [
+      "",
+      `2026-07-28 served statelessly beside the stateful revisions (one endpoint each), median of ${reps} run(s); × bare = the bare client calling the HTTP echo server directly in the same repetition`,
+      "",
+      line(header),
+      ...rows.map(line),
+      ...(notes.length === 0 ? [] : ["", "notes", ...notes.map((n) => `  ${n}`)])
+    ],
+    // Measured, not held to a target yet: every row ran.
+    pass: rows.every((row) => row.length === header.length)
   }
 }
 
@@ -735,7 +886,11 @@ if (!http) {
       section = await runSection(httpSection(mode, server.url))
       if (mode === "json" && clients.some((c) => c.name === "mcp-fleet")) {
         const gateway = await runGatewaySection(server.url)
-        section = { lines: [...section.lines, ...gateway.lines], pass: section.pass && gateway.pass }
+        const stateless = await runStatelessSection(server.url)
+        section = {
+          lines: [...section.lines, ...gateway.lines, ...stateless.lines],
+          pass: section.pass && gateway.pass && stateless.pass
+        }
       }
     } finally {
       serverNotes = await server.stop()

@@ -10,7 +10,7 @@ import * as v8 from "node:v8"
 
 /**
  * The options every client understands: `--calls N --concurrency C [--payload BYTES]
- * [--warmup W] [--tool NAME] [--url URL]`. The W warm-up calls are made and checked before the timed N,
+ * [--warmup W] [--tool NAME] [--url URL] [--protocol-version V]`. The W warm-up calls are made and checked before the timed N,
  * so that every client is measured in steady state (JIT warm).
  * With `url`, the client speaks Streamable HTTP to the server already running there instead
  * of spawning `BENCH_STDIO_SERVER`.
@@ -23,6 +23,8 @@ export interface BenchArgs {
   /** The tool to call (`--tool`, default `echo`): behind the gateway it is `mcp__echo__echo`. */
   readonly tool: string
   readonly url: string | undefined
+  /** The revision to speak (`--protocol-version`); default: the client's own choice. */
+  readonly protocolVersion: string | undefined
 }
 
 /** The result line a client prints, as one JSON object. */
@@ -82,6 +84,7 @@ export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): 
   let warmup = 0
   let tool = TOOL
   let url: string | undefined
+  let protocolVersion: string | undefined
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined]
     const value = (): string | undefined => inline ?? argv[++i]
@@ -91,8 +94,9 @@ export const parseArgs = (argv: ReadonlyArray<string> = process.argv.slice(2)): 
     else if (flag === "--warmup") warmup = positiveInt(flag, value())
     else if (flag === "--tool") tool = value() ?? TOOL
     else if (flag === "--url") url = httpUrl(flag, value())
+    else if (flag === "--protocol-version") protocolVersion = value()
   }
-  return { calls, concurrency, payloadBytes, warmup, tool, url }
+  return { calls, concurrency, payloadBytes, warmup, tool, url, protocolVersion }
 }
 
 /** The server to spawn, from the JSON array in env `BENCH_STDIO_SERVER`. */
