@@ -243,6 +243,38 @@ describe("revision 2026-07-28: cache hints", () => {
     }))
 })
 
+describe("revision 2026-07-28: results without the revision's envelope", () => {
+  it.scoped("resultType, the server's identity in _meta and the cache hints are consumed, other _meta kept", () =>
+    Effect.gen(function*() {
+      const serverInfo = { [McpSchema.MetaKey.ServerInfo]: { name: "modern", version: "1" } }
+      const server = yield* memoryServer({
+        "tools/call": () =>
+          Effect.succeed({
+            resultType: "complete",
+            content: [{ type: "text", text: "hi" }],
+            _meta: { ...serverInfo, "example.com/trace": "t1" }
+          }),
+        "resources/read": (request) =>
+          Effect.succeed({
+            resultType: "complete",
+            contents: [{ uri: request.params?.uri, text: "x" }],
+            ttlMs: 1_000,
+            cacheScope: "private",
+            _meta: serverInfo
+          })
+      })
+      const client = yield* connect(server.transport)
+      expect(yield* client.callTool("echo", {})).toEqual({
+        content: [{ type: "text", text: "hi" }],
+        _meta: { "example.com/trace": "t1" }
+      })
+      // The cache still reads the hints: the second read is answered from it.
+      expect(yield* client.readResource("file:///a")).toEqual({ contents: [{ uri: "file:///a", text: "x" }] })
+      expect(yield* client.readResource("file:///a")).toEqual({ contents: [{ uri: "file:///a", text: "x" }] })
+      expect(server.methods().filter((m) => m === "resources/read")).toHaveLength(1)
+    }))
+})
+
 describe("revision 2026-07-28: request metadata headers", () => {
   it("encodes values that are not plain header-safe ASCII with the Base64 sentinel", () => {
     expect(encodeValue("us-west1")).toBe("us-west1")

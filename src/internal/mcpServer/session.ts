@@ -20,7 +20,6 @@ import { Context, type SessionLink } from "./context.js"
 import { discover } from "./discover.js"
 import { McpServerError } from "./error.js"
 import { internalError, invalidParams, invalidRequest, methodNotFound } from "./errors.js"
-import { listen } from "./listen.js"
 import { admits } from "./logging.js"
 import * as Methods from "./methods.js"
 import * as Stateless from "./stateless.js"
@@ -118,20 +117,43 @@ export class Session implements SessionLink {
     })
 }
 
+type Answer = (
+  request: JsonRpc.Request,
+  ctx: Context<Session>
+) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+
+// The answers of each handler by method, in their spans, made once: a span's definition
+// costs (Effect.fn), and a modern HTTP request's session is made for it alone.
+const answers = new WeakMap<Methods.Method, Map<string, Answer>>()
+
+const spanned = (method: string, handler: Methods.Method): Answer => {
+  let byMethod = answers.get(handler)
+  if (byMethod === undefined) {
+    byMethod = new Map()
+    answers.set(handler, byMethod)
+  }
+  let answer = byMethod.get(method)
+  if (answer === undefined) {
+    answer = traced(`McpServer.${method}`)((request: JsonRpc.Request, ctx: Context<Session>) =>
+      handler(request, ctx).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.zipRight(
+            Effect.logError(`MCP server: the handler of ${method} failed`, defect),
+            Effect.fail(internalError)
+          )
+        )
+      )
+    )
+    byMethod.set(method, answer)
+  }
+  return answer
+}
+
 // Each method's answer in a session; what a handler may not answer becomes -32603. Before
 // initialize, a modern request is answered on its own; methods only the modern revision has
 // are answered in no stateful session.
 const guard = (session: Session, method: string, handler: Methods.Method): Peer.Handler => {
-  const answer = traced(`McpServer.${method}`)((request: JsonRpc.Request, ctx: Context<Session>) =>
-    handler(request, ctx).pipe(
-      Effect.catchAllDefect((defect) =>
-        Effect.zipRight(
-          Effect.logError(`MCP server: the handler of ${method} failed`, defect),
-          Effect.fail(internalError)
-        )
-      )
-    )
-  )
+  const answer = spanned(method, handler)
   const stateful = (request: JsonRpc.Request) => answer(request, new Context(session, request))
   const beforeInitialize = (request: JsonRpc.Request) =>
     session.options.modern === true && Stateless.isModern(request)
@@ -159,12 +181,14 @@ const guard = (session: Session, method: string, handler: Methods.Method): Peer.
 const ping = (modern: boolean): Peer.Handler => (request) =>
   modern && Stateless.isModern(request) ? Effect.fail(methodNotFound(request.method)) : Effect.succeed({})
 
+// Answered by the tasks extension (stateless.ts); in the table for the Peer to route it.
+const tasksUpdate: Methods.Method = (request) => Effect.fail(methodNotFound(request.method))
+
 // The methods only the modern revision has, for a server that answers it.
 const modernMethods = (session: Session): Record<string, Methods.Method> => ({
   [McpSchema.ModernMethod.Discover]: discover,
-  [McpSchema.ModernMethod.SubscriptionsListen]: listen(session.modern.listeners),
-  // Answered by the tasks extension (stateless.ts); here for the Peer to route it.
-  [McpSchema.ModernMethod.TasksUpdate]: (request) => Effect.fail(methodNotFound(request.method))
+  [McpSchema.ModernMethod.SubscriptionsListen]: session.modern.listen,
+  [McpSchema.ModernMethod.TasksUpdate]: tasksUpdate
 })
 
 /**

@@ -23,8 +23,9 @@ import * as Peer from "../../Peer.js"
 import { Context } from "./context.js"
 import { invalidParams, methodNotFound } from "./errors.js"
 import * as Headers from "./headers.js"
-import type { Listener } from "./listen.js"
+import { listen, type Listener } from "./listen.js"
 import { admits, isLevel } from "./logging.js"
+import type { Method } from "./methods.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
 import * as TasksExtension from "./tasksExtension.js"
@@ -35,6 +36,8 @@ export interface Modern {
   readonly secret: Uint8Array
   /** The open `subscriptions/listen` streams. */
   readonly listeners: Set<Listener>
+  /** The handler of `subscriptions/listen`, which opens them (one per server). */
+  readonly listen: Method
   /** The tasks of the tasks extension, when the server runs tool calls as tasks. */
   readonly tasks: TasksExtension.Table | undefined
 }
@@ -46,7 +49,10 @@ export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope
     : Buffer.from(Redacted.value(options.stateSecret), "utf8")
   return Effect.map(
     options.tasks === undefined ? Effect.succeed(undefined) : TasksExtension.make(options.tasks, secret),
-    (tasks) => ({ secret, listeners: new Set(), tasks })
+    (tasks) => {
+      const listeners = new Set<Listener>()
+      return { secret, listeners, listen: listen(listeners), tasks }
+    }
   )
 }
 
