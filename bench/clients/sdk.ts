@@ -8,7 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { drive, fail, now, parseArgs, Run, serverCommand } from "./shared.js"
+import { driveTool, fail, now, parseArgs, Run, serverCommand } from "./shared.js"
 
 const args = parseArgs()
 const run = new Run(args)
@@ -34,11 +34,7 @@ try {
   await client.connect(transport)
   const connectMs = now() - connectStarted
 
-  const totalMs = await drive(run, async (text) => {
-    const result = await client.callTool({ name: args.tool, arguments: { text } })
-    const first = (result.content as Array<{ type: string; text?: string }> | undefined)?.[0]
-    return first?.text
-  })
+  const totalMs = await driveTool(run, (params) => client.callTool(params))
 
   // End the session (DELETE) as the other clients do; the SDK's close() alone does not.
   if (http !== undefined) await http.terminateSession()

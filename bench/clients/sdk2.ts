@@ -8,7 +8,7 @@
  * @module
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import { drive, fail, now, parseArgs, Run } from "./shared.js"
+import { driveTool, fail, now, parseArgs, Run } from "./shared.js"
 
 const args = parseArgs()
 const run = new Run(args)
@@ -24,11 +24,7 @@ const client = new Client({ name: "bench", version: "0.0.0" }, {
 try {
   await client.connect(transport)
   const connectMs = now() - connectStarted
-  const totalMs = await drive(run, async (text) => {
-    const result = await client.callTool({ name: args.tool, arguments: { text } })
-    const first = (result.content as Array<{ type: string; text?: string }> | undefined)?.[0]
-    return first?.text
-  })
+  const totalMs = await driveTool(run, (params) => client.callTool(params))
   // A stateful session is ended (DELETE) as the other clients end theirs.
   if (!pinned) await transport.terminateSession()
   await client.close()

@@ -225,6 +225,20 @@ export class Run {
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits
 
 /**
+ * `drive` with an SDK-shaped client (the official SDK, v1 or v2): calls the tool with the
+ * text and gives back the text of the result's first content block.
+ */
+export const driveTool = (
+  run: Run,
+  callTool: (params: { name: string; arguments: { text: string } }) => Promise<object>
+): Promise<number> =>
+  drive(run, async (text) => {
+    const result = await callTool({ name: run.args.tool, arguments: { text } })
+    const content = (result as { readonly content?: Array<{ type: string; text?: string }> }).content
+    return content?.[0]?.text
+  })
+
+/**
  * Runs `args.warmup` checked calls, then `args.calls` timed ones, keeping
  * `args.concurrency` in flight, timing and checking each. `call` returns the text the server
  * echoed. Resolves to the total ms of the timed calls.
