@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import { fileURLToPath } from "node:url"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
@@ -16,6 +17,7 @@ import { annotations } from "../src/internal/transport/mcpHeaders.js"
 import type * as JsonRpc from "../src/JsonRpc.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpSchema from "../src/McpSchema.js"
+import * as McpServer from "../src/McpServer.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
@@ -43,6 +45,9 @@ const discovered = (extra: Record<string, unknown> = {}) => ({
 })
 
 const tool = (name: string, inputSchema: Record<string, unknown> = { type: "object" }) => ({ name, inputSchema })
+
+const echoItem = (name: string) =>
+  McpServer.tool({ name, inputSchema: { type: "object" }, handler: () => Effect.succeed({ content: [] }) })
 
 const defaults: Record<string, Peer.Handler> = {
   [McpSchema.DISCOVER_METHOD]: () => Effect.succeed(discovered()),
@@ -479,6 +484,34 @@ describe("revision 2026-07-28 over stdio, and in a fleet", () => {
       expect(meta[McpSchema.MetaKey.ProtocolVersion]).toBe(VERSION)
       const old = yield* Stdio.make({ name: "old", command: process.execPath, args: [fixture("structured.mjs")] })
       expect((yield* connect(old)).protocolVersion).toBe("2025-11-25")
+    }).pipe(Effect.provide(Platform)))
+
+  it.scopedLive("the fleet sees a 2026-07-28 server's tool changes as a stateful one's (a listen stream it holds)", () =>
+    Effect.gen(function*() {
+      const served = yield* McpServer.fromItems({ serverInfo: { name: "items", version: "1" }, tools: [echoItem("a")] })
+      const fleet = yield* ServerRegistry.make()
+      const events = yield* fleet.subscribe
+      yield* fleet.reconcile([{
+        name: "items",
+        transport: {
+          type: "custom",
+          key: "items",
+          connect: Effect.map(McpServer.connectMemory(served, { name: "items" }), (made) => made.transport)
+        }
+      }])
+      yield* fleet.awaitReady({ servers: ["items"], timeout: "10 seconds" })
+      expect((yield* fleet.status).find((status) => status.name === "items")?.protocolVersion).toBe(VERSION)
+      yield* served.addTool(echoItem("b"))
+      const changed = yield* until(
+        events,
+        (event): event is Extract<typeof event, { _tag: "ToolsChanged" }> =>
+          event._tag === "ToolsChanged" && event.added.some((tool) => tool.name === "b")
+      ).pipe(Effect.timeout("10 seconds"))
+      expect(changed.removed).toEqual([])
+      expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()).toEqual([
+        "mcp__items__a",
+        "mcp__items__b"
+      ])
     }).pipe(Effect.provide(Platform)))
 
   it.scopedLive("a fleet of both revisions: both Ready with their revision in status, health by server/discover", () =>
