@@ -182,12 +182,23 @@ export const listChangesOf = (capabilities: McpSchema.ServerCapabilities): McpSc
   ...(capabilities.resources?.listChanged === true ? { resourcesListChanged: true } : {})
 })
 
+// What this revision sends only on a listen stream.
+const STREAMED: ReadonlySet<string> = new Set([
+  McpSchema.Method.ToolsListChanged,
+  McpSchema.Method.PromptsListChanged,
+  McpSchema.Method.ResourcesListChanged,
+  McpSchema.Method.ResourcesUpdated
+])
+
 // A listen stream's notification as a stateful connection would get it: an acknowledgment
-// is the stream's own business (none), and the stream's id leaves `_meta`.
+// is the stream's own business (none), the stream's id leaves `_meta`, and a change told
+// outside any stream is not one of this revision (none).
 const asStateful = (notification: JsonRpc.Notification): JsonRpc.Notification | undefined => {
   if (notification.method === McpSchema.Method.SubscriptionsAcknowledged) return undefined
   const meta = notification.params?._meta
-  if (!isRecord(meta) || !(McpSchema.SUBSCRIPTION_ID_META in meta)) return notification
+  if (!isRecord(meta) || !(McpSchema.SUBSCRIPTION_ID_META in meta)) {
+    return STREAMED.has(notification.method) ? undefined : notification
+  }
   const { [McpSchema.SUBSCRIPTION_ID_META]: _id, ...rest } = meta
   const { _meta: _old, ...params } = notification.params!
   if (Object.keys(rest).length > 0) return { ...notification, params: { ...params, _meta: rest } }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import * as Catalog from "../../../src/Catalog.js"
@@ -55,7 +56,8 @@ describe("the watch of a 2026-07-28 server", () => {
       expect(c.protocolVersion).toBe("2026-07-28")
       let lists: Catalog.ServerLists = { ...Catalog.emptyLists, tools }
       const events = yield* Queue.unbounded<RegistryEvent>()
-      yield* watch({
+      // The watch subscribes, which waits for the list changes' stream to be acknowledged.
+      const watching = yield* Effect.fork(watch({
         server: "s",
         refreshDebounce: "100 millis",
         lists: () => lists,
@@ -66,7 +68,7 @@ describe("the watch of a 2026-07-28 server", () => {
             return changes("s", before, next)
           }).pipe(Effect.flatMap((all) => Queue.offerAll(events, all))),
         publish: (event) => Queue.offer(events, event)
-      }, c)
+      }, c))
       const { filter, id } = yield* Deferred.await(listened)
       // Only what the server announces changes of.
       expect(filter).toEqual({ toolsListChanged: true })
@@ -75,6 +77,7 @@ describe("the watch of a 2026-07-28 server", () => {
         ...meta,
         notifications: { toolsListChanged: true }
       })
+      yield* Fiber.join(watching)
       // Not on the stream: not for this revision.
       tools = [tool("a"), tool("b")]
       yield* fake.peer.notify("notifications/tools/list_changed", {})
