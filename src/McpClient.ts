@@ -245,11 +245,19 @@ export interface McpClient {
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
   /** Whether the server answers: `ping`, or `server/discover` on a 2026-07-28 connection (which has no ping). */
   readonly ping: () => Effect.Effect<void, McpError.McpError>
-  /** The server's notifications (list_changed, resources/updated, log messages, progress, ...). */
+  /**
+   * The server's notifications (list_changed, resources/updated, log messages, progress, ...).
+   * On a 2026-07-28 connection, as on a stateful one: while it runs, a `subscriptions/listen`
+   * stream for the lists the server says change is held (see `subscribe`).
+   */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
   /**
    * Subscribes at once, so nothing sent after this returns is missed, and gives the
-   * notifications as received. The subscription ends with the Scope.
+   * notifications as received. The subscription ends with the Scope. On a 2026-07-28
+   * connection the server tells list changes only on a listen stream: one is held for the
+   * lists it says change while anyone subscribes (opened by the first, re-opened when it
+   * drops, cancelled when the last goes), this returns once it is acknowledged, and what
+   * comes is what a stateful connection would get (no acknowledgments, no stream ids).
    */
   readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
   /**
@@ -260,8 +268,10 @@ export interface McpClient {
   readonly listen: (filter: McpSchema.SubscriptionFilter) => Effect.Effect<Subscription, McpError.McpError, Scope.Scope>
   /**
    * Sends any request; the result is checked against `schema`. On a 2026-07-28 connection
-   * the request carries our `_meta`, and a list page or read is answered from the cache
-   * while its `ttlMs` lasts (a change notification ends that at once).
+   * the request carries our `_meta`, a list page or read is answered from the cache while its
+   * `ttlMs` lasts (a change notification ends that at once), and the result comes without
+   * the revision's envelope (`resultType`, the server's identity in `_meta`, cache hints), as
+   * do those of every other operation.
    */
   readonly request: <A, I>(
     method: string,
