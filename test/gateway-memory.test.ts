@@ -491,7 +491,11 @@ describe("Gateway (in memory)", () => {
         }
       }
       const { connect } = yield* setup([spec])
-      const client = yield* clientOf(yield* connect)
+      // A session's log messages: a stateful client (a 2026-07-28 one gets a call's through
+      // CallToolOptions.onLog; its subscriptions are the next test's).
+      const client = yield* McpClient.make({ requestTimeout: "10 seconds", protocolVersion: "2025-11-25" }).pipe(
+        Effect.provideService(Transport, yield* connect)
+      )
       const logs = yield* client.notifications.pipe(
         Stream.filter((n) => n.method === "notifications/message"),
         Stream.runHead,
@@ -522,6 +526,41 @@ describe("Gateway (in memory)", () => {
       expect(update._tag === "Some" && update.value.params).toEqual({ uri: "loud://r" })
       yield* client.unsubscribeResource("loud://r")
       expect(server!.requests.map((r) => r.method)).toContain("resources/unsubscribe")
+    }))
+
+  it.scopedLive("a 2026-07-28 client's resource subscription is a listen stream, subscribed at the server behind", () =>
+    Effect.gen(function*() {
+      let server: FakeServer.FakeServer | undefined
+      const spec: ServerSpec.ServerSpec = {
+        name: "loud",
+        transport: {
+          type: "custom",
+          key: "loud",
+          connect: Effect.map(
+            FakeServer.make({ name: "loud", resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] }),
+            (made) => {
+              server = made
+              return made.transport
+            }
+          )
+        }
+      }
+      const { connect } = yield* setup([spec])
+      const client = yield* clientOf(yield* connect)
+      expect(client.protocolVersion).toBe("2026-07-28")
+      const updates = yield* client.subscribe
+      yield* client.subscribeResource("loud://r")
+      expect(server!.requests.map((r) => r.method)).toContain("resources/subscribe")
+      yield* Effect.ignore(server!.peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      const update = yield* Effect.repeat(Queue.take(updates), {
+        until: (n) => n.method === "notifications/resources/updated"
+      })
+      expect(update.params).toEqual({ uri: "loud://r" })
+      yield* client.unsubscribeResource("loud://r")
+      yield* Effect.repeat(Effect.sync(() => server!.requests.map((r) => r.method)), {
+        until: (methods) => methods.includes("resources/unsubscribe"),
+        schedule: Schedule.spaced("10 millis")
+      })
     }))
 
   it.scopedLive("serveStdio: NDJSON both ways, garbage answered with a parse error, returns when the input ends", () =>

@@ -182,17 +182,17 @@ export const listChangesOf = (capabilities: McpSchema.ServerCapabilities): McpSc
   ...(capabilities.resources?.listChanged === true ? { resourcesListChanged: true } : {})
 })
 
-// What this revision sends only on a listen stream.
+// The list changes this revision sends only on a listen stream. (A resource update outside
+// one is passed on: the gateway's session tells its subscribers of them without a stream id.)
 const STREAMED: ReadonlySet<string> = new Set([
   McpSchema.Method.ToolsListChanged,
   McpSchema.Method.PromptsListChanged,
-  McpSchema.Method.ResourcesListChanged,
-  McpSchema.Method.ResourcesUpdated
+  McpSchema.Method.ResourcesListChanged
 ])
 
 // A listen stream's notification as a stateful connection would get it: an acknowledgment
-// is the stream's own business (none), the stream's id leaves `_meta`, and a change told
-// outside any stream is not one of this revision (none).
+// is the stream's own business (none), the stream's id leaves `_meta`, and a list change
+// told outside any stream is not one of this revision (none).
 const asStateful = (notification: JsonRpc.Notification): JsonRpc.Notification | undefined => {
   if (notification.method === McpSchema.Method.SubscriptionsAcknowledged) return undefined
   const meta = notification.params?._meta
