@@ -104,6 +104,23 @@ const initializedPeer = (transport: Memory.MemoryTransport) =>
       clientInfo: { name: "t", version: "1" }
     }))
 
+// A fake server's spec, and the server itself once the fleet has connected it.
+const captured = (name: string, options: FakeServer.Options) => {
+  let server: FakeServer.FakeServer | undefined
+  const spec: ServerSpec.ServerSpec = {
+    name,
+    transport: {
+      type: "custom",
+      key: name,
+      connect: Effect.map(FakeServer.make({ name, ...options }), (made) => {
+        server = made
+        return made.transport
+      })
+    }
+  }
+  return { spec, server: () => server! }
+}
+
 const twoServers = [
   fake("alpha", {
     tools: [
@@ -453,7 +470,7 @@ describe("Gateway (in memory)", () => {
     Effect.gen(function*() {
       const loud = tool("loud", (_, context) =>
         Effect.gen(function*() {
-          const peer = server!.peer
+          const peer = loudServer.server().peer
           yield* Effect.ignore(
             peer.notify("notifications/message", { level: "warning", logger: "loud", data: "careful" })
           )
@@ -461,35 +478,21 @@ describe("Gateway (in memory)", () => {
           yield* Effect.sleep("50 millis")
           return text(String(context.request.id))
         }))
-      let server: FakeServer.FakeServer | undefined
-      const spec: ServerSpec.ServerSpec = {
-        name: "loud",
-        transport: {
-          type: "custom",
-          key: "loud",
-          connect: Effect.map(
-            FakeServer.make({
-              name: "loud",
-              tools: [loud],
-              resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }],
-              capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {} },
-              handlers: {
-                "completion/complete": (request) =>
-                  Effect.succeed({
-                    completion: {
-                      values: [`${(request.params as any).ref.name}:${(request.params as any).argument.value}!`]
-                    }
-                  })
-              },
-              prompts: [{ prompt: { name: "p" }, get: () => ({ messages: [] }) }]
-            }),
-            (made) => {
-              server = made
-              return made.transport
-            }
-          )
-        }
-      }
+      const loudServer = captured("loud", {
+        tools: [loud],
+        resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }],
+        capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {} },
+        handlers: {
+          "completion/complete": (request) =>
+            Effect.succeed({
+              completion: {
+                values: [`${(request.params as any).ref.name}:${(request.params as any).argument.value}!`]
+              }
+            })
+        },
+        prompts: [{ prompt: { name: "p" }, get: () => ({ messages: [] }) }]
+      })
+      const spec = loudServer.spec
       const { connect } = yield* setup([spec])
       // A session's log messages: a stateful client (a 2026-07-28 one gets a call's through
       // CallToolOptions.onLog; its subscriptions are the next test's).
@@ -514,50 +517,37 @@ describe("Gateway (in memory)", () => {
       expect(completion.completion.values).toEqual(["p:x!"])
 
       yield* client.subscribeResource("loud://r")
-      expect(server!.requests.map((r) => r.method)).toContain("resources/subscribe")
+      expect(loudServer.server().requests.map((r) => r.method)).toContain("resources/subscribe")
       const updated = yield* client.notifications.pipe(
         Stream.filter((n) => n.method === "notifications/resources/updated"),
         Stream.runHead,
         Effect.fork
       )
       yield* Effect.yieldNow()
-      yield* Effect.ignore(server!.peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      yield* Effect.ignore(loudServer.server().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
       const update = yield* Fiber.join(updated)
       expect(update._tag === "Some" && update.value.params).toEqual({ uri: "loud://r" })
       yield* client.unsubscribeResource("loud://r")
-      expect(server!.requests.map((r) => r.method)).toContain("resources/unsubscribe")
+      expect(loudServer.server().requests.map((r) => r.method)).toContain("resources/unsubscribe")
     }))
 
   it.scopedLive("a 2026-07-28 client's resource subscription is a listen stream, subscribed at the server behind", () =>
     Effect.gen(function*() {
-      let server: FakeServer.FakeServer | undefined
-      const spec: ServerSpec.ServerSpec = {
-        name: "loud",
-        transport: {
-          type: "custom",
-          key: "loud",
-          connect: Effect.map(
-            FakeServer.make({ name: "loud", resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] }),
-            (made) => {
-              server = made
-              return made.transport
-            }
-          )
-        }
-      }
+      const loudServer = captured("loud", { resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] })
+      const spec = loudServer.spec
       const { connect } = yield* setup([spec])
       const client = yield* clientOf(yield* connect)
       expect(client.protocolVersion).toBe("2026-07-28")
       const updates = yield* client.subscribe
       yield* client.subscribeResource("loud://r")
-      expect(server!.requests.map((r) => r.method)).toContain("resources/subscribe")
-      yield* Effect.ignore(server!.peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      expect(loudServer.server().requests.map((r) => r.method)).toContain("resources/subscribe")
+      yield* Effect.ignore(loudServer.server().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
       const update = yield* Effect.repeat(Queue.take(updates), {
         until: (n) => n.method === "notifications/resources/updated"
       })
       expect(update.params).toEqual({ uri: "loud://r" })
       yield* client.unsubscribeResource("loud://r")
-      yield* Effect.repeat(Effect.sync(() => server!.requests.map((r) => r.method)), {
+      yield* Effect.repeat(Effect.sync(() => loudServer.server().requests.map((r) => r.method)), {
         until: (methods) => methods.includes("resources/unsubscribe"),
         schedule: Schedule.spaced("10 millis")
       })
