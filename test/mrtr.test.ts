@@ -397,6 +397,29 @@ describe("MRTR (2026-07-28)", () => {
       expect(told).toEqual(["one", "two", "one", "two"])
     }))
 
+  it.scoped("a call's log messages reach its onLog while it runs, not only when it ends", () =>
+    Effect.gen(function*() {
+      const holder: { server?: ModernServer } = {}
+      const seen = yield* Deferred.make<void>()
+      // The server answers only once the client has been told its first log message: a client
+      // holding the messages back until the answer would wait forever (the test's timeout).
+      const { client, fake } = yield* connect({
+        "tools/call": () =>
+          Effect.ignore(
+            holder.server!.peer.notify("notifications/message", { level: "info", logger: "x", data: "early" })
+          )
+            .pipe(Effect.zipRight(Deferred.await(seen)), Effect.as({ resultType: "complete", ...text("ok") }))
+      }, { logLevel: "info" })
+      holder.server = fake
+      const told: Array<unknown> = []
+      const result = yield* client.callTool("t", {}, {
+        onLog: (message) =>
+          Effect.zipRight(Effect.sync(() => told.push(message.data)), Deferred.succeed(seen, undefined))
+      })
+      expect(told).toEqual(["early"])
+      expect(result.content).toEqual(text("ok").content)
+    }))
+
   it.scoped("a request naming capabilities of its own declares only those the connection declares too", () =>
     Effect.gen(function*() {
       const { client, sent } = yield* connect({

@@ -4,7 +4,7 @@
  * logging/setLevel (kept by McpServer), every one at or above that level. setLevel is not
  * passed on: the servers are shared by all clients. A 2026-07-28 server's messages belong to
  * the request they came for: a routed call's reach its caller through the call (`callLog`),
- * told before its result; the events of them (and of the fleet's own requests) are not
+ * told as they come, all before its result; the events of them (and of the fleet's own requests) are not
  * forwarded.
  *
  * @internal

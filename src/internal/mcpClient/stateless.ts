@@ -16,7 +16,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import { isRecord } from "effect/Predicate"
+import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type * as JsonRpc from "../../JsonRpc.js"
 import type { McpClient } from "../../McpClient.js"
@@ -136,39 +138,54 @@ const decodeLog = McpSchema.decodeUnknown(McpSchema.LoggingMessageNotificationPa
 /**
  * The log messages of 2026-07-28 calls (`CallToolOptions.onLog`): the server sends them only
  * for requests that name a level, on the request's own stream, before its answer. The Peer
- * hands each one over as it arrives (`told`), before that answer resumes the call, so the
- * call tells them in order before its result; on stdio, where nothing names the request, they
- * go to the latest call in flight that takes them.
+ * hands each one over as it arrives (`told`), before that answer resumes the call; a fiber of
+ * the call tells them as they come (a long call's progress is not held back), and the call
+ * waits for the last of them before its outcome. On stdio, where nothing names the request,
+ * they go to the latest call in flight that takes them.
  */
 export class CallLogs {
-  private readonly sinks = new Set<Array<McpSchema.LoggingMessageNotificationParams>>()
+  private readonly sinks = new Set<Queue.Queue<LogSinkItem>>()
 
   /** The Peer's `onNotification`: costs a method comparison while no call takes logs. */
   readonly told = (notification: JsonRpc.Notification): void => {
     if (this.sinks.size === 0 || notification.method !== McpSchema.Method.LoggingMessage) return
     const decoded = decodeLog(notification.params)
     if (Either.isLeft(decoded)) return
-    let latest: Array<McpSchema.LoggingMessageNotificationParams> | undefined
+    let latest: Queue.Queue<LogSinkItem> | undefined
     for (const sink of this.sinks) latest = sink
-    latest!.push(decoded.right)
+    latest!.unsafeOffer(decoded.right)
   }
 
-  /** Runs `call`, then tells `onLog` what came for it, in order, before its outcome. */
+  /** Runs `call`, telling `onLog` what comes for it as it comes, all of it before its outcome. */
   around<A>(
     call: Effect.Effect<A, McpError.McpError>,
     onLog: (message: McpSchema.LoggingMessageNotificationParams) => Effect.Effect<void>
   ): Effect.Effect<A, McpError.McpError> {
-    return Effect.suspend(() => {
-      const sink: Array<McpSchema.LoggingMessageNotificationParams> = []
-      this.sinks.add(sink)
-      return Effect.exit(call).pipe(
-        Effect.tap(() => Effect.forEach(sink, onLog, { discard: true })),
-        Effect.ensuring(Effect.sync(() => this.sinks.delete(sink))),
-        Effect.flatten
-      )
+    const sinks = this.sinks
+    return Effect.gen(function*() {
+      const sink = yield* Queue.unbounded<LogSinkItem>()
+      sinks.add(sink)
+      // A child of the call's fiber: interrupted with it.
+      const telling = yield* Effect.fork(tellUntilEnd(sink, onLog))
+      const exit = yield* Effect.exit(call).pipe(Effect.ensuring(Effect.sync(() => sinks.delete(sink))))
+      sink.unsafeOffer(END_OF_LOGS)
+      yield* Fiber.join(telling)
+      return yield* exit
     })
   }
 }
+
+const END_OF_LOGS = Symbol("end of logs")
+type LogSinkItem = McpSchema.LoggingMessageNotificationParams | typeof END_OF_LOGS
+
+const tellUntilEnd = (
+  sink: Queue.Queue<LogSinkItem>,
+  onLog: (message: McpSchema.LoggingMessageNotificationParams) => Effect.Effect<void>
+): Effect.Effect<void> =>
+  Effect.flatMap(
+    Queue.take(sink),
+    (item) => item === END_OF_LOGS ? Effect.void : Effect.zipRight(onLog(item), tellUntilEnd(sink, onLog))
+  )
 
 // The `_meta` keys of the revision that describe the exchange (who answered), not the result.
 const ENVELOPE_META: ReadonlyArray<string> = [
