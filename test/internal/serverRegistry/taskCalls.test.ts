@@ -199,27 +199,12 @@ describe("a routed call that runs as a task, across connections", () => {
       expect(server.seen.at(-1)).toEqual({ connection: 2, method: "tasks/cancel" })
     }))
 
-  it.scoped("a call interrupted while it waits for the next connection cancels its task once one is ready", () =>
-    Effect.gen(function*() {
-      const server = jobsServer()
-      // The server is back only after the call polled and found the connection gone.
-      const { events, fleet } = yield* fleetOf({
-        ...server.spec,
-        restart: { initialDelay: POLL * 5, maxDelay: POLL * 5 }
-      })
-      const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
-      yield* until(events, (event) => event._tag === "TaskStatusChanged")
-      yield* server.close
-      yield* until(events, stateOf("jobs", "Failed"))
-      yield* TestClock.adjust(POLL)
-      yield* Fiber.interrupt(call)
-      expect(server.jobs.get("job-1")).toBe("working")
-      yield* TestClock.adjust(POLL * 5)
-      expect(yield* Deferred.await(server.cancelled)).toBe(2)
-      expect(server.seen.filter((request) => request.method === "tasks/cancel")).toHaveLength(1)
-    }))
-
-  it.scoped("a call interrupted after its connection ended, before it noticed, cancels its task on the next one", () =>
+  // Interrupted once the connection ended: after the call polled and found it gone (it then
+  // waits for the next connection), or before it noticed (it still waits for its next poll).
+  it.scoped.each([
+    ["while it waits for the next connection", true],
+    ["after its connection ended, before it noticed", false]
+  ])("a call interrupted %s cancels its task once the next connection is ready", (_, polled) =>
     Effect.gen(function*() {
       const server = jobsServer()
       const { events, fleet } = yield* fleetOf({
@@ -230,7 +215,7 @@ describe("a routed call that runs as a task, across connections", () => {
       yield* until(events, (event) => event._tag === "TaskStatusChanged")
       yield* server.close
       yield* until(events, stateOf("jobs", "Failed"))
-      // The call still waits for its next poll on the connection that ended.
+      if (polled) yield* TestClock.adjust(POLL)
       yield* Fiber.interrupt(call)
       expect(server.jobs.get("job-1")).toBe("working")
       yield* TestClock.adjust(POLL * 5)
