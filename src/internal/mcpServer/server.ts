@@ -12,6 +12,7 @@ import * as Memory from "../../Memory.js"
 import * as Peer from "../../Peer.js"
 import { Transport } from "../../Transport.js"
 import { traced } from "../traced.js"
+import * as Alone from "./alone.js"
 import { type Listener, wantsList, wantsResource } from "./listen.js"
 import { peerHandlers, Session } from "./session.js"
 import * as Stateless from "./stateless.js"
@@ -53,6 +54,15 @@ const connect = (options: Options, modern: Stateless.Modern, live: Set<Session>)
     return session.view
   })
 
+// How a server answers a modern request alone: under a symbol, outside the public
+// interface, and kept by a spread (`items.ts` extends the server so).
+const ALONE: unique symbol = Symbol("mcp-fleet/McpServer/answerAlone")
+
+type WithAlone = McpServer & { readonly [ALONE]?: Alone.AnswerAlone | undefined }
+
+/** How `server` answers a modern request without a session; none when it answers none. */
+export const answerAlone = (server: McpServer): Alone.AnswerAlone | undefined => (server as WithAlone)[ALONE]
+
 /** Makes a server (see `McpServer.make`). */
 export const make = (given: Options): Effect.Effect<McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -84,7 +94,7 @@ export const make = (given: Options): Effect.Effect<McpServer, never, Scope.Scop
         })
       )
     const start = traced("McpServer.connect")(connect(options, modern, live))
-    return {
+    const server: WithAlone = {
       serve: Effect.scoped(Effect.flatMap(start(), (session) => session.closed)),
       connect: start,
       notifyListChanged: traced("McpServer.notifyListChanged")((kind: ListKind) =>
@@ -112,8 +122,10 @@ export const make = (given: Options): Effect.Effect<McpServer, never, Scope.Scop
         )
       ),
       sessions: () => live.size,
-      modern: options.modern === true
+      modern: options.modern === true,
+      [ALONE]: options.modern === true ? Alone.make(options, modern, yield* Effect.scope) : undefined
     }
+    return server
   })
 
 /** A client's Memory transport linked to a new session of `server` (see `McpServer.connectMemory`). */

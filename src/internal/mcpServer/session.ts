@@ -117,7 +117,8 @@ export class Session implements SessionLink {
     })
 }
 
-type Answer = (
+/** A method's answer in a session's context. */
+export type Answer = (
   request: JsonRpc.Request,
   ctx: Context<Session>
 ) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
@@ -126,7 +127,8 @@ type Answer = (
 // costs (Effect.fn), and a modern HTTP request's session is made for it alone.
 const answers = new WeakMap<Methods.Method, Map<string, Answer>>()
 
-const spanned = (method: string, handler: Methods.Method): Answer => {
+/** A method's handler in its span, made once per handler and method; a defect becomes -32603. */
+export const spanned = (method: string, handler: Methods.Method): Answer => {
   let byMethod = answers.get(handler)
   if (byMethod === undefined) {
     byMethod = new Map()
@@ -184,10 +186,10 @@ const ping = (modern: boolean): Peer.Handler => (request) =>
 // Answered by the tasks extension (stateless.ts); in the table for the Peer to route it.
 const tasksUpdate: Methods.Method = (request) => Effect.fail(methodNotFound(request.method))
 
-// The methods only the modern revision has, for a server that answers it.
-const modernMethods = (session: Session): Record<string, Methods.Method> => ({
+/** The methods only the modern revision has, for a server that answers it. */
+export const modernMethods = (modern: Stateless.Modern): Record<string, Methods.Method> => ({
   [McpSchema.ModernMethod.Discover]: discover,
-  [McpSchema.ModernMethod.SubscriptionsListen]: session.modern.listen,
+  [McpSchema.ModernMethod.SubscriptionsListen]: modern.listen,
   [McpSchema.ModernMethod.TasksUpdate]: tasksUpdate
 })
 
@@ -201,7 +203,7 @@ export const peerHandlers = (session: Session): Record<string, Peer.Handler> => 
   const table: Record<string, Peer.Handler> = { [McpSchema.Method.Ping]: ping(modern) }
   const methods: Record<string, Methods.Method> = {
     ...Methods.builtIn,
-    ...(modern ? modernMethods(session) : {}),
+    ...(modern ? modernMethods(session.modern) : {}),
     ...session.options.methods
   }
   for (const [method, handler] of Object.entries(methods)) {

@@ -114,7 +114,7 @@ export const makeHandler = (
       case "DELETE": {
         const session = table.lookup(request.headers as Guard.RequestHeaders, caller)
         if (session instanceof Response.Answer) return Response.send(response, session, cors)
-        return runner.fork(
+        return void runner.fork(
           response,
           Effect.zipRight(table.close(session), Effect.sync(() => Response.send(response, CLOSED, cors)))
         )
@@ -138,7 +138,7 @@ export const makeHandler = (
       const verdict = oauth?.(headers)
       if (verdict instanceof Response.Answer) return Response.send(response, verdict, cors)
       if (Effect.isEffect(verdict)) {
-        return runner.fork(
+        return void runner.fork(
           response,
           Effect.map(verdict, (caller) =>
             caller instanceof Response.Answer
@@ -168,9 +168,8 @@ const makeRunner = Effect.map(FiberSet.makeRuntime<never>(), (runFork): Response
       Effect.sync(() => internalError(response))
     )
   return {
-    fork: (response, effect) => {
-      runFork(Effect.interruptible(Effect.catchAllDefect(effect, (defect) => failed(response, Cause.die(defect)))))
-    },
+    fork: (response, effect) =>
+      runFork(Effect.interruptible(Effect.catchAllDefect(effect, (defect) => failed(response, Cause.die(defect))))),
     failed: (response, defect) => {
       runFork(failed(response, Cause.die(defect)))
     }

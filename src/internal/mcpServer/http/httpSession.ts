@@ -15,7 +15,7 @@ import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpError from "../../../McpError.js"
 import type * as McpServer from "../../../McpServer.js"
 import { Inbox, Transport, type TransportService } from "../../../Transport.js"
-import type { Caller, RequestHeaders } from "./guard.js"
+import type { Caller } from "./guard.js"
 import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
 
 // The client's request that a request sent to the client belongs to, while it is sent.
@@ -70,8 +70,7 @@ export const open = (
   server: McpServer.McpServer,
   parent: Scope.Scope,
   clock: Clock.Clock,
-  caller?: Caller,
-  headers?: RequestHeaders
+  caller?: Caller
 ): Effect.Effect<HttpSession> =>
   Effect.gen(function*() {
     const id = randomUUID()
@@ -124,8 +123,7 @@ export const open = (
           else toStanding(message)
         }),
       within: (related, send) => Effect.locally(send, relatedRequest, related),
-      caller,
-      headers
+      caller
     }).pipe(Effect.provideService(Transport, transport), Scope.extend(scope))
     yield* Scope.addFinalizer(
       scope,

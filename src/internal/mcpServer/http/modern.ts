@@ -1,9 +1,8 @@
 /**
  * Modern (2026-07-28) requests on the Streamable HTTP endpoint. A POST without
  * Mcp-Session-Id whose one message is a modern request (`_meta` naming its revision, or a
- * method only that revision has) is answered statelessly: in an HTTP session of its own, never
- * in the table and never named to the client, ended when its response closes — so closing the
- * response cancels the request, as the revision says. Its headers are checked against its body
+ * method only that revision has) is answered statelessly, with no session at all
+ * (`alone.ts`); closing the response cancels the request, as the revision says. Its headers are checked against its body
  * first (`headers.ts`; a tool call's `Mcp-Param-*` headers in the call's path, where the
  * tool is found: `stateless.ts`); an error
  * answered as JSON gets the status the revision gives it. Stateful clients on the endpoint are
@@ -12,31 +11,39 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
+import * as FiberId from "effect/FiberId"
 import type * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
 import type * as McpServer from "../../../McpServer.js"
+import type { AnswerAlone } from "../alone.js"
 import * as Headers from "../headers.js"
+import { answerAlone } from "../server.js"
 import * as Stateless from "../stateless.js"
 import type { Caller, RequestHeaders } from "./guard.js"
-import type * as HttpSession from "./httpSession.js"
 import type { Body } from "./post.js"
 import * as Response from "./response.js"
-import type { SessionTable } from "./sessionTable.js"
+import { primed, sseEvent, type StreamLog } from "./streamLog.js"
+
+/** A modern request a POST carries alone and outside any session, and how its server answers it. */
+export interface Alone {
+  readonly request: JsonRpc.Request
+  readonly answer: AnswerAlone
+}
 
 /** The modern request a POST carries alone and outside any session, if `server` answers one. */
 export const modernRequest = (
   server: McpServer.McpServer,
   headers: RequestHeaders,
   body: Body
-): JsonRpc.Request | undefined => {
+): Alone | undefined => {
   const message = body.messages[0]
-  if (!server.modern || headers["mcp-session-id"] !== undefined || body.batch || body.messages.length !== 1) {
-    return undefined
-  }
-  return message !== undefined && JsonRpc.isRequest(message) && Stateless.isModern(message) ? message : undefined
+  const answer = headers["mcp-session-id"] !== undefined || body.batch || body.messages.length !== 1
+    ? undefined
+    : answerAlone(server)
+  return answer !== undefined && message !== undefined && JsonRpc.isRequest(message) && Stateless.isModern(message)
+    ? { request: message, answer }
+    : undefined
 }
 
 // The JSON-RPC errors whose HTTP status the modern revision fixes: -32601 is 404, so a client
@@ -57,30 +64,59 @@ export const statusOf = (message: JsonRpc.Message): number =>
 const mismatch = (refused: Headers.HeaderMismatch) => Response.json(refused.status, refused.body)
 
 /**
- * Answers a modern request: its headers checked, then a session of its own that the response
- * outlives by nothing; `answer` writes the answer (JSON with `statusOf`, or SSE).
+ * Answers a modern request with `answerAlone` (no session): its headers checked first. Its
+ * answer is JSON with `statusOf`, unless it may notify first (`streamable`) and does: then
+ * an SSE stream from its first notification (not resumable: nothing keeps it). Closing
+ * the response interrupts the request.
  */
 export const handle = (
   response: http.ServerResponse,
-  table: SessionTable,
-  request: JsonRpc.Request,
+  alone: Alone,
   requestHeaders: RequestHeaders,
   headers: Record<string, string>,
+  streamable: boolean,
   runner: Response.Runner,
-  caller: Caller | undefined,
-  answer: (session: HttpSession.HttpSession) => void
+  caller: Caller | undefined
 ): void => {
+  const request = alone.request
   const refused = Headers.check(requestHeaders, request)
   if (refused !== undefined) return Response.send(response, mismatch(refused), headers)
-  runner.fork(
-    response,
-    Effect.gen(function*() {
-      // The tool call's Mcp-Param-* headers are checked where the call finds its tool.
-      const session = yield* table.openAlone(requestHeaders, caller)
-      const end = Scope.close(session.scope, Exit.void)
-      if (Response.isGone(response)) return yield* end
-      response.once("close", () => runner.fork(response, end))
-      answer(session)
+  if (Response.isGone(response)) return
+  let log: StreamLog | undefined
+  let answered = false
+  const toStream = () => {
+    // A client gone before anything was written gets nothing more.
+    if (Response.isGone(response)) return
+    const opened = primed()
+    log = opened
+    Response.eventStream(response, headers, (sink) => {
+      for (const event of opened.events) sink.write(event)
+      opened.reader = sink
+      return sink
     })
+  }
+  // Notifications of the request go on its stream while it runs; others have nowhere to go.
+  const notify = (
+    method: string,
+    params: Record<string, unknown> | undefined,
+    related: JsonRpc.RequestId | undefined
+  ) =>
+    Effect.sync(() => {
+      if (answered || !streamable || related !== request.id) return
+      if (log === undefined) toStream()
+      log?.append(sseEvent({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }))
+    })
+  const reply = (message: JsonRpc.Success | JsonRpc.Failure) =>
+    Effect.sync(() => {
+      answered = true
+      if (log === undefined) return Response.send(response, Response.json(statusOf(message), message), headers)
+      log.append(sseEvent(message))
+      log.finish()
+    })
+  // The tool call's Mcp-Param-* headers are checked where the call finds its tool.
+  const fiber = runner.fork(
+    response,
+    Effect.flatMap(alone.answer(request, { notify, caller, headers: requestHeaders }), reply)
   )
+  response.once("close", () => fiber.unsafeInterruptAsFork(FiberId.none))
 }

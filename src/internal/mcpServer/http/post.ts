@@ -84,17 +84,14 @@ const openStream = (
 // the answers) that holds only while every answer comes within JSON_WINDOW_MS and nothing
 // before them, as most tool calls do: one write, where a stream is a head, events and an
 // end, plus a log kept for resumption. A notification first, or a slow answer, opens an SSE
-// stream with what came so far. A modern request has no window (`status` given): its
-// streams are not resumable, and an error answered as JSON keeps the HTTP status the
-// revision gives it however long the request took; only a notification opens its stream.
+// stream with what came so far.
 const answerRequests = (
   response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
   headers: Record<string, string>,
-  streamable: boolean,
-  status: ((message: JsonRpc.Message) => number) | undefined
+  streamable: boolean
 ): void => {
   const early: Array<JsonRpc.Message> = []
   let log: StreamLog | undefined
@@ -105,7 +102,7 @@ const answerRequests = (
     log = openStream(response, session, headers)
     for (const message of early) log.append(sseEvent(message))
   }
-  const timer = streamable && status === undefined ? setTimeout(toStream, JSON_WINDOW_MS) : undefined
+  const timer = streamable ? setTimeout(toStream, JSON_WINDOW_MS) : undefined
   HttpSession.deliver(session, body.messages, {
     sse: streamable,
     waiting,
@@ -119,27 +116,19 @@ const answerRequests = (
       early.push(message)
       if (waiting.size > 0) return
       clearTimeout(timer)
-      Response.send(
-        response,
-        Response.json(body.batch || status === undefined ? 200 : status(early[0]!), body.batch ? early : early[0]),
-        headers
-      )
+      Response.send(response, Response.json(200, body.batch ? early : early[0]), headers)
     }
   })
 }
 
 const ACCEPTED = new Response.Answer(202)
 
-/**
- * Answers the messages of a POST in `session`; `status`, for a modern request, is its JSON
- * answer's HTTP status (otherwise 200).
- */
+/** Answers the messages of a POST in `session`. */
 export const answer = (
   response: http.ServerResponse,
   session: HttpSession.HttpSession,
   body: Body,
-  headers: Record<string, string>,
-  status?: (message: JsonRpc.Message) => number
+  headers: Record<string, string>
 ): void => {
   const requests = body.messages.filter(isRequest)
   if (requests.length === 0) {
@@ -147,7 +136,7 @@ export const answer = (
     return Response.send(response, ACCEPTED, headers)
   }
   const waiting = new Set(requests.map((message) => message.id))
-  answerRequests(response, session, body, waiting, headers, wantsStream(requests), status)
+  answerRequests(response, session, body, waiting, headers, wantsStream(requests))
 }
 
 /**
@@ -202,16 +191,7 @@ export const handle = (
     )
     const modern = Modern.modernRequest(table.server, requestHeaders, body)
     if (modern !== undefined) {
-      return Modern.handle(
-        response,
-        table,
-        modern,
-        requestHeaders,
-        headers,
-        runner,
-        caller,
-        (session) => answer(response, session, body, headers, Modern.statusOf)
-      )
+      return Modern.handle(response, modern, requestHeaders, headers, wantsStream([modern.request]), runner, caller)
     }
     if (!initialize) {
       const session = table.lookup(requestHeaders, caller)

@@ -6,13 +6,14 @@
  * @internal
  */
 import type * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import type * as http from "node:http"
 import type { EventSink } from "./streamLog.js"
 
 /** What a method needs besides its callbacks. */
 export interface Runner {
   /** Runs what cannot be done in a callback (opening a session), with the server; 500 if it dies. */
-  readonly fork: (response: http.ServerResponse, effect: Effect.Effect<void>) => void
+  readonly fork: (response: http.ServerResponse, effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
   /** A callback threw: the defect is logged and the request answered with 500. */
   readonly failed: (response: http.ServerResponse, defect: unknown) => void
 }

@@ -51,11 +51,6 @@ export class SessionTable {
     })
   }
 
-  /** A session for one modern request (its `headers`): outside the table, ended by its owner. */
-  openAlone(headers: RequestHeaders, caller?: Caller): Effect.Effect<HttpSession.HttpSession> {
-    return HttpSession.open(this.server, this.scope, this.clock, caller, headers)
-  }
-
   /**
    * The session a request names, now active: 400 without one, 404 for one that ended or
    * never was, or another caller's (with OAuth: a session id is no credential), and 400 for

@@ -51,6 +51,13 @@ export class StreamLog {
   }
 }
 
+/** A new stream, opened with a priming event (id, no data) so the client can resume from its start. */
+export const primed = (): StreamLog => {
+  const log = new StreamLog(randomUUID().slice(0, 8))
+  log.append(`retry: ${RETRY_MS}\ndata: \n\n`)
+  return log
+}
+
 /** The stream and index a Last-Event-ID names, if it is one of ours. */
 export const parseEventId = (
   lastEventId: string | undefined
@@ -68,11 +75,10 @@ export class StreamLogs {
   /** @param released called when a reader's response ended (the session was active). */
   constructor(private readonly released: () => void) {}
 
-  /** A new stream, opened with a priming event (id, no data) so the client can resume from its start. */
+  /** A new stream of the session, kept for resumption (`primed`). */
   open(): StreamLog {
-    const log = new StreamLog(randomUUID().slice(0, 8))
+    const log = primed()
     this.logs.set(log.id, log)
-    log.append(`retry: ${RETRY_MS}\ndata: \n\n`)
     return log
   }
 
