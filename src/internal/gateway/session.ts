@@ -90,7 +90,7 @@ export const makeHandlers = (
     }
     const events = yield* fleet.registry.subscribe
     yield* Queue.take(events).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
-    if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session)
+    if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session, client)
 
     const listed = lists(context, management?.tools ?? [])
     const routed = Routes.callTool(context)
@@ -118,14 +118,17 @@ export const makeHandlers = (
   })
 
 // Joins the client to the relay for the session's life, and keeps its roots there: asked
-// once it says it is initialized and again whenever it says they changed.
+// once it says it is initialized and again whenever it says they changed. A modern
+// (2026-07-28) request's handlers are its own, and it sends no notifications: no watch.
 const joinRelay = (
   relay: Relay.Relay,
   client: Relay.RelayClient,
-  session: McpServer.Session
+  session: McpServer.Session,
+  declared: McpServer.Client
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     yield* Relay.register(relay, client)
+    if (declared.protocolVersion === McpSchema.MODERN_PROTOCOL_VERSION) return
     const roots = Relay.fetchRoots(relay, client, session.request(McpSchema.Method.RootsList))
     const notifications = yield* session.peer.subscribe
     yield* Queue.take(notifications).pipe(
