@@ -87,11 +87,9 @@ export const handle = (
   const toStream = () => {
     // A client gone before anything was written gets nothing more.
     if (Response.isGone(response)) return
-    const opened = primed()
-    log = opened
+    // Its events are written as they come, and not kept: nothing resumes this stream.
     Response.eventStream(response, headers, (sink) => {
-      for (const event of opened.events) sink.write(event)
-      opened.reader = sink
+      log = primed(sink)
       return sink
     })
   }

@@ -28,19 +28,24 @@ export const MAX_LOG_BYTES = 4 * 1024 * 1024
 /** The events of one POST's stream. */
 export class StreamLog {
   readonly events: Array<string> = []
+  /** How many events were appended (`events` holds them when kept). */
+  count = 0
   /** The size of `events`, in UTF-16 code units. */
   bytes = 0
   done = false
   /** The connection reading the stream now, if any. */
   reader: EventSink | undefined
 
-  constructor(readonly id: string) {}
+  /** @param keep whether events are kept for a resumption (not for a stream nothing resumes). */
+  constructor(readonly id: string, private readonly keep = true) {}
 
   /** Adds an event (SSE fields after the id) and writes it to the reader. */
   append(text: string): void {
-    const event = `id: ${this.id}:${this.events.length}\n${text}`
-    this.events.push(event)
-    this.bytes += event.length
+    const event = `id: ${this.id}:${this.count++}\n${text}`
+    if (this.keep) {
+      this.events.push(event)
+      this.bytes += event.length
+    }
     this.reader?.write(event)
   }
 
@@ -51,9 +56,13 @@ export class StreamLog {
   }
 }
 
-/** A new stream, opened with a priming event (id, no data) so the client can resume from its start. */
-export const primed = (): StreamLog => {
-  const log = new StreamLog(randomUUID().slice(0, 8))
+/**
+ * A new stream, opened with a priming event (id, no data) so the client can resume from its
+ * start; written to `reader` at once when given (then its events need not be kept).
+ */
+export const primed = (reader?: EventSink): StreamLog => {
+  const log = new StreamLog(randomUUID().slice(0, 8), reader === undefined)
+  log.reader = reader
   log.append(`retry: ${RETRY_MS}\ndata: \n\n`)
   return log
 }
