@@ -553,6 +553,32 @@ describe("Gateway (in memory)", () => {
       })
     }))
 
+  it.scopedLive("a fleet's resource update reaches a 2026-07-28 listen stream tagged with its subscriptionId", () =>
+    Effect.gen(function*() {
+      const loudServer = captured("loud", { resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] })
+      const { connect } = yield* setup([loudServer.spec])
+      // A bare Peer sees the stream's notifications as sent (McpClient takes the id off).
+      const peer = yield* peerOf(yield* connect)
+      const notifications = yield* peer.subscribe
+      yield* peer.request("subscriptions/listen", {
+        notifications: { resourceSubscriptions: ["loud://r"] },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }).pipe(Effect.forkScoped)
+      const acknowledged = yield* Effect.repeat(Queue.take(notifications), {
+        until: (n) => n.method === "notifications/subscriptions/acknowledged"
+      })
+      const id = (acknowledged.params?._meta as Record<string, unknown>)["io.modelcontextprotocol/subscriptionId"]
+      expect(id).toBeDefined()
+      yield* Effect.ignore(loudServer.server().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      const update = yield* Effect.repeat(Queue.take(notifications), {
+        until: (n) => n.method === "notifications/resources/updated"
+      })
+      expect(update.params).toEqual({ uri: "loud://r", _meta: { "io.modelcontextprotocol/subscriptionId": id } })
+    }))
+
   it.scopedLive("serveStdio: NDJSON both ways, garbage answered with a parse error, returns when the input ends", () =>
     Effect.gen(function*() {
       const input = new PassThrough()

@@ -9,6 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -18,6 +19,7 @@ import * as McpManagementTools from "../../McpManagementTools.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as McpServer from "../../McpServer.js"
 import type * as Policy from "../../Policy.js"
+import type { RegistryEvent } from "../../RegistryEvent.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as Naming from "./naming.js"
 import type { Relay } from "./relay.js"
@@ -119,6 +121,11 @@ export interface Fleet {
   readonly settled: Effect.Effect<void>
   /** Where the fleet's servers' requests go to the gateway's clients, when it is the fleet's host. */
   readonly relay?: Relay | undefined
+  /**
+   * Hands the fleet's events to `onEvent` until the Scope closes: one subscription to the
+   * registry per gateway, not one (and a fiber) per session or modern request.
+   */
+  readonly onEvents: (onEvent: (event: RegistryEvent) => Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>
 }
 
 /** Makes the management tools of one session, its subscriptions going through `subscriber`. */
@@ -154,6 +161,24 @@ export const fingerprints = (view: Naming.View): Record<ListKind, string> => ({
 /** The lists whose fingerprints differ. */
 export const changedLists = (last: Record<ListKind, string>, next: Record<ListKind, string>): Array<ListKind> =>
   LIST_KINDS.filter((kind) => next[kind] !== last[kind])
+
+// One fiber takes the registry's events and hands each to every receiver registered now.
+// A receiver only sends notifications, which queue at their session: none holds the rest up.
+const dispatcher = (registry: ServerRegistry.ServerRegistry) =>
+  Effect.gen(function*() {
+    const receivers = new Set<(event: RegistryEvent) => Effect.Effect<void>>()
+    const events = yield* registry.subscribe
+    yield* Queue.take(events).pipe(
+      Effect.flatMap((event) => Effect.forEach([...receivers], (receive) => receive(event), { discard: true })),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    return (onEvent: (event: RegistryEvent) => Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Effect.sync(() => receivers.add(onEvent)),
+        () => Effect.sync(() => receivers.delete(onEvent))
+      )
+  })
 
 /**
  * Starts the hub of one gateway: it watches the catalog (as the policy filters it, and
@@ -204,6 +229,7 @@ export const makeFleet = (
       listChanged,
       subscribers: new Map(),
       management,
-      settled: Deferred.await(settled)
+      settled: Deferred.await(settled),
+      onEvents: yield* dispatcher(registry)
     }
   })

@@ -11,9 +11,9 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as McpServer from "../../McpServer.js"
-import type { RegistryEvent } from "../../RegistryEvent.js"
 import { type Fleet, reservedNames } from "./fleet.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
@@ -76,20 +76,31 @@ export const makeHandlers = (
     const forward = Logging.forwarder(inFlight, session)
     const management = yield* Management.make(fleet, subscriptions, session)
 
-    const onEvent = (event: RegistryEvent): Effect.Effect<void> => {
+    // A modern client subscribes by a subscriptions/listen request (these handlers are that
+    // request's own): its updates go on that stream, tagged with its id as the stream's own are.
+    let stream: JsonRpc.RequestId | undefined
+    const subscribe = (uri: string, ctx: McpServer.RequestContext) => {
+      if (ctx.request.method === McpSchema.ModernMethod.SubscriptionsListen) stream = ctx.request.id
+      return subscriptions.subscribe(uri)
+    }
+    const updated = (uri: string) =>
+      stream === undefined
+        ? session.notify(McpSchema.Method.ResourcesUpdated, { uri })
+        : session.notify(
+          McpSchema.Method.ResourcesUpdated,
+          { uri, _meta: { [McpSchema.MetaKey.SubscriptionId]: stream } },
+          stream
+        )
+    yield* fleet.onEvents((event) => {
       switch (event._tag) {
         case "LogMessage":
           return forward(event)
         case "ResourceUpdated":
-          return subscriptions.has(event.server, event.uri)
-            ? session.notify(McpSchema.Method.ResourcesUpdated, { uri: event.uri })
-            : Effect.void
+          return subscriptions.has(event.server, event.uri) ? updated(event.uri) : Effect.void
         default:
           return Effect.void
       }
-    }
-    const events = yield* fleet.registry.subscribe
-    yield* Queue.take(events).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
+    })
     if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session, client)
 
     const listed = lists(context, management?.tools ?? [])
@@ -109,7 +120,7 @@ export const makeHandlers = (
         list: listed.resources,
         templates: listed.templates,
         read: Routes.readResource(context),
-        subscribe: subscriptions.subscribe,
+        subscribe,
         unsubscribe: subscriptions.unsubscribe
       },
       prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
