@@ -9,11 +9,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as McpServer from "../../McpServer.js"
-import type { Fleet } from "./fleet.js"
+import type { Fleet, MakeManagement } from "./fleet.js"
 import type { Subscriptions } from "./subscriptions.js"
 
 // The logger name PollResult messages carry.
@@ -38,8 +38,9 @@ export interface SessionManagement {
 }
 
 /**
- * The session's management tools, or undefined when the gateway does not serve them. Their
- * polls and subscriptions end with the Scope.
+ * The session's management tools, or undefined when the gateway does not serve them. They
+ * are made at the first call of one (most sessions, and every one-request handler set,
+ * call none); their polls and subscriptions end with the Scope.
  */
 export const make = (
   fleet: Fleet,
@@ -48,7 +49,37 @@ export const make = (
 ): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
   Effect.gen(function*() {
     if (fleet.management === undefined) return undefined
-    const management = yield* fleet.management({
+    const management = yield* Effect.cached(
+      start(fleet.management, subscriptions, session).pipe(
+        Scope.extend(yield* Effect.scope)
+      )
+    )
+    return {
+      tools: McpManagementTools.tools,
+      callTool: (fleetCall) => (name, args, ctx) => {
+        if (!McpManagementTools.isManagementTool(name)) return fleetCall(name, args, ctx)
+        return Effect.flatMap(management, (made) => made.call(name, args))
+          .pipe(
+            // Every failure is the model's to read, as for the fleet's tools.
+            Effect.catchAll((error) =>
+              Effect.succeed<McpSchema.CallToolResult>({
+                content: [{ type: "text", text: error.message }],
+                isError: true
+              })
+            )
+          )
+      }
+    }
+  })
+
+// The management tools of one session, their PollResults told to its client.
+const start = (
+  makeManagement: MakeManagement,
+  subscriptions: Subscriptions,
+  session: Pick<McpServer.Session, "notify">
+): Effect.Effect<McpManagementTools.McpManagementTools, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const management = yield* makeManagement({
       subscribe: subscriptions.acquire,
       unsubscribe: subscriptions.release
     })
@@ -67,20 +98,5 @@ export const make = (
       Effect.forever,
       Effect.forkScoped
     )
-    return {
-      tools: McpManagementTools.tools,
-      callTool: (fleetCall) => (name, args, ctx) => {
-        if (!McpManagementTools.isManagementTool(name)) return fleetCall(name, args, ctx)
-        return management.call(name, args)
-          .pipe(
-            // Every failure is the model's to read, as for the fleet's tools.
-            Effect.catchAll((error) =>
-              Effect.succeed<McpSchema.CallToolResult>({
-                content: [{ type: "text", text: error.message }],
-                isError: true
-              })
-            )
-          )
-      }
-    }
+    return management
   })
