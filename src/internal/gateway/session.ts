@@ -1,8 +1,9 @@
 /**
  * The gateway as an `McpServer`: each client session gets handlers that route to the fleet
  * (its own view of the catalog, its subscriptions, its management tools, its place in the
- * relay), and fibers that forward the fleet's log messages and resource updates to it. The
- * protocol itself (initialize, paging, setLevel, whatever carries it) is McpServer's.
+ * relay), and what forwards the fleet's log messages and resource updates to it (through
+ * the fleet's one event dispatcher). The protocol itself (initialize, paging, setLevel,
+ * whatever carries it) is McpServer's.
  *
  * @internal
  */
