@@ -185,26 +185,38 @@ const modernError = (request: JsonRpc.Request) => (error: Peer.HandlerError): Pe
     })
     : error
 
-// A modern tools/call over HTTP: its Mcp-Param-* headers against the called tool's
-// `x-mcp-header` annotations, the tool found in the list its handlers give (one lookup, in
-// process); -32020 when they disagree. An unknown tool is left to the call.
-const checkToolHeaders = (
+// The tool a modern tools/call names, from the list its handlers give (in process), looked up
+// once for what needs it: the header check (over HTTP) and the tasks extension (its
+// `taskSupport`). Undefined for another method, an unknown tool, or when neither needs it.
+const calledTool = (
   session: Session,
+  modern: Modern,
   request: JsonRpc.Request,
   handlers: Handlers,
   ctx: Context<Session>
-): Effect.Effect<void, Peer.HandlerError> => {
-  const headers = session.outbound.headers
+): Effect.Effect<McpSchema.Tool | undefined, Peer.HandlerError> => {
   const tools = handlers.tools
-  if (headers === undefined || tools === undefined || request.method !== McpSchema.Method.ToolsCall) {
-    return Effect.void
+  if (
+    tools === undefined || request.method !== McpSchema.Method.ToolsCall ||
+    (session.outbound.headers === undefined && modern.tasks === undefined)
+  ) {
+    return Effect.succeed(undefined)
   }
   const name = request.params?.name
-  return Effect.flatMap(tools.list(ctx), (listed) => {
-    const tool = listed.find((candidate) => candidate.name === name)
-    const refused = tool === undefined ? undefined : Headers.checkToolParams(headers, request, tool.inputSchema)
-    return refused === undefined ? Effect.void : Effect.fail(new Peer.HandlerError(refused.body.error))
-  })
+  return Effect.map(tools.list(ctx), (listed) => listed.find((candidate) => candidate.name === name))
+}
+
+// A modern tools/call over HTTP: its Mcp-Param-* headers against the called tool's
+// `x-mcp-header` annotations; -32020 when they disagree. An unknown tool is left to the call.
+const checkToolHeaders = (
+  session: Session,
+  request: JsonRpc.Request,
+  tool: McpSchema.Tool | undefined
+): Peer.HandlerError | undefined => {
+  const headers = session.outbound.headers
+  if (headers === undefined || tool === undefined) return undefined
+  const refused = Headers.checkToolParams(headers, request, tool.inputSchema)
+  return refused === undefined ? undefined : new Peer.HandlerError(refused.body.error)
 }
 
 /**
@@ -235,10 +247,12 @@ export const answer = (
           const plain = round.right instanceof Mrtr.Round
             ? Mrtr.run(modern.secret, request, round.right, run(ctx))
             : run(ctx)
-          return Effect.zipRight(
-            checkToolHeaders(session, request, handlers, ctx),
-            TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run)
-          )
+          return Effect.flatMap(calledTool(session, modern, request, handlers, ctx), (tool) => {
+            const refused = checkToolHeaders(session, request, tool)
+            return refused === undefined
+              ? TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
+              : Effect.fail(refused)
+          })
         }),
         Effect.onExit((exit) =>
           Exit.isSuccess(exit) && exit.value.resultType === "task" ? Effect.void : Scope.close(scope, exit)

@@ -29,7 +29,7 @@ import type { McpServerError } from "./error.js"
 import { internalError, invalidParams, methodNotFound, missingClientCapability } from "./errors.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
-import type { TaskLink } from "./tasks.js"
+import { runsAsTask, type TaskLink } from "./tasks.js"
 
 /** The extension's identifier. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -306,7 +306,8 @@ const cancel = (entry: Entry) =>
  * A modern request on the tasks surface: the extension's methods, and tools/call of a tool
  * that runs as a task; anything else is `plain`, the request answered as usual. `input` is
  * the request's way to its client (a tools/call's MRTR round); `handlers` the Scope of the
- * request's handlers, which a task keeps open until it ends.
+ * request's handlers, which a task keeps open until it ends; `tool` the tool a tools/call names
+ * (looked up once by the caller, stateless.ts).
  */
 export const route = (
   table: Table | undefined,
@@ -314,7 +315,8 @@ export const route = (
   input: Mrtr.Input,
   handlers: Scope.CloseableScope,
   plain: Effect.Effect<Record<string, unknown>, Peer.HandlerError>,
-  run: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+  run: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>,
+  tool: McpSchema.Tool | undefined
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> => {
   const request = ctx.request
   if (TASK_METHODS.has(request.method)) {
@@ -327,15 +329,14 @@ export const route = (
         ? cancel(entry)
         : answer(entry, request))
   }
-  const tools = ctx.session.handlers?.tools
   if (table === undefined || !(input instanceof Mrtr.Round) || request.method !== McpSchema.Method.ToolsCall) {
     return plain
   }
-  if (tools === undefined) return plain
-  return Effect.flatMap(tools.list(ctx), (all) => {
-    const support = all.find((tool) => tool.name === request.params?.name)?.execution?.taskSupport
-    if (support !== "optional" && support !== "required") return plain
-    if (!declared(ctx.client)) return support === "required" ? Effect.fail(missingExtension()) : plain
-    return escalate(table, ctx, input, handlers, run)
-  })
+  if (!runsAsTask(tool)) return plain
+  if (!declared(ctx.client)) {
+    return tool?.execution?.taskSupport === "required"
+      ? Effect.fail(missingExtension())
+      : plain
+  }
+  return escalate(table, ctx, input, handlers, run)
 }
