@@ -1852,7 +1852,8 @@ export const isModernVersion = (version: unknown): version is ModernProtocolVers
   (MODERN_PROTOCOL_VERSIONS as ReadonlyArray<unknown>).includes(version)
 
 /**
- * The `_meta` keys of a 2026-07-28 request and result.
+ * The `_meta` keys of a 2026-07-28 request and result, and the one that ties a 2025-11-25
+ * message to its task (`RelatedTask`).
  *
  * @since 0.1.0
  */
@@ -1863,7 +1864,9 @@ export const MetaKey = {
   LogLevel: "io.modelcontextprotocol/logLevel",
   ServerInfo: "io.modelcontextprotocol/serverInfo",
   /** On what a `subscriptions/listen` stream carries: the id of the request that opened it. */
-  SubscriptionId: "io.modelcontextprotocol/subscriptionId"
+  SubscriptionId: "io.modelcontextprotocol/subscriptionId",
+  /** On a 2025-11-25 message that serves a task: `{ taskId }`. */
+  RelatedTask: "io.modelcontextprotocol/related-task"
 } as const
 
 /**

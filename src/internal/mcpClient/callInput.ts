@@ -27,9 +27,6 @@ export const inputMethods: ReadonlySet<string> = new Set([
   McpSchema.Method.RootsList
 ])
 
-/** The `_meta` key of a 2025-11-25 request that serves a task. */
-const RELATED_TASK = "io.modelcontextprotocol/related-task"
-
 // `handlers` with each input method the connection answers going to `answer` instead.
 const overridden = (handlers: Handlers, answer: (request: JsonRpc.Request) => ReturnType<Peer.Handler>): Handlers => {
   const own: Record<string, Peer.Handler> = { ...handlers }
@@ -50,10 +47,10 @@ export const forCall = (handlers: Handlers, onInput: OnInput | undefined): Handl
 // The task a 2025-11-25 request serves, and its params without that link.
 const relatedTask = (request: JsonRpc.Request): { readonly taskId: string; readonly input: CallInput } | undefined => {
   const meta = request.params?._meta as Record<string, unknown> | undefined
-  const related = meta?.[RELATED_TASK] as { taskId?: unknown } | undefined
+  const related = meta?.[McpSchema.MetaKey.RelatedTask] as { taskId?: unknown } | undefined
   if (typeof related?.taskId !== "string") return undefined
   const { _meta: _m, ...params } = request.params!
-  const { [RELATED_TASK]: _r, ...rest } = meta!
+  const { [McpSchema.MetaKey.RelatedTask]: _r, ...rest } = meta!
   return {
     taskId: related.taskId,
     input: { method: request.method, params: Object.keys(rest).length === 0 ? params : { ...params, _meta: rest } }

@@ -14,7 +14,7 @@ import type { Client, InputOptions, RequestClientOptions, RequestContext } from 
 import type * as Peer from "../../Peer.js"
 import { McpServerError } from "./error.js"
 import type { Input } from "./mrtr.js"
-import { RELATED_TASK, type TaskLink } from "./tasks.js"
+import type { TaskLink } from "./tasks.js"
 
 /** What a request's context needs of its session. */
 export interface SessionLink {
@@ -78,7 +78,7 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
   private related(params: Record<string, unknown>): Record<string, unknown> {
     if (this.task === undefined || this.input !== undefined) return params
     const meta = params._meta as object | undefined
-    return { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: this.task.taskId } } }
+    return { ...params, _meta: { ...meta, [McpSchema.MetaKey.RelatedTask]: { taskId: this.task.taskId } } }
   }
 
   get client(): Client {

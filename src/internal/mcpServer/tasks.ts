@@ -39,9 +39,6 @@ export interface TaskLink {
   readonly goAsync?: Effect.Effect<void>
 }
 
-/** The key of `_meta` that ties a message to its task. */
-export const RELATED_TASK = "io.modelcontextprotocol/related-task"
-
 /** The tasks of one session. */
 export interface Tasks {
   /** Runs `call` as a task, and answers with the task it became. */
@@ -134,7 +131,10 @@ export const make = (options: {
         Effect.flatMap(find(request), (running) =>
           Effect.map(Deferred.await(running.outcome), (result) => ({
             ...result,
-            _meta: { ...(result._meta as object | undefined), [RELATED_TASK]: { taskId: running.task.taskId } }
+            _meta: {
+              ...(result._meta as object | undefined),
+              [McpSchema.MetaKey.RelatedTask]: { taskId: running.task.taskId }
+            }
           }))),
       [McpSchema.Method.TasksList]: (request) =>
         page("tasks", "tasks", [...tasks.values()].map((running) => running.task), request, options.pageSize),
