@@ -128,15 +128,22 @@ const loseConnection = (
     yield* until(events, stateOf("jobs", "Ready"))
   })
 
+// The task tool called in a fiber, every status of its task told to `statuses`.
+const forkLongCall = (fleet: ServerRegistry.ServerRegistry) =>
+  Effect.gen(function*() {
+    const statuses = yield* Queue.unbounded<McpSchema.Task>()
+    const call = yield* Effect.fork(
+      fleet.callTool("mcp__jobs__long", {}, { onTask: (told) => Queue.offer(statuses, told) })
+    )
+    return { call, statuses }
+  })
+
 describe("a routed call that runs as a task, across connections", () => {
   it.scoped("follows the same task on the next connection: tools/call is sent once", () =>
     Effect.gen(function*() {
       const server = jobsServer()
       const { events, fleet } = yield* fleetOf(server.spec)
-      const statuses = yield* Queue.unbounded<McpSchema.Task>()
-      const call = yield* Effect.fork(
-        fleet.callTool("mcp__jobs__long", {}, { onTask: (told) => Queue.offer(statuses, told) })
-      )
+      const { call, statuses } = yield* forkLongCall(fleet)
       expect(yield* Queue.take(statuses)).toMatchObject({ taskId: "job-1", status: "working" })
       yield* loseConnection(server, events)
       server.jobs.set("job-1", "completed")
@@ -154,10 +161,7 @@ describe("a routed call that runs as a task, across connections", () => {
     Effect.gen(function*() {
       const server = jobsServer({ content: [], structuredContent: { n: "seven" } })
       const { events, fleet } = yield* fleetOf(server.spec)
-      const statuses = yield* Queue.unbounded<McpSchema.Task>()
-      const call = yield* Effect.fork(
-        fleet.callTool("mcp__jobs__long", {}, { onTask: (told) => Queue.offer(statuses, told) })
-      )
+      const { call, statuses } = yield* forkLongCall(fleet)
       yield* Queue.take(statuses)
       yield* loseConnection(server, events)
       server.jobs.set("job-1", "completed")
@@ -185,10 +189,7 @@ describe("a routed call that runs as a task, across connections", () => {
     Effect.gen(function*() {
       const server = jobsServer()
       const { events, fleet } = yield* fleetOf(server.spec)
-      const statuses = yield* Queue.unbounded<McpSchema.Task>()
-      const call = yield* Effect.fork(
-        fleet.callTool("mcp__jobs__long", {}, { onTask: (told) => Queue.offer(statuses, told) })
-      )
+      const { call, statuses } = yield* forkLongCall(fleet)
       yield* Queue.take(statuses)
       yield* loseConnection(server, events)
       yield* TestClock.adjust(POLL)
