@@ -21,7 +21,7 @@ import type { Options, Outbound } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { methodNotFound } from "./errors.js"
 import * as Methods from "./methods.js"
-import { modernMethods, Session, spanned } from "./session.js"
+import { type Answer, modernMethods, Session, spanned } from "./session.js"
 import * as Stateless from "./stateless.js"
 
 /** Answers one modern request; its notifications go to `outbound.notify`. */
@@ -55,12 +55,11 @@ const errorObject = (cause: Cause.Cause<Peer.HandlerError>): JsonRpc.ErrorObject
 
 /** The answering of modern requests alone for a server with `options` and `modern` state, in its `scope`. */
 export const make = (options: Options, modern: Stateless.Modern, scope: Scope.Scope): AnswerAlone => {
-  // Ping is not among them: the modern revision removed it.
-  const methods = new Map<string, Methods.Method>(Object.entries({
-    ...Methods.builtIn,
-    ...modernMethods(modern),
-    ...options.methods
-  }))
+  // Ping is not among them: the modern revision removed it. Each in its span, once.
+  const methods = new Map<string, Answer>(
+    Object.entries({ ...Methods.builtIn, ...modernMethods(modern), ...options.methods })
+      .map(([method, handler]) => [method, spanned(method, handler)])
+  )
   const peer = detached(options.serverInfo.name)
   return (request, outbound) => {
     const handler = methods.get(request.method)
@@ -77,7 +76,7 @@ export const make = (options: Options, modern: Stateless.Modern, scope: Scope.Sc
     }
     const answered = handler === undefined
       ? Effect.fail(methodNotFound(request.method))
-      : Stateless.answer(session, modern, request, (ctx) => spanned(request.method, handler)(request, ctx))
+      : Stateless.answer(session, modern, request, (ctx) => handler(request, ctx))
     return Effect.map(Effect.exit(answered), (exit): JsonRpc.Success | JsonRpc.Failure =>
       Exit.isSuccess(exit)
         ? { jsonrpc: "2.0", id: request.id, result: exit.value }
