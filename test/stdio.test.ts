@@ -202,14 +202,20 @@ describe("stdio failures and limits (fixture servers)", () => {
 
   it.scopedLive("a server that closes its stdin and then exits: initialize fails with the exit and its stderr", () =>
     Effect.gen(function*() {
-      // Our initialize may meet a closed pipe (EPIPE) before the exit that explains it.
-      const script = "exec 0<&-; echo 'error: no input wanted' >&2; sleep 0.3; exit 3"
+      // The server reads the probe, closes its stdin and only then refuses the probe, so our
+      // initialize certainly meets a closed pipe (EPIPE), before the exit that explains it.
+      const script = [
+        "read -r line; exec 0<&-",
+        `id=$(printf '%s' "$line" | sed -E 's/.*"id":([0-9]+).*/\\1/')`,
+        `printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}\\n' "$id"`,
+        "echo 'error: no input wanted' >&2; sleep 0.3; exit 3"
+      ].join("; ")
       const error = yield* Effect.flip(connect({ name: "deaf", command: "sh", args: ["-c", script] }))
       const reason = reasonOf(error, "Closed")
       expect(reason.exitCode).toBe(3)
       expect(reason.unsent).toBe(true)
       expect(error.message).toBe(
-        "server 'deaf' exited with code 3 before answering server/discover: error: no input wanted"
+        "server 'deaf' exited with code 3 before answering initialize: error: no input wanted"
       )
     }).pipe(Effect.provide(NodeContext.layer)))
 
