@@ -60,6 +60,9 @@ const serveWs = (options: {
           reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] })
         } else if (message.method === "tools/call") {
           if (options.onCall?.(socket, message) !== true) reply(echo(message))
+        } else if (message.id !== undefined) {
+          // As any JSON-RPC server: the 2026-07-28 probe among them, refused at once.
+          socket.send(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "no" } }))
         }
       })
     })
