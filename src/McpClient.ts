@@ -18,7 +18,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Host from "./Host.js"
-import { forCall, RelatedTasks } from "./internal/mcpClient/callInput.js"
+import { forCall, RelatedCalls } from "./internal/mcpClient/callInput.js"
 import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
 import { decode } from "./internal/mcpClient/decode.js"
 import { negotiate } from "./internal/mcpClient/handshake.js"
@@ -317,8 +317,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     })
     const handlers = { ...host.handlers, ...options.handlers }
     const callLogs = new CallLogs()
-    // A 2025-11-25 task's requests go to the call that follows it, when it has an onInput.
-    const related = new RelatedTasks()
+    // A server's requests for a call (sent on its POST's stream, or naming its 2025-11-25
+    // task) go to that call, when it has an onInput.
+    const related = new RelatedCalls()
     const peer = yield* Peer.make({
       handlers: related.wrap(handlers),
       requestTimeout: options.requestTimeout,
@@ -343,10 +344,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const send = stateless?.send ?? peer.request
     // The Peer as the requests of this revision need it: with their `_meta`.
     const wire: Peer.Peer = stateless === undefined ? peer : { ...peer, request: send }
-    // Every request may take input rounds (2026-07-28) or become a task (the tasks extension).
+    // Every request may take input rounds (2026-07-28) or become a task (the tasks extension);
+    // a stateful server may send a request's own requests on its stream instead.
     const exchanged = makeExchange(wire, handlers)
     const exchange: typeof exchanged = stateless === undefined ?
-      exchanged :
+      (method, params, requestOptions, onTask, onInput) =>
+        related.sending(onInput, requestOptions, (sent) => exchanged(method, params, sent, onTask, onInput)) :
       (...args) => Effect.map(exchanged(...args), withoutEnvelope)
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
@@ -421,12 +424,13 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       }
       const sendCall = () =>
         asTask || outputs.requiresTask(name)
-          ? related.follow(
-            onInput,
-            onTask,
-            (noted) => requestAsTask(peer, McpSchema.Method.ToolsCall, params, { ...requestOptions, onTask: noted })
-          )
-          : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask)
+          ? related.follow(onInput, onTask, (noted) =>
+            related.sending(
+              onInput,
+              requestOptions,
+              (sent) => requestAsTask(peer, McpSchema.Method.ToolsCall, params, { ...sent, onTask: noted })
+            ))
+          : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask, onInput)
       // Whether the tool needs a task is known once the tools are listed, below.
       const call = Effect.flatMap(
         taskCalls

@@ -75,11 +75,16 @@ export class HandlerError extends Schema.TaggedError<HandlerError>()("HandlerErr
 }) {}
 
 /**
- * Answers one kind of request from the other side.
+ * Answers one kind of request from the other side. `related` is the id of our request the
+ * other side sent it for, when the transport knows it (`Transport.Receiver`: a Streamable
+ * HTTP server's request on the stream of the POST that carried ours); undefined otherwise.
  *
  * @since 0.1.0
  */
-export type Handler = (request: JsonRpc.Request) => Effect.Effect<Record<string, unknown>, HandlerError>
+export type Handler = (
+  request: JsonRpc.Request,
+  related?: JsonRpc.RequestId
+) => Effect.Effect<Record<string, unknown>, HandlerError>
 
 /**
  * Options of a Peer.
@@ -196,8 +201,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       )
     )
     transport.listen({
-      message: (message) => {
-        const effect = onMessage(message)
+      message: (message, related) => {
+        const effect = onMessage(message, related)
         if (effect !== undefined) run(effect)
       },
       closed: close
@@ -367,8 +372,10 @@ const makeDispatch = (options: {
     return effect
   }
 
-  return (message: Incoming): Effect.Effect<void> | undefined => {
-    if ("method" in message) return JsonRpc.isRequest(message) ? inbound.request(message) : onNotification(message)
+  return (message: Incoming, related: JsonRpc.RequestId | undefined): Effect.Effect<void> | undefined => {
+    if ("method" in message) {
+      return JsonRpc.isRequest(message) ? inbound.request(message, related) : onNotification(message)
+    }
     if (message instanceof RequestFailed) {
       pending.settle(message.id, (entry) => Exit.fail(withMethod(message.error, entry.method)))
       return undefined

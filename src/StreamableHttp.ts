@@ -1,8 +1,10 @@
 /**
  * The Streamable HTTP transport (MCP 2025-03-26 and later): every message is a POST, and
  * the server answers a request with one JSON body or an event stream that may carry
- * progress, log messages and requests before the response. A standing GET stream carries
- * what the server sends unasked (stateful revisions). A request of 2026-07-28 (its revision
+ * progress, log messages and requests before the response; what such a stream carries is
+ * delivered with the id of the request its POST sent (`Transport.Receiver`'s `related`), so
+ * a server's request made for one of ours reaches the call that sent it. A standing GET
+ * stream carries what the server sends unasked (stateful revisions), related to nothing. A request of 2026-07-28 (its revision
  * in `_meta`) has its body mirrored into the request metadata headers, a JSON-RPC error in a
  * 400 or 404 refusal as its answer, and no session; cancelling it closes its stream. Lost streams are resumed with `Last-Event-ID`. When the
  * server forgets the session (404), the connection ends with a Closed error marked
@@ -115,7 +117,7 @@ export const make = (
       initialDelayMs: Duration.toMillis(options.reconnect?.initialDelay ?? "500 millis"),
       maxDelayMs: Duration.toMillis(options.reconnect?.maxDelay ?? "30 seconds"),
       maxAttempts: options.reconnect?.maxAttempts ?? 5
-    }, (message) => inbox.deliver(message))
+    }, (message, related) => inbox.deliver(message, related))
     // The requests under way, to stop one when it is cancelled, and all when closing.
     const exchanges = new Map<JsonRpc.RequestId, Post.PostedRequest>()
     let stopListening = () => {}

@@ -7,6 +7,11 @@
  * with no Stream, Queue or fiber hop in between. Sends are coalesced by the transports that
  * write to a byte stream: what is sent in one tick goes out in one write.
  *
+ * A transport that knows which of our requests a message came with tells it alongside the
+ * message (`related`): Streamable HTTP, for what arrives on the event stream of the POST
+ * that carried the request (the spec has a server send a request's own requests there).
+ * Transports with one stream for everything (stdio, HTTP+SSE, WebSocket) know of no relation.
+ *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
@@ -71,9 +76,11 @@ export const deliverBroken = (bad: ReadonlyArray<JsonRpc.BadLine>, deliver: (inc
 export interface Receiver {
   /**
    * One message, or a request the transport gave up on, in the order received. Called
-   * synchronously from the transport's I/O callback; it must not throw or block.
+   * synchronously from the transport's I/O callback; it must not throw or block. `related`
+   * is the id of our request whose response stream carried the message, when the transport
+   * knows it (Streamable HTTP: a POST's event stream); undefined otherwise.
    */
-  readonly message: (message: Incoming) => void
+  readonly message: (message: Incoming, related?: JsonRpc.RequestId) => void
   /**
    * The connection ended, after the last message. Called once. `error` says why: for a
    * process, its exit code or signal and the tail of its stderr.
@@ -139,7 +146,8 @@ export class Transport extends Context.Tag("mcp-fleet/Transport")<Transport, Tra
  */
 export class Inbox {
   private receiver: Receiver | undefined
-  private early: Array<Incoming> | undefined = []
+  // What came before `listen`, each with the request it relates to.
+  private early: Array<readonly [Incoming, JsonRpc.RequestId | undefined]> | undefined = []
   private endedWith: McpError | undefined
 
   constructor(readonly server: string) {}
@@ -155,15 +163,18 @@ export class Inbox {
     this.receiver = receiver
     const early = this.early!
     this.early = undefined
-    for (const message of early) receiver.message(message)
+    for (const [message, related] of early) receiver.message(message, related)
     if (this.endedWith !== undefined) receiver.closed(this.endedWith)
   }
 
-  /** Delivers one message; nothing is delivered after the end. */
-  deliver(message: Incoming): void {
+  /**
+   * Delivers one message, with the id of our request it came with when known (see
+   * `Receiver.message`); nothing is delivered after the end.
+   */
+  deliver(message: Incoming, related?: JsonRpc.RequestId): void {
     if (this.endedWith !== undefined) return
-    if (this.receiver === undefined) this.early!.push(message)
-    else this.receiver.message(message)
+    if (this.receiver === undefined) this.early!.push([message, related])
+    else this.receiver.message(message, related)
   }
 
   /** Ends the connection with `error`; later calls do nothing. */

@@ -138,11 +138,11 @@ const recording = (
   listen: (receiver) =>
     transport.listen({
       ...receiver,
-      message: (message) => {
+      message: (message, related) => {
         if ("method" in message && JsonRpc.isRequest(message) && (pings || message.method !== "ping")) {
           requests.push(message)
         }
-        receiver.message(message)
+        receiver.message(message, related)
       }
     })
 })
@@ -163,7 +163,10 @@ export const make = (options: Options = {}): Effect.Effect<FakeServer, never, Sc
       capabilities: options.capabilities ?? capabilitiesOf(options),
       pageSize: options.pageSize ?? Infinity,
       tasks: { pollInterval: options.taskPollInterval, notifyStatus: options.notifyTaskStatus },
-      methods: options.handlers,
+      // A raw handler is told the request alone: a server's requests relate to none of ours.
+      methods: options.handlers === undefined ? undefined : Object.fromEntries(
+        Object.entries(options.handlers).map(([method, handler]) => [method, (request) => handler(request)])
+      ),
       tools: (options.tools ?? []).map((entry) => ({ tool: entry.tool, handler: entry.call })),
       resources: (options.resources ?? []).map((entry) => ({
         resource: entry.resource,

@@ -2,11 +2,14 @@
  * The input requests that belong to one call, and the call's `onInput` that answers them
  * (`McpClient.CallToolOptions.onInput`). A client knows which call a server's request is
  * for when the server says so: the input requests of an `InputRequiredResult` (2026-07-28)
- * or of a task of the tasks extension are part of the answer to that call, and a request
- * of 2025-11-25 names the task it serves in its `_meta` (`io.modelcontextprotocol/related-task`).
- * Those go to the call's `onInput`; any other request (stateful stdio outside a task) goes
- * to the connection's handlers, as does every request of a call without `onInput`. Only the
- * kinds the connection declared are asked of `onInput`: the server may ask for no other.
+ * or of a task of the tasks extension are part of the answer to that call, a request of
+ * 2025-11-25 names the task it serves in its `_meta` (`io.modelcontextprotocol/related-task`),
+ * and a stateful server over Streamable HTTP sends a request on the event stream of the POST
+ * that carried the call (the transport tells the Peer's handler which request that was).
+ * Those go to the call's `onInput`; any other request (stdio, HTTP+SSE or WebSocket outside
+ * a task, or a Streamable HTTP server's standing GET stream) goes to the connection's
+ * handlers, as does every request of a call without `onInput`. Only the kinds the
+ * connection declared are asked of `onInput`: the server may ask for no other.
  *
  * @internal
  */
@@ -28,7 +31,7 @@ export const inputMethods: ReadonlySet<string> = new Set([
 ])
 
 // `handlers` with each input method the connection answers going to `answer` instead.
-const overridden = (handlers: Handlers, answer: (request: JsonRpc.Request) => ReturnType<Peer.Handler>): Handlers => {
+const overridden = (handlers: Handlers, answer: Peer.Handler): Handlers => {
   const own: Record<string, Peer.Handler> = { ...handlers }
   for (const method of inputMethods) if (handlers[method] !== undefined) own[method] = answer
   return own
@@ -58,13 +61,15 @@ const relatedTask = (request: JsonRpc.Request): { readonly taskId: string; reado
 }
 
 /**
- * The tasks (2025-11-25) of a connection's calls that have an `onInput`, by id: a request
- * that names one of them goes to its call. The server may ask before the call has read the
- * task it became (its request can overtake the `CreateTaskResult` on the way up): a request
- * naming a task no call has yet waits while calls with an `onInput` are still to learn theirs.
+ * The connection's calls that have an `onInput`, and how a server's request finds its call:
+ * by the request of ours whose stream carried it (`Peer.Handler`'s `related`), or by the
+ * task (2025-11-25) it names. The server may ask before the call has read the task it became
+ * (its request can overtake the `CreateTaskResult` on the way up): a request naming a task
+ * no call has yet waits while calls with an `onInput` are still to learn theirs.
  */
-export class RelatedTasks {
-  private readonly calls = new Map<string, OnInput>()
+export class RelatedCalls {
+  private readonly tasks = new Map<string, OnInput>()
+  private readonly requests = new Map<JsonRpc.RequestId, OnInput>()
   // Calls with an onInput that do not know their task yet, and who waits for that to change.
   private unknown = 0
   private readonly waiting = new Set<() => void>()
@@ -76,7 +81,7 @@ export class RelatedTasks {
 
   private lookup(taskId: string): Effect.Effect<OnInput | undefined> {
     return Effect.suspend(() => {
-      const found = this.calls.get(taskId)
+      const found = this.tasks.get(taskId)
       if (found !== undefined || this.unknown === 0) return Effect.succeed(found)
       const change = Effect.async<void>((resume) => {
         const wake = () => resume(Effect.void)
@@ -87,14 +92,50 @@ export class RelatedTasks {
     })
   }
 
-  /** The connection's handlers, sending a request related to a task of such a call to it. */
+  /**
+   * The connection's handlers, sending a request that belongs to a call with an `onInput`
+   * to it: one naming the call's task, else one sent for the call's request.
+   */
   wrap(handlers: Handlers): Handlers {
-    return overridden(handlers, (request) => {
-      const related = relatedTask(request)
-      if (related === undefined) return handlers[request.method]!(request)
+    const byRequest: Peer.Handler = (request, related) => {
+      const onInput = related === undefined ? undefined : this.requests.get(related)
+      return onInput === undefined
+        ? handlers[request.method]!(request, related)
+        : onInput({ method: request.method, params: request.params ?? {} })
+    }
+    return overridden(handlers, (request, related) => {
+      const task = relatedTask(request)
+      if (task === undefined) return byRequest(request, related)
       return Effect.flatMap(
-        this.lookup(related.taskId),
-        (onInput) => onInput === undefined ? handlers[request.method]!(request) : onInput(related.input)
+        this.lookup(task.taskId),
+        (onInput) => onInput === undefined ? byRequest(request, related) : onInput(task.input)
+      )
+    })
+  }
+
+  /**
+   * Runs `f` (a call's requests, sent with the options it is given) so that the server's
+   * requests sent for any of them go to `onInput` while it runs.
+   */
+  sending<A, E>(
+    onInput: OnInput | undefined,
+    options: Peer.RequestOptions | undefined,
+    f: (options: Peer.RequestOptions | undefined) => Effect.Effect<A, E>
+  ): Effect.Effect<A, E> {
+    if (onInput === undefined) return f(options)
+    return Effect.suspend(() => {
+      const ids: Array<JsonRpc.RequestId> = []
+      const told = options?.onId
+      const onId = (id: JsonRpc.RequestId) => {
+        ids.push(id)
+        this.requests.set(id, onInput)
+        told?.(id)
+      }
+      return Effect.ensuring(
+        f({ ...options, onId }),
+        Effect.sync(() => {
+          for (const id of ids) this.requests.delete(id)
+        })
       )
     })
   }
@@ -118,7 +159,7 @@ export class RelatedTasks {
           onTask === undefined ? Effect.void : onTask(task),
           Effect.sync(() => {
             if (taskId !== undefined) return
-            this.calls.set(taskId = task.taskId, onInput)
+            this.tasks.set(taskId = task.taskId, onInput)
             this.unknown--
             this.changed()
           })
@@ -127,7 +168,7 @@ export class RelatedTasks {
         f(noted),
         Effect.sync(() => {
           if (taskId === undefined) this.unknown--
-          else this.calls.delete(taskId)
+          else this.tasks.delete(taskId)
           this.changed()
         })
       )

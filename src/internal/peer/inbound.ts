@@ -1,6 +1,7 @@
 /**
- * The requests the other side sends a Peer: each runs its handler in a fiber of the
- * session's FiberSet and is answered when it ends; `notifications/cancelled` interrupts it.
+ * The requests the other side sends a Peer: each runs its handler (told which request of
+ * ours it was sent for, when the transport knows) in a fiber of the session's FiberSet and
+ * is answered when it ends; `notifications/cancelled` interrupts it.
  *
  * @internal
  */
@@ -15,8 +16,14 @@ import type { Handler, HandlerError } from "../../Peer.js"
 
 /** What the Peer needs of the requests it is sent. */
 export interface Inbound {
-  /** Starts answering a request; returns what must still run, if anything. */
-  readonly request: (message: JsonRpc.Request) => Effect.Effect<void> | undefined
+  /**
+   * Starts answering a request (sent for our request `related`, when known); returns what
+   * must still run, if anything.
+   */
+  readonly request: (
+    message: JsonRpc.Request,
+    related: JsonRpc.RequestId | undefined
+  ) => Effect.Effect<void> | undefined
   /** The other side gave up on a request: its handler is interrupted. */
   readonly cancelled: (requestId: unknown) => void
 }
@@ -45,7 +52,7 @@ export const makeInbound = (options: {
   const answer = (message: JsonRpc.Message) => Effect.ignore(options.send(message))
 
   return {
-    request: (message) => {
+    request: (message, related) => {
       const handler = handlers.get(message.method)
       if (handler === undefined) {
         return answer({
@@ -56,7 +63,7 @@ export const makeInbound = (options: {
       }
       const id = message.id
       const fiber = options.run(
-        handler(message).pipe(
+        handler(message, related).pipe(
           Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => running.delete(id)), respond(id, exit)))
         )
       )

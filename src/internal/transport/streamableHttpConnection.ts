@@ -41,16 +41,19 @@ export class Connection {
     readonly ctx: Http.Context,
     readonly url: string,
     readonly settings: Settings,
-    private readonly onIncoming: (message: Incoming) => void
+    private readonly onIncoming: (message: Incoming, related?: JsonRpc.RequestId) => void
   ) {}
 
-  /** Hands on what the server sent, noting the negotiated revision on the way. */
-  readonly deliver = (message: Incoming): void => {
+  /**
+   * Hands on what the server sent (with the id of the request whose stream carried it, when
+   * it came on a POST's stream), noting the negotiated revision on the way.
+   */
+  readonly deliver = (message: Incoming, related?: JsonRpc.RequestId): void => {
     if (this.initializeId !== undefined && "result" in message && message.id === this.initializeId) {
       const version = message.result.protocolVersion
       if (typeof version === "string") this.setSession(this.sessionId, version)
     }
-    this.onIncoming(message)
+    this.onIncoming(message, related)
   }
 
   /** Notes the session id and revision; the headers follow. */

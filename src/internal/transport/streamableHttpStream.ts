@@ -71,7 +71,9 @@ export class EventStream implements Http.EventReader {
       if (awaiting !== undefined && !this.answered && !("method" in message) && message.id === awaiting) {
         this.answered = true
       }
-      this.conn.deliver(message)
+      // What a POST's stream carries relates to the one request that POST sent (we send no
+      // batches); the standing GET's relates to none.
+      this.conn.deliver(message, awaiting)
     }
   }
 

@@ -1,0 +1,130 @@
+// A stateful server's requests on a call's POST stream go to that call: our McpServer over
+// Streamable HTTP on 127.0.0.1 (it sends a call's requests on the call's event stream, and a
+// request made outside any call on the standing GET stream), reached by our McpClient. A
+// request the transport relates to a call with `onInput` is answered by that `onInput`; one
+// on the GET stream by the connection's host services.
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Host from "../src/Host.js"
+import * as HttpClientUndici from "../src/HttpClientUndici.js"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as McpServer from "../src/McpServer.js"
+import * as StreamableHttp from "../src/StreamableHttp.js"
+import { Transport } from "../src/Transport.js"
+
+const nameForm = { type: "object" as const, properties: { name: { type: "string" as const } }, required: ["name"] }
+
+const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
+
+const textOf = (result: McpSchema.CallToolResult): string =>
+  result.content.map((block) => block.type === "text" ? block.text : "").join("")
+
+const inputTool = (name: string): McpSchema.Tool => ({ name, inputSchema: { type: "object" } })
+
+// The server: `ask` elicits in its call, once `together` calls of it have arrived (so they
+// are all in flight at once); `aside` has its session ask outside any call (the GET stream).
+const serve = (together: number) =>
+  Effect.gen(function*() {
+    const all = yield* Deferred.make<void>()
+    let arrived = 0
+    const server = yield* McpServer.make({
+      serverInfo: { name: "related", version: "1" },
+      handlers: (_client, session) =>
+        Effect.succeed({
+          tools: {
+            list: () => Effect.succeed([inputTool("ask"), inputTool("aside")]),
+            call: (tool, args, ctx) => {
+              if (tool === "aside") {
+                return session.request("elicitation/create", { message: "aside", requestedSchema: nameForm }).pipe(
+                  Effect.map((answer) => text(`aside: ${String((answer.content as { name?: unknown }).name)}`)),
+                  Effect.orDie
+                )
+              }
+              const arrive = Effect.suspend(() =>
+                ++arrived === together ? Deferred.succeed(all, undefined) : Effect.void
+              )
+              return arrive.pipe(
+                Effect.zipRight(Deferred.await(all)),
+                Effect.zipRight(ctx.elicit({ message: `for ${String(args.who)}`, requestedSchema: nameForm })),
+                Effect.map((answer) => text(`${String(args.who)}: ${String(answer.content?.name)}`)),
+                Effect.orDie
+              )
+            }
+          }
+        })
+    })
+    return yield* McpServer.serveHttp(server, { port: 0 })
+  })
+
+// Our client, stateful (2025-11-25), whose connection's elicitation answers "connection"
+// and notes each message it was asked.
+const connect = (url: string, asked: Array<string>) =>
+  Effect.gen(function*() {
+    const transport = yield* StreamableHttp.make({ name: "related", url })
+    return yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+      Effect.provideService(Transport, transport),
+      Effect.provide(Host.layerElicitation({
+        elicit: (request) =>
+          Effect.sync(() => {
+            asked.push(request.message)
+            return { action: "accept" as const, content: { name: "connection" } }
+          })
+      }))
+    )
+  })
+
+// A call's `onInput` that answers `name` and notes each message it was asked.
+const answering = (name: string, asked: Array<string>): NonNullable<McpClient.CallToolOptions["onInput"]> => (input) =>
+  Effect.sync(() => {
+    expect(input.method).toBe("elicitation/create")
+    expect(input.key).toBeUndefined()
+    asked.push(String(input.params.message))
+    return { action: "accept", content: { name } }
+  })
+
+describe("a stateful Streamable HTTP server's requests on a call's stream", () => {
+  it.scopedLive("go to that call's onInput, not the connection's handlers", () =>
+    Effect.gen(function*() {
+      const url = yield* serve(1)
+      const connection: Array<string> = []
+      const client = yield* connect(url, connection)
+      const own: Array<string> = []
+      const result = yield* client.callTool("ask", { who: "ada" }, { onInput: answering("Ada", own) })
+      expect(textOf(result)).toBe("ada: Ada")
+      expect(own).toEqual(["for ada"])
+      // A call without onInput: the connection's handlers, as before.
+      expect(textOf(yield* client.callTool("ask", { who: "bob" }))).toBe("bob: connection")
+      expect(connection).toEqual(["for bob"])
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("two calls in flight at once each answer their own", () =>
+    Effect.gen(function*() {
+      const url = yield* serve(2)
+      const connection: Array<string> = []
+      const client = yield* connect(url, connection)
+      const first: Array<string> = []
+      const second: Array<string> = []
+      const [a, b] = yield* Effect.all([
+        client.callTool("ask", { who: "ada" }, { onInput: answering("Ada", first) }),
+        client.callTool("ask", { who: "grace" }, { onInput: answering("Grace", second) })
+      ], { concurrency: 2 })
+      expect([textOf(a), textOf(b)]).toEqual(["ada: Ada", "grace: Grace"])
+      expect(first).toEqual(["for ada"])
+      expect(second).toEqual(["for grace"])
+      expect(connection).toEqual([])
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("a request on the standing GET stream relates to no call: the connection's handlers answer it", () =>
+    Effect.gen(function*() {
+      const url = yield* serve(1)
+      const connection: Array<string> = []
+      const client = yield* connect(url, connection)
+      const own: Array<string> = []
+      const result = yield* client.callTool("aside", {}, { onInput: answering("Ada", own) })
+      expect(textOf(result)).toBe("aside: connection")
+      expect(connection).toEqual(["aside"])
+      expect(own).toEqual([])
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+})
