@@ -349,7 +349,9 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const exchanged = makeExchange(wire, handlers)
     const exchange: typeof exchanged = stateless === undefined ?
       (method, params, requestOptions, onTask, onInput) =>
-        related.sending(onInput, requestOptions, (sent) => exchanged(method, params, sent, onTask, onInput)) :
+        onInput === undefined
+          ? exchanged(method, params, requestOptions, onTask)
+          : related.sending(onInput, requestOptions, (sent) => exchanged(method, params, sent, onTask, onInput)) :
       (...args) => Effect.map(exchanged(...args), withoutEnvelope)
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>

@@ -2,17 +2,24 @@
 // Streamable HTTP on 127.0.0.1 (it sends a call's requests on the call's event stream, and a
 // request made outside any call on the standing GET stream), reached by our McpClient. A
 // request the transport relates to a call with `onInput` is answered by that `onInput`; one
-// on the GET stream by the connection's host services.
+// on the GET stream by the connection's host services. Through the gateway (the fleet's
+// host), two clients calling that server at once each answer their own call's elicitation.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Gateway from "../src/Gateway.js"
 import * as Host from "../src/Host.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import * as Memory from "../src/Memory.js"
+import * as Policy from "../src/Policy.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
+import { Platform } from "./support/platform.js"
 
 const nameForm = { type: "object" as const, properties: { name: { type: "string" as const } }, required: ["name"] }
 
@@ -31,6 +38,8 @@ const serve = (together: number) =>
     let arrived = 0
     const server = yield* McpServer.make({
       serverInfo: { name: "related", version: "1" },
+      // Stateful revisions only: the fleet speaks 2025-11-25 to it, not 2026-07-28's rounds.
+      modern: false,
       handlers: (_client, session) =>
         Effect.succeed({
           tools: {
@@ -58,20 +67,23 @@ const serve = (together: number) =>
     return yield* McpServer.serveHttp(server, { port: 0 })
   })
 
-// Our client, stateful (2025-11-25), whose connection's elicitation answers "connection"
-// and notes each message it was asked.
+// Host elicitation that answers `name` and notes each message it was asked.
+const elicitation = (name: string, asked: Array<string>) =>
+  Host.layerElicitation({
+    elicit: (request) =>
+      Effect.sync(() => {
+        asked.push(request.message)
+        return { action: "accept" as const, content: { name } }
+      })
+  })
+
+// Our client, stateful (2025-11-25), whose connection's elicitation answers "connection".
 const connect = (url: string, asked: Array<string>) =>
   Effect.gen(function*() {
     const transport = yield* StreamableHttp.make({ name: "related", url })
     return yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
       Effect.provideService(Transport, transport),
-      Effect.provide(Host.layerElicitation({
-        elicit: (request) =>
-          Effect.sync(() => {
-            asked.push(request.message)
-            return { action: "accept" as const, content: { name: "connection" } }
-          })
-      }))
+      Effect.provide(elicitation("connection", asked))
     )
   })
 
@@ -127,4 +139,45 @@ describe("a stateful Streamable HTTP server's requests on a call's stream", () =
       expect(connection).toEqual(["aside"])
       expect(own).toEqual([])
     }).pipe(Effect.provide(HttpClientUndici.layer)))
+})
+
+describe("the gateway fronting a stateful Streamable HTTP server", () => {
+  it.scopedLive("two clients calling it at once each answer their own call's elicitation", () =>
+    Effect.gen(function*() {
+      const url = yield* serve(2)
+      const fleet = Policy.layer({}).pipe(
+        Layer.provideMerge(ServerRegistry.layer({ servers: [{ name: "app", transport: { type: "http", url } }] })),
+        Layer.provideMerge(Gateway.layerHost()),
+        Layer.provide(Platform)
+      )
+      const context = yield* Layer.build(fleet)
+      yield* Effect.flatMap(ServerRegistry.ServerRegistry, (registry) => registry.awaitReady({ timeout: "10 seconds" }))
+        .pipe(Effect.provide(context))
+      // A gateway client in a stateful session of its own, whose elicitation answers `name`.
+      const gatewayClient = (name: string, asked: Array<string>) =>
+        Effect.gen(function*() {
+          const [client, end] = yield* Memory.makePair({ server: "gateway", client: name })
+          yield* Gateway.serve({ naming: "plain" }).pipe(
+            Effect.provideService(Transport, end),
+            Effect.provide(context),
+            Effect.forkScoped
+          )
+          return yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+            Effect.provideService(Transport, client),
+            Effect.provide(elicitation(name, asked))
+          )
+        })
+      const askedAda: Array<string> = []
+      const askedGrace: Array<string> = []
+      const ada = yield* gatewayClient("Ada", askedAda)
+      const grace = yield* gatewayClient("Grace", askedGrace)
+      // Both calls are in flight at the server before either asks (it waits for both).
+      const [a, b] = yield* Effect.all([
+        ada.callTool("ask", { who: "ada" }),
+        grace.callTool("ask", { who: "grace" })
+      ], { concurrency: 2 })
+      expect([textOf(a), textOf(b)]).toEqual(["ada: Ada", "grace: Grace"])
+      expect(askedAda).toEqual(["for ada"])
+      expect(askedGrace).toEqual(["for grace"])
+    }), 20_000)
 })
