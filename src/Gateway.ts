@@ -235,9 +235,11 @@ export class ClientHost extends Context.Tag("mcp-fleet/Gateway/ClientHost")<Clie
  *   if that client declared the capability (with `tools`, `context`, `url` as the request
  *   needs); otherwise it is refused (-1, or -32021 to a 2026-07-28 client) with the reason.
  *   The call is known when the server says so (an input request of a 2026-07-28 result or
- *   task, a 2025-11-25 task's request: `McpClient.CallToolOptions.onInput`); a request that
- *   names no call (a stateful server's outside a task) goes to the one client with a call
- *   in flight at that server, and is refused when no client's or several clients' are.
+ *   task, a 2025-11-25 task's request) or sends it on the stream of the call's POST (a
+ *   stateful Streamable HTTP server): `McpClient.CallToolOptions.onInput`. A request that
+ *   comes with no call (a stateful server's over stdio, HTTP+SSE or WebSocket outside a task,
+ *   or on a Streamable HTTP server's GET stream) goes to the one client with a call in flight
+ *   at that server, and is refused when no client's or several clients' are.
  * - The servers' roots are the union of the roots the clients declare (asked after their
  *   initialize and on their `notifications/roots/list_changed`), or `roots` while none does.
  *

@@ -133,10 +133,12 @@ export interface CallToolOptions extends Peer.RequestOptions {
   /**
    * Answers the server's requests that belong to this call instead of the connection's
    * handlers (the host services): the input requests of its `InputRequiredResult`s and of
-   * its task (2026-07-28, each with its key), and the requests that name its task in their
-   * `_meta` (2025-11-25 `io.modelcontextprotocol/related-task`). A request that names no call
-   * (a stateful server's outside a task) still goes to the connection's handlers. Asked only
-   * for the kinds the connection declared. Kept when a lost task is followed again.
+   * its task (2026-07-28, each with its key), the requests that name its task in their
+   * `_meta` (2025-11-25 `io.modelcontextprotocol/related-task`), and a stateful server's
+   * requests sent on the event stream of the call's own POST (Streamable HTTP). A request
+   * that names no call and comes with none (stdio, HTTP+SSE or WebSocket outside a task, a
+   * Streamable HTTP server's standing GET stream) still goes to the connection's handlers.
+   * Asked only for the kinds the connection declared. Kept when a lost task is followed again.
    */
   readonly onInput?: ((input: CallInput) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>) | undefined
 }

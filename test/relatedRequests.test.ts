@@ -142,42 +142,49 @@ describe("a stateful Streamable HTTP server's requests on a call's stream", () =
 })
 
 describe("the gateway fronting a stateful Streamable HTTP server", () => {
-  it.scopedLive("two clients calling it at once each answer their own call's elicitation", () =>
-    Effect.gen(function*() {
-      const url = yield* serve(2)
-      const fleet = Policy.layer({}).pipe(
-        Layer.provideMerge(ServerRegistry.layer({ servers: [{ name: "app", transport: { type: "http", url } }] })),
-        Layer.provideMerge(Gateway.layerHost()),
-        Layer.provide(Platform)
-      )
-      const context = yield* Layer.build(fleet)
-      yield* Effect.flatMap(ServerRegistry.ServerRegistry, (registry) => registry.awaitReady({ timeout: "10 seconds" }))
-        .pipe(Effect.provide(context))
-      // A gateway client in a stateful session of its own, whose elicitation answers `name`.
-      const gatewayClient = (name: string, asked: Array<string>) =>
-        Effect.gen(function*() {
-          const [client, end] = yield* Memory.makePair({ server: "gateway", client: name })
-          yield* Gateway.serve({ naming: "plain" }).pipe(
-            Effect.provideService(Transport, end),
-            Effect.provide(context),
-            Effect.forkScoped
-          )
-          return yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
-            Effect.provideService(Transport, client),
-            Effect.provide(elicitation(name, asked))
-          )
-        })
-      const askedAda: Array<string> = []
-      const askedGrace: Array<string> = []
-      const ada = yield* gatewayClient("Ada", askedAda)
-      const grace = yield* gatewayClient("Grace", askedGrace)
-      // Both calls are in flight at the server before either asks (it waits for both).
-      const [a, b] = yield* Effect.all([
-        ada.callTool("ask", { who: "ada" }),
-        grace.callTool("ask", { who: "grace" })
-      ], { concurrency: 2 })
-      expect([textOf(a), textOf(b)]).toEqual(["ada: Ada", "grace: Grace"])
-      expect(askedAda).toEqual(["for ada"])
-      expect(askedGrace).toEqual(["for grace"])
-    }), 20_000)
+  it.scopedLive(
+    "two clients calling it at once each answer their own call's elicitation",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* serve(2)
+        const fleet = Policy.layer({}).pipe(
+          Layer.provideMerge(ServerRegistry.layer({ servers: [{ name: "app", transport: { type: "http", url } }] })),
+          Layer.provideMerge(Gateway.layerHost()),
+          Layer.provide(Platform)
+        )
+        const context = yield* Layer.build(fleet)
+        yield* Effect.flatMap(
+          ServerRegistry.ServerRegistry,
+          (registry) => registry.awaitReady({ timeout: "10 seconds" })
+        )
+          .pipe(Effect.provide(context))
+        // A gateway client in a stateful session of its own, whose elicitation answers `name`.
+        const gatewayClient = (name: string, asked: Array<string>) =>
+          Effect.gen(function*() {
+            const [client, end] = yield* Memory.makePair({ server: "gateway", client: name })
+            yield* Gateway.serve({ naming: "plain" }).pipe(
+              Effect.provideService(Transport, end),
+              Effect.provide(context),
+              Effect.forkScoped
+            )
+            return yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+              Effect.provideService(Transport, client),
+              Effect.provide(elicitation(name, asked))
+            )
+          })
+        const askedAda: Array<string> = []
+        const askedGrace: Array<string> = []
+        const ada = yield* gatewayClient("Ada", askedAda)
+        const grace = yield* gatewayClient("Grace", askedGrace)
+        // Both calls are in flight at the server before either asks (it waits for both).
+        const [a, b] = yield* Effect.all([
+          ada.callTool("ask", { who: "ada" }),
+          grace.callTool("ask", { who: "grace" })
+        ], { concurrency: 2 })
+        expect([textOf(a), textOf(b)]).toEqual(["ada: Ada", "grace: Grace"])
+        expect(askedAda).toEqual(["for ada"])
+        expect(askedGrace).toEqual(["for grace"])
+      }),
+    20_000
+  )
 })

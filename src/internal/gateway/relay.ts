@@ -1,10 +1,12 @@
 /**
  * The gateway's clients as the fleet's host: a fronted server's requests go to the gateway
  * client whose call they belong to, and are answered with that client's capabilities. A
- * request that says which call it belongs to (an input request of a 2026-07-28 result or
- * task, a 2025-11-25 task's request) reaches that call's `onInput` (`callInput`, given by the
- * routes); one that does not (a stateful server's outside a task) reaches the Sampling,
- * Elicitation and Roots services, which pass it to the client whose call that server is
+ * request tied to its call (an input request of a 2026-07-28 result or task, a 2025-11-25
+ * task's request, a stateful Streamable HTTP server's request on the stream of the call's
+ * POST) reaches that call's `onInput` (`callInput`, given by the routes for every fronted
+ * server); one that is not (a stateful server's over stdio, HTTP+SSE or WebSocket outside a
+ * task, or on a Streamable HTTP server's GET stream) reaches the Sampling, Elicitation and
+ * Roots services, which guess: they pass it to the client whose call that server is
  * serving, when only one client's calls are in flight there. A fronted server of 2026-07-28 asks
  * under keys of its own, and a 2026-07-28 client is asked under the same keys. Roots are the
  * union of those its stateful clients listed, or the configured ones while none did; a
@@ -90,9 +92,10 @@ type Caller = {
   readonly beforeTask?: (() => boolean) | undefined
 }
 
-// The client whose call `server` is serving, and that call, for a request that names no
-// call. Only an unambiguous one: with calls of several clients in flight there, the request
-// could be any one's, and a client is never shown what another's call asked.
+// The client whose call `server` is serving, and that call, for a request tied to no call
+// (see the header: what `callInput` does not get). Only an unambiguous one: with calls of
+// several clients in flight there, the request could be any one's, and a client is never
+// shown what another's call asked.
 const callerOf = (relay: Relay, server: string): Caller | Peer.HandlerError => {
   let found: { client: RelayClient; related: McpServer.RequestContext } | undefined
   for (const client of relay.clients) {
@@ -206,8 +209,9 @@ const answer = (
 
 /**
  * The `onInput` of a call `client` made by the request of `related`: the requests the
- * fronted server asks in that call go to it, whatever else is in flight there; asked
- * `beforeTask` (`McpServer.InputOptions`) while `beforeTask()` says the routed call is no task.
+ * fronted server asks in that call (named by it, or sent on the call's stream) go to it,
+ * whatever else is in flight there; asked `beforeTask` (`McpServer.InputOptions`) while
+ * `beforeTask()` says the routed call is no task.
  */
 export const callInput = (
   relay: Relay,
@@ -217,7 +221,7 @@ export const callInput = (
 ): NonNullable<McpClient.CallToolOptions["onInput"]> =>
 (input) => answer(relay, { client, related, beforeTask }, input)
 
-// A request that names no call: through the call `callerOf` finds.
+// A request tied to no call: through the call `callerOf` finds.
 const guessed = (relay: Relay, context: Host.RequestContext, method: string, params: object) =>
   Effect.suspend(() => {
     const caller = callerOf(relay, context.server)

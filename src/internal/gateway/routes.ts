@@ -57,9 +57,9 @@ const inCatalog = <A, E>(
     (current) => has(current) ? f(current) : Effect.flatMap(Effect.zipRight(context.fleet.settled, context.catalog), f)
   )
 
-// The server's requests that belong to the routed call go to this client, whatever else is
-// in flight there (when the gateway is the fleet's host); asked before the gateway's task
-// while `beforeTask()`.
+// The server's requests that belong to the routed call (a stateful server's on the call's
+// stream too) go to this client, whatever else is in flight there (when the gateway is the
+// fleet's host); asked before the gateway's task while `beforeTask()`.
 const inputOf = (
   context: RouteContext,
   ctx: McpServer.RequestContext,
