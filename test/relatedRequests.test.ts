@@ -2,12 +2,19 @@
 // Streamable HTTP on 127.0.0.1 (it sends a call's requests on the call's event stream, and a
 // request made outside any call on the standing GET stream), reached by our McpClient. A
 // request the transport relates to a call with `onInput` is answered by that `onInput`; one
-// on the GET stream by the connection's host services. Through the gateway (the fleet's
-// host), two clients calling that server at once each answer their own call's elicitation.
+// on the GET stream by the connection's host services. The official SDK's server (v1),
+// which sends any request's own requests on its POST's stream, has a resource read and a
+// prompt get ask. Through the gateway (the fleet's host), two clients calling our server at
+// once each answer their own call's elicitation.
 import { describe, expect, it } from "@effect/vitest"
+import { McpServer as SdkServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { randomUUID } from "node:crypto"
+import * as http from "node:http"
 import * as Gateway from "../src/Gateway.js"
 import * as Host from "../src/Host.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
@@ -138,6 +145,58 @@ describe("a stateful Streamable HTTP server's requests on a call's stream", () =
       expect(textOf(result)).toBe("aside: connection")
       expect(connection).toEqual(["aside"])
       expect(own).toEqual([])
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+})
+
+// The official SDK's server on 127.0.0.1, one session: a resource whose read, and a prompt
+// whose get, ask for a name (through the handler's `sendRequest`: on the request's stream).
+const sdkServer = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const server = new SdkServer({ name: "sdk-related", version: "1" })
+    const ask = async (message: string, sendRequest: (request: any, schema: any) => Promise<any>) => {
+      const answer = await sendRequest(
+        { method: "elicitation/create", params: { message, requestedSchema: nameForm } },
+        ElicitResultSchema
+      )
+      return String(answer.content?.name)
+    }
+    server.registerResource("named", "test://named", {}, async (uri, extra) => ({
+      contents: [{ uri: uri.href, text: await ask("read", extra.sendRequest) }]
+    }))
+    server.registerPrompt("named", {}, async (extra) => ({
+      messages: [{ role: "user", content: { type: "text", text: await ask("prompt", extra.sendRequest) } }]
+    }))
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() })
+    await server.connect(transport)
+    const listener = http.createServer((request, response) => void transport.handleRequest(request, response))
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve))
+    const { port } = listener.address() as { readonly port: number }
+    return { server, listener, url: `http://127.0.0.1:${port}/mcp` }
+  }),
+  ({ listener, server }) =>
+    Effect.promise(async () => {
+      await server.close()
+      listener.closeAllConnections()
+      await new Promise<void>((resolve) => listener.close(() => resolve()))
+    })
+)
+
+describe("the official SDK server's requests on a read's or a prompt's stream", () => {
+  it.scopedLive("go to that read's or prompt's onInput", () =>
+    Effect.gen(function*() {
+      const { url } = yield* sdkServer
+      const connection: Array<string> = []
+      const client = yield* connect(url, connection)
+      const own: Array<string> = []
+      const read = yield* client.readResource("test://named", { onInput: answering("Ada", own) })
+      expect(read.contents).toEqual([{ uri: "test://named", text: "Ada" }])
+      const prompt = yield* client.getPrompt("named", undefined, { onInput: answering("Grace", own) })
+      expect(prompt.messages[0]?.content).toEqual({ type: "text", text: "Grace" })
+      expect(own).toEqual(["read", "prompt"])
+      // Without onInput: the connection's handlers.
+      const plain = yield* client.readResource("test://named")
+      expect(plain.contents).toEqual([{ uri: "test://named", text: "connection" }])
+      expect(connection).toEqual(["read"])
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 })
 
