@@ -4,8 +4,8 @@
  * progress, log messages and requests before the response; what such a stream carries is
  * delivered with the id of the request its POST sent (`Transport.Receiver`'s `related`), so
  * a server's request made for one of ours reaches the call that sent it. A standing GET
- * stream carries what the server sends unasked (stateful revisions), related to nothing. A request of 2026-07-28 (its revision
- * in `_meta`) has its body mirrored into the request metadata headers, a JSON-RPC error in a
+ * stream carries what the server sends unasked (stateful revisions), related to nothing.
+ * A request of 2026-07-28 (its revision in `_meta`) has its body mirrored into the request metadata headers, a JSON-RPC error in a
  * 400 or 404 refusal as its answer, and no session; cancelling it closes its stream. Lost streams are resumed with `Last-Event-ID`. When the
  * server forgets the session (404), the connection ends with a Closed error marked
  * `sessionExpired`: its owner reconnects, and the new connection initializes again (a

@@ -8,7 +8,7 @@ import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
-import { BrokenAnswer, type Receiver, Transport, type TransportService } from "../src/Transport.js"
+import { BrokenAnswer, Inbox, type Receiver, Transport, type TransportService } from "../src/Transport.js"
 import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
@@ -330,6 +330,31 @@ describe("Peer", () => {
         id: 3,
         error: { code: -32000, message: "declined", data: { why: "test" } }
       })
+    }))
+
+  it.scoped("tells a handler which of our requests its request came with, also for one delivered before listen", () =>
+    Effect.gen(function*() {
+      const inbox = new Inbox("srv")
+      const sent = yield* Queue.unbounded<JsonRpc.Message>()
+      const transport: TransportService = {
+        server: "srv",
+        kind: "test",
+        send: (message) => Queue.offer(sent, message),
+        listen: inbox.listen,
+        info: () => ({})
+      }
+      // Before the Peer listens: kept with its relation.
+      inbox.deliver({ jsonrpc: "2.0", id: "early", method: "roots/list" }, 3)
+      yield* Peer.make({
+        handlers: { "roots/list": (_request, related) => Effect.succeed({ roots: [], related: related ?? "none" }) }
+      }).pipe(Effect.provideService(Transport, transport))
+      inbox.deliver({ jsonrpc: "2.0", id: "late", method: "roots/list" }, 5)
+      inbox.deliver({ jsonrpc: "2.0", id: "alone", method: "roots/list" })
+      const answers = (yield* Effect.all([Queue.take(sent), Queue.take(sent), Queue.take(sent)])) as Array<
+        JsonRpc.Success
+      >
+      expect(Object.fromEntries(answers.map((answer) => [answer.id, answer.result.related])))
+        .toEqual({ early: 3, late: 5, alone: "none" })
     }))
 
   it.scoped("fails a request at once when its answer is broken, quoting it; other ids are ignored", () =>
