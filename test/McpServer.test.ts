@@ -545,14 +545,17 @@ describe("McpServer", () => {
         yield* Effect.yieldNow().pipe(
           Effect.repeat({ until: () => seen.some((task) => task.statusMessage === "halfway") })
         )
-        expect(yield* client.listTasks()).toMatchObject([{ taskId: "task-1", status: "working" }])
+        // Its id is a random UUID: unguessable.
+        const taskId = seen[0]!.taskId
+        expect(taskId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        expect(yield* client.listTasks()).toMatchObject([{ taskId, status: "working", ttl: 3_600_000 }])
         yield* Deferred.succeed(release, undefined)
         // tasks/result is the call's own answer, tied to its task.
         expect(yield* Fiber.join(call)).toEqual({
           ...text("finally"),
-          _meta: { "io.modelcontextprotocol/related-task": { taskId: "task-1" } }
+          _meta: { "io.modelcontextprotocol/related-task": { taskId } }
         })
-        expect(seen.at(-1)).toMatchObject({ taskId: "task-1", status: "completed" })
+        expect(seen.at(-1)).toMatchObject({ taskId, status: "completed" })
         // A plain call to a tool that requires a task is refused.
         const raw = protocolError(
           yield* Effect.exit(client.request("tools/call", { name: "long" }, McpSchema.CallToolResult))

@@ -88,7 +88,7 @@ export class Session implements SessionLink {
     })
 
   request = (
-    related: JsonRpc.RequestId,
+    related: JsonRpc.RequestId | undefined,
     method: string,
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined
