@@ -3,7 +3,7 @@
 // another session follows it to its result, its progress included. With OAuth a task is
 // bound to its caller's principal: another subject gets -32602 as for an unknown task, and
 // tasks/list shows a principal its own tasks from any session; without OAuth, a session its
-// own.
+// own. The tasks extension's (2026-07-28) tasks are bound likewise.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -18,35 +18,19 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
-// @ts-expect-error: a JavaScript fixture without types
-import { start } from "./fixtures/oauth-server.mjs"
+import { authorizationServer } from "./support/authorizationServer.js"
 import { failure, firstText, reasonOf } from "./support/results.js"
+import { slowTaskTool } from "./support/taskTool.js"
 
-// A task tool that reports progress 1 at once, then each tick it is given, until released.
+// The task tool `slow` (support/taskTool.ts) served with 2025-11-25 tasks.
 const jobs = Effect.gen(function*() {
-  const ticks = yield* Queue.unbounded<number>()
-  const release = yield* Deferred.make<void>()
-  const runs = { count: 0 }
-  const slow = McpServer.tool({
-    name: "slow",
-    execution: { taskSupport: "required" },
-    inputSchema: { type: "object" },
-    handler: (_, ctx) =>
-      Effect.sync(() => runs.count++).pipe(
-        Effect.zipRight(ctx.progress(1)),
-        Effect.zipRight(Effect.raceFirst(
-          Deferred.await(release),
-          Effect.forever(Effect.flatMap(Queue.take(ticks), (tick) => ctx.progress(tick)))
-        )),
-        Effect.as({ content: [{ type: "text", text: "done" }] } as McpSchema.CallToolResult)
-      )
-  })
+  const side = yield* slowTaskTool
   const server = yield* McpServer.fromItems({
     serverInfo: { name: "jobs", version: "1.0.0" },
-    tools: [slow],
+    tools: [side.tool],
     tasks: { pollInterval: 20 }
   })
-  return { server, ticks, release, runs }
+  return { ...side, server }
 })
 
 // `handler` on a node:http listener on 127.0.0.1, closed with the Scope; its MCP URL.
@@ -60,15 +44,16 @@ const listen = (handler: () => McpServer.NodeHandler) =>
     return `http://127.0.0.1:${(listener.address() as { readonly port: number }).port}/mcp`
   })
 
-// A stateful (2025-11-25) session of the endpoint at `url`, in `scope`, with `token` if given.
-const session = (url: string, scope: Scope.Scope, token?: string) =>
+// A stateful (2025-11-25) session of the endpoint at `url`, in `scope`, with `token` if given;
+// `modern`: a 2026-07-28 connection instead (the tasks extension declared).
+const session = (url: string, scope: Scope.Scope, token?: string, modern = false) =>
   Effect.gen(function*() {
     const transport = yield* StreamableHttp.make({
       name: "jobs",
       url,
       ...(token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })
     })
-    const client = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+    const client = yield* McpClient.make(modern ? {} : { protocolVersion: "2025-11-25" }).pipe(
       Effect.provideService(Transport, transport)
     )
     return { client, sessionId: transport.info().sessionId as string }
@@ -136,16 +121,7 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
 
   it.scopedLive("with OAuth, a task is its principal's: another subject is refused as for an unknown task", () =>
     Effect.gen(function*() {
-      const as = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          start() as Promise<{
-            base: string
-            tokens: { jwt: (claims: Record<string, unknown>) => string }
-            close: () => Promise<void>
-          }>
-        ),
-        (server) => Effect.promise(() => server.close())
-      )
+      const as = yield* authorizationServer
       const test = yield* jobs
       let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
       const url = yield* listen(() => handler)
@@ -170,6 +146,29 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
       const followed = yield* Effect.fork(asAda.client.followTask(taskId))
       yield* Deferred.succeed(test.release, undefined)
       expect(firstText(yield* Fiber.join(followed))).toBe("done")
+      expect(test.runs.count).toBe(1)
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("with OAuth, a task of the tasks extension (2026-07-28) is its principal's too", () =>
+    Effect.gen(function*() {
+      const as = yield* authorizationServer
+      const test = yield* jobs
+      let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
+      const url = yield* listen(() => handler)
+      handler = yield* McpServer.toNodeHandler(test.server, { oauth: { issuer: as.base, resource: url } })
+      const scope = yield* Effect.scope
+      const asAda = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "ada", client_id: "app" }), true)
+      const asBob = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "bob", client_id: "app" }), true)
+      expect(asAda.client.protocolVersion).toBe("2026-07-28")
+      const created = yield* Deferred.make<McpSchema.Task>()
+      const call = yield* Effect.fork(asAda.client.callTool("slow", {}, {
+        onTask: (task) => Effect.asVoid(Deferred.succeed(created, task))
+      }))
+      const { taskId } = yield* Deferred.await(created)
+      const refused = failure(yield* Effect.exit(asBob.client.followTask(taskId)))
+      expect(reasonOf(refused, "Protocol")).toMatchObject({ method: "tasks/get", code: -32602 })
+      yield* Deferred.succeed(test.release, undefined)
+      expect(firstText(yield* Fiber.join(call))).toBe("done")
       expect(test.runs.count).toBe(1)
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 })

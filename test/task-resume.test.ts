@@ -22,6 +22,7 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 import { stateOf, until } from "./support/events.js"
 import { Platform } from "./support/platform.js"
 import { failure, firstText, reasonOf } from "./support/results.js"
+import { slowTaskTool } from "./support/taskTool.js"
 
 const fast = {
   initialDelay: "20 millis",
@@ -30,33 +31,6 @@ const fast = {
   jitter: 0,
   stableAfter: "1 minute"
 } as const
-
-// The server's side of one test: how often the tool ran, when it started, the progress it is
-// told to report (`ticks`; 1 at once), what lets it end, and whether it was cancelled.
-const slowTool = Effect.gen(function*() {
-  const started = yield* Deferred.make<void>()
-  const release = yield* Deferred.make<void>()
-  const cancelled = yield* Deferred.make<void>()
-  const ticks = yield* Queue.unbounded<number>()
-  const runs = { count: 0 }
-  const tool = McpServer.tool({
-    name: "slow",
-    execution: { taskSupport: "required" },
-    inputSchema: { type: "object" },
-    handler: (_, ctx) =>
-      Effect.sync(() => runs.count++).pipe(
-        Effect.zipRight(ctx.progress(1)),
-        Effect.zipRight(Deferred.succeed(started, undefined)),
-        Effect.zipRight(Effect.raceFirst(
-          Deferred.await(release),
-          Effect.forever(Effect.flatMap(Queue.take(ticks), (tick) => ctx.progress(tick)))
-        )),
-        Effect.as({ content: [{ type: "text", text: "done" }] } as McpSchema.CallToolResult),
-        Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))
-      )
-  })
-  return { tool, started, release, cancelled, ticks, runs }
-})
 
 // A node:http listener on 127.0.0.1 for `handler`, in `scope`: closing it closes every socket.
 const listen = (handler: McpServer.NodeHandler, scope: Scope.Scope, port = 0) =>
@@ -77,7 +51,7 @@ const listen = (handler: McpServer.NodeHandler, scope: Scope.Scope, port = 0) =>
 // again on the same port; its calls tell `statuses` of their task.
 const setUp = (modern: boolean) =>
   Effect.gen(function*() {
-    const side = yield* slowTool
+    const side = yield* slowTaskTool
     const server = yield* McpServer.fromItems({
       serverInfo: { name: "jobs", version: "1.0.0" },
       tools: [side.tool],
