@@ -393,7 +393,10 @@ export interface Outbound {
     | undefined
   /** Runs the sending of a request to the client as part of request `related`. Default: as is. */
   readonly within?: (<A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
-  /** Who the client is, as its transport authenticated it (Streamable HTTP with OAuth: the access token's principal). */
+  /**
+   * Who the client is, as its transport authenticated it (Streamable HTTP with OAuth: the
+   * access token's principal). The tasks it starts are bound to it (see `TaskOptions`).
+   */
   readonly caller?: ResourceServer.Principal | undefined
   /**
    * The HTTP request headers of a session made for one modern (2026-07-28) request: a tool
