@@ -3,7 +3,8 @@
 // another session follows it to its result, its progress included. With OAuth a task is
 // bound to its caller's principal: another subject gets -32602 as for an unknown task, and
 // tasks/list shows a principal its own tasks from any session; without OAuth, a session its
-// own. The tasks extension's (2026-07-28) tasks are bound likewise.
+// own. The tasks extension's (2026-07-28) tasks are bound likewise. A session without a
+// standing GET stream gets what a task sends on the stream of its tasks/result.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -170,5 +171,57 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
       yield* Deferred.succeed(test.release, undefined)
       expect(firstText(yield* Fiber.join(call))).toBe("done")
       expect(test.runs.count).toBe(1)
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("a session with no standing stream gets what the task sends on the stream of its tasks/result", () =>
+    Effect.gen(function*() {
+      const test = yield* jobs
+      const handler = yield* McpServer.toNodeHandler(test.server)
+      const url = yield* listen(() => handler)
+      const taskId = yield* startInA(url, yield* Queue.unbounded<number>())
+      const post = (body: unknown, sessionId?: string) =>
+        Effect.promise(() =>
+          fetch(url, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              "mcp-protocol-version": "2025-11-25",
+              ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId })
+            },
+            body: JSON.stringify(body)
+          })
+        )
+      const opened = yield* post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+      })
+      const sessionId = opened.headers.get("mcp-session-id")!
+      yield* Effect.promise(() => opened.text())
+      expect((yield* post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)).status).toBe(202)
+      // No GET: the task's progress can only come on this POST's stream.
+      const result = yield* post({ jsonrpc: "2.0", id: 2, method: "tasks/result", params: { taskId } }, sessionId)
+      expect(result.headers.get("content-type")).toContain("text/event-stream")
+      const reader = result.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = ""
+      const readUntil = (part: string): Effect.Effect<void> =>
+        text.includes(part) ? Effect.void : Effect.flatMap(
+          Effect.promise(() => reader.read()),
+          (chunk) => {
+            if (chunk.done) return Effect.die(new Error(`the stream ended without ${part}: ${text}`))
+            text += decoder.decode(chunk.value, { stream: true })
+            return readUntil(part)
+          }
+        )
+      yield* Queue.offer(test.ticks, 2)
+      yield* readUntil(`"progress":2`)
+      expect(text).toContain(`"method":"notifications/progress"`)
+      expect(text).toContain(`"io.modelcontextprotocol/related-task":{"taskId":"${taskId}"}`)
+      yield* Deferred.succeed(test.release, undefined)
+      yield* readUntil(`"id":2`)
+      expect(text).toContain(`"text":"done"`)
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 })
