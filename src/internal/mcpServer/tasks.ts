@@ -106,12 +106,13 @@ const outcomeOf = (exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>):
 }
 
 // The session a task's context speaks through: the one following the task now, on the
-// stream of its request there; the client is the one that started it.
+// stream of its request there; its client is the one asked (what it declared decides what
+// may be asked of it).
 class Following implements SessionLink {
   constructor(private readonly running: Running) {}
 
   get client() {
-    return this.running.origin.client
+    return this.running.follower.client ?? this.running.origin.client
   }
 
   admits(level: McpSchema.LoggingLevel): boolean {
