@@ -35,9 +35,10 @@ import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { Outbound, TaskOptions } from "../../McpServer.js"
+import type { Client, Outbound, TaskOptions } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { Context, type SessionLink } from "./context.js"
+import { McpServerError } from "./error.js"
 import { invalidParams } from "./errors.js"
 import { sameCaller } from "./http/guard.js"
 import { page } from "./paging.js"
@@ -51,16 +52,27 @@ export interface Requestor extends SessionLink {
 }
 
 // A call running as a task: its latest status, its outcome, the fiber running it, whom it
-// belongs to, and where what it sends goes (`follower`; `related`: the request there whose
-// stream carries it, if any).
+// belongs to (`owner`; `origin`: its session's key), the client that called, and where what
+// it sends goes (`follower`; `related`: the request there whose stream carries it, if any).
+// Once it ended, it holds no session nor fiber: it is kept for its ttl, sessions come and go.
 interface Running {
   task: McpSchema.Task
   readonly outcome: Deferred.Deferred<Record<string, unknown>, Peer.HandlerError>
   fiber: Fiber.RuntimeFiber<unknown> | undefined
   readonly owner: Outbound["caller"]
-  readonly origin: Requestor
-  follower: Requestor
+  readonly origin: object
+  readonly client: Client | undefined
+  follower: Requestor | undefined
   related: JsonRpc.RequestId | undefined
+}
+
+// Each session's key: what a task keeps of the session that started it.
+const keys = new WeakMap<Requestor, object>()
+
+const keyOf = (session: Requestor): object => {
+  let key = keys.get(session)
+  if (key === undefined) keys.set(session, key = {})
+  return key
 }
 
 /** What a request running as a task knows of it. */
@@ -107,20 +119,21 @@ const outcomeOf = (exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>):
 
 // The session a task's context speaks through: the one following the task now, on the
 // stream of its request there; its client is the one asked (what it declared decides what
-// may be asked of it).
+// may be asked of it). None once the task ended: its handler sends nothing more.
 class Following implements SessionLink {
   constructor(private readonly running: Running) {}
 
   get client() {
-    return this.running.follower.client ?? this.running.origin.client
+    return this.running.follower?.client ?? this.running.client
   }
 
   admits(level: McpSchema.LoggingLevel): boolean {
-    return this.running.follower.admits(level)
+    return this.running.follower?.admits(level) ?? false
   }
 
   notify(method: string, params: Record<string, unknown> | undefined) {
-    return this.running.follower.notify(method, params, this.running.related)
+    const follower = this.running.follower
+    return follower === undefined ? Effect.void : follower.notify(method, params, this.running.related)
   }
 
   request(
@@ -129,7 +142,10 @@ class Following implements SessionLink {
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined
   ) {
-    return this.running.follower.request(this.running.related, method, params, options)
+    const follower = this.running.follower
+    return follower === undefined
+      ? Effect.fail(new McpServerError({ reason: "Client", method, message: `${method}: the task has ended` }))
+      : follower.request(this.running.related, method, params, options)
   }
 }
 
@@ -137,6 +153,29 @@ class Following implements SessionLink {
 const ttlOf = (request: JsonRpc.Request, most: number): number => {
   const asked = (request.params?.task as { ttl?: unknown } | undefined)?.ttl
   return typeof asked === "number" && asked >= 0 ? Math.min(asked, most) : most
+}
+
+// Another context's task is as unknown as one that never was.
+const find = (tasks: Map<string, Running>, request: JsonRpc.Request, session: Requestor) => {
+  const running = tasks.get(String(request.params?.taskId))
+  return running === undefined || !sameCaller(running.owner, session.outbound.caller)
+    ? Effect.fail(invalidParams(`Unknown task: ${String(request.params?.taskId)}`))
+    : Effect.succeed(running)
+}
+
+// A session asking about a task that still runs gets what it sends from now on.
+const follow = (running: Running, session: Requestor) => {
+  if (running.follower === undefined || running.follower === session) return
+  running.follower = session
+  running.related = undefined
+}
+
+// What tasks/list shows `session`: its authorization context's tasks, or without one, its own.
+const visibleTo = (session: Requestor) => (running: Running): boolean => {
+  const caller = session.outbound.caller
+  return caller === undefined
+    ? running.origin === keyOf(session)
+    : running.owner !== undefined && sameCaller(running.owner, caller)
 }
 
 /** The tasks of a new server; their fibers end with its Scope. */
@@ -152,31 +191,30 @@ export const make = (options: {
     const update = (running: Running, patch: Partial<McpSchema.Task>) =>
       Effect.gen(function*() {
         running.task = { ...running.task, ...patch, lastUpdatedAt: yield* stamp }
-        if (options.tasks.notifyStatus === true) {
+        if (options.tasks.notifyStatus === true && running.follower !== undefined) {
           yield* running.follower.notify(McpSchema.Method.TasksStatus, running.task, running.related)
         }
       })
-    // Another context's task is as unknown as one that never was.
-    const find = (request: JsonRpc.Request, session: Requestor) => {
-      const running = tasks.get(String(request.params?.taskId))
-      return running === undefined || !sameCaller(running.owner, session.outbound.caller)
-        ? Effect.fail(invalidParams(`Unknown task: ${String(request.params?.taskId)}`))
-        : Effect.succeed(running)
-    }
-    // A session asking about a task gets what it sends from now on.
-    const follow = (running: Running, session: Requestor) => {
-      if (running.follower === session) return
-      running.follower = session
-      running.related = undefined
-    }
-
+    // The task's end, told: from now on it holds no session, no fiber.
+    const end = (
+      running: Running,
+      patch: Partial<McpSchema.Task>,
+      exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>
+    ) =>
+      Effect.zipRight(
+        update(running, patch),
+        Effect.suspend(() => {
+          running.follower = undefined
+          running.fiber = undefined
+          return Deferred.done(running.outcome, exit)
+        })
+      )
     const cancel = (running: Running) =>
       running.task.status !== "working" && running.task.status !== "input_required"
         ? Effect.fail(invalidParams(`Task ${running.task.taskId} is already ${running.task.status}`))
         : Effect.gen(function*() {
           if (running.fiber !== undefined) yield* Fiber.interrupt(running.fiber)
-          yield* update(running, { status: "cancelled" })
-          yield* Deferred.fail(running.outcome, invalidParams("The task was cancelled"))
+          yield* end(running, { status: "cancelled" }, Exit.fail(invalidParams("The task was cancelled")))
           return running.task
         })
 
@@ -205,7 +243,8 @@ export const make = (options: {
           outcome: yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>(),
           fiber: undefined,
           owner: session.outbound.caller,
-          origin: session,
+          origin: keyOf(session),
+          client: session.client,
           follower: session,
           related: request.id
         }
@@ -216,9 +255,7 @@ export const make = (options: {
         }
         running.fiber = yield* call(new Context(new Following(running), request, link)).pipe(
           Effect.exit,
-          Effect.flatMap((exit) =>
-            Effect.zipRight(update(running, outcomeOf(exit)), Deferred.done(running.outcome, exit))
-          ),
+          Effect.flatMap((exit) => end(running, outcomeOf(exit), exit)),
           Effect.forkIn(scope)
         )
         yield* expire(running, ttl)
@@ -227,14 +264,14 @@ export const make = (options: {
 
     const handlers: Record<string, Handler> = {
       [McpSchema.Method.TasksGet]: (request, session) =>
-        Effect.map(find(request, session), (running) => {
+        Effect.map(find(tasks, request, session), (running) => {
           follow(running, session)
           return running.task
         }),
       // The call's own answer, tied to its task (the result has no taskId of its own); what
       // the task sends meanwhile goes on this request's stream.
       [McpSchema.Method.TasksResult]: (request, session) =>
-        Effect.flatMap(find(request, session), (running) => {
+        Effect.flatMap(find(tasks, request, session), (running) => {
           follow(running, session)
           running.related = request.id
           return Effect.map(Deferred.await(running.outcome), (result) => ({
@@ -245,15 +282,15 @@ export const make = (options: {
             }
           }))
         }),
-      [McpSchema.Method.TasksList]: (request, session) => {
-        const caller = session.outbound.caller
-        const visible = [...tasks.values()].filter((running) =>
-          caller === undefined ? running.origin === session : running.owner !== undefined &&
-            sameCaller(running.owner, caller)
-        )
-        return page("tasks", "tasks", visible.map((running) => running.task), request, options.pageSize)
-      },
-      [McpSchema.Method.TasksCancel]: (request, session) => Effect.flatMap(find(request, session), cancel)
+      [McpSchema.Method.TasksList]: (request, session) =>
+        page(
+          "tasks",
+          "tasks",
+          [...tasks.values()].filter(visibleTo(session)).map((running) => running.task),
+          request,
+          options.pageSize
+        ),
+      [McpSchema.Method.TasksCancel]: (request, session) => Effect.flatMap(find(tasks, request, session), cancel)
     }
     return { start, handlers }
   })
