@@ -124,6 +124,12 @@ export interface CallToolOptions extends Peer.RequestOptions {
    */
   readonly onTask?: ((task: McpSchema.Task) => Effect.Effect<void>) | undefined
   /**
+   * The progress token a call that runs as a task (2025-11-25) is sent with when it has
+   * `onProgress`. Default: one of the connection's own. The token stays valid for the task's
+   * life: given to `followTask`, it takes the task's progress up again on another connection.
+   */
+  readonly progressToken?: string | undefined
+  /**
    * Told the log messages a 2026-07-28 server sends while it serves the call (it sends them
    * for requests that name a level: `Options.logLevel`), in order, before the call's result
    * or failure. They still go to `notifications` too. Stateful revisions' log messages
@@ -141,6 +147,19 @@ export interface CallToolOptions extends Peer.RequestOptions {
    * Asked only for the kinds the connection declared. Kept when a lost task is followed again.
    */
   readonly onInput?: ((input: CallInput) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>) | undefined
+}
+
+/**
+ * Options of `McpClient.followTask`: a call's `onTask`, `onInput`, `onProgress` and
+ * `progressToken`, and the tool the task is a call of (its result checked against the
+ * tool's outputSchema).
+ *
+ * @since 0.3.0
+ */
+export interface FollowTaskOptions
+  extends Pick<CallToolOptions, "onTask" | "onInput" | "onProgress" | "progressToken">
+{
+  readonly tool?: string | undefined
 }
 
 /**
@@ -237,11 +256,14 @@ export interface McpClient {
    * (2025-11-25) on the others. A server that does not know the task fails its first
    * `tasks/get`. Interrupting it cancels the task. With `tool` (the tool it is a call of),
    * the result is checked against that tool's outputSchema, as a call's is. `onInput`
-   * answers the task's input requests, as a call's.
+   * answers the task's input requests, as a call's. `onProgress` is told the task's progress
+   * (2025-11-25): what the server sends with `progressToken` (the token of the call that made
+   * the task) or ties to the task in its `_meta`; the tasks extension sends no progress for
+   * a task (its `statusMessage` reaches `onTask`).
    */
   readonly followTask: (
     taskId: string,
-    options?: (Pick<CallToolOptions, "onTask" | "onInput"> & { readonly tool?: string | undefined }) | undefined
+    options?: FollowTaskOptions | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
@@ -466,7 +488,12 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         const tool = taskOptions?.tool
         const onInput = taskOptions?.onInput
         const followed = stateless === undefined
-          ? related.follow(onInput, taskOptions?.onTask, (onTask) => resumeTask(peer, taskId, { onTask }))
+          ? related.follow(onInput, taskOptions?.onTask, (onTask) =>
+            resumeTask(peer, taskId, {
+              onTask,
+              onProgress: taskOptions?.onProgress,
+              progressToken: taskOptions?.progressToken
+            }))
           : Effect.map(
             followTask(wire, forCall(handlers, onInput), McpSchema.Method.ToolsCall, { taskId }, {
               onTask: taskOptions?.onTask

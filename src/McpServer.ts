@@ -253,7 +253,19 @@ export interface Handlers {
 
 /**
  * Task-augmented tool calls (2025-11-25): a tool whose `execution.taskSupport` is
- * `optional` or `required` runs as a task when the call carries `task`.
+ * `optional` or `required` runs as a task when the call carries `task`. The task is the
+ * server's, not its session's: it runs on when the session ends, and another session takes
+ * it up by its id (`tasks/get`, `tasks/result`, `tasks/cancel`); what it sends (progress
+ * with the call's token, log messages, requests to the client) then goes to the session that
+ * last asked about it. It is kept for the `ttl` the call asks (at most `ttlMs`).
+ *
+ * Who may reach a task (both eras): a task started by a caller with an authorization
+ * context (`Outbound.caller`: with OAuth, the access token's principal — issuer, subject,
+ * client) is bound to it, and a request from another context is answered as for an unknown
+ * task (-32602); without one, its id, a random UUID, is all it takes, so keep ids as secret
+ * as results. `tasks/list` (2025-11-25) lists the caller's context's tasks, or, without a
+ * context, the tasks the asking session started (a session is then the only requestor the
+ * server can tell apart; listing only what it started exposes no one else's tasks).
  *
  * For modern requests (the `io.modelcontextprotocol/tasks` extension, SEP-2663) the server
  * decides: a call of such a tool from a request that declares the extension always ends as a
@@ -288,8 +300,9 @@ export interface TaskOptions {
   /** Sends `notifications/tasks/status` on each change of a task. Default: false. */
   readonly notifyStatus?: boolean | undefined
   /**
-   * How long a task of a modern request (the tasks extension, 2026-07-28) is kept from its
-   * creation, in milliseconds. Default: an hour.
+   * How long a task is kept from its creation, in milliseconds, then forgotten (its work
+   * ended if it still runs): a modern request's (the tasks extension, 2026-07-28) always, a
+   * 2025-11-25 call's when it asks for no shorter `ttl`. Default: an hour.
    */
   readonly ttlMs?: number | undefined
 }
@@ -380,7 +393,10 @@ export interface Outbound {
     | undefined
   /** Runs the sending of a request to the client as part of request `related`. Default: as is. */
   readonly within?: (<A, E>(related: JsonRpc.RequestId, send: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
-  /** Who the client is, as its transport authenticated it (Streamable HTTP with OAuth: the access token's principal). */
+  /**
+   * Who the client is, as its transport authenticated it (Streamable HTTP with OAuth: the
+   * access token's principal). The tasks it starts are bound to it (see `TaskOptions`).
+   */
   readonly caller?: ResourceServer.Principal | undefined
   /**
    * The HTTP request headers of a session made for one modern (2026-07-28) request: a tool

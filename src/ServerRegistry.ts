@@ -230,7 +230,9 @@ export interface ServerRegistry {
   readonly followTask: (
     server: string,
     taskId: string,
-    options?: (CallOptions & Pick<McpClient.CallToolOptions, "onTask" | "onInput">) | undefined
+    options?:
+      | (CallOptions & Pick<McpClient.CallToolOptions, "onTask" | "onInput" | "onProgress" | "progressToken">)
+      | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** Reads a resource on that server; `onInput` as a call's (`McpClient.CallToolOptions.onInput`). */
   readonly readResource: (

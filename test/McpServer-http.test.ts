@@ -13,8 +13,7 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
-// @ts-expect-error: a JavaScript fixture without types
-import { start } from "./fixtures/oauth-server.mjs"
+import { authorizationServer } from "./support/authorizationServer.js"
 
 const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
@@ -153,16 +152,7 @@ describe("McpServer.toWebHandler", () => {
 describe("McpServer.toNodeHandler with oauth", () => {
   it.scopedLive("the mounted endpoint is a protected resource: its metadata where the app routes it, 401 without a token, the caller in the session", () =>
     Effect.gen(function*() {
-      const as = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          start() as Promise<{
-            base: string
-            tokens: { jwt: (claims: Record<string, unknown>) => string }
-            close: () => Promise<void>
-          }>
-        ),
-        (server) => Effect.promise(() => server.close())
-      )
+      const as = yield* authorizationServer
       // A server whose tool says who opened its session.
       const server = yield* McpServer.make({
         serverInfo: { name: "protected", version: "1.0.0" },

@@ -6,6 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
 import * as Host from "../src/Host.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
@@ -545,14 +546,17 @@ describe("McpServer", () => {
         yield* Effect.yieldNow().pipe(
           Effect.repeat({ until: () => seen.some((task) => task.statusMessage === "halfway") })
         )
-        expect(yield* client.listTasks()).toMatchObject([{ taskId: "task-1", status: "working" }])
+        // Its id is a random UUID: unguessable.
+        const taskId = seen[0]!.taskId
+        expect(taskId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        expect(yield* client.listTasks()).toMatchObject([{ taskId, status: "working", ttl: 3_600_000 }])
         yield* Deferred.succeed(release, undefined)
         // tasks/result is the call's own answer, tied to its task.
         expect(yield* Fiber.join(call)).toEqual({
           ...text("finally"),
-          _meta: { "io.modelcontextprotocol/related-task": { taskId: "task-1" } }
+          _meta: { "io.modelcontextprotocol/related-task": { taskId } }
         })
-        expect(seen.at(-1)).toMatchObject({ taskId: "task-1", status: "completed" })
+        expect(seen.at(-1)).toMatchObject({ taskId, status: "completed" })
         // A plain call to a tool that requires a task is refused.
         const raw = protocolError(
           yield* Effect.exit(client.request("tools/call", { name: "long" }, McpSchema.CallToolResult))
@@ -578,6 +582,34 @@ describe("McpServer", () => {
         })
         expect(result.isError).toBe(true)
         expect(seen.at(-1)?.status).toBe("failed")
+      }))
+
+    it.scoped("a task is kept for the ttl its call asks, at most ttlMs; then forgotten, its work ended", () =>
+      Effect.gen(function*() {
+        const ended = yield* Deferred.make<void>()
+        const forever = McpServer.tool({
+          name: "forever",
+          execution: { taskSupport: "required" },
+          handler: () => Effect.onInterrupt(Effect.never, () => Deferred.succeed(ended, undefined))
+        })
+        const { client } = yield* connect({ tools: [forever], tasks: { ttlMs: 60_000 } })
+        const create = (ttl: number) =>
+          Effect.map(
+            client.request("tools/call", { name: "forever", task: { ttl } }, McpSchema.CreateTaskResult),
+            (created) => created.task
+          )
+        const short = yield* create(5_000)
+        expect(short.ttl).toBe(5_000)
+        expect((yield* create(600_000)).ttl).toBe(60_000)
+        const waiting = yield* Effect.fork(
+          client.request("tasks/result", { taskId: short.taskId }, McpSchema.CallToolResult)
+        )
+        yield* TestClock.adjust("5 seconds")
+        yield* Deferred.await(ended)
+        expect(protocolError(yield* Fiber.await(waiting))).toMatchObject({ code: -32602 })
+        const gone = yield* Effect.exit(client.request("tasks/get", { taskId: short.taskId }, McpSchema.Task))
+        expect(protocolError(gone)).toMatchObject({ code: -32602, message: `Unknown task: ${short.taskId}` })
+        expect((yield* client.listTasks()).map((task) => task.ttl)).toEqual([60_000])
       }))
   })
 

@@ -760,7 +760,11 @@ describe("Policy layers", () => {
       )
       expect(created).toMatchObject({ server: "alpha", tool: "long", status: "working" })
       const [alpha] = yield* registry.status
-      expect(alpha!.tasks).toMatchObject([{ id: "task-1", tool: "long", status: "working" }])
+      expect(alpha!.tasks).toMatchObject([{
+        id: (created as { taskId: string }).taskId,
+        tool: "long",
+        status: "working"
+      }])
       yield* Deferred.succeed(release, undefined)
       // Once the call waits out the server's poll interval (1 s from 0), the poll finds it done.
       yield* TestClock.sleeps().pipe(

@@ -589,9 +589,9 @@ describe("ServerRegistry", () => {
         yield* ready(fleet, ["jobs"])
         const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
         const halfway = yield* until(events, taskEvent("working", "halfway"))
-        expect(halfway).toMatchObject({ server: "jobs", taskId: "task-1", tool: "long" })
+        expect(halfway).toMatchObject({ server: "jobs", tool: "long" })
         expect((yield* statusOf(fleet, "jobs")).tasks).toEqual([{
-          id: "task-1",
+          id: halfway.taskId,
           tool: "long",
           status: "working",
           statusMessage: "halfway",
@@ -610,11 +610,11 @@ describe("ServerRegistry", () => {
         const { events, fleet } = yield* started([server.spec])
         yield* ready(fleet, ["jobs"])
         const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
-        yield* until(events, taskEvent("working", "halfway"))
+        const { taskId } = yield* until(events, taskEvent("working", "halfway"))
         yield* Fiber.interrupt(call)
         yield* until(events, taskEvent("cancelled"))
         expect(server.handle.current!.requests.find((request) => request.method === "tasks/cancel")?.params)
-          .toEqual({ taskId: "task-1" })
+          .toEqual({ taskId })
         expect((yield* statusOf(fleet, "jobs")).tasks).toEqual([])
       }))
   })

@@ -1,10 +1,11 @@
 // Routed tool calls that run as tasks, when their server's HTTP listener goes away mid-task
 // and comes back on the same port with the same McpServer (and so the same tasks): on
-// 127.0.0.1, through the fleet. A 2026-07-28 server keeps its tasks for any connection, so
-// the call follows its task on the next one and the tool runs once; a 2025-11-25 server keeps
-// them per session, so the new session does not know the task and the call fails naming it.
-// Interrupting a call taken up again cancels its task at the server. A stdio server's tasks
-// end with its process: a call whose server was killed mid-task fails at once, saying so.
+// 127.0.0.1, through the fleet. The server keeps its tasks for any connection (a 2026-07-28
+// one's and, from any session, a 2025-11-25 one's), so the call follows its task on the next
+// one and the tool runs once; a 2025-11-25 task's progress reaches the call before the cut
+// and after. Interrupting a call taken up again cancels its task at the server. A stdio
+// server's tasks end with its process: a call whose server was killed mid-task fails at
+// once, saying so.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -16,10 +17,12 @@ import * as http from "node:http"
 import { fileURLToPath } from "node:url"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import type * as Peer from "../src/Peer.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import { stateOf, until } from "./support/events.js"
 import { Platform } from "./support/platform.js"
 import { failure, firstText, reasonOf } from "./support/results.js"
+import { slowTaskTool } from "./support/taskTool.js"
 
 const fast = {
   initialDelay: "20 millis",
@@ -28,28 +31,6 @@ const fast = {
   jitter: 0,
   stableAfter: "1 minute"
 } as const
-
-// The server's side of one test: how often the tool ran, when it started, what lets it end,
-// and whether it was cancelled.
-const slowTool = Effect.gen(function*() {
-  const started = yield* Deferred.make<void>()
-  const release = yield* Deferred.make<void>()
-  const cancelled = yield* Deferred.make<void>()
-  const runs = { count: 0 }
-  const tool = McpServer.tool({
-    name: "slow",
-    execution: { taskSupport: "required" },
-    inputSchema: { type: "object" },
-    handler: () =>
-      Effect.sync(() => runs.count++).pipe(
-        Effect.zipRight(Deferred.succeed(started, undefined)),
-        Effect.zipRight(Deferred.await(release)),
-        Effect.as({ content: [{ type: "text", text: "done" }] } as McpSchema.CallToolResult),
-        Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))
-      )
-  })
-  return { tool, started, release, cancelled, runs }
-})
 
 // A node:http listener on 127.0.0.1 for `handler`, in `scope`: closing it closes every socket.
 const listen = (handler: McpServer.NodeHandler, scope: Scope.Scope, port = 0) =>
@@ -70,7 +51,7 @@ const listen = (handler: McpServer.NodeHandler, scope: Scope.Scope, port = 0) =>
 // again on the same port; its calls tell `statuses` of their task.
 const setUp = (modern: boolean) =>
   Effect.gen(function*() {
-    const side = yield* slowTool
+    const side = yield* slowTaskTool
     const server = yield* McpServer.fromItems({
       serverInfo: { name: "jobs", version: "1.0.0" },
       tools: [side.tool],
@@ -85,8 +66,12 @@ const setUp = (modern: boolean) =>
     yield* fleet.reconcile([{ name: "jobs", transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` } }])
     const ready = yield* until(events, stateOf("jobs", "Ready"))
     const statuses = yield* Queue.unbounded<McpSchema.Task>()
+    const progress = yield* Queue.unbounded<Peer.Progress>()
     const call = yield* Effect.fork(
-      fleet.callTool("mcp__jobs__slow", {}, { onTask: (task) => Queue.offer(statuses, task) })
+      fleet.callTool("mcp__jobs__slow", {}, {
+        onTask: (task) => Queue.offer(statuses, task),
+        onProgress: (told) => Queue.offer(progress, told)
+      })
     )
     yield* Deferred.await(side.started)
     const created = yield* Queue.take(statuses)
@@ -96,7 +81,7 @@ const setUp = (modern: boolean) =>
       yield* listen(handler, scope, port)
     })
     yield* Effect.addFinalizer(() => Effect.suspend(() => Scope.close(scope, Exit.void)))
-    return { ...side, fleet, events, statuses, call, created, cut, restore, revision: ready.state }
+    return { ...side, fleet, events, statuses, progress, call, created, cut, restore, revision: ready.state }
   })
 
 describe("a routed call that runs as a task, when its HTTP server goes away and comes back", () => {
@@ -131,18 +116,28 @@ describe("a routed call that runs as a task, when its HTTP server goes away and 
       expect(test.runs.count).toBe(1)
     }).pipe(Effect.provide(Platform)))
 
-  it.scopedLive("2025-11-25: the new session does not know the task: the call fails naming it, without a second run", () =>
+  it.scopedLive("2025-11-25: a new session follows the same task; its progress reaches the call before and after", () =>
     Effect.gen(function*() {
       const test = yield* setUp(false)
       expect(test.revision).toMatchObject({ protocolVersion: "2025-11-25" })
+      expect((yield* Queue.take(test.progress)).progress).toBe(1)
       yield* test.cut
       yield* test.restore
-      const error = failure(yield* Fiber.await(test.call))
-      expect(error.server).toBe("jobs")
-      expect(reasonOf(error, "Protocol")).toMatchObject({ method: "tasks/get", code: -32602 })
-      expect(error.message).toContain(`task '${test.created.taskId}' (tool 'slow') is unknown after the connection`)
-      expect(error.message).toContain("the tool is not called again")
+      yield* until(test.events, stateOf("jobs", "Ready"))
+      // A status told after the server came back is the new session's tasks/get: from then on,
+      // the task's progress goes to that session.
+      yield* Queue.takeAll(test.statuses)
+      expect(yield* Queue.take(test.statuses)).toMatchObject({ taskId: test.created.taskId, status: "working" })
+      yield* Queue.offer(test.ticks, 2)
+      expect((yield* Queue.take(test.progress)).progress).toBe(2)
+      yield* Deferred.succeed(test.release, undefined)
+      const result = yield* Fiber.join(test.call)
+      expect(firstText(result)).toBe("done")
       expect(test.runs.count).toBe(1)
+      expect([...yield* Queue.takeAll(test.statuses)].at(-1)).toMatchObject({
+        taskId: test.created.taskId,
+        status: "completed"
+      })
     }).pipe(Effect.provide(Platform)))
 })
 

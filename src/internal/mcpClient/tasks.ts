@@ -5,9 +5,10 @@
  * `notifications/tasks/status` saying the task is done ends the wait at once; polling is
  * the fallback for a server that sends none. Interrupting the wait cancels the task
  * (`tasks/cancel`). The request's progress token stays valid for the task's life: progress
- * the server sends with it reaches the caller's `onProgress` until the result is in. A task
- * is taken up again by its id with `resumeTask` (polled, its result fetched, cancelled when
- * given up), e.g. on the connection that followed the one it was made on.
+ * the server sends with it, or tied to the task by its `related-task` `_meta`, reaches the
+ * caller's `onProgress` until the result is in. A task is taken up again by its id with
+ * `resumeTask` (polled, its result fetched, cancelled when given up), e.g. on the connection
+ * that followed the one it was made on; its progress with it, when told the call's token.
  *
  * The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) is the server's choice:
  * a request answered with `resultType: "task"` is followed by polling `tasks/get`, whose
@@ -52,6 +53,17 @@ let nextToken = 0
 export interface TaskOptions extends Peer.RequestOptions {
   /** Told every status of the task seen: created, polled, notified, cancelled. */
   readonly onTask?: ((task: McpSchema.Task) => Effect.Effect<void>) | undefined
+  /** The progress token the request is sent with when it has `onProgress`. Default: one of our own. */
+  readonly progressToken?: string | undefined
+}
+
+// Whether a progress notification is for the task being followed: sent with our token, or
+// (a task taken up again without it) tied to the task by its related-task _meta.
+const isOurs = (params: Record<string, unknown> | undefined, token: string | undefined, taskId: string | undefined) => {
+  if (params === undefined || typeof params.progress !== "number") return false
+  if (token !== undefined && params.progressToken === token) return true
+  const related = (params._meta as Record<string, unknown> | undefined)?.[McpSchema.MetaKey.RelatedTask]
+  return taskId !== undefined && (related as { taskId?: unknown } | undefined)?.taskId === taskId
 }
 
 // What the server says about the task while it runs: progress with our token goes to
@@ -64,7 +76,7 @@ interface Watch {
   ours: string | undefined
 }
 
-const watch = (peer: Peer.Peer, token: string | undefined, options: TaskOptions) =>
+const watch = (peer: Peer.Peer, token: string | undefined, options: TaskOptions, taskId?: string) =>
   Effect.gen(function*() {
     const notifications = yield* peer.subscribe
     const state: Watch = { notified: new Map(), done: yield* Deferred.make<McpSchema.Task>(), ours: undefined }
@@ -76,10 +88,10 @@ const watch = (peer: Peer.Peer, token: string | undefined, options: TaskOptions)
         state.notified.set(task.right.taskId, task.right)
         return task.right.taskId === state.ours ? seen(state, task.right, onTask) : Effect.void
       }
-      const progress = notification.params as Partial<Peer.Progress> & { progressToken?: unknown } | undefined
-      return onProgress !== undefined && token !== undefined && notification.method === McpSchema.Method.Progress &&
-          progress?.progressToken === token && typeof progress.progress === "number"
-        ? onProgress({ progress: progress.progress, total: progress.total, message: progress.message })
+      if (onProgress === undefined || notification.method !== McpSchema.Method.Progress) return Effect.void
+      const progress = notification.params as (Peer.Progress & Record<string, unknown>) | undefined
+      return isOurs(progress, token, state.ours ?? taskId)
+        ? onProgress({ progress: progress!.progress, total: progress!.total, message: progress!.message })
         : Effect.void
     }
     // One notification at a time, never cut off halfway.
@@ -163,8 +175,8 @@ export const requestAsTask = (
 ): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
   Effect.gen(function*() {
     // Our own token, not the Peer's: the Peer forgets its token once the task is created.
-    const { onProgress, onTask: _o, resetTimeoutOnProgress: _, ...rest } = options
-    const token = onProgress === undefined ? undefined : `mcp-fleet-task-${nextToken++}`
+    const { onProgress, onTask: _o, progressToken, resetTimeoutOnProgress: _, ...rest } = options
+    const token = onProgress === undefined ? undefined : progressToken ?? `mcp-fleet-task-${nextToken++}`
     const sent: Record<string, unknown> = token === undefined
       ? { ...params, task: {} }
       : { ...params, task: {}, _meta: { ...(params._meta as object | undefined), progressToken: token } }
@@ -180,16 +192,18 @@ export const requestAsTask = (
 
 /**
  * Takes up a task (2025-11-25) by its id, on another connection than the one that made it
- * or on the same one: polled from its current status to the result of its request.
+ * or on the same one: polled from its current status to the result of its request. Its
+ * progress goes to `onProgress`: what the server sends with `progressToken` (the token the
+ * request was sent with), or tied to the task by its related-task `_meta`.
  * A server that does not know the task fails the first `tasks/get`.
  */
 export const resumeTask = (
   peer: Peer.Peer,
   taskId: string,
-  options: Pick<TaskOptions, "onTask" | "timeout">
+  options: Pick<TaskOptions, "onTask" | "onProgress" | "progressToken" | "timeout">
 ): Effect.Effect<Record<string, unknown>, McpError.McpError> =>
   Effect.gen(function*() {
-    const { flush, state } = yield* watch(peer, undefined, options)
+    const { flush, state } = yield* watch(peer, options.progressToken, options, taskId)
     const current = yield* getTask(peer, taskId)
     const result = yield* followToResult(peer, state, current, options)
     yield* flush

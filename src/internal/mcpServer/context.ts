@@ -26,8 +26,9 @@ export interface SessionLink {
     params: Record<string, unknown> | undefined,
     related: JsonRpc.RequestId | undefined
   ) => Effect.Effect<void>
+  /** A request to the client, as part of request `related` when given. */
   readonly request: (
-    related: JsonRpc.RequestId,
+    related: JsonRpc.RequestId | undefined,
     method: string,
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined

@@ -11,7 +11,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Handlers } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
-import { Context } from "./context.js"
+import type { Context } from "./context.js"
 import { invalidParams, methodNotFound, taskMismatch, unknownTool } from "./errors.js"
 import { isLevel } from "./logging.js"
 import { page } from "./paging.js"
@@ -94,7 +94,7 @@ const callTool: Method = (request, ctx) => {
     if (!runsAsTask(tool)) {
       return Effect.fail(taskMismatch(`Tool ${name} does not support tasks`))
     }
-    return tasks.start((task) => tools.call(name, args, new Context(ctx.session, request, task)))
+    return tasks.start(ctx.session, request, (task) => tools.call(name, args, task))
   })
 }
 
@@ -147,10 +147,10 @@ const setLevel: Method = (request, ctx) => {
   return Effect.succeed({})
 }
 
-// tasks/*: the session's tasks, when the server runs tool calls as tasks.
+// tasks/*: the server's tasks, when it runs tool calls as tasks.
 const task = (method: string): Method => (request, ctx) => {
   const handler = ctx.session.tasks?.handlers[method]
-  return handler === undefined ? notServed(request) : handler(request)
+  return handler === undefined ? notServed(request) : handler(request, ctx.session)
 }
 
 /** The built-in methods, by name. */

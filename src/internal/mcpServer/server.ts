@@ -27,32 +27,28 @@ const LIST_CHANGED: Record<ListKind, string> = {
 }
 
 // Starts one session over the Transport in context; it leaves `live` when its Scope closes.
-const connect = (options: Options, modern: Stateless.Modern, live: Set<Session>) => (outbound: Outbound = {}) =>
-  Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    const session = new Session(options, scope, outbound, modern)
-    if (options.tasks !== undefined) {
-      session.tasks = yield* Tasks.make({
-        tasks: options.tasks,
-        pageSize: session.pageSize,
-        notify: (method, params) => session.notify(method, params)
-      })
-    }
-    const peer = yield* Peer.make({ handlers: peerHandlers(session) })
-    session.peer = peer
-    session.view = {
-      peer,
-      client: () => session.client,
-      level: () => session.level,
-      caller: outbound.caller,
-      closed: peer.closed,
-      notify: session.notify,
-      request: session.send
-    }
-    live.add(session)
-    yield* Effect.addFinalizer(() => Effect.sync(() => live.delete(session)))
-    return session.view
-  })
+const connect =
+  (options: Options, modern: Stateless.Modern, tasks: Tasks.Tasks | undefined, live: Set<Session>) =>
+  (outbound: Outbound = {}) =>
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const session = new Session(options, scope, outbound, modern)
+      session.tasks = tasks
+      const peer = yield* Peer.make({ handlers: peerHandlers(session) })
+      session.peer = peer
+      session.view = {
+        peer,
+        client: () => session.client,
+        level: () => session.level,
+        caller: outbound.caller,
+        closed: peer.closed,
+        notify: session.notify,
+        request: session.send
+      }
+      live.add(session)
+      yield* Effect.addFinalizer(() => Effect.sync(() => live.delete(session)))
+      return session.view
+    })
 
 // How a server answers a modern request alone: under a symbol, outside the public
 // interface, and kept by a spread (`items.ts` extends the server so).
@@ -70,6 +66,10 @@ export const make = (given: Options): Effect.Effect<McpServer, never, Scope.Scop
     const options: Options = given.modern === false ? given : { ...given, modern: true }
     const live = new Set<Session>()
     const modern = yield* Stateless.make(options)
+    // 2025-11-25 tasks are the server's: a session that ends leaves its tasks to the next.
+    const tasks = options.tasks === undefined
+      ? undefined
+      : yield* Tasks.make({ tasks: options.tasks, pageSize: options.pageSize ?? 100 })
     // Sessions and listen streams outlive no server: once its Scope closes, nothing more is told to them.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -93,7 +93,7 @@ export const make = (given: Options): Effect.Effect<McpServer, never, Scope.Scop
           discard: true
         })
       )
-    const start = traced("McpServer.connect")(connect(options, modern, live))
+    const start = traced("McpServer.connect")(connect(options, modern, tasks, live))
     const server: WithAlone = {
       serve: Effect.scoped(Effect.flatMap(start(), (session) => session.closed)),
       connect: start,

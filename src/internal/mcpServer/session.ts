@@ -1,8 +1,8 @@
 /**
  * One client session: the lifecycle (initialize, the revision, requests refused before it),
  * the Peer handlers made once per session from the built-in methods and the session's
- * `Handlers`, and what the session keeps (the client, its log level, its subscriptions,
- * its tasks). A session never initialized answers modern (2026-07-28) requests, each on
+ * `Handlers`, and what the session keeps (the client, its log level, its subscriptions;
+ * the tasks it reaches are the server's: `tasks.ts`). A session never initialized answers modern (2026-07-28) requests, each on
  * its own (`stateless.ts`).
  *
  * @internal
@@ -38,6 +38,7 @@ export class Session implements SessionLink {
   level: McpSchema.LoggingLevel | undefined = undefined
   handlers: Handlers | undefined
   readonly subscriptions = new Set<string>()
+  /** The server's tasks (2025-11-25), when it runs tool calls as tasks. */
   tasks: Tasks.Tasks | undefined = undefined
   peer: Peer.Peer | undefined = undefined
   /** The capabilities initialize declared. */
@@ -88,7 +89,7 @@ export class Session implements SessionLink {
     })
 
   request = (
-    related: JsonRpc.RequestId,
+    related: JsonRpc.RequestId | undefined,
     method: string,
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined

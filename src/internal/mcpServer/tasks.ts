@@ -1,9 +1,27 @@
 /**
- * Task-augmented tool calls of one session (2025-11-25): a call that carries `task` runs in
- * a fiber of the session's Scope and is answered at once with the task it became;
- * `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` follow it, and
- * `notifications/tasks/status` tells each change when the server asks for it. Timestamps
- * come from the Clock.
+ * Task-augmented tool calls (2025-11-25), kept by the server rather than by the session that
+ * started them, so a client whose session ended (a dropped HTTP session, a new connection)
+ * takes its task up again from another one. A call that carries `task` runs in a fiber of the
+ * server's Scope and is answered at once with the task it became; `tasks/get`,
+ * `tasks/result`, `tasks/list` and `tasks/cancel` follow it, and
+ * `notifications/tasks/status` tells each change when the server asks for it.
+ *
+ * Access, as the spec's "Task Isolation and Access Control" asks: a task started by a caller
+ * with an authorization context (`Outbound.caller`: the access token's principal, with
+ * OAuth) is bound to it, and get/result/cancel from another context are answered as for an
+ * unknown task (-32602), so nobody learns that it exists; without one, it is reachable by
+ * its id from any session, and its id is a random UUID (122 random bits: unguessable).
+ * `tasks/list` shows the caller's context's tasks, or, without a context, the tasks its own
+ * session started: a session is the one requestor the server can tell apart then, and it
+ * lists only ids it was given already (so `tasks.list` stays declared without exposing
+ * anyone else's tasks).
+ *
+ * What a task sends (progress with its request's token, log messages, status notifications,
+ * requests to the client) goes to the session that last asked about it (`tasks/get`,
+ * `tasks/result`), on the stream of its `tasks/result` while one waits: the session that
+ * took it up again, once its first one is gone. A task is kept for its `ttl` from its
+ * creation (what the request asks, at most `TaskOptions.ttlMs`), then forgotten, its work
+ * ended if it still runs. Timestamps come from the Clock.
  *
  * @internal
  */
@@ -14,18 +32,47 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
+import { randomUUID } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { TaskOptions } from "../../McpServer.js"
+import type { Client, Outbound, TaskOptions } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
+import { Context, type SessionLink } from "./context.js"
+import { McpServerError } from "./error.js"
 import { invalidParams } from "./errors.js"
+import { sameCaller } from "./http/guard.js"
 import { page } from "./paging.js"
 
-// A call running as a task: its latest status, its outcome, the fiber running it.
+/** How long a task is kept from its creation unless `TaskOptions.ttlMs` says otherwise: an hour. */
+export const DEFAULT_TTL_MS = 3_600_000
+
+/** What the tasks need of a session: its link, and who its client is. */
+export interface Requestor extends SessionLink {
+  readonly outbound: Outbound
+}
+
+// A call running as a task: its latest status, its outcome, the fiber running it, whom it
+// belongs to (`owner`; `origin`: its session's key), the client that called, and where what
+// it sends goes (`follower`; `related`: the request there whose stream carries it, if any).
+// Once it ended, it holds no session nor fiber: it is kept for its ttl, sessions come and go.
 interface Running {
   task: McpSchema.Task
   readonly outcome: Deferred.Deferred<Record<string, unknown>, Peer.HandlerError>
   fiber: Fiber.RuntimeFiber<unknown> | undefined
+  readonly owner: Outbound["caller"]
+  readonly origin: object
+  readonly client: Client | undefined
+  follower: Requestor | undefined
+  related: JsonRpc.RequestId | undefined
+}
+
+// Each session's key: what a task keeps of the session that started it.
+const keys = new WeakMap<Requestor, object>()
+
+const keyOf = (session: Requestor): object => {
+  let key = keys.get(session)
+  if (key === undefined) keys.set(session, key = {})
+  return key
 }
 
 /** What a request running as a task knows of it. */
@@ -39,14 +86,22 @@ export interface TaskLink {
   readonly goAsync?: Effect.Effect<void>
 }
 
-/** The tasks of one session. */
+/** A tasks method's answer to a request of `session`. */
+export type Handler = (
+  request: JsonRpc.Request,
+  session: Requestor
+) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+
+/** The server's tasks. */
 export interface Tasks {
-  /** Runs `call` as a task, and answers with the task it became. */
+  /** Runs `call` (given the context it runs in) as a task of `session`, and answers with the task it became. */
   readonly start: (
-    call: (task: TaskLink) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+    session: Requestor,
+    request: JsonRpc.Request,
+    call: (ctx: Context) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
   ) => Effect.Effect<Record<string, unknown>>
   /** The handlers of tasks/get, tasks/result, tasks/list and tasks/cancel. */
-  readonly handlers: Readonly<Record<string, Peer.Handler>>
+  readonly handlers: Readonly<Record<string, Handler>>
 }
 
 /** Whether a tool may run as a task. */
@@ -62,83 +117,180 @@ const outcomeOf = (exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>):
   return failure._tag === "Some" ? { status: "failed", statusMessage: failure.value.message } : { status: "failed" }
 }
 
-/** The tasks of a new session; their fibers end with the Scope. */
+// The session a task's context speaks through: the one following the task now, on the
+// stream of its request there; its client is the one asked (what it declared decides what
+// may be asked of it). None once the task ended: its handler sends nothing more.
+class Following implements SessionLink {
+  constructor(private readonly running: Running) {}
+
+  get client() {
+    return this.running.follower?.client ?? this.running.client
+  }
+
+  admits(level: McpSchema.LoggingLevel): boolean {
+    return this.running.follower?.admits(level) ?? false
+  }
+
+  notify(method: string, params: Record<string, unknown> | undefined) {
+    const follower = this.running.follower
+    return follower === undefined ? Effect.void : follower.notify(method, params, this.running.related)
+  }
+
+  request(
+    _related: JsonRpc.RequestId | undefined,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: Peer.RequestOptions | undefined
+  ) {
+    const follower = this.running.follower
+    return follower === undefined
+      ? Effect.fail(new McpServerError({ reason: "Client", method, message: `${method}: the task has ended` }))
+      : follower.request(this.running.related, method, params, options)
+  }
+}
+
+// The ttl a request asks for (`task.ttl`), within the server's most.
+const ttlOf = (request: JsonRpc.Request, most: number): number => {
+  const asked = (request.params?.task as { ttl?: unknown } | undefined)?.ttl
+  return typeof asked === "number" && asked >= 0 ? Math.min(asked, most) : most
+}
+
+// Another context's task is as unknown as one that never was.
+const find = (tasks: Map<string, Running>, request: JsonRpc.Request, session: Requestor) => {
+  const running = tasks.get(String(request.params?.taskId))
+  return running === undefined || !sameCaller(running.owner, session.outbound.caller)
+    ? Effect.fail(invalidParams(`Unknown task: ${String(request.params?.taskId)}`))
+    : Effect.succeed(running)
+}
+
+// A session asking about a task that still runs gets what it sends from now on.
+const follow = (running: Running, session: Requestor) => {
+  if (running.follower === undefined || running.follower === session) return
+  running.follower = session
+  running.related = undefined
+}
+
+// What tasks/list shows `session`: its authorization context's tasks, or without one, its own.
+const visibleTo = (session: Requestor) => (running: Running): boolean => {
+  const caller = session.outbound.caller
+  return caller === undefined
+    ? running.origin === keyOf(session)
+    : running.owner !== undefined && sameCaller(running.owner, caller)
+}
+
+/** The tasks of a new server; their fibers end with its Scope. */
 export const make = (options: {
   readonly tasks: TaskOptions
   readonly pageSize: number
-  readonly notify: (method: string, params: Record<string, unknown>) => Effect.Effect<void>
 }): Effect.Effect<Tasks, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     const tasks = new Map<string, Running>()
+    const most = options.tasks.ttlMs ?? DEFAULT_TTL_MS
     const stamp = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
     const update = (running: Running, patch: Partial<McpSchema.Task>) =>
       Effect.gen(function*() {
         running.task = { ...running.task, ...patch, lastUpdatedAt: yield* stamp }
-        if (options.tasks.notifyStatus === true) {
-          yield* options.notify(McpSchema.Method.TasksStatus, running.task)
+        if (options.tasks.notifyStatus === true && running.follower !== undefined) {
+          yield* running.follower.notify(McpSchema.Method.TasksStatus, running.task, running.related)
         }
       })
-    const find = (request: JsonRpc.Request) => {
-      const running = tasks.get(String(request.params?.taskId))
-      return running === undefined
-        ? Effect.fail(invalidParams(`Unknown task: ${String(request.params?.taskId)}`))
-        : Effect.succeed(running)
-    }
-
-    const start: Tasks["start"] = (call) =>
-      Effect.gen(function*() {
-        const now = yield* stamp
-        const task: McpSchema.Task = {
-          taskId: `task-${tasks.size + 1}`,
-          status: "working",
-          ttl: null,
-          createdAt: now,
-          lastUpdatedAt: now,
-          pollInterval: options.tasks.pollInterval ?? 1000
-        }
-        const outcome = yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>()
-        const running: Running = { task, outcome, fiber: undefined }
-        tasks.set(task.taskId, running)
-        const link: TaskLink = {
-          taskId: task.taskId,
-          status: (statusMessage) => update(running, { statusMessage })
-        }
-        running.fiber = yield* call(link).pipe(
-          Effect.exit,
-          Effect.flatMap((exit) =>
-            Effect.zipRight(update(running, outcomeOf(exit)), Deferred.done(running.outcome, exit))
-          ),
-          Effect.forkIn(scope)
-        )
-        return { task }
-      })
-
+    // The task's end, told: from now on it holds no session, no fiber.
+    const end = (
+      running: Running,
+      patch: Partial<McpSchema.Task>,
+      exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>
+    ) =>
+      Effect.zipRight(
+        update(running, patch),
+        Effect.suspend(() => {
+          running.follower = undefined
+          running.fiber = undefined
+          return Deferred.done(running.outcome, exit)
+        })
+      )
     const cancel = (running: Running) =>
       running.task.status !== "working" && running.task.status !== "input_required"
         ? Effect.fail(invalidParams(`Task ${running.task.taskId} is already ${running.task.status}`))
         : Effect.gen(function*() {
           if (running.fiber !== undefined) yield* Fiber.interrupt(running.fiber)
-          yield* update(running, { status: "cancelled" })
-          yield* Deferred.fail(running.outcome, invalidParams("The task was cancelled"))
+          yield* end(running, { status: "cancelled" }, Exit.fail(invalidParams("The task was cancelled")))
           return running.task
         })
 
-    const handlers: Record<string, Peer.Handler> = {
-      [McpSchema.Method.TasksGet]: (request) => Effect.map(find(request), (running) => running.task),
-      // The call's own answer, tied to its task (the result has no taskId of its own).
-      [McpSchema.Method.TasksResult]: (request) =>
-        Effect.flatMap(find(request), (running) =>
-          Effect.map(Deferred.await(running.outcome), (result) => ({
+    // Past its ttl, a task is forgotten, and its work (whoever could still reach it) ends.
+    const expire = (running: Running, ttl: number) =>
+      Effect.sleep(ttl).pipe(
+        Effect.zipRight(Effect.ignore(cancel(running))),
+        Effect.zipRight(Effect.sync(() => tasks.delete(running.task.taskId))),
+        Effect.forkIn(scope)
+      )
+
+    const start: Tasks["start"] = (session, request, call) =>
+      Effect.gen(function*() {
+        const now = yield* stamp
+        const ttl = ttlOf(request, most)
+        const task: McpSchema.Task = {
+          taskId: randomUUID(),
+          status: "working",
+          ttl,
+          createdAt: now,
+          lastUpdatedAt: now,
+          pollInterval: options.tasks.pollInterval ?? 1000
+        }
+        const running: Running = {
+          task,
+          outcome: yield* Deferred.make<Record<string, unknown>, Peer.HandlerError>(),
+          fiber: undefined,
+          owner: session.outbound.caller,
+          origin: keyOf(session),
+          client: session.client,
+          follower: session,
+          related: request.id
+        }
+        tasks.set(task.taskId, running)
+        const link: TaskLink = {
+          taskId: task.taskId,
+          status: (statusMessage) => update(running, { statusMessage })
+        }
+        running.fiber = yield* call(new Context(new Following(running), request, link)).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => end(running, outcomeOf(exit), exit)),
+          Effect.forkIn(scope)
+        )
+        yield* expire(running, ttl)
+        return { task }
+      })
+
+    const handlers: Record<string, Handler> = {
+      [McpSchema.Method.TasksGet]: (request, session) =>
+        Effect.map(find(tasks, request, session), (running) => {
+          follow(running, session)
+          return running.task
+        }),
+      // The call's own answer, tied to its task (the result has no taskId of its own); what
+      // the task sends meanwhile goes on this request's stream.
+      [McpSchema.Method.TasksResult]: (request, session) =>
+        Effect.flatMap(find(tasks, request, session), (running) => {
+          follow(running, session)
+          running.related = request.id
+          return Effect.map(Deferred.await(running.outcome), (result) => ({
             ...result,
             _meta: {
               ...(result._meta as object | undefined),
               [McpSchema.MetaKey.RelatedTask]: { taskId: running.task.taskId }
             }
-          }))),
-      [McpSchema.Method.TasksList]: (request) =>
-        page("tasks", "tasks", [...tasks.values()].map((running) => running.task), request, options.pageSize),
-      [McpSchema.Method.TasksCancel]: (request) => Effect.flatMap(find(request), cancel)
+          }))
+        }),
+      [McpSchema.Method.TasksList]: (request, session) =>
+        page(
+          "tasks",
+          "tasks",
+          [...tasks.values()].filter(visibleTo(session)).map((running) => running.task),
+          request,
+          options.pageSize
+        ),
+      [McpSchema.Method.TasksCancel]: (request, session) => Effect.flatMap(find(tasks, request, session), cancel)
     }
     return { start, handlers }
   })

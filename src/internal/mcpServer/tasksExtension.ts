@@ -5,8 +5,10 @@
  * handler starts inline, as an MRTR round, and becomes the task once it asks for input, waits
  * on anything else, or ends (see `McpServer.TaskOptions`); input it asks with `beforeTask`
  * before that goes by MRTR. Tasks are the server's (a modern client's requests may arrive
- * anywhere), kept for their `ttlMs`; a task keeps the Scope of its request's handlers open
- * until it ends. `tasks/get` tells a task with its result or error inlined and, while it
+ * anywhere), kept for their `ttlMs`, each bound to its caller's authorization context when it
+ * has one (with OAuth: another context's requests find no such task), its id a random UUID
+ * otherwise its only guard; a task keeps the Scope of its request's handlers open until it
+ * ends. `tasks/get` tells a task with its result or error inlined and, while it
  * waits for input, the requests it waits on; `tasks/update` answers them (the task's fiber
  * resumes: no replay here); `tasks/cancel` interrupts it.
  *
@@ -22,14 +24,15 @@ import * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { Client, RequestClientOptions, TaskOptions } from "../../McpServer.js"
+import type { Client, Outbound, RequestClientOptions, TaskOptions } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { Context } from "./context.js"
 import type { McpServerError } from "./error.js"
 import { internalError, invalidParams, methodNotFound, missingClientCapability } from "./errors.js"
+import { sameCaller } from "./http/guard.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
-import { runsAsTask, type TaskLink } from "./tasks.js"
+import { DEFAULT_TTL_MS, runsAsTask, type TaskLink } from "./tasks.js"
 
 /** The extension's identifier. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -41,18 +44,16 @@ export const TASK_METHODS: ReadonlySet<string> = new Set([
   McpSchema.ModernMethod.TasksUpdate
 ])
 
-// How long a task is kept, unless `TaskOptions.ttlMs` says otherwise: an hour.
-const DEFAULT_TTL_MS = 3_600_000
-
 interface Pending {
   readonly request: { readonly method: string; readonly params: Record<string, unknown> }
   readonly answer: Deferred.Deferred<Record<string, unknown>>
 }
 
-// A call of a task tool: what tasks/get tells, and the fiber that runs it. `listed` once it
-// became a task (before that it is an inline call, in no table).
+// A call of a task tool: what tasks/get tells, the fiber that runs it, and whose it is.
+// `listed` once it became a task (before that it is an inline call, in no table).
 interface Entry {
   task: Record<string, unknown> & { readonly taskId: string; status: string }
+  readonly owner: Outbound["caller"]
   outcome: { readonly result: Record<string, unknown> } | { readonly error: Record<string, unknown> } | undefined
   readonly pending: Map<string, Pending>
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
@@ -117,8 +118,9 @@ const inputOf = (entry: Entry, round: Mrtr.Round, goAsync: Effect.Effect<void>):
     )
 })
 
-const fresh = (table: Table): Effect.Effect<Entry> =>
+const fresh = (table: Table, owner: Outbound["caller"]): Effect.Effect<Entry> =>
   Effect.map(stamp, (now) => ({
+    owner,
     task: {
       taskId: randomUUID(),
       status: "working",
@@ -227,7 +229,7 @@ const escalate = (
   call: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.gen(function*() {
-    const entry = yield* fresh(table)
+    const entry = yield* fresh(table, ctx.session.outbound.caller)
     const async = yield* Deferred.make<void>()
     const goAsync = Effect.asVoid(Deferred.succeed(async, undefined))
     const holds = new Holds()
@@ -255,9 +257,10 @@ const escalate = (
     )
   })
 
-const find = (table: Table, request: JsonRpc.Request) => {
+// Another context's task is as unknown as one that never was.
+const find = (table: Table, request: JsonRpc.Request, caller: Outbound["caller"]) => {
   const entry = table.entries.get(String(request.params?.taskId))
-  return entry === undefined
+  return entry === undefined || !sameCaller(entry.owner, caller)
     ? Effect.fail(invalidParams(`Unknown task: ${String(request.params?.taskId)}`))
     : Effect.succeed(entry)
 }
@@ -322,12 +325,15 @@ export const route = (
   if (TASK_METHODS.has(request.method)) {
     if (table === undefined) return Effect.fail(methodNotFound(request.method))
     if (!declared(ctx.client)) return Effect.fail(missingExtension())
-    return Effect.flatMap(find(table, request), (entry) =>
-      request.method === McpSchema.Method.TasksGet
-        ? Effect.succeed(detailed(entry))
-        : request.method === McpSchema.Method.TasksCancel
-        ? cancel(entry)
-        : answer(entry, request))
+    return Effect.flatMap(
+      find(table, request, ctx.session.outbound.caller),
+      (entry) =>
+        request.method === McpSchema.Method.TasksGet
+          ? Effect.succeed(detailed(entry))
+          : request.method === McpSchema.Method.TasksCancel
+          ? cancel(entry)
+          : answer(entry, request)
+    )
   }
   if (table === undefined || !(input instanceof Mrtr.Round) || request.method !== McpSchema.Method.ToolsCall) {
     return plain

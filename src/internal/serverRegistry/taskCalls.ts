@@ -8,11 +8,16 @@
  * naming it. A stdio server's task dies with its process, so a loss there fails at once.
  * Interrupting the call cancels the task: on the connection that follows it, or, when none
  * does (its connection ended), on the next one (within the ready timeout), in the background.
+ * A call with `onProgress` is sent with a progress token of the call's own (unless it names
+ * one), which stays valid for the task's life: each follow listens for it again, so the
+ * server's progress keeps reaching `onProgress` across connections (2025-11-25; the tasks
+ * extension sends none for a task).
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { randomUUID } from "node:crypto"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -127,7 +132,13 @@ export const resume = (
     }
     const followOn = (client: McpClient.McpClient) =>
       Effect.ensuring(
-        client.followTask(taskId, { onTask: told, onInput: options?.onInput, tool }),
+        client.followTask(taskId, {
+          onTask: told,
+          onInput: options?.onInput,
+          onProgress: options?.onProgress,
+          progressToken: options?.progressToken,
+          tool
+        }),
         Effect.sync(() => {
           following = false
         })
@@ -162,12 +173,17 @@ export const call = (
       taskId = task.taskId
       return onTask(task)
     }
-    return client.callTool(tool, args, { ...options, onTask: noted }).pipe(
+    // Known to us, so a follow on the next connection listens for the same token.
+    const progressToken = options?.onProgress === undefined
+      ? undefined
+      : options.progressToken ?? `mcp-fleet-task-${randomUUID()}`
+    const sent: CallToolOptions = { ...options, progressToken }
+    return client.callTool(tool, args, { ...sent, onTask: noted }).pipe(
       Effect.catchIf(
         (error) => taskId !== undefined && connectionLost(error),
         (error) => {
           resumed = true
-          return resume(route, taskId!, tool, { ...options, onTask }, error)
+          return resume(route, taskId!, tool, { ...sent, onTask }, error)
         }
       ),
       // Given up on after its connection ended, before the call noticed: the cancellation

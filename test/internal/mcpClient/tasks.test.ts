@@ -158,7 +158,8 @@ describe("tasks on a FakeServer, on the TestClock", () => {
       ], { concurrency: "unbounded" }))
       yield* polling
       const tasks = yield* client.listTasks()
-      expect(tasks.map((task) => [task.taskId, task.status])).toEqual([["task-1", "working"], ["task-2", "working"]])
+      expect(tasks.map((task) => task.status)).toEqual(["working", "working"])
+      expect(new Set(tasks.map((task) => task.taskId)).size).toBe(2)
       expect(methods(fake).filter((method) => method === "tasks/list")).toHaveLength(2)
       yield* Deferred.succeed(release, undefined)
       yield* TestClock.adjust("45 seconds")

@@ -41,6 +41,8 @@ const jobsServer = (
   const seen: Array<{ readonly connection: number; readonly method: string }> = []
   let connection = 0
   let current: FakeServer.FakeServer | undefined
+  // The progress token the task's call was sent with, if any.
+  let token: unknown
   const cancelled = Deferred.unsafeMake<number>(FiberId.none)
   const taskOf = (request: JsonRpc.Request) => String(request.params?.taskId)
   const known = (request: JsonRpc.Request) =>
@@ -48,8 +50,9 @@ const jobsServer = (
       ? Effect.succeed(taskOf(request))
       : Effect.fail(new Peer.HandlerError({ code: -32602, message: `Unknown task: ${taskOf(request)}` }))
   const handlers: Record<string, Peer.Handler> = {
-    "tools/call": () =>
+    "tools/call": (request) =>
       Effect.sync(() => {
+        token = (request.params?._meta as { progressToken?: unknown } | undefined)?.progressToken
         jobs.set("job-1", "working")
         return { task: task("job-1", "working") }
       }),
@@ -96,7 +99,22 @@ const jobsServer = (
       )
     }
   }
-  return { spec, jobs, seen, cancelled, close: Effect.suspend(() => current!.close) }
+  // Progress of a task on the current connection: with the call's token, or (`related`) tied
+  // to the task by its _meta alone, as 2025-11-25 has every message about a task.
+  const progress = (value: number, related?: string) =>
+    Effect.suspend(() =>
+      current!.peer.notify(
+        "notifications/progress",
+        related === undefined
+          ? { progressToken: token, progress: value }
+          : {
+            progressToken: "not-ours",
+            progress: value,
+            _meta: { "io.modelcontextprotocol/related-task": { taskId: related } }
+          }
+      )
+    )
+  return { spec, jobs, seen, cancelled, progress, close: Effect.suspend(() => current!.close) }
 }
 
 const restart = {
@@ -155,6 +173,53 @@ describe("a routed call that runs as a task, across connections", () => {
         { connection: 2, method: "tasks/result" }
       ])
       expect((yield* fleet.status)[0]!.tasks).toEqual([])
+    }))
+
+  it.scoped("the task's progress reaches onProgress before the connection is lost and after, with the call's token", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { events, fleet } = yield* fleetOf(server.spec)
+      const statuses = yield* Queue.unbounded<McpSchema.Task>()
+      const progress = yield* Queue.unbounded<number>()
+      const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}, {
+        onTask: (told) => Queue.offer(statuses, told),
+        onProgress: (told) => Queue.offer(progress, told.progress)
+      }))
+      yield* Queue.take(statuses)
+      yield* server.progress(1)
+      expect(yield* Queue.take(progress)).toBe(1)
+      yield* loseConnection(server, events)
+      yield* TestClock.adjust(POLL)
+      // Followed on the new connection: its progress, with the same token, goes to the call.
+      expect(yield* Queue.take(statuses)).toMatchObject({ taskId: "job-1", status: "working" })
+      expect(server.seen.at(-1)).toEqual({ connection: 2, method: "tasks/get" })
+      yield* server.progress(2)
+      expect(yield* Queue.take(progress)).toBe(2)
+      server.jobs.set("job-1", "completed")
+      yield* TestClock.adjust(POLL)
+      expect(firstText(yield* Fiber.join(call))).toBe("done")
+      expect(yield* Queue.takeAll(progress)).toHaveLength(0)
+    }))
+
+  it.scoped("ServerRegistry.followTask tells onProgress the progress tied to the task, and only that", () =>
+    Effect.gen(function*() {
+      const server = jobsServer()
+      const { fleet } = yield* fleetOf(server.spec)
+      server.jobs.set("job-7", "working")
+      const progress = yield* Queue.unbounded<number>()
+      const statuses = yield* Queue.unbounded<McpSchema.Task>()
+      const followed = yield* Effect.fork(fleet.followTask("jobs", "job-7", {
+        onTask: (told) => Queue.offer(statuses, told),
+        onProgress: (told) => Queue.offer(progress, told.progress)
+      }))
+      yield* Queue.take(statuses)
+      yield* server.progress(5, "job-6")
+      yield* server.progress(6, "job-7")
+      expect(yield* Queue.take(progress)).toBe(6)
+      server.jobs.set("job-7", "completed")
+      yield* TestClock.adjust(POLL)
+      expect(firstText(yield* Fiber.join(followed))).toBe("done")
+      expect(yield* Queue.takeAll(progress)).toHaveLength(0)
     }))
 
   it.scoped("the result of a task followed on the next connection is checked against the tool's outputSchema", () =>

@@ -1,8 +1,8 @@
 /**
  * POST on the gateway's HTTP endpoint: the client's messages go to its session's Peer, and
  * the answers back on the same response, written from the callback that has them. A POST
- * whose requests may send notifications before their answer (a tool call, or any request
- * asking for progress) gets an SSE stream once one of them does or an answer is slow, else
+ * whose requests may send notifications before their answer (a tool call, `tasks/result`,
+ * which carries what its task sends, or any request asking for progress) gets an SSE stream once one of them does or an answer is slow, else
  * one JSON body; others one JSON body (a batch for a batch); one with only notifications
  * and responses 202.
  *
@@ -57,6 +57,7 @@ const asksForProgress = (request: JsonRpc.Request): boolean => {
 export const wantsStream = (requests: ReadonlyArray<JsonRpc.Request>): boolean =>
   requests.some((request) =>
     request.method === McpSchema.Method.ToolsCall ||
+    request.method === McpSchema.Method.TasksResult ||
     request.method === McpSchema.ModernMethod.SubscriptionsListen ||
     asksForProgress(request)
   )
