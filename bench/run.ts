@@ -13,6 +13,7 @@
  * stateful revisions, to our McpClient and the official SDK v2 client in each revision.
  *
  *   npm run bench [-- --http] [-- --quick] [-- --reps N] [-- --clients bare,sdk] [-- --strict]
+ *   npm run bench:http -- --only stateless   # just the 2026-07-28 section (and the bare baseline it needs)
  *
  * `--strict` exits 1 when a target is not met (including n/a).
  *
@@ -99,6 +100,8 @@ const strict = argv.includes("--strict")
 const http = argv.includes("--http")
 const reps = Math.max(1, Number(flagValue("--reps") ?? (quick ? 1 : 3)) || 1)
 const only = flagValue("--clients")?.split(",")
+// `--only stateless` (with --http): the 2026-07-28 section alone, without the matrices before it.
+const statelessOnly = flagValue("--only") === "stateless"
 const clients = only === undefined ? CLIENTS : CLIENTS.filter((c) => only.includes(c.name))
 const TIMEOUT_MS = 60_000
 
@@ -860,7 +863,7 @@ const runStatelessSection = async (
 // ---- main -------------------------------------------------------------------------------
 
 const started = Date.now()
-const modes: ReadonlyArray<AnswerMode> = ["json", "sse"]
+const modes: ReadonlyArray<AnswerMode> = statelessOnly ? ["json"] : ["json", "sse"]
 const cellCount = http ? modes.length * httpCells.length : stdioCells.length
 process.stderr.write(
   `mcp-fleet bench${
@@ -883,8 +886,10 @@ if (!http) {
     let serverNotes: Array<string> = []
     try {
       await warmUp(server.url)
-      section = await runSection(httpSection(mode, server.url))
-      if (mode === "json" && clients.some((c) => c.name === "mcp-fleet")) {
+      section = statelessOnly ? { lines: [], pass: true } : await runSection(httpSection(mode, server.url))
+      if (mode === "json" && statelessOnly) {
+        section = await runStatelessSection(server.url)
+      } else if (mode === "json" && clients.some((c) => c.name === "mcp-fleet")) {
         const gateway = await runGatewaySection(server.url)
         const stateless = await runStatelessSection(server.url)
         section = {

@@ -13,8 +13,11 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import { isRecord } from "effect/Predicate"
+import * as Runtime from "effect/Runtime"
 import type * as Schema from "effect/Schema"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
@@ -132,9 +135,40 @@ export class Round implements Input {
   readonly used: Record<string, unknown> = {}
   /** An answer that does not answer its request. */
   refused: Peer.HandlerError | undefined = undefined
-  readonly stopped = Deferred.unsafeMake<void>(FiberId.none)
+  /** Whether the run stopped: it asked what it has no answer to, or an answer did not fit. */
+  halted = false
+  // Told once when the run stops (`run` waits on it); the Deferred only when someone asks for it.
+  private onHalt: (() => void) | undefined = undefined
+  private deferred: Deferred.Deferred<void> | undefined = undefined
 
   constructor(readonly answers: Record<string, unknown>) {}
+
+  /** Completes once the run stopped. Made when first asked for: most runs never stop. */
+  get stopped(): Deferred.Deferred<void> {
+    if (this.deferred === undefined) {
+      this.deferred = Deferred.unsafeMake<void>(FiberId.none)
+      if (this.halted) Deferred.unsafeDone(this.deferred, Exit.void)
+    }
+    return this.deferred
+  }
+
+  /** Calls `f` once the run stops (at once if it did); one listener, `run`'s. */
+  whenHalted(f: () => void): void {
+    if (this.halted) f()
+    else this.onHalt = f
+  }
+
+  // The run stops here: whoever waits is told, and the asking fiber waits for its end.
+  private halt(): Effect.Effect<never> {
+    return Effect.suspend(() => {
+      if (!this.halted) {
+        this.halted = true
+        if (this.deferred !== undefined) Deferred.unsafeDone(this.deferred, Exit.void)
+        this.onHalt?.()
+      }
+      return Effect.never
+    })
+  }
 
   // The key asked for when no other request of the run took it (a gateway passes on the keys
   // of the servers it fronts, which know nothing of each other's), else `input-<n>`, its place
@@ -161,13 +195,13 @@ export class Round implements Input {
       const key = this.keyOf(options?.key)
       if (!Object.hasOwn(this.answers, key)) {
         this.asked[key] = { method, params: params ?? {} }
-        return Effect.zipRight(Deferred.succeed(this.stopped, undefined), Effect.never)
+        return this.halt()
       }
       const answer = this.answers[key]
       const problem = checkAnswer(method, answer, params)
       if (problem !== undefined) {
         this.refused = invalidParams(`inputResponses.${key} (${method}) ${problem}`)
-        return Effect.zipRight(Deferred.succeed(this.stopped, undefined), Effect.never)
+        return this.halt()
       }
       this.used[key] = answer
       return Effect.succeed(answer as Record<string, unknown>)
@@ -210,7 +244,11 @@ const settle = (round: Round, seen = round.count, quiet = 0): Effect.Effect<void
 /**
  * Runs a request's handler for one round: its result, or the InputRequiredResult asking
  * for what it had no answer to (the handler's run interrupted), or -32602 for an answer
- * that does not fit.
+ * that does not fit. The handler runs in a fiber of its own, started at once: one that ends
+ * without waiting (most do) is answered right there, with no race and no fiber hop; one
+ * that waits is waited on until it ends or the round stops. A request to the client may come
+ * from any fiber (a fronted server's, through the gateway), so the run is stopped from
+ * outside, by interrupting that fiber.
  */
 export const run = <E>(
   secret: Uint8Array,
@@ -218,18 +256,44 @@ export const run = <E>(
   round: Round,
   handler: Effect.Effect<Record<string, unknown>, E>
 ): Effect.Effect<Record<string, unknown>, E | Peer.HandlerError> =>
-  Effect.raceFirst(
-    handler,
-    Deferred.await(round.stopped).pipe(
-      Effect.zipRight(Effect.suspend(() => round.refused === undefined ? settle(round) : Effect.void)),
-      Effect.flatMap(() =>
-        round.refused !== undefined
-          ? Effect.fail(round.refused)
-          : Effect.succeed({
-            resultType: "input_required",
-            inputRequests: round.asked,
-            requestState: encodeState(secret, request, round.used)
-          })
-      )
+  Effect.flatMap(Effect.runtime<never>(), (runtime) => {
+    const fiber = Runtime.runFork(runtime)(handler)
+    const ended = fiber.unsafePoll()
+    if (ended !== null) return ended
+    const stop = Effect.suspend((): Effect.Effect<Record<string, unknown>, E | Peer.HandlerError> => {
+      const done = fiber.unsafePoll()
+      if (done !== null) return done
+      return Effect.zipRight(Fiber.interrupt(fiber), inputRequired(secret, request, round))
+    })
+    return Effect.async<void>((resume) => {
+      let woken = false
+      const wake = () => {
+        if (woken) return
+        woken = true
+        resume(Effect.void)
+      }
+      fiber.addObserver(wake)
+      round.whenHalted(wake)
+    }).pipe(
+      // Requests asked at once (`Effect.all` with concurrency) are gathered in one round.
+      Effect.zipRight(Effect.suspend(() =>
+        fiber.unsafePoll() !== null || round.refused !== undefined ? Effect.void : settle(round)
+      )),
+      Effect.zipRight(stop),
+      Effect.onInterrupt(() => Fiber.interrupt(fiber))
     )
-  )
+  })
+
+// What the stopped run asked for, or the answer that did not fit.
+const inputRequired = (
+  secret: Uint8Array,
+  request: JsonRpc.Request,
+  round: Round
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+  round.refused !== undefined
+    ? Effect.fail(round.refused)
+    : Effect.succeed({
+      resultType: "input_required",
+      inputRequests: round.asked,
+      requestState: encodeState(secret, request, round.used)
+    })
