@@ -276,9 +276,9 @@ export const run = <E>(
       round.whenHalted(wake)
     }).pipe(
       // Requests asked at once (`Effect.all` with concurrency) are gathered in one round.
-      Effect.zipRight(Effect.suspend(() =>
-        fiber.unsafePoll() !== null || round.refused !== undefined ? Effect.void : settle(round)
-      )),
+      Effect.zipRight(
+        Effect.suspend(() => fiber.unsafePoll() !== null || round.refused !== undefined ? Effect.void : settle(round))
+      ),
       Effect.zipRight(stop),
       Effect.onInterrupt(() => Fiber.interrupt(fiber))
     )
