@@ -2,7 +2,9 @@
  * The requests of one session that are in flight at each server, by their contexts, so a
  * server's log messages while they run can go to the request that caused them, and its
  * requests to the client go through that request (on its stream, or, for a modern
- * request, as an input round).
+ * request, as an input round). A modern request's (2026-07-28) tells when it has calls in
+ * flight and when it has none again (`onBusy`): it is known to the relay and to the log
+ * forwarding only meanwhile, instead of for its whole life.
  *
  * @internal
  */
@@ -13,6 +15,9 @@ import type * as McpServer from "../../McpServer.js"
 export class InFlight {
   private readonly calls = new Map<string, Set<McpServer.RequestContext>>()
 
+  /** `onBusy(true)` when a first call begins, `onBusy(false)` when the last one ends. */
+  constructor(private readonly onBusy?: ((busy: boolean) => void) | undefined) {}
+
   /** Runs `effect` as a call to `server` made by the request of `ctx`. */
   track<A, E, R>(
     server: string,
@@ -21,6 +26,7 @@ export class InFlight {
   ): Effect.Effect<A, E, R> {
     return Effect.acquireUseRelease(
       Effect.sync(() => {
+        if (this.calls.size === 0) this.onBusy?.(true)
         let set = this.calls.get(server)
         if (set === undefined) this.calls.set(server, set = new Set())
         set.add(ctx)
@@ -31,6 +37,7 @@ export class InFlight {
           const set = this.calls.get(server)
           set?.delete(ctx)
           if (set?.size === 0) this.calls.delete(server)
+          if (this.calls.size === 0) this.onBusy?.(false)
         })
     )
   }

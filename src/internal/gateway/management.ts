@@ -4,6 +4,10 @@
  * their subscriptions counted with the session's own, and each `PollResult` sent to the
  * client as a log message (logger `mcp-fleet/poll`, level info, whatever level the client
  * set: it asked for them), the one notification MCP has for news not tied to a request.
+ * A 2026-07-28 request has no session to keep a subscription or a poll in: it is shown the
+ * tools that work within one request (listing and reading resources; one instance for all
+ * such requests of the gateway), and a call of another is a tool error saying why (such a
+ * client watches resources with subscriptions/listen).
  *
  * @internal
  */
@@ -54,23 +58,57 @@ export const make = (
         Scope.extend(yield* Effect.scope)
       )
     )
+    return { tools: McpManagementTools.tools, callTool: calling(() => management) }
+  })
+
+// The management tools that work within one request: the others keep subscriptions and
+// polls, which outlive it.
+const ONE_REQUEST: ReadonlySet<string> = new Set(["ListMcpResources", "ReadMcpResource"])
+
+const toolError = (text: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text }], isError: true })
+
+/**
+ * The management tools of the gateway's 2026-07-28 requests, or undefined when the gateway
+ * does not serve them: those that work within one request, one instance for every such
+ * request, made at the first call of one; a call of another fails as a tool error.
+ */
+export const makeModern = (
+  fleet: Fleet,
+  subscriptions: Subscriptions
+): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (fleet.management === undefined) return undefined
+    const management = yield* Effect.cached(
+      fleet.management({ subscribe: subscriptions.acquire, unsubscribe: subscriptions.release }).pipe(
+        Scope.extend(yield* Effect.scope)
+      )
+    )
     return {
-      tools: McpManagementTools.tools,
-      callTool: (fleetCall) => (name, args, ctx) => {
-        if (!McpManagementTools.isManagementTool(name)) return fleetCall(name, args, ctx)
-        return Effect.flatMap(management, (made) => made.call(name, args))
-          .pipe(
-            // Every failure is the model's to read, as for the fleet's tools.
-            Effect.catchAll((error) =>
-              Effect.succeed<McpSchema.CallToolResult>({
-                content: [{ type: "text", text: error.message }],
-                isError: true
-              })
-            )
-          )
-      }
+      tools: McpManagementTools.tools.filter((tool) => ONE_REQUEST.has(tool.name)),
+      callTool: calling((name) => ONE_REQUEST.has(name) ? management : undefined)
     }
   })
+
+// tools/call of a management tool by the instance `made` gives for it (undefined: a
+// session's tool, refused for a 2026-07-28 request); any other tool to `fleetCall`.
+const calling = (
+  made: (name: string) => Effect.Effect<McpManagementTools.McpManagementTools> | undefined
+): SessionManagement["callTool"] =>
+(fleetCall) =>
+(name, args, ctx) => {
+  if (!McpManagementTools.isManagementTool(name)) return fleetCall(name, args, ctx)
+  const management = made(name)
+  if (management === undefined) {
+    return Effect.succeed(toolError(
+      `${name} keeps what it starts for the client's session, and a 2026-07-28 request has none: ` +
+        "call it in a stateful session, or watch resources with subscriptions/listen"
+    ))
+  }
+  return Effect.flatMap(management, (tools) => tools.call(name, args)).pipe(
+    // Every failure is the model's to read, as for the fleet's tools.
+    Effect.catchAll((error) => Effect.succeed(toolError(error.message)))
+  )
+}
 
 // The management tools of one session, their PollResults told to its client.
 const start = (

@@ -10,11 +10,13 @@
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Catalog from "../../Catalog.js"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as McpServer from "../../McpServer.js"
+import type { RegistryEvent } from "../../RegistryEvent.js"
 import { type Fleet, reservedNames } from "./fleet.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
@@ -26,13 +28,13 @@ import * as Subscriptions from "./subscriptions.js"
 
 const ASKING = { approver: true }
 
-// The lists as the session's client may see them, once the fleet has settled or the settle
-// window has passed: the app's own tools first, then the fleet's, then `more` (the
-// management tools).
-const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>) => {
-  const current = Effect.zipRight(context.fleet.settled, context.catalog)
+// The lists as a client may see them (`catalog`: its view), once the fleet has settled or
+// the settle window has passed: the app's own tools first, then the fleet's, then `more`
+// (the management tools).
+const lists = (fleet: Fleet, catalog: Effect.Effect<Naming.View>, more: ReadonlyArray<McpSchema.Tool>) => {
+  const current = Effect.zipRight(fleet.settled, catalog)
   const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => () => Effect.map(current, items)
-  const own = [...context.fleet.options.tools.values()].map((item) => item.tool)
+  const own = [...fleet.options.tools.values()].map((item) => item.tool)
   return {
     tools: listed((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
     resources: listed((v) => v.catalog.resources.map((entry) => entry.resource)),
@@ -41,12 +43,92 @@ const lists = (context: Routes.RouteContext, more: ReadonlyArray<McpSchema.Tool>
   }
 }
 
+type Lists = ReturnType<typeof lists>
+
+// The catalog as the Policy lets a client see it (`asking`: one that approves `ask` tools),
+// under the names clients see. The view is made again only when the catalog or what the
+// Policy hides of it changed, not per request.
+const viewOf = (fleet: Fleet, asking: typeof ASKING | undefined): Effect.Effect<Naming.View> => {
+  const reserved = reservedNames(fleet.management, fleet.options.tools)
+  let last:
+    | { readonly catalog: Catalog.Catalog; readonly visible: Catalog.Catalog; readonly view: Naming.View }
+    | undefined
+  return Effect.map(SubscriptionRef.get(fleet.registry.catalog), (catalog) => {
+    const visible = fleet.policy.filter(catalog, asking)
+    if (last?.catalog !== catalog || last.visible !== visible) {
+      last = { catalog, visible, view: Naming.view(fleet.options.naming, catalog, visible, reserved) }
+    }
+    return last.view
+  })
+}
+
+/** What every session and modern request of one gateway shares, made once. */
+export interface Shared {
+  /** The catalog as a client that does not approve `ask` tools sees it, then as one that does. */
+  readonly views: readonly [Effect.Effect<Naming.View>, Effect.Effect<Naming.View>]
+  /** The lists of 2026-07-28 requests, by the same two views. */
+  readonly modernLists: readonly [Lists, Lists]
+  /** The management tools of 2026-07-28 requests, when served. */
+  readonly modernManagement: Management.SessionManagement | undefined
+  /** The 2026-07-28 requests with calls in flight, which the fleet's log messages may concern. */
+  readonly busy: Set<(event: LogMessage) => Effect.Effect<void>>
+}
+
+type LogMessage = Extract<RegistryEvent, { readonly _tag: "LogMessage" }>
+
+/**
+ * What the sessions and modern requests of a gateway share: the catalog views, the lists
+ * and management tools of modern requests, and the one receiver of the fleet's log messages
+ * for the modern requests that have calls in flight.
+ */
+export const makeShared = (fleet: Fleet): Effect.Effect<Shared, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const views = [viewOf(fleet, undefined), viewOf(fleet, ASKING)] as const
+    // The subscriptions of the modern management tools, which subscribe to nothing (a
+    // request's subscriptions would outlive it).
+    const subscriptions = yield* Subscriptions.make(fleet, Effect.map(views[0], (view) => view.catalog))
+    const modernManagement = yield* Management.makeModern(fleet, subscriptions)
+    const more = modernManagement?.tools ?? []
+    const busy = new Set<(event: LogMessage) => Effect.Effect<void>>()
+    yield* fleet.onEvents((event) =>
+      event._tag === "LogMessage" && busy.size > 0
+        ? Effect.forEach([...busy], (forward) => forward(event), { discard: true })
+        : Effect.void
+    )
+    return {
+      views,
+      modernLists: [lists(fleet, views[0], more), lists(fleet, views[1], more)],
+      modernManagement,
+      busy
+    }
+  })
+
+// The tools/call handler over `routed` (the fleet's tools, the management tools when served):
+// the app's own tools run here, as the app's code; the Policy governs the fleet's servers.
+const toolCall = (
+  fleet: Fleet,
+  management: Management.SessionManagement | undefined,
+  routed: McpServer.ToolHandlers["call"]
+): McpServer.ToolHandlers["call"] => {
+  const fleetCall = management === undefined ? routed : management.callTool(routed)
+  const own = fleet.options.tools
+  return own.size === 0 ? fleetCall : (name, args, ctx) => {
+    const item = own.get(name)
+    return item === undefined ? fleetCall(name, args, ctx) : item.handler(args, ctx)
+  }
+}
+
+const callerOf = (session: McpServer.Session): Routes.RouteContext["caller"] =>
+  session.caller === undefined ? undefined : { subject: session.caller.subject, clientId: session.caller.clientId }
+
 /**
  * The handlers of one client session, in its Scope: resource subscriptions it made are
  * dropped at the servers when the Scope closes, unless another session still holds them.
+ * A 2026-07-28 request's are `modernHandlers`.
  */
 export const makeHandlers = (
   fleet: Fleet,
+  shared: Shared,
   client: McpServer.Client,
   session: McpServer.Session
 ): Effect.Effect<McpServer.Handlers, never, Scope.Scope> =>
@@ -58,70 +140,33 @@ export const makeHandlers = (
       inFlight
     }
     // A client that answers elicitation approves `ask` tools itself: it lists them too.
-    const asking = Relay.elicitsForms(client.capabilities) ? ASKING : undefined
-    const catalog = Effect.map(
-      SubscriptionRef.get(fleet.registry.catalog),
-      (current) =>
-        Naming.view(
-          fleet.options.naming,
-          current,
-          fleet.policy.filter(current, asking),
-          reservedNames(fleet.management, fleet.options.tools)
-        )
-    )
-    const caller = session.caller === undefined
-      ? undefined
-      : { subject: session.caller.subject, clientId: session.caller.clientId }
-    const context: Routes.RouteContext = { fleet, catalog, inFlight, client: relayClient, caller }
+    const catalog = shared.views[Relay.elicitsForms(client.capabilities) ? 1 : 0]
+    const context: Routes.RouteContext = { fleet, catalog, inFlight, client: relayClient, caller: callerOf(session) }
     const subscriptions = yield* Subscriptions.make(fleet, Effect.map(catalog, (view) => view.catalog))
     const forward = Logging.forwarder(inFlight, session)
     const management = yield* Management.make(fleet, subscriptions, session)
-
-    // A modern client subscribes by a subscriptions/listen request (these handlers are that
-    // request's own): its updates go on that stream, tagged with its id as the stream's own are.
-    let stream: JsonRpc.RequestId | undefined
-    const subscribe = (uri: string, ctx: McpServer.RequestContext) => {
-      if (ctx.request.method === McpSchema.ModernMethod.SubscriptionsListen) stream = ctx.request.id
-      return subscriptions.subscribe(uri)
-    }
-    const updated = (uri: string) =>
-      stream === undefined
-        ? session.notify(McpSchema.Method.ResourcesUpdated, { uri })
-        : session.notify(
-          McpSchema.Method.ResourcesUpdated,
-          { uri, _meta: { [McpSchema.MetaKey.SubscriptionId]: stream } },
-          stream
-        )
     yield* fleet.onEvents((event) => {
       switch (event._tag) {
         case "LogMessage":
           return forward(event)
         case "ResourceUpdated":
-          return subscriptions.has(event.server, event.uri) ? updated(event.uri) : Effect.void
+          return subscriptions.has(event.server, event.uri)
+            ? session.notify(McpSchema.Method.ResourcesUpdated, { uri: event.uri })
+            : Effect.void
         default:
           return Effect.void
       }
     })
-    if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session, client)
+    if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session)
 
-    const listed = lists(context, management?.tools ?? [])
-    const routed = Routes.callTool(context)
-    const fleetCall = management === undefined ? routed : management.callTool(routed)
-    const own = fleet.options.tools
+    const listed = lists(fleet, catalog, management?.tools ?? [])
     return {
-      tools: {
-        list: listed.tools,
-        // The app's own tools run here, as the app's code: the Policy governs the fleet's servers.
-        call: own.size === 0 ? fleetCall : (name, args, ctx) => {
-          const item = own.get(name)
-          return item === undefined ? fleetCall(name, args, ctx) : item.handler(args, ctx)
-        }
-      },
+      tools: { list: listed.tools, call: toolCall(fleet, management, Routes.callTool(context)) },
       resources: {
         list: listed.resources,
         templates: listed.templates,
         read: Routes.readResource(context),
-        subscribe,
+        subscribe: subscriptions.subscribe,
         unsubscribe: subscriptions.unsubscribe
       },
       prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
@@ -129,18 +174,81 @@ export const makeHandlers = (
     }
   })
 
+/**
+ * The handlers of one 2026-07-28 request: what does not depend on the request is the
+ * gateway's (`shared`); the request has its client's capabilities, its caller and its calls
+ * in flight, by which (while it has any) the relay finds it and the fleet's log messages
+ * reach it. Only a subscriptions/listen request subscribes: for its life, in its Scope.
+ */
+export const modernHandlers = (
+  fleet: Fleet,
+  shared: Shared,
+  client: McpServer.Client,
+  session: McpServer.Session
+): Effect.Effect<McpServer.Handlers, never, Scope.Scope> =>
+  Effect.map(Effect.scope, (scope) => {
+    const relay = fleet.relay
+    const inFlight: InFlight = new InFlight((busy) => {
+      if (busy) {
+        shared.busy.add(forward)
+        relay?.clients.add(relayClient)
+      } else {
+        shared.busy.delete(forward)
+        relay?.clients.delete(relayClient)
+      }
+    })
+    const relayClient: Relay.RelayClient = { capabilities: client.capabilities, roots: [], inFlight }
+    const forward = Logging.forwarder(inFlight, session)
+    const asking = Relay.elicitsForms(client.capabilities) ? 1 : 0
+    const catalog = shared.views[asking]
+    const context: Routes.RouteContext = { fleet, catalog, inFlight, client: relayClient, caller: callerOf(session) }
+    const listed = shared.modernLists[asking]
+    const listening = listen(fleet, catalog, session, scope)
+    return {
+      tools: { list: listed.tools, call: toolCall(fleet, shared.modernManagement, Routes.callTool(context)) },
+      resources: {
+        list: listed.resources,
+        templates: listed.templates,
+        read: Routes.readResource(context),
+        subscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.subscribe(uri)),
+        unsubscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.unsubscribe(uri))
+      },
+      prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
+      complete: Routes.complete(context)
+    }
+  })
+
+// The subscriptions of a subscriptions/listen request (`stream`), made at its first
+// subscription, in its Scope: its resources' updates go on its stream, tagged with its id as
+// the stream's own notifications are.
+const listen = (fleet: Fleet, catalog: Effect.Effect<Naming.View>, session: McpServer.Session, scope: Scope.Scope) => {
+  let made: Subscriptions.Subscriptions | undefined
+  return (stream: JsonRpc.RequestId): Effect.Effect<Subscriptions.Subscriptions> =>
+    made !== undefined ? Effect.succeed(made) : Effect.gen(function*() {
+      const subscriptions = yield* Subscriptions.make(fleet, Effect.map(catalog, (view) => view.catalog))
+      yield* fleet.onEvents((event) =>
+        event._tag === "ResourceUpdated" && subscriptions.has(event.server, event.uri)
+          ? session.notify(
+            McpSchema.Method.ResourcesUpdated,
+            { uri: event.uri, _meta: { [McpSchema.MetaKey.SubscriptionId]: stream } },
+            stream
+          )
+          : Effect.void
+      )
+      made = subscriptions
+      return subscriptions
+    }).pipe(Scope.extend(scope))
+}
+
 // Joins the client to the relay for the session's life, and keeps its roots there: asked
-// once it says it is initialized and again whenever it says they changed. A modern
-// (2026-07-28) request's handlers are its own, and it sends no notifications: no watch.
+// once it says it is initialized and again whenever it says they changed.
 const joinRelay = (
   relay: Relay.Relay,
   client: Relay.RelayClient,
-  session: McpServer.Session,
-  declared: McpServer.Client
+  session: McpServer.Session
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     yield* Relay.register(relay, client)
-    if (declared.protocolVersion === McpSchema.MODERN_PROTOCOL_VERSION) return
     const roots = Relay.fetchRoots(relay, client, session.request(McpSchema.Method.RootsList))
     const notifications = yield* session.peer.subscribe
     yield* Queue.take(notifications).pipe(
@@ -168,13 +276,17 @@ export const makeServer = (
   serving: Pick<McpServer.Options, "stateSecret" | "caching" | "tasks"> = {}
 ): Effect.Effect<McpServer.McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const shared = yield* makeShared(fleet)
     const server = yield* McpServer.make({
       ...serving,
       serverInfo: fleet.options.serverInfo,
       instructions: fleet.options.instructions,
       pageSize: fleet.options.pageSize,
       modern: fleet.options.modern,
-      handlers: (client, session) => makeHandlers(fleet, client, session)
+      handlers: (client, session) =>
+        client.protocolVersion === McpSchema.MODERN_PROTOCOL_VERSION
+          ? modernHandlers(fleet, shared, client, session)
+          : makeHandlers(fleet, shared, client, session)
     })
     const changes = yield* PubSub.subscribe(fleet.listChanged)
     yield* Queue.take(changes).pipe(Effect.flatMap(server.notifyListChanged), Effect.forever, Effect.forkScoped)
