@@ -46,7 +46,9 @@
  *   the `managementTools` option, which is off by default: they let a client read every
  *   server's resources and poll tools. Each session has its own polls and subscriptions,
  *   ended with the session; a poll's changes reach its client as log messages from the
- *   logger `mcp-fleet/poll`.
+ *   logger `mcp-fleet/poll`. A 2026-07-28 request has no session to keep them in: it is
+ *   served `ListMcpResources` and `ReadMcpResource` only, and a call of another is a tool
+ *   error saying why (such a client watches resources with subscriptions/listen).
  * - Requests fronted servers send (sampling, elicitation, roots) reach the gateway's clients
  *   when the gateway is the fleet's host (`layerHost`, provided to the registry and the
  *   gateway): see there. Without it they go to the registry's own Host services, if any.
@@ -120,7 +122,8 @@ export interface Options {
   readonly listChangedDebounce?: Duration.DurationInput | undefined
   /**
    * Serves the MCP management tools (see McpManagementTools) after the fleet's tools, each
-   * session with its own polls and subscriptions. Default: false.
+   * session with its own polls and subscriptions (2026-07-28 requests: the two that work
+   * within one request). Default: false.
    */
   readonly managementTools?: boolean | undefined
   /**

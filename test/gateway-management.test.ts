@@ -1,6 +1,7 @@
 // The MCP management tools through the gateway: absent by default, and with the
 // `managementTools` option listed after the fleet's tools, callable, their subscriptions
-// counted with the session's, poll results sent as log messages, all ended with the session.
+// counted with the session's, poll results sent as log messages, all ended with the session;
+// a 2026-07-28 client, which has no session, gets those that work within one request.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -50,7 +51,7 @@ const counter = () => {
 }
 
 // A gateway session over a Memory pair, in its own Scope, and a client of it.
-const session = (options: Gateway.Options) =>
+const session = (options: Gateway.Options, protocolVersion: McpSchema.Revision = "2025-11-25") =>
   Effect.gen(function*() {
     const alpha = counter()
     const registry = yield* ServerRegistry.make({ servers: [alpha.spec] }).pipe(Effect.provide(Platform))
@@ -65,7 +66,7 @@ const session = (options: Gateway.Options) =>
       Effect.forkIn(scope)
     )
     // The management tools' polls and subscriptions belong to a session: a stateful client.
-    const mcp = yield* McpClient.make({ requestTimeout: "10 seconds", protocolVersion: "2025-11-25" }).pipe(
+    const mcp = yield* McpClient.make({ requestTimeout: "10 seconds", protocolVersion }).pipe(
       Effect.provideService(Transport, client),
       Scope.extend(scope)
     )
@@ -148,5 +149,33 @@ describe("Gateway: the management tools", () => {
       expect(alpha.requests("resources/subscribe")).toHaveLength(1)
       yield* Scope.close(scope, Exit.void)
       expect(alpha.requests("resources/unsubscribe")).toHaveLength(1)
+    }))
+
+  it.scoped("for a 2026-07-28 client: only those that work within one request; the others fail saying why", () =>
+    Effect.gen(function*() {
+      const { alpha, mcp } = yield* session({ managementTools: true }, "2026-07-28")
+      expect(names(yield* mcp.listTools())).toEqual(["mcp__alpha__count", "ListMcpResources", "ReadMcpResource"])
+      const listed = yield* mcp.callTool("ListMcpResources", {})
+      expect(listed.structuredContent).toEqual({
+        resources: [{ server: "alpha", uri: "alpha://r", name: "r" }],
+        templates: []
+      })
+      const read = yield* mcp.callTool("ReadMcpResource", { server: "alpha", uri: "alpha://r" })
+      expect(read.isError).not.toBe(true)
+      for (
+        const [name, args] of [
+          ["SubscribeMcpResource", { server: "alpha", uri: "alpha://r" }],
+          ["SubscribePolling", { type: "tool", server: "alpha", toolName: "count", intervalMs: 1000 }],
+          ["UnsubscribePolling", { pollId: "poll-1" }]
+        ] as const
+      ) {
+        const refused = yield* mcp.callTool(name, args)
+        expect(refused.isError).toBe(true)
+        expect(firstText(refused)).toContain(`${name} keeps what it starts for the client's session`)
+        expect(firstText(refused)).toContain("subscriptions/listen")
+      }
+      expect(alpha.requests("resources/subscribe")).toHaveLength(0)
+      // The fleet's own tools still route as before.
+      expect(firstText(yield* mcp.callTool("mcp__alpha__count", {}))).toBe("count 1")
     }))
 })
