@@ -65,6 +65,7 @@ export const make = (options: Options, modern: Stateless.Modern, scope: Scope.Sc
     const handler = methods.get(request.method)
     const session = new Session(options, scope, outbound, modern)
     session.peer = peer
+    session.alone = true
     session.view = {
       peer,
       client: () => undefined,

@@ -45,6 +45,8 @@ export class Session implements SessionLink {
   declared: McpSchema.ServerCapabilities = {}
   /** The session as its owner sees it, once its Peer runs. */
   view!: PublicSession
+  /** Whether the session was made for one modern request alone (`alone.ts`), which may make it its own. */
+  alone = false
 
   constructor(
     readonly options: Options,

@@ -146,18 +146,25 @@ const handlersFor = (session: Session, client: Client): Effect.Effect<Handlers, 
   return typeof make === "function" ? make(client, session.view) : Effect.succeed(make)
 }
 
+// A modern request's log level admits a message: none without a logLevel in its _meta.
+function admitsOwnLevel(this: Session, level: McpSchema.LoggingLevel): boolean {
+  return this.level !== undefined && admits(this.level, level)
+}
+
 // The session as one modern request sees it: the request's client, level and handlers over
 // the session's own (its Peer, its outbound, its options), which the prototype lends. A
-// request without a logLevel in its _meta gets no log messages.
-const requestView = (session: Session, client: RequestClient, handlers: Handlers): Session =>
-  Object.assign(Object.create(session) as Session, {
-    client,
-    level: client.level,
-    admits: (level: McpSchema.LoggingLevel) => client.level !== undefined && admits(client.level, level),
-    handlers,
-    initialized: true,
-    tasks: undefined
-  })
+// session made for this request alone (`Session.alone`) is that view itself: made a
+// prototype, a new object per request costs V8 more than the whole view.
+const requestView = (session: Session, client: RequestClient, handlers: Handlers): Session => {
+  const view: Session = session.alone ? session : Object.create(session)
+  view.client = client
+  view.level = client.level
+  view.admits = admitsOwnLevel
+  view.handlers = handlers
+  view.initialized = true
+  view.tasks = undefined
+  return view
+}
 
 // A modern result: its type, the server, and its caching hint (a handler's own wins).
 const finish = (session: Session, method: string, result: Record<string, unknown>): Record<string, unknown> => {
@@ -238,28 +245,36 @@ export const answer = (
       ? Mrtr.begin(modern.secret, request)
       : Either.right(Mrtr.noInput(method))
     if (Either.isLeft(round)) return Effect.fail(round.left)
-    // The handlers' Scope ends with the request, unless the request became a task: then
-    // with the task (tasksExtension.ts).
-    return Effect.flatMap(Scope.make(), (scope) =>
-      Scope.extend(handlersFor(session, client.right), scope).pipe(
-        Effect.flatMap((handlers) => {
-          const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
-          const plain = round.right instanceof Mrtr.Round
-            ? Mrtr.run(modern.secret, request, round.right, run(ctx))
-            : run(ctx)
-          return Effect.flatMap(calledTool(session, modern, request, handlers, ctx), (tool) => {
-            const refused = checkToolHeaders(session, request, tool)
-            return refused === undefined
-              ? TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
-              : Effect.fail(refused)
-          })
-        }),
-        Effect.onExit((exit) =>
-          Exit.isSuccess(exit) && exit.value.resultType === "task" ? Effect.void : Scope.close(scope, exit)
-        ),
-        Effect.map((answered) => finish(session, method, answered)),
-        Effect.mapError(modernError(request))
-      ))
+    const respond = (handlers: Handlers, scope: Scope.CloseableScope | undefined) => {
+      const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
+      const plain = round.right instanceof Mrtr.Round
+        ? Mrtr.run(modern.secret, request, round.right, run(ctx))
+        : run(ctx)
+      return Effect.flatMap(calledTool(session, modern, request, handlers, ctx), (tool) => {
+        const refused = checkToolHeaders(session, request, tool)
+        if (refused !== undefined) return Effect.fail(refused)
+        // Without a Scope (static handlers, no tasks table) no task method is served.
+        return scope === undefined
+          ? TasksExtension.TASK_METHODS.has(method) ? Effect.fail(methodNotFound(method)) : plain
+          : TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
+      })
+    }
+    const handlers = session.options.handlers
+    const answered = typeof handlers !== "function" && modern.tasks === undefined
+      ? respond(handlers, undefined)
+      // The handlers' Scope ends with the request, unless the request became a task: then
+      // with the task (tasksExtension.ts).
+      : Effect.flatMap(Scope.make(), (scope) =>
+        Scope.extend(handlersFor(session, client.right), scope).pipe(
+          Effect.flatMap((made) => respond(made, scope)),
+          Effect.onExit((exit) =>
+            Exit.isSuccess(exit) && exit.value.resultType === "task" ? Effect.void : Scope.close(scope, exit)
+          )
+        ))
+    return answered.pipe(
+      Effect.map((result) => finish(session, method, result)),
+      Effect.mapError(modernError(request))
+    )
   })
 
 /** Whether `request` is for a modern-only method (answered in no stateful session). */
