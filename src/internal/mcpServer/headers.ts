@@ -25,7 +25,10 @@ export interface HeaderMismatch {
 export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
 // A header's value with the whitespace around it dropped (RFC 9110 §5.5); repeats joined.
+// node:http gives names in lower case, as `name` is: looked up directly, else searched for.
 const lookup = (headers: Headers, name: string): string | undefined => {
+  const direct = headers[name]
+  if (typeof direct === "string") return direct.trim()
   for (const [key, value] of Object.entries(headers)) {
     if (key.toLowerCase() !== name || value === undefined) continue
     return (typeof value === "string" ? value : value.join(", ")).trim()
