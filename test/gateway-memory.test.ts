@@ -553,6 +553,46 @@ describe("Gateway (in memory)", () => {
       })
     }))
 
+  it.scopedLive("a stateful server's log message during a 2026-07-28 call goes to that call, and to no other request", () =>
+    Effect.gen(function*() {
+      const loud = tool("loud", () =>
+        Effect.gen(function*() {
+          yield* Effect.ignore(
+            loudServer.server().peer.notify("notifications/message", {
+              level: "warning",
+              logger: "loud",
+              data: "careful"
+            })
+          )
+          // Let the log message through the fleet before the answer.
+          yield* Effect.sleep("50 millis")
+          return text("done")
+        }))
+      const loudServer = captured("loud", {
+        tools: [loud],
+        capabilities: { tools: {}, logging: {} }
+      })
+      const { connect } = yield* setup([loudServer.spec])
+      const meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+      }
+      // Two bare Peers: one calls, the other only lists (no call in flight: told nothing).
+      const caller = yield* peerOf(yield* connect)
+      const bystander = yield* peerOf(yield* connect)
+      const told = yield* caller.subscribe
+      const untold = yield* bystander.subscribe
+      yield* bystander.request("tools/list", { _meta: meta })
+      const result = yield* caller.request("tools/call", { name: "mcp__loud__loud", arguments: {}, _meta: meta })
+      expect(result.content).toEqual([{ type: "text", text: "done" }])
+      const log = yield* Queue.take(told)
+      expect(log).toMatchObject({
+        method: "notifications/message",
+        params: { level: "warning", logger: "loud", data: "careful" }
+      })
+      expect(yield* Queue.size(untold)).toBe(0)
+    }))
+
   it.scopedLive("a fleet's resource update reaches a 2026-07-28 listen stream tagged with its subscriptionId", () =>
     Effect.gen(function*() {
       const loudServer = captured("loud", { resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] })

@@ -14,11 +14,12 @@
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
+import type * as Catalog from "../../Catalog.js"
 import * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as McpServer from "../../McpServer.js"
 import type { Fleet, MakeManagement } from "./fleet.js"
-import type { Subscriptions } from "./subscriptions.js"
+import * as Subscriptions from "./subscriptions.js"
 
 // The logger name PollResult messages carry.
 const POLL_LOGGER = "mcp-fleet/poll"
@@ -48,7 +49,7 @@ export interface SessionManagement {
  */
 export const make = (
   fleet: Fleet,
-  subscriptions: Subscriptions,
+  subscriptions: Subscriptions.Subscriptions,
   session: Pick<McpServer.Session, "notify">
 ): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -74,10 +75,12 @@ const toolError = (text: string): McpSchema.CallToolResult => ({ content: [{ typ
  */
 export const makeModern = (
   fleet: Fleet,
-  subscriptions: Subscriptions
+  catalog: Effect.Effect<Catalog.Catalog>
 ): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
   Effect.gen(function*() {
     if (fleet.management === undefined) return undefined
+    // Its subscriptions: none is made (the tools that make them are refused).
+    const subscriptions = yield* Subscriptions.make(fleet, catalog)
     const management = yield* Effect.cached(
       fleet.management({ subscribe: subscriptions.acquire, unsubscribe: subscriptions.release }).pipe(
         Scope.extend(yield* Effect.scope)
@@ -113,7 +116,7 @@ const calling = (
 // The management tools of one session, their PollResults told to its client.
 const start = (
   makeManagement: MakeManagement,
-  subscriptions: Subscriptions,
+  subscriptions: Subscriptions.Subscriptions,
   session: Pick<McpServer.Session, "notify">
 ): Effect.Effect<McpManagementTools.McpManagementTools, never, Scope.Scope> =>
   Effect.gen(function*() {

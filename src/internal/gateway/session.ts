@@ -84,10 +84,7 @@ type LogMessage = Extract<RegistryEvent, { readonly _tag: "LogMessage" }>
 export const makeShared = (fleet: Fleet): Effect.Effect<Shared, never, Scope.Scope> =>
   Effect.gen(function*() {
     const views = [viewOf(fleet, undefined), viewOf(fleet, ASKING)] as const
-    // The subscriptions of the modern management tools, which subscribe to nothing (a
-    // request's subscriptions would outlive it).
-    const subscriptions = yield* Subscriptions.make(fleet, Effect.map(views[0], (view) => view.catalog))
-    const modernManagement = yield* Management.makeModern(fleet, subscriptions)
+    const modernManagement = yield* Management.makeModern(fleet, Effect.map(views[0], (view) => view.catalog))
     const more = modernManagement?.tools ?? []
     const busy = new Set<(event: LogMessage) => Effect.Effect<void>>()
     yield* fleet.onEvents((event) =>
@@ -118,6 +115,33 @@ const toolCall = (
   }
 }
 
+// The handlers a client gets, routed by `context`; `subscribing` is how it subscribes.
+const routedHandlers = (
+  context: Routes.RouteContext,
+  listed: Lists,
+  management: Management.SessionManagement | undefined,
+  subscribing: Pick<McpServer.ResourceHandlers, "subscribe" | "unsubscribe">
+): McpServer.Handlers => ({
+  tools: { list: listed.tools, call: toolCall(context.fleet, management, Routes.callTool(context)) },
+  resources: {
+    list: listed.resources,
+    templates: listed.templates,
+    read: Routes.readResource(context),
+    subscribe: subscribing.subscribe,
+    unsubscribe: subscribing.unsubscribe
+  },
+  prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
+  complete: Routes.complete(context)
+})
+
+/** Makes the handlers of a session or of a modern request. */
+export type MakeHandlers = (
+  fleet: Fleet,
+  shared: Shared,
+  client: McpServer.Client,
+  session: McpServer.Session
+) => Effect.Effect<McpServer.Handlers, never, Scope.Scope>
+
 const callerOf = (session: McpServer.Session): Routes.RouteContext["caller"] =>
   session.caller === undefined ? undefined : { subject: session.caller.subject, clientId: session.caller.clientId }
 
@@ -126,12 +150,7 @@ const callerOf = (session: McpServer.Session): Routes.RouteContext["caller"] =>
  * dropped at the servers when the Scope closes, unless another session still holds them.
  * A 2026-07-28 request's are `modernHandlers`.
  */
-export const makeHandlers = (
-  fleet: Fleet,
-  shared: Shared,
-  client: McpServer.Client,
-  session: McpServer.Session
-): Effect.Effect<McpServer.Handlers, never, Scope.Scope> =>
+export const makeHandlers: MakeHandlers = (fleet, shared, client, session) =>
   Effect.gen(function*() {
     const inFlight = new InFlight()
     const relayClient: Relay.RelayClient = {
@@ -159,19 +178,7 @@ export const makeHandlers = (
     })
     if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session)
 
-    const listed = lists(fleet, catalog, management?.tools ?? [])
-    return {
-      tools: { list: listed.tools, call: toolCall(fleet, management, Routes.callTool(context)) },
-      resources: {
-        list: listed.resources,
-        templates: listed.templates,
-        read: Routes.readResource(context),
-        subscribe: subscriptions.subscribe,
-        unsubscribe: subscriptions.unsubscribe
-      },
-      prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
-      complete: Routes.complete(context)
-    }
+    return routedHandlers(context, lists(fleet, catalog, management?.tools ?? []), management, subscriptions)
   })
 
 /**
@@ -180,12 +187,7 @@ export const makeHandlers = (
  * in flight, by which (while it has any) the relay finds it and the fleet's log messages
  * reach it. Only a subscriptions/listen request subscribes: for its life, in its Scope.
  */
-export const modernHandlers = (
-  fleet: Fleet,
-  shared: Shared,
-  client: McpServer.Client,
-  session: McpServer.Session
-): Effect.Effect<McpServer.Handlers, never, Scope.Scope> =>
+export const modernHandlers: MakeHandlers = (fleet, shared, client, session) =>
   Effect.map(Effect.scope, (scope) => {
     const relay = fleet.relay
     const inFlight: InFlight = new InFlight((busy) => {
@@ -202,20 +204,11 @@ export const modernHandlers = (
     const asking = Relay.elicitsForms(client.capabilities) ? 1 : 0
     const catalog = shared.views[asking]
     const context: Routes.RouteContext = { fleet, catalog, inFlight, client: relayClient, caller: callerOf(session) }
-    const listed = shared.modernLists[asking]
     const listening = listen(fleet, catalog, session, scope)
-    return {
-      tools: { list: listed.tools, call: toolCall(fleet, shared.modernManagement, Routes.callTool(context)) },
-      resources: {
-        list: listed.resources,
-        templates: listed.templates,
-        read: Routes.readResource(context),
-        subscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.subscribe(uri)),
-        unsubscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.unsubscribe(uri))
-      },
-      prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
-      complete: Routes.complete(context)
-    }
+    return routedHandlers(context, shared.modernLists[asking], shared.modernManagement, {
+      subscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.subscribe(uri)),
+      unsubscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.unsubscribe(uri))
+    })
   })
 
 // The subscriptions of a subscriptions/listen request (`stream`), made at its first
