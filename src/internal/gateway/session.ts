@@ -30,10 +30,19 @@ const ASKING = { approver: true }
 
 // The lists as a client may see them (`catalog`: its view), once the fleet has settled or
 // the settle window has passed: the app's own tools first, then the fleet's, then `more`
-// (the management tools).
+// (the management tools). Each made once per view (views are made again only on a change),
+// not per request: a modern tools/call lists the tools to find the one it calls.
 const lists = (fleet: Fleet, catalog: Effect.Effect<Naming.View>, more: ReadonlyArray<McpSchema.Tool>) => {
   const current = Effect.zipRight(fleet.settled, catalog)
-  const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => () => Effect.map(current, items)
+  const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => {
+    const made = new WeakMap<Naming.View, ReadonlyArray<A>>()
+    return () =>
+      Effect.map(current, (view) => {
+        let list = made.get(view)
+        if (list === undefined) made.set(view, list = items(view))
+        return list
+      })
+  }
   const own = [...fleet.options.tools.values()].map((item) => item.tool)
   return {
     tools: listed((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
