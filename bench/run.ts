@@ -111,7 +111,10 @@ const TIMEOUT_MS = 60_000
 // SDK) loaded from node_modules as installed: what an application built from it runs. Under
 // tsx, each function creation pays for `keepNames` (~5 µs per call at c=64), a cost of the
 // loader, not of any client. The gateway runs the CLI's own bundle (`npm run build`'s bin).
-const BUNDLES = path.join(root, "node_modules/.cache/mcp-fleet-bench")
+// Each run bundles into a folder of its own (under node_modules, so the bundles find their
+// packages), removed when it exits: two runs at once never load each other's bundles.
+const BUNDLES = path.join(root, `node_modules/.cache/mcp-fleet-bench-${process.pid}`)
+process.on("exit", () => rmSync(BUNDLES, { recursive: true, force: true }))
 
 /** The bundle of `client`, written by `bundleAll`. */
 const bundled = (client: ClientSpec): string => path.join(BUNDLES, `${client.name}.mjs`)
