@@ -156,6 +156,8 @@ describe("Policy rules", () => {
       expect(names(filtered)).toEqual(["mcp__alpha__echo", "mcp__alpha__oops"])
       expect(filtered.toolsByName.has("mcp__alpha__delete")).toBe(false)
       expect(filtered.resources).toBe(catalog.resources)
+      // Asked again of the same catalog under the same rules: the same answer, not a new one.
+      expect(policy.filter(catalog)).toBe(filtered)
       const error = failure(yield* Effect.exit(policy.callTool("mcp__alpha__delete", {})))
       const reason = reasonOf(error, "Denied")
       expect(reason.rule).toBe(`deny "mcp__alpha__del*" (global)`)

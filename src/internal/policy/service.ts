@@ -203,8 +203,20 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
       auditor: yield* makeAuditor(parts.sink)
     }
 
+    // The gateway filters per request: the same catalog under the same rules gets the very
+    // same answer (its views are made again only when that changes), once per approver kind.
+    const last: Array<{ rules: Rules.Compiled; catalog: Catalog.Catalog; filtered: Catalog.Catalog }> = []
+    const filter = (catalog: Catalog.Catalog, asApprover: boolean): Catalog.Catalog => {
+      const slot = asApprover ? 1 : 0
+      const memo = last[slot]
+      if (memo?.rules === compiled && memo.catalog === catalog) return memo.filtered
+      const filtered = filterWith(compiled, catalog, asApprover)
+      last[slot] = { rules: compiled, catalog, filtered }
+      return filtered
+    }
+
     return {
-      filter: (catalog, options) => filterWith(compiled, catalog, approver || options?.approver === true),
+      filter: (catalog, options) => filter(catalog, approver || options?.approver === true),
       catalog: Stream.zipLatestWith(
         registry.catalog.changes,
         state.changes,
