@@ -287,6 +287,10 @@ export interface Handlers {
  * tool that must know something before it goes async asks it that way, and its task starts
  * once it has the answers and goes on.
  *
+ * A task whose 2025-11-25 session has gone and that asks its client for input (elicitation,
+ * sampling, roots) goes `input_required` and waits, within its ttl, for a session to follow
+ * it with `tasks/result`: the request is sent on that stream, to that session's client.
+ *
  * A task is this server's: its id (a random UUID) is known to this process only, so with
  * replicas behind a load balancer a task lives where it was created (`tasks/get` elsewhere
  * answers -32602 unknown task). Tasks end with the server's Scope.
@@ -305,6 +309,25 @@ export interface TaskOptions {
    * 2025-11-25 call's when it asks for no shorter `ttl`. Default: an hour.
    */
   readonly ttlMs?: number | undefined
+  /**
+   * How many tasks one requestor may have working (or waiting for input) at once; finished
+   * ones do not count. The requestor is the caller's authorization context (with OAuth: the
+   * access token's principal and client), or without one, in 2025-11-25, the session that
+   * started the task; without one in 2026-07-28 (the tasks extension) all callers together,
+   * as a modern request may come from anyone anywhere and the client it names is its own
+   * claim (a limit per claim would not hold back whom it is for). A call past it is refused
+   * before its work starts: JSON-RPC -32603, `data: { limit: "maxWorkingPerRequestor", max }`.
+   * Default: 100.
+   */
+  readonly maxWorkingPerRequestor?: number | undefined
+  /**
+   * How many tasks the server keeps at once, working or finished (a finished task is kept
+   * for its ttl, its result with it). A new task past it makes the server forget its oldest
+   * finished task first (the one created first), and is refused (-32603,
+   * `data: { limit: "maxKept", max }`) only when all it keeps are still working. Each era
+   * (2025-11-25 tasks, the tasks extension) has its own table of this size. Default: 10000.
+   */
+  readonly maxKept?: number | undefined
 }
 
 /**

@@ -586,6 +586,44 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         const unknown = yield* Effect.exit(get(peer, "no-such-task"))
         expect(protocolError(unknown).code).toBe(-32602)
       }))
+
+    it.scoped("limits working tasks per requestor (all callers without OAuth) and tasks kept; evicts finished first", () =>
+      Effect.gen(function*() {
+        const { peer } = yield* serve({
+          tools: [forever, quick],
+          tasks: { maxWorkingPerRequestor: 2, maxKept: 3 }
+        })
+        const first = yield* call(peer, "forever", {}, TASKS)
+        const second = yield* call(peer, "forever", {}, TASKS)
+        // A third working task is refused before it starts, the limit named.
+        expect(protocolError(yield* Effect.exit(call(peer, "forever", {}, TASKS)))).toMatchObject({
+          code: -32603,
+          message: "Too many working tasks: at most 2 per requestor; retry once one of them ends",
+          data: { limit: "maxWorkingPerRequestor", max: 2 }
+        })
+        // A finished task does not count: the table keeps 3, one of them done.
+        yield* peer.request("tasks/cancel", { taskId: first.taskId, _meta: metaOf(TASKS) })
+        const third = yield* call(peer, "forever", {}, TASKS)
+        expect((yield* get(peer, first.taskId)).status).toBe("cancelled")
+        // The table is full: the oldest finished task is forgotten for the next.
+        yield* peer.request("tasks/cancel", { taskId: second.taskId, _meta: metaOf(TASKS) })
+        const done = yield* call(peer, "quick", {}, TASKS)
+        expect(protocolError(yield* Effect.exit(get(peer, first.taskId))).code).toBe(-32602)
+        expect((yield* get(peer, second.taskId)).status).toBe("cancelled")
+        expect((yield* until(peer, done.taskId, "completed")).status).toBe("completed")
+        expect((yield* get(peer, third.taskId)).status).toBe("working")
+      }))
+
+    it.scoped("a table full of working tasks refuses the next, naming maxKept", () =>
+      Effect.gen(function*() {
+        const { peer } = yield* serve({ tools: [forever], tasks: { maxKept: 1 } })
+        yield* call(peer, "forever", {}, TASKS)
+        expect(protocolError(yield* Effect.exit(call(peer, "forever", {}, TASKS)))).toMatchObject({
+          code: -32603,
+          message: "Too many tasks: the server keeps at most 1, all still working; retry once one ends",
+          data: { limit: "maxKept", max: 1 }
+        })
+      }))
   })
 
   it.scoped("serves a stateful client and modern requests side by side", () =>

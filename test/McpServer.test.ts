@@ -611,6 +611,46 @@ describe("McpServer", () => {
         expect(protocolError(gone)).toMatchObject({ code: -32602, message: `Unknown task: ${short.taskId}` })
         expect((yield* client.listTasks()).map((task) => task.ttl)).toEqual([60_000])
       }))
+
+    it.scoped("limits working tasks per requestor (the session, without OAuth) and tasks kept; evicts finished first", () =>
+      Effect.gen(function*() {
+        const forever = McpServer.tool({
+          name: "forever",
+          execution: { taskSupport: "required" },
+          handler: () => Effect.never
+        })
+        const { server, client: one } = yield* connect({
+          tools: [forever],
+          tasks: { maxWorkingPerRequestor: 2, maxKept: 3 }
+        })
+        const { transport } = yield* McpServer.connectMemory(server)
+        const two = yield* McpClient.make(STATEFUL).pipe(Effect.provideService(Transport, transport))
+        const create = (client: McpClient.McpClient) =>
+          Effect.map(
+            client.request("tools/call", { name: "forever", task: {} }, McpSchema.CreateTaskResult),
+            (created) => created.task.taskId
+          )
+        const first = yield* create(one)
+        yield* create(one)
+        const refused = protocolError(yield* Effect.exit(create(one)))
+        expect(refused).toEqual({
+          code: -32603,
+          message: "Too many working tasks: at most 2 per requestor; retry once one of them ends",
+          data: { limit: "maxWorkingPerRequestor", max: 2 }
+        })
+        // Another session is another requestor; the server now keeps 3, all working.
+        yield* create(two)
+        expect(protocolError(yield* Effect.exit(create(two)))).toMatchObject({
+          code: -32603,
+          data: { limit: "maxKept", max: 3 }
+        })
+        // A finished task counts for neither: the oldest one is forgotten to make room.
+        yield* one.request("tasks/cancel", { taskId: first }, McpSchema.Task)
+        const next = yield* create(two)
+        const gone = yield* Effect.exit(one.request("tasks/get", { taskId: first }, McpSchema.Task))
+        expect(protocolError(gone)).toMatchObject({ code: -32602, message: `Unknown task: ${first}` })
+        expect((yield* two.listTasks()).map((task) => task.taskId)).toContain(next)
+      }))
   })
 
   it.scoped("records a span for each request a session answers when a tracer is installed", () =>

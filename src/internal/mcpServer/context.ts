@@ -33,6 +33,11 @@ export interface SessionLink {
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined
   ) => Effect.Effect<Record<string, unknown>, McpServerError>
+  /**
+   * Waits until the client can be asked, when it cannot now (a task whose session has
+   * gone: until another follows it); what it declared is known then.
+   */
+  readonly reachable?: Effect.Effect<void> | undefined
 }
 
 // Before initialize (a ping, a raw method): a client that declared nothing.
@@ -136,33 +141,46 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
       : this.session.request(this.request.id, method, this.related(params ?? {}), options)
   }
 
+  // What the client declared is checked once it can be asked: the client of the session
+  // that follows a task whose own session has gone.
+  private reached<A>(ask: () => Effect.Effect<A, McpServerError>): Effect.Effect<A, McpServerError> {
+    const wait = this.session.reachable
+    return wait === undefined ? ask() : Effect.zipRight(wait, Effect.suspend(ask))
+  }
+
   sample(
     params: McpSchema.CreateMessageRequestParams,
     options?: InputOptions
   ): Effect.Effect<McpSchema.CreateMessageResult, McpServerError> {
-    const method = McpSchema.Method.SamplingCreateMessage
-    if (this.client.capabilities.sampling === undefined) return notDeclared(method, "sampling")
-    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), sampled)
+    return this.reached(() => {
+      const method = McpSchema.Method.SamplingCreateMessage
+      if (this.client.capabilities.sampling === undefined) return notDeclared(method, "sampling")
+      return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), sampled)
+    })
   }
 
   elicit(
     params: McpSchema.ElicitRequestParams,
     options?: InputOptions
   ): Effect.Effect<McpSchema.ElicitResult, McpServerError> {
-    const method = McpSchema.Method.ElicitationCreate
-    const declared = this.client.capabilities.elicitation
-    if (declared === undefined) return notDeclared(method, "elicitation")
-    // `elicitation: {}` declares forms only; URLs need `url` (2025-11-25).
-    if (params.mode === "url" && declared.url === undefined) return notDeclared(method, "elicitation.url")
-    if (params.mode !== "url" && declared.url !== undefined && declared.form === undefined) {
-      return notDeclared(method, "elicitation.form")
-    }
-    return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), elicited)
+    return this.reached(() => {
+      const method = McpSchema.Method.ElicitationCreate
+      const declared = this.client.capabilities.elicitation
+      if (declared === undefined) return notDeclared(method, "elicitation")
+      // `elicitation: {}` declares forms only; URLs need `url` (2025-11-25).
+      if (params.mode === "url" && declared.url === undefined) return notDeclared(method, "elicitation.url")
+      if (params.mode !== "url" && declared.url !== undefined && declared.form === undefined) {
+        return notDeclared(method, "elicitation.form")
+      }
+      return Effect.flatMap(this.requestClient(method, params as Record<string, unknown>, options), elicited)
+    })
   }
 
   listRoots(options?: InputOptions): Effect.Effect<McpSchema.ListRootsResult, McpServerError> {
-    const method = McpSchema.Method.RootsList
-    if (this.client.capabilities.roots === undefined) return notDeclared(method, "roots")
-    return Effect.flatMap(this.requestClient(method, undefined, options), rooted)
+    return this.reached(() => {
+      const method = McpSchema.Method.RootsList
+      if (this.client.capabilities.roots === undefined) return notDeclared(method, "roots")
+      return Effect.flatMap(this.requestClient(method, undefined, options), rooted)
+    })
   }
 }

@@ -46,7 +46,12 @@ const connect =
         request: session.send
       }
       live.add(session)
-      yield* Effect.addFinalizer(() => Effect.sync(() => live.delete(session)))
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          live.delete(session)
+          session.ended = true
+        })
+      )
       return session.view
     })
 

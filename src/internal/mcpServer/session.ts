@@ -47,6 +47,8 @@ export class Session implements SessionLink {
   view!: PublicSession
   /** Whether the session was made for one modern request alone (`alone.ts`), which may make it its own. */
   alone = false
+  /** Whether the session has ended (its Scope closed): a task it followed waits for another. */
+  ended = false
 
   constructor(
     readonly options: Options,

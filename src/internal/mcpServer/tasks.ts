@@ -21,7 +21,10 @@
  * `tasks/result`), on the stream of its `tasks/result` while one waits: the session that
  * took it up again, once its first one is gone. A task is kept for its `ttl` from its
  * creation (what the request asks, at most `TaskOptions.ttlMs`), then forgotten, its work
- * ended if it still runs. Timestamps come from the Clock.
+ * ended if it still runs; the limits of `taskLimits.ts` hold (the requestor: the caller's
+ * authorization context, or without one the session). A task whose session has gone and that
+ * asks its client for input goes `input_required` and waits (within its ttl) for a session
+ * to follow it with `tasks/result`, then asks on that stream. Timestamps come from the Clock.
  *
  * @internal
  */
@@ -31,6 +34,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
@@ -42,19 +46,23 @@ import { McpServerError } from "./error.js"
 import { invalidParams } from "./errors.js"
 import { sameCaller } from "./http/guard.js"
 import { page } from "./paging.js"
+import * as Limits from "./taskLimits.js"
 
 /** How long a task is kept from its creation unless `TaskOptions.ttlMs` says otherwise: an hour. */
 export const DEFAULT_TTL_MS = 3_600_000
 
-/** What the tasks need of a session: its link, and who its client is. */
+/** What the tasks need of a session: its link, who its client is, and whether it has ended. */
 export interface Requestor extends SessionLink {
   readonly outbound: Outbound
+  readonly ended: boolean
 }
 
 // A call running as a task: its latest status, its outcome, the fiber running it, whom it
 // belongs to (`owner`; `origin`: its session's key), the client that called, and where what
-// it sends goes (`follower`; `related`: the request there whose stream carries it, if any).
-// Once it ended, it holds no session nor fiber: it is kept for its ttl, sessions come and go.
+// it sends goes (`follower`; `related`: the request there whose stream carries it, if any),
+// the timer that forgets it (`expiry`), and what it waits on while its session has gone
+// (`arrived`: a session following it with tasks/result). Once it ended, it holds no session
+// nor fiber: it is kept for its ttl, sessions come and go.
 interface Running {
   task: McpSchema.Task
   readonly outcome: Deferred.Deferred<Record<string, unknown>, Peer.HandlerError>
@@ -64,6 +72,8 @@ interface Running {
   readonly client: Client | undefined
   follower: Requestor | undefined
   related: JsonRpc.RequestId | undefined
+  expiry: Fiber.RuntimeFiber<unknown> | undefined
+  arrived: Deferred.Deferred<void> | undefined
 }
 
 // Each session's key: what a task keeps of the session that started it.
@@ -99,7 +109,7 @@ export interface Tasks {
     session: Requestor,
     request: JsonRpc.Request,
     call: (ctx: Context) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
-  ) => Effect.Effect<Record<string, unknown>>
+  ) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
   /** The handlers of tasks/get, tasks/result, tasks/list and tasks/cancel. */
   readonly handlers: Readonly<Record<string, Handler>>
 }
@@ -117,11 +127,37 @@ const outcomeOf = (exit: Exit.Exit<Record<string, unknown>, Peer.HandlerError>):
   return failure._tag === "Some" ? { status: "failed", statusMessage: failure.value.message } : { status: "failed" }
 }
 
+const isWorking = (running: Running): boolean =>
+  running.task.status === "working" || running.task.status === "input_required"
+
+type Update = (running: Running, patch: Partial<McpSchema.Task>) => Effect.Effect<void>
+
 // The session a task's context speaks through: the one following the task now, on the
 // stream of its request there; its client is the one asked (what it declared decides what
-// may be asked of it). None once the task ended: its handler sends nothing more.
+// may be asked of it). None once the task ended: its handler sends nothing more. While that
+// session has gone, a request to the client waits, `input_required`, for a session to
+// follow the task with tasks/result (the task's ttl ends the wait), and goes there.
 class Following implements SessionLink {
-  constructor(private readonly running: Running) {}
+  constructor(private readonly running: Running, private readonly update: Update) {}
+
+  get reachable(): Effect.Effect<void> | undefined {
+    return this.running.follower?.ended === true ? this.awaitFollower() : undefined
+  }
+
+  private awaitFollower(): Effect.Effect<void> {
+    const running = this.running
+    return Effect.suspend(() => {
+      const arrived = running.arrived ??= Deferred.unsafeMake<void>(FiberId.none)
+      return Effect.zipRight(this.update(running, { status: "input_required" }), Deferred.await(arrived))
+    })
+  }
+
+  // Input received (or refused): the task works on.
+  private resumed(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
+    return Exit.isInterrupted(exit) || this.running.task.status !== "input_required"
+      ? Effect.void
+      : this.update(this.running, { status: "working" })
+  }
 
   get client() {
     return this.running.follower?.client ?? this.running.client
@@ -137,15 +173,22 @@ class Following implements SessionLink {
   }
 
   request(
-    _related: JsonRpc.RequestId | undefined,
+    related: JsonRpc.RequestId | undefined,
     method: string,
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined
-  ) {
+  ): Effect.Effect<Record<string, unknown>, McpServerError> {
     const follower = this.running.follower
-    return follower === undefined
-      ? Effect.fail(new McpServerError({ reason: "Client", method, message: `${method}: the task has ended` }))
-      : follower.request(this.running.related, method, params, options)
+    if (follower === undefined) {
+      return Effect.fail(new McpServerError({ reason: "Client", method, message: `${method}: the task has ended` }))
+    }
+    const again = Effect.suspend(() => this.request(related, method, params, options))
+    if (follower.ended) return Effect.zipRight(this.awaitFollower(), again)
+    return follower.request(this.running.related, method, params, options).pipe(
+      // Its session gone while it asked: the next one following the task is asked.
+      Effect.catchAll((error) => follower.ended ? again : Effect.fail(error)),
+      Effect.onExit((exit) => this.resumed(exit))
+    )
   }
 }
 
@@ -170,6 +213,14 @@ const follow = (running: Running, session: Requestor) => {
   running.related = undefined
 }
 
+// A live session's tasks/result: what waits for a session to ask goes on its stream now.
+const arrive = (running: Running, session: Requestor) => {
+  const arrived = running.arrived
+  if (arrived === undefined || session.ended) return
+  running.arrived = undefined
+  Deferred.unsafeDone(arrived, Exit.void)
+}
+
 // What tasks/list shows `session`: its authorization context's tasks, or without one, its own.
 const visibleTo = (session: Requestor) => (running: Running): boolean => {
   const caller = session.outbound.caller
@@ -188,7 +239,7 @@ export const make = (options: {
     const tasks = new Map<string, Running>()
     const most = options.tasks.ttlMs ?? DEFAULT_TTL_MS
     const stamp = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
-    const update = (running: Running, patch: Partial<McpSchema.Task>) =>
+    const update: Update = (running, patch) =>
       Effect.gen(function*() {
         running.task = { ...running.task, ...patch, lastUpdatedAt: yield* stamp }
         if (options.tasks.notifyStatus === true && running.follower !== undefined) {
@@ -210,7 +261,7 @@ export const make = (options: {
         })
       )
     const cancel = (running: Running) =>
-      running.task.status !== "working" && running.task.status !== "input_required"
+      !isWorking(running)
         ? Effect.fail(invalidParams(`Task ${running.task.taskId} is already ${running.task.status}`))
         : Effect.gen(function*() {
           if (running.fiber !== undefined) yield* Fiber.interrupt(running.fiber)
@@ -225,9 +276,16 @@ export const make = (options: {
         Effect.zipRight(Effect.sync(() => tasks.delete(running.task.taskId))),
         Effect.forkIn(scope)
       )
+    const none: ReadonlySet<Running> = new Set()
+    const census = (session: Requestor): Limits.Census<Running> => ({
+      working: isWorking,
+      mine: visibleTo(session),
+      forget: (id, running) => Effect.zipRight(Effect.sync(() => tasks.delete(id)), Limits.stopTimer(running.expiry))
+    })
 
     const start: Tasks["start"] = (session, request, call) =>
       Effect.gen(function*() {
+        yield* Limits.admit(options.tasks, tasks, none, census(session))
         const now = yield* stamp
         const ttl = ttlOf(request, most)
         const task: McpSchema.Task = {
@@ -246,19 +304,21 @@ export const make = (options: {
           origin: keyOf(session),
           client: session.client,
           follower: session,
-          related: request.id
+          related: request.id,
+          expiry: undefined,
+          arrived: undefined
         }
         tasks.set(task.taskId, running)
         const link: TaskLink = {
           taskId: task.taskId,
           status: (statusMessage) => update(running, { statusMessage })
         }
-        running.fiber = yield* call(new Context(new Following(running), request, link)).pipe(
+        running.fiber = yield* call(new Context(new Following(running, update), request, link)).pipe(
           Effect.exit,
           Effect.flatMap((exit) => end(running, outcomeOf(exit), exit)),
           Effect.forkIn(scope)
         )
-        yield* expire(running, ttl)
+        running.expiry = yield* expire(running, ttl)
         return { task }
       })
 
@@ -274,6 +334,7 @@ export const make = (options: {
         Effect.flatMap(find(tasks, request, session), (running) => {
           follow(running, session)
           running.related = request.id
+          arrive(running, session)
           return Effect.map(Deferred.await(running.outcome), (result) => ({
             ...result,
             _meta: {

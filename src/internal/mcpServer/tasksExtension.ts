@@ -8,7 +8,10 @@
  * anywhere), kept for their `ttlMs`, each bound to its caller's authorization context when it
  * has one (with OAuth: another context's requests find no such task), its id a random UUID
  * otherwise its only guard; a task keeps the Scope of its request's handlers open until it
- * ends. `tasks/get` tells a task with its result or error inlined and, while it
+ * ends. The limits of `taskLimits.ts` hold, the requestor being the caller's authorization
+ * context, or all callers without one (a modern request's client is only its own claim):
+ * a call to become a task counts from its start, inline, so a burst cannot pass them.
+ * `tasks/get` tells a task with its result or error inlined and, while it
  * waits for input, the requests it waits on; `tasks/update` answers them (the task's fiber
  * resumes: no replay here); `tasks/cancel` interrupts it.
  *
@@ -32,6 +35,7 @@ import { internalError, invalidParams, methodNotFound, missingClientCapability }
 import { sameCaller } from "./http/guard.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
+import * as Limits from "./taskLimits.js"
 import { DEFAULT_TTL_MS, runsAsTask, type TaskLink } from "./tasks.js"
 
 /** The extension's identifier. */
@@ -49,20 +53,24 @@ interface Pending {
   readonly answer: Deferred.Deferred<Record<string, unknown>>
 }
 
-// A call of a task tool: what tasks/get tells, the fiber that runs it, and whose it is.
-// `listed` once it became a task (before that it is an inline call, in no table).
+// A call of a task tool: what tasks/get tells, the fiber that runs it, whose it is, and the
+// timer that forgets it. `listed` once it became a task (before that it is an inline call,
+// in no table but the table's `starting`).
 interface Entry {
   task: Record<string, unknown> & { readonly taskId: string; status: string }
   readonly owner: Outbound["caller"]
   outcome: { readonly result: Record<string, unknown> } | { readonly error: Record<string, unknown> } | undefined
   readonly pending: Map<string, Pending>
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  expiry: Fiber.RuntimeFiber<unknown> | undefined
   listed: boolean
 }
 
 /** The server's tasks. */
 export interface Table {
   readonly entries: Map<string, Entry>
+  /** The calls that may still become tasks, counted against the limits already. */
+  readonly starting: Set<Entry>
   readonly scope: Scope.Scope
   readonly options: TaskOptions
   /** The key of the MRTR rounds a call asks in before it becomes a task. */
@@ -71,7 +79,7 @@ export interface Table {
 
 /** The task table of a new server; tasks end with its Scope. */
 export const make = (options: TaskOptions, secret: Uint8Array): Effect.Effect<Table, never, Scope.Scope> =>
-  Effect.map(Effect.scope, (scope) => ({ entries: new Map(), scope, options, secret }))
+  Effect.map(Effect.scope, (scope) => ({ entries: new Map(), starting: new Set(), scope, options, secret }))
 
 const declared = (client: Client): boolean => {
   const extensions = (client.capabilities as { readonly extensions?: unknown }).extensions
@@ -132,6 +140,7 @@ const fresh = (table: Table, owner: Outbound["caller"]): Effect.Effect<Entry> =>
     outcome: undefined,
     pending: new Map(),
     fiber: undefined,
+    expiry: undefined,
     listed: false
   }))
 
@@ -159,12 +168,16 @@ const list = (table: Table, entry: Entry): Effect.Effect<Record<string, unknown>
     const created = { ...entry.task, status: "working", resultType: "task" }
     if (entry.listed) return Effect.succeed(created)
     entry.listed = true
+    table.starting.delete(entry)
     table.entries.set(entry.task.taskId, entry)
     return Effect.sleep(Number(entry.task.ttlMs)).pipe(
       Effect.zipRight(Effect.suspend(() => cancel(entry))),
       Effect.zipRight(Effect.sync(() => table.entries.delete(entry.task.taskId))),
       Effect.forkIn(table.scope),
-      Effect.as(created)
+      Effect.map((expiry) => {
+        entry.expiry = expiry
+        return created
+      })
     )
   })
 
@@ -215,6 +228,15 @@ class Holds {
   }
 }
 
+// The limits' view of the table for `caller`: its requestor is its authorization context,
+// or, without one, every caller without one.
+const census = (table: Table, caller: Outbound["caller"]): Limits.Census<Entry> => ({
+  working: (entry) => !TERMINAL.has(entry.task.status),
+  mine: (entry) =>
+    caller === undefined ? entry.owner === undefined : entry.owner !== undefined && sameCaller(entry.owner, caller),
+  forget: (id, entry) => Effect.zipRight(Effect.sync(() => table.entries.delete(id)), Limits.stopTimer(entry.expiry))
+})
+
 /**
  * Runs a call of a task tool: its handler (`call`) forked in the server's Scope, inline until
  * it goes async; answers with the task it became, or the round's InputRequiredResult (the
@@ -229,7 +251,10 @@ const escalate = (
   call: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.gen(function*() {
-    const entry = yield* fresh(table, ctx.session.outbound.caller)
+    const caller = ctx.session.outbound.caller
+    yield* Limits.admit(table.options, table.entries, table.starting, census(table, caller))
+    const entry = yield* fresh(table, caller)
+    table.starting.add(entry)
     const async = yield* Deferred.make<void>()
     const goAsync = Effect.asVoid(Deferred.succeed(async, undefined))
     const holds = new Holds()
@@ -252,7 +277,11 @@ const escalate = (
       // up (its client cancelled it) before its answer went out: so does the task it became,
       // whose id the client may never have seen.
       Effect.onExit((exit) =>
-        !entry.listed ? Fiber.interrupt(fiber) : Exit.isSuccess(exit) ? Effect.void : cancel(entry)
+        !entry.listed
+          ? Effect.zipRight(Effect.sync(() => table.starting.delete(entry)), Fiber.interrupt(fiber))
+          : Exit.isSuccess(exit)
+          ? Effect.void
+          : cancel(entry)
       )
     )
   })
