@@ -4,7 +4,9 @@
 // bound to its caller's principal: another subject gets -32602 as for an unknown task, and
 // tasks/list shows a principal its own tasks from any session; without OAuth, a session its
 // own. The tasks extension's (2026-07-28) tasks are bound likewise. A session without a
-// standing GET stream gets what a task sends on the stream of its tasks/result.
+// standing GET stream gets what a task sends on the stream of its tasks/result. A task that
+// asks for input once its session has gone waits, input_required, for another session's
+// tasks/result, and asks there.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -14,6 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as http from "node:http"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
+import type * as JsonRpc from "../src/JsonRpc.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
@@ -46,15 +49,15 @@ const listen = (handler: () => McpServer.NodeHandler) =>
   })
 
 // A stateful (2025-11-25) session of the endpoint at `url`, in `scope`, with `token` if given;
-// `modern`: a 2026-07-28 connection instead (the tasks extension declared).
-const session = (url: string, scope: Scope.Scope, token?: string, modern = false) =>
+// `modern`: a 2026-07-28 connection instead (the tasks extension declared); `extra`: more options.
+const session = (url: string, scope: Scope.Scope, token?: string, modern = false, extra: McpClient.Options = {}) =>
   Effect.gen(function*() {
     const transport = yield* StreamableHttp.make({
       name: "jobs",
       url,
       ...(token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })
     })
-    const client = yield* McpClient.make(modern ? {} : { protocolVersion: "2025-11-25" }).pipe(
+    const client = yield* McpClient.make({ ...(modern ? {} : { protocolVersion: "2025-11-25" }), ...extra }).pipe(
       Effect.provideService(Transport, transport)
     )
     return { client, sessionId: transport.info().sessionId as string }
@@ -223,5 +226,65 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
       yield* Deferred.succeed(test.release, undefined)
       yield* readUntil(`"id":2`)
       expect(text).toContain(`"text":"done"`)
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("a task asking for input with its session gone waits, input_required, for the next session's tasks/result", () =>
+    Effect.gen(function*() {
+      const go = yield* Deferred.make<void>()
+      const asking = yield* Deferred.make<void>()
+      const ask = McpServer.tool({
+        name: "ask",
+        execution: { taskSupport: "required" },
+        inputSchema: { type: "object" },
+        handler: (_, ctx) =>
+          Deferred.await(go).pipe(
+            Effect.zipRight(Deferred.succeed(asking, undefined)),
+            Effect.zipRight(ctx.elicit({
+              message: "Name?",
+              requestedSchema: { type: "object", properties: { name: { type: "string" } } }
+            })),
+            Effect.map((answer): McpSchema.CallToolResult => ({
+              content: [{ type: "text", text: `Hello, ${String(answer.content?.name)}` }]
+            })),
+            Effect.orDie
+          )
+      })
+      const server = yield* McpServer.fromItems({
+        serverInfo: { name: "asks", version: "1.0.0" },
+        tools: [ask],
+        tasks: { pollInterval: 20 }
+      })
+      const handler = yield* McpServer.toNodeHandler(server)
+      const url = yield* listen(() => handler)
+      const scope = yield* Effect.scope
+      // Session A starts the task, and ends (DELETE) before the task asks anything.
+      const a = yield* session(url, scope)
+      const created = yield* Deferred.make<McpSchema.Task>()
+      const call = yield* Effect.fork(a.client.callTool("ask", {}, {
+        onTask: (task) => Effect.asVoid(Deferred.succeed(created, task))
+      }))
+      const { taskId } = yield* Deferred.await(created)
+      expect((yield* endSession(url, a.sessionId)).status).toBe(200)
+      yield* Fiber.await(call)
+      expect(server.sessions()).toBe(0)
+      yield* Deferred.succeed(go, undefined)
+      yield* Deferred.await(asking)
+
+      // Session B finds it waiting for input, and answers it on its tasks/result.
+      const asked = yield* Queue.unbounded<JsonRpc.Request>()
+      const b = yield* session(url, scope, undefined, false, {
+        capabilities: { elicitation: {} },
+        handlers: {
+          "elicitation/create": (request) =>
+            Effect.as(Queue.offer(asked, request), { action: "accept", content: { name: "Ada" } })
+        }
+      })
+      const statuses = yield* Queue.unbounded<McpSchema.Task>()
+      const followed = yield* b.client.followTask(taskId, { onTask: (task) => Queue.offer(statuses, task) })
+      expect(yield* Queue.take(statuses)).toMatchObject({ taskId, status: "input_required" })
+      expect(yield* Queue.take(asked)).toMatchObject({
+        params: { message: "Name?", _meta: { "io.modelcontextprotocol/related-task": { taskId } } }
+      })
+      expect(firstText(followed)).toBe("Hello, Ada")
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 })

@@ -6,6 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as Host from "../src/Host.js"
 import * as McpClient from "../src/McpClient.js"
@@ -610,6 +611,45 @@ describe("McpServer", () => {
         const gone = yield* Effect.exit(client.request("tasks/get", { taskId: short.taskId }, McpSchema.Task))
         expect(protocolError(gone)).toMatchObject({ code: -32602, message: `Unknown task: ${short.taskId}` })
         expect((yield* client.listTasks()).map((task) => task.ttl)).toEqual([60_000])
+      }))
+
+    it.scoped("a task asking for input with its session gone waits within its ttl, then ends", () =>
+      Effect.gen(function*() {
+        const asking = yield* Deferred.make<void>()
+        const interrupted = yield* Deferred.make<void>()
+        const go = yield* Deferred.make<void>()
+        const ask = McpServer.tool({
+          name: "ask",
+          execution: { taskSupport: "required" },
+          handler: (_, ctx) =>
+            Deferred.await(go).pipe(
+              Effect.zipRight(Deferred.succeed(asking, undefined)),
+              Effect.zipRight(ctx.elicit({ message: "Name?", requestedSchema: { type: "object", properties: {} } })),
+              Effect.as(text("answered")),
+              Effect.orDie,
+              Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+            )
+        })
+        const server = yield* McpServer.fromItems({ serverInfo, tools: [ask], tasks: {} })
+        const scope = yield* Scope.make()
+        const { transport } = yield* Scope.extend(McpServer.connectMemory(server), scope)
+        const client = yield* Scope.extend(
+          McpClient.make(STATEFUL).pipe(Effect.provideService(Transport, transport)),
+          scope
+        )
+        const created = yield* client.request(
+          "tools/call",
+          { name: "ask", task: { ttl: 5_000 } },
+          McpSchema.CreateTaskResult
+        )
+        yield* Scope.close(scope, Exit.void)
+        expect(server.sessions()).toBe(0)
+        yield* Deferred.succeed(go, undefined)
+        yield* Deferred.await(asking)
+        // Nobody follows it: at its ttl's end its work ends, the request unasked.
+        yield* TestClock.adjust("5 seconds")
+        yield* Deferred.await(interrupted)
+        expect(created.task.ttl).toBe(5_000)
       }))
 
     it.scoped("limits working tasks per requestor (the session, without OAuth) and tasks kept; evicts finished first", () =>

@@ -141,11 +141,13 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
       : this.session.request(this.request.id, method, this.related(params ?? {}), options)
   }
 
-  // What the client declared is checked once it can be asked: the client of the session
-  // that follows a task whose own session has gone.
+  // What the client declared is checked when the request runs, once the client can be
+  // asked: the client of the session that follows a task whose own session has gone.
   private reached<A>(ask: () => Effect.Effect<A, McpServerError>): Effect.Effect<A, McpServerError> {
-    const wait = this.session.reachable
-    return wait === undefined ? ask() : Effect.zipRight(wait, Effect.suspend(ask))
+    return Effect.suspend(() => {
+      const wait = this.session.reachable
+      return wait === undefined ? ask() : Effect.zipRight(wait, Effect.suspend(ask))
+    })
   }
 
   sample(

@@ -178,17 +178,20 @@ class Following implements SessionLink {
     params: Record<string, unknown> | undefined,
     options: Peer.RequestOptions | undefined
   ): Effect.Effect<Record<string, unknown>, McpServerError> {
-    const follower = this.running.follower
-    if (follower === undefined) {
-      return Effect.fail(new McpServerError({ reason: "Client", method, message: `${method}: the task has ended` }))
-    }
-    const again = Effect.suspend(() => this.request(related, method, params, options))
-    if (follower.ended) return Effect.zipRight(this.awaitFollower(), again)
-    return follower.request(this.running.related, method, params, options).pipe(
-      // Its session gone while it asked: the next one following the task is asked.
-      Effect.catchAll((error) => follower.ended ? again : Effect.fail(error)),
-      Effect.onExit((exit) => this.resumed(exit))
-    )
+    // Who follows the task is known when the request runs, not when it is made.
+    return Effect.suspend(() => {
+      const follower = this.running.follower
+      if (follower === undefined) {
+        return Effect.fail(new McpServerError({ reason: "Client", method, message: `${method}: the task has ended` }))
+      }
+      const again = this.request(related, method, params, options)
+      if (follower.ended) return Effect.zipRight(this.awaitFollower(), again)
+      return follower.request(this.running.related, method, params, options).pipe(
+        // Its session gone while it asked: the next one following the task is asked.
+        Effect.catchAll((error) => follower.ended ? again : Effect.fail(error)),
+        Effect.onExit((exit) => this.resumed(exit))
+      )
+    })
   }
 }
 
