@@ -3,7 +3,8 @@
 // another session follows it to its result, its progress included. With OAuth a task is
 // bound to its caller's principal: another subject gets -32602 as for an unknown task, and
 // tasks/list shows a principal its own tasks from any session; without OAuth, a session its
-// own. The tasks extension's (2026-07-28) tasks are bound likewise. A session without a
+// own. The tasks extension's (2026-07-28) tasks are bound likewise, and each principal has
+// its own limit of working tasks. A session without a
 // standing GET stream gets what a task sends on the stream of its tasks/result. A task that
 // asks for input once its session has gone waits, input_required, for another session's
 // tasks/result, and asks there.
@@ -26,16 +27,18 @@ import { authorizationServer } from "./support/authorizationServer.js"
 import { failure, firstText, reasonOf } from "./support/results.js"
 import { slowTaskTool } from "./support/taskTool.js"
 
-// The task tool `slow` (support/taskTool.ts) served with 2025-11-25 tasks.
-const jobs = Effect.gen(function*() {
-  const side = yield* slowTaskTool
-  const server = yield* McpServer.fromItems({
-    serverInfo: { name: "jobs", version: "1.0.0" },
-    tools: [side.tool],
-    tasks: { pollInterval: 20 }
+// The task tool `slow` (support/taskTool.ts) served with tasks (`limits`: more TaskOptions).
+const jobsWith = (limits: McpServer.TaskOptions) =>
+  Effect.gen(function*() {
+    const side = yield* slowTaskTool
+    const server = yield* McpServer.fromItems({
+      serverInfo: { name: "jobs", version: "1.0.0" },
+      tools: [side.tool],
+      tasks: { pollInterval: 20, ...limits }
+    })
+    return { ...side, server }
   })
-  return { ...side, server }
-})
+const jobs = jobsWith({})
 
 // `handler` on a node:http listener on 127.0.0.1, closed with the Scope; its MCP URL.
 const listen = (handler: () => McpServer.NodeHandler) =>
@@ -174,6 +177,38 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
       yield* Deferred.succeed(test.release, undefined)
       expect(firstText(yield* Fiber.join(call))).toBe("done")
       expect(test.runs.count).toBe(1)
+    }).pipe(Effect.provide(HttpClientUndici.layer)))
+
+  it.scopedLive("with OAuth, each principal has its own limit of working tasks (the tasks extension)", () =>
+    Effect.gen(function*() {
+      const as = yield* authorizationServer
+      const test = yield* jobsWith({ maxWorkingPerRequestor: 1 })
+      let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
+      const url = yield* listen(() => handler)
+      handler = yield* McpServer.toNodeHandler(test.server, { oauth: { issuer: as.base, resource: url } })
+      const scope = yield* Effect.scope
+      const asAda = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "ada", client_id: "app" }), true)
+      const asBob = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "bob", client_id: "app" }), true)
+      const created = (client: McpClient.McpClient) =>
+        Effect.gen(function*() {
+          const task = yield* Deferred.make<McpSchema.Task>()
+          const call = yield* Effect.fork(client.callTool("slow", {}, {
+            onTask: (told) => Effect.asVoid(Deferred.succeed(task, told))
+          }))
+          return { task: yield* Deferred.await(task), call }
+        })
+      const ada = yield* created(asAda.client)
+      const refused = failure(yield* Effect.exit(asAda.client.callTool("slow", {})))
+      expect(reasonOf(refused, "Protocol")).toMatchObject({
+        code: -32603,
+        data: { limit: "maxWorkingPerRequestor", max: 1 }
+      })
+      // Bob is another requestor: his task starts.
+      const bob = yield* created(asBob.client)
+      expect(bob.task.status).toBe("working")
+      yield* Deferred.succeed(test.release, undefined)
+      expect(firstText(yield* Fiber.join(ada.call))).toBe("done")
+      expect(firstText(yield* Fiber.join(bob.call))).toBe("done")
     }).pipe(Effect.provide(HttpClientUndici.layer)))
 
   it.scopedLive("a session with no standing stream gets what the task sends on the stream of its tasks/result", () =>
