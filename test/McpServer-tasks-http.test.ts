@@ -66,6 +66,31 @@ const session = (url: string, scope: Scope.Scope, token?: string, modern = false
     return { client, sessionId: transport.info().sessionId as string }
   }).pipe(Scope.extend(scope))
 
+// `server` behind OAuth on 127.0.0.1, and a 2026-07-28 session of it each for Ada and Bob.
+const adaAndBob = (server: McpServer.McpServer) =>
+  Effect.gen(function*() {
+    const as = yield* authorizationServer
+    let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
+    const url = yield* listen(() => handler)
+    handler = yield* McpServer.toNodeHandler(server, { oauth: { issuer: as.base, resource: url } })
+    const scope = yield* Effect.scope
+    const token = (sub: string) => as.tokens.jwt({ aud: url, sub, client_id: "app" })
+    return {
+      asAda: yield* session(url, scope, token("ada"), true),
+      asBob: yield* session(url, scope, token("bob"), true)
+    }
+  })
+
+// Calls the tool `name` in a fiber of its own; the call and its task, once told.
+const startTask = (client: McpClient.McpClient, name: string) =>
+  Effect.gen(function*() {
+    const told = yield* Deferred.make<McpSchema.Task>()
+    const call = yield* Effect.fork(client.callTool(name, {}, {
+      onTask: (task) => Effect.asVoid(Deferred.succeed(told, task))
+    }))
+    return { task: yield* Deferred.await(told), call }
+  })
+
 // Ends a session the way a client that is done with it does: DELETE.
 const endSession = (url: string, sessionId: string, token?: string) =>
   Effect.promise(() =>
@@ -158,20 +183,10 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
 
   it.scopedLive("with OAuth, a task of the tasks extension (2026-07-28) is its principal's too", () =>
     Effect.gen(function*() {
-      const as = yield* authorizationServer
       const test = yield* jobs
-      let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
-      const url = yield* listen(() => handler)
-      handler = yield* McpServer.toNodeHandler(test.server, { oauth: { issuer: as.base, resource: url } })
-      const scope = yield* Effect.scope
-      const asAda = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "ada", client_id: "app" }), true)
-      const asBob = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "bob", client_id: "app" }), true)
+      const { asAda, asBob } = yield* adaAndBob(test.server)
       expect(asAda.client.protocolVersion).toBe("2026-07-28")
-      const created = yield* Deferred.make<McpSchema.Task>()
-      const call = yield* Effect.fork(asAda.client.callTool("slow", {}, {
-        onTask: (task) => Effect.asVoid(Deferred.succeed(created, task))
-      }))
-      const { taskId } = yield* Deferred.await(created)
+      const { call, task: { taskId } } = yield* startTask(asAda.client, "slow")
       const refused = failure(yield* Effect.exit(asBob.client.followTask(taskId)))
       expect(reasonOf(refused, "Protocol")).toMatchObject({ method: "tasks/get", code: -32602 })
       yield* Deferred.succeed(test.release, undefined)
@@ -181,30 +196,16 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
 
   it.scopedLive("with OAuth, each principal has its own limit of working tasks (the tasks extension)", () =>
     Effect.gen(function*() {
-      const as = yield* authorizationServer
       const test = yield* jobsWith({ maxWorkingPerRequestor: 1 })
-      let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
-      const url = yield* listen(() => handler)
-      handler = yield* McpServer.toNodeHandler(test.server, { oauth: { issuer: as.base, resource: url } })
-      const scope = yield* Effect.scope
-      const asAda = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "ada", client_id: "app" }), true)
-      const asBob = yield* session(url, scope, as.tokens.jwt({ aud: url, sub: "bob", client_id: "app" }), true)
-      const created = (client: McpClient.McpClient) =>
-        Effect.gen(function*() {
-          const task = yield* Deferred.make<McpSchema.Task>()
-          const call = yield* Effect.fork(client.callTool("slow", {}, {
-            onTask: (told) => Effect.asVoid(Deferred.succeed(task, told))
-          }))
-          return { task: yield* Deferred.await(task), call }
-        })
-      const ada = yield* created(asAda.client)
+      const { asAda, asBob } = yield* adaAndBob(test.server)
+      const ada = yield* startTask(asAda.client, "slow")
       const refused = failure(yield* Effect.exit(asAda.client.callTool("slow", {})))
       expect(reasonOf(refused, "Protocol")).toMatchObject({
         code: -32603,
         data: { limit: "maxWorkingPerRequestor", max: 1 }
       })
       // Bob is another requestor: his task starts.
-      const bob = yield* created(asBob.client)
+      const bob = yield* startTask(asBob.client, "slow")
       expect(bob.task.status).toBe("working")
       yield* Deferred.succeed(test.release, undefined)
       expect(firstText(yield* Fiber.join(ada.call))).toBe("done")
@@ -294,11 +295,7 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
       const scope = yield* Effect.scope
       // Session A starts the task, and ends (DELETE) before the task asks anything.
       const a = yield* session(url, scope)
-      const created = yield* Deferred.make<McpSchema.Task>()
-      const call = yield* Effect.fork(a.client.callTool("ask", {}, {
-        onTask: (task) => Effect.asVoid(Deferred.succeed(created, task))
-      }))
-      const { taskId } = yield* Deferred.await(created)
+      const { call, task: { taskId } } = yield* startTask(a.client, "ask")
       expect((yield* endSession(url, a.sessionId)).status).toBe(200)
       yield* Fiber.await(call)
       expect(server.sessions()).toBe(0)
