@@ -614,6 +614,19 @@ describe("McpServer, modern requests (2026-07-28)", () => {
         expect((yield* get(peer, third.taskId)).status).toBe("working")
       }))
 
+    it.scoped("calls at once count from their start, inline: a burst cannot pass the limit", () =>
+      Effect.gen(function*() {
+        const { peer } = yield* serve({ tools: [forever], tasks: { maxWorkingPerRequestor: 1 } })
+        const both = yield* Effect.all(
+          [call(peer, "forever", {}, TASKS), call(peer, "forever", {}, TASKS)].map(
+            Effect.exit
+          ),
+          { concurrency: 2 }
+        )
+        expect(both.filter(Exit.isSuccess)).toHaveLength(1)
+        expect(protocolError(both.find(Exit.isFailure)!)).toMatchObject({ data: { limit: "maxWorkingPerRequestor" } })
+      }))
+
     it.scoped("a table full of working tasks refuses the next, naming maxKept", () =>
       Effect.gen(function*() {
         const { peer } = yield* serve({ tools: [forever], tasks: { maxKept: 1 } })

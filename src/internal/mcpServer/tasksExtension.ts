@@ -241,7 +241,7 @@ const census = (table: Table, caller: Outbound["caller"]): Limits.Census<Entry> 
  * Runs a call of a task tool: its handler (`call`) forked in the server's Scope, inline until
  * it goes async; answers with the task it became, or the round's InputRequiredResult (the
  * handler's run interrupted). `handlers` is the Scope of the request's handlers, which the
- * task keeps open until it ends.
+ * task keeps open until it ends. Refused (-32603) past the limits, before anything runs.
  */
 const escalate = (
   table: Table,
@@ -254,7 +254,26 @@ const escalate = (
     const caller = ctx.session.outbound.caller
     yield* Limits.admit(table.options, table.entries, table.starting, census(table, caller))
     const entry = yield* fresh(table, caller)
-    table.starting.add(entry)
+    // Counted from now until it is listed or its run ends, whichever comes first.
+    return yield* Effect.ensuring(
+      Effect.suspend(() => {
+        table.starting.add(entry)
+        return inline(table, entry, ctx, round, handlers, call)
+      }),
+      Effect.sync(() => table.starting.delete(entry))
+    )
+  })
+
+// The call of `escalate`, as `entry`, until it goes async.
+const inline = (
+  table: Table,
+  entry: Entry,
+  ctx: Context<Session>,
+  round: Mrtr.Round,
+  handlers: Scope.CloseableScope,
+  call: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+  Effect.gen(function*() {
     const async = yield* Deferred.make<void>()
     const goAsync = Effect.asVoid(Deferred.succeed(async, undefined))
     const holds = new Holds()
@@ -277,11 +296,7 @@ const escalate = (
       // up (its client cancelled it) before its answer went out: so does the task it became,
       // whose id the client may never have seen.
       Effect.onExit((exit) =>
-        !entry.listed
-          ? Effect.zipRight(Effect.sync(() => table.starting.delete(entry)), Fiber.interrupt(fiber))
-          : Exit.isSuccess(exit)
-          ? Effect.void
-          : cancel(entry)
+        !entry.listed ? Fiber.interrupt(fiber) : Exit.isSuccess(exit) ? Effect.void : cancel(entry)
       )
     )
   })
