@@ -93,6 +93,8 @@ export interface RequestContext {
   readonly request: JsonRpc.Request
   /** The client, as of this request. */
   readonly client: Client
+  /** Who the client is, as its transport authenticated it (`Outbound.caller`), if it did. */
+  readonly caller: ResourceServer.Principal | undefined
   /**
    * Whether the request runs as a task (2025-11-25 `task` param), or runs as one or may still
    * become one (the tasks extension: see `TaskOptions`).
@@ -105,6 +107,12 @@ export interface RequestContext {
    * admits it; before any setLevel, every level is admitted.
    */
   log(level: McpSchema.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void>
+  /**
+   * Sends any notification related to this request (on its stream, over Streamable HTTP),
+   * whatever the client's log level: for what `progress` and `log` do not cover, such as a
+   * gateway passing on what its servers sent.
+   */
+  notify(method: string, params: Record<string, unknown>): Effect.Effect<void>
   /** Sets the task's `statusMessage` when the request runs as a task; does nothing otherwise. */
   status(message: string): Effect.Effect<void>
   /**
@@ -345,6 +353,14 @@ export interface Options {
    * sends its client outside of any request).
    */
   readonly handlers: Handlers | ((client: Client, session: Session) => Effect.Effect<Handlers, never, Scope.Scope>)
+  /**
+   * The handlers of modern (2026-07-28) requests, when one set serves them all whatever
+   * their client (who asks is the request's `RequestContext.client` and `caller`): such a
+   * request then has no Scope and no handlers made for it. A `subscriptions/listen`
+   * request, which lives as long as its stream, still gets `handlers` (made for it, in its
+   * Scope, when a function). Default: `handlers`, for every modern request.
+   */
+  readonly modernHandlers?: Handlers | undefined
   /**
    * The capabilities declared. Default: derived from the handlers (list_changed for every
    * list, subscriptions, completions, logging, tasks when `tasks` is set), less what the

@@ -639,6 +639,52 @@ describe("McpServer, modern requests (2026-07-28)", () => {
       }))
   })
 
+  it.scoped("answers modern requests by modernHandlers, made for none of them; a listen and a session by handlers", () =>
+    Effect.gen(function*() {
+      let made = 0
+      const own = (name: string): McpServer.Handlers => ({
+        tools: {
+          list: () => Effect.succeed([{ name, inputSchema: { type: "object" } }]),
+          call: (_name, _args, ctx) =>
+            Effect.as(
+              ctx.notify("notifications/message", { level: "info", data: ctx.client.info?.name }),
+              text(`${name} for ${ctx.client.info?.name ?? "?"}, caller ${ctx.caller?.subject ?? "none"}`)
+            )
+        },
+        resources: { list: () => Effect.succeed([]), read: (uri) => Effect.fail(McpServer.resourceNotFound(uri)) }
+      })
+      const server = yield* McpServer.make({
+        serverInfo,
+        handlers: () => Effect.sync(() => (made++, own("per-client"))),
+        modernHandlers: own("shared")
+      })
+      const { transport } = yield* McpServer.connectMemory(server)
+      const peer = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
+      const notifications = yield* peer.subscribe
+      // Whatever the log level: a notification of the request's own, on its stream.
+      expect(yield* call(peer, "shared")).toMatchObject(text("shared for modern-client, caller none"))
+      expect(yield* Queue.take(notifications)).toMatchObject({
+        method: "notifications/message",
+        params: { level: "info", data: "modern-client" }
+      })
+      expect(yield* peer.request("tools/list", { _meta: metaOf() })).toMatchObject({ tools: [{ name: "shared" }] })
+      expect(made).toBe(0)
+      const listening = yield* Effect.fork(peer.request("subscriptions/listen", {
+        _meta: metaOf(),
+        notifications: { toolsListChanged: true }
+      }))
+      expect((yield* Queue.take(notifications)).method).toBe("notifications/subscriptions/acknowledged")
+      expect(made).toBe(1)
+      yield* Fiber.interrupt(listening)
+      const stateful = yield* McpServer.connectMemory(server)
+      const client = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+        Effect.provideService(Transport, stateful.transport)
+      )
+      const result = yield* client.callTool("per-client", {})
+      expect(result.content[0]).toMatchObject({ text: expect.stringMatching(/^per-client for .+, caller none$/) })
+      expect(made).toBe(2)
+    }))
+
   it.scoped("serves a stateful client and modern requests side by side", () =>
     Effect.gen(function*() {
       const server = yield* McpServer.fromItems({ modern: true, serverInfo, tools: [echo] })

@@ -12,6 +12,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Client, InputOptions, RequestClientOptions, RequestContext } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
+import type { Principal } from "../../ResourceServer.js"
 import { McpServerError } from "./error.js"
 import type { Input } from "./mrtr.js"
 import type { TaskLink } from "./tasks.js"
@@ -19,6 +20,8 @@ import type { TaskLink } from "./tasks.js"
 /** What a request's context needs of its session. */
 export interface SessionLink {
   readonly client: Client | undefined
+  /** Who the client is, by its transport; unknown where a request is followed elsewhere (a task). */
+  readonly caller?: Principal | undefined
   /** Whether a log message at `level` goes to the client. */
   readonly admits: (level: McpSchema.LoggingLevel) => boolean
   readonly notify: (
@@ -91,6 +94,10 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
     return this.session.client ?? UNKNOWN_CLIENT
   }
 
+  get caller(): Principal | undefined {
+    return this.session.caller
+  }
+
   get asTask(): boolean {
     return this.task !== undefined
   }
@@ -117,6 +124,10 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
       this.related(logger === undefined ? { level, data } : { level, logger, data }),
       this.request.id
     )
+  }
+
+  notify(method: string, params: Record<string, unknown>): Effect.Effect<void> {
+    return this.session.notify(method, this.related(params), this.request.id)
   }
 
   status(message: string): Effect.Effect<void> {

@@ -15,6 +15,7 @@ import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Client, Handlers, ListKind, Options, Outbound, Session as PublicSession } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
+import type { Principal } from "../../ResourceServer.js"
 import { traced } from "../traced.js"
 import { Context, type SessionLink } from "./context.js"
 import { discover } from "./discover.js"
@@ -57,6 +58,10 @@ export class Session implements SessionLink {
     readonly modern: Stateless.Modern
   ) {
     this.handlers = typeof options.handlers === "function" ? undefined : options.handlers
+  }
+
+  get caller(): Principal | undefined {
+    return this.outbound.caller
   }
 
   /** Whether a log message at `level` goes to the client: logging declared, and its level admits it. */

@@ -28,6 +28,7 @@ import { admits, isLevel } from "./logging.js"
 import type { Method } from "./methods.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
+import { runsAsTask } from "./tasks.js"
 import * as TasksExtension from "./tasksExtension.js"
 
 /** What a server keeps for its modern requests. */
@@ -140,6 +141,15 @@ export const clientOf = (request: JsonRpc.Request): Either.Either<RequestClient,
   })
 }
 
+// The handlers every modern request of `method` shares, if they do: `modernHandlers` (but for
+// a subscriptions/listen, which keeps `handlers` for its life), or static `handlers`.
+const sharedHandlers = (options: Options, method: string): Handlers | undefined => {
+  if (options.modernHandlers !== undefined && method !== McpSchema.ModernMethod.SubscriptionsListen) {
+    return options.modernHandlers
+  }
+  return typeof options.handlers === "function" ? undefined : options.handlers
+}
+
 // The handlers a modern request is served by: the server's, or made for it alone.
 const handlersFor = (session: Session, client: Client): Effect.Effect<Handlers, never, Scope.Scope> => {
   const make = session.options.handlers
@@ -226,6 +236,20 @@ const checkToolHeaders = (
   return refused === undefined ? undefined : new Peer.HandlerError(refused.body.error)
 }
 
+// Runs `use` with the handlers `make` makes in a Scope of their own, which ends with the
+// request unless the request became a task: then with the task (tasksExtension.ts).
+const inScope = (
+  make: Effect.Effect<Handlers, never, Scope.Scope>,
+  use: (handlers: Handlers, scope: Scope.CloseableScope) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
+  Effect.flatMap(Scope.make(), (scope) =>
+    Scope.extend(make, scope).pipe(
+      Effect.flatMap((handlers) => use(handlers, scope)),
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit) && exit.value.resultType === "task" ? Effect.void : Scope.close(scope, exit)
+      )
+    ))
+
 /**
  * Answers a modern request of `method` in `session`: `run` is the method's handler, given
  * the request's context.
@@ -253,26 +277,25 @@ export const answer = (
       return Effect.flatMap(calledTool(session, modern, request, handlers, ctx), (tool) => {
         const refused = checkToolHeaders(session, request, tool)
         if (refused !== undefined) return Effect.fail(refused)
-        // Without a Scope (static handlers, no tasks table) no task method is served.
-        return scope === undefined
-          ? TasksExtension.TASK_METHODS.has(method) ? Effect.fail(methodNotFound(method)) : plain
-          : TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
+        if (scope !== undefined) return TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
+        // Shared handlers: a Scope only for what the tasks extension takes (a task method, a
+        // call of a tool that may run as a task); without a tasks table no task method is served.
+        const tasking = TasksExtension.TASK_METHODS.has(method)
+        if (modern.tasks === undefined) return tasking ? Effect.fail(methodNotFound(method)) : plain
+        return tasking || runsAsTask(tool)
+          ? inScope(Effect.succeed(handlers), (_, made) =>
+            TasksExtension.route(modern.tasks, ctx, round.right, made, plain, run, tool))
+          : plain
       })
     }
-    const handlers = session.options.handlers
-    const answered = typeof handlers !== "function" && modern.tasks === undefined
-      ? respond(handlers, undefined)
-      // The handlers' Scope ends with the request, unless the request became a task: then
-      // with the task (tasksExtension.ts).
-      : Effect.flatMap(Scope.make(), (scope) =>
-        Scope.extend(handlersFor(session, client.right), scope).pipe(
-          Effect.flatMap((made) => respond(made, scope)),
-          Effect.onExit((exit) =>
-            Exit.isSuccess(exit) && exit.value.resultType === "task" ? Effect.void : Scope.close(scope, exit)
-          )
-        ))
+    const shared = sharedHandlers(session.options, method)
+    const answered = shared !== undefined
+      ? respond(shared, undefined)
+      : inScope(handlersFor(session, client.right), respond)
     return answered.pipe(
-      Effect.map((result) => finish(session, method, result)),
+      Effect.map((result) =>
+        finish(session, method, result)
+      ),
       Effect.mapError(modernError(request))
     )
   })

@@ -116,5 +116,8 @@ export const handle = (
     response,
     Effect.flatMap(alone.answer(request, { notify, caller, headers: requestHeaders }), reply)
   )
-  response.once("close", () => fiber.unsafeInterruptAsFork(FiberId.none))
+  // (A request answered has ended: nothing to interrupt.)
+  response.once("close", () => {
+    if (!answered) fiber.unsafeInterruptAsFork(FiberId.none)
+  })
 }
