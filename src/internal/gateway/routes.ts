@@ -7,7 +7,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as McpSchema from "../../McpSchema.js"
+import * as McpSchema from "../../McpSchema.js"
 import * as McpServer from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
 import type * as Policy from "../../Policy.js"
@@ -32,6 +32,12 @@ export interface RouteContext {
   /** Who the client is, by its access token (HTTP with OAuth): its calls' audit entries name it. */
   readonly caller: Policy.CallToolOptions["caller"]
 }
+
+/**
+ * The route context of a request: a session's own, the same for all its requests, or (a
+ * 2026-07-28 request, whose handlers all requests share) made for the request at its call.
+ */
+export type Route = (ctx: McpServer.RequestContext) => RouteContext
 
 /** Whether `u` is a plain JSON object. */
 export const isRecord = (u: unknown): u is Record<string, unknown> =>
@@ -67,12 +73,30 @@ const inputOf = (
 ): Pick<Policy.CallToolOptions, "onInput"> =>
   context.fleet.relay === undefined ? {} : { onInput: callInput(context.fleet.relay, context.client, ctx, beforeTask) }
 
+// The client's _meta goes on, except its progress token (the gateway has its own) and the
+// 2026-07-28 keys of its exchange with the gateway, which the gateway's own replace; its
+// capabilities do go on, to narrow the gateway's (a server asks only what the client answers).
+const NOT_FORWARDED: ReadonlySet<string> = new Set([
+  "progressToken",
+  McpSchema.MetaKey.ProtocolVersion,
+  McpSchema.MetaKey.ClientInfo,
+  McpSchema.MetaKey.LogLevel
+])
+
+const forwarded = (meta: unknown): Record<string, unknown> | undefined => {
+  if (!isRecord(meta)) return undefined
+  let kept: Record<string, unknown> | undefined
+  for (const key in meta) {
+    if (!NOT_FORWARDED.has(key)) (kept ??= {})[key] = meta[key]
+  }
+  return kept
+}
+
 /** tools/call, through the Policy. Interrupting the handler (the client cancelled) cancels the call. */
-export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] => (name, args, ctx) => {
+export const callTool = (route: Route): McpServer.ToolHandlers["call"] => (name, args, ctx) => {
+  const context = route(ctx)
   const request = ctx.request
-  const meta = request.params?._meta
-  // The client's _meta goes on, except its progress token: the gateway has its own.
-  const { progressToken: _, ...rest } = isRecord(meta) ? meta : {}
+  const meta = forwarded(request.params?._meta)
   const find = (view: Naming.View) => Naming.lookup(view.tools, view.catalog.toolsByName, name)
   return inCatalog(context, (view) => find(view) !== undefined, (current) => {
     const entry = find(current)
@@ -99,7 +123,7 @@ export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] 
         }),
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
-      ...(Object.keys(rest).length > 0 ? { meta: rest } : {}),
+      ...(meta === undefined ? {} : { meta }),
       ...(context.caller === undefined ? {} : { caller: context.caller })
     })
     // Inline while the routed call is (SEP-2663's composition: a question the fronted
@@ -113,8 +137,9 @@ export const callTool = (context: RouteContext): McpServer.ToolHandlers["call"] 
 }
 
 /** resources/read, at the server that owns the URI. */
-export const readResource = (context: RouteContext): McpServer.ResourceHandlers["read"] => (uri, ctx) =>
-  inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
+export const readResource = (route: Route): McpServer.ResourceHandlers["read"] => (uri, ctx) => {
+  const context = route(ctx)
+  return inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
     const server = ownerOf(current.catalog, uri)
     if (server === undefined) return Effect.fail(McpServer.resourceNotFound(uri))
     return context.inFlight.track(server, ctx, context.fleet.registry.readResource(server, uri, inputOf(context, ctx)))
@@ -122,9 +147,11 @@ export const readResource = (context: RouteContext): McpServer.ResourceHandlers[
         Effect.mapError(handlerError)
       )
   })
+}
 
 /** prompts/get, by the name the client sees (or the qualified one). */
-export const getPrompt = (context: RouteContext): McpServer.PromptHandlers["get"] => (name, args, ctx) => {
+export const getPrompt = (route: Route): McpServer.PromptHandlers["get"] => (name, args, ctx) => {
+  const context = route(ctx)
   const find = (view: Naming.View) => Naming.lookup(view.prompts, view.catalog.promptsByName, name)
   return inCatalog(context, (view) => find(view) !== undefined, (current) => {
     const entry = find(current)
@@ -168,7 +195,8 @@ const completionTarget = (
 }
 
 /** completion/complete, at the server of the prompt or resource template. */
-export const complete = (context: RouteContext): NonNullable<McpServer.Handlers["complete"]> => (params, ctx) => {
+export const complete = (route: Route): NonNullable<McpServer.Handlers["complete"]> => (params, ctx) => {
+  const context = route(ctx)
   const ref = params.ref as unknown as Record<string, unknown>
   const argument = params.argument
   if (typeof argument.value !== "string") {

@@ -75,39 +75,75 @@ const viewOf = (fleet: Fleet, asking: typeof ASKING | undefined): Effect.Effect<
 export interface Shared {
   /** The catalog as a client that does not approve `ask` tools sees it, then as one that does. */
   readonly views: readonly [Effect.Effect<Naming.View>, Effect.Effect<Naming.View>]
-  /** The lists of 2026-07-28 requests, by the same two views. */
-  readonly modernLists: readonly [Lists, Lists]
-  /** The management tools of 2026-07-28 requests, when served. */
-  readonly modernManagement: Management.SessionManagement | undefined
-  /** The 2026-07-28 requests with calls in flight, which the fleet's log messages may concern. */
-  readonly busy: Set<(event: LogMessage) => Effect.Effect<void>>
+  /** The handlers of 2026-07-28 requests, one set for all (`McpServer.Options.modernHandlers`). */
+  readonly modern: McpServer.Handlers
 }
 
 type LogMessage = Extract<RegistryEvent, { readonly _tag: "LogMessage" }>
 
+// A client that answers elicitation approves `ask` tools itself: it lists them too.
+const asking = (capabilities: McpSchema.ClientCapabilities | undefined): 0 | 1 =>
+  Relay.elicitsForms(capabilities) ? 1 : 0
+
 /**
- * What the sessions and modern requests of a gateway share: the catalog views, the lists
- * and management tools of modern requests, and the one receiver of the fleet's log messages
- * for the modern requests that have calls in flight.
+ * What the sessions and modern requests of a gateway share: the catalog views, and the
+ * handlers of modern requests — their lists and management tools, and the one receiver of
+ * the fleet's log messages for those that have calls in flight.
  */
 export const makeShared = (fleet: Fleet): Effect.Effect<Shared, never, Scope.Scope> =>
   Effect.gen(function*() {
     const views = [viewOf(fleet, undefined), viewOf(fleet, ASKING)] as const
-    const modernManagement = yield* Management.makeModern(fleet, Effect.map(views[0], (view) => view.catalog))
-    const more = modernManagement?.tools ?? []
+    const management = yield* Management.makeModern(fleet, Effect.map(views[0], (view) => view.catalog))
+    const more = management?.tools ?? []
     const busy = new Set<(event: LogMessage) => Effect.Effect<void>>()
     yield* fleet.onEvents((event) =>
       event._tag === "LogMessage" && busy.size > 0
         ? Effect.forEach([...busy], (forward) => forward(event), { discard: true })
         : Effect.void
     )
+    const modernLists = [lists(fleet, views[0], more), lists(fleet, views[1], more)] as const
     return {
       views,
-      modernLists: [lists(fleet, views[0], more), lists(fleet, views[1], more)],
-      modernManagement,
-      busy
+      modern: routedHandlers(
+        fleet,
+        modernRoute(fleet, views, busy),
+        (ctx) => modernLists[asking(ctx.client.capabilities)],
+        management,
+        {}
+      )
     }
   })
+
+// A 2026-07-28 request's route, made at its routed call (its handlers are everyone's): its
+// client's capabilities, its caller and its calls in flight, by which (while it has any)
+// the relay finds it and the fleet's log messages reach it. It has no log level of its own
+// for them (logging/setLevel is gone): a message of a server it has a call at is its own.
+const modernRoute = (
+  fleet: Fleet,
+  views: Shared["views"],
+  busy: Set<(event: LogMessage) => Effect.Effect<void>>
+): Routes.Route =>
+(ctx) => {
+  const relay = fleet.relay
+  const inFlight: InFlight = new InFlight((isBusy) => {
+    if (isBusy) {
+      busy.add(forward)
+      relay?.clients.add(client)
+    } else {
+      busy.delete(forward)
+      relay?.clients.delete(client)
+    }
+  })
+  const capabilities = ctx.client.capabilities
+  const client: Relay.RelayClient = { capabilities, roots: [], inFlight }
+  const forward = Logging.forwarder(inFlight, {
+    level: noLevel,
+    notify: (method, params) => ctx.notify(method, params ?? {})
+  })
+  return { fleet, catalog: views[asking(capabilities)], inFlight, client, caller: callerOf(ctx.caller) }
+}
+
+const noLevel = () => undefined
 
 // The tools/call handler over `routed` (the fleet's tools, the management tools when served):
 // the app's own tools run here, as the app's code; the Policy governs the fleet's servers.
@@ -124,23 +160,25 @@ const toolCall = (
   }
 }
 
-// The handlers a client gets, routed by `context`; `subscribing` is how it subscribes.
+// The handlers a client gets, routed by `route`, listing what `listed` gives; `subscribing`
+// is how it subscribes.
 const routedHandlers = (
-  context: Routes.RouteContext,
-  listed: Lists,
+  fleet: Fleet,
+  route: Routes.Route,
+  listed: (ctx: McpServer.RequestContext) => Lists,
   management: Management.SessionManagement | undefined,
   subscribing: Pick<McpServer.ResourceHandlers, "subscribe" | "unsubscribe">
 ): McpServer.Handlers => ({
-  tools: { list: listed.tools, call: toolCall(context.fleet, management, Routes.callTool(context)) },
+  tools: { list: (ctx) => listed(ctx).tools(), call: toolCall(fleet, management, Routes.callTool(route)) },
   resources: {
-    list: listed.resources,
-    templates: listed.templates,
-    read: Routes.readResource(context),
+    list: (ctx) => listed(ctx).resources(),
+    templates: (ctx) => listed(ctx).templates(),
+    read: Routes.readResource(route),
     subscribe: subscribing.subscribe,
     unsubscribe: subscribing.unsubscribe
   },
-  prompts: { list: listed.prompts, get: Routes.getPrompt(context) },
-  complete: Routes.complete(context)
+  prompts: { list: (ctx) => listed(ctx).prompts(), get: Routes.getPrompt(route) },
+  complete: Routes.complete(route)
 })
 
 /** Makes the handlers of a session or of a modern request. */
@@ -151,13 +189,13 @@ export type MakeHandlers = (
   session: McpServer.Session
 ) => Effect.Effect<McpServer.Handlers, never, Scope.Scope>
 
-const callerOf = (session: McpServer.Session): Routes.RouteContext["caller"] =>
-  session.caller === undefined ? undefined : { subject: session.caller.subject, clientId: session.caller.clientId }
+const callerOf = (caller: McpServer.Session["caller"]): Routes.RouteContext["caller"] =>
+  caller === undefined ? undefined : { subject: caller.subject, clientId: caller.clientId }
 
 /**
  * The handlers of one client session, in its Scope: resource subscriptions it made are
  * dropped at the servers when the Scope closes, unless another session still holds them.
- * A 2026-07-28 request's are `modernHandlers`.
+ * A 2026-07-28 request's are `Shared.modern`; a subscriptions/listen's, `listenHandlers`.
  */
 export const makeHandlers: MakeHandlers = (fleet, shared, client, session) =>
   Effect.gen(function*() {
@@ -167,9 +205,14 @@ export const makeHandlers: MakeHandlers = (fleet, shared, client, session) =>
       roots: [],
       inFlight
     }
-    // A client that answers elicitation approves `ask` tools itself: it lists them too.
-    const catalog = shared.views[Relay.elicitsForms(client.capabilities) ? 1 : 0]
-    const context: Routes.RouteContext = { fleet, catalog, inFlight, client: relayClient, caller: callerOf(session) }
+    const catalog = shared.views[asking(client.capabilities)]
+    const context: Routes.RouteContext = {
+      fleet,
+      catalog,
+      inFlight,
+      client: relayClient,
+      caller: callerOf(session.caller)
+    }
     const subscriptions = yield* Subscriptions.make(fleet, Effect.map(catalog, (view) => view.catalog))
     const forward = Logging.forwarder(inFlight, session)
     const management = yield* Management.make(fleet, subscriptions, session)
@@ -187,37 +230,26 @@ export const makeHandlers: MakeHandlers = (fleet, shared, client, session) =>
     })
     if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session)
 
-    return routedHandlers(context, lists(fleet, catalog, management?.tools ?? []), management, subscriptions)
+    const listed = lists(fleet, catalog, management?.tools ?? [])
+    return routedHandlers(fleet, () => context, () => listed, management, subscriptions)
   })
 
 /**
- * The handlers of one 2026-07-28 request: what does not depend on the request is the
- * gateway's (`shared`); the request has its client's capabilities, its caller and its calls
- * in flight, by which (while it has any) the relay finds it and the fleet's log messages
- * reach it. Only a subscriptions/listen request subscribes: for its life, in its Scope.
+ * The handlers of one 2026-07-28 subscriptions/listen request: the shared ones, subscribing
+ * for its life, in its Scope (the only modern request with one).
  */
-export const modernHandlers: MakeHandlers = (fleet, shared, client, session) =>
+export const listenHandlers: MakeHandlers = (fleet, shared, client, session) =>
   Effect.map(Effect.scope, (scope) => {
-    const relay = fleet.relay
-    const inFlight: InFlight = new InFlight((busy) => {
-      if (busy) {
-        shared.busy.add(forward)
-        relay?.clients.add(relayClient)
-      } else {
-        shared.busy.delete(forward)
-        relay?.clients.delete(relayClient)
+    const listening = listen(fleet, shared.views[asking(client.capabilities)], session, scope)
+    const resources = shared.modern.resources!
+    return {
+      ...shared.modern,
+      resources: {
+        ...resources,
+        subscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.subscribe(uri)),
+        unsubscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.unsubscribe(uri))
       }
-    })
-    const relayClient: Relay.RelayClient = { capabilities: client.capabilities, roots: [], inFlight }
-    const forward = Logging.forwarder(inFlight, session)
-    const asking = Relay.elicitsForms(client.capabilities) ? 1 : 0
-    const catalog = shared.views[asking]
-    const context: Routes.RouteContext = { fleet, catalog, inFlight, client: relayClient, caller: callerOf(session) }
-    const listening = listen(fleet, catalog, session, scope)
-    return routedHandlers(context, shared.modernLists[asking], shared.modernManagement, {
-      subscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.subscribe(uri)),
-      unsubscribe: (uri, ctx) => Effect.flatMap(listening(ctx.request.id), (held) => held.unsubscribe(uri))
-    })
+    }
   })
 
 // The subscriptions of a subscriptions/listen request (`stream`), made at its first
@@ -287,8 +319,9 @@ export const makeServer = (
       modern: fleet.options.modern,
       handlers: (client, session) =>
         client.protocolVersion === McpSchema.MODERN_PROTOCOL_VERSION
-          ? modernHandlers(fleet, shared, client, session)
-          : makeHandlers(fleet, shared, client, session)
+          ? listenHandlers(fleet, shared, client, session)
+          : makeHandlers(fleet, shared, client, session),
+      modernHandlers: shared.modern
     })
     const changes = yield* PubSub.subscribe(fleet.listChanged)
     yield* Queue.take(changes).pipe(Effect.flatMap(server.notifyListChanged), Effect.forever, Effect.forkScoped)
