@@ -2,10 +2,11 @@
  * Modern requests (2026-07-28): no initialize; a request that carries the client in its
  * `_meta` is answered on its own, whatever session it arrives in, as long as that session
  * is not a stateful one (initialized). The client, its capabilities and its log level come
- * from the request; the handlers are the server's (or made for this request alone); what
- * the handler asks of the client goes through an MRTR round (`mrtr.ts`); a tool call over
- * HTTP has its `Mcp-Param-*` headers checked against the tool it finds; the result tells
- * its `resultType`, the server, and (lists, reads, discover) how long it may be cached.
+ * from the request; the handlers are the server's (`modernHandlers`, the same for all, or
+ * made for this request alone); what the handler asks of the client goes through an MRTR
+ * round (`mrtr.ts`); a tool call over HTTP has its `Mcp-Param-*` headers checked against the
+ * tool it finds; the result tells its `resultType`, the server, and (lists, reads,
+ * discover) how long it may be cached.
  *
  * @internal
  */
