@@ -593,6 +593,33 @@ describe("Gateway (in memory)", () => {
       expect(yield* Queue.size(untold)).toBe(0)
     }))
 
+  it.scoped("a 2026-07-28 call's _meta goes on to the server but for its progress token and the keys the gateway's own replace", () =>
+    Effect.gen(function*() {
+      const echoServer = captured("echo", { tools: [tool("echo")] })
+      const { connect } = yield* setup([echoServer.spec])
+      const caller = yield* peerOf(yield* connect)
+      yield* caller.request("tools/call", {
+        name: "mcp__echo__echo",
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": { sampling: {} },
+          "io.modelcontextprotocol/clientInfo": { name: "modern-client", version: "1" },
+          "io.modelcontextprotocol/logLevel": "debug",
+          progressToken: "p1",
+          "example.com/trace": "t1"
+        }
+      })
+      const call = echoServer.server().requests.find((r) => r.method === "tools/call")
+      const meta = call?.params?._meta as Record<string, unknown>
+      expect(meta["example.com/trace"]).toBe("t1")
+      expect(meta["io.modelcontextprotocol/clientCapabilities"]).toEqual({ sampling: {} })
+      expect(meta["io.modelcontextprotocol/clientInfo"]).toBeUndefined()
+      expect(meta["io.modelcontextprotocol/logLevel"]).toBeUndefined()
+      expect(meta["io.modelcontextprotocol/protocolVersion"]).toBeUndefined()
+      expect(meta.progressToken).not.toBe("p1")
+    }))
+
   it.scopedLive("a fleet's resource update reaches a 2026-07-28 listen stream tagged with its subscriptionId", () =>
     Effect.gen(function*() {
       const loudServer = captured("loud", { resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] })
