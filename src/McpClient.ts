@@ -370,13 +370,14 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const wire: Peer.Peer = stateless === undefined ? peer : { ...peer, request: send }
     // Every request may take input rounds (2026-07-28) or become a task (the tasks extension);
     // a stateful server may send a request's own requests on its stream instead.
-    const exchanged = makeExchange(wire, handlers)
+    // A stateless connection's results come without the revision's envelope.
+    const exchanged = makeExchange(wire, handlers, stateless === undefined ? undefined : withoutEnvelope)
     const exchange: typeof exchanged = stateless === undefined ?
       (method, params, requestOptions, onTask, onInput) =>
         onInput === undefined
           ? exchanged(method, params, requestOptions, onTask)
           : related.sending(onInput, requestOptions, (sent) => exchanged(method, params, sent, onTask, onInput)) :
-      (...args) => Effect.map(exchanged(...args), withoutEnvelope)
+      exchanged
     const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
     const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
       supported(feature) ? effect : unsupported(server, feature, action)

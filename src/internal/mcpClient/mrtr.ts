@@ -84,6 +84,8 @@ export const answerInputs = (
 /**
  * Sends `params` with `send` and answers input rounds until the result is final. `onTask`
  * takes a task the server made of the request (absent: `"task"` is an unknown type).
+ * `complete` makes the final result what the caller gets (a stateless connection drops the
+ * envelope there, in the step that reads `resultType`, not in one more after it).
  */
 export const withInputRounds = (
   server: string,
@@ -91,12 +93,15 @@ export const withInputRounds = (
   method: string,
   params: Record<string, unknown> | undefined,
   send: Send,
-  onTask?: OnTask | undefined
+  onTask?: OnTask | undefined,
+  complete?: ((result: Result) => Result) | undefined
 ): Effect.Effect<Result, McpError.McpError> => {
   const round = (sent: Record<string, unknown> | undefined, rounds: number): Effect.Effect<Result, McpError.McpError> =>
     Effect.flatMap(send(sent), (result) => {
       const type = result.resultType
-      if (type === undefined || type === "complete") return Effect.succeed(result)
+      if (type === undefined || type === "complete") {
+        return Effect.succeed(complete === undefined ? result : complete(result))
+      }
       if (type === "task" && onTask !== undefined) return onTask(result)
       if (type !== "input_required") {
         return Effect.fail(protocolError(

@@ -196,8 +196,26 @@ const ENVELOPE_META: ReadonlyArray<string> = [
   McpSchema.MetaKey.LogLevel
 ]
 
-const hasEnvelopeMeta = (meta: unknown): meta is Record<string, unknown> =>
-  isRecord(meta) && ENVELOPE_META.some((key) => key in meta)
+const hasEnvelopeMeta = (meta: unknown): meta is Record<string, unknown> => {
+  if (!isRecord(meta)) return false
+  for (const key of ENVELOPE_META) if (key in meta) return true
+  return false
+}
+
+// `meta` without the keys of the exchange; undefined when nothing else is left. Rest
+// patterns, not `delete`: a deleted key leaves a slow dictionary object behind.
+const resultMeta = (meta: Record<string, unknown>): Record<string, unknown> | undefined => {
+  const {
+    [McpSchema.MetaKey.ServerInfo]: _server,
+    [McpSchema.MetaKey.ProtocolVersion]: _version,
+    [McpSchema.MetaKey.ClientInfo]: _client,
+    [McpSchema.MetaKey.ClientCapabilities]: _capabilities,
+    [McpSchema.MetaKey.LogLevel]: _level,
+    ...kept
+  } = meta
+  for (const _ in kept) return kept
+  return undefined
+}
 
 /**
  * A result without the revision's envelope: its `resultType` and the `_meta` keys of the
@@ -207,14 +225,14 @@ const hasEnvelopeMeta = (meta: unknown): meta is Record<string, unknown> =>
  */
 export const withoutEnvelope = (result: Record<string, unknown>): Record<string, unknown> => {
   const meta = result._meta
-  const ownMeta = hasEnvelopeMeta(meta)
-  if (!("resultType" in result) && !ownMeta) return result
-  const { resultType: _type, ...rest } = result
-  if (!ownMeta) return rest
-  const kept = { ...meta }
-  for (const key of ENVELOPE_META) delete kept[key]
-  if (Object.keys(kept).length === 0) delete rest._meta
-  else rest._meta = kept
+  if (!hasEnvelopeMeta(meta)) {
+    if (!("resultType" in result)) return result
+    const { resultType: _type, ...rest } = result
+    return rest
+  }
+  const { _meta: _meta, resultType: _type, ...rest } = result
+  const kept = resultMeta(meta)
+  if (kept !== undefined) rest._meta = kept
   return rest
 }
 

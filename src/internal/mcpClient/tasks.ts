@@ -327,11 +327,13 @@ export const withTasksExtension = (capabilities: McpSchema.ClientCapabilities): 
 /**
  * How a connection sends a request: input rounds answered (2026-07-28), and a task the
  * server made of it followed to its result (the tasks extension), its statuses told to `onTask`,
- * the input requests of both answered by `onInput` when the call has one.
+ * the input requests of both answered by `onInput` when the call has one. `complete` makes a
+ * final result what the caller gets (a stateless connection's: without the envelope).
  */
 export const makeExchange = (
   peer: Peer.Peer,
-  handlers: Readonly<Record<string, Peer.Handler>>
+  handlers: Readonly<Record<string, Peer.Handler>>,
+  complete?: ((result: Record<string, unknown>) => Record<string, unknown>) | undefined
 ) =>
 (
   method: string,
@@ -347,6 +349,10 @@ export const makeExchange = (
     method,
     params,
     (sent) => peer.request(method, sent, requestOptions),
-    (created) => followTask(peer, own, method, created, { onTask })
+    (created) => {
+      const followed = followTask(peer, own, method, created, { onTask })
+      return complete === undefined ? followed : Effect.map(followed, complete)
+    },
+    complete
   )
 }

@@ -116,6 +116,13 @@ export const modernVersion = (message: JsonRpc.Message): string | undefined => {
   return typeof version === "string" ? version : undefined
 }
 
+/** What a request names in `Mcp-Name` (its tool, prompt, URI or task), if its method names one. */
+export const targetOf = (message: JsonRpc.Request): string | undefined => {
+  const field = NAME_PARAMS.get(message.method)
+  const name = field === undefined ? undefined : message.params?.[field]
+  return typeof name === "string" ? name : undefined
+}
+
 /**
  * The headers of a request of revision `version`: `base` plus the mirrored ones; the tool
  * arguments to mirror come from `mirrorsOf` (the tools as last listed).
@@ -128,10 +135,9 @@ export const requestHeaders = (
 ): Record<string, string> => {
   const headers: Record<string, string> = { ...base, "mcp-protocol-version": version, "mcp-method": message.method }
   const params = message.params
-  const field = NAME_PARAMS.get(message.method)
-  const name = field === undefined ? undefined : params?.[field]
-  if (typeof name === "string") headers["mcp-name"] = encodeValue(name)
-  if (message.method !== "tools/call" || typeof name !== "string") return headers
+  const name = targetOf(message)
+  if (name !== undefined) headers["mcp-name"] = encodeValue(name)
+  if (message.method !== "tools/call" || name === undefined) return headers
   const mirrors = mirrorsOf(name)
   if (mirrors === undefined) return headers
   for (const mirror of mirrors) {

@@ -10,7 +10,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import type { Incoming } from "../../Transport.js"
 import type * as Http from "./http.js"
-import { type Mirror, requestHeaders } from "./mcpHeaders.js"
+import { type Mirror, requestHeaders, targetOf } from "./mcpHeaders.js"
 
 /** How lost streams are resumed, and how long the server may take to accept. */
 export interface Settings {
@@ -22,6 +22,17 @@ export interface Settings {
 }
 
 const ACCEPT = "application/json, text/event-stream"
+
+// The most targets (tools, prompts, URIs, task ids) of one method whose headers are kept.
+const MAX_TARGETS = 256
+
+// A method's 2026-07-28 headers: the revision they were made for, and the object of each
+// target (or of no target) whose request mirrors no tool argument.
+interface MethodHeaders {
+  readonly version: string
+  untargeted: Readonly<Record<string, string>> | undefined
+  readonly byTarget: Map<string, Readonly<Record<string, string>>>
+}
 
 /** One connection's shared state. */
 export class Connection {
@@ -36,6 +47,8 @@ export class Connection {
   /** The `x-mcp-header` arguments of each tool, as the tools were last listed (2026-07-28). */
   toolMirrors: ReadonlyMap<string, ReadonlyArray<Mirror>> = new Map()
   private postHeaders: Record<string, string> | undefined
+  // A request of 2026-07-28 repeats its method and target: their headers are made once.
+  private readonly modernHeaders = new Map<string, MethodHeaders>()
 
   constructor(
     readonly ctx: Http.Context,
@@ -61,6 +74,7 @@ export class Connection {
     this.sessionId = id
     this.protocolVersion = protocolVersion
     this.postHeaders = undefined
+    this.modernHeaders.clear()
   }
 
   /** The headers of a POST: the same object until the session changes. */
@@ -73,9 +87,26 @@ export class Connection {
    * `_meta`): a 2026-07-28 request gets its metadata headers, any other the session's.
    */
   requestHeaders(message: JsonRpc.Request, version: string | undefined): Readonly<Record<string, string>> {
-    return version === undefined
-      ? this.post
-      : requestHeaders(this.post, message, version, (tool) => this.toolMirrors.get(tool))
+    if (version === undefined) return this.post
+    const method = message.method
+    const target = targetOf(message)
+    // A tool call with mirrored arguments has headers of its own values: made every time.
+    if (target !== undefined && method === "tools/call" && this.toolMirrors.has(target)) {
+      return requestHeaders(this.post, message, version, (tool) => this.toolMirrors.get(tool))
+    }
+    let known = this.modernHeaders.get(method)
+    if (known === undefined || known.version !== version) {
+      known = { version, untargeted: undefined, byTarget: new Map() }
+      this.modernHeaders.set(method, known)
+    }
+    if (target === undefined) return known.untargeted ??= requestHeaders(this.post, message, version, noMirrors)
+    let headers = known.byTarget.get(target)
+    if (headers === undefined) {
+      if (known.byTarget.size >= MAX_TARGETS) known.byTarget.clear()
+      headers = requestHeaders(this.post, message, version, noMirrors)
+      known.byTarget.set(target, headers)
+    }
+    return headers
   }
 
   /** The configured headers, the session's, and `extra`. */
@@ -97,6 +128,8 @@ export class Connection {
     )
   }
 }
+
+const noMirrors = (): undefined => undefined
 
 /** Whether the server could not be reached at all (refused, reset, DNS): then it is gone. */
 export const unreachable = (error: McpError.McpError): boolean => error.reason._tag === "Transport"

@@ -65,6 +65,40 @@ describe("session headers", () => {
       conn.deliver({ jsonrpc: "2.0", id: 7, result: { protocolVersion: "1999-01-01" } })
       expect(conn.protocolVersion).toBe("2025-11-25")
     }))
+
+  it.effect("of a 2026-07-28 request: made once per method and target, per call for a tool with mirrored arguments", () =>
+    Effect.gen(function*() {
+      const { conn } = yield* setup()
+      const modern = (method: string, params: Record<string, unknown>): JsonRpc.Request => ({
+        jsonrpc: "2.0",
+        id: 1,
+        method,
+        params
+      })
+      const echo = conn.requestHeaders(modern("tools/call", { name: "echo", arguments: { text: "a" } }), "2026-07-28")
+      expect(echo).toEqual({
+        authorization: "Bearer s3cret",
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "echo"
+      })
+      expect(conn.requestHeaders(modern("tools/call", { name: "echo", arguments: { text: "b" } }), "2026-07-28"))
+        .toBe(echo)
+      const other = conn.requestHeaders(modern("tools/call", { name: "é", arguments: {} }), "2026-07-28")
+      expect(other["mcp-name"]).toBe("=?base64?w6k=?=")
+      const list = conn.requestHeaders(modern("tools/list", {}), "2026-07-28")
+      expect(list).not.toHaveProperty("mcp-name")
+      expect(conn.requestHeaders(modern("tools/list", { cursor: "c" }), "2026-07-28")).toBe(list)
+      // Once the tool mirrors an argument, each call's headers carry its own value.
+      conn.toolMirrors = new Map([["echo", [{ path: ["text"], header: "mcp-param-text" }]]])
+      const first = conn.requestHeaders(modern("tools/call", { name: "echo", arguments: { text: "a" } }), "2026-07-28")
+      const second = conn.requestHeaders(modern("tools/call", { name: "echo", arguments: { text: "b" } }), "2026-07-28")
+      expect([first["mcp-param-text"], second["mcp-param-text"]]).toEqual(["a", "b"])
+      // A request of an earlier revision gets the session's headers.
+      expect(conn.requestHeaders(call(2), undefined)).toBe(conn.post)
+    }))
 })
 
 describe("POST exchange", () => {
