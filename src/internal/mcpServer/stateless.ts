@@ -29,7 +29,6 @@ import { admits, isLevel } from "./logging.js"
 import type { Method } from "./methods.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
-import { runsAsTask } from "./tasks.js"
 import * as TasksExtension from "./tasksExtension.js"
 
 /** What a server keeps for its modern requests. */
@@ -270,6 +269,7 @@ export const answer = (
       ? Mrtr.begin(modern.secret, request)
       : Either.right(Mrtr.noInput(method))
     if (Either.isLeft(round)) return Effect.fail(round.left)
+    // `scope`: the handlers' own, when they were made for this request (shared ones have none).
     const respond = (handlers: Handlers, scope: Scope.CloseableScope | undefined) => {
       const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
       const plain = round.right instanceof Mrtr.Round
@@ -277,16 +277,9 @@ export const answer = (
         : run(ctx)
       return Effect.flatMap(calledTool(session, modern, request, handlers, ctx), (tool) => {
         const refused = checkToolHeaders(session, request, tool)
-        if (refused !== undefined) return Effect.fail(refused)
-        if (scope !== undefined) return TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
-        // Shared handlers: a Scope only for what the tasks extension takes (a task method, a
-        // call of a tool that may run as a task); without a tasks table no task method is served.
-        const tasking = TasksExtension.TASK_METHODS.has(method)
-        if (modern.tasks === undefined) return tasking ? Effect.fail(methodNotFound(method)) : plain
-        return tasking || runsAsTask(tool)
-          ? inScope(Effect.succeed(handlers), (_, made) =>
-            TasksExtension.route(modern.tasks, ctx, round.right, made, plain, run, tool))
-          : plain
+        return refused === undefined
+          ? TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
+          : Effect.fail(refused)
       })
     }
     const shared = sharedHandlers(session.options, method)
@@ -294,9 +287,7 @@ export const answer = (
       ? respond(shared, undefined)
       : inScope(handlersFor(session, client.right), respond)
     return answered.pipe(
-      Effect.map((result) =>
-        finish(session, method, result)
-      ),
+      Effect.map((result) => finish(session, method, result)),
       Effect.mapError(modernError(request))
     )
   })

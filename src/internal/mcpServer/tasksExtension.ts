@@ -7,8 +7,8 @@
  * before that goes by MRTR. Tasks are the server's (a modern client's requests may arrive
  * anywhere), kept for their `ttlMs`, each bound to its caller's authorization context when it
  * has one (with OAuth: another context's requests find no such task), its id a random UUID
- * otherwise its only guard; a task keeps the Scope of its request's handlers open until it
- * ends. The limits of `taskLimits.ts` hold, the requestor being the caller's authorization
+ * otherwise its only guard; a task keeps the Scope of its request's handlers (when they were
+ * made for it) open until it ends. The limits of `taskLimits.ts` hold, the requestor being the caller's authorization
  * context, or all callers without one (a modern request's client is only its own claim):
  * a call to become a task counts from its start, inline, so a burst cannot pass them.
  * `tasks/get` tells a task with its result or error inlined and, while it
@@ -241,13 +241,13 @@ const census = (table: Table, caller: Outbound["caller"]): Limits.Census<Entry> 
  * Runs a call of a task tool: its handler (`call`) forked in the server's Scope, inline until
  * it goes async; answers with the task it became, or the round's InputRequiredResult (the
  * handler's run interrupted). `handlers` is the Scope of the request's handlers, which the
- * task keeps open until it ends. Refused (-32603) past the limits, before anything runs.
+ * task keeps open until it ends (none: the server's shared handlers, which outlive it). Refused (-32603) past the limits, before anything runs.
  */
 const escalate = (
   table: Table,
   ctx: Context<Session>,
   round: Mrtr.Round,
-  handlers: Scope.CloseableScope,
+  handlers: Scope.CloseableScope | undefined,
   call: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.gen(function*() {
@@ -270,7 +270,7 @@ const inline = (
   entry: Entry,
   ctx: Context<Session>,
   round: Mrtr.Round,
-  handlers: Scope.CloseableScope,
+  handlers: Scope.CloseableScope | undefined,
   call: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.gen(function*() {
@@ -286,7 +286,7 @@ const inline = (
     const task = new Context(ctx.session, ctx.request, link, inputOf(entry, round, goAsync))
     const fiber = yield* call(task).pipe(
       Effect.onExit((exit) => Exit.isInterrupted(exit) ? Effect.void : settle(entry, exit)),
-      Effect.ensuring(Scope.close(handlers, Exit.void)),
+      Effect.ensuring(handlers === undefined ? Effect.void : Scope.close(handlers, Exit.void)),
       Effect.forkIn(table.scope)
     )
     entry.fiber = fiber
@@ -353,14 +353,14 @@ const cancel = (entry: Entry) =>
  * A modern request on the tasks surface: the extension's methods, and tools/call of a tool
  * that runs as a task; anything else is `plain`, the request answered as usual. `input` is
  * the request's way to its client (a tools/call's MRTR round); `handlers` the Scope of the
- * request's handlers, which a task keeps open until it ends; `tool` the tool a tools/call names
+ * request's handlers, which a task keeps open until it ends (none for shared handlers); `tool` the tool a tools/call names
  * (looked up once by the caller, stateless.ts).
  */
 export const route = (
   table: Table | undefined,
   ctx: Context<Session>,
   input: Mrtr.Input,
-  handlers: Scope.CloseableScope,
+  handlers: Scope.CloseableScope | undefined,
   plain: Effect.Effect<Record<string, unknown>, Peer.HandlerError>,
   run: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>,
   tool: McpSchema.Tool | undefined
