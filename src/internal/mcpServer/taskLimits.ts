@@ -25,14 +25,17 @@ export const DEFAULT_MAX_WORKING_PER_REQUESTOR = 100
 /** Tasks kept in all unless `TaskOptions.maxKept` says otherwise. */
 export const DEFAULT_MAX_KEPT = 10_000
 
+/** A kept task, as the limits see it: the timer that forgets it at its ttl's end, once it has one. */
+export interface Kept {
+  readonly expiry: Fiber.RuntimeFiber<unknown> | undefined
+}
+
 /** What the limits need to know of the tasks of one table. */
 export interface Census<T> {
   /** Whether a task still runs (not completed, failed nor cancelled). */
   readonly working: (task: T) => boolean
   /** Whether a task is the new one's requestor's. */
   readonly mine: (task: T) => boolean
-  /** Forgets a finished task now (its ttl's timer ended). */
-  readonly forget: (id: string, task: T) => Effect.Effect<void>
 }
 
 const refused = (limit: "maxWorkingPerRequestor" | "maxKept", max: number, message: string): Peer.HandlerError =>
@@ -42,7 +45,7 @@ const refused = (limit: "maxWorkingPerRequestor" | "maxKept", max: number, messa
  * Makes room for one more task in `kept` (plus `starting`: tasks in no table yet, counted
  * too) or refuses it: -32603 naming the limit reached.
  */
-export const admit = <T>(
+export const admit = <T extends Kept>(
   options: TaskOptions,
   kept: Map<string, T>,
   starting: ReadonlySet<T>,
@@ -62,7 +65,12 @@ export const admit = <T>(
     }
     const room = options.maxKept ?? DEFAULT_MAX_KEPT
     if (kept.size + starting.size < room) return Effect.void
-    for (const [id, task] of kept) if (!census.working(task)) return census.forget(id, task)
+    for (const [id, task] of kept) {
+      if (census.working(task)) continue
+      // Forgotten now: its ttl's timer ends with it.
+      kept.delete(id)
+      return stopTimer(task.expiry)
+    }
     return Effect.fail(refused(
       "maxKept",
       room,
@@ -70,6 +78,6 @@ export const admit = <T>(
     ))
   })
 
-/** The timer that forgets a task at its ttl's end, ended with it when the task is forgotten first. */
-export const stopTimer = (timer: Fiber.RuntimeFiber<unknown> | undefined): Effect.Effect<void> =>
+// The timer that forgets a task at its ttl's end, ended with it when the task is forgotten first.
+const stopTimer = (timer: Fiber.RuntimeFiber<unknown> | undefined): Effect.Effect<void> =>
   timer === undefined ? Effect.void : Fiber.interruptFork(timer)

@@ -201,12 +201,19 @@ const ttlOf = (request: JsonRpc.Request, most: number): number => {
   return typeof asked === "number" && asked >= 0 ? Math.min(asked, most) : most
 }
 
-// Another context's task is as unknown as one that never was.
-const find = (tasks: Map<string, Running>, request: JsonRpc.Request, session: Requestor) => {
-  const running = tasks.get(String(request.params?.taskId))
-  return running === undefined || !sameCaller(running.owner, session.outbound.caller)
+/**
+ * The task a request names (`params.taskId`), of either era: another authorization context's
+ * is as unknown as one that never was (-32602).
+ */
+export const find = <T extends { readonly owner: Outbound["caller"] }>(
+  tasks: ReadonlyMap<string, T>,
+  request: JsonRpc.Request,
+  caller: Outbound["caller"]
+): Effect.Effect<T, Peer.HandlerError> => {
+  const task = tasks.get(String(request.params?.taskId))
+  return task === undefined || !sameCaller(task.owner, caller)
     ? Effect.fail(invalidParams(`Unknown task: ${String(request.params?.taskId)}`))
-    : Effect.succeed(running)
+    : Effect.succeed(task)
 }
 
 // A session asking about a task that still runs gets what it sends from now on.
@@ -282,8 +289,7 @@ export const make = (options: {
     const none: ReadonlySet<Running> = new Set()
     const census = (session: Requestor): Limits.Census<Running> => ({
       working: isWorking,
-      mine: visibleTo(session),
-      forget: (id, running) => Effect.zipRight(Effect.sync(() => tasks.delete(id)), Limits.stopTimer(running.expiry))
+      mine: visibleTo(session)
     })
 
     const start: Tasks["start"] = (session, request, call) =>
@@ -327,14 +333,14 @@ export const make = (options: {
 
     const handlers: Record<string, Handler> = {
       [McpSchema.Method.TasksGet]: (request, session) =>
-        Effect.map(find(tasks, request, session), (running) => {
+        Effect.map(find(tasks, request, session.outbound.caller), (running) => {
           follow(running, session)
           return running.task
         }),
       // The call's own answer, tied to its task (the result has no taskId of its own); what
       // the task sends meanwhile goes on this request's stream.
       [McpSchema.Method.TasksResult]: (request, session) =>
-        Effect.flatMap(find(tasks, request, session), (running) => {
+        Effect.flatMap(find(tasks, request, session.outbound.caller), (running) => {
           follow(running, session)
           running.related = request.id
           arrive(running, session)
@@ -354,7 +360,8 @@ export const make = (options: {
           request,
           options.pageSize
         ),
-      [McpSchema.Method.TasksCancel]: (request, session) => Effect.flatMap(find(tasks, request, session), cancel)
+      [McpSchema.Method.TasksCancel]: (request, session) =>
+        Effect.flatMap(find(tasks, request, session.outbound.caller), cancel)
     }
     return { start, handlers }
   })

@@ -8,10 +8,10 @@
  * anywhere), kept for their `ttlMs`, each bound to its caller's authorization context when it
  * has one (with OAuth: another context's requests find no such task), its id a random UUID
  * otherwise its only guard; a task keeps the Scope of its request's handlers (when they were
- * made for it) open until it ends. The limits of `taskLimits.ts` hold, the requestor being the caller's authorization
- * context, or all callers without one (a modern request's client is only its own claim):
- * a call to become a task counts from its start, inline, so a burst cannot pass them.
- * `tasks/get` tells a task with its result or error inlined and, while it
+ * made for it) open until it ends. The limits of `taskLimits.ts` hold, the requestor being
+ * the caller's authorization context, or all callers without one (a modern request's client
+ * is only its own claim): a call to become a task counts from its start, inline, so a burst
+ * cannot pass them. `tasks/get` tells a task with its result or error inlined and, while it
  * waits for input, the requests it waits on; `tasks/update` answers them (the task's fiber
  * resumes: no replay here); `tasks/cancel` interrupts it.
  *
@@ -36,7 +36,7 @@ import { sameCaller } from "./http/guard.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
 import * as Limits from "./taskLimits.js"
-import { DEFAULT_TTL_MS, runsAsTask, type TaskLink } from "./tasks.js"
+import { DEFAULT_TTL_MS, find, runsAsTask, type TaskLink } from "./tasks.js"
 
 /** The extension's identifier. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -230,11 +230,10 @@ class Holds {
 
 // The limits' view of the table for `caller`: its requestor is its authorization context,
 // or, without one, every caller without one.
-const census = (table: Table, caller: Outbound["caller"]): Limits.Census<Entry> => ({
+const census = (caller: Outbound["caller"]): Limits.Census<Entry> => ({
   working: (entry) => !TERMINAL.has(entry.task.status),
   mine: (entry) =>
-    caller === undefined ? entry.owner === undefined : entry.owner !== undefined && sameCaller(entry.owner, caller),
-  forget: (id, entry) => Effect.zipRight(Effect.sync(() => table.entries.delete(id)), Limits.stopTimer(entry.expiry))
+    caller === undefined ? entry.owner === undefined : entry.owner !== undefined && sameCaller(entry.owner, caller)
 })
 
 /**
@@ -252,7 +251,7 @@ const escalate = (
 ): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
   Effect.gen(function*() {
     const caller = ctx.session.outbound.caller
-    yield* Limits.admit(table.options, table.entries, table.starting, census(table, caller))
+    yield* Limits.admit(table.options, table.entries, table.starting, census(caller))
     const entry = yield* fresh(table, caller)
     // Counted from now until it is listed or its run ends, whichever comes first.
     return yield* Effect.ensuring(
@@ -300,14 +299,6 @@ const inline = (
       )
     )
   })
-
-// Another context's task is as unknown as one that never was.
-const find = (table: Table, request: JsonRpc.Request, caller: Outbound["caller"]) => {
-  const entry = table.entries.get(String(request.params?.taskId))
-  return entry === undefined || !sameCaller(entry.owner, caller)
-    ? Effect.fail(invalidParams(`Unknown task: ${String(request.params?.taskId)}`))
-    : Effect.succeed(entry)
-}
 
 const detailed = (entry: Entry): Record<string, unknown> => {
   const inputRequests: Record<string, unknown> = {}
@@ -370,7 +361,7 @@ export const route = (
     if (table === undefined) return Effect.fail(methodNotFound(request.method))
     if (!declared(ctx.client)) return Effect.fail(missingExtension())
     return Effect.flatMap(
-      find(table, request, ctx.session.outbound.caller),
+      find(table.entries, request, ctx.session.outbound.caller),
       (entry) =>
         request.method === McpSchema.Method.TasksGet
           ? Effect.succeed(detailed(entry))
