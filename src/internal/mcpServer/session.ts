@@ -2,8 +2,8 @@
  * One client session: the lifecycle (initialize, the revision, requests refused before it),
  * the Peer handlers made once per session from the built-in methods and the session's
  * `Handlers`, and what the session keeps (the client, its log level, its subscriptions;
- * the tasks it reaches are the server's: `tasks.ts`). A session never initialized answers modern (2026-07-28) requests, each on
- * its own (`stateless.ts`).
+ * the tasks it reaches are the server's: `tasks.ts`). A session never initialized answers
+ * modern (2026-07-28) requests, each on its own (`stateless.ts`).
  *
  * @internal
  */
