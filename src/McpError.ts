@@ -365,3 +365,104 @@ export const make = (server: string | undefined, reason: Reason, cause?: unknown
     { reason, ...(server === undefined ? {} : { server }), ...(cause === undefined ? {} : { cause }) },
     server !== ""
   )
+
+// One constructor per reason, so a failure reads `McpError.closed(server, { message })`.
+const reasonOf =
+  <R extends Reason, F>(Reason: new(fields: F) => R) =>
+  (server: string | undefined, fields: F, cause?: unknown): McpError => make(server, new Reason(fields), cause)
+
+/**
+ * An McpError whose reason is a `TransportReason`: spawning, writing or reading failed.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const transport = reasonOf(TransportReason)
+
+/**
+ * An McpError whose reason is a `ClosedReason`: the connection closed while it was needed.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const closed = reasonOf(ClosedReason)
+
+/**
+ * An McpError whose reason is a `ProtocolReason`: the server answered with a JSON-RPC error.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const protocol = reasonOf(ProtocolReason)
+
+/**
+ * An McpError whose reason is a `TimeoutReason`: a request was not answered in time.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const timeout = reasonOf(TimeoutReason)
+
+/**
+ * An McpError whose reason is an `HttpReason`: the server answered with an HTTP error status.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const http = reasonOf(HttpReason)
+
+/**
+ * An McpError whose reason is a `LimitReason`: something exceeded its limit.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const limit = reasonOf(LimitReason)
+
+/**
+ * An McpError whose reason is a `ValidationReason`: a message did not match its schema.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const validation = reasonOf(ValidationReason)
+
+/**
+ * An McpError whose reason is an `UnsupportedReason`: the server or revision lacks a feature.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const unsupported = reasonOf(UnsupportedReason)
+
+/**
+ * An McpError whose reason is an `UnavailableReason`: the server is not in a state to answer.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const unavailable = reasonOf(UnavailableReason)
+
+/**
+ * An McpError whose reason is a `NotFoundReason`: no server, tool, prompt or resource of that name.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const notFound = reasonOf(NotFoundReason)
+
+/**
+ * An McpError whose reason is a `ConfigReason`: the configuration cannot be used.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const config = reasonOf(ConfigReason)
+
+/**
+ * An McpError whose reason is a `DeniedReason`: the policy denied a tool call.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const denied = reasonOf(DeniedReason)
