@@ -5,6 +5,17 @@
  * checked against the tool's outputSchema. On a 2026-07-28 connection every request carries
  * the revision, our identity and capabilities (and the log level) in its `_meta`.
  *
+ * Host features (`Host`) are declared only when their service is in the connection's context
+ * and not turned off (`Options.host`); a request's own `_meta` capabilities narrow the
+ * connection's. A modern server's log messages belong to the request that named a level: a call
+ * tells its own to `CallToolOptions.onLog` as they come, all before its result. A server's
+ * requests tied to a call (an input round, a task's input, a request on the call's POST stream)
+ * go to the call's `onInput` when it has one. It never reconnects, and never sends a request
+ * twice: the fleet above decides.
+ *
+ * The implementation sits in `internal/mcpClient/`; the modern revision's differences in one
+ * place, `stateless.ts`, chosen once by `handshake.ts`.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

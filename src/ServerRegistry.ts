@@ -3,6 +3,19 @@
  * live catalog of everything they offer, a stream of every change, and calls routed to
  * the server that owns each tool.
  *
+ * Each server is an actor (`internal/serverRegistry/serverActor.ts`), its own supervised fiber:
+ * one server's failure never touches another. A Ready server's call gate holds its connection,
+ * so a call goes straight through; in every other state calls wait for the next connection
+ * (within the ready timeout) or fail at once when waiting cannot help. The Peer tells the actor
+ * synchronously when its connection ends, before any waiting request resumes, so the gate
+ * closes and the next state is decided in that same step; the event follows a moment later.
+ *
+ * Routed calls to a server that runs tool calls as tasks feed its task table (`status.tasks`,
+ * `TaskStatusChanged`); a call that became a task outlives its connection: it follows the same
+ * task on the next one instead of being sent again (`followTask` takes one up by id). Drifted
+ * tools are approved with `approveTool`; `authorize` runs a waiting server's OAuth grant. What
+ * leaves an actor (errors, status, events, log lines) has the server's secrets masked.
+ *
  * @since 0.1.0
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"

@@ -3,6 +3,9 @@
  * the servers it needs started with their tools pinned, and a progress line on a terminal
  * while they connect.
  *
+ * A one-shot command stops waiting for a server that cannot come up: Failed for good, or the
+ * same exit before initialize twice in a row.
+ *
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"

@@ -3,6 +3,12 @@
  * resolved options, and the hub that turns catalog changes into list_changed
  * notifications, once per burst and only when what a client would list changed.
  *
+ * The hub's change test compares lists under the names clients see. Lists (and calls naming
+ * what no server has yet) wait only for the settle window from the gateway's start. The app's
+ * own tools are checked at start. It is also the gateway's one event dispatcher: a single
+ * registry subscription and fiber hand the fleet's events to the sessions and modern requests
+ * that registered, instead of one per session or request.
+ *
  * @internal
  */
 import * as Deferred from "effect/Deferred"

@@ -4,6 +4,9 @@
  * over, and the fronted server's requests of the call asked of its client), resources/read, prompts/get and completion/complete. A name no server has yet is
  * looked up again once the fleet has settled, as lists are.
  *
+ * A tools/call's `_meta` is passed on, but for the progress token and the modern revision's
+ * keys, which the gateway's own replace.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"

@@ -5,6 +5,14 @@
  * the fleet's one event dispatcher). The protocol itself (initialize, paging, setLevel,
  * whatever carries it) is McpServer's.
  *
+ * Modern (2026-07-28) requests share one handler set (`McpServer.Options.modernHandlers`) over
+ * what the gateway shares: the catalog views per Policy variant (made again only when the
+ * catalog or its filtering changed), the lists, the management tools, one receiver of log
+ * messages. Each routed call makes the request's own route from its `RequestContext` (its
+ * client's capabilities, its caller, its calls in flight), by which the relay and the log
+ * forwarding find it while it has calls in flight; a subscriptions/listen gets the same
+ * handlers, subscribing in its own Scope, its updates tagged with its `subscriptionId`.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"

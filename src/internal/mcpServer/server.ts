@@ -2,6 +2,10 @@
  * A server: its sessions, each a Peer over a Transport, and what it tells all of them
  * (list changes, resource updates, log messages).
  *
+ * List changes, updates and log messages reach modern listen streams too. A modern request with
+ * no session at all is answered by `answerAlone` (`alone.ts`): what HTTP runs per sessionless
+ * POST.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"

@@ -5,6 +5,10 @@
  * come with. Each check answers with the refusal to send, or `undefined` to go on. Refusals
  * never repeat the token.
  *
+ * With OAuth, a token the `ResourceServer` validated before is judged in the request's
+ * callback; only a new token (a signature check, a JWKS fetch, an introspection) runs as a
+ * fiber before the request goes on. Without `oauth` none of it runs.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"

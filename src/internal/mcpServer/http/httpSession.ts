@@ -3,6 +3,9 @@
  * sends each answer to the POST that asked for it (its sink) and every other message to the
  * session's standing GET stream, if one is open.
  *
+ * A session opened with an access token is that caller's (`HttpSession.caller`): another caller
+ * naming it gets 404, and its handlers see the caller as `McpServer.Session.caller`.
+ *
  * @internal
  */
 import type * as Clock from "effect/Clock"
