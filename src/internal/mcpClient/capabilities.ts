@@ -51,9 +51,6 @@ export const unsupported = (
   feature: Feature,
   action: string
 ): Effect.Effect<never, McpError.McpError> =>
-  Effect.fail(McpError.make(
-    server,
-    new McpError.UnsupportedReason({
-      message: `cannot ${action}: the server did not declare the '${feature}' capability`
-    })
-  ))
+  Effect.fail(McpError.unsupported(server, {
+    message: `cannot ${action}: the server did not declare the '${feature}' capability`
+  }))

@@ -56,8 +56,7 @@ export const defaultClientInfo: McpSchema.Implementation = { name: "mcp-fleet", 
 const isSupported = (version: string): version is McpSchema.ProtocolVersion =>
   (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)
 
-const unsupported = (server: string, message: string) =>
-  Effect.fail(McpError.make(server, new McpError.UnsupportedReason({ message })))
+const unsupported = (server: string, message: string) => Effect.fail(McpError.unsupported(server, { message }))
 
 const spoken = [...McpSchema.MODERN_PROTOCOL_VERSIONS, ...McpSchema.SUPPORTED_PROTOCOL_VERSIONS].join(", ")
 

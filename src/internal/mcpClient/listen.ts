@@ -144,13 +144,10 @@ export const listen = (
         onSuccess: () =>
           Deferred.fail(
             firstAck,
-            McpError.make(
-              server,
-              new McpError.ClosedReason({
-                method: McpSchema.Method.SubscriptionsListen,
-                message: "the server ended the subscription before acknowledging it"
-              })
-            )
+            McpError.closed(server, {
+              method: McpSchema.Method.SubscriptionsListen,
+              message: "the server ended the subscription before acknowledging it"
+            })
           )
       }),
       Effect.zipRight(Effect.suspend(() => Effect.sleep(reopenDelay(failures++)))),
@@ -161,14 +158,11 @@ export const listen = (
       Effect.timeoutFail({
         duration: ackTimeout,
         onTimeout: () =>
-          McpError.make(
-            server,
-            new McpError.TimeoutReason({
-              method: McpSchema.Method.SubscriptionsListen,
-              afterMs: Duration.toMillis(Duration.decode(ackTimeout)),
-              kind: "idle"
-            })
-          )
+          McpError.timeout(server, {
+            method: McpSchema.Method.SubscriptionsListen,
+            afterMs: Duration.toMillis(Duration.decode(ackTimeout)),
+            kind: "idle"
+          })
       }),
       Effect.tapError(() => Fiber.interrupt(running))
     )

@@ -37,10 +37,7 @@ export type Send = (params: Record<string, unknown> | undefined) => Effect.Effec
 export type OnTask = (created: Result) => Effect.Effect<Result, McpError.McpError>
 
 const protocolError = (server: string, method: string, code: number, message: string, data?: unknown) =>
-  McpError.make(
-    server,
-    new McpError.ProtocolReason({ method, code, message, ...(data === undefined ? {} : { data }) })
-  )
+  McpError.protocol(server, { method, code, message, ...(data === undefined ? {} : { data }) })
 
 /**
  * Answers a server's input requests, all at once as the server asked them (a stateful
@@ -112,10 +109,7 @@ export const withInputRounds = (
         ))
       }
       if (rounds >= MAX_ROUNDS) {
-        return Effect.fail(McpError.make(
-          server,
-          new McpError.LimitReason({ what: `the input rounds of one ${method}`, limit: MAX_ROUNDS })
-        ))
+        return Effect.fail(McpError.limit(server, { what: `the input rounds of one ${method}`, limit: MAX_ROUNDS }))
       }
       return decode(server, method, McpSchema.InputRequiredResult, result).pipe(
         Effect.flatMap((asked) =>

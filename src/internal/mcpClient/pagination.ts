@@ -37,30 +37,25 @@ export const listAll = <R extends { readonly nextCursor?: string | undefined }, 
     let cursor: string | undefined
     for (let page = 1;; page++) {
       if (page > limits.maxPages) {
-        return yield* Effect.fail(McpError.make(
-          server,
-          new McpError.LimitReason({ what: `${method}: the number of pages`, size: page, limit: limits.maxPages })
-        ))
+        return yield* Effect.fail(
+          McpError.limit(server, { what: `${method}: the number of pages`, size: page, limit: limits.maxPages })
+        )
       }
       const result = yield* request(method, cursor === undefined ? undefined : { cursor }, schema)
       for (const item of itemsOf(result)) items.push(item)
       if (items.length > limits.maxItems) {
-        return yield* Effect.fail(McpError.make(
-          server,
-          new McpError.LimitReason({
-            what: `${method}: the number of items`,
-            size: items.length,
-            limit: limits.maxItems
-          })
-        ))
+        return yield* Effect.fail(McpError.limit(server, {
+          what: `${method}: the number of items`,
+          size: items.length,
+          limit: limits.maxItems
+        }))
       }
       cursor = result.nextCursor
       if (cursor === undefined) return items
       if (seen.has(cursor)) {
-        return yield* Effect.fail(McpError.make(
-          server,
-          new McpError.ValidationReason({ method, message: `the server repeated the cursor ${JSON.stringify(cursor)}` })
-        ))
+        return yield* Effect.fail(
+          McpError.validation(server, { method, message: `the server repeated the cursor ${JSON.stringify(cursor)}` })
+        )
       }
       seen.add(cursor)
     }

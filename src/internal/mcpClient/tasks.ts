@@ -229,19 +229,17 @@ const statusOf = (task: McpSchema.DetailedTask): McpSchema.Task => {
 }
 
 const taskError = (server: string, method: string, task: McpSchema.DetailedTask) =>
-  McpError.make(
+  McpError.protocol(
     server,
-    new McpError.ProtocolReason(
-      task.status === "failed" && task.error !== undefined
-        ? { method, ...task.error }
-        : {
-          method,
-          code: JsonRpc.ErrorCode.InternalError,
-          message: `its task ${task.taskId} ended ${task.status}${
-            task.statusMessage === undefined ? "" : `: ${task.statusMessage}`
-          }`
-        }
-    )
+    task.status === "failed" && task.error !== undefined
+      ? { method, ...task.error }
+      : {
+        method,
+        code: JsonRpc.ErrorCode.InternalError,
+        message: `its task ${task.taskId} ended ${task.status}${
+          task.statusMessage === undefined ? "" : `: ${task.statusMessage}`
+        }`
+      }
   )
 
 /**
