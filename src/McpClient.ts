@@ -5,6 +5,11 @@
  * checked against the tool's outputSchema. On a 2026-07-28 connection every request carries
  * the revision, our identity and capabilities (and the log level) in its `_meta`.
  *
+ * What differs between the two revision families is one seam, chosen once per connection
+ * after the handshake (`internal/mcpClient/era.ts`, implemented by `legacy.ts` and
+ * `modern.ts`); `make` composes the connection from small constructors and never asks
+ * which revision it speaks.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -311,7 +316,8 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const connection = yield* connect(options)
     const { peer, server } = connection
     const agreed = yield* negotiate(peer, connection.hello)
-    // Chosen once: nothing below asks which revision the connection speaks.
+    // Chosen once: nothing below asks which revision the connection speaks. (The tools, made
+    // below, are listed again by a modern era after a HeaderMismatch.)
     const era = yield* chooseEra(connection, agreed, Effect.suspend(() => tools.listTools()))
     const { gate, supported } = makeGate(server, agreed.capabilities, agreed.protocolVersion)
     const request = era.request
