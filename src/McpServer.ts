@@ -376,10 +376,12 @@ export interface Options {
   /**
    * Extra or raw methods, the same for every session; they replace the built-in handler of
    * the same method (a raw `initialize` answers after the server has taken note of the client).
+   * Modern requests never reach one of the methods 2026-07-28 removed (initialize, ping,
+   * logging/setLevel, resources/subscribe, the 2025-11-25 tasks/*).
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
   /**
-   * Whether modern (2026-07-28) requests are answered, statelessly, beside stateful sessions
+   * Whether modern (2026-07-28) requests are answered, each on its own, beside stateful sessions
    * on the same transport. Default: true — a client that prefers 2026-07-28 (McpClient does)
    * speaks it to this server: list changes go on its `subscriptions/listen` streams and
    * requests to the client become input rounds. `false` serves the stateful revisions only.
@@ -501,16 +503,37 @@ export interface McpServer {
   readonly serve: Effect.Effect<McpError.McpError, never, Transport>
   /** Starts a session over the Transport in context; it ends with the Scope (or when the client hangs up). */
   readonly connect: (outbound?: Outbound | undefined) => Effect.Effect<Session, never, Transport | Scope.Scope>
-  /** Tells every initialized session that a list changed. */
+  /**
+   * Tells every initialized session that a list changed, and every `subscriptions/listen`
+   * stream that asked to be told.
+   */
   readonly notifyListChanged: (kind: ListKind) => Effect.Effect<void>
-  /** Tells the sessions subscribed to `uri` that it changed. */
+  /** Tells the sessions subscribed to `uri`, and the listen streams that name it, that it changed. */
   readonly notifyResourceUpdated: (uri: string) => Effect.Effect<void>
-  /** Sends a log message to every initialized session whose level admits it. */
+  /**
+   * Sends a log message to every initialized session whose level admits it (a modern client
+   * gets only those related to its requests: `RequestContext.log`).
+   */
   readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** How many sessions are live. */
   readonly sessions: () => number
   /** Whether it answers modern (2026-07-28) requests (`Options.modern`). */
   readonly modern: boolean
+  /**
+   * Answers one modern (2026-07-28) request on its own, with no session, Peer or Scope: what
+   * a transport whose messages each stand alone calls per request (the Streamable HTTP
+   * endpoint does, for a POST without Mcp-Session-Id that carries one modern request). Its
+   * notifications go to `outbound.notify` (related to the request's id); interrupting the
+   * effect cancels the request; a request that is not a modern one is answered with its
+   * error (-32602 for a `_meta` without the client, -32601 for a method the revision
+   * removed). Absent when the server answers no modern requests (`modern: false`), or on a
+   * server of another make: a transport then answers the request in a session of its own
+   * (`connect`, closed once it is answered), which answers a modern request too — the
+   * same answer, at the cost of a session.
+   */
+  readonly answerModern?:
+    | ((request: JsonRpc.Request, outbound: Outbound) => Effect.Effect<JsonRpc.Success | JsonRpc.Failure>)
+    | undefined
 }
 
 /**
