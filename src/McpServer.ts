@@ -900,12 +900,9 @@ export const tool: {
  * @since 0.1.0
  * @category constructors
  */
-export const resource = (
+export const resource: (
   definition: McpSchema.Resource & { readonly read: ResourceItem["read"]; readonly cache?: ResourceItem["cache"] }
-): ResourceItem => {
-  const { cache, read, ...resource } = definition
-  return cache === undefined ? { resource, read } : { resource, read, cache }
-}
+) => ResourceItem = Items.resource
 
 /**
  * A resource template from its definition, a reader, and completers of its variables.
@@ -913,15 +910,12 @@ export const resource = (
  * @since 0.1.0
  * @category constructors
  */
-export const resourceTemplate = (
+export const resourceTemplate: (
   definition: McpSchema.ResourceTemplate & {
     readonly read: ResourceTemplateItem["read"]
     readonly complete?: ResourceTemplateItem["complete"]
   }
-): ResourceTemplateItem => {
-  const { complete, read, ...template } = definition
-  return { template, read, complete }
-}
+) => ResourceTemplateItem = Items.resourceTemplate
 
 /**
  * A prompt from its definition, a getter, and completers of its arguments.
@@ -929,15 +923,12 @@ export const resourceTemplate = (
  * @since 0.1.0
  * @category constructors
  */
-export const prompt = (
+export const prompt: (
   definition: McpSchema.Prompt & {
     readonly get: PromptItem["get"]
     readonly complete?: PromptItem["complete"]
   }
-): PromptItem => {
-  const { complete, get, ...prompt } = definition
-  return { prompt, get, complete }
-}
+) => PromptItem = Items.prompt
 
 /**
  * Options of a server made of items.

@@ -90,6 +90,33 @@ export const tool = (
   }
 }
 
+/** A resource item (see `McpServer.resource`). */
+export const resource = (
+  definition: McpSchema.Resource & { readonly read: ResourceItem["read"]; readonly cache?: ResourceItem["cache"] }
+): ResourceItem => {
+  const { cache, read, ...resource } = definition
+  return cache === undefined ? { resource, read } : { resource, read, cache }
+}
+
+/** A resource template item (see `McpServer.resourceTemplate`). */
+export const resourceTemplate = (
+  definition: McpSchema.ResourceTemplate & {
+    readonly read: ResourceTemplateItem["read"]
+    readonly complete?: ResourceTemplateItem["complete"]
+  }
+): ResourceTemplateItem => {
+  const { complete, read, ...template } = definition
+  return { template, read, complete }
+}
+
+/** A prompt item (see `McpServer.prompt`). */
+export const prompt = (
+  definition: McpSchema.Prompt & { readonly get: PromptItem["get"]; readonly complete?: PromptItem["complete"] }
+): PromptItem => {
+  const { complete, get, ...prompt } = definition
+  return { prompt, get, complete }
+}
+
 /** Matches URIs against an RFC 6570 template's `{var}` and `{+var}` expressions. */
 export const templateMatcher = (uriTemplate: string) => {
   const names: Array<string> = []

@@ -88,6 +88,8 @@ const keyOf = (session: Requestor): object => {
 /** What a request running as a task knows of it. */
 export interface TaskLink {
   readonly taskId: string
+  /** The `_meta` what goes out about the request carries (2025-11-25: the task's id; the tasks extension has none). */
+  readonly related?: Record<string, unknown> | undefined
   /** Sets the task's status message. */
   readonly status: (message: string) => Effect.Effect<void>
   /** (The tasks extension) Keeps a call that may still become a task inline while `effect` runs. */
@@ -358,6 +360,7 @@ export const make = (options: {
         tasks.set(task.taskId, running)
         const link: TaskLink = {
           taskId: task.taskId,
+          related: { [McpSchema.MetaKey.RelatedTask]: { taskId: task.taskId } },
           status: (statusMessage) => update(running, { statusMessage })
         }
         running.fiber = yield* call(new Context(new Following(running, update), request, link)).pipe(
