@@ -12,7 +12,7 @@ import * as Either from "effect/Either"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as McpSchema from "../../McpSchema.js"
+import type * as McpSchema from "../../McpSchema.js"
 import type {
   Completer,
   Handlers,
@@ -35,10 +35,10 @@ export type ToolDefinition = Omit<McpSchema.Tool, "inputSchema">
 
 type Handler = ToolItem["handler"]
 
-// A resource's own caching hint on what it reads, for a modern client (2026-07-28).
+// A resource's own caching hint on what it reads (the legacy era tells it to no client).
 const cached = (item: ResourceItem, ctx: RequestContext) => {
   const hint = item.cache
-  if (hint === undefined || ctx.client.protocolVersion < McpSchema.MODERN_PROTOCOL_VERSION) return item.read(ctx)
+  if (hint === undefined) return item.read(ctx)
   return Effect.map(item.read(ctx), (result) => ({ ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope }))
 }
 

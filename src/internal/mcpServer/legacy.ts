@@ -85,6 +85,15 @@ const subscription = (subscribe: boolean): Method => (request, ctx) => {
   return told === undefined ? keep : Effect.zipRight(told, keep)
 }
 
+// resources/read: a caching hint in the result (`ttlMs`, `cacheScope`) is the modern
+// revision's, told to no legacy client.
+const read: Method = (request, ctx) =>
+  Effect.map(shared[McpSchema.Method.ResourcesRead]!(request, ctx), (result) => {
+    if (!("ttlMs" in result) && !("cacheScope" in result)) return result
+    const { cacheScope: _scope, ttlMs: _ttl, ...rest } = result
+    return rest
+  })
+
 const setLevel: Method = (request, ctx) => {
   const level = request.params?.level
   if (!isLevel(level)) return Effect.fail(invalidParams(`logging/setLevel: unknown level ${JSON.stringify(level)}`))
@@ -119,6 +128,7 @@ const own = (tasks: Tasks.Tasks | undefined): Record<string, Method> => {
   return {
     [McpSchema.Method.Ping]: () => Effect.succeed({}),
     [McpSchema.Method.Initialize]: initialize,
+    [McpSchema.Method.ResourcesRead]: read,
     [McpSchema.Method.ResourcesSubscribe]: subscription(true),
     [McpSchema.Method.ResourcesUnsubscribe]: subscription(false),
     [McpSchema.Method.LoggingSetLevel]: setLevel,
