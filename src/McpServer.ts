@@ -26,9 +26,10 @@
  * `serveHttp` listens on a port of its own; each HTTP session is a
  * `connect` whose `Outbound` puts what belongs to a request on that request's stream.
  *
- * The per-request path stays lean: a Peer handler per method made once per session, one
+ * The per-request path stays lean: each revision family's methods made once per server, one
  * small context object per request, no decoding of results; params are checked by hand
- * where a handler needs them.
+ * where a handler needs them. A modern request outside a session needs none at all
+ * (`McpServer.answerModern`).
  *
  * @since 0.1.0
  */
