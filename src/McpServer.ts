@@ -26,9 +26,10 @@
  * `serveHttp` listens on a port of its own; each HTTP session is a
  * `connect` whose `Outbound` puts what belongs to a request on that request's stream.
  *
- * The per-request path stays lean: a Peer handler per method made once per session, one
+ * The per-request path stays lean: each revision family's methods made once per server, one
  * small context object per request, no decoding of results; params are checked by hand
- * where a handler needs them.
+ * where a handler needs them. A modern request outside a session needs none at all
+ * (`McpServer.answerModern`).
  *
  * @since 0.1.0
  */
@@ -376,10 +377,12 @@ export interface Options {
   /**
    * Extra or raw methods, the same for every session; they replace the built-in handler of
    * the same method (a raw `initialize` answers after the server has taken note of the client).
+   * Modern requests never reach one of the methods 2026-07-28 removed (initialize, ping,
+   * logging/setLevel, resources/subscribe, the 2025-11-25 tasks/*).
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
   /**
-   * Whether modern (2026-07-28) requests are answered, statelessly, beside stateful sessions
+   * Whether modern (2026-07-28) requests are answered, each on its own, beside stateful sessions
    * on the same transport. Default: true — a client that prefers 2026-07-28 (McpClient does)
    * speaks it to this server: list changes go on its `subscriptions/listen` streams and
    * requests to the client become input rounds. `false` serves the stateful revisions only.
@@ -501,16 +504,37 @@ export interface McpServer {
   readonly serve: Effect.Effect<McpError.McpError, never, Transport>
   /** Starts a session over the Transport in context; it ends with the Scope (or when the client hangs up). */
   readonly connect: (outbound?: Outbound | undefined) => Effect.Effect<Session, never, Transport | Scope.Scope>
-  /** Tells every initialized session that a list changed. */
+  /**
+   * Tells every initialized session that a list changed, and every `subscriptions/listen`
+   * stream that asked to be told.
+   */
   readonly notifyListChanged: (kind: ListKind) => Effect.Effect<void>
-  /** Tells the sessions subscribed to `uri` that it changed. */
+  /** Tells the sessions subscribed to `uri`, and the listen streams that name it, that it changed. */
   readonly notifyResourceUpdated: (uri: string) => Effect.Effect<void>
-  /** Sends a log message to every initialized session whose level admits it. */
+  /**
+   * Sends a log message to every initialized session whose level admits it (a modern client
+   * gets only those related to its requests: `RequestContext.log`).
+   */
   readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** How many sessions are live. */
   readonly sessions: () => number
   /** Whether it answers modern (2026-07-28) requests (`Options.modern`). */
   readonly modern: boolean
+  /**
+   * Answers one modern (2026-07-28) request on its own, with no session, Peer or Scope: what
+   * a transport whose messages each stand alone calls per request (the Streamable HTTP
+   * endpoint does, for a POST without Mcp-Session-Id that carries one modern request). Its
+   * notifications go to `outbound.notify` (related to the request's id); interrupting the
+   * effect cancels the request; a request that is not a modern one is answered with its
+   * error (-32602 for a `_meta` without the client, -32601 for a method the revision
+   * removed). Absent when the server answers no modern requests (`modern: false`), or on a
+   * server of another make: a transport then answers the request in a session of its own
+   * (`connect`, closed once it is answered), which answers a modern request too — the
+   * same answer, at the cost of a session.
+   */
+  readonly answerModern?:
+    | ((request: JsonRpc.Request, outbound: Outbound) => Effect.Effect<JsonRpc.Success | JsonRpc.Failure>)
+    | undefined
 }
 
 /**
@@ -877,12 +901,9 @@ export const tool: {
  * @since 0.1.0
  * @category constructors
  */
-export const resource = (
+export const resource: (
   definition: McpSchema.Resource & { readonly read: ResourceItem["read"]; readonly cache?: ResourceItem["cache"] }
-): ResourceItem => {
-  const { cache, read, ...resource } = definition
-  return cache === undefined ? { resource, read } : { resource, read, cache }
-}
+) => ResourceItem = Items.resource
 
 /**
  * A resource template from its definition, a reader, and completers of its variables.
@@ -890,15 +911,12 @@ export const resource = (
  * @since 0.1.0
  * @category constructors
  */
-export const resourceTemplate = (
+export const resourceTemplate: (
   definition: McpSchema.ResourceTemplate & {
     readonly read: ResourceTemplateItem["read"]
     readonly complete?: ResourceTemplateItem["complete"]
   }
-): ResourceTemplateItem => {
-  const { complete, read, ...template } = definition
-  return { template, read, complete }
-}
+) => ResourceTemplateItem = Items.resourceTemplate
 
 /**
  * A prompt from its definition, a getter, and completers of its arguments.
@@ -906,15 +924,12 @@ export const resourceTemplate = (
  * @since 0.1.0
  * @category constructors
  */
-export const prompt = (
+export const prompt: (
   definition: McpSchema.Prompt & {
     readonly get: PromptItem["get"]
     readonly complete?: PromptItem["complete"]
   }
-): PromptItem => {
-  const { complete, get, ...prompt } = definition
-  return { prompt, get, complete }
-}
+) => PromptItem = Items.prompt
 
 /**
  * Options of a server made of items.
