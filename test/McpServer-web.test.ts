@@ -4,9 +4,15 @@
 // body limit and CORS — the neutral core through its Web adapter.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Gateway from "../src/Gateway.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import * as Policy from "../src/Policy.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
+import * as FakeServer from "../src/testing/FakeServer.js"
+import { Platform } from "./support/platform.js"
 
 const URL_ = "http://127.0.0.1/mcp"
 const LEGACY = "2025-11-25"
@@ -241,4 +247,42 @@ describe("McpServer.toWebHandler, with Request and Response alone", () => {
       expect(opened.headers.get("access-control-allow-origin")).toBe("https://app.example.com")
       expect(opened.headers.get("access-control-expose-headers")).toContain("mcp-session-id")
     }))
+})
+
+describe("Gateway.toWebHandler", () => {
+  it.scopedLive("serves the fleet as (Request) => Promise<Response>", () =>
+    Effect.gen(function*() {
+      const handler = yield* Gateway.toWebHandler({ path: "/mcp" })
+      const session = yield* initialize(handler)
+      const listed = yield* call(
+        handler,
+        post(request("tools/list"), { "mcp-session-id": session, "mcp-protocol-version": LEGACY })
+      )
+      expect((yield* json(listed)).result.tools.map((tool: McpSchema.Tool) => tool.name)).toEqual(["mcp__fake__ping"])
+    }).pipe(
+      Effect.provide(
+        Policy.layer({}).pipe(
+          Layer.provideMerge(ServerRegistry.layer({
+            servers: [{
+              name: "fake",
+              transport: {
+                type: "custom",
+                key: "fake",
+                connect: Effect.map(
+                  FakeServer.make({
+                    name: "fake",
+                    tools: [{
+                      tool: { name: "ping", inputSchema: { type: "object" } },
+                      call: () => Effect.succeed(text("pong"))
+                    }]
+                  }),
+                  (server) => server.transport
+                )
+              }
+            }]
+          })),
+          Layer.provide(Platform)
+        )
+      )
+    ))
 })
