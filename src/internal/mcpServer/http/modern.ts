@@ -2,7 +2,7 @@
  * Modern (2026-07-28) requests on the Streamable HTTP endpoint. A POST without
  * Mcp-Session-Id whose one message is a modern request (`_meta` naming its revision, or a
  * method only that revision has) is answered statelessly, with no session at all
- * (`alone.ts`); closing the exchange cancels the request, as the revision says. Its headers are checked against its body
+ * (`alone.ts`); closing the response cancels the request, as the revision says. Its headers are checked against its body
  * first (`headers.ts`; a tool call's `Mcp-Param-*` headers in the call's path, where the
  * tool is found: `stateless.ts`); an error
  * answered as JSON gets the status the revision gives it. Stateful clients on the endpoint are
