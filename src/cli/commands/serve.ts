@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Gateway from "../../Gateway.js"
 import * as Host from "../../Host.js"
+import * as NodeGateway from "../../NodeGateway.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import * as Stdio from "../../Stdio.js"
@@ -122,7 +123,7 @@ export const serve = Command.make("serve", {
       // 2 s), so the fleet goes now, well within that.
       return yield* Stdio.beginShutdown(STDIN_END_BUDGET)
     }
-    const url = yield* gateway(Gateway.serveHttp({
+    const url = yield* gateway(NodeGateway.serveHttp({
       settle: settle.value,
       naming: given.naming,
       modern,

@@ -12,13 +12,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
-import type * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
 import type * as McpServer from "../../../McpServer.js"
 import { answerer, type AnswerModern } from "../alone.js"
 import { isModern } from "../era.js"
 import * as Headers from "../headers.js"
+import type { Io } from "./exchange.js"
 import type { Caller, RequestHeaders } from "./guard.js"
 import type { Body } from "./post.js"
 import * as Response from "./response.js"
@@ -71,26 +71,26 @@ const mismatch = (refused: Headers.HeaderMismatch) => Response.json(refused.stat
  * an SSE stream from its first notification (not resumable: nothing keeps it). Closing
  * the response interrupts the request.
  */
-export const handle = (
-  response: http.ServerResponse,
+export const handle = <X>(
+  io: Io<X>,
+  exchange: X,
   alone: Alone,
   requestHeaders: RequestHeaders,
   headers: Record<string, string>,
   streamable: boolean,
-  runner: Response.Runner,
   caller: Caller | undefined
 ): void => {
   const request = alone.request
   const refused = Headers.check(requestHeaders, request)
-  if (refused !== undefined) return Response.send(response, mismatch(refused), headers)
-  if (Response.isGone(response)) return
+  if (refused !== undefined) return io.send(exchange, mismatch(refused), headers)
+  if (io.isGone(exchange)) return
   let log: StreamLog | undefined
   let answered = false
   const toStream = () => {
     // A client gone before anything was written gets nothing more.
-    if (Response.isGone(response)) return
+    if (io.isGone(exchange)) return
     // Its events are written as they come, and not kept: nothing resumes this stream.
-    Response.eventStream(response, headers, (sink) => {
+    Response.eventStream(io, exchange, headers, (sink) => {
       log = primed(sink)
       return sink
     })
@@ -109,17 +109,17 @@ export const handle = (
   const reply = (message: JsonRpc.Success | JsonRpc.Failure) =>
     Effect.sync(() => {
       answered = true
-      if (log === undefined) return Response.send(response, Response.json(statusOf(message), message), headers)
+      if (log === undefined) return io.send(exchange, Response.json(statusOf(message), message), headers)
       log.append(sseEvent(message))
       log.finish()
     })
   // The tool call's Mcp-Param-* headers are checked where the call finds its tool.
-  const fiber = runner.fork(
-    response,
+  const fiber = io.fork(
+    exchange,
     Effect.flatMap(alone.answer(request, { notify, caller, headers: requestHeaders }), reply)
   )
   // (A request answered has ended: nothing to interrupt.)
-  response.once("close", () => {
+  io.onClose(exchange, () => {
     if (!answered) fiber.unsafeInterruptAsFork(FiberId.none)
   })
 }
