@@ -246,14 +246,11 @@ const failsEveryStart = (
       if (event._tag !== "ServerStateChanged" || event.server !== server || event.state._tag !== "Failed") continue
       const exit = startupExit(event.state.error)
       if (exit !== undefined && exit === last) {
-        return yield* Effect.fail(McpError.make(
-          server,
-          new McpError.UnavailableReason({
-            state: "Failed",
-            message:
-              `fails the same way at every start (twice in a row), so waiting will not help: ${event.state.error.message}`
-          })
-        ))
+        return yield* Effect.fail(McpError.unavailable(server, {
+          state: "Failed",
+          message:
+            `fails the same way at every start (twice in a row), so waiting will not help: ${event.state.error.message}`
+        }))
       }
       last = exit
     }

@@ -76,13 +76,10 @@ export const makeLimiter = (): Limiter => {
         refill(bucket, now)
         if (bucket.tokens < 1) {
           const wait = Math.ceil((1 - bucket.tokens) * bucket.perMs / bucket.calls)
-          return Effect.fail(McpError.make(
-            entry.server,
-            new McpError.LimitReason({
-              what: `calls per ${bucket.perMs} ms to ${what} (the next is allowed in ${wait} ms)`,
-              limit: bucket.calls
-            })
-          ))
+          return Effect.fail(McpError.limit(entry.server, {
+            what: `calls per ${bucket.perMs} ms to ${what} (the next is allowed in ${wait} ms)`,
+            limit: bucket.calls
+          }))
         }
       }
       for (const [pool] of scoped) if (pool.rate !== undefined) pool.rate.tokens -= 1
@@ -97,14 +94,11 @@ export const makeLimiter = (): Limiter => {
     timeout === undefined ? call : Effect.timeoutFail(call, {
       duration: timeout,
       onTimeout: () =>
-        McpError.make(
-          entry.server,
-          new McpError.TimeoutReason({
-            method: "tools/call",
-            afterMs: Duration.toMillis(Duration.decode(timeout)),
-            kind: "total"
-          })
-        )
+        McpError.timeout(entry.server, {
+          method: "tools/call",
+          afterMs: Duration.toMillis(Duration.decode(timeout)),
+          kind: "total"
+        })
     })
 
   const limited: Limiter["limited"] = (entry, resolved, call) =>

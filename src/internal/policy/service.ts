@@ -32,13 +32,11 @@ export interface Parts {
 }
 
 const denied = (entry: Catalog.ToolEntry, decision: Rules.Judged) =>
-  McpError.make(
+  McpError.denied(
     entry.server,
-    new McpError.DeniedReason(
-      decision.source === undefined
-        ? { tool: entry.name, message: decision.reason }
-        : { tool: entry.name, rule: decision.source, message: decision.reason }
-    )
+    decision.source === undefined
+      ? { tool: entry.name, message: decision.reason }
+      : { tool: entry.name, rule: decision.source, message: decision.reason }
   )
 
 const filterWith = (rules: Rules.Compiled, catalog: Catalog.Catalog, approver: boolean): Catalog.Catalog => {

@@ -92,7 +92,7 @@ export const make = (actor: Actor): CallGate => {
       const now = actor.now()
       if (isTerminal(now)) {
         return Effect.fail(
-          McpError.make(actor.server, new McpError.UnavailableReason({ state: now._tag, message: unavailable(now) }))
+          McpError.unavailable(actor.server, { state: now._tag, message: unavailable(now) })
         )
       }
       return now._tag === "Idle" ? Effect.as(actor.wake, Option.none()) : Effect.succeed(Option.none())
@@ -114,15 +114,12 @@ export const make = (actor: Actor): CallGate => {
         duration: timeout,
         onTimeout: () => {
           const lastError = actor.lastError()
-          return McpError.make(
-            actor.server,
-            new McpError.UnavailableReason({
-              state: actor.now()._tag,
-              message: `was not ready within ${timeout} ms (${
-                lastError ? `last error: ${lastError.message}` : actor.now()._tag
-              })`
-            })
-          )
+          return McpError.unavailable(actor.server, {
+            state: actor.now()._tag,
+            message: `was not ready within ${timeout} ms (${
+              lastError ? `last error: ${lastError.message}` : actor.now()._tag
+            })`
+          })
         }
       })
     )

@@ -61,9 +61,9 @@ export const make = (
       const actor = actors.get(name)
       return actor !== undefined
         ? Effect.succeed(actor)
-        : Effect.fail(McpError.make(
+        : Effect.fail(McpError.notFound(
           undefined,
-          new McpError.NotFoundReason({ what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) })
+          { what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) }
         ))
     })
 
@@ -133,9 +133,9 @@ export const make = (
       const known = actor.lists().prompts.map((prompt) => prompt.name)
       return known.length > 0 && !known.includes(name)
         ? Effect.fail(
-          McpError.make(
+          McpError.notFound(
             server,
-            new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, known) })
+            { what: "prompt", name, suggestions: Catalog.suggest(name, known) }
           )
         )
         : actor.withClient((client) => client.getPrompt(name, args, options))

@@ -64,42 +64,30 @@ const explain = (route: Route, taskId: string, tool: string | undefined, lost: b
 ) => {
   const reason = error.reason
   if (reason._tag === "Protocol" && reason.method === McpSchema.Method.TasksGet) {
-    return McpError.make(
-      route.server,
-      new McpError.ProtocolReason({
-        method: reason.method,
-        code: reason.code,
-        data: reason.data,
-        message: `${which(taskId, tool)} is unknown${lost ? " after the connection was lost" : ""} (${reason.message})${
-          tool === undefined ? "" : "; the tool is not called again"
-        }`
-      }),
-      error
-    )
+    return McpError.protocol(route.server, {
+      method: reason.method,
+      code: reason.code,
+      data: reason.data,
+      message: `${which(taskId, tool)} is unknown${lost ? " after the connection was lost" : ""} (${reason.message})${
+        tool === undefined ? "" : "; the tool is not called again"
+      }`
+    }, error)
   }
   if (reason._tag === "Unavailable") {
-    return McpError.make(
-      route.server,
-      new McpError.UnavailableReason({
-        state: reason.state,
-        message: `${reason.message}; ${which(taskId, tool)} may still run there`
-      }),
-      error
-    )
+    return McpError.unavailable(route.server, {
+      state: reason.state,
+      message: `${reason.message}; ${which(taskId, tool)} may still run there`
+    }, error)
   }
   return error
 }
 
 const lostWithProcess = (route: Route, taskId: string, tool: string | undefined, error: McpError.McpError) =>
-  McpError.make(
-    route.server,
-    new McpError.UnavailableReason({
-      state: route.state(),
-      message: `${which(taskId, tool)} ended with the process (${error.message}); a new process does not ` +
-        "know it, so the tool is not called again"
-    }),
-    error
-  )
+  McpError.unavailable(route.server, {
+    state: route.state(),
+    message: `${which(taskId, tool)} ended with the process (${error.message}); a new process does not ` +
+      "know it, so the tool is not called again"
+  }, error)
 
 // The cancellation of a task whose call was given up while no live connection followed it:
 // sent on the next connection, in the background (a new process does not know the task).
