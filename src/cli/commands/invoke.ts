@@ -15,10 +15,10 @@ import type * as Peer from "../../Peer.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
-import * as Guard from "../Guard.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as TerminalPolicy from "../TerminalPolicy.js"
 
 /**
  * Reads a JSON object given on the command line.
@@ -141,15 +141,15 @@ export const call = Command.make("call", {
       )
     }
     const started = yield* Fleet.start(settings, { only: server, loaded })
-    const guard = yield* Guard.make(started, !settings.json)
-    const catalog = guard.filter(yield* SubscriptionRef.get(started.registry.catalog))
+    const policy = yield* TerminalPolicy.make(started, !settings.json)
+    const catalog = policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
     const entry = split
       ? catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === second)
       : catalog.toolsByName.get(given.target)
     const name = entry?.name ?? (split ? Catalog.qualify(server, second) : given.target)
     const fromJson = json === undefined ? {} : yield* parseObject(json, "the arguments")
     const fromPairs = yield* argPairs(given.arg, entry?.tool.inputSchema)
-    const result = yield* guard.callTool(name, { ...fromJson, ...fromPairs }, {
+    const result = yield* policy.callTool(name, { ...fromJson, ...fromPairs }, {
       timeout: settings.timeout,
       maxTotalTimeout: maxTime,
       resetTimeoutOnProgress: true,
