@@ -158,7 +158,12 @@ export interface CallOptions {
 export type AwaitTarget = "required" | "settled" | ReadonlyArray<string>
 
 /**
- * Options of a call routed through the registry.
+ * Options of a call routed through the registry. Its time limits are decided once, when the
+ * call enters the registry: `readyTimeout` bounds the wait for the server to be ready (also
+ * when a call that became a task follows it on a later connection); `timeout` the request's
+ * inactivity (no answer, or no progress, for that long; default: the spec's
+ * requestTimeout); `maxTotalTimeout` the whole call from its start, that wait included, and a
+ * task's follows (a Timeout reason of kind `total`; default: none).
  *
  * @since 0.1.0
  */

@@ -8,6 +8,7 @@
 import * as Args from "@effect/cli/Args"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
@@ -54,6 +55,13 @@ export interface StartOptions {
    * (a timeout is then not an error: the command shows what it has).
    */
   readonly only?: string | undefined
+  /**
+   * Wait for `only` as a call to it waits for its server, within `readyTimeout` (`call`'s
+   * `--ready-timeout`), else within the server's own readyTimeout: the registry decides, as
+   * for the call itself (`ServerRegistry.CallToolOptions`). Without it, `--timeout` bounds
+   * the wait.
+   */
+  readonly asCall?: { readonly readyTimeout: Duration.Duration | undefined } | undefined
   /** The config, when the command has read it already. */
   readonly loaded?: FleetConfig.Loaded | undefined
 }
@@ -288,7 +296,9 @@ export const start = (
     const wait = only === undefined
       ? registry.awaitReady({ servers: "settled", timeout: settings.timeout })
       : Effect.raceFirst(
-        registry.awaitReady({ servers: [only], timeout: settings.timeout }),
+        options.asCall === undefined
+          ? registry.awaitReady({ servers: [only], timeout: settings.timeout })
+          : registry.withClient(only, () => Effect.void, { readyTimeout: options.asCall.readyTimeout }),
         failsEveryStart(events, only)
       )
     const shown = settings.json || !process.stderr.isTTY

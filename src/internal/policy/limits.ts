@@ -1,6 +1,7 @@
 /**
  * Limits at run time: a concurrency semaphore and a token bucket per server and per tool,
- * and a timeout per call. Pools live as long as the policy; a config edit that changes a
+ * and a timeout per call (handed to the registry as the call's total limit, which it enforces
+ * with the call's other limits: one place decides a call's deadlines). Pools live as long as the policy; a config edit that changes a
  * limit gives its pool a fresh semaphore or bucket, and calls already running keep theirs.
  *
  * @internal
@@ -40,6 +41,21 @@ export interface Limiter {
     resolved: Resolved,
     call: Effect.Effect<A, McpError.McpError>
   ) => Effect.Effect<A, McpError.McpError>
+}
+
+/**
+ * The call's options with the policy's `timeout` as its total limit, or the caller's own when
+ * that is shorter: the registry counts it from the call's start, the wait for the server to
+ * be ready included, and fails the call with a Timeout reason of kind `total`.
+ */
+export const withTimeout = <O extends { readonly maxTotalTimeout?: Duration.DurationInput | undefined }>(
+  options: O | undefined,
+  timeout: Duration.DurationInput | undefined
+): O | { readonly maxTotalTimeout: Duration.DurationInput } | undefined => {
+  if (timeout === undefined) return options
+  const own = options?.maxTotalTimeout
+  const shorter = own !== undefined && Duration.lessThan(Duration.decode(own), Duration.decode(timeout)) ? own : timeout
+  return { ...options, maxTotalTimeout: shorter }
 }
 
 /** A limiter with pools of its own. */
@@ -86,21 +102,6 @@ export const makeLimiter = (): Limiter => {
       return Effect.void
     })
 
-  const withTimeout = <A>(
-    entry: Catalog.ToolEntry,
-    timeout: Duration.DurationInput | undefined,
-    call: Effect.Effect<A, McpError.McpError>
-  ) =>
-    timeout === undefined ? call : Effect.timeoutFail(call, {
-      duration: timeout,
-      onTimeout: () =>
-        McpError.timeout(entry.server, {
-          method: "tools/call",
-          afterMs: Duration.toMillis(Duration.decode(timeout)),
-          kind: "total"
-        })
-    })
-
   const limited: Limiter["limited"] = (entry, resolved, call) =>
     Effect.suspend(() => {
       const scoped = [
@@ -110,7 +111,7 @@ export const makeLimiter = (): Limiter => {
       // Slots are always taken tool first, then server, so two calls never wait on each other.
       const slotted = scoped.reduceRight(
         (inner, [pool]) => pool.concurrency === undefined ? inner : pool.concurrency.semaphore.withPermits(1)(inner),
-        withTimeout(entry, resolved.call.timeout, call)
+        call
       )
       return Effect.zipRight(takeTokens(entry, scoped), slotted)
     })

@@ -19,7 +19,7 @@ import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import { type Auditor, digestArguments, makeAuditor, outcomeOf } from "./audit.js"
-import { type Limiter, makeLimiter } from "./limits.js"
+import { type Limiter, makeLimiter, withTimeout } from "./limits.js"
 import { enforce } from "./resultSize.js"
 import * as Rules from "./rules.js"
 import { type Check, makeCheck } from "./validate.js"
@@ -129,7 +129,12 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
         const result = yield* env.limiter.limited(
           entry,
           resolved,
-          env.registry.callServerTool(entry.server, entry.tool.name, args, options)
+          env.registry.callServerTool(
+            entry.server,
+            entry.tool.name,
+            args,
+            withTimeout(options, resolved.call.timeout)
+          )
         )
         const sized = enforce(entry, result, resolved.call, auditing)
         facts.resultBytes = sized.bytes

@@ -12,7 +12,7 @@
  *
  * @internal
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -21,7 +21,7 @@ import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import type * as OAuth from "../../OAuth.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
-import type { CallOptions, ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
+import type { ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
 import type * as ToolPins from "../../ToolPins.js"
@@ -81,11 +81,8 @@ export interface ServerActor {
   readonly client: () => McpClient.McpClient | undefined
   /** What the server said, its secrets masked: for what reaches a caller directly (a call's logs). */
   readonly masked: (value: unknown) => unknown
-  /** Runs `f` with a ready connection, waiting for one if the server is starting. */
-  readonly withClient: <A>(
-    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    options?: CallOptions | undefined
-  ) => Effect.Effect<A, McpError.McpError>
+  /** Runs `f` with a ready connection, waiting for one (within the call's ready wait) if the server is starting. */
+  readonly withClient: CallGate.CallGate["withClient"]
   /** Closes the connection and connects again now, forgetting past failures. */
   readonly restart: Effect.Effect<void>
   /** Runs its OAuth authorization with the Authorizer of the context, then connects again. */
@@ -154,7 +151,6 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       now: () => now,
       lastError: () => lastError,
       wake: Queue.offer(control, "wake"),
-      readyTimeout: Duration.toMillis(Duration.decode(spec.readyTimeout ?? "30 seconds")),
       mask
     })
 
