@@ -11,7 +11,7 @@ import * as Catalog from "../../Catalog.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
-import type { ServerRegistry } from "../../ServerRegistry.js"
+import type { CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import * as Deadline from "./deadline.js"
@@ -34,6 +34,32 @@ const maskedLogs = <O extends { readonly onLog?: McpClient.CallToolOptions["onLo
   return onLog === undefined
     ? options
     : { ...options!, onLog: (message) => onLog({ ...message, data: actor.masked(message.data) }) }
+}
+
+// A tool call on `client`: as a task when its server may make one (its statuses told to the
+// server's task table and to the caller; the total limit bounds all its requests), else as
+// one request.
+const callOn = (
+  routeOf: (actor: ServerActor) => TaskCalls.Route,
+  actor: ServerActor,
+  client: McpClient.McpClient,
+  call: {
+    readonly tool: string
+    readonly args: Record<string, unknown> | undefined
+    readonly options: CallToolOptions | undefined
+    readonly deadline: Deadline.CallDeadline
+  }
+): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> => {
+  const { args, deadline, options, tool } = call
+  return TaskCalls.mayRunTasks(client)
+    ? Deadline.bounded(
+      deadline,
+      actor.tasks.track(
+        tool,
+        (onTask) => TaskCalls.call(routeOf(actor), client, tool, args, options, deadline, both(onTask, options?.onTask))
+      )
+    )
+    : Deadline.send(deadline, options, (sent) => client.callTool(tool, args, sent))
 }
 
 /**
@@ -110,22 +136,7 @@ export const make = (
         onActor(
           server,
           actor,
-          (client) =>
-            TaskCalls.mayRunTasks(client)
-              ? Deadline.bounded(
-                deadline,
-                actor.tasks.track(tool, (onTask) =>
-                  TaskCalls.call(
-                    routeOf(actor),
-                    client,
-                    tool,
-                    args,
-                    callOptions,
-                    deadline,
-                    both(onTask, callOptions?.onTask)
-                  ))
-              )
-              : Deadline.send(deadline, callOptions, (sent) => client.callTool(tool, args, sent)),
+          (client) => callOn(routeOf, actor, client, { tool, args, options: callOptions, deadline }),
           deadline
         ))
     })
