@@ -94,7 +94,7 @@ import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as Host from "./Host.js"
-import * as GatewayFleet from "./internal/gateway/fleet.js"
+import * as FleetHub from "./internal/gateway/fleetHub.js"
 import * as GatewayRelay from "./internal/gateway/relay.js"
 import * as GatewaySession from "./internal/gateway/session.js"
 import { traced } from "./internal/traced.js"
@@ -259,21 +259,21 @@ export const layerHost = (
 // The gateway's McpServer, serving the fleet until the Scope closes.
 const serverOf = (options: Options) =>
   Effect.gen(function*() {
-    const problem = GatewayFleet.appToolsProblem(options.tools ?? [], options.managementTools === true)
+    const problem = FleetHub.appToolsProblem(options.tools ?? [], options.managementTools === true)
     if (problem !== undefined) return yield* Effect.dieMessage(`Gateway: ${problem}`)
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
-    const management: GatewayFleet.MakeManagement | undefined = options.managementTools === true
+    const management: FleetHub.MakeManagement | undefined = options.managementTools === true
       ? (subscriber) =>
         McpManagementTools.make({ subscriber }).pipe(
           Effect.provideService(ServerRegistry.ServerRegistry, registry),
           Effect.provideService(Policy.Policy, policy)
         )
       : undefined
-    const fleet = yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
+    const hub = yield* FleetHub.make(registry, policy, FleetHub.resolveOptions(options), management)
     const host = yield* Effect.serviceOption(ClientHost)
     return yield* GatewaySession.makeServer(
-      Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay },
+      Option.isNone(host) ? hub : { ...hub, relay: host.value.relay },
       {
         stateSecret: options.stateSecret,
         caching: options.caching,

@@ -205,7 +205,7 @@ export const supervise = (
         toggle.disabled = false
         failures = 0
       } else if (spec.problem !== undefined) {
-        const error = McpError.make(spec.name, new McpError.ConfigReason({ message: spec.problem }))
+        const error = McpError.config(spec.name, { message: spec.problem })
         yield* core.setState(ServerState.Failed({ error, attempt: 1, retryAt: undefined }))
         if ((yield* Session.takeControl(core, ["disable", "restart"])) === "disable") toggle.disabled = true
       } else {
