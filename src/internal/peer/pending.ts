@@ -18,6 +18,7 @@ export type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
 
 /** A request in flight. */
 export interface Entry {
+  readonly id: JsonRpc.RequestId
   readonly method: string
   /** The answer, when it came before anyone waited for it. */
   answer: Answer | undefined
@@ -47,7 +48,7 @@ export const resumeWith = (entry: Entry, resume: (answer: Answer) => void): void
 /** A closed-connection error that names the request it failed. */
 export const withMethod = (error: McpError.McpError, method: string): McpError.McpError =>
   error.reason._tag === "Closed" && error.reason.method === undefined
-    ? McpError.make(error.server, new McpError.ClosedReason({ ...error.reason, method }), error.cause)
+    ? McpError.closed(error.server, { ...error.reason, method }, error.cause)
     : error
 
 /**
@@ -56,17 +57,13 @@ export const withMethod = (error: McpError.McpError, method: string): McpError.M
  * request can go to a new connection.
  */
 export const notSent = (error: McpError.McpError, method: string): McpError.McpError =>
-  McpError.make(
-    error.server,
-    error.reason._tag === "Closed"
-      ? new McpError.ClosedReason({ ...error.reason, method, unsent: true })
-      : new McpError.ClosedReason({
-        message: `the connection had ended: ${McpError.make(undefined, error.reason).message}`,
-        method,
-        unsent: true
-      }),
-    error.reason._tag === "Closed" ? error.cause : error
-  )
+  error.reason._tag === "Closed"
+    ? McpError.closed(error.server, { ...error.reason, method, unsent: true }, error.cause)
+    : McpError.closed(error.server, {
+      message: `the connection had ended: ${McpError.make(undefined, error.reason).message}`,
+      method,
+      unsent: true
+    }, error)
 
 // Late answers to requests we gave up on are expected; remember a few ids to ignore quietly.
 const RECENTLY_ABANDONED = 1024
@@ -137,7 +134,7 @@ export const makeTimer = (options: {
     pending.settle(id, (entry) => {
       const kind = now >= entry.start + entry.totalMs ? "total" : "idle"
       const afterMs = kind === "total" ? entry.totalMs : entry.idleMs
-      const error = McpError.make(server, new McpError.TimeoutReason({ method: entry.method, afterMs, kind }))
+      const error = McpError.timeout(server, { method: entry.method, afterMs, kind })
       if (entry.cancellable) cancelled = options.cancel(id, `Timed out: ${error.message}`)
       return Exit.fail(error)
     })
