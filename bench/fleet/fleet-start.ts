@@ -1,15 +1,18 @@
 /**
  * mcp-fleet's side of the fleet start benchmark: a ServerRegistry starts K echo servers
  * over stdio at once; the time runs until every one is Ready (initialized, tools listed).
- * Prints one JSON line: { ms, rssMB } at that moment.
+ * Prints one JSON line: { ms, rssMB } at that moment, and what each server added to the
+ * client's memory (`perServer`, see `memory.ts`).
  *
  * @module
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { HttpClientUndici, ServerRegistry } from "../../src/index.js"
+import { memory, perServer } from "./memory.js"
 
 const K = Number(process.argv[2])
 const server = fileURLToPath(new URL("../fixtures/echo-server.mjs", import.meta.url))
@@ -17,6 +20,7 @@ const names = Array.from({ length: K }, (_, i) => `echo${i}`)
 
 const program = Effect.gen(function*() {
   const fleet = yield* ServerRegistry.make()
+  const before = memory()
   const began = performance.now()
   yield* fleet.reconcile(names.map((name) => ({
     name,
@@ -25,7 +29,7 @@ const program = Effect.gen(function*() {
   yield* fleet.awaitReady({ servers: names, timeout: "120 seconds" })
   const ms = performance.now() - began
   const rssMB = process.memoryUsage().rss / 1024 / 1024
-  return { ms, rssMB }
+  return { ms, rssMB, perServer: perServer(before, memory(), K) }
 }).pipe(Effect.scoped, Effect.provide([NodeContext.layer, HttpClientUndici.layer]))
 
 NodeRuntime.runMain(Effect.map(program, (result) => console.log(JSON.stringify(result))))
