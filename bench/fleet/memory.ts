@@ -1,7 +1,7 @@
 /**
  * What each server of a fleet adds to the client's memory: the growth of the resident set
- * and of the JS heap (after a full collection, when `--expose-gc` allows one) from before the
- * first server started to the moment all are ready, divided by the number of servers.
+ * and of the JS heap (after a full collection, when `--expose-gc` allows one) while K more
+ * servers start once K are ready (so the code they run is compiled already), divided by K.
  *
  * @module
  */
