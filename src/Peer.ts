@@ -175,13 +175,12 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     }
     // Sent in a fiber of its own: a transport may take long to deliver it (an HTTP server
     // that accepts nothing), and neither a caller giving up nor the timer waits for that.
-    const cancel = (id: JsonRpc.RequestId, reason: string) =>
-      Effect.sync(() => {
-        pending.abandon(id)
-        run(Effect.ignore(
-          transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } })
-        ))
-      })
+    const cancel = (id: JsonRpc.RequestId, reason: string): void => {
+      pending.abandon(id)
+      run(Effect.ignore(
+        transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } })
+      ))
+    }
 
     const onMessage = makeDispatch({
       server,
@@ -207,9 +206,10 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       pending,
       now: () => clock.unsafeCurrentTimeMillis(),
       idleSleep: defaultTimeout,
-      cancel
+      cancel,
+      run
     })
-    run(timer.run)
+    timer.start()
 
     let nextId = 0
     // A request in flight from now: its entry kept, its deadline told to the timer.
@@ -268,14 +268,16 @@ const messageOf = (entry: Entry, params: Record<string, unknown> | undefined): J
 const makeRequest = (options: {
   readonly transport: TransportService
   readonly pending: Pending
-  readonly cancel: (id: JsonRpc.RequestId, reason: string) => Effect.Effect<void>
+  readonly cancel: (id: JsonRpc.RequestId, reason: string) => void
   readonly open: (method: string, requestOptions: RequestOptions) => Entry
   readonly closed: () => McpError.McpError | undefined
 }): Peer["request"] => {
   const { cancel, closed, open, pending, transport } = options
   // A request given up on before its answer is forgotten, and cancelled unless it may not be.
   const forget = (entry: Entry) =>
-    pending.entries.delete(entry.id) && entry.cancellable ? cancel(entry.id, CANCELLED) : Effect.void
+    Effect.sync(() => {
+      if (pending.entries.delete(entry.id) && entry.cancellable) cancel(entry.id, CANCELLED)
+    })
   const sendNow = transport.sendNow
   if (sendNow !== undefined) {
     // Where the transport can send at once, one Effect.async is the whole request: it opens,
