@@ -4,7 +4,8 @@
  * 1. Fleet start: K = 20 and K = 100 stdio echo servers started at once until each is
  *    initialized with its tools listed, by mcp-fleet's ServerRegistry and by a bare Node
  *    baseline, each in its own process, alternating, median of the repetitions. Target:
- *    mcp-fleet ≤ 1.05 × bare time.
+ *    mcp-fleet ≤ 1.05 × bare time. Also what each server added to the client's memory
+ *    (resident set, and JS heap after a full GC), next to bare's.
  * 2. Reconcile cost: fleets of N in-memory servers (N = 100 and 1,000); the time of a
  *    reconcile that changes nothing, and of one that changes one server, until that server
  *    is ready again. Target: proportional to the change, not to the fleet.
@@ -32,16 +33,31 @@ const median = (values: ReadonlyArray<number>) => {
 }
 
 // Each side runs in a fresh process so its RSS is its own.
-const runSide = (file: string, k: number): { ms: number; rssMB: number } => {
-  const out = execFileSync(process.execPath, ["--import", "tsx", file, String(k)], { cwd: root, encoding: "utf8" })
+interface Side {
+  readonly ms: number
+  readonly rssMB: number
+  /** What each server added: resident set and JS heap (after a full GC), KB. */
+  readonly perServer: { readonly rssKB: number; readonly heapKB: number }
+}
+const runSide = (file: string, k: number): Side => {
+  const out = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", file, String(k)], {
+    cwd: root,
+    encoding: "utf8"
+  })
   return JSON.parse(out.trim().split("\n").at(-1)!)
 }
 
+// The medians of what each server added, "RSS / heap" in KB.
+const perServerCell = (sides: ReadonlyArray<Side>): string =>
+  `${median(sides.map((r) => r.perServer.rssKB))} / ${median(sides.map((r) => r.perServer.heapKB))}`
+
 console.log("Fleet start: K stdio servers to Ready (initialize + tools/list), median of", reps)
-console.log("   K  bare ms  fleet ms  ratio  target  bare RSS MB  fleet RSS MB")
+console.log(
+  "   K  bare ms  fleet ms  ratio  target  bare RSS MB  fleet RSS MB  per server KB: bare RSS/heap  fleet RSS/heap"
+)
 for (const k of quick ? [20] : [20, 100]) {
-  const bare: Array<{ ms: number; rssMB: number }> = []
-  const fleet: Array<{ ms: number; rssMB: number }> = []
+  const bare: Array<Side> = []
+  const fleet: Array<Side> = []
   for (let rep = 0; rep < reps; rep++) {
     // Alternate who goes first, so a warm disk cache favours neither.
     const order = rep % 2 === 0 ? ["bare", "fleet"] : ["fleet", "bare"]
@@ -57,7 +73,9 @@ for (const k of quick ? [20] : [20, 100]) {
       median(fleet.map((r) => r.ms)).toFixed(0).padStart(8)
     }  ${ratio.toFixed(2).padStart(5)}  ${ratio <= 1.05 ? "PASS" : "FAIL"}    ${
       median(bare.map((r) => r.rssMB)).toFixed(0).padStart(9)
-    }  ${median(fleet.map((r) => r.rssMB)).toFixed(0).padStart(12)}`
+    }  ${median(fleet.map((r) => r.rssMB)).toFixed(0).padStart(12)}  ${perServerCell(bare).padStart(28)}  ${
+      perServerCell(fleet).padStart(14)
+    }`
   )
 }
 

@@ -19,7 +19,6 @@
  *
  * @module
  */
-import { build } from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
@@ -27,6 +26,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 // @ts-expect-error: a plain .mjs script, without type declarations
 import { bundleCli } from "../scripts/bundle-cli.mjs"
+import { bundle } from "./bundle.js"
 import type { BenchResult } from "./clients/shared.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -107,31 +107,19 @@ const TIMEOUT_MS = 60_000
 
 // ---- bundles ----------------------------------------------------------------------------
 
-// Every client runs as one esbuild bundle of its own code, with its packages (Effect, the
-// SDK) loaded from node_modules as installed: what an application built from it runs. Under
-// tsx, each function creation pays for `keepNames` (~5 µs per call at c=64), a cost of the
-// loader, not of any client. The gateway runs the CLI's own bundle (`npm run build`'s bin).
-// Each run bundles into a folder of its own (under node_modules, so the bundles find their
-// packages), removed when it exits: two runs at once never load each other's bundles.
+// Every client runs as one bundle (`bundle.ts`). The gateway runs the CLI's own bundle
+// (`npm run build`'s bin). Each run bundles into a folder of its own (under node_modules, so
+// the bundles find their packages), removed when it exits: two runs at once never load each
+// other's bundles.
 const BUNDLES = path.join(root, `node_modules/.cache/mcp-fleet-bench-${process.pid}`)
 process.on("exit", () => rmSync(BUNDLES, { recursive: true, force: true }))
 
 /** The bundle of `client`, written by `bundleAll`. */
-const bundled = (client: ClientSpec): string => path.join(BUNDLES, `${client.name}.mjs`)
+const bundled = (client: ClientSpec): string => path.join(BUNDLES, client.name, "main.mjs")
 
 const bundleAll = async (): Promise<void> => {
   for (const client of [...CLIENTS, SDK_V2, MCP_SERVER_ECHO]) {
-    await build({
-      absWorkingDir: root,
-      entryPoints: [client.file],
-      outfile: bundled(client),
-      bundle: true,
-      packages: "external",
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      logLevel: "warning"
-    })
+    await bundle(root, client.file, path.join(BUNDLES, client.name))
   }
   await bundleCli(path.join(BUNDLES, "cli"))
 }

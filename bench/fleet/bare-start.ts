@@ -1,13 +1,15 @@
 /**
  * The baseline of the fleet start benchmark: plain Node starts K echo servers at once and
  * takes each through initialize, notifications/initialized and tools/list. Prints one JSON
- * line: { ms, rssMB } at the moment the last server listed its tools.
+ * line: { ms, rssMB } at the moment the last server listed its tools, and what each server
+ * added to its memory (`perServer`, see `memory.ts`).
  *
  * @module
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import { memory, perServer } from "./memory.js"
 
 const K = Number(process.argv[2])
 const server = fileURLToPath(new URL("../fixtures/echo-server.mjs", import.meta.url))
@@ -42,18 +44,23 @@ const start = (child: ChildProcess) =>
     })
   })
 
+const spawnAll = () =>
+  Array.from({ length: K }, () => spawn(process.execPath, [server], { stdio: ["pipe", "pipe", "inherit"] }))
 const began = performance.now()
-const children = Array.from(
-  { length: K },
-  () => spawn(process.execPath, [server], { stdio: ["pipe", "pipe", "inherit"] })
-)
+const children = spawnAll()
 await Promise.all(children.map(start))
 const ms = performance.now() - began
 const rssMB = process.memoryUsage().rss / 1024 / 1024
+// K more, as the fleet side does, for what each server costs.
+const before = memory()
+const more = spawnAll()
+await Promise.all(more.map(start))
+const each = perServer(before, memory(), K)
+for (const child of more) children.push(child)
 await Promise.all(children.map((child) =>
   new Promise((resolve) => {
     child.on("exit", resolve)
     child.stdin!.end()
   })
 ))
-console.log(JSON.stringify({ ms, rssMB }))
+console.log(JSON.stringify({ ms, rssMB, perServer: each }))

@@ -5,9 +5,9 @@
  *
  * @internal
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
@@ -18,6 +18,7 @@ export type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
 
 /** A request in flight. */
 export interface Entry {
+  readonly id: JsonRpc.RequestId
   readonly method: string
   /** The answer, when it came before anyone waited for it. */
   answer: Answer | undefined
@@ -47,7 +48,7 @@ export const resumeWith = (entry: Entry, resume: (answer: Answer) => void): void
 /** A closed-connection error that names the request it failed. */
 export const withMethod = (error: McpError.McpError, method: string): McpError.McpError =>
   error.reason._tag === "Closed" && error.reason.method === undefined
-    ? McpError.make(error.server, new McpError.ClosedReason({ ...error.reason, method }), error.cause)
+    ? McpError.closed(error.server, { ...error.reason, method }, error.cause)
     : error
 
 /**
@@ -56,17 +57,13 @@ export const withMethod = (error: McpError.McpError, method: string): McpError.M
  * request can go to a new connection.
  */
 export const notSent = (error: McpError.McpError, method: string): McpError.McpError =>
-  McpError.make(
-    error.server,
-    error.reason._tag === "Closed"
-      ? new McpError.ClosedReason({ ...error.reason, method, unsent: true })
-      : new McpError.ClosedReason({
-        message: `the connection had ended: ${McpError.make(undefined, error.reason).message}`,
-        method,
-        unsent: true
-      }),
-    error.reason._tag === "Closed" ? error.cause : error
-  )
+  error.reason._tag === "Closed"
+    ? McpError.closed(error.server, { ...error.reason, method, unsent: true }, error.cause)
+    : McpError.closed(error.server, {
+      message: `the connection had ended: ${McpError.make(undefined, error.reason).message}`,
+      method,
+      unsent: true
+    }, error)
 
 // Late answers to requests we gave up on are expected; remember a few ids to ignore quietly.
 const RECENTLY_ABANDONED = 1024
@@ -110,69 +107,70 @@ const answer = (entry: Entry, exit: Answer): void => {
   else entry.resume(exit)
 }
 
-/** The timer of a Peer: `schedule` tells it of a new entry, `run` is its fiber's loop. */
+/** The timer of a Peer: `start` starts its fiber, `schedule` tells it of a new entry. */
 export interface Timer {
+  readonly start: () => void
   readonly schedule: (entry: Entry) => void
-  readonly run: Effect.Effect<never>
 }
 
 /**
- * One timer for all requests, sleeping until the earliest deadline; an entry with an
- * earlier deadline than the one it sleeps for wakes it. No fiber or timer per request. An
- * entry that times out fails with a Timeout error, and `cancel` tells the other side.
+ * One timer for all requests: one fiber (of `run`) sleeping on the Clock until the earliest
+ * deadline. An entry with an earlier deadline than the one it sleeps for interrupts it and
+ * starts another, which sleeps until that one: no fiber or timer per request, and none
+ * forked per sleep to race a wake-up against it. An entry that times out fails with a
+ * Timeout error, and `cancel` tells the other side.
  */
 export const makeTimer = (options: {
   readonly server: string
   readonly pending: Pending
   readonly now: () => number
   readonly idleSleep: number
-  readonly cancel: (id: JsonRpc.RequestId, reason: string) => Effect.Effect<void>
+  readonly cancel: (id: JsonRpc.RequestId, reason: string) => void
+  readonly run: (effect: Effect.Effect<never>) => Fiber.RuntimeFiber<unknown, unknown>
 }): Timer => {
   const { pending, server } = options
   let wakeAt = Infinity
-  let wake = Deferred.unsafeMake<void>(FiberId.none)
+  let fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
 
-  const expire = (id: JsonRpc.RequestId, now: number): Effect.Effect<void> | undefined => {
-    let cancelled: Effect.Effect<void> | undefined
+  const expire = (id: JsonRpc.RequestId, now: number): void => {
     pending.settle(id, (entry) => {
       const kind = now >= entry.start + entry.totalMs ? "total" : "idle"
       const afterMs = kind === "total" ? entry.totalMs : entry.idleMs
-      const error = McpError.make(server, new McpError.TimeoutReason({ method: entry.method, afterMs, kind }))
-      if (entry.cancellable) cancelled = options.cancel(id, `Timed out: ${error.message}`)
+      const error = McpError.timeout(server, { method: entry.method, afterMs, kind })
+      if (entry.cancellable) options.cancel(id, `Timed out: ${error.message}`)
       return Exit.fail(error)
     })
-    return cancelled
   }
 
+  // Synchronous up to its sleep, so that an interruption never cuts it short.
   const step = Effect.suspend(() => {
     const now = options.now()
     let earliest = Infinity
-    const cancels: Array<Effect.Effect<void>> = []
     for (const [id, entry] of pending.entries) {
       const deadline = deadlineOf(entry)
       if (deadline > now) earliest = Math.min(earliest, deadline)
-      else {
-        const cancelled = expire(id, now)
-        if (cancelled !== undefined) cancels.push(cancelled)
-      }
+      else expire(id, now)
     }
     // With nothing pending it still sleeps for a while, not forever: a request made
     // meanwhile whose deadline is after that need not wake it (at one call in flight, every
     // call would).
     wakeAt = earliest === Infinity ? now + options.idleSleep : earliest
-    wake = Deferred.unsafeMake<void>(FiberId.none)
-    const sleep = Effect.raceFirst(Effect.sleep(wakeAt - now), Deferred.await(wake))
-    return cancels.length === 0 ? sleep : Effect.zipRight(Effect.all(cancels, { discard: true }), sleep)
+    return Effect.sleep(wakeAt - now)
   })
+  const loop = Effect.forever(step)
+  const start = () => {
+    fiber = options.run(loop)
+  }
 
   return {
+    start,
     schedule: (entry) => {
       const deadline = deadlineOf(entry)
       if (deadline < wakeAt) {
         wakeAt = deadline
-        Deferred.unsafeDone(wake, Exit.void)
+        fiber?.unsafeInterruptAsFork(FiberId.none)
+        start()
       }
-    },
-    run: Effect.forever(step)
+    }
   }
 }

@@ -57,19 +57,12 @@ export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () =>
       const oversize = decoder.push(chunk, lines)
       if (oversize !== undefined) {
         lines.length = 0
-        return finish(McpError.make(
-          server,
-          new McpError.LimitReason({ what: "a message", size: oversize.oversize, limit: decoder.maxBytes })
-        ))
+        return finish(McpError.limit(server, { what: "a message", size: oversize.oversize, limit: decoder.maxBytes }))
       }
       if (lines.length > 0) deliverLines()
     } catch (defect) {
       // A receiver that throws is a bug; the connection ends with it rather than the host.
-      finish(McpError.make(
-        server,
-        new McpError.TransportReason({ message: `a message could not be handled: ${String(defect)}` }),
-        defect
-      ))
+      finish(McpError.transport(server, { message: `a message could not be handled: ${String(defect)}` }, defect))
     }
   }
   // A last message without its newline still counts.
@@ -79,7 +72,7 @@ export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () =>
     finish()
   }
   const onError = (error: Error) =>
-    finish(McpError.make(server, new McpError.TransportReason({ message: `reading failed: ${error.message}` }), error))
+    finish(McpError.transport(server, { message: `reading failed: ${error.message}` }, error))
   const stop = () => {
     input.off("data", onData)
     input.off("end", onEnd)
