@@ -11,8 +11,8 @@ import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { createHash } from "node:crypto"
 import type * as Host from "./Host.js"
+import { sha256Hex } from "./internal/crypto.js"
 import { bearer } from "./internal/reveal.js"
 import type { McpError } from "./McpError.js"
 import type * as OAuth from "./OAuth.js"
@@ -171,7 +171,7 @@ const millis = (input: Duration.DurationInput | undefined) =>
 // hash input never holds a secret in plain text.
 const canonical = (value: unknown): unknown => {
   if (Redacted.isRedacted(value)) {
-    return { redacted: createHash("sha256").update(String(Redacted.value(value))).digest("hex") }
+    return { redacted: sha256Hex(String(Redacted.value(value))) }
   }
   if (Array.isArray(value)) return value.map(canonical)
   if (value !== null && typeof value === "object") {
@@ -221,7 +221,7 @@ const computeHash = (spec: ServerSpec): string => {
     health: health && { ...health, interval: millis(health.interval), timeout: millis(health.timeout) },
     transport: transport.type === "custom" ? { type: "custom", key: transport.key } : transport
   }
-  return createHash("sha256").update(JSON.stringify(canonical(normalized))).digest("hex").slice(0, 16)
+  return sha256Hex(JSON.stringify(canonical(normalized))).slice(0, 16)
 }
 
 // Env names that say their value is a secret even when it is written in the file as is.

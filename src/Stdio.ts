@@ -24,8 +24,8 @@ import type * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
-import { randomBytes } from "node:crypto"
 import type { Readable, Writable } from "node:stream"
+import { randomHex } from "./internal/crypto.js"
 import { revealAll } from "./internal/reveal.js"
 import { ByteTail } from "./internal/transport/byteTail.js"
 import * as Environment from "./internal/transport/environment.js"
@@ -170,7 +170,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
     const runtime = yield* Effect.runtime<never>()
     // Runs what the pipes' callbacks start (logs, the Closed error) as fibers of our runtime.
     const fork = (effect: Effect.Effect<void>) => void Runtime.runFork(runtime)(effect)
-    const token = randomBytes(12).toString("hex")
+    const token = randomHex(12)
     const child = yield* spawn(options, token)
     const pid = child.pid!
     const tree: Tree = { pgid: pid, token }

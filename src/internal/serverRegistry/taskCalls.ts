@@ -17,11 +17,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { randomUUID } from "node:crypto"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { CallOptions, CallToolOptions } from "../../ServerRegistry.js"
+import { randomUUID } from "../crypto.js"
 
 /**
  * How a task's call reaches its server again.
