@@ -5,7 +5,7 @@
  *
  *   base       JsonRpc, McpSchema, McpError
  *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
- *              WebSocket, HttpClientUndici), internal/transport/
+ *              WebSocket, HttpClientUndici), Launcher, NodeFleet, internal/transport/
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/, Host, internal/host/
  *   auth       OAuth, ResourceServer, internal/oauth/ (the authorization client, which transports'
@@ -16,7 +16,7 @@
  *              (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, internal/gateway/, McpManagementTools, internal/mcpManagementTools/,
- *              FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's barrel), ai/ and ai-sdk/
+ *              FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's barrel), node/, ai/ and ai-sdk/
  *              (the barrels of mcp-fleet/ai and mcp-fleet/ai-sdk)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
@@ -26,6 +26,10 @@
  * The optional peer dependencies stay in their own modules: only AiToolkit imports @effect/ai and
  * only AiSdk imports ai, and only their own barrels import those two, so the main entry loads
  * without either installed.
+ *
+ * Neutral and Node: the main entry runs on any Web-standard runtime (scripts/check-neutral.mjs
+ * bundles it and fails on any Node built-in); what needs Node (NODE below) is reached only from
+ * mcp-fleet/node (src/node/), the CLI and the other Node modules.
  *
  * Also: internal/<owner>/ is private to its owner's public module(s) and its own siblings; src
  * never imports test/, bench/, examples/ or scripts/; no import cycles, except type-only ones
@@ -41,7 +45,7 @@ const LAYERS = [
   [
     "transport",
     [
-      "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$",
+      "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici|Launcher|NodeFleet)\\.ts$",
       "^src/internal/transport/"
     ]
   ],
@@ -64,6 +68,7 @@ const LAYERS = [
       "^src/internal/(gateway|mcpManagementTools)/",
       "^src/cli/",
       "^src/index\\.ts$",
+      "^src/node/",
       "^src/(ai|ai-sdk)/"
     ]
   ]
@@ -90,6 +95,16 @@ const OPTIONAL_PEERS = {
   "@effect/ai": ["^src/AiToolkit\\.ts$", "^src/ai/"],
   ai: ["^src/AiSdk\\.ts$", "^src/ai-sdk/"]
 }
+
+/** The Node modules: only mcp-fleet/node, the CLI and each other import them, never the neutral core. */
+const NODE = [
+  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeMcpServer|NodeGateway)\\.ts$",
+  "^src/internal/transport/(guardian|processGroup|processScan|undiciWire)\\.ts$",
+  "^src/node/"
+]
+// Not neutral yet: their serveStdio reads process.stdin through Stdio.makeServer; it moves to
+// NodeMcpServer / NodeGateway with their HTTP serving.
+const NODE_PENDING = ["^src/(McpServer|Gateway)\\.ts$"]
 
 const TESTING = "^src/testing/"
 const LEAVES = "^src/internal/[^/]+\\.ts$"
@@ -137,6 +152,13 @@ module.exports = {
       to: { path: "^src/", pathNot: [LEAVES, ...LAYERS[0][1]] }
     },
     ...ownerRules,
+    {
+      name: "neutral-not-to-node",
+      severity: "error",
+      comment: "The neutral core never imports a Node module; the Node side goes in a Node… module behind mcp-fleet/node.",
+      from: { path: "^src/", pathNot: [...NODE, ...NODE_PENDING, "^src/cli/"] },
+      to: { path: NODE }
+    },
     ...Object.entries(OPTIONAL_PEERS).flatMap(([peer, modules]) => [
       {
         name: `optional-peer-${peer}`,

@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -14,13 +13,12 @@ import type * as Scope from "effect/Scope"
 import type * as Host from "./Host.js"
 import { sha256Hex } from "./internal/crypto.js"
 import { bearer } from "./internal/reveal.js"
+import * as Launcher from "./Launcher.js"
 import type { McpError } from "./McpError.js"
 import type * as OAuth from "./OAuth.js"
-import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ToolPins from "./ToolPins.js"
 import type { TransportService } from "./Transport.js"
-import * as WebSocket from "./WebSocket.js"
 
 /**
  * A local server: a child process speaking on stdio. The fields are Stdio's own options
@@ -30,7 +28,9 @@ import * as WebSocket from "./WebSocket.js"
  * @since 0.1.0
  * @category models
  */
-export interface StdioTransportSpec extends Pick<Stdio.Options, "command" | "args" | "env" | "inheritEnv" | "cwd"> {
+export interface StdioTransportSpec
+  extends Pick<Launcher.StdioOptions, "command" | "args" | "env" | "inheritEnv" | "cwd">
+{
   readonly type: "stdio"
 }
 
@@ -44,7 +44,7 @@ export interface StdioTransportSpec extends Pick<Stdio.Options, "command" | "arg
  * @category models
  */
 export interface RemoteTransportSpec
-  extends Pick<StreamableHttp.Options, "url" | "headers">, Pick<WebSocket.Options, "url" | "headers">
+  extends Pick<StreamableHttp.Options, "url" | "headers">, Pick<Launcher.WebSocketOptions, "url" | "headers">
 {
   readonly type: "http" | "sse" | "ws"
   /**
@@ -278,17 +278,19 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
  * Opens the configured transport of a server (for a stdio server: spawns it), without the
  * MCP handshake; an HTTP server's requests carry `auth`: an OAuth access token as a bearer
  * token, or the credentials made per request of a DPoP-bound one. It closes with the Scope.
+ * A stdio or ws server is opened by the Launcher in context (`NodeFleet.layer` from
+ * `mcp-fleet/node` on Node); without one it fails with a `Config` McpError naming it.
  *
  * @since 0.1.0
  */
 export const connect = (
   spec: ServerSpec,
   auth?: Redacted.Redacted<string> | StreamableHttp.RequestAuth | undefined
-): Effect.Effect<TransportService, McpError, Scope.Scope | CommandExecutor.CommandExecutor | HttpClient.HttpClient> => {
+): Effect.Effect<TransportService, McpError, Scope.Scope | HttpClient.HttpClient> => {
   const transport = spec.transport
   switch (transport.type) {
     case "stdio":
-      return Stdio.make({
+      return Launcher.stdio({
         name: spec.name,
         command: transport.command,
         args: transport.args,
@@ -308,7 +310,7 @@ export const connect = (
         auth: auth === undefined || Redacted.isRedacted(auth) ? undefined : auth
       })
     case "ws":
-      return WebSocket.make({ name: spec.name, url: transport.url, headers: transport.headers })
+      return Launcher.webSocket({ name: spec.name, url: transport.url, headers: transport.headers })
     case "custom":
       return transport.connect
   }

@@ -5,11 +5,12 @@
  *
  * @module
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import { HttpClientUndici, ServerRegistry } from "../../src/index.js"
+import { ServerRegistry } from "../../src/index.js"
+import { NodeFleet } from "../../src/node/index.js"
 
 const K = Number(process.argv[2])
 const server = fileURLToPath(new URL("../fixtures/echo-server.mjs", import.meta.url))
@@ -26,6 +27,6 @@ const program = Effect.gen(function*() {
   const ms = performance.now() - began
   const rssMB = process.memoryUsage().rss / 1024 / 1024
   return { ms, rssMB }
-}).pipe(Effect.scoped, Effect.provide([NodeContext.layer, HttpClientUndici.layer]))
+}).pipe(Effect.scoped, Effect.provide(NodeFleet.layer))
 
 NodeRuntime.runMain(Effect.map(program, (result) => console.log(JSON.stringify(result))))
