@@ -5,7 +5,7 @@
  *
  *   base       JsonRpc, McpSchema, McpError
  *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
- *              WebSocket, HttpClientUndici), Launcher, NodeFleet, internal/transport/
+ *              WebSocket, HttpClientUndici), HttpWire, Launcher, NodeFleet, internal/transport/
  *   peer       Peer, internal/peer/
  *   client     McpClient, internal/mcpClient/, Host, internal/host/
  *   auth       OAuth, ResourceServer, internal/oauth/ (the authorization client, which transports'
@@ -45,7 +45,7 @@ const LAYERS = [
   [
     "transport",
     [
-      "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici|Launcher|NodeFleet)\\.ts$",
+      "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici|HttpWire|Launcher|NodeFleet)\\.ts$",
       "^src/internal/transport/"
     ]
   ],

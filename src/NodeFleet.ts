@@ -12,6 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Layer from "effect/Layer"
 import * as HttpClientUndici from "./HttpClientUndici.js"
+import type * as HttpWire from "./HttpWire.js"
 import * as Launcher from "./Launcher.js"
 import * as Stdio from "./Stdio.js"
 import * as WebSocket from "./WebSocket.js"
@@ -51,5 +52,5 @@ export const layerLauncher: Layer.Layer<Launcher.Launcher> = Layer.succeed(Launc
  * )
  */
 export const layer: Layer.Layer<
-  NodeContext.NodeContext | HttpClient.HttpClient | Launcher.Launcher
+  NodeContext.NodeContext | HttpClient.HttpClient | HttpWire.HttpWire | Launcher.Launcher
 > = Layer.mergeAll(NodeContext.layer, HttpClientUndici.layer, layerLauncher)

@@ -28,6 +28,9 @@ export * as Memory from "./Memory.js"
 /** The Streamable HTTP transport, falling back to HTTP+SSE for servers that predate it. */
 export * as StreamableHttp from "./StreamableHttp.js"
 
+/** The optional fast HTTP exchange the HTTP transports use instead of the HttpClient (HttpClientUndici provides one). */
+export * as HttpWire from "./HttpWire.js"
+
 /** The 2024-11-05 HTTP+SSE transport. */
 export * as LegacySse from "./LegacySse.js"
 
