@@ -13,7 +13,6 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { StringDecoder } from "node:string_decoder"
 import {
   type Abortable,
   HttpWire,
@@ -30,6 +29,7 @@ import { safeUrl, scrubCause, scrubUrls } from "../secrets.js"
 import * as Wires from "./httpWire.js"
 import { header } from "./httpWire.js"
 import type { Event as SseEvent, SseDecoder } from "./sseDecoder.js"
+import { Utf8Text } from "./utf8Text.js"
 
 /**
  * Which redirects are followed: none, only to the same origin (the default), or any.
@@ -390,8 +390,7 @@ export interface EventReader {
  * with a Limit error (and the exchange aborted) when an event exceeds the size cap.
  */
 export class EventSink implements Sink {
-  // StringDecoder: TextDecoder's option checks cost more than the decoding of a small event.
-  private readonly text = new StringDecoder("utf8")
+  private readonly text = new Utf8Text()
   private readonly events: Array<SseEvent> = []
   private done = false
 
