@@ -7,7 +7,7 @@
  *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
  *              WebSocket, HttpClientUndici), HttpWire, Launcher, NodeFleet, internal/transport/
  *   peer       Peer, internal/peer/
- *   client     McpClient, internal/mcpClient/, Host, internal/host/
+ *   client     McpClient, internal/mcpClient/, Host, NodeHost, internal/host/
  *   auth       OAuth, ResourceServer, internal/oauth/ (the authorization client, which transports'
  *              owners use, and the resource server, which McpServer's HTTP serving uses)
  *   server     McpServer, internal/mcpServer/ (the server side: sessions, handlers, items, HTTP)
@@ -50,7 +50,7 @@ const LAYERS = [
     ]
   ],
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
-  ["client", ["^src/(McpClient|Host)\\.ts$", "^src/internal/(mcpClient|host)/"]],
+  ["client", ["^src/(McpClient|Host|NodeHost)\\.ts$", "^src/internal/(mcpClient|host)/"]],
   ["auth", ["^src/(OAuth|ResourceServer)\\.ts$", "^src/internal/oauth/"]],
   ["server", ["^src/McpServer\\.ts$", "^src/internal/mcpServer/"]],
   [
@@ -98,7 +98,7 @@ const OPTIONAL_PEERS = {
 
 /** The Node modules: only mcp-fleet/node, the CLI and each other import them, never the neutral core. */
 const NODE = [
-  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeMcpServer|NodeGateway)\\.ts$",
+  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway)\\.ts$",
   "^src/internal/transport/(guardian|processGroup|processScan|undiciWire)\\.ts$",
   "^src/node/"
 ]

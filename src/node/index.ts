@@ -10,6 +10,9 @@
 /** Everything a fleet runs on in Node, in one Layer; the launcher of stdio and WebSocket servers. */
 export * as NodeFleet from "../NodeFleet.js"
 
+/** Roots for the Host made from local paths. */
+export * as NodeHost from "../NodeHost.js"
+
 /** The stdio transport: a server as a child process, its process tree ended with the Scope. */
 export * as Stdio from "../Stdio.js"
 
