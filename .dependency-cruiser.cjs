@@ -155,7 +155,8 @@ module.exports = {
     {
       name: "neutral-not-to-node",
       severity: "error",
-      comment: "The neutral core never imports a Node module; the Node side goes in a Node… module behind mcp-fleet/node.",
+      comment:
+        "The neutral core never imports a Node module; the Node side goes in a Node… module behind mcp-fleet/node.",
       from: { path: "^src/", pathNot: [...NODE, ...NODE_PENDING, "^src/cli/"] },
       to: { path: NODE }
     },
