@@ -10,14 +10,16 @@
  *   client     McpClient, internal/mcpClient/, Host, NodeHost, internal/host/
  *   auth       OAuth, ResourceServer, internal/oauth/ (the authorization client, which transports'
  *              owners use, and the resource server, which McpServer's HTTP serving uses)
- *   server     McpServer, internal/mcpServer/ (the server side: sessions, handlers, items, HTTP)
+ *   server     McpServer, NodeMcpServer, internal/mcpServer/ (the server side: sessions, handlers,
+ *              items, HTTP: a neutral core, its Web adapter, and the node:http one for NodeMcpServer)
  *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
  *              internal/serverRegistry/, internal/toolPins/
  *              (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
- *   edge       Gateway, internal/gateway/, McpManagementTools, internal/mcpManagementTools/,
- *              FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's barrel), node/, ai/ and ai-sdk/
- *              (the barrels of mcp-fleet/ai and mcp-fleet/ai-sdk)
+ *   edge       Gateway, NodeGateway, internal/gateway/, McpManagementTools,
+ *              internal/mcpManagementTools/, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
+ *              barrel), node/, ai/ and ai-sdk/ (the barrels of mcp-fleet, mcp-fleet/node, mcp-fleet/ai
+ *              and mcp-fleet/ai-sdk)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
  * by no library module; src/internal/*.ts (traced, reveal, jsonSchema, …) are shared leaves that
@@ -52,7 +54,7 @@ const LAYERS = [
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
   ["client", ["^src/(McpClient|Host|NodeHost)\\.ts$", "^src/internal/(mcpClient|host)/"]],
   ["auth", ["^src/(OAuth|ResourceServer)\\.ts$", "^src/internal/oauth/"]],
-  ["server", ["^src/McpServer\\.ts$", "^src/internal/mcpServer/"]],
+  ["server", ["^src/(McpServer|NodeMcpServer)\\.ts$", "^src/internal/mcpServer/"]],
   [
     "fleet",
     [
@@ -64,7 +66,7 @@ const LAYERS = [
   [
     "edge",
     [
-      "^src/(Gateway|McpManagementTools|FleetTools|AiToolkit|AiSdk)\\.ts$",
+      "^src/(Gateway|NodeGateway|McpManagementTools|FleetTools|AiToolkit|AiSdk)\\.ts$",
       "^src/internal/(gateway|mcpManagementTools)/",
       "^src/cli/",
       "^src/index\\.ts$",
@@ -80,7 +82,7 @@ const OWNERS = {
   peer: "^src/Peer\\.ts$",
   mcpClient: "^src/McpClient\\.ts$",
   host: "^src/Host\\.ts$",
-  mcpServer: "^src/McpServer\\.ts$",
+  mcpServer: "^src/(McpServer|NodeMcpServer)\\.ts$",
   oauth: "^src/(OAuth|ResourceServer)\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
   toolPins: "^src/ToolPins\\.ts$",

@@ -766,7 +766,7 @@ const startMcpServerEcho = (): Promise<HttpServer> => {
 
 /**
  * mcp-fleet's servers serving 2026-07-28 statelessly beside the stateful revisions on one
- * endpoint: `McpServer.serveHttp` with the echo tool, and the gateway fronting the stdio echo
+ * endpoint: `NodeMcpServer.serveHttp` with the echo tool, and the gateway fronting the stdio echo
  * fixture. Each is called by our McpClient and the official SDK v2 client, each made to speak
  * 2025-11-25 (a session) and 2026-07-28 (no session: every request on its own), next to the
  * bare client calling the HTTP echo server directly in the same repetition (× bare).

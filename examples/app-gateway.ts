@@ -17,8 +17,9 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { FleetConfig, Gateway, type McpError, McpServer, Policy, ServerRegistry } from "../src/index.js"
+import { FleetConfig, type McpError, McpServer, Policy, ServerRegistry } from "../src/index.js"
 import { NodeFleet } from "../src/node/index.js"
+import * as NodeGateway from "../src/NodeGateway.js"
 
 const require = createRequire(import.meta.url)
 const entry = (name: string) =>
@@ -77,7 +78,7 @@ export const Fleet: Layer.Layer<ServerRegistry.ServerRegistry | Policy.Policy> =
 export const serve = (
   port = 0
 ): Effect.Effect<string, McpError.McpError, ServerRegistry.ServerRegistry | Policy.Policy | Scope.Scope> =>
-  Gateway.serveHttp({ port, tools, serverInfo: { name: "app-gateway", version: "1.0.0" } })
+  NodeGateway.serveHttp({ port, tools, serverInfo: { name: "app-gateway", version: "1.0.0" } })
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const main = Effect.gen(function*() {

@@ -16,6 +16,7 @@ import { Effect, Layer, Logger, LogLevel } from "effect"
 import { fileURLToPath } from "node:url"
 import * as Gateway from "../src/Gateway.js"
 import * as NodeFleet from "../src/NodeFleet.js"
+import * as NodeGateway from "../src/NodeGateway.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 
@@ -40,7 +41,7 @@ const fleet = Policy.layer({}).pipe(
 const program = Effect.gen(function*() {
   const registry = yield* ServerRegistry.ServerRegistry
   yield* registry.awaitReady({ timeout: "60 seconds" })
-  const url = yield* Gateway.serveHttp({ port, naming: "plain", modern: true })
+  const url = yield* NodeGateway.serveHttp({ port, naming: "plain", modern: true })
   // stdout carries only this line: the runner waits for it.
   process.stdout.write(`listening on ${url}\n`)
   return yield* Effect.never

@@ -137,14 +137,11 @@ export const make: Effect.Effect<FleetTools, never, ServerRegistry.ServerRegistr
         Effect.flatMap(tools, (current) => {
           const selected = current.find((tool) => tool.name === name)
           if (selected === undefined) {
-            return Effect.fail(McpError.make(
-              undefined,
-              new McpError.NotFoundReason({
-                what: "tool",
-                name,
-                suggestions: Catalog.suggest(name, current.map((tool) => tool.name))
-              })
-            ))
+            return Effect.fail(McpError.notFound(undefined, {
+              what: "tool",
+              name,
+              suggestions: Catalog.suggest(name, current.map((tool) => tool.name))
+            }))
           }
           return selected.server === undefined && Option.isSome(management)
             ? management.value.call(name, args, reach)

@@ -11,8 +11,10 @@
  * tools with the fleet's (the `tools` option). Ways in: stdio, for hosts that spawn the
  * gateway, and Streamable HTTP (McpServer's), with sessions, SSE answers, DNS-rebinding
  * protection and an optional bearer token (a static one, or OAuth access tokens with the
- * gateway as a resource server: `oauth`, see ResourceServer), on a listener of its own
- * (`serveHttp`) or mounted in the app's own HTTP server (`toNodeHandler`).
+ * gateway as a resource server: `oauth`, see ResourceServer), as `(Request) =>
+ * Promise<Response>` (`toWebHandler`) or, with `NodeGateway` (`mcp-fleet/node`), on a
+ * listener of its own (`serveHttp`) or mounted in the app's node:http server
+ * (`toNodeHandler`).
  *
  * Choices the protocol leaves open:
  * - initialize declares every capability the gateway can route (tools, resources with
@@ -92,7 +94,7 @@ import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as Host from "./Host.js"
-import * as GatewayFleet from "./internal/gateway/fleet.js"
+import * as FleetHub from "./internal/gateway/fleetHub.js"
 import * as GatewayRelay from "./internal/gateway/relay.js"
 import * as GatewaySession from "./internal/gateway/session.js"
 import { traced } from "./internal/traced.js"
@@ -195,15 +197,8 @@ export interface StdioOptions extends Options {
 }
 
 /**
- * Options of the Streamable HTTP mode: the gateway's, and the endpoint's
- * (`McpServer.HttpOptions`: port, host, path, token, allowed origins, limits).
- *
- * @since 0.1.0
- */
-export interface HttpOptions extends Options, McpServer.HttpOptions {}
-
-/**
- * Options of the gateway as a handler mounted in an app's own HTTP server.
+ * Options of the gateway as a Streamable HTTP endpoint: the gateway's, and the endpoint's
+ * (`McpServer.HttpHandlerOptions`: path, host, token or OAuth, allowed origins, limits).
  *
  * @since 0.2.0
  */
@@ -264,21 +259,21 @@ export const layerHost = (
 // The gateway's McpServer, serving the fleet until the Scope closes.
 const serverOf = (options: Options) =>
   Effect.gen(function*() {
-    const problem = GatewayFleet.appToolsProblem(options.tools ?? [], options.managementTools === true)
+    const problem = FleetHub.appToolsProblem(options.tools ?? [], options.managementTools === true)
     if (problem !== undefined) return yield* Effect.dieMessage(`Gateway: ${problem}`)
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
-    const management: GatewayFleet.MakeManagement | undefined = options.managementTools === true
+    const management: FleetHub.MakeManagement | undefined = options.managementTools === true
       ? (subscriber) =>
         McpManagementTools.make({ subscriber }).pipe(
           Effect.provideService(ServerRegistry.ServerRegistry, registry),
           Effect.provideService(Policy.Policy, policy)
         )
       : undefined
-    const fleet = yield* GatewayFleet.makeFleet(registry, policy, GatewayFleet.resolveOptions(options), management)
+    const hub = yield* FleetHub.make(registry, policy, FleetHub.resolveOptions(options), management)
     const host = yield* Effect.serviceOption(ClientHost)
     return yield* GatewaySession.makeServer(
-      Option.isNone(host) ? fleet : { ...fleet, relay: host.value.relay },
+      Option.isNone(host) ? hub : { ...hub, relay: host.value.relay },
       {
         stateSecret: options.stateSecret,
         caching: options.caching,
@@ -286,6 +281,16 @@ const serverOf = (options: Options) =>
       }
     )
   })
+
+/**
+ * The gateway's McpServer, routing to the fleet until the Scope closes: what the gateway's
+ * ways in serve (`NodeGateway`'s HTTP among them), for serving it over any other.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<McpServer.McpServer, never, Requirements | Scope.Scope> =>
+  serverOf(options)
 
 /**
  * Serves one client over the Transport in context (the server's end of a connection, such
@@ -336,45 +341,26 @@ export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, 
 )
 
 /**
- * Serves the fleet as a Streamable HTTP MCP server until the Scope closes, and returns the
- * endpoint's URL (`http://127.0.0.1:<port>/mcp`). Fails when it cannot listen.
- *
- * Sessions start at initialize (the answer carries `Mcp-Session-Id`) and end with DELETE or
- * the Scope; an unknown session gets 404, a request without one 400. GET opens the
- * session's stream of notifications; other methods get 405. A `MCP-Protocol-Version`
- * header naming a revision the gateway does not speak gets 400. A foreign Origin or Host
- * gets 403, a missing or wrong bearer token (when `token` is set) 401 with
- * `WWW-Authenticate: Bearer`. With `oauth`, a missing or invalid access token gets 401 with
- * `WWW-Authenticate: Bearer resource_metadata="…"` (and `error="invalid_token"`), one
+ * The fleet as a web-standard Streamable HTTP endpoint, `(Request) => Promise<Response>`,
+ * serving until the Scope closes, at whatever path the app routes to it (see
+ * `McpServer.toWebHandler`). Sessions start at initialize (the answer carries
+ * `Mcp-Session-Id`) and end with DELETE or the Scope; an unknown session gets 404, a request
+ * without one 400. GET opens the session's stream of notifications; other methods get 405. A
+ * `MCP-Protocol-Version` header naming a revision the gateway does not speak gets 400. A
+ * foreign Origin or Host gets 403, a missing or wrong bearer token (when `token` is set) 401
+ * with `WWW-Authenticate: Bearer`. With `oauth`, a missing or invalid access token gets 401
+ * with `WWW-Authenticate: Bearer resource_metadata="…"` (and `error="invalid_token"`), one
  * without the required scopes 403 `insufficient_scope`, and 503 when its authorization
- * server could not be asked. `token` and `oauth` together are a defect.
+ * server could not be asked. `token` and `oauth` together are a defect. On node:http,
+ * `NodeGateway` (`mcp-fleet/node`) serves the same endpoint, and listens too.
  *
- * @since 0.1.0
+ * @since 0.3.0
+ * @category constructors
  */
-export const serveHttp: (options: HttpOptions) => Effect.Effect<string, McpError.McpError, Requirements | Scope.Scope> =
-  traced("Gateway.serveHttp")((options: HttpOptions) =>
-    Effect.flatMap(serverOf(options), (server) => McpServer.serveHttp(server, options))
-  )
-
-/**
- * The fleet as a Streamable HTTP endpoint mounted in an app's own HTTP server (node:http,
- * Express, ...), at whatever path the app routes to it, until the Scope closes: the
- * handler `serveHttp` listens with. See `McpServer.toNodeHandler`.
- *
- * @since 0.2.0
- */
-export const toNodeHandler = (
+export const toWebHandler = (
   options: HttpHandlerOptions = {}
-): Effect.Effect<McpServer.NodeHandler, never, Requirements | Scope.Scope> =>
-  Effect.flatMap(serverOf(options), (server) => McpServer.toNodeHandler(server, options))
-
-/**
- * A layer that serves the fleet over HTTP for as long as it lives.
- *
- * @since 0.1.0
- */
-export const layerHttp = (options: HttpOptions): Layer.Layer<never, McpError.McpError, Requirements> =>
-  Layer.scopedDiscard(Effect.tap(serveHttp(options), (url) => Effect.logInfo(`gateway listening on ${url}`)))
+): Effect.Effect<(request: Request) => Promise<Response>, never, Requirements | Scope.Scope> =>
+  Effect.flatMap(serverOf(options), (server) => McpServer.toWebHandler(server, options))
 
 /**
  * A layer that serves the fleet on stdio in the background for as long as it lives (or

@@ -2,6 +2,13 @@
  * JSON-RPC 2.0 as MCP uses it: message schemas, error codes, and newline-delimited JSON
  * framing with a size cap.
  *
+ * The validator of incoming messages is written by hand, since it runs on every message; NDJSON
+ * lines are split by `LineDecoder`. A bad line is reported with the server's name and an
+ * excerpt and skipped. A line that tries to answer a request (no `method`, a usable `id`) but
+ * is broken (a result and an error, no `jsonrpc`, a bad error object) reaches the Peer as a
+ * `BrokenAnswer`, which fails that request at once with a Protocol error quoting it; only that
+ * branch costs more. An oversize message ends the connection with a Limit error.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"

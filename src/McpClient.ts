@@ -1,52 +1,47 @@
 /**
  * One connection to one MCP server: the revision chosen (a `server/discover` probe for the
- * stateless 2026-07-28 revision, the initialize handshake for earlier ones), calls gated on
+ * modern 2026-07-28 revision, the initialize handshake for the legacy ones), calls gated on
  * the capabilities the server declared, complete (bounded) pagination, and tool results
  * checked against the tool's outputSchema. On a 2026-07-28 connection every request carries
  * the revision, our identity and capabilities (and the log level) in its `_meta`.
  *
+ * Host features (`Host`) are declared only when their service is in the connection's context
+ * and not turned off (`Options.host`); a request's own `_meta` capabilities narrow the
+ * connection's. A modern server's log messages belong to the request that named a level: a call
+ * tells its own to `CallToolOptions.onLog` as they come, all before its result. A server's
+ * requests tied to a call (an input round, a task's input, a request on the call's POST stream)
+ * go to the call's `onInput` when it has one. It never reconnects, and never sends a request
+ * twice: the fleet above decides.
+ *
+ * What differs between the two revision families is one seam, chosen once per connection
+ * after the handshake (`internal/mcpClient/era.ts`, implemented by `legacy.ts` and
+ * `modern.ts`); `make` composes the connection from small constructors and never asks
+ * which revision it speaks.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
+import type * as Queue from "effect/Queue"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Host from "./Host.js"
-import { forCall, RelatedCalls } from "./internal/mcpClient/callInput.js"
-import { type Feature, supports, unsupported } from "./internal/mcpClient/capabilities.js"
-import { decode } from "./internal/mcpClient/decode.js"
+import type * as Host from "./Host.js"
+import { makeGate } from "./internal/mcpClient/capabilities.js"
+import { connect, watch } from "./internal/mcpClient/connection.js"
+import { chooseEra } from "./internal/mcpClient/era.js"
 import { negotiate } from "./internal/mcpClient/handshake.js"
-import {
-  listChangesOf,
-  listen,
-  makeResourceSubscriptions,
-  makeWatchedSubscribe,
-  type Subscription as ListenSubscription
-} from "./internal/mcpClient/listen.js"
-import { makeOperations } from "./internal/mcpClient/operations.js"
-import { type Limits, listAll } from "./internal/mcpClient/pagination.js"
-import { CallLogs, makeStateless, type Stateless, withoutEnvelope } from "./internal/mcpClient/stateless.js"
-import {
-  followTask,
-  makeExchange,
-  requestAsTask,
-  resumeTask,
-  type TaskOptions,
-  withTasksExtension
-} from "./internal/mcpClient/tasks.js"
-import { makeOutputChecks } from "./internal/mcpClient/toolResult.js"
-import { traced } from "./internal/traced.js"
+import { listen, type Subscription as ListenSubscription } from "./internal/mcpClient/listen.js"
+import { makeLister } from "./internal/mcpClient/pagination.js"
+import { makeTools } from "./internal/mcpClient/tools.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
 import * as McpSchema from "./McpSchema.js"
-import * as Peer from "./Peer.js"
-import { Transport } from "./Transport.js"
+import type * as Peer from "./Peer.js"
+import type { Transport } from "./Transport.js"
 
 /**
  * Options of a connection.
@@ -59,8 +54,8 @@ export interface Options {
   /**
    * The revision to speak. Default: chosen by itself — a `server/discover` probe asking for
    * 2026-07-28, and initialize (asking for 2025-11-25) when the server turns out to predate
-   * it. A stateful revision (2025-11-25 and earlier) skips the probe and initializes; a
-   * stateless one (2026-07-28) is the only one tried, with no fallback.
+   * it. A legacy revision (2025-11-25 and earlier) skips the probe and initializes; a
+   * modern one (2026-07-28) is the only one tried, with no fallback.
    */
   readonly protocolVersion?: McpSchema.Revision | undefined
   /**
@@ -99,7 +94,7 @@ export interface Options {
   /**
    * The log level a 2026-07-28 connection asks for in every request's `_meta` until
    * `setLoggingLevel` changes it: the server sends log messages only while it serves a
-   * request that names one. Stateful revisions ignore it (their server logs by its own
+   * request that names one. Legacy revisions ignore it (their server logs by its own
    * default until `setLoggingLevel`). Default: none.
    */
   readonly logLevel?: McpSchema.LoggingLevel | undefined
@@ -132,7 +127,7 @@ export interface CallToolOptions extends Peer.RequestOptions {
   /**
    * Told the log messages a 2026-07-28 server sends while it serves the call (it sends them
    * for requests that name a level: `Options.logLevel`), in order, before the call's result
-   * or failure. They still go to `notifications` too. Stateful revisions' log messages
+   * or failure. They still go to `notifications` too. Legacy revisions' log messages
    * belong to no call: there, only `notifications` has them.
    */
   readonly onLog?: ((message: McpSchema.LoggingMessageNotificationParams) => Effect.Effect<void>) | undefined
@@ -140,7 +135,7 @@ export interface CallToolOptions extends Peer.RequestOptions {
    * Answers the server's requests that belong to this call instead of the connection's
    * handlers (the host services): the input requests of its `InputRequiredResult`s and of
    * its task (2026-07-28, each with its key), the requests that name its task in their
-   * `_meta` (2025-11-25 `io.modelcontextprotocol/related-task`), and a stateful server's
+   * `_meta` (2025-11-25 `io.modelcontextprotocol/related-task`), and a legacy server's
    * requests sent on the event stream of the call's own POST (Streamable HTTP). A request
    * that names no call and comes with none (stdio, HTTP+SSE or WebSocket outside a task, a
    * Streamable HTTP server's standing GET stream) still goes to the connection's handlers.
@@ -206,7 +201,7 @@ export type CompletionRef = McpSchema.PromptReference | McpSchema.ResourceTempla
 export interface McpClient {
   /** The server's name (from the transport). */
   readonly server: string
-  /** The revision both sides agreed on (2026-07-28 is stateless: no session, no initialize). */
+  /** The revision both sides agreed on (2026-07-28, modern: no session, no initialize). */
   readonly protocolVersion: McpSchema.Revision
   readonly serverInfo: McpSchema.Implementation
   readonly capabilities: McpSchema.ServerCapabilities
@@ -271,7 +266,7 @@ export interface McpClient {
   readonly ping: () => Effect.Effect<void, McpError.McpError>
   /**
    * The server's notifications (list_changed, resources/updated, log messages, progress, ...).
-   * On a 2026-07-28 connection, as on a stateful one: while it runs, a `subscriptions/listen`
+   * On a 2026-07-28 connection, as on a legacy one: while it runs, a `subscriptions/listen`
    * stream for the lists the server says change is held (see `subscribe`).
    */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
@@ -281,7 +276,7 @@ export interface McpClient {
    * connection the server tells list changes only on a listen stream: one is held for the
    * lists it says change while anyone subscribes (opened by the first, re-opened when it
    * drops, cancelled when the last goes), this returns once it is acknowledged, and what
-   * comes is what a stateful connection would get (no acknowledgments, no stream ids).
+   * comes is what a legacy connection would get (no acknowledgments, no stream ids).
    */
   readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
   /**
@@ -319,210 +314,42 @@ export const McpClient = Context.GenericTag<McpClient>("mcp-fleet/McpClient")
  * `Options.protocolVersion`): `server/discover` for a 2026-07-28 server, else initialize and
  * notifications/initialized. The connection ends with the Scope. The host services in context
  * (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) are declared and answer the server's
- * requests; a change of the roots is told to a server of a stateful revision.
+ * requests; a change of the roots is told to a server of a legacy revision.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.McpError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
-    const transport = yield* Transport
-    // The host's handlers reach the server through the Peer they are given to.
-    const ready = yield* Deferred.make<Peer.Peer>()
-    // What a stateless (2026-07-28) connection does differently; undefined on a stateful one.
-    let stateless: Stateless | undefined
-    const host = Host.clientSide(yield* Host.services(options.host), {
-      server: transport.server,
-      // A stateless server is told nothing: it has no session to tell.
-      notify: (method, params) =>
-        stateless === undefined
-          ? Effect.flatMap(Deferred.await(ready), (peer) => peer.notify(method, params))
-          : Effect.void
-    })
-    const handlers = { ...host.handlers, ...options.handlers }
-    const callLogs = new CallLogs()
-    // A server's requests for a call (sent on its POST's stream, or naming its 2025-11-25
-    // task) go to that call, when it has an onInput.
-    const related = new RelatedCalls()
-    const peer = yield* Peer.make({
-      handlers: related.wrap(handlers),
-      requestTimeout: options.requestTimeout,
-      onClosed: options.onClosed,
-      onNotification: callLogs.told
-    })
-    yield* Deferred.succeed(ready, peer)
-    const scope = yield* Effect.scope
-    const server = peer.server
-    // Subscribed before the handshake, so nothing the server says is missed.
-    const own = yield* peer.subscribe
-    const hello = { ...options, capabilities: { ...host.capabilities, ...options.capabilities } }
-    const agreed = yield* negotiate(peer, hello)
-    const { capabilities, protocolVersion } = agreed
-    if (McpSchema.isModernVersion(protocolVersion)) {
-      // The tasks extension belongs to 2026-07-28: declared in its requests' `_meta` only.
-      const modernHello = options.tasksExtension === false ?
-        hello :
-        { ...hello, capabilities: withTasksExtension(hello.capabilities) }
-      stateless = yield* makeStateless(peer, transport, protocolVersion, modernHello)
-    }
-    const send = stateless?.send ?? peer.request
-    // The Peer as the requests of this revision need it: with their `_meta`.
-    const wire: Peer.Peer = stateless === undefined ? peer : { ...peer, request: send }
-    // Every request may take input rounds (2026-07-28) or become a task (the tasks extension);
-    // a stateful server may send a request's own requests on its stream instead.
-    // A stateless connection's results come without the revision's envelope.
-    const exchanged = makeExchange(wire, handlers, stateless === undefined ? undefined : withoutEnvelope)
-    const exchange: typeof exchanged = stateless === undefined ?
-      (method, params, requestOptions, onTask, onInput) =>
-        onInput === undefined
-          ? exchanged(method, params, requestOptions, onTask)
-          : related.sending(onInput, requestOptions, (sent) => exchanged(method, params, sent, onTask, onInput)) :
-      exchanged
-    const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
-    const gate = <A>(feature: Feature, action: string, effect: Effect.Effect<A, McpError.McpError>) =>
-      supported(feature) ? effect : unsupported(server, feature, action)
-
-    const fetch: McpClient["request"] = (method, params, schema, requestOptions) => {
-      const { onInput, ...rest } = requestOptions ?? {}
-      return Effect.flatMap(
-        exchange(method, params, requestOptions === undefined ? undefined : rest, undefined, onInput),
-        (result) => decode(server, method, schema, result)
-      )
-    }
-    const request = stateless === undefined ? fetch : stateless.cached(fetch)
-    const limits: Limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
-    const list = <R extends { readonly nextCursor?: string | undefined }, A>(
-      feature: Feature,
-      action: string,
-      method: string,
-      schema: Schema.Schema<R, any>,
-      itemsOf: (result: R) => ReadonlyArray<A>
-    ) => gate(feature, action, listAll(server, limits, request, method, schema, itemsOf))
-
-    const outputs = makeOutputChecks(server, scope, () => listTools())
-    yield* Queue.take(own).pipe(
-      Effect.tap((notification) => {
-        if (notification.method === McpSchema.Method.ToolsListChanged) outputs.forget()
-        return host.onNotification(notification)
-      }),
-      Effect.forever,
-      Effect.forkScoped
-    )
-    yield* Effect.forkScoped(host.watchRoots)
-    const listTools = traced("McpClient.listTools")(() => {
-      const listed = list(
-        "tools",
-        "list tools",
-        McpSchema.Method.ToolsList,
-        McpSchema.ListToolsResult,
-        (result) => result.tools
-      )
-      return (stateless === undefined ? listed : Effect.flatMap(listed, stateless.accepted)).pipe(
-        Effect.tap(outputs.remember)
-      )
-    })
-
-    if (stateless !== undefined) stateless.relist = listTools()
-    // Tool calls are the hot path: what can be decided once is decided here, not per call.
-    const toolsSupported = supported("tools")
-    // Tasks of 2025-11-25; a stateless server's tasks are an extension of their own.
-    const taskCalls = stateless === undefined && capabilities.tasks?.requests?.tools?.call !== undefined
-    const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
-    const callTool = traced("McpClient.callTool")((
-      name: string,
-      args?: Record<string, unknown>,
-      callOptions?: CallToolOptions
-    ) => {
-      if (!toolsSupported) return unsupported(server, "tools", "call tools")
-      let params: Record<string, unknown> = { name, arguments: args ?? {} }
-      let requestOptions: TaskOptions = resetOnProgress
-      let asTask = false
-      let onTask: CallToolOptions["onTask"]
-      let onLog: CallToolOptions["onLog"]
-      let onInput: CallToolOptions["onInput"]
-      if (callOptions !== undefined) {
-        const { meta: callMeta, onInput: input, onLog: logs, task, ...rest } = callOptions
-        onInput = input
-        if (stateless !== undefined) onLog = logs
-        onTask = callOptions.onTask
-        if (callMeta !== undefined) params = { name, arguments: args ?? {}, _meta: callMeta }
-        requestOptions = { resetTimeoutOnProgress: true, ...rest }
-        asTask = task === true && taskCalls
-      }
-      const sendCall = () =>
-        asTask || outputs.requiresTask(name)
-          ? related.follow(onInput, onTask, (noted) =>
-            related.sending(
-              onInput,
-              requestOptions,
-              (sent) => requestAsTask(peer, McpSchema.Method.ToolsCall, params, { ...sent, onTask: noted })
-            ))
-          : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask, onInput)
-      // Whether the tool needs a task is known once the tools are listed, below.
-      const call = Effect.flatMap(
-        taskCalls
-          ? Effect.suspend(sendCall)
-          : exchange(McpSchema.Method.ToolsCall, params, requestOptions, onTask, onInput),
-        (result) => outputs.check(name, result)
-      )
-      const told = onLog === undefined ? call : callLogs.around(call, onLog)
-      return outputs.listed() ? told : Effect.zipRight(outputs.ensureListed, told)
-    })
-
-    const ackTimeout = options.requestTimeout ?? "60 seconds"
-    // 2026-07-28 pushes list changes only on a listen stream: held while anyone watches.
-    const subscribe = stateless === undefined ?
-      peer.subscribe :
-      makeWatchedSubscribe(wire, listChangesOf(capabilities), ackTimeout, scope)
-    const notifications = stateless === undefined ?
-      peer.notifications :
-      Stream.unwrapScoped(Effect.map(subscribe, (queue) => Stream.fromQueue(queue)))
+    const connection = yield* connect(options)
+    const { peer, server } = connection
+    const agreed = yield* negotiate(peer, connection.hello)
+    // Chosen once: nothing below asks which revision the connection speaks. (The tools, made
+    // below, are listed again by a modern era after a HeaderMismatch.)
+    const era = yield* chooseEra(connection, agreed, Effect.suspend(() => tools.listTools()))
+    const { gate, supported } = makeGate(server, agreed.capabilities, agreed.protocolVersion)
+    const request = era.request
+    const limits = { maxPages: options.maxPages ?? 100, maxItems: options.maxItems ?? 100_000 }
+    const list = makeLister(server, limits, request, gate)
+    const tools = makeTools(connection, era, supported, list)
+    yield* watch(connection, tools.outputs.forget)
     return {
       server,
-      protocolVersion,
+      protocolVersion: agreed.protocolVersion,
       serverInfo: agreed.serverInfo,
-      capabilities,
+      capabilities: agreed.capabilities,
       instructions: agreed.instructions,
-      listTools,
-      callTool,
-      followTask: traced("McpClient.followTask")((taskId, taskOptions) => {
-        const tool = taskOptions?.tool
-        const onInput = taskOptions?.onInput
-        const followed = stateless === undefined
-          ? related.follow(onInput, taskOptions?.onTask, (onTask) =>
-            resumeTask(peer, taskId, {
-              onTask,
-              onProgress: taskOptions?.onProgress,
-              progressToken: taskOptions?.progressToken
-            }))
-          : Effect.map(
-            followTask(wire, forCall(handlers, onInput), McpSchema.Method.ToolsCall, { taskId }, {
-              onTask: taskOptions?.onTask
-            }),
-            withoutEnvelope
-          )
-        // Without the tool's name, no outputSchema to check against.
-        return tool === undefined
-          ? Effect.flatMap(
-            followed,
-            (result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result)
-          )
-          : Effect.flatMap(followed, (result) =>
-            outputs.listed()
-              ? outputs.check(tool, result)
-              : Effect.zipRight(outputs.ensureListed, outputs.check(tool, result)))
-      }),
-      ...makeOperations({ request, gate, list }),
-      ...stateless?.operations({ request, gate }),
-      // 2026-07-28 has no resources/subscribe: a listen stream stands for each subscription.
-      ...(stateless === undefined ? {} : makeResourceSubscriptions(wire, scope, ackTimeout, gate)),
-      notifications: notifications.pipe(
+      listTools: tools.listTools,
+      callTool: tools.callTool,
+      followTask: tools.followTask,
+      ...era.operations({ request, gate, list }),
+      notifications: era.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))
         )
       ),
-      subscribe,
-      listen: (filter) => listen(wire, filter, ackTimeout),
+      subscribe: era.subscribe,
+      listen: (filter) => listen(era.wire, filter, connection.ackTimeout),
       request,
       closed: peer.closed
     } satisfies McpClient

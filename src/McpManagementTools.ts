@@ -248,9 +248,9 @@ export const make = (
       const handler = handlers.get(name)
       return handler !== undefined
         ? handler(name, args, reach)
-        : Effect.fail(McpError.make(
+        : Effect.fail(McpError.notFound(
           undefined,
-          new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, Definitions.names) })
+          { what: "tool", name, suggestions: Catalog.suggest(name, Definitions.names) }
         ))
     }
 

@@ -4,6 +4,10 @@
  * optional. Decoded values are plain JSON objects (Type and Encoded are identical); decode
  * with `parseOptions` (or `decodeUnknown`) so unknown fields survive at every depth.
  *
+ * A section of its own holds what the client and the server need of the modern revision
+ * (2026-07-28): `server/discover`, the `_meta` keys of a request, caching hints, the errors
+ * -32020 to -32022, the server's revision and the methods it adds, and listen filters.
+ *
  * @since 0.1.0
  */
 import type * as Either from "effect/Either"

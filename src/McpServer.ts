@@ -21,14 +21,16 @@
  * function of the context (`requestClient`), so a transport with a stream per request can
  * carry them on that request's stream (`Outbound.within`).
  *
- * Streamable HTTP serving is the server's too: `toNodeHandler` mounts it in an app's own
- * HTTP server at any path, `toWebHandler` is the same as `(Request) => Promise<Response>`,
- * `serveHttp` listens on a port of its own; each HTTP session is a
- * `connect` whose `Outbound` puts what belongs to a request on that request's stream.
+ * Streamable HTTP serving is the server's too: `toWebHandler` serves it as
+ * `(Request) => Promise<Response>` at any path, and `NodeMcpServer` (`mcp-fleet/node`) mounts
+ * it in a node:http app (`toNodeHandler`) or on a listener of its own (`serveHttp`); each HTTP
+ * session is a `connect` whose `Outbound` puts what belongs to a request on that request's
+ * stream.
  *
- * The per-request path stays lean: a Peer handler per method made once per session, one
+ * The per-request path stays lean: each revision family's methods made once per server, one
  * small context object per request, no decoding of results; params are checked by hand
- * where a handler needs them.
+ * where a handler needs them. A modern request outside a session needs none at all
+ * (`McpServer.answerModern`).
  *
  * @since 0.1.0
  */
@@ -39,10 +41,9 @@ import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type * as http from "node:http"
 import type { McpServerError } from "./internal/mcpServer/error.js"
 import * as Http from "./internal/mcpServer/http/http.js"
-import { toWeb } from "./internal/mcpServer/http/web.js"
+import * as Web from "./internal/mcpServer/http/web.js"
 import * as Items from "./internal/mcpServer/items.js"
 import { page } from "./internal/mcpServer/paging.js"
 import * as Server from "./internal/mcpServer/server.js"
@@ -376,10 +377,12 @@ export interface Options {
   /**
    * Extra or raw methods, the same for every session; they replace the built-in handler of
    * the same method (a raw `initialize` answers after the server has taken note of the client).
+   * Modern requests never reach one of the methods 2026-07-28 removed (initialize, ping,
+   * logging/setLevel, resources/subscribe, the 2025-11-25 tasks/*).
    */
   readonly methods?: Readonly<Record<string, MethodHandler>> | undefined
   /**
-   * Whether modern (2026-07-28) requests are answered, statelessly, beside stateful sessions
+   * Whether modern (2026-07-28) requests are answered, each on its own, beside stateful sessions
    * on the same transport. Default: true — a client that prefers 2026-07-28 (McpClient does)
    * speaks it to this server: list changes go on its `subscriptions/listen` streams and
    * requests to the client become input rounds. `false` serves the stateful revisions only.
@@ -501,16 +504,37 @@ export interface McpServer {
   readonly serve: Effect.Effect<McpError.McpError, never, Transport>
   /** Starts a session over the Transport in context; it ends with the Scope (or when the client hangs up). */
   readonly connect: (outbound?: Outbound | undefined) => Effect.Effect<Session, never, Transport | Scope.Scope>
-  /** Tells every initialized session that a list changed. */
+  /**
+   * Tells every initialized session that a list changed, and every `subscriptions/listen`
+   * stream that asked to be told.
+   */
   readonly notifyListChanged: (kind: ListKind) => Effect.Effect<void>
-  /** Tells the sessions subscribed to `uri` that it changed. */
+  /** Tells the sessions subscribed to `uri`, and the listen streams that name it, that it changed. */
   readonly notifyResourceUpdated: (uri: string) => Effect.Effect<void>
-  /** Sends a log message to every initialized session whose level admits it. */
+  /**
+   * Sends a log message to every initialized session whose level admits it (a modern client
+   * gets only those related to its requests: `RequestContext.log`).
+   */
   readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** How many sessions are live. */
   readonly sessions: () => number
   /** Whether it answers modern (2026-07-28) requests (`Options.modern`). */
   readonly modern: boolean
+  /**
+   * Answers one modern (2026-07-28) request on its own, with no session, Peer or Scope: what
+   * a transport whose messages each stand alone calls per request (the Streamable HTTP
+   * endpoint does, for a POST without Mcp-Session-Id that carries one modern request). Its
+   * notifications go to `outbound.notify` (related to the request's id); interrupting the
+   * effect cancels the request; a request that is not a modern one is answered with its
+   * error (-32602 for a `_meta` without the client, -32601 for a method the revision
+   * removed). Absent when the server answers no modern requests (`modern: false`), or on a
+   * server of another make: a transport then answers the request in a session of its own
+   * (`connect`, closed once it is answered), which answers a modern request too — the
+   * same answer, at the cost of a session.
+   */
+  readonly answerModern?:
+    | ((request: JsonRpc.Request, outbound: Outbound) => Effect.Effect<JsonRpc.Success | JsonRpc.Failure>)
+    | undefined
 }
 
 /**
@@ -575,8 +599,9 @@ export const connectMemory: (
  */
 export interface HttpHandlerOptions {
   /**
-   * The endpoint's path: a request for any other path gets 404. Default for `toNodeHandler`:
-   * every path (the app routes to the handler); for `serveHttp`: `/mcp`.
+   * The endpoint's path: a request for any other path gets 404. Default for `toWebHandler`
+   * and `NodeMcpServer.toNodeHandler`: every path (the app routes to the handler); for
+   * `NodeMcpServer.serveHttp`: `/mcp`.
    */
   readonly path?: string | undefined
   /**
@@ -595,10 +620,10 @@ export interface HttpHandlerOptions {
    * the scopes 403 `insufficient_scope`, and 503 when the authorization server could not be
    * asked. The Protected Resource Metadata is served at
    * `/.well-known/oauth-protected-resource<path>` (and without the path): a mounted handler
-   * must be routed those paths too. `oauth.resource` is the endpoint's public URL; `serveHttp`
-   * defaults it to the URL it listens on, a mounted handler needs it. Each session is its
-   * opener's (`Session.caller`): another caller's requests to it get 404. `token` and `oauth`
-   * together are a defect.
+   * must be routed those paths too. `oauth.resource` is the endpoint's public URL;
+   * `NodeMcpServer.serveHttp` defaults it to the URL it listens on, a mounted handler needs
+   * it. Each session is its opener's (`Session.caller`): another caller's requests to it get
+   * 404. `token` and `oauth` together are a defect.
    */
   readonly oauth?: ResourceServer.Options | undefined
   /**
@@ -619,46 +644,16 @@ export interface HttpHandlerOptions {
 }
 
 /**
- * Options of `serveHttp`: the endpoint's, and where to listen.
- *
- * @since 0.1.0
- * @category models
- */
-export interface HttpOptions extends HttpHandlerOptions {
-  /** The port; 0 picks a free one (the returned URL says which). */
-  readonly port: number
-}
-
-/**
- * A handler of Node's `request` event (`(req, res) => void`).
- *
- * @since 0.1.0
- * @category models
- */
-export type NodeHandler = (request: http.IncomingMessage, response: http.ServerResponse) => void
-
-/**
- * The server as a Streamable HTTP endpoint, mountable in an app's own node:http server (or
- * Express, Fastify's raw handler) at any path: `app.post("/mcp", handler)`, or called from
- * the app's own `request` listener. Sessions start at initialize (the answer carries
- * `Mcp-Session-Id`) and end with DELETE, when idle too long, or with the Scope. A POST
- * holding a tool call or a request with a progress token is answered with JSON when its
- * answer comes at once, else with an SSE stream (resumable with `Last-Event-ID`); GET opens
- * the session's stream of other notifications.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const toNodeHandler = (
-  server: McpServer,
-  options: HttpHandlerOptions = {}
-): Effect.Effect<NodeHandler, never, Scope.Scope> => Http.endpoint(server, Http.resolve(options))
-
-/**
- * The server as a web-standard Streamable HTTP handler, `(Request) => Promise<Response>`, for
- * frameworks and runtimes built on fetch's types (Hono, Next.js route handlers, Bun, Deno):
- * the same endpoint as `toNodeHandler`, event streams as streamed bodies; a client that
- * cancels a stream's body has gone away.
+ * The server as a web-standard Streamable HTTP endpoint, `(Request) => Promise<Response>`,
+ * for frameworks and runtimes built on fetch's types (Hono, Next.js route handlers, Bun,
+ * Deno), at whatever path the app routes to it. Sessions start at
+ * initialize (the answer carries `Mcp-Session-Id`) and end with DELETE, when idle too long,
+ * or with the Scope. A POST holding a tool call or a request with a progress token is
+ * answered with JSON when its answer comes at once, else with an SSE stream as a streamed
+ * body (resumable with `Last-Event-ID`); GET opens the session's stream of other
+ * notifications; a modern (2026-07-28) request without a session is answered on its own. A
+ * client that cancels a stream's body has gone away. On node:http, `NodeMcpServer`
+ * (`mcp-fleet/node`) serves the same endpoint without fetch's objects.
  *
  * @since 0.1.0
  * @category constructors
@@ -667,21 +662,7 @@ export const toWebHandler = (
   server: McpServer,
   options: HttpHandlerOptions = {}
 ): Effect.Effect<(request: Request) => Promise<Response>, never, Scope.Scope> =>
-  Effect.map(toNodeHandler(server, options), toWeb)
-
-/**
- * Serves the server over Streamable HTTP on a listener of its own until the Scope closes,
- * and returns the endpoint's URL (`http://127.0.0.1:<port>/mcp`). Fails when it cannot
- * listen. See `toNodeHandler` for what the endpoint answers.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const serveHttp = (
-  server: McpServer,
-  options: HttpOptions
-): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
-  Http.serve(server, { ...Http.resolve(options), port: options.port, path: options.path ?? "/mcp" })
+  Web.endpoint(server, Http.resolve(options))
 
 // ---------------------------------------------------------------------------
 // Errors handlers answer with
@@ -877,12 +858,9 @@ export const tool: {
  * @since 0.1.0
  * @category constructors
  */
-export const resource = (
+export const resource: (
   definition: McpSchema.Resource & { readonly read: ResourceItem["read"]; readonly cache?: ResourceItem["cache"] }
-): ResourceItem => {
-  const { cache, read, ...resource } = definition
-  return cache === undefined ? { resource, read } : { resource, read, cache }
-}
+) => ResourceItem = Items.resource
 
 /**
  * A resource template from its definition, a reader, and completers of its variables.
@@ -890,15 +868,12 @@ export const resource = (
  * @since 0.1.0
  * @category constructors
  */
-export const resourceTemplate = (
+export const resourceTemplate: (
   definition: McpSchema.ResourceTemplate & {
     readonly read: ResourceTemplateItem["read"]
     readonly complete?: ResourceTemplateItem["complete"]
   }
-): ResourceTemplateItem => {
-  const { complete, read, ...template } = definition
-  return { template, read, complete }
-}
+) => ResourceTemplateItem = Items.resourceTemplate
 
 /**
  * A prompt from its definition, a getter, and completers of its arguments.
@@ -906,15 +881,12 @@ export const resourceTemplate = (
  * @since 0.1.0
  * @category constructors
  */
-export const prompt = (
+export const prompt: (
   definition: McpSchema.Prompt & {
     readonly get: PromptItem["get"]
     readonly complete?: PromptItem["complete"]
   }
-): PromptItem => {
-  const { complete, get, ...prompt } = definition
-  return { prompt, get, complete }
-}
+) => PromptItem = Items.prompt
 
 /**
  * Options of a server made of items.

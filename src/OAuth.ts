@@ -22,6 +22,10 @@
  * never replayed. Tokens and client secrets are Redacted everywhere; errors name the server
  * and the step, never a token.
  *
+ * In the fleet, the owner that recovers is `internal/serverRegistry/auth.ts`. Credentials reach
+ * a transport as headers (a bearer token, made once) or, for a DPoP-bound token, as
+ * `StreamableHttp.Options.auth`, asked for each request's proof.
+ *
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"

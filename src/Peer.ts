@@ -10,6 +10,13 @@
  * callbacks, warnings, cancellations sent) becomes a fiber, in a FiberSet of the session's
  * Scope.
  *
+ * It knows no MCP method but `ping` and the cancellation and progress notifications. It tells
+ * its owner synchronously when it ends (`onClosed`), before any waiting request resumes, and
+ * hands each notification to its owner (`onNotification`) before a later answer resumes its
+ * request, so a call's log messages all arrive before its result. A request refused because the
+ * session had already ended, or that the transport refused, fails with a Closed error marked
+ * `unsent`: only such a request may be sent again elsewhere.
+ *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"

@@ -102,8 +102,9 @@ export interface RateLimit extends Schema.Schema.Type<typeof RateLimit> {}
 export const Limits = Schema.Struct({
   /**
    * The longest a call may take once it has its concurrency slots, waiting for the server
-   * to be ready included. A call that runs longer is cancelled and fails with a Timeout
-   * reason. Default: none (the connection's request timeout still applies).
+   * to be ready included: the call's total limit (`ServerRegistry.CallToolOptions.maxTotalTimeout`,
+   * the caller's own when shorter). A call that runs longer is cancelled and fails with a
+   * Timeout reason. Default: none (the connection's request timeout still applies).
    */
   timeout: Schema.optional(Milliseconds),
   /** How many calls may run at once; more wait for a free slot, in order. Default: no limit. */

@@ -20,6 +20,10 @@
  * without a fiber or a request; only a token seen for the first time costs a signature check
  * or a round trip. Tokens are never logged, and refusals never repeat them.
  *
+ * McpServer's HTTP endpoint asks it about each request (`internal/mcpServer/http/guard.ts`); a
+ * session opened with a token is that caller's, and the gateway's audit entries name the caller
+ * (`Policy.CallToolOptions.caller`).
+ *
  * @since 0.2.0
  */
 import type * as Effect from "effect/Effect"

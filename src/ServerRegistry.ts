@@ -3,13 +3,25 @@
  * live catalog of everything they offer, a stream of every change, and calls routed to
  * the server that owns each tool.
  *
+ * Each server is an actor (`internal/serverRegistry/serverActor.ts`), its own supervised fiber:
+ * one server's failure never touches another. A Ready server's call gate holds its connection,
+ * so a call goes straight through; in every other state calls wait for the next connection
+ * (within the ready timeout) or fail at once when waiting cannot help. The Peer tells the actor
+ * synchronously when its connection ends, before any waiting request resumes, so the gate
+ * closes and the next state is decided in that same step; the event follows a moment later.
+ *
+ * Routed calls to a server that runs tool calls as tasks feed its task table (`status.tasks`,
+ * `TaskStatusChanged`); a call that became a task outlives its connection: it follows the same
+ * task on the next one instead of being sent again (`followTask` takes one up by id). Drifted
+ * tools are approved with `approveTool`; `authorize` runs a waiting server's OAuth grant. What
+ * leaves an actor (errors, status, events, log lines) has the server's secrets masked.
+ *
  * @since 0.1.0
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
@@ -21,10 +33,10 @@ import * as Catalog from "./Catalog.js"
 import { followGrants } from "./internal/serverRegistry/auth.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
+import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
-import { plan } from "./internal/serverRegistry/reconcilePlan.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
-import * as ServerActor from "./internal/serverRegistry/serverActor.js"
+import type * as ServerActor from "./internal/serverRegistry/serverActor.js"
 import { traced } from "./internal/traced.js"
 import type * as McpClient from "./McpClient.js"
 import type * as McpError from "./McpError.js"
@@ -158,7 +170,12 @@ export interface CallOptions {
 export type AwaitTarget = "required" | "settled" | ReadonlyArray<string>
 
 /**
- * Options of a call routed through the registry.
+ * Options of a call routed through the registry. Its time limits are decided once, when the
+ * call enters the registry: `readyTimeout` bounds the wait for the server to be ready (also
+ * when a call that became a task follows it on a later connection); `timeout` the request's
+ * inactivity (no answer, or no progress, for that long; default: the spec's
+ * requestTimeout); `maxTotalTimeout` the whole call from its start, that wait included, and a
+ * task's follows (a Timeout reason of kind `total`; default: none).
  *
  * @since 0.1.0
  */
@@ -300,14 +317,10 @@ export const make = (
 ): Effect.Effect<ServerRegistry, never, Scope.Scope | Requirements> =>
   Effect.gen(function*() {
     const naming: Catalog.Naming = { ...Catalog.defaultNaming, ...options.naming }
-    const restartPolicy: ServerSpec.RestartPolicy = { ...ServerSpec.defaultRestartPolicy, ...options.restart }
     const pubsub = yield* PubSub.sliding<RegistryEvent>(options.eventBuffer ?? 1024)
     yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
     const { catalog, listsChanged } = yield* FleetCatalog.make(naming)
     const actors = new Map<string, ServerActor.ServerActor>()
-    const fibers = yield* FiberMap.make<string>()
-    const lock = yield* Effect.makeSemaphore(1)
-    const context = yield* Effect.context<Requirements>()
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
     // What outlives a call: the cancellation of a task whose call ended between connections.
     const background = yield* FiberSet.make()
@@ -317,63 +330,16 @@ export const make = (
       drifted,
       (effect) => Effect.asVoid(FiberSet.run(background, effect))
     )
-    const publish = (event: RegistryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     yield* followGrants(actors)
-
-    const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
-      Effect.gen(function*() {
-        const actor = yield* ServerActor.make({
-          spec,
-          restart: restartPolicy,
-          refreshDebounce: options.refreshDebounce ?? "200 millis",
-          client: { logLevel: "debug", ...options.client },
-          initialLists,
-          publish,
-          listsChanged,
-          pins
-        })
-        actors.set(spec.name, actor)
-        yield* FiberMap.run(fibers, spec.name, Effect.provide(actor.run, context))
+    const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
+      yield* Lifecycle.make(actors, {
+        restart: { ...ServerSpec.defaultRestartPolicy, ...options.restart },
+        refreshDebounce: options.refreshDebounce ?? "200 millis",
+        client: { logLevel: "debug", ...options.client },
+        publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
+        listsChanged,
+        pins
       })
-
-    const stop = (name: string) =>
-      Effect.gen(function*() {
-        const actor = actors.get(name)
-        yield* FiberMap.remove(fibers, name)
-        actors.delete(name)
-        if (actor) yield* actor.clear
-      })
-
-    // A changed server's process ends before its successor starts; its lists carry over so
-    // only real differences are published.
-    const replace = (spec: ServerSpec.ServerSpec) =>
-      Effect.gen(function*() {
-        const previous = actors.get(spec.name)!.lists()
-        yield* FiberMap.remove(fibers, spec.name)
-        yield* start(spec, previous)
-      })
-
-    const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")((desired) =>
-      lock.withPermits(1)(Effect.gen(function*() {
-        const { added, changed, duplicates, removed, unchanged } = plan(
-          new Map([...actors].map(([name, actor]) => [name, actor.hash])),
-          desired
-        )
-        for (const name of duplicates) {
-          yield* Effect.logWarning(`server '${name}' is configured twice; the last one is used`)
-        }
-        yield* Effect.all([
-          Effect.forEach(removed, stop, { concurrency: "unbounded", discard: true }),
-          Effect.forEach(changed, replace, { concurrency: "unbounded", discard: true }),
-          Effect.forEach(added, (spec) => start(spec), { discard: true })
-        ], { concurrency: "unbounded", discard: true })
-        return {
-          added: added.map((spec) => spec.name),
-          removed,
-          restarted: changed.map((spec) => spec.name),
-          unchanged
-        }
-      }))
     )
 
     const awaitReady: ServerRegistry["awaitReady"] = traced("ServerRegistry.awaitReady")((awaitOptions = {}) =>

@@ -11,6 +11,10 @@
  * delivered to the Peer inside the pipe's `data` callback, and the lines sent in one tick
  * go to its stdin in one write. Node only.
  *
+ * A request still queued when the server's stdout ended, or in a write no larger than PIPE_BUF
+ * that the pipe refused, fails with a Closed error marked `unsent`: it never reached the
+ * server, so the fleet may send it on the next connection.
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"

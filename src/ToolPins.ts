@@ -11,6 +11,10 @@
  * what the CLI uses, under the user config dir). A store's `changes` tell a running fleet
  * that someone else (another process) approved a tool.
  *
+ * Every list a server sends passes through its pins before the catalog sees it, so a
+ * quarantined tool is in no catalog, and a call to it (registry, Policy, gateway) fails with
+ * `heldBack`.
+ *
  * @since 0.1.0
  */
 import type * as FileSystem from "@effect/platform/FileSystem"

@@ -12,6 +12,12 @@
  * that carried the request (the spec has a server send a request's own requests there).
  * Transports with one stream for everything (stdio, HTTP+SSE, WebSocket) know of no relation.
  *
+ * The kit for writing one: `Inbox` (keeps what arrives before the Peer listens), `sendWith`,
+ * `deliverStream`. A transport that mirrors tool arguments into headers (Streamable HTTP,
+ * modern revision) is told the listed tools' annotations (`mirrorToolArguments`). A transport
+ * never speaks the handshake, authorizes or retries: a forgotten session or a refused
+ * credential ends the connection with a typed error, and its owner decides.
+ *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"

@@ -6,12 +6,13 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Gateway from "../src/Gateway.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as NodeFleet from "../src/NodeFleet.js"
+import * as NodeGateway from "../src/NodeGateway.js"
+import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
@@ -58,7 +59,7 @@ const serve = Effect.gen(function*() {
     tools,
     modern: true
   })
-  const url = yield* McpServer.serveHttp(server, { port: 0 })
+  const url = yield* NodeMcpServer.serveHttp(server, { port: 0 })
   return { server, url }
 })
 
@@ -246,7 +247,7 @@ describe("McpServer over HTTP, modern requests", () => {
             )
         })]
       })
-      const url = yield* McpServer.serveHttp(server, { port: 0 })
+      const url = yield* NodeMcpServer.serveHttp(server, { port: 0 })
       const abort = new AbortController()
       yield* Effect.addFinalizer(() => Effect.sync(() => abort.abort()))
       const response = yield* post(
@@ -282,7 +283,7 @@ describe("McpServer over HTTP, modern requests", () => {
 
   it.scopedLive("the gateway, an McpServer, answers modern requests over its HTTP endpoint", () =>
     Effect.gen(function*() {
-      const url = yield* Gateway.serveHttp({
+      const url = yield* NodeGateway.serveHttp({
         port: 0,
         tools,
         serverInfo: { name: "gateway", version: "1.0.0" },

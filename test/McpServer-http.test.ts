@@ -1,4 +1,4 @@
-// An McpServer mounted in an app's own node:http server with McpServer.toNodeHandler, at
+// An McpServer mounted in an app's own node:http server with NodeMcpServer.toNodeHandler, at
 // /custom/mcp next to a route of the app's own, reached by our McpClient over Streamable HTTP
 // and by the official SDK's client.
 import { describe, expect, it } from "@effect/vitest"
@@ -11,6 +11,7 @@ import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { authorizationServer } from "./support/authorizationServer.js"
@@ -39,7 +40,7 @@ const echo = McpServer.tool({
 // The app: its own route at /health, the MCP endpoint at /custom/mcp, 404 elsewhere.
 const app = Effect.gen(function*() {
   const server = yield* McpServer.fromItems({ serverInfo: { name: "mounted", version: "1.0.0" }, tools: [echo, count] })
-  const mcp = yield* McpServer.toNodeHandler(server)
+  const mcp = yield* NodeMcpServer.toNodeHandler(server)
   const listener = http.createServer((request, response) => {
     const path = request.url?.split("?")[0]
     if (path === "/custom/mcp") return mcp(request, response)
@@ -58,7 +59,7 @@ const app = Effect.gen(function*() {
   return { server, base: `http://127.0.0.1:${port}` }
 })
 
-describe("McpServer.toNodeHandler", () => {
+describe("NodeMcpServer.toNodeHandler", () => {
   it.scopedLive("serves our McpClient at the app's path, next to the app's own route", () =>
     Effect.gen(function*() {
       const { base, server } = yield* app
@@ -149,7 +150,7 @@ describe("McpServer.toWebHandler", () => {
     }))
 })
 
-describe("McpServer.toNodeHandler with oauth", () => {
+describe("NodeMcpServer.toNodeHandler with oauth", () => {
   it.scopedLive("the mounted endpoint is a protected resource: its metadata where the app routes it, 401 without a token, the caller in the session", () =>
     Effect.gen(function*() {
       const as = yield* authorizationServer
@@ -164,7 +165,7 @@ describe("McpServer.toNodeHandler with oauth", () => {
             }
           })
       })
-      let mcp: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
+      let mcp: NodeMcpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
       const listener = http.createServer((request, response) => {
         const path = request.url?.split("?")[0] ?? ""
         if (path === "/custom/mcp" || path.startsWith("/.well-known/oauth-protected-resource")) {
@@ -178,9 +179,9 @@ describe("McpServer.toNodeHandler with oauth", () => {
       )
       const url = `http://127.0.0.1:${(listener.address() as { port: number }).port}/custom/mcp`
       // Mounted, the endpoint cannot know its public URL: without oauth.resource it refuses to start.
-      const unnamed = yield* Effect.exit(McpServer.toNodeHandler(server, { oauth: { issuer: as.base } }))
+      const unnamed = yield* Effect.exit(NodeMcpServer.toNodeHandler(server, { oauth: { issuer: as.base } }))
       expect(String(unnamed)).toContain("oauth.resource")
-      mcp = yield* McpServer.toNodeHandler(server, { oauth: { issuer: as.base, resource: url } })
+      mcp = yield* NodeMcpServer.toNodeHandler(server, { oauth: { issuer: as.base, resource: url } })
 
       const metadata = yield* Effect.promise(() =>
         fetch(`${new URL(url).origin}/.well-known/oauth-protected-resource/custom/mcp`).then((r) => r.json())

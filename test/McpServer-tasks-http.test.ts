@@ -21,6 +21,7 @@ import type * as JsonRpc from "../src/JsonRpc.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { authorizationServer } from "./support/authorizationServer.js"
@@ -41,7 +42,7 @@ const jobsWith = (limits: McpServer.TaskOptions) =>
 const jobs = jobsWith({})
 
 // `handler` on a node:http listener on 127.0.0.1, closed with the Scope; its MCP URL.
-const listen = (handler: () => McpServer.NodeHandler) =>
+const listen = (handler: () => NodeMcpServer.NodeHandler) =>
   Effect.gen(function*() {
     const listener = http.createServer((request, response) => handler()(request, response))
     yield* Effect.acquireRelease(
@@ -70,9 +71,9 @@ const session = (url: string, scope: Scope.Scope, token?: string, modern = false
 const adaAndBob = (server: McpServer.McpServer) =>
   Effect.gen(function*() {
     const as = yield* authorizationServer
-    let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
+    let handler: NodeMcpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
     const url = yield* listen(() => handler)
-    handler = yield* McpServer.toNodeHandler(server, { oauth: { issuer: as.base, resource: url } })
+    handler = yield* NodeMcpServer.toNodeHandler(server, { oauth: { issuer: as.base, resource: url } })
     const scope = yield* Effect.scope
     const token = (sub: string) => as.tokens.jwt({ aud: url, sub, client_id: "app" })
     return {
@@ -126,7 +127,7 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
   it.scopedLive("a task started in session A is followed from session B to its result, with its progress", () =>
     Effect.gen(function*() {
       const test = yield* jobs
-      const handler = yield* McpServer.toNodeHandler(test.server)
+      const handler = yield* NodeMcpServer.toNodeHandler(test.server)
       const url = yield* listen(() => handler)
       const progress = yield* Queue.unbounded<number>()
       const taskId = yield* startInA(url, progress)
@@ -155,9 +156,9 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
     Effect.gen(function*() {
       const as = yield* authorizationServer
       const test = yield* jobs
-      let handler: McpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
+      let handler: NodeMcpServer.NodeHandler = (_request, response) => void response.writeHead(503).end()
       const url = yield* listen(() => handler)
-      handler = yield* McpServer.toNodeHandler(test.server, { oauth: { issuer: as.base, resource: url } })
+      handler = yield* NodeMcpServer.toNodeHandler(test.server, { oauth: { issuer: as.base, resource: url } })
       const ada = as.tokens.jwt({ aud: url, sub: "ada", client_id: "app" })
       const bob = as.tokens.jwt({ aud: url, sub: "bob", client_id: "app" })
       const progress = yield* Queue.unbounded<number>()
@@ -215,7 +216,7 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
   it.scopedLive("a session with no standing stream gets what the task sends on the stream of its tasks/result", () =>
     Effect.gen(function*() {
       const test = yield* jobs
-      const handler = yield* McpServer.toNodeHandler(test.server)
+      const handler = yield* NodeMcpServer.toNodeHandler(test.server)
       const url = yield* listen(() => handler)
       const taskId = yield* startInA(url, yield* Queue.unbounded<number>())
       const post = (body: unknown, sessionId?: string) =>
@@ -290,7 +291,7 @@ describe("McpServer tasks (2025-11-25) across sessions, over Streamable HTTP", (
         tools: [ask],
         tasks: { pollInterval: 20 }
       })
-      const handler = yield* McpServer.toNodeHandler(server)
+      const handler = yield* NodeMcpServer.toNodeHandler(server)
       const url = yield* listen(() => handler)
       const scope = yield* Effect.scope
       // Session A starts the task, and ends (DELETE) before the task asks anything.

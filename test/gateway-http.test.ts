@@ -10,8 +10,8 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as net from "node:net"
-import * as Gateway from "../src/Gateway.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import * as NodeGateway from "../src/NodeGateway.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
@@ -31,7 +31,7 @@ const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec 
 
 // A gateway over HTTP fronting `servers`, ready, on a free port; all of it lives as long as
 // the test's Scope.
-const gateway = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: Partial<Gateway.HttpOptions> = {}) =>
+const gateway = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: Partial<NodeGateway.HttpOptions> = {}) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
       Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer()), Layer.provide(Platform))
@@ -40,7 +40,7 @@ const gateway = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: Partial
       const registry = yield* ServerRegistry.ServerRegistry
       yield* registry.reconcile(servers)
       yield* registry.awaitReady({ servers: "settled" })
-      return yield* Gateway.serveHttp({ port: 0, ...options })
+      return yield* NodeGateway.serveHttp({ port: 0, ...options })
     }).pipe(Effect.provide(context))
   })
 
@@ -331,7 +331,7 @@ describe("Gateway HTTP edge", () => {
       )
       const scope = yield* Scope.make()
       yield* Layer.buildWithScope(
-        Gateway.layerHttp({ port }).pipe(
+        NodeGateway.layerHttp({ port }).pipe(
           Layer.provide(Policy.layer({}).pipe(Layer.provideMerge(ServerRegistry.layer()), Layer.provide(Platform)))
         ),
         scope

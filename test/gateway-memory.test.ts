@@ -16,7 +16,7 @@ import * as TestClock from "effect/TestClock"
 import { PassThrough } from "node:stream"
 import type * as Catalog from "../src/Catalog.js"
 import * as Gateway from "../src/Gateway.js"
-import { makeFleet, type PolicyLike, resolveOptions } from "../src/internal/gateway/fleet.js"
+import { type GatewayPolicy, make as makeFleetHub, resolveOptions } from "../src/internal/gateway/fleetHub.js"
 import { makeServer } from "../src/internal/gateway/session.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpError from "../src/McpError.js"
@@ -54,7 +54,7 @@ const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec 
 })
 
 // The policy the gateway sees: no rules, unless a test replaces callTool.
-const openPolicy = (registry: ServerRegistry.ServerRegistry, callTool?: PolicyLike["callTool"]): PolicyLike => ({
+const openPolicy = (registry: ServerRegistry.ServerRegistry, callTool?: GatewayPolicy["callTool"]): GatewayPolicy => ({
   filter: (catalog: Catalog.Catalog) => catalog,
   callTool: callTool ?? registry.callTool
 })
@@ -69,14 +69,14 @@ const setup = (
   servers: ReadonlyArray<ServerSpec.ServerSpec>,
   options: {
     readonly pageSize?: number
-    readonly callTool?: PolicyLike["callTool"]
+    readonly callTool?: GatewayPolicy["callTool"]
     readonly naming?: "qualified" | "plain"
   } = {}
 ) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.make({ servers }).pipe(Effect.provide(Platform))
     yield* registry.awaitReady({ servers: "settled" })
-    const fleet = yield* makeFleet(
+    const fleet = yield* makeFleetHub(
       registry,
       openPolicy(registry, options.callTool),
       resolveOptions({ pageSize: options.pageSize, listChangedDebounce: "20 millis", naming: options.naming })
@@ -155,7 +155,7 @@ const withLateServer = (delay: Duration.DurationInput) =>
     const registry = yield* ServerRegistry.make({ servers: [fake("alpha", { tools: [tool("echo")] }), late] }).pipe(
       Effect.provide(Platform)
     )
-    const fleet = yield* makeFleet(
+    const fleet = yield* makeFleetHub(
       registry,
       openPolicy(registry),
       resolveOptions({ settle: "3 seconds", listChangedDebounce: "20 millis" })

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
-import * as Gateway from "../src/Gateway.js"
+import * as NodeGateway from "../src/NodeGateway.js"
 import * as OAuth from "../src/OAuth.js"
 import * as Policy from "../src/Policy.js"
 import * as ResourceServer from "../src/ResourceServer.js"
@@ -67,7 +67,7 @@ const gateway = (oauth: ResourceServer.Options, audit: Array<Policy.AuditEntry> 
       const connect = Effect.map(echo, (server) => server.transport)
       yield* registry.reconcile([{ name: "alpha", transport: { type: "custom", key: "alpha", connect } }])
       yield* registry.awaitReady({ servers: "settled" })
-      return yield* Gateway.serveHttp({ port: 0, oauth })
+      return yield* NodeGateway.serveHttp({ port: 0, oauth })
     }).pipe(Effect.provide(context))
   })
 

@@ -22,6 +22,7 @@ import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Memory from "../src/Memory.js"
+import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
@@ -71,7 +72,7 @@ const serve = (together: number) =>
           }
         })
     })
-    return yield* McpServer.serveHttp(server, { port: 0 })
+    return yield* NodeMcpServer.serveHttp(server, { port: 0 })
   })
 
 // Host elicitation that answers `name` and notes each message it was asked.

@@ -11,8 +11,9 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Gateway from "../src/Gateway.js"
 import * as McpServer from "../src/McpServer.js"
+import * as NodeGateway from "../src/NodeGateway.js"
+import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import { EVERYTHING } from "./support/everythingSuite.js"
@@ -51,7 +52,7 @@ beforeAll(async () => {
   const context = await Effect.runPromise(Layer.buildWithScope(fleet, scope))
   const url = await Effect.runPromise(
     Effect.gen(function*() {
-      const modernUrl = yield* McpServer.serveHttp(yield* modernServer, { port: 0 })
+      const modernUrl = yield* NodeMcpServer.serveHttp(yield* modernServer, { port: 0 })
       const registry = yield* ServerRegistry.ServerRegistry
       yield* registry.reconcile([
         { name: "everything", transport: { type: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } },
@@ -59,7 +60,7 @@ beforeAll(async () => {
       ])
       yield* registry.awaitReady({ servers: "settled", timeout: "30 seconds" })
       status = yield* registry.status
-      return yield* Gateway.serveHttp({ port: 0, modern: true })
+      return yield* NodeGateway.serveHttp({ port: 0, modern: true })
     }).pipe(Effect.provide(context), Scope.extend(scope))
   )
   gatewayUrl = new URL(url)

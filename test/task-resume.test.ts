@@ -17,6 +17,7 @@ import * as http from "node:http"
 import { fileURLToPath } from "node:url"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import type * as Peer from "../src/Peer.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import { stateOf, until } from "./support/events.js"
@@ -33,7 +34,7 @@ const fast = {
 } as const
 
 // A node:http listener on 127.0.0.1 for `handler`, in `scope`: closing it closes every socket.
-const listen = (handler: McpServer.NodeHandler, scope: Scope.Scope, port = 0) =>
+const listen = (handler: NodeMcpServer.NodeHandler, scope: Scope.Scope, port = 0) =>
   Effect.gen(function*() {
     const listener = http.createServer(handler)
     yield* Effect.acquireRelease(
@@ -58,7 +59,7 @@ const setUp = (modern: boolean) =>
       tasks: { pollInterval: 20 },
       modern
     })
-    const handler = yield* McpServer.toNodeHandler(server)
+    const handler = yield* NodeMcpServer.toNodeHandler(server)
     let scope = yield* Scope.make()
     const port = yield* listen(handler, scope)
     const fleet = yield* ServerRegistry.make({ restart: fast })

@@ -3,12 +3,16 @@
  * the servers it needs started with their tools pinned, and a progress line on a terminal
  * while they connect.
  *
+ * A one-shot command stops waiting for a server that cannot come up: Failed for good, or the
+ * same exit before initialize twice in a row.
+ *
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
@@ -55,6 +59,13 @@ export interface StartOptions {
    * (a timeout is then not an error: the command shows what it has).
    */
   readonly only?: string | undefined
+  /**
+   * Wait for `only` as a call to it waits for its server, within `readyTimeout` (`call`'s
+   * `--ready-timeout`), else within the server's own readyTimeout: the registry decides, as
+   * for the call itself (`ServerRegistry.CallToolOptions`). Without it, `--timeout` bounds
+   * the wait.
+   */
+  readonly asCall?: { readonly readyTimeout: Duration.Duration | undefined } | undefined
   /** The config, when the command has read it already. */
   readonly loaded?: FleetConfig.Loaded | undefined
 }
@@ -247,14 +258,11 @@ const failsEveryStart = (
       if (event._tag !== "ServerStateChanged" || event.server !== server || event.state._tag !== "Failed") continue
       const exit = startupExit(event.state.error)
       if (exit !== undefined && exit === last) {
-        return yield* Effect.fail(McpError.make(
-          server,
-          new McpError.UnavailableReason({
-            state: "Failed",
-            message:
-              `fails the same way at every start (twice in a row), so waiting will not help: ${event.state.error.message}`
-          })
-        ))
+        return yield* Effect.fail(McpError.unavailable(server, {
+          state: "Failed",
+          message:
+            `fails the same way at every start (twice in a row), so waiting will not help: ${event.state.error.message}`
+        }))
       }
       last = exit
     }
@@ -292,7 +300,9 @@ export const start = (
     const wait = only === undefined
       ? registry.awaitReady({ servers: "settled", timeout: settings.timeout })
       : Effect.raceFirst(
-        registry.awaitReady({ servers: [only], timeout: settings.timeout }),
+        options.asCall === undefined
+          ? registry.awaitReady({ servers: [only], timeout: settings.timeout })
+          : registry.withClient(only, () => Effect.void, { readyTimeout: options.asCall.readyTimeout }),
         failsEveryStart(events, only)
       )
     const shown = settings.json || !process.stderr.isTTY

@@ -1,6 +1,12 @@
 /**
  * The `mcp-fleet` command line.
  *
+ * Commands, one module per group in `commands/`: `inspect` (servers, tools, resources,
+ * prompts), `invoke` (call, read, prompt), `edit` (add, remove, enable, disable), `probe`
+ * (test), `serve` (the gateway; its endpoint's guard in `serveAuth.ts`), `watch`, `trust`
+ * (trust, approve), `auth`. `bin.ts` answers `--version` before loading this module; the CLI
+ * ships as one esbuild bundle (`scripts/bundle-cli.mjs`), which the CLI tests run too.
+ *
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"

@@ -8,6 +8,15 @@
  * All of it runs on error, status and log paths only, never on a successful call. The
  * Redacted values are revealed here, and only to be searched for.
  *
+ * Where it is applied: `ServerSpec.secrets` names a server's secret values (Redacted and
+ * secret-named `env` values, header values, URL credentials and query values); the server's
+ * actor masks them in everything that leaves it (a failed session's error in state, status,
+ * events and the supervisor's log; a call's error, in the step that already ends the call;
+ * `RefreshFailed` and `LogMessage` events; task status messages; connection diagnostics; its
+ * fibers' log lines). The HTTP and WebSocket transports show URLs with `safeUrl` and keep wire
+ * causes as text (`scrubCause`). The CLI masks its own logs with every configured server's
+ * secrets, `test` its report, and `Render.where` shows a command line masked and a URL safe.
+ *
  * @internal
  */
 import * as Cause from "effect/Cause"

@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url"
 import * as FleetConfig from "../../src/FleetConfig.js"
 import * as Gateway from "../../src/Gateway.js"
 import * as NodeFleet from "../../src/NodeFleet.js"
+import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 
@@ -61,7 +62,7 @@ export type Pids = () => Promise<Array<number>>
  */
 export const httpGateway = async (
   file: string,
-  options: Omit<Gateway.HttpOptions, "port"> & { readonly port?: number } = {},
+  options: Omit<NodeGateway.HttpOptions, "port"> & { readonly port?: number } = {},
   extras: { readonly clientHost?: boolean; readonly policy?: Policy.Config } = {}
 ) => {
   const scope = Effect.runSync(Scope.make())
@@ -80,7 +81,7 @@ export const httpGateway = async (
       yield* FleetConfig.sync({ paths: [file], debounce: "50 millis" })
       const registry = yield* ServerRegistry.ServerRegistry
       yield* registry.awaitReady({ servers: "settled", timeout: "60 seconds" })
-      return yield* Gateway.serveHttp({ port: 0, ...options })
+      return yield* NodeGateway.serveHttp({ port: 0, ...options })
     }).pipe(Scope.extend(scope), Effect.provide(context), Logger.withMinimumLogLevel(LogLevel.Warning))
   )
   const pids: Pids = () =>

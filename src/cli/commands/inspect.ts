@@ -15,10 +15,10 @@ import { describe } from "../../ServerState.js"
 import * as ToolPins from "../../ToolPins.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
-import * as Guard from "../Guard.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as TerminalPolicy from "../TerminalPolicy.js"
 
 const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
   name: status.name,
@@ -90,7 +90,7 @@ const startedWith = (settings: Settings.Settings, server: Option.Option<string>)
 
 const catalogOf = (started: Fleet.Started) =>
   Effect.gen(function*() {
-    const policy = yield* Guard.make(started, false)
+    const policy = yield* TerminalPolicy.make(started, false)
     return policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
   })
 

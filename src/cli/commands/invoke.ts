@@ -15,10 +15,10 @@ import type * as Peer from "../../Peer.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
-import * as Guard from "../Guard.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as TerminalPolicy from "../TerminalPolicy.js"
 
 /**
  * Reads a JSON object given on the command line.
@@ -77,6 +77,10 @@ const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerS
     .filter((server) => name.startsWith(Catalog.qualify(server, "")))
     .sort((a, b) => b.length - a.length)[0]
 
+// A duration option that was given, read (see Settings.duration).
+const optionalDuration = (flag: string, given: Option.Option<string>) =>
+  Option.isSome(given) ? Settings.duration(flag, given.value) : Effect.succeed(undefined)
+
 const progressOn = (settings: Settings.Settings) =>
   settings.json ? undefined : (progress: Peer.Progress) =>
     Render.note(
@@ -93,13 +97,21 @@ const progressOn = (settings: Settings.Settings) =>
 export const call = Command.make("call", {
   ...Settings.options,
   timeout: Settings.timeoutOption(
-    "How long to wait for the server to start, and then for the call: an inactivity timeout, which each " +
-      "progress notification from the server starts again: 30s, 500ms, 2m, or a number of seconds " +
-      "(default 30s). --max-time bounds the whole call"
+    "The call's own time limit: how long it may go without an answer from the server, each progress " +
+      "notification starting it again: 30s, 500ms, 2m, or a number of seconds (default 30s). --max-time bounds " +
+      "the whole call, --ready-timeout the wait for the server to start"
   ),
   maxTime: Options.text("max-time").pipe(
     Options.withPseudoName("duration"),
     Options.withDescription("The most the call may take in all, progress or not (default: no limit)"),
+    Options.optional
+  ),
+  readyTimeout: Options.text("ready-timeout").pipe(
+    Options.withPseudoName("duration"),
+    Options.withDescription(
+      "How long to wait for the server to start before the call (default: the server's readyTimeout in the " +
+        "config, else 30s)"
+    ),
     Options.optional
   ),
   target: Args.text({ name: "tool" }).pipe(
@@ -120,9 +132,8 @@ export const call = Command.make("call", {
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
-    const maxTime = Option.isSome(given.maxTime)
-      ? yield* Settings.duration("--max-time", given.maxTime.value)
-      : undefined
+    const maxTime = yield* optionalDuration("--max-time", given.maxTime)
+    const readyTimeout = yield* optionalDuration("--ready-timeout", given.readyTimeout)
     const loaded = yield* Fleet.loadConfig(settings)
     // `<server> <tool> [json]` when the second word is not JSON, else `<qualified> [json]`.
     const [second, third, ...extra] = given.rest
@@ -140,16 +151,18 @@ export const call = Command.make("call", {
         }`
       )
     }
-    const started = yield* Fleet.start(settings, { only: server, loaded })
-    const guard = yield* Guard.make(started, !settings.json)
-    const catalog = guard.filter(yield* SubscriptionRef.get(started.registry.catalog))
+    const started = yield* Fleet.start(settings, { only: server, loaded, asCall: { readyTimeout } })
+    const policy = yield* TerminalPolicy.make(started, !settings.json)
+    const catalog = policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
     const entry = split
       ? catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === second)
       : catalog.toolsByName.get(given.target)
     const name = entry?.name ?? (split ? Catalog.qualify(server, second) : given.target)
     const fromJson = json === undefined ? {} : yield* parseObject(json, "the arguments")
     const fromPairs = yield* argPairs(given.arg, entry?.tool.inputSchema)
-    const result = yield* guard.callTool(name, { ...fromJson, ...fromPairs }, {
+    // The registry decides the call's limits from these (see ServerRegistry.CallToolOptions).
+    const result = yield* policy.callTool(name, { ...fromJson, ...fromPairs }, {
+      readyTimeout,
       timeout: settings.timeout,
       maxTotalTimeout: maxTime,
       resetTimeoutOnProgress: true,

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Gateway from "../../Gateway.js"
+import * as NodeGateway from "../../NodeGateway.js"
 import * as NodeHost from "../../NodeHost.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
@@ -122,7 +123,7 @@ export const serve = Command.make("serve", {
       // 2 s), so the fleet goes now, well within that.
       return yield* Stdio.beginShutdown(STDIN_END_BUDGET)
     }
-    const url = yield* gateway(Gateway.serveHttp({
+    const url = yield* gateway(NodeGateway.serveHttp({
       settle: settle.value,
       naming: given.naming,
       modern,

@@ -110,7 +110,7 @@ const introspectionOf = (given: Given) =>
   })
 
 /**
- * The `token` or `oauth` option of `Gateway.serveHttp` the flags ask for; a usage error for
+ * The `token` or `oauth` option of `NodeGateway.serveHttp` the flags ask for; a usage error for
  * flags that do not go together or a variable that is not set.
  *
  * @since 0.2.0

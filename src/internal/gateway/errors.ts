@@ -15,7 +15,7 @@ import * as Peer from "../../Peer.js"
 /** An unknown tool or prompt name: -32602, with the closest names the client may use. */
 export const unknownName = (what: "tool" | "prompt", name: string, names: Iterable<string>) =>
   McpServer.invalidParams(
-    McpError.make(undefined, new McpError.NotFoundReason({ what, name, suggestions: Catalog.suggest(name, names) }))
+    McpError.notFound(undefined, { what, name, suggestions: Catalog.suggest(name, names) })
       .message
   )
 

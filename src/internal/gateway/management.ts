@@ -18,7 +18,7 @@ import type * as Catalog from "../../Catalog.js"
 import * as McpManagementTools from "../../McpManagementTools.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as McpServer from "../../McpServer.js"
-import type { Fleet, MakeManagement } from "./fleet.js"
+import type { FleetHub, MakeManagement } from "./fleetHub.js"
 import * as Subscriptions from "./subscriptions.js"
 
 // The logger name PollResult messages carry.
@@ -48,14 +48,14 @@ export interface SessionManagement {
  * call none); their polls and subscriptions end with the Scope.
  */
 export const make = (
-  fleet: Fleet,
+  hub: FleetHub,
   subscriptions: Subscriptions.Subscriptions,
   session: Pick<McpServer.Session, "notify">
 ): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
   Effect.gen(function*() {
-    if (fleet.management === undefined) return undefined
+    if (hub.management === undefined) return undefined
     const management = yield* Effect.cached(
-      start(fleet.management, subscriptions, session).pipe(
+      start(hub.management, subscriptions, session).pipe(
         Scope.extend(yield* Effect.scope)
       )
     )
@@ -74,15 +74,15 @@ const toolError = (text: string): McpSchema.CallToolResult => ({ content: [{ typ
  * request, made at the first call of one; a call of another fails as a tool error.
  */
 export const makeModern = (
-  fleet: Fleet,
+  hub: FleetHub,
   catalog: Effect.Effect<Catalog.Catalog>
 ): Effect.Effect<SessionManagement | undefined, never, Scope.Scope> =>
   Effect.gen(function*() {
-    if (fleet.management === undefined) return undefined
+    if (hub.management === undefined) return undefined
     // Its subscriptions: none is made (the tools that make them are refused).
-    const subscriptions = yield* Subscriptions.make(fleet, catalog)
+    const subscriptions = yield* Subscriptions.make(hub, catalog)
     const management = yield* Effect.cached(
-      fleet.management({ subscribe: subscriptions.acquire, unsubscribe: subscriptions.release }).pipe(
+      hub.management({ subscribe: subscriptions.acquire, unsubscribe: subscriptions.release }).pipe(
         Scope.extend(yield* Effect.scope)
       )
     )

@@ -4,6 +4,9 @@
  * over, and the fronted server's requests of the call asked of its client), resources/read, prompts/get and completion/complete. A name no server has yet is
  * looked up again once the fleet has settled, as lists are.
  *
+ * A tools/call's `_meta` is passed on, but for the progress token and the modern revision's
+ * keys, which the gateway's own replace.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"
@@ -14,7 +17,7 @@ import type * as Policy from "../../Policy.js"
 import * as ToolPins from "../../ToolPins.js"
 import { askClient } from "./approval.js"
 import { handlerError, toolFailure, unknownName } from "./errors.js"
-import type { Fleet } from "./fleet.js"
+import type { FleetHub } from "./fleetHub.js"
 import type { InFlight } from "./inFlight.js"
 import { callLog } from "./logging.js"
 import * as Naming from "./naming.js"
@@ -23,7 +26,7 @@ import { ownerOf } from "./resources.js"
 
 /** What the routed handlers of one session work with. */
 export interface RouteContext {
-  readonly fleet: Fleet
+  readonly hub: FleetHub
   /** The catalog as this session's client may see it, under the names it sees. */
   readonly catalog: Effect.Effect<Naming.View>
   readonly inFlight: InFlight
@@ -60,7 +63,7 @@ const inCatalog = <A, E>(
 ): Effect.Effect<A, E> =>
   Effect.flatMap(
     context.catalog,
-    (current) => has(current) ? f(current) : Effect.flatMap(Effect.zipRight(context.fleet.settled, context.catalog), f)
+    (current) => has(current) ? f(current) : Effect.flatMap(Effect.zipRight(context.hub.settled, context.catalog), f)
   )
 
 // The server's requests that belong to the routed call (a stateful server's on the call's
@@ -71,7 +74,7 @@ const inputOf = (
   ctx: McpServer.RequestContext,
   beforeTask: () => boolean = () => false
 ): Pick<Policy.CallToolOptions, "onInput"> =>
-  context.fleet.relay === undefined ? {} : { onInput: callInput(context.fleet.relay, context.client, ctx, beforeTask) }
+  context.hub.relay === undefined ? {} : { onInput: callInput(context.hub.relay, context.client, ctx, beforeTask) }
 
 // The client's _meta goes on, except its progress token (the gateway has its own) and the
 // 2026-07-28 keys of its exchange with the gateway, which the gateway's own replace; its
@@ -102,7 +105,7 @@ export const callTool = (route: Route): McpServer.ToolHandlers["call"] => (name,
     const entry = find(current)
     if (entry === undefined) {
       // A quarantined tool is refused with how to approve it; any other is unknown.
-      return Effect.flatMap(context.fleet.registry.drifted, (drifts) => {
+      return Effect.flatMap(context.hub.registry.drifted, (drifts) => {
         const held = ToolPins.heldBack(drifts, name)
         return held === undefined
           ? Effect.fail(unknownName("tool", name, current.tools.keys()))
@@ -111,7 +114,7 @@ export const callTool = (route: Route): McpServer.ToolHandlers["call"] => (name,
     }
     // Whether the routed call became a task; until then the gateway's call stays inline.
     let routedTask = false
-    const call = context.fleet.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
+    const call = context.hub.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
       ...progressOf(ctx),
       onLog: callLog(entry.server, ctx),
       ...inputOf(context, ctx, () => !routedTask),
@@ -142,7 +145,7 @@ export const readResource = (route: Route): McpServer.ResourceHandlers["read"] =
   return inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
     const server = ownerOf(current.catalog, uri)
     if (server === undefined) return Effect.fail(McpServer.resourceNotFound(uri))
-    return context.inFlight.track(server, ctx, context.fleet.registry.readResource(server, uri, inputOf(context, ctx)))
+    return context.inFlight.track(server, ctx, context.hub.registry.readResource(server, uri, inputOf(context, ctx)))
       .pipe(
         Effect.mapError(handlerError)
       )
@@ -159,7 +162,7 @@ export const getPrompt = (route: Route): McpServer.PromptHandlers["get"] => (nam
     return context.inFlight.track(
       entry.server,
       ctx,
-      context.fleet.registry.getPrompt(entry.server, entry.prompt.name, args, inputOf(context, ctx))
+      context.hub.registry.getPrompt(entry.server, entry.prompt.name, args, inputOf(context, ctx))
     ).pipe(Effect.mapError(handlerError))
   })
 }
@@ -212,7 +215,7 @@ export const complete = (route: Route): NonNullable<McpServer.Handlers["complete
     return context.inFlight.track(
       target.server,
       ctx,
-      context.fleet.registry.complete(
+      context.hub.registry.complete(
         target.server,
         target.ref,
         { name: argument.name, value: argument.value },

@@ -5,6 +5,14 @@
  * the fleet's one event dispatcher). The protocol itself (initialize, paging, setLevel,
  * whatever carries it) is McpServer's.
  *
+ * Modern (2026-07-28) requests share one handler set (`McpServer.Options.modernHandlers`) over
+ * what the gateway shares: the catalog views per Policy variant (made again only when the
+ * catalog or its filtering changed), the lists, the management tools, one receiver of log
+ * messages. Each routed call makes the request's own route from its `RequestContext` (its
+ * client's capabilities, its caller, its calls in flight), by which the relay and the log
+ * forwarding find it while it has calls in flight; a subscriptions/listen gets the same
+ * handlers, subscribing in its own Scope, its updates tagged with its `subscriptionId`.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"
@@ -17,7 +25,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as McpServer from "../../McpServer.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
-import { type Fleet, reservedNames } from "./fleet.js"
+import { type FleetHub, reservedNames } from "./fleetHub.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
 import * as Management from "./management.js"
@@ -32,8 +40,8 @@ const ASKING = { approver: true }
 // the settle window has passed: the app's own tools first, then the fleet's, then `more`
 // (the management tools). Each made once per view (views are made again only on a change),
 // not per request: a modern tools/call lists the tools to find the one it calls.
-const lists = (fleet: Fleet, catalog: Effect.Effect<Naming.View>, more: ReadonlyArray<McpSchema.Tool>) => {
-  const current = Effect.zipRight(fleet.settled, catalog)
+const lists = (hub: FleetHub, catalog: Effect.Effect<Naming.View>, more: ReadonlyArray<McpSchema.Tool>) => {
+  const current = Effect.zipRight(hub.settled, catalog)
   const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => {
     const made = new WeakMap<Naming.View, ReadonlyArray<A>>()
     return () =>
@@ -43,7 +51,7 @@ const lists = (fleet: Fleet, catalog: Effect.Effect<Naming.View>, more: Readonly
         return list
       })
   }
-  const own = [...fleet.options.tools.values()].map((item) => item.tool)
+  const own = [...hub.options.tools.values()].map((item) => item.tool)
   return {
     tools: listed((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
     resources: listed((v) => v.catalog.resources.map((entry) => entry.resource)),
@@ -57,15 +65,15 @@ type Lists = ReturnType<typeof lists>
 // The catalog as the Policy lets a client see it (`asking`: one that approves `ask` tools),
 // under the names clients see. The view is made again only when the catalog or what the
 // Policy hides of it changed, not per request.
-const viewOf = (fleet: Fleet, asking: typeof ASKING | undefined): Effect.Effect<Naming.View> => {
-  const reserved = reservedNames(fleet.management, fleet.options.tools)
+const viewOf = (hub: FleetHub, asking: typeof ASKING | undefined): Effect.Effect<Naming.View> => {
+  const reserved = reservedNames(hub.management, hub.options.tools)
   let last:
     | { readonly catalog: Catalog.Catalog; readonly visible: Catalog.Catalog; readonly view: Naming.View }
     | undefined
-  return Effect.map(SubscriptionRef.get(fleet.registry.catalog), (catalog) => {
-    const visible = fleet.policy.filter(catalog, asking)
+  return Effect.map(SubscriptionRef.get(hub.registry.catalog), (catalog) => {
+    const visible = hub.policy.filter(catalog, asking)
     if (last?.catalog !== catalog || last.visible !== visible) {
-      last = { catalog, visible, view: Naming.view(fleet.options.naming, catalog, visible, reserved) }
+      last = { catalog, visible, view: Naming.view(hub.options.naming, catalog, visible, reserved) }
     }
     return last.view
   })
@@ -90,23 +98,23 @@ const asking = (capabilities: McpSchema.ClientCapabilities | undefined): 0 | 1 =
  * handlers of modern requests — their lists and management tools, and the one receiver of
  * the fleet's log messages for those that have calls in flight.
  */
-export const makeShared = (fleet: Fleet): Effect.Effect<Shared, never, Scope.Scope> =>
+export const makeShared = (hub: FleetHub): Effect.Effect<Shared, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const views = [viewOf(fleet, undefined), viewOf(fleet, ASKING)] as const
-    const management = yield* Management.makeModern(fleet, Effect.map(views[0], (view) => view.catalog))
+    const views = [viewOf(hub, undefined), viewOf(hub, ASKING)] as const
+    const management = yield* Management.makeModern(hub, Effect.map(views[0], (view) => view.catalog))
     const more = management?.tools ?? []
     const busy = new Set<(event: LogMessage) => Effect.Effect<void>>()
-    yield* fleet.onEvents((event) =>
+    yield* hub.onEvents((event) =>
       event._tag === "LogMessage" && busy.size > 0
         ? Effect.forEach([...busy], (forward) => forward(event), { discard: true })
         : Effect.void
     )
-    const modernLists = [lists(fleet, views[0], more), lists(fleet, views[1], more)] as const
+    const modernLists = [lists(hub, views[0], more), lists(hub, views[1], more)] as const
     return {
       views,
       modern: routedHandlers(
-        fleet,
-        modernRoute(fleet, views, busy),
+        hub,
+        modernRoute(hub, views, busy),
         (ctx) => modernLists[asking(ctx.client.capabilities)],
         management,
         {}
@@ -119,12 +127,12 @@ export const makeShared = (fleet: Fleet): Effect.Effect<Shared, never, Scope.Sco
 // the relay finds it and the fleet's log messages reach it. It has no log level of its own
 // for them (logging/setLevel is gone): a message of a server it has a call at is its own.
 const modernRoute = (
-  fleet: Fleet,
+  hub: FleetHub,
   views: Shared["views"],
   busy: Set<(event: LogMessage) => Effect.Effect<void>>
 ): Routes.Route =>
 (ctx) => {
-  const relay = fleet.relay
+  const relay = hub.relay
   const inFlight: InFlight = new InFlight((isBusy) => {
     if (isBusy) {
       busy.add(forward)
@@ -140,7 +148,7 @@ const modernRoute = (
     level: noLevel,
     notify: (method, params) => ctx.notify(method, params ?? {})
   })
-  return { fleet, catalog: views[asking(capabilities)], inFlight, client, caller: callerOf(ctx.caller) }
+  return { hub, catalog: views[asking(capabilities)], inFlight, client, caller: callerOf(ctx.caller) }
 }
 
 const noLevel = () => undefined
@@ -148,12 +156,12 @@ const noLevel = () => undefined
 // The tools/call handler over `routed` (the fleet's tools, the management tools when served):
 // the app's own tools run here, as the app's code; the Policy governs the fleet's servers.
 const toolCall = (
-  fleet: Fleet,
+  hub: FleetHub,
   management: Management.SessionManagement | undefined,
   routed: McpServer.ToolHandlers["call"]
 ): McpServer.ToolHandlers["call"] => {
   const fleetCall = management === undefined ? routed : management.callTool(routed)
-  const own = fleet.options.tools
+  const own = hub.options.tools
   return own.size === 0 ? fleetCall : (name, args, ctx) => {
     const item = own.get(name)
     return item === undefined ? fleetCall(name, args, ctx) : item.handler(args, ctx)
@@ -163,13 +171,13 @@ const toolCall = (
 // The handlers a client gets, routed by `route`, listing what `listed` gives; `subscribing`
 // is how it subscribes.
 const routedHandlers = (
-  fleet: Fleet,
+  hub: FleetHub,
   route: Routes.Route,
   listed: (ctx: McpServer.RequestContext) => Lists,
   management: Management.SessionManagement | undefined,
   subscribing: Pick<McpServer.ResourceHandlers, "subscribe" | "unsubscribe">
 ): McpServer.Handlers => ({
-  tools: { list: (ctx) => listed(ctx).tools(), call: toolCall(fleet, management, Routes.callTool(route)) },
+  tools: { list: (ctx) => listed(ctx).tools(), call: toolCall(hub, management, Routes.callTool(route)) },
   resources: {
     list: (ctx) => listed(ctx).resources(),
     templates: (ctx) => listed(ctx).templates(),
@@ -183,7 +191,7 @@ const routedHandlers = (
 
 /** Makes the handlers of a session or of a modern request. */
 export type MakeHandlers = (
-  fleet: Fleet,
+  hub: FleetHub,
   shared: Shared,
   client: McpServer.Client,
   session: McpServer.Session
@@ -197,7 +205,7 @@ const callerOf = (caller: McpServer.Session["caller"]): Routes.RouteContext["cal
  * dropped at the servers when the Scope closes, unless another session still holds them.
  * A 2026-07-28 request's are `Shared.modern`; a subscriptions/listen's, `listenHandlers`.
  */
-export const makeHandlers: MakeHandlers = (fleet, shared, client, session) =>
+export const makeHandlers: MakeHandlers = (hub, shared, client, session) =>
   Effect.gen(function*() {
     const inFlight = new InFlight()
     const relayClient: Relay.RelayClient = {
@@ -207,16 +215,16 @@ export const makeHandlers: MakeHandlers = (fleet, shared, client, session) =>
     }
     const catalog = shared.views[asking(client.capabilities)]
     const context: Routes.RouteContext = {
-      fleet,
+      hub,
       catalog,
       inFlight,
       client: relayClient,
       caller: callerOf(session.caller)
     }
-    const subscriptions = yield* Subscriptions.make(fleet, Effect.map(catalog, (view) => view.catalog))
+    const subscriptions = yield* Subscriptions.make(hub, Effect.map(catalog, (view) => view.catalog))
     const forward = Logging.forwarder(inFlight, session)
-    const management = yield* Management.make(fleet, subscriptions, session)
-    yield* fleet.onEvents((event) => {
+    const management = yield* Management.make(hub, subscriptions, session)
+    yield* hub.onEvents((event) => {
       switch (event._tag) {
         case "LogMessage":
           return forward(event)
@@ -228,19 +236,19 @@ export const makeHandlers: MakeHandlers = (fleet, shared, client, session) =>
           return Effect.void
       }
     })
-    if (fleet.relay !== undefined) yield* joinRelay(fleet.relay, relayClient, session)
+    if (hub.relay !== undefined) yield* joinRelay(hub.relay, relayClient, session)
 
-    const listed = lists(fleet, catalog, management?.tools ?? [])
-    return routedHandlers(fleet, () => context, () => listed, management, subscriptions)
+    const listed = lists(hub, catalog, management?.tools ?? [])
+    return routedHandlers(hub, () => context, () => listed, management, subscriptions)
   })
 
 /**
  * The handlers of one 2026-07-28 subscriptions/listen request: the shared ones, subscribing
  * for its life, in its Scope (the only modern request with one).
  */
-export const listenHandlers: MakeHandlers = (fleet, shared, client, session) =>
+export const listenHandlers: MakeHandlers = (hub, shared, client, session) =>
   Effect.map(Effect.scope, (scope) => {
-    const listening = listen(fleet, shared.views[asking(client.capabilities)], session, scope)
+    const listening = listen(hub, shared.views[asking(client.capabilities)], session, scope)
     const resources = shared.modern.resources!
     return {
       ...shared.modern,
@@ -255,12 +263,12 @@ export const listenHandlers: MakeHandlers = (fleet, shared, client, session) =>
 // The subscriptions of a subscriptions/listen request (`stream`), made at its first
 // subscription, in its Scope: its resources' updates go on its stream, tagged with its id as
 // the stream's own notifications are.
-const listen = (fleet: Fleet, catalog: Effect.Effect<Naming.View>, session: McpServer.Session, scope: Scope.Scope) => {
+const listen = (hub: FleetHub, catalog: Effect.Effect<Naming.View>, session: McpServer.Session, scope: Scope.Scope) => {
   let made: Subscriptions.Subscriptions | undefined
   return (stream: JsonRpc.RequestId): Effect.Effect<Subscriptions.Subscriptions> =>
     made !== undefined ? Effect.succeed(made) : Effect.gen(function*() {
-      const subscriptions = yield* Subscriptions.make(fleet, Effect.map(catalog, (view) => view.catalog))
-      yield* fleet.onEvents((event) =>
+      const subscriptions = yield* Subscriptions.make(hub, Effect.map(catalog, (view) => view.catalog))
+      yield* hub.onEvents((event) =>
         event._tag === "ResourceUpdated" && subscriptions.has(event.server, event.uri)
           ? session.notify(
             McpSchema.Method.ResourcesUpdated,
@@ -306,24 +314,24 @@ const joinRelay = (
  * routed call.
  */
 export const makeServer = (
-  fleet: Fleet,
+  hub: FleetHub,
   serving: Pick<McpServer.Options, "stateSecret" | "caching" | "tasks"> = {}
 ): Effect.Effect<McpServer.McpServer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const shared = yield* makeShared(fleet)
+    const shared = yield* makeShared(hub)
     const server = yield* McpServer.make({
       ...serving,
-      serverInfo: fleet.options.serverInfo,
-      instructions: fleet.options.instructions,
-      pageSize: fleet.options.pageSize,
-      modern: fleet.options.modern,
+      serverInfo: hub.options.serverInfo,
+      instructions: hub.options.instructions,
+      pageSize: hub.options.pageSize,
+      modern: hub.options.modern,
       handlers: (client, session) =>
         client.protocolVersion === McpSchema.MODERN_PROTOCOL_VERSION
-          ? listenHandlers(fleet, shared, client, session)
-          : makeHandlers(fleet, shared, client, session),
+          ? listenHandlers(hub, shared, client, session)
+          : makeHandlers(hub, shared, client, session),
       modernHandlers: shared.modern
     })
-    const changes = yield* PubSub.subscribe(fleet.listChanged)
+    const changes = yield* PubSub.subscribe(hub.listChanged)
     yield* Queue.take(changes).pipe(Effect.flatMap(server.notifyListChanged), Effect.forever, Effect.forkScoped)
     return server
   })

@@ -12,7 +12,7 @@ import type * as McpError from "../../McpError.js"
 import { resourceNotFound } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { handlerError } from "./errors.js"
-import type { Fleet } from "./fleet.js"
+import type { FleetHub } from "./fleetHub.js"
 import { ownerOf } from "./resources.js"
 
 /** The subscriptions of one session. */
@@ -36,11 +36,11 @@ const keyOf = (server: string, uri: string) => JSON.stringify([server, uri])
  * closes.
  */
 export const make = (
-  fleet: Fleet,
+  hub: FleetHub,
   catalog: Effect.Effect<Catalog.Catalog>
 ): Effect.Effect<Subscriptions, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { registry, subscribers } = fleet
+    const { registry, subscribers } = hub
     // The (server, URI) keys this session holds.
     const held = new Set<string>()
 

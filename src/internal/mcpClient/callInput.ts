@@ -4,7 +4,7 @@
  * for when the server says so: the input requests of an `InputRequiredResult` (2026-07-28)
  * or of a task of the tasks extension are part of the answer to that call, a request of
  * 2025-11-25 names the task it serves in its `_meta` (`io.modelcontextprotocol/related-task`),
- * and a stateful server over Streamable HTTP sends a request on the event stream of the POST
+ * and a legacy server over Streamable HTTP sends a request on the event stream of the POST
  * that carried the call (the transport tells the Peer's handler which request that was).
  * Those go to the call's `onInput`; any other request (stdio, HTTP+SSE or WebSocket outside
  * a task, or a Streamable HTTP server's standing GET stream) goes to the connection's

@@ -1,6 +1,7 @@
 /**
  * Capability gating: a call the server did not declare the capability for fails with
- * Unsupported before anything is sent.
+ * Unsupported before anything is sent. The one difference between revisions, a table: a
+ * 2024-11-05 server had no completions capability.
  *
  * @internal
  */
@@ -20,6 +21,10 @@ export type Feature =
   | "logging"
   | "tasks.list"
 
+// The revisions whose servers complete arguments with the prompts or resources capability
+// alone: 2024-11-05 had no completions capability.
+const COMPLETION_WITH_PROMPTS: ReadonlySet<McpSchema.Revision> = new Set(["2024-11-05"])
+
 /**
  * Whether a server that declared `capabilities` under `protocolVersion` supports `feature`.
  */
@@ -36,7 +41,7 @@ export const supports = (
     case "completions":
       // 2024-11-05 had no completions capability: completion came with prompts or resources.
       return capabilities.completions !== undefined ||
-        (protocolVersion === "2024-11-05" &&
+        (COMPLETION_WITH_PROMPTS.has(protocolVersion) &&
           (capabilities.prompts !== undefined || capabilities.resources !== undefined))
     default:
       return capabilities[feature] !== undefined
@@ -51,9 +56,33 @@ export const unsupported = (
   feature: Feature,
   action: string
 ): Effect.Effect<never, McpError.McpError> =>
-  Effect.fail(McpError.make(
-    server,
-    new McpError.UnsupportedReason({
-      message: `cannot ${action}: the server did not declare the '${feature}' capability`
-    })
-  ))
+  Effect.fail(McpError.unsupported(server, {
+    message: `cannot ${action}: the server did not declare the '${feature}' capability`
+  }))
+
+/**
+ * A connection's gate: whether the server supports a feature, and an effect run only if it does.
+ */
+export interface Gate {
+  readonly supported: (feature: Feature) => boolean
+  readonly gate: <A>(
+    feature: Feature,
+    action: string,
+    effect: Effect.Effect<A, McpError.McpError>
+  ) => Effect.Effect<A, McpError.McpError>
+}
+
+/**
+ * The gate of `server`, which declared `capabilities` under `protocolVersion`.
+ */
+export const makeGate = (
+  server: string,
+  capabilities: McpSchema.ServerCapabilities,
+  protocolVersion: McpSchema.Revision
+): Gate => {
+  const supported = (feature: Feature) => supports(capabilities, protocolVersion, feature)
+  return {
+    supported,
+    gate: (feature, action, effect) => supported(feature) ? effect : unsupported(server, feature, action)
+  }
+}

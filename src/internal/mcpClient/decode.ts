@@ -34,11 +34,8 @@ export const decode = <A, I>(
   const result = decoderOf(schema)(value)
   return Either.isRight(result)
     ? Effect.succeed(result.right)
-    : Effect.fail(McpError.make(
-      server,
-      new McpError.ValidationReason({
-        method,
-        message: `the answer does not match the protocol: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
-      })
-    ))
+    : Effect.fail(McpError.validation(server, {
+      method,
+      message: `the answer does not match the protocol: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
+    }))
 }

@@ -1,7 +1,7 @@
 /**
  * Choosing the revision of a connection. By default the server is probed with
  * `server/discover` (2026-07-28): a DiscoverResult, or an UnsupportedProtocolVersion error
- * naming what it supports, makes the connection stateless; any other error (a JSON-RPC error
+ * naming what it supports, makes the connection modern; any other error (a JSON-RPC error
  * that is not one of the 2026-07-28 codes, an HTTP 4xx refusal without one, whose body the
  * transport already looked into), a success that is no DiscoverResult, or no answer in time
  * means a server of an earlier revision,
@@ -25,15 +25,15 @@ import { decode } from "./decode.js"
 export interface Hello {
   readonly clientInfo?: McpSchema.Implementation | undefined
   /**
-   * A stateful revision: initialize asking for it, no probe. A stateless one: only that one,
+   * A legacy revision: initialize asking for it, no probe. A modern one: only that one,
    * no fallback. Undefined: probe, then the newest both sides speak.
    */
   readonly protocolVersion?: McpSchema.Revision | undefined
   readonly capabilities?: McpSchema.ClientCapabilities | undefined
   readonly initializeTimeout?: Duration.DurationInput | undefined
-  /** How long the probe may go unanswered before the server is taken for a stateful one. */
+  /** How long the probe may go unanswered before the server is taken for a legacy one. */
   readonly discoverTimeout?: Duration.DurationInput | undefined
-  /** The log level a stateless connection's requests ask for from the start. */
+  /** The log level a modern connection's requests ask for from the start. */
   readonly logLevel?: McpSchema.LoggingLevel | undefined
 }
 
@@ -46,7 +46,7 @@ export interface Agreed {
   readonly capabilities: McpSchema.ServerCapabilities
   readonly serverInfo: McpSchema.Implementation
   readonly instructions: string | undefined
-  /** The answer to server/discover, for a stateless connection. */
+  /** The answer to server/discover, for a modern connection. */
   readonly discovery: McpSchema.DiscoverResult | undefined
 }
 
@@ -56,8 +56,7 @@ export const defaultClientInfo: McpSchema.Implementation = { name: "mcp-fleet", 
 const isSupported = (version: string): version is McpSchema.ProtocolVersion =>
   (McpSchema.SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(version)
 
-const unsupported = (server: string, message: string) =>
-  Effect.fail(McpError.make(server, new McpError.UnsupportedReason({ message })))
+const unsupported = (server: string, message: string) => Effect.fail(McpError.unsupported(server, { message }))
 
 const spoken = [...McpSchema.MODERN_PROTOCOL_VERSIONS, ...McpSchema.SUPPORTED_PROTOCOL_VERSIONS].join(", ")
 
@@ -96,7 +95,7 @@ export const initialize = (peer: Peer.Peer, hello: Hello): Effect.Effect<Agreed,
   })
 
 /**
- * The `_meta` every request of a stateless connection carries (2026-07-28).
+ * The `_meta` every request of a modern connection carries (2026-07-28).
  */
 export const requestMeta = (
   protocolVersion: McpSchema.ModernProtocolVersion,
@@ -109,8 +108,8 @@ export const requestMeta = (
   ...(logLevel === undefined ? {} : { [McpSchema.MetaKey.LogLevel]: logLevel })
 })
 
-// What the probe learnt: a stateless revision and the answer, the server's list of revisions
-// to try again with, or that the server is a stateful one.
+// What the probe learnt: a modern revision and the answer, the server's list of revisions
+// to try again with, or that the server is a legacy one.
 type Probed =
   | {
     readonly _tag: "Modern"
@@ -120,7 +119,7 @@ type Probed =
   | { readonly _tag: "Retry"; readonly supported: ReadonlyArray<string> }
   | { readonly _tag: "Legacy"; readonly why: string }
 
-// Whether a failed probe tells a stateful server: any error but one of 2026-07-28's, a
+// Whether a failed probe tells a legacy server: any error but one of 2026-07-28's, a
 // refusal over HTTP (not of our credentials), or silence.
 const legacyBy = (error: McpError.McpError): string | undefined => {
   const reason = error.reason
@@ -154,7 +153,7 @@ const probe = (
     timeout: hello.discoverTimeout ?? "5 seconds"
   }).pipe(
     // A success that is no DiscoverResult comes from a server that answers anything (some
-    // stateful servers answer an unknown method with an empty result): a stateful one.
+    // legacy servers answer an unknown method with an empty result): a legacy one.
     Effect.map((result): Probed => {
       const discovery = decodeDiscovery(result)
       return Either.isRight(discovery)
@@ -218,7 +217,7 @@ export const negotiate = (peer: Peer.Peer, hello: Hello): Effect.Effect<Agreed, 
           if (forced !== undefined) {
             return yield* unsupported(peer.server, `the server refused ${version} (${probed.why})`)
           }
-          yield* Effect.logDebug(`server '${peer.server}' is not stateless (${probed.why}); initializing`).pipe(
+          yield* Effect.logDebug(`server '${peer.server}' is a legacy one (${probed.why}); initializing`).pipe(
             Effect.annotateLogs({ server: peer.server })
           )
           return yield* initialize(peer, hello)

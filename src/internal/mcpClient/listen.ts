@@ -144,13 +144,10 @@ export const listen = (
         onSuccess: () =>
           Deferred.fail(
             firstAck,
-            McpError.make(
-              server,
-              new McpError.ClosedReason({
-                method: McpSchema.Method.SubscriptionsListen,
-                message: "the server ended the subscription before acknowledging it"
-              })
-            )
+            McpError.closed(server, {
+              method: McpSchema.Method.SubscriptionsListen,
+              message: "the server ended the subscription before acknowledging it"
+            })
           )
       }),
       Effect.zipRight(Effect.suspend(() => Effect.sleep(reopenDelay(failures++)))),
@@ -161,14 +158,11 @@ export const listen = (
       Effect.timeoutFail({
         duration: ackTimeout,
         onTimeout: () =>
-          McpError.make(
-            server,
-            new McpError.TimeoutReason({
-              method: McpSchema.Method.SubscriptionsListen,
-              afterMs: Duration.toMillis(Duration.decode(ackTimeout)),
-              kind: "idle"
-            })
-          )
+          McpError.timeout(server, {
+            method: McpSchema.Method.SubscriptionsListen,
+            afterMs: Duration.toMillis(Duration.decode(ackTimeout)),
+            kind: "idle"
+          })
       }),
       Effect.tapError(() => Fiber.interrupt(running))
     )
@@ -190,10 +184,10 @@ const STREAMED: ReadonlySet<string> = new Set([
   McpSchema.Method.ResourcesListChanged
 ])
 
-// A listen stream's notification as a stateful connection would get it: an acknowledgment
+// A listen stream's notification as a legacy connection would get it: an acknowledgment
 // is the stream's own business (none), the stream's id leaves `_meta`, and a list change
 // told outside any stream is not one of this revision (none).
-const asStateful = (notification: JsonRpc.Notification): JsonRpc.Notification | undefined => {
+const asLegacy = (notification: JsonRpc.Notification): JsonRpc.Notification | undefined => {
   if (notification.method === McpSchema.Method.SubscriptionsAcknowledged) return undefined
   const meta = notification.params?._meta
   if (!isRecord(meta) || !(McpSchema.SUBSCRIPTION_ID_META in meta)) {
@@ -211,7 +205,7 @@ const asStateful = (notification: JsonRpc.Notification): JsonRpc.Notification | 
  * `McpClient.subscribe` on a 2026-07-28 connection, which the server tells of list changes
  * only on a listen stream: one stream for `filter` (the lists the server says change),
  * opened in `scope` (the connection's) by the first subscriber and cancelled when the last
- * one goes. A subscriber gets the connection's notifications as a stateful one would (no
+ * one goes. A subscriber gets the connection's notifications as a legacy one would (no
  * acknowledgments, no stream ids), once the stream is acknowledged, so it misses nothing sent
  * after subscribing returns. A server that refuses the stream is told in the log, and its
  * subscribers get no list changes (until they all go and one comes).
@@ -266,7 +260,7 @@ export const makeWatchedSubscribe = (
     const out = yield* Effect.acquireRelease(Queue.unbounded<JsonRpc.Notification>(), Queue.shutdown)
     yield* Queue.take(incoming).pipe(
       Effect.flatMap((notification) => {
-        const kept = asStateful(notification)
+        const kept = asLegacy(notification)
         return kept === undefined ? Effect.void : Queue.offer(out, kept)
       }),
       Effect.forever,

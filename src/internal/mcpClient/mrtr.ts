@@ -3,7 +3,7 @@
  * while serving `tools/call`, `resources/read` or `prompts/get` answers with an
  * `InputRequiredResult` instead of asking on its own. Its input requests are answered at once
  * (each told its key) by the connection's own host handlers — the very ones that answer the
- * stateful revisions' server requests, so an MRTR answer is decoded and checked exactly like
+ * legacy revisions' server requests, so an MRTR answer is decoded and checked exactly like
  * one — or by the call's `onInput` (`callInput.ts`), and the request is sent again (a new JSON-RPC id, from the Peer) with
  * `inputResponses` and the server's `requestState` echoed untouched. Only the answers of the
  * latest round go with a retry: whatever the server needs of earlier rounds it keeps in its
@@ -37,13 +37,10 @@ export type Send = (params: Record<string, unknown> | undefined) => Effect.Effec
 export type OnTask = (created: Result) => Effect.Effect<Result, McpError.McpError>
 
 const protocolError = (server: string, method: string, code: number, message: string, data?: unknown) =>
-  McpError.make(
-    server,
-    new McpError.ProtocolReason({ method, code, message, ...(data === undefined ? {} : { data }) })
-  )
+  McpError.protocol(server, { method, code, message, ...(data === undefined ? {} : { data }) })
 
 /**
- * Answers a server's input requests, all at once as the server asked them (a stateful
+ * Answers a server's input requests, all at once as the server asked them (a legacy
  * server's requests may come at once too), each with the handler of its method, which is
  * told the key it was asked under. A kind the client did not declare has no handler: the
  * server broke the rule not to ask for it, and the request fails naming what it asked.
@@ -84,7 +81,7 @@ export const answerInputs = (
 /**
  * Sends `params` with `send` and answers input rounds until the result is final. `onTask`
  * takes a task the server made of the request (absent: `"task"` is an unknown type).
- * `complete` makes the final result what the caller gets (a stateless connection drops the
+ * `complete` makes the final result what the caller gets (a modern connection drops the
  * envelope there, in the step that reads `resultType`, not in one more after it).
  */
 export const withInputRounds = (
@@ -112,10 +109,7 @@ export const withInputRounds = (
         ))
       }
       if (rounds >= MAX_ROUNDS) {
-        return Effect.fail(McpError.make(
-          server,
-          new McpError.LimitReason({ what: `the input rounds of one ${method}`, limit: MAX_ROUNDS })
-        ))
+        return Effect.fail(McpError.limit(server, { what: `the input rounds of one ${method}`, limit: MAX_ROUNDS }))
       }
       return decode(server, method, McpSchema.InputRequiredResult, result).pipe(
         Effect.flatMap((asked) =>

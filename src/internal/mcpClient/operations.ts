@@ -5,12 +5,11 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as Schema from "effect/Schema"
 import type { CallToolOptions, McpClient } from "../../McpClient.js"
-import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import { traced } from "../traced.js"
-import type { Feature } from "./capabilities.js"
+import type { Feature, Gate } from "./capabilities.js"
+import type { Lister } from "./pagination.js"
 
 // The call's own answerer of the server's input requests (`CallToolOptions.onInput`).
 type InputOption = Pick<CallToolOptions, "onInput">
@@ -18,22 +17,12 @@ type InputOption = Pick<CallToolOptions, "onInput">
 /** What the operations are built from: a connection's request, its gate and its lister. */
 export interface Parts {
   readonly request: McpClient["request"]
-  readonly gate: <A>(
-    feature: Feature,
-    action: string,
-    effect: Effect.Effect<A, McpError.McpError>
-  ) => Effect.Effect<A, McpError.McpError>
-  readonly list: <R extends { readonly nextCursor?: string | undefined }, A>(
-    feature: Feature,
-    action: string,
-    method: string,
-    schema: Schema.Schema<R, any>,
-    itemsOf: (result: R) => ReadonlyArray<A>
-  ) => Effect.Effect<ReadonlyArray<A>, McpError.McpError>
+  readonly gate: Gate["gate"]
+  readonly list: Lister
 }
 
-/** The operations, from the connection's parts. */
-export const makeOperations = ({ gate, list, request }: Parts): Pick<
+/** The operations of a connection besides tools. */
+export type Operations = Pick<
   McpClient,
   | "listResources"
   | "listResourceTemplates"
@@ -46,7 +35,10 @@ export const makeOperations = ({ gate, list, request }: Parts): Pick<
   | "setLoggingLevel"
   | "listTasks"
   | "ping"
-> => {
+>
+
+/** The operations, from the connection's parts. */
+export const makeOperations = ({ gate, list, request }: Parts): Operations => {
   const emptyRequest = (feature: Feature, action: string, method: string, params?: Record<string, unknown>) =>
     gate(feature, action, Effect.asVoid(request(method, params, McpSchema.EmptyResult)))
   return {

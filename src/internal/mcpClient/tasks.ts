@@ -33,9 +33,8 @@ import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
-import { forCall } from "./callInput.js"
 import { decode } from "./decode.js"
-import { answerInputs, withInputRounds } from "./mrtr.js"
+import { answerInputs } from "./mrtr.js"
 
 /** How long to wait between polls when the server names no `pollInterval`. */
 const DEFAULT_POLL = Duration.seconds(1)
@@ -229,19 +228,17 @@ const statusOf = (task: McpSchema.DetailedTask): McpSchema.Task => {
 }
 
 const taskError = (server: string, method: string, task: McpSchema.DetailedTask) =>
-  McpError.make(
+  McpError.protocol(
     server,
-    new McpError.ProtocolReason(
-      task.status === "failed" && task.error !== undefined
-        ? { method, ...task.error }
-        : {
-          method,
-          code: JsonRpc.ErrorCode.InternalError,
-          message: `its task ${task.taskId} ended ${task.status}${
-            task.statusMessage === undefined ? "" : `: ${task.statusMessage}`
-          }`
-        }
-    )
+    task.status === "failed" && task.error !== undefined
+      ? { method, ...task.error }
+      : {
+        method,
+        code: JsonRpc.ErrorCode.InternalError,
+        message: `its task ${task.taskId} ended ${task.status}${
+          task.statusMessage === undefined ? "" : `: ${task.statusMessage}`
+        }`
+      }
   )
 
 /**
@@ -260,7 +257,7 @@ export const followTask = (
   const { onTask } = options
   const answered = new Set<string>()
   // A poll lost on the way (the network, a busy server) is sent again: the task lives on at
-  // the server, and a stateless connection outlives a failed request.
+  // the server, and a modern connection outlives a failed request.
   const get = (taskId: string) =>
     Effect.flatMap(
       peer.request(McpSchema.Method.TasksGet, { taskId }).pipe(
@@ -323,36 +320,3 @@ export const withTasksExtension = (capabilities: McpSchema.ClientCapabilities): 
   ...capabilities,
   extensions: { [McpSchema.TASKS_EXTENSION]: {}, ...(capabilities.extensions as object | undefined) }
 })
-
-/**
- * How a connection sends a request: input rounds answered (2026-07-28), and a task the
- * server made of it followed to its result (the tasks extension), its statuses told to `onTask`,
- * the input requests of both answered by `onInput` when the call has one. `complete` makes a
- * final result what the caller gets (a stateless connection's: without the envelope).
- */
-export const makeExchange = (
-  peer: Peer.Peer,
-  handlers: Readonly<Record<string, Peer.Handler>>,
-  complete?: ((result: Record<string, unknown>) => Record<string, unknown>) | undefined
-) =>
-(
-  method: string,
-  params: Record<string, unknown> | undefined,
-  requestOptions: Peer.RequestOptions | undefined,
-  onTask?: TaskOptions["onTask"],
-  onInput?: Parameters<typeof forCall>[1]
-): Effect.Effect<Record<string, unknown>, McpError.McpError> => {
-  const own = forCall(handlers, onInput)
-  return withInputRounds(
-    peer.server,
-    own,
-    method,
-    params,
-    (sent) => peer.request(method, sent, requestOptions),
-    (created) => {
-      const followed = followTask(peer, own, method, created, { onTask })
-      return complete === undefined ? followed : Effect.map(followed, complete)
-    },
-    complete
-  )
-}

@@ -88,10 +88,9 @@ export const makeOutputChecks = (
     const schema = outputSchemas?.get(name)
     if (schema === undefined || result.isError === true) return Effect.succeed(result)
     const invalid = (message: string) =>
-      Effect.fail(McpError.make(
-        server,
-        new McpError.ValidationReason({ method: McpSchema.Method.ToolsCall, message: `tool '${name}' ${message}` })
-      ))
+      Effect.fail(
+        McpError.validation(server, { method: McpSchema.Method.ToolsCall, message: `tool '${name}' ${message}` })
+      )
     if (result.structuredContent === undefined) return invalid("has an outputSchema but returned no structuredContent")
     const validator = validators.get(schema)
     if (Either.isLeft(validator)) return invalid(`has an outputSchema that cannot be used: ${validator.left}`)

@@ -120,13 +120,10 @@ export const decode = <A, I>(
 ) =>
   Schema.decodeUnknown(schema)(args ?? {}).pipe(
     Effect.mapError((error) =>
-      McpError.make(
-        undefined,
-        new McpError.ValidationReason({
-          method: name,
-          message: ParseResult.TreeFormatter.formatErrorSync(error)
-        })
-      )
+      McpError.validation(undefined, {
+        method: name,
+        message: ParseResult.TreeFormatter.formatErrorSync(error)
+      })
     )
   )
 

@@ -41,8 +41,7 @@ export interface Polls {
 
 type Fetched = McpSchema.CallToolResult | McpSchema.ReadResourceResult
 
-const invalid = (message: string) =>
-  McpError.make(undefined, new McpError.ValidationReason({ method: "SubscribePolling", message }))
+const invalid = (message: string) => McpError.validation(undefined, { method: "SubscribePolling", message })
 
 // What a fetch returned, to tell a change from a repeat; `_meta` (timestamps, ids) is not content.
 const fingerprint = (exit: Exit.Exit<Fetched, McpError.McpError>): string => {
@@ -65,27 +64,21 @@ const toolOf = (parts: Parts, server: string, tool: string, reach: McpManagement
       const visible = parts.policy.filter(catalog).tools.filter((candidate) =>
         candidate.server === server && reach.tool(candidate)
       )
-      return Effect.fail(McpError.make(
-        server,
-        new McpError.NotFoundReason({
-          what: "tool",
-          name: tool,
-          suggestions: Catalog.suggest(tool, visible.map((candidate) => candidate.tool.name))
-        })
-      ))
+      return Effect.fail(McpError.notFound(server, {
+        what: "tool",
+        name: tool,
+        suggestions: Catalog.suggest(tool, visible.map((candidate) => candidate.tool.name))
+      }))
     }
     const decision = parts.policy.decide(entry)
     if (decision.action === "allow") return Effect.succeed(entry)
-    return Effect.fail(McpError.make(
-      server,
-      new McpError.DeniedReason({
-        tool: entry.name,
-        ...(decision.rule === undefined ? {} : { rule: Policy.ruleText(decision.rule) }),
-        message: decision.action === "ask"
-          ? `${decision.reason} needs approval, which a poll cannot ask for on each call`
-          : decision.reason
-      })
-    ))
+    return Effect.fail(McpError.denied(server, {
+      tool: entry.name,
+      ...(decision.rule === undefined ? {} : { rule: Policy.ruleText(decision.rule) }),
+      message: decision.action === "ask"
+        ? `${decision.reason} needs approval, which a poll cannot ask for on each call`
+        : decision.reason
+    }))
   })
 
 /** Makes the polls of one service; they stop when the Scope closes. */
@@ -143,9 +136,9 @@ export const make = (parts: Parts): Effect.Effect<Polls, never, Scope.Scope> =>
         yield* reachable(parts.registry, params.server, reach)
         const target = yield* targetOf(params, reach)
         if (polls.size >= parts.max) {
-          return yield* Effect.fail(McpError.make(
+          return yield* Effect.fail(McpError.limit(
             undefined,
-            new McpError.LimitReason({ what: "the number of polls", limit: parts.max })
+            { what: "the number of polls", limit: parts.max }
           ))
         }
         const id = `poll-${next++}`
@@ -171,13 +164,10 @@ export const make = (parts: Parts): Effect.Effect<Polls, never, Scope.Scope> =>
         const poll = polls.get(id)
         if (poll === undefined) {
           const held = [...polls.keys()]
-          return Effect.fail(McpError.make(
-            undefined,
-            new McpError.ValidationReason({
-              method: "UnsubscribePolling",
-              message: `no such poll; those in force: ${held.length === 0 ? "none" : held.join(", ")}`
-            })
-          ))
+          return Effect.fail(McpError.validation(undefined, {
+            method: "UnsubscribePolling",
+            message: `no such poll; those in force: ${held.length === 0 ? "none" : held.join(", ")}`
+          }))
         }
         polls.delete(id)
         return Effect.as(FiberMap.remove(fibers, id), jsonResult({ stopped: id }))

@@ -62,14 +62,13 @@ export const reachable = (
     const names = statuses.map((status) => status.name).filter(reach.server)
     return names.includes(server)
       ? Effect.succeed(server)
-      : Effect.fail(McpError.make(
+      : Effect.fail(McpError.notFound(
         undefined,
-        new McpError.NotFoundReason({ what: "server", name: server, suggestions: Catalog.suggest(server, names) })
+        { what: "server", name: server, suggestions: Catalog.suggest(server, names) }
       ))
   })
 
-const invalid = (method: string, message: string) =>
-  McpError.make(undefined, new McpError.ValidationReason({ method, message }))
+const invalid = (method: string, message: string) => McpError.validation(undefined, { method, message })
 
 const keyOf = (server: string, uri: string) => JSON.stringify([server, uri])
 
@@ -144,9 +143,9 @@ export const make = (parts: Parts): Effect.Effect<Resources, never, Scope.Scope>
         const existing = byKey.get(keyOf(server, uri))
         if (existing !== undefined) return jsonResult({ subscriptionId: existing, server, uri })
         if (subscriptions.size >= parts.max) {
-          return yield* Effect.fail(McpError.make(
+          return yield* Effect.fail(McpError.limit(
             undefined,
-            new McpError.LimitReason({ what: "the number of resource subscriptions", limit: parts.max })
+            { what: "the number of resource subscriptions", limit: parts.max }
           ))
         }
         yield* subscriber.subscribe(server, uri)

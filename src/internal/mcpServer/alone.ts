@@ -1,15 +1,16 @@
 /**
  * One modern (2026-07-28) request answered on its own, with no session around it: no Peer,
- * no Inbox, no Scope of its own beyond what its handlers need (`stateless.ts`). The method
- * table is made once per server; each request gets a plain `Session` object over the
- * `Outbound` its transport gives (where its notifications go), and its answer as a
- * JSON-RPC response. Interrupting the effect cancels the request. This is what a
- * Streamable HTTP POST without a session runs (`http/modern.ts`): a session per request
- * cost more than the request.
+ * no Inbox, no Scope of its own beyond what its handlers need (`modern.ts`). Each request
+ * gets a plain `Session` object over the `Outbound` its transport gives (where its
+ * notifications go), and its answer as a JSON-RPC response. Interrupting the effect cancels
+ * the request. This is `McpServer.answerModern`, what a Streamable HTTP POST without a
+ * session runs (`http/modern.ts`): a session per request cost more than the request. A
+ * server without it (made otherwise) is answered by that session per request (`answerer`).
  *
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
@@ -17,23 +18,17 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
-import type { Options, Outbound } from "../../McpServer.js"
+import type { McpServer, Options } from "../../McpServer.js"
+import * as Memory from "../../Memory.js"
 import type * as Peer from "../../Peer.js"
-import { methodNotFound } from "./errors.js"
-import * as Methods from "./methods.js"
-import { type Answer, modernMethods, Session, spanned } from "./session.js"
-import * as Stateless from "./stateless.js"
-
-/** Answers one modern request; its notifications go to `outbound.notify`. */
-export type AnswerAlone = (
-  request: JsonRpc.Request,
-  outbound: Outbound
-) => Effect.Effect<JsonRpc.Success | JsonRpc.Failure>
+import { Transport } from "../../Transport.js"
+import type { Era } from "./era.js"
+import { Session } from "./session.js"
 
 // What a request alone has for a Peer: nobody to send a request to outside its MRTR round,
 // no notifications from the client, and no end of its own.
 const detached = (name: string): Peer.Peer => {
-  const closed = McpError.make(name, new McpError.ClosedReason({ message: "a modern request has no session" }))
+  const closed = McpError.closed(name, { message: "a modern request has no session" })
   return {
     server: name,
     request: () => Effect.fail(closed),
@@ -53,17 +48,51 @@ const errorObject = (cause: Cause.Cause<Peer.HandlerError>): JsonRpc.ErrorObject
   return data === undefined ? { code, message } : { code, message, data }
 }
 
-/** The answering of modern requests alone for a server with `options` and `modern` state, in its `scope`. */
-export const make = (options: Options, modern: Stateless.Modern, scope: Scope.Scope): AnswerAlone => {
-  // Ping is not among them: the modern revision removed it. Each in its span, once.
-  const methods = new Map<string, Answer>(
-    Object.entries({ ...Methods.builtIn, ...modernMethods(modern), ...options.methods })
-      .map(([method, handler]) => [method, spanned(method, handler)])
-  )
+/** How a server answers one modern request with no session of the transport's. */
+export type AnswerModern = NonNullable<McpServer["answerModern"]>
+
+const failure = (id: JsonRpc.RequestId, message: string): JsonRpc.Failure => ({
+  jsonrpc: "2.0",
+  id,
+  error: { code: JsonRpc.ErrorCode.InternalError, message }
+})
+
+// Without `answerModern`: the request in a session of its own over Memory, ended once it is
+// answered; its notifications go to `outbound.notify` all the same.
+const inSession = (server: McpServer): AnswerModern => (request, outbound) =>
+  Effect.scoped(Effect.gen(function*() {
+    const [client, end] = yield* Memory.makePair({ server: "modern request", client: "client" })
+    const answered = yield* Deferred.make<JsonRpc.Success | JsonRpc.Failure>()
+    client.listen({
+      message: (message) => {
+        if (!("_tag" in message) && JsonRpc.isResponse(message) && message.id === request.id) {
+          Deferred.unsafeDone(answered, Exit.succeed(message))
+        }
+      },
+      closed: (error) => Deferred.unsafeDone(answered, Exit.succeed(failure(request.id, error.message)))
+    })
+    yield* Effect.provideService(server.connect(outbound), Transport, end)
+    const sent = yield* Effect.either(client.send(request))
+    return sent._tag === "Left" ? failure(request.id, sent.left.message) : yield* Deferred.await(answered)
+  }))
+
+/**
+ * How `server` answers a modern request outside any session of the transport's: its
+ * `answerModern`, else in a session made for the request; none when it answers no modern
+ * requests.
+ */
+export const answerer = (server: McpServer): AnswerModern | undefined =>
+  !server.modern ? undefined : server.answerModern ?? inSession(server)
+
+/** The answering of modern requests alone by the `modern` era of a server with `options`, in its `scope`. */
+export const make = (
+  options: Options,
+  modern: Era,
+  scope: Scope.Scope
+): AnswerModern => {
   const peer = detached(options.serverInfo.name)
   return (request, outbound) => {
-    const handler = methods.get(request.method)
-    const session = new Session(options, scope, outbound, modern)
+    const session = new Session(options, scope, outbound)
     session.peer = peer
     session.alone = true
     session.view = {
@@ -75,12 +104,12 @@ export const make = (options: Options, modern: Stateless.Modern, scope: Scope.Sc
       notify: session.notify,
       request: session.send
     }
-    const answered = handler === undefined
-      ? Effect.fail(methodNotFound(request.method))
-      : Stateless.answer(session, modern, request, (ctx) => handler(request, ctx))
-    return Effect.map(Effect.exit(answered), (exit): JsonRpc.Success | JsonRpc.Failure =>
-      Exit.isSuccess(exit)
-        ? { jsonrpc: "2.0", id: request.id, result: exit.value }
-        : { jsonrpc: "2.0", id: request.id, error: errorObject(exit.cause) })
+    return Effect.map(
+      Effect.exit(modern.answer(session, request)),
+      (exit): JsonRpc.Success | JsonRpc.Failure =>
+        Exit.isSuccess(exit)
+          ? { jsonrpc: "2.0", id: request.id, result: exit.value }
+          : { jsonrpc: "2.0", id: request.id, error: errorObject(exit.cause) }
+    )
   }
 }

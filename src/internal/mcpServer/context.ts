@@ -82,12 +82,12 @@ export class Context<S extends SessionLink = SessionLink> implements RequestCont
     readonly input?: Input | undefined
   ) {}
 
-  // What goes out about a request running as a task carries the task's id (2025-11-25; the
-  // modern revision's tasks extension has no related-task _meta).
+  // What goes out about a request running as a task carries what its task says it must.
   private related(params: Record<string, unknown>): Record<string, unknown> {
-    if (this.task === undefined || this.input !== undefined) return params
+    const related = this.task?.related
+    if (related === undefined) return params
     const meta = params._meta as object | undefined
-    return { ...params, _meta: { ...meta, [McpSchema.MetaKey.RelatedTask]: { taskId: this.task.taskId } } }
+    return { ...params, _meta: { ...meta, ...related } }
   }
 
   get client(): Client {

@@ -12,7 +12,7 @@ import * as Either from "effect/Either"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as McpSchema from "../../McpSchema.js"
+import type * as McpSchema from "../../McpSchema.js"
 import type {
   Completer,
   Handlers,
@@ -35,10 +35,10 @@ export type ToolDefinition = Omit<McpSchema.Tool, "inputSchema">
 
 type Handler = ToolItem["handler"]
 
-// A resource's own caching hint on what it reads, for a modern client (2026-07-28).
+// A resource's own caching hint on what it reads (the legacy era tells it to no client).
 const cached = (item: ResourceItem, ctx: RequestContext) => {
   const hint = item.cache
-  if (hint === undefined || ctx.client.protocolVersion < McpSchema.MODERN_PROTOCOL_VERSION) return item.read(ctx)
+  if (hint === undefined) return item.read(ctx)
   return Effect.map(item.read(ctx), (result) => ({ ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope }))
 }
 
@@ -88,6 +88,33 @@ export const tool = (
     },
     handler: rest.execution?.taskSupport === "required" ? requiringTask(name, run) : run
   }
+}
+
+/** A resource item (see `McpServer.resource`). */
+export const resource = (
+  definition: McpSchema.Resource & { readonly read: ResourceItem["read"]; readonly cache?: ResourceItem["cache"] }
+): ResourceItem => {
+  const { cache, read, ...resource } = definition
+  return cache === undefined ? { resource, read } : { resource, read, cache }
+}
+
+/** A resource template item (see `McpServer.resourceTemplate`). */
+export const resourceTemplate = (
+  definition: McpSchema.ResourceTemplate & {
+    readonly read: ResourceTemplateItem["read"]
+    readonly complete?: ResourceTemplateItem["complete"]
+  }
+): ResourceTemplateItem => {
+  const { complete, read, ...template } = definition
+  return { template, read, complete }
+}
+
+/** A prompt item (see `McpServer.prompt`). */
+export const prompt = (
+  definition: McpSchema.Prompt & { readonly get: PromptItem["get"]; readonly complete?: PromptItem["complete"] }
+): PromptItem => {
+  const { complete, get, ...prompt } = definition
+  return { prompt, get, complete }
 }
 
 /** Matches URIs against an RFC 6570 template's `{var}` and `{+var}` expressions. */

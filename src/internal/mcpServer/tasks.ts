@@ -88,6 +88,8 @@ const keyOf = (session: Requestor): object => {
 /** What a request running as a task knows of it. */
 export interface TaskLink {
   readonly taskId: string
+  /** The `_meta` what goes out about the request carries (2025-11-25: the task's id; the tasks extension has none). */
+  readonly related?: Record<string, unknown> | undefined
   /** Sets the task's status message. */
   readonly status: (message: string) => Effect.Effect<void>
   /** (The tasks extension) Keeps a call that may still become a task inline while `effect` runs. */
@@ -239,6 +241,44 @@ const visibleTo = (session: Requestor) => (running: Running): boolean => {
     : running.owner !== undefined && sameCaller(running.owner, caller)
 }
 
+// The handlers of tasks/get, tasks/result, tasks/list and tasks/cancel over the server's `tasks`.
+const handlersOf = (
+  tasks: ReadonlyMap<string, Running>,
+  cancel: (running: Running) => Effect.Effect<McpSchema.Task, Peer.HandlerError>,
+  pageSize: number
+): Record<string, Handler> => ({
+  [McpSchema.Method.TasksGet]: (request, session) =>
+    Effect.map(find(tasks, request, session.outbound.caller), (running) => {
+      follow(running, session)
+      return running.task
+    }),
+  // The call's own answer, tied to its task (the result has no taskId of its own); what
+  // the task sends meanwhile goes on this request's stream.
+  [McpSchema.Method.TasksResult]: (request, session) =>
+    Effect.flatMap(find(tasks, request, session.outbound.caller), (running) => {
+      follow(running, session)
+      running.related = request.id
+      arrive(running, session)
+      return Effect.map(Deferred.await(running.outcome), (result) => ({
+        ...result,
+        _meta: {
+          ...(result._meta as object | undefined),
+          [McpSchema.MetaKey.RelatedTask]: { taskId: running.task.taskId }
+        }
+      }))
+    }),
+  [McpSchema.Method.TasksList]: (request, session) =>
+    page(
+      "tasks",
+      "tasks",
+      [...tasks.values()].filter(visibleTo(session)).map((running) => running.task),
+      request,
+      pageSize
+    ),
+  [McpSchema.Method.TasksCancel]: (request, session) =>
+    Effect.flatMap(find(tasks, request, session.outbound.caller), cancel)
+})
+
 /** The tasks of a new server; their fibers end with its Scope. */
 export const make = (options: {
   readonly tasks: TaskOptions
@@ -320,6 +360,7 @@ export const make = (options: {
         tasks.set(task.taskId, running)
         const link: TaskLink = {
           taskId: task.taskId,
+          related: { [McpSchema.MetaKey.RelatedTask]: { taskId: task.taskId } },
           status: (statusMessage) => update(running, { statusMessage })
         }
         running.fiber = yield* call(new Context(new Following(running, update), request, link)).pipe(
@@ -331,37 +372,5 @@ export const make = (options: {
         return { task }
       })
 
-    const handlers: Record<string, Handler> = {
-      [McpSchema.Method.TasksGet]: (request, session) =>
-        Effect.map(find(tasks, request, session.outbound.caller), (running) => {
-          follow(running, session)
-          return running.task
-        }),
-      // The call's own answer, tied to its task (the result has no taskId of its own); what
-      // the task sends meanwhile goes on this request's stream.
-      [McpSchema.Method.TasksResult]: (request, session) =>
-        Effect.flatMap(find(tasks, request, session.outbound.caller), (running) => {
-          follow(running, session)
-          running.related = request.id
-          arrive(running, session)
-          return Effect.map(Deferred.await(running.outcome), (result) => ({
-            ...result,
-            _meta: {
-              ...(result._meta as object | undefined),
-              [McpSchema.MetaKey.RelatedTask]: { taskId: running.task.taskId }
-            }
-          }))
-        }),
-      [McpSchema.Method.TasksList]: (request, session) =>
-        page(
-          "tasks",
-          "tasks",
-          [...tasks.values()].filter(visibleTo(session)).map((running) => running.task),
-          request,
-          options.pageSize
-        ),
-      [McpSchema.Method.TasksCancel]: (request, session) =>
-        Effect.flatMap(find(tasks, request, session.outbound.caller), cancel)
-    }
-    return { start, handlers }
+    return { start, handlers: handlersOf(tasks, cancel, options.pageSize) }
   })

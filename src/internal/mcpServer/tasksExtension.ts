@@ -344,8 +344,8 @@ const cancel = (entry: Entry) =>
  * A modern request on the tasks surface: the extension's methods, and tools/call of a tool
  * that runs as a task; anything else is `plain`, the request answered as usual. `input` is
  * the request's way to its client (a tools/call's MRTR round); `handlers` the Scope of the
- * request's handlers, which a task keeps open until it ends (none for shared handlers); `tool` the tool a tools/call names
- * (looked up once by the caller, stateless.ts).
+ * request's handlers, which a task keeps open until it ends (none for shared handlers);
+ * `tool` the tool a tools/call names (looked up once by the caller, modern.ts).
  */
 export const route = (
   table: Table | undefined,

@@ -119,6 +119,158 @@ const grants = (server: string, url: string, config: Config, store: TokenStoreSe
   return { client, authorizeWith }
 }
 
+/**
+ * What the parts of one server's authorization share: the server, its config, store and
+ * grants, the permit that makes them single-flight, and what they learned on the way.
+ */
+interface Shared {
+  readonly server: string
+  readonly url: string
+  readonly config: Config
+  readonly store: TokenStoreService
+  readonly grants: ReturnType<typeof grants>
+  readonly permit: Effect.Semaphore
+  discovered: Discovered | undefined
+  stepUps: number
+  // Whether the last recovery was a refresh: a refusal right after it means authorizing.
+  refreshedLast: boolean
+}
+
+const discoverNow = (shared: Shared, refusal: Challenge.Refusal | undefined) =>
+  Effect.tap(
+    discover(shared.server, shared.url, refusal),
+    (found) => Effect.sync(() => void (shared.discovered = found))
+  )
+
+// The stored tokens: by the discovered issuer and resource, else any for this URL.
+const stored = (shared: Shared) =>
+  Effect.suspend(() =>
+    shared.discovered !== undefined
+      ? shared.store.getTokens(shared.discovered.as.issuer, shared.discovered.resource)
+      : Effect.map(
+        shared.store.listTokens,
+        (all) => Option.fromNullable(all.find((record) => record.serverUrl === shared.url))
+      )
+  )
+
+// Refreshes `held` under the store's lock, unless another process already has.
+const refresh = (shared: Shared, held: TokenRecord) =>
+  shared.store.withLock(
+    `${held.issuer}\n${held.resource}`,
+    Effect.gen(function*() {
+      const { server, store } = shared
+      const latest = Option.getOrElse(yield* store.getTokens(held.issuer, held.resource), () => held)
+      const now = yield* Clock.currentTimeMillis
+      const fresh = latest.expiresAt === undefined || latest.expiresAt - now > EARLY_MS
+      if (!same(latest.refreshToken, held.refreshToken) && fresh) return latest
+      if (latest.refreshToken === undefined) {
+        return yield* new OAuthError({ server, step: "refresh", message: "no refresh token", grantRevoked: true })
+      }
+      const found = shared.discovered ?? (yield* discoverNow(shared, undefined))
+      const grant = {
+        discovered: found,
+        client: yield* shared.grants.client(found),
+        scope: latest.scope,
+        dpopKey: latest.dpopKey
+      }
+      // Not interrupted between the request and the write: a rotated refresh token the
+      // server has issued is kept, never lost to a connection given up meanwhile.
+      return yield* Effect.uninterruptible(Effect.gen(function*() {
+        const next = yield* Flow.refresh(server, grant, latest.refreshToken!).pipe(
+          Effect.tapError((error) =>
+            Flow.isGrantRevoked(error) ? store.removeTokens(latest.issuer, latest.resource) : Effect.void
+          )
+        )
+        const record: TokenRecord = { ...next, server, serverUrl: shared.url }
+        yield* store.setTokens(record)
+        return record
+      }))
+    })
+  )
+
+// The record to send, refreshed first when it expires within EARLY_MS.
+const current = (shared: Shared) =>
+  shared.permit.withPermits(1)(Effect.gen(function*() {
+    const held = yield* stored(shared)
+    if (Option.isNone(held)) {
+      return Option.none<TokenRecord>()
+    }
+    const record = held.value
+    const at = yield* Clock.currentTimeMillis
+    if (record.expiresAt === undefined || record.expiresAt - at > EARLY_MS || record.refreshToken === undefined) {
+      return held
+    }
+    const next = yield* Effect.either(refresh(shared, record))
+    if (next._tag === "Right") {
+      return Option.some(next.right)
+    }
+    if (Flow.isGrantRevoked(next.left)) {
+      return Option.none<TokenRecord>()
+    }
+    return yield* next.left
+  }))
+
+// A 403 insufficient_scope: authorized again for the scopes held plus those asked, a bounded
+// number of times in a row.
+const stepUp = (
+  shared: Shared,
+  found: Discovered,
+  held: Option.Option<TokenRecord>,
+  refusal: Challenge.Refusal,
+  authorizer: AuthorizerService
+) =>
+  Effect.gen(function*() {
+    shared.stepUps += 1
+    if (shared.stepUps > MAX_STEP_UPS) {
+      return yield* new OAuthError({
+        server: shared.server,
+        step: "authorization",
+        message: `still refused for insufficient scope after ${MAX_STEP_UPS} step-up authorizations`
+      })
+    }
+    const granted = Option.getOrUndefined(Option.flatMapNullable(held, (record) => record.scope))
+    return yield* shared.grants.authorizeWith(found, unionScopes(granted, refusal.scope), authorizer)
+  })
+
+// After a refusal: a step-up, else a refresh (unless one just failed to help), else the grant again.
+const recover = (shared: Shared, authorizer: AuthorizerService) => (given: Refusal) =>
+  shared.permit.withPermits(1)(Effect.gen(function*() {
+    const refusal = Challenge.refusal(given.status, given.wwwAuthenticate)
+    // Discovered again each time: the resource may have moved to another authorization server.
+    const found = yield* discoverNow(shared, refusal)
+    const held = yield* shared.store.getTokens(found.as.issuer, found.resource)
+    if (refusal.status === 403 && refusal.error === "insufficient_scope") {
+      return yield* stepUp(shared, found, held, refusal, authorizer)
+    }
+    if (Option.isSome(held) && held.value.refreshToken !== undefined && !shared.refreshedLast) {
+      const next = yield* Effect.either(refresh(shared, held.value))
+      if (next._tag === "Right") {
+        shared.refreshedLast = true
+        return
+      }
+      if (!Flow.isGrantRevoked(next.left)) return yield* next.left
+    }
+    shared.refreshedLast = false
+    yield* shared.grants.authorizeWith(found, selectScope(shared.config, refusal, found), authorizer)
+  }))
+
+const authorize = (shared: Shared) =>
+  Effect.flatMap(Authorizer, (by) =>
+    shared.permit.withPermits(1)(Effect.gen(function*() {
+      const found = yield* discoverNow(shared, undefined)
+      shared.stepUps = 0
+      shared.refreshedLast = false
+      yield* shared.grants.authorizeWith(found, selectScope(shared.config, undefined, found), by)
+    })))
+
+const logout = (shared: Shared) =>
+  shared.permit.withPermits(1)(Effect.gen(function*() {
+    const all = yield* shared.store.listTokens
+    for (const record of all) {
+      if (record.serverUrl === shared.url) yield* shared.store.removeTokens(record.issuer, record.resource)
+    }
+  }))
+
 /** A server's authorization, on the store and authorizer of the context. */
 export const make = (options: {
   readonly server: string
@@ -130,129 +282,26 @@ export const make = (options: {
     const authorizer = yield* Authorizer
     const { server, url } = options
     const config = options.config ?? {}
-    const permit = yield* Effect.makeSemaphore(1)
+    const shared: Shared = {
+      server,
+      url,
+      config,
+      store,
+      grants: grants(server, url, config, store),
+      permit: yield* Effect.makeSemaphore(1),
+      discovered: undefined,
+      stepUps: 0,
+      refreshedLast: false
+    }
     const clock = yield* Effect.clock
-    let discovered: Discovered | undefined
-    const { authorizeWith, client } = grants(server, url, config, store)
     const credentialsOf = Dpop.credentials(() => clock.unsafeCurrentTimeMillis())
-    let stepUps = 0
-    // Whether the last recovery was a refresh: a refusal right after it means authorizing.
-    let refreshedLast = false
-
-    const discoverNow = (refusal: Challenge.Refusal | undefined) =>
-      Effect.tap(discover(server, url, refusal), (found) => Effect.sync(() => void (discovered = found)))
-
-    // The stored tokens: by the discovered issuer and resource, else any for this URL.
-    const stored = Effect.suspend(() =>
-      discovered !== undefined
-        ? store.getTokens(discovered.as.issuer, discovered.resource)
-        : Effect.map(store.listTokens, (all) => Option.fromNullable(all.find((record) => record.serverUrl === url)))
-    )
-
-    // Refreshes `held` under the store's lock, unless another process already has.
-    const refresh = (held: TokenRecord) =>
-      store.withLock(
-        `${held.issuer}\n${held.resource}`,
-        Effect.gen(function*() {
-          const latest = Option.getOrElse(yield* store.getTokens(held.issuer, held.resource), () => held)
-          const now = yield* Clock.currentTimeMillis
-          const fresh = latest.expiresAt === undefined || latest.expiresAt - now > EARLY_MS
-          if (!same(latest.refreshToken, held.refreshToken) && fresh) return latest
-          if (latest.refreshToken === undefined) {
-            return yield* new OAuthError({ server, step: "refresh", message: "no refresh token", grantRevoked: true })
-          }
-          const found = discovered ?? (yield* discoverNow(undefined))
-          const grant = {
-            discovered: found,
-            client: yield* client(found),
-            scope: latest.scope,
-            dpopKey: latest.dpopKey
-          }
-          // Not interrupted between the request and the write: a rotated refresh token the
-          // server has issued is kept, never lost to a connection given up meanwhile.
-          return yield* Effect.uninterruptible(Effect.gen(function*() {
-            const next = yield* Flow.refresh(server, grant, latest.refreshToken!).pipe(
-              Effect.tapError((error) =>
-                Flow.isGrantRevoked(error) ? store.removeTokens(latest.issuer, latest.resource) : Effect.void
-              )
-            )
-            const record: TokenRecord = { ...next, server, serverUrl: url }
-            yield* store.setTokens(record)
-            return record
-          }))
-        })
-      )
-
-    // The record to send, refreshed first when it expires within EARLY_MS.
-    const current = permit.withPermits(1)(Effect.gen(function*() {
-      const held = yield* stored
-      if (Option.isNone(held)) {
-        return Option.none<TokenRecord>()
-      }
-      const record = held.value
-      const at = yield* Clock.currentTimeMillis
-      if (record.expiresAt === undefined || record.expiresAt - at > EARLY_MS || record.refreshToken === undefined) {
-        return held
-      }
-      const next = yield* Effect.either(refresh(record))
-      if (next._tag === "Right") {
-        return Option.some(next.right)
-      }
-      if (Flow.isGrantRevoked(next.left)) {
-        return Option.none<TokenRecord>()
-      }
-      return yield* next.left
-    }))
-    const credentials = Effect.map(current, Option.map(credentialsOf))
-    const accessToken = Effect.map(
-      current,
-      Option.map((record) => record.accessToken)
-    )
-
-    const recover = (given: Refusal) =>
-      permit.withPermits(1)(Effect.gen(function*() {
-        const refusal = Challenge.refusal(given.status, given.wwwAuthenticate)
-        // Discovered again each time: the resource may have moved to another authorization server.
-        const found = yield* discoverNow(refusal)
-        const held = yield* store.getTokens(found.as.issuer, found.resource)
-        if (refusal.status === 403 && refusal.error === "insufficient_scope") {
-          stepUps += 1
-          if (stepUps > MAX_STEP_UPS) {
-            return yield* new OAuthError({
-              server,
-              step: "authorization",
-              message: `still refused for insufficient scope after ${MAX_STEP_UPS} step-up authorizations`
-            })
-          }
-          const granted = Option.getOrUndefined(Option.flatMapNullable(held, (record) => record.scope))
-          return yield* authorizeWith(found, unionScopes(granted, refusal.scope), authorizer)
-        }
-        if (Option.isSome(held) && held.value.refreshToken !== undefined && !refreshedLast) {
-          const next = yield* Effect.either(refresh(held.value))
-          if (next._tag === "Right") {
-            refreshedLast = true
-            return
-          }
-          if (!Flow.isGrantRevoked(next.left)) return yield* next.left
-        }
-        refreshedLast = false
-        yield* authorizeWith(found, selectScope(config, refusal, found), authorizer)
-      }))
-
-    const authorize = Effect.flatMap(Authorizer, (by) =>
-      permit.withPermits(1)(Effect.gen(function*() {
-        const found = yield* discoverNow(undefined)
-        stepUps = 0
-        refreshedLast = false
-        yield* authorizeWith(found, selectScope(config, undefined, found), by)
-      })))
-
-    const logout = permit.withPermits(1)(Effect.gen(function*() {
-      const all = yield* store.listTokens
-      for (const record of all) {
-        if (record.serverUrl === url) yield* store.removeTokens(record.issuer, record.resource)
-      }
-    }))
-
-    return { server, accessToken, credentials, recover, authorize, logout } satisfies ServerAuth
+    const record = current(shared)
+    return {
+      server,
+      accessToken: Effect.map(record, Option.map((held) => held.accessToken)),
+      credentials: Effect.map(record, Option.map(credentialsOf)),
+      recover: recover(shared, authorizer),
+      authorize: authorize(shared),
+      logout: logout(shared)
+    } satisfies ServerAuth
   })

@@ -1,6 +1,7 @@
 /**
  * Limits at run time: a concurrency semaphore and a token bucket per server and per tool,
- * and a timeout per call. Pools live as long as the policy; a config edit that changes a
+ * and a timeout per call (handed to the registry as the call's total limit, which it enforces
+ * with the call's other limits: one place decides a call's deadlines). Pools live as long as the policy; a config edit that changes a
  * limit gives its pool a fresh semaphore or bucket, and calls already running keep theirs.
  *
  * @internal
@@ -42,6 +43,21 @@ export interface Limiter {
   ) => Effect.Effect<A, McpError.McpError>
 }
 
+/**
+ * The call's options with the policy's `timeout` as its total limit, or the caller's own when
+ * that is shorter: the registry counts it from the call's start, the wait for the server to
+ * be ready included, and fails the call with a Timeout reason of kind `total`.
+ */
+export const withTimeout = <O extends { readonly maxTotalTimeout?: Duration.DurationInput | undefined }>(
+  options: O | undefined,
+  timeout: Duration.DurationInput | undefined
+): O | { readonly maxTotalTimeout: Duration.DurationInput } | undefined => {
+  if (timeout === undefined) return options
+  const own = options?.maxTotalTimeout
+  const shorter = own !== undefined && Duration.lessThan(Duration.decode(own), Duration.decode(timeout)) ? own : timeout
+  return { ...options, maxTotalTimeout: shorter }
+}
+
 /** A limiter with pools of its own. */
 export const makeLimiter = (): Limiter => {
   const pools = new Map<string, Pool>()
@@ -76,35 +92,14 @@ export const makeLimiter = (): Limiter => {
         refill(bucket, now)
         if (bucket.tokens < 1) {
           const wait = Math.ceil((1 - bucket.tokens) * bucket.perMs / bucket.calls)
-          return Effect.fail(McpError.make(
-            entry.server,
-            new McpError.LimitReason({
-              what: `calls per ${bucket.perMs} ms to ${what} (the next is allowed in ${wait} ms)`,
-              limit: bucket.calls
-            })
-          ))
+          return Effect.fail(McpError.limit(entry.server, {
+            what: `calls per ${bucket.perMs} ms to ${what} (the next is allowed in ${wait} ms)`,
+            limit: bucket.calls
+          }))
         }
       }
       for (const [pool] of scoped) if (pool.rate !== undefined) pool.rate.tokens -= 1
       return Effect.void
-    })
-
-  const withTimeout = <A>(
-    entry: Catalog.ToolEntry,
-    timeout: Duration.DurationInput | undefined,
-    call: Effect.Effect<A, McpError.McpError>
-  ) =>
-    timeout === undefined ? call : Effect.timeoutFail(call, {
-      duration: timeout,
-      onTimeout: () =>
-        McpError.make(
-          entry.server,
-          new McpError.TimeoutReason({
-            method: "tools/call",
-            afterMs: Duration.toMillis(Duration.decode(timeout)),
-            kind: "total"
-          })
-        )
     })
 
   const limited: Limiter["limited"] = (entry, resolved, call) =>
@@ -116,7 +111,7 @@ export const makeLimiter = (): Limiter => {
       // Slots are always taken tool first, then server, so two calls never wait on each other.
       const slotted = scoped.reduceRight(
         (inner, [pool]) => pool.concurrency === undefined ? inner : pool.concurrency.semaphore.withPermits(1)(inner),
-        withTimeout(entry, resolved.call.timeout, call)
+        call
       )
       return Effect.zipRight(takeTokens(entry, scoped), slotted)
     })

@@ -96,9 +96,9 @@ export const enforce = (
   const size = jsonBytes(result)
   if (max === undefined || size <= max) return { outcome: Either.right(result), bytes: size, truncated: false }
   if (limits.onOversize === "fail") {
-    const error = McpError.make(
+    const error = McpError.limit(
       entry.server,
-      new McpError.LimitReason({ what: `the result of tool '${entry.tool.name}' in bytes`, size, limit: max })
+      { what: `the result of tool '${entry.tool.name}' in bytes`, size, limit: max }
     )
     return { outcome: Either.left(error), bytes: size, truncated: false }
   }

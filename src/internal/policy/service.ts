@@ -19,7 +19,7 @@ import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import { type Auditor, digestArguments, makeAuditor, outcomeOf } from "./audit.js"
-import { type Limiter, makeLimiter } from "./limits.js"
+import { type Limiter, makeLimiter, withTimeout } from "./limits.js"
 import { enforce } from "./resultSize.js"
 import * as Rules from "./rules.js"
 import { type Check, makeCheck } from "./validate.js"
@@ -32,13 +32,11 @@ export interface Parts {
 }
 
 const denied = (entry: Catalog.ToolEntry, decision: Rules.Judged) =>
-  McpError.make(
+  McpError.denied(
     entry.server,
-    new McpError.DeniedReason(
-      decision.source === undefined
-        ? { tool: entry.name, message: decision.reason }
-        : { tool: entry.name, rule: decision.source, message: decision.reason }
-    )
+    decision.source === undefined
+      ? { tool: entry.name, message: decision.reason }
+      : { tool: entry.name, rule: decision.source, message: decision.reason }
   )
 
 const filterWith = (rules: Rules.Compiled, catalog: Catalog.Catalog, approver: boolean): Catalog.Catalog => {
@@ -131,7 +129,12 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
         const result = yield* env.limiter.limited(
           entry,
           resolved,
-          env.registry.callServerTool(entry.server, entry.tool.name, args, options)
+          env.registry.callServerTool(
+            entry.server,
+            entry.tool.name,
+            args,
+            withTimeout(options, resolved.call.timeout)
+          )
         )
         const sized = enforce(entry, result, resolved.call, auditing)
         facts.resultBytes = sized.bytes

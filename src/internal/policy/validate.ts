@@ -36,12 +36,9 @@ export const makeCheck = (): Check => {
         return Effect.logDebug(`the inputSchema of tool '${entry.name}' cannot be compiled: ${validator.left}`)
       }
       const problem = validator.right(args ?? {})
-      return problem === undefined ? Effect.void : Effect.fail(McpError.make(
-        entry.server,
-        new McpError.ValidationReason({
-          method: "tools/call",
-          message: `invalid arguments for tool '${entry.tool.name}': ${problem}`
-        })
-      ))
+      return problem === undefined ? Effect.void : Effect.fail(McpError.validation(entry.server, {
+        method: "tools/call",
+        message: `invalid arguments for tool '${entry.tool.name}': ${problem}`
+      }))
     })
 }

@@ -134,9 +134,9 @@ export class AuthState {
     function*() {
       const auth = yield* this.serverAuth
       if (auth === undefined) {
-        return yield* McpError.make(
+        return yield* McpError.unsupported(
           this.spec.name,
-          new McpError.UnsupportedReason({ message: "only Streamable HTTP servers are authorized with OAuth" })
+          { message: "only Streamable HTTP servers are authorized with OAuth" }
         )
       }
       yield* Effect.mapError(auth.authorize, (error) => this.failure(undefined, error))
@@ -151,19 +151,16 @@ export class AuthState {
   private failure(refusal: OAuth.Refusal | undefined, error: OAuth.OAuthError): McpError.McpError {
     if (error.step === "needsUser" || refusal !== undefined) {
       this.authorizationUrl = error.authorizationUrl
-      return McpError.make(
-        this.spec.name,
-        new McpError.HttpReason({
-          status: refusal?.status ?? 401,
-          method: "authorization",
-          body: error.message,
-          wwwAuthenticate: refusal?.wwwAuthenticate
-        })
-      )
+      return McpError.http(this.spec.name, {
+        status: refusal?.status ?? 401,
+        method: "authorization",
+        body: error.message,
+        wwwAuthenticate: refusal?.wwwAuthenticate
+      })
     }
-    return McpError.make(
+    return McpError.transport(
       this.spec.name,
-      new McpError.TransportReason({ message: `OAuth ${error.step}: ${error.message}` })
+      { message: `OAuth ${error.step}: ${error.message}` }
     )
   }
 }

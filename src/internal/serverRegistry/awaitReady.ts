@@ -38,13 +38,10 @@ export const awaitReady = (
       actor.state.changes.pipe(
         Stream.mapEffect((state) =>
           target !== "settled" && isTerminal(state)
-            ? Effect.fail(McpError.make(
-              actor.name,
-              new McpError.UnavailableReason({
-                state: state._tag,
-                message: `cannot become ready: ${describeState(state, clock.unsafeCurrentTimeMillis())}`
-              })
-            ))
+            ? Effect.fail(McpError.unavailable(actor.name, {
+              state: state._tag,
+              message: `cannot become ready: ${describeState(state, clock.unsafeCurrentTimeMillis())}`
+            }))
             : Effect.succeed(done(state))
         ),
         Stream.takeUntil((ready) => ready),
@@ -61,13 +58,10 @@ export const awaitReady = (
 // One laggard is that server's failure; several are the fleet's.
 const notReady = (lagging: ReadonlyArray<ServerActor>, clock: Clock.Clock) => {
   const now = clock.unsafeCurrentTimeMillis()
-  return McpError.make(
-    lagging.length === 1 ? lagging[0].name : undefined,
-    new McpError.UnavailableReason({
-      state: "NotReady",
-      message: `not ready in time: ${
-        lagging.map((actor) => `'${actor.name}' is ${describeState(actor.status().state, now)}`).join("; ")
-      }`
-    })
-  )
+  return McpError.unavailable(lagging.length === 1 ? lagging[0].name : undefined, {
+    state: "NotReady",
+    message: `not ready in time: ${
+      lagging.map((actor) => `'${actor.name}' is ${describeState(actor.status().state, now)}`).join("; ")
+    }`
+  })
 }

@@ -1,6 +1,6 @@
 /**
  * The gate calls pass through to reach a server: straight through while a connection is
- * ready, otherwise waiting (up to the ready timeout) for the next one, waking an idle
+ * ready, otherwise waiting (up to the call's ready wait, `deadline.ts`) for the next one, waking an idle
  * server on the way; failing at once when the server cannot become ready by waiting. A call
  * its connection refused unsent (it had ended before the call was sent) waits for the next
  * connection the same way; a call that may have reached the server is never sent again. It
@@ -10,15 +10,14 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
-import type { CallOptions } from "../../ServerRegistry.js"
 import { isTerminal, type ServerState } from "../../ServerState.js"
+import * as Deadline from "./deadline.js"
 
 /**
  * What the gate reads of its actor.
@@ -31,8 +30,6 @@ export interface Actor {
   readonly lastError: () => McpError.McpError | undefined
   /** Asks an idle server to start again. */
   readonly wake: Effect.Effect<void>
-  /** The default ready timeout, in milliseconds. */
-  readonly readyTimeout: number
   /** The error a caller gets: the server's secrets masked. */
   readonly mask: (error: McpError.McpError) => McpError.McpError
 }
@@ -46,12 +43,12 @@ export interface CallGate {
   /** Opens the gate to a ready connection, or closes it (undefined). */
   readonly setClient: (client: McpClient.McpClient | undefined) => void
   /**
-   * Runs `f` with a ready connection, waiting for one if the server is starting; again on
-   * the next connection when `f` fails `unsent`.
+   * Runs `f` with a ready connection, waiting for one if the server is starting (within the
+   * call's ready wait); again on the next connection when `f` fails `unsent`.
    */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    options?: CallOptions | undefined
+    deadline: Deadline.CallDeadline
   ) => Effect.Effect<A, McpError.McpError>
   /** Completes once no call has been in flight for `idleMs`, counted from the last one or from now. */
   readonly idle: (idleMs: number) => Effect.Effect<void>
@@ -92,40 +89,38 @@ export const make = (actor: Actor): CallGate => {
       const now = actor.now()
       if (isTerminal(now)) {
         return Effect.fail(
-          McpError.make(actor.server, new McpError.UnavailableReason({ state: now._tag, message: unavailable(now) }))
+          McpError.unavailable(actor.server, { state: now._tag, message: unavailable(now) })
         )
       }
       return now._tag === "Idle" ? Effect.as(actor.wake, Option.none()) : Effect.succeed(Option.none())
     })
 
-  const awaitClient = (options: CallOptions | undefined, stale?: McpClient.McpClient) => {
-    const timeout = options?.readyTimeout === undefined
-      ? actor.readyTimeout
-      : Duration.toMillis(Duration.decode(options.readyTimeout))
-    return actor.state.changes.pipe(
-      Stream.mapEffect(() => readyClient(stale)),
-      Stream.filterMap((found) => found),
-      Stream.runHead,
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.die("the state stream ended"),
-        onSome: Effect.succeed
-      })),
-      Effect.timeoutFail({
-        duration: timeout,
-        onTimeout: () => {
-          const lastError = actor.lastError()
-          return McpError.make(
-            actor.server,
-            new McpError.UnavailableReason({
-              state: actor.now()._tag,
-              message: `was not ready within ${timeout} ms (${
-                lastError ? `last error: ${lastError.message}` : actor.now()._tag
-              })`
-            })
-          )
-        }
-      })
-    )
+  // Waits for a ready connection within the call's ready wait; a wait cut short by the
+  // call's total limit fails as the call's timeout.
+  const awaitClient = (deadline: Deadline.CallDeadline, stale?: McpClient.McpClient) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const wait = Deadline.readyWait(deadline, now)
+      return actor.state.changes.pipe(
+        Stream.mapEffect(() => readyClient(stale)),
+        Stream.filterMap((found) => found),
+        Stream.runHead,
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.die("the state stream ended"),
+          onSome: Effect.succeed
+        })),
+        Effect.timeoutFail({
+          duration: wait.ms,
+          onTimeout: () => wait.total ? Deadline.totalExceeded(deadline) : notReady(wait.ms)
+        })
+      )
+    })
+
+  const notReady = (ms: number) => {
+    const lastError = actor.lastError()
+    return McpError.unavailable(actor.server, {
+      state: actor.now()._tag,
+      message: `was not ready within ${ms} ms (${lastError ? `last error: ${lastError.message}` : actor.now()._tag})`
+    })
   }
 
   const finished = Effect.map(Clock.currentTimeMillis, (at) => {
@@ -137,7 +132,7 @@ export const make = (actor: Actor): CallGate => {
   const use = <A>(
     c: McpClient.McpClient,
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    options: CallOptions | undefined
+    deadline: Deadline.CallDeadline
   ): Effect.Effect<A, McpError.McpError> =>
     Effect.uninterruptibleMask((restore) => {
       inFlight++
@@ -147,7 +142,7 @@ export const make = (actor: Actor): CallGate => {
           Effect.zipRight(
             finished,
             unsent(cause)
-              ? restore(Effect.flatMap(awaitClient(options, c), (next) => use(next, f, options)))
+              ? restore(Effect.flatMap(awaitClient(deadline, c), (next) => use(next, f, deadline)))
               : Effect.failCause(Cause.map(cause, actor.mask))
           )
       })
@@ -158,11 +153,11 @@ export const make = (actor: Actor): CallGate => {
     setClient: (next) => {
       client = next
     },
-    withClient: (f, options) =>
+    withClient: (f, deadline) =>
       Effect.suspend(() =>
         client !== undefined
-          ? use(client, f, options)
-          : Effect.flatMap(awaitClient(options), (c) => use(c, f, options))
+          ? use(client, f, deadline)
+          : Effect.flatMap(awaitClient(deadline), (c) => use(c, f, deadline))
       ),
     idle: (idleMs) =>
       Effect.gen(function*() {

@@ -173,14 +173,11 @@ export const makeFleet = (
     const approve = (actor: Pinned, tool: string) =>
       actor.approve(tool).pipe(
         Effect.filterOrFail((approved) => approved, () =>
-          McpError.make(
-            actor.name,
-            new McpError.NotFoundReason({
-              what: "drifted tool",
-              name: tool,
-              suggestions: Catalog.suggest(tool, actor.drifts().map((drift) => drift.tool))
-            })
-          )),
+          McpError.notFound(actor.name, {
+            what: "drifted tool",
+            name: tool,
+            suggestions: Catalog.suggest(tool, actor.drifts().map((drift) => drift.tool))
+          })),
         Effect.asVoid
       )
     return {

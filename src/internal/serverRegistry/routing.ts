@@ -11,9 +11,10 @@ import * as Catalog from "../../Catalog.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
-import type { ServerRegistry } from "../../ServerRegistry.js"
+import type { CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
+import * as Deadline from "./deadline.js"
 import type { ServerActor } from "./serverActor.js"
 import * as TaskCalls from "./taskCalls.js"
 
@@ -33,6 +34,32 @@ const maskedLogs = <O extends { readonly onLog?: McpClient.CallToolOptions["onLo
   return onLog === undefined
     ? options
     : { ...options!, onLog: (message) => onLog({ ...message, data: actor.masked(message.data) }) }
+}
+
+// A tool call on `client`: as a task when its server may make one (its statuses told to the
+// server's task table and to the caller; the total limit bounds all its requests), else as
+// one request.
+const callOn = (
+  routeOf: (actor: ServerActor) => TaskCalls.Route,
+  actor: ServerActor,
+  client: McpClient.McpClient,
+  call: {
+    readonly tool: string
+    readonly args: Record<string, unknown> | undefined
+    readonly options: CallToolOptions | undefined
+    readonly deadline: Deadline.CallDeadline
+  }
+): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> => {
+  const { args, deadline, options, tool } = call
+  return TaskCalls.mayRunTasks(client)
+    ? Deadline.bounded(
+      deadline,
+      actor.tasks.track(
+        tool,
+        (onTask) => TaskCalls.call(routeOf(actor), client, tool, args, options, deadline, both(onTask, options?.onTask))
+      )
+    )
+    : Deadline.send(deadline, options, (sent) => client.callTool(tool, args, sent))
 }
 
 /**
@@ -61,23 +88,34 @@ export const make = (
       const actor = actors.get(name)
       return actor !== undefined
         ? Effect.succeed(actor)
-        : Effect.fail(McpError.make(
+        : Effect.fail(McpError.notFound(
           undefined,
-          new McpError.NotFoundReason({ what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) })
+          { what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) }
         ))
     })
 
-  // Stopped means the call was never sent, so going on with the successor runs nothing twice.
+  // Stopped means the call was never sent, so going on with the successor runs nothing twice;
+  // it waits within what is left of the same limits.
+  const onActor = <A>(
+    server: string,
+    actor: ServerActor,
+    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
+    deadline: Deadline.CallDeadline
+  ): Effect.Effect<A, McpError.McpError> =>
+    actor.withClient(f, deadline).pipe(
+      Effect.catchIf(
+        (error) =>
+          error.reason._tag === "Unavailable" && error.reason.state === "Stopped" && actors.has(server) &&
+          actors.get(server) !== actor,
+        () => Effect.flatMap(actorOf(server), (next) => onActor(server, next, f, deadline))
+      )
+    )
+
   const withClient: Routing["withClient"] = (server, f, callOptions) =>
-    Effect.flatMap(actorOf(server), (actor) =>
-      actor.withClient(f, callOptions).pipe(
-        Effect.catchIf(
-          (error) =>
-            error.reason._tag === "Unavailable" && error.reason.state === "Stopped" && actors.has(server) &&
-            actors.get(server) !== actor,
-          () => withClient(server, f, callOptions)
-        )
-      ))
+    Effect.flatMap(
+      actorOf(server),
+      (actor) => Deadline.decided(callOptions, actor.spec, (deadline) => onActor(server, actor, f, deadline))
+    )
 
   const routeOf = (actor: ServerActor): TaskCalls.Route => ({
     server: actor.name,
@@ -85,31 +123,31 @@ export const make = (
     state: () => actor.status().state._tag,
     client: actor.client,
     background,
-    withClient: (f, options) => withClient(actor.name, f, options)
+    withClient: (f, deadline) => onActor(actor.name, actor, f, deadline)
   })
 
-  // A call that runs as a task shows in its server's status and events, and outlives its
-  // connection (`taskCalls.ts`); a server that runs no tool calls as tasks costs its calls
-  // nothing more.
+  // The call's limits are decided here, once (`deadline.ts`). A call that runs as a task
+  // shows in its server's status and events, and outlives its connection (`taskCalls.ts`);
+  // a server that runs no tool calls as tasks costs its calls nothing more.
   const callServerTool: Routing["callServerTool"] = (server, tool, args, given) =>
     Effect.flatMap(actorOf(server), (actor) => {
       const callOptions = maskedLogs(actor, given)
-      return withClient(
-        server,
-        (client) =>
-          TaskCalls.mayRunTasks(client)
-            ? actor.tasks.track(
-              tool,
-              (onTask) =>
-                TaskCalls.call(routeOf(actor), client, tool, args, callOptions, both(onTask, callOptions?.onTask))
-            )
-            : client.callTool(tool, args, callOptions),
-        callOptions
-      )
+      return Deadline.decided(callOptions, actor.spec, (deadline) =>
+        onActor(
+          server,
+          actor,
+          (client) => callOn(routeOf, actor, client, { tool, args, options: callOptions, deadline }),
+          deadline
+        ))
     })
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
-    Effect.flatMap(actorOf(server), (actor) => TaskCalls.resume(routeOf(actor), taskId, undefined, callOptions))
+    Effect.flatMap(actorOf(server), (actor) =>
+      Deadline.decided(
+        callOptions,
+        actor.spec,
+        (deadline) => TaskCalls.resume(routeOf(actor), taskId, undefined, callOptions, deadline)
+      ))
   )
 
   // An unknown qualified name belongs to no server: the error names none. A quarantined
@@ -133,12 +171,12 @@ export const make = (
       const known = actor.lists().prompts.map((prompt) => prompt.name)
       return known.length > 0 && !known.includes(name)
         ? Effect.fail(
-          McpError.make(
+          McpError.notFound(
             server,
-            new McpError.NotFoundReason({ what: "prompt", name, suggestions: Catalog.suggest(name, known) })
+            { what: "prompt", name, suggestions: Catalog.suggest(name, known) }
           )
         )
-        : actor.withClient((client) => client.getPrompt(name, args, options))
+        : withClient(server, (client) => client.getPrompt(name, args, options))
     })
   )
 

@@ -12,7 +12,7 @@
  *
  * @internal
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -21,7 +21,7 @@ import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import type * as OAuth from "../../OAuth.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
-import type { CallOptions, ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
+import type { ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
 import type * as ToolPins from "../../ToolPins.js"
@@ -81,11 +81,8 @@ export interface ServerActor {
   readonly client: () => McpClient.McpClient | undefined
   /** What the server said, its secrets masked: for what reaches a caller directly (a call's logs). */
   readonly masked: (value: unknown) => unknown
-  /** Runs `f` with a ready connection, waiting for one if the server is starting. */
-  readonly withClient: <A>(
-    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    options?: CallOptions | undefined
-  ) => Effect.Effect<A, McpError.McpError>
+  /** Runs `f` with a ready connection, waiting for one (within the call's ready wait) if the server is starting. */
+  readonly withClient: CallGate.CallGate["withClient"]
   /** Closes the connection and connects again now, forgetting past failures. */
   readonly restart: Effect.Effect<void>
   /** Runs its OAuth authorization with the Authorizer of the context, then connects again. */
@@ -128,63 +125,49 @@ const masking = (spec: ServerSpec.ServerSpec, publish: Options["publish"]) => {
   }
 }
 
-/**
- * Makes an actor; nothing runs until `run` is forked.
- */
-export const make = (options: Options): Effect.Effect<ServerActor> =>
+// The server's state as status and calls see it, which runs ahead of the published state
+// when a ready connection is seen closed, until the supervisor publishes what follows.
+const makeStates = (
+  name: string,
+  state: SubscriptionRef.SubscriptionRef<ServerState>,
+  publish: Options["publish"]
+) => {
+  let now: ServerState = ServerState.Pending()
+  let published: ServerState = now
+  let lastError: McpError.McpError | undefined
+  const mark = (next: ServerState) => {
+    now = next
+    if (next._tag === "Failed" || next._tag === "NeedsAuth") lastError = next.error
+  }
+  const setState = (next: ServerState) =>
+    Effect.suspend(() => {
+      const previous = published
+      published = next
+      mark(next)
+      return Effect.zipRight(
+        SubscriptionRef.set(state, next),
+        publish(RegistryEvent.ServerStateChanged({ server: name, state: next, previous }))
+      )
+    })
+  return { now: () => now, lastError: () => lastError, mark, setState }
+}
+
+// What the server lists (`offered`), and what of it the catalog shows (`shown`): its tools
+// reviewed against their pins, the quarantined ones left out; only differences published.
+const makeLists = (options: Options, publish: Options["publish"]) =>
   Effect.gen(function*() {
     const { spec } = options
     const name = spec.name
-    const state = yield* SubscriptionRef.make<ServerState>(ServerState.Pending())
-    const control = yield* Queue.unbounded<Session.Control>()
-    const toggle: Switch = { disabled: spec.disabled === true }
-    // What status and calls see; it runs ahead of the published state when a ready
-    // connection is seen closed, until the supervisor publishes what follows.
-    let now: ServerState = ServerState.Pending()
-    let published: ServerState = now
-    // What the server lists, and what of it the catalog shows (without quarantined tools).
     let offered = options.initialLists ?? Catalog.emptyLists
     let shown = offered
-    let connection: TransportService | undefined
-    let lastError: McpError.McpError | undefined
-    const { info, mask, masker, publish } = masking(spec, options.publish)
-    const gate = CallGate.make({
-      server: name,
-      state,
-      now: () => now,
-      lastError: () => lastError,
-      wake: Queue.offer(control, "wake"),
-      readyTimeout: Duration.toMillis(Duration.decode(spec.readyTimeout ?? "30 seconds")),
-      mask
-    })
-
-    const mark = (next: ServerState) => {
-      now = next
-      if (next._tag === "Failed" || next._tag === "NeedsAuth") lastError = next.error
-    }
-    const setState = (next: ServerState) =>
-      Effect.suspend(() => {
-        const previous = published
-        published = next
-        mark(next)
-        return Effect.zipRight(
-          SubscriptionRef.set(state, next),
-          publish(RegistryEvent.ServerStateChanged({ server: name, state: next, previous }))
-        )
-      })
-
     // Replaces the lists shown and publishes what differs.
     const show = (next: Catalog.ServerLists) =>
       Effect.suspend(() => {
         const events = changes(name, shown, next)
         shown = next
         if (events.length === 0) return Effect.void
-        return Effect.zipRight(
-          options.listsChanged(name, next),
-          Effect.forEach(events, publish, { discard: true })
-        )
+        return Effect.zipRight(options.listsChanged(name, next), Effect.forEach(events, publish, { discard: true }))
       })
-
     const pinning = Pinning.make({
       server: name,
       mode: spec.pinning ?? options.pins.mode,
@@ -203,7 +186,82 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
         )
       }))
     const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : setLists(offered))
+    return {
+      offered: () => offered,
+      shown: () => shown,
+      setLists,
+      recheck,
+      drifts: pinning.drifts,
+      approve: (tool: string) =>
+        Effect.flatMap(
+          pinning.approve(tool),
+          (approved) => approved ? Effect.as(recheck, true) : Effect.succeed(false)
+        ),
+      clear: Effect.suspend(() => {
+        offered = Catalog.emptyLists
+        return show(Catalog.emptyLists)
+      })
+    }
+  })
 
+// The status of the server at one moment.
+const statusOf = (
+  spec: ServerSpec.ServerSpec,
+  parts: {
+    readonly states: ReturnType<typeof makeStates>
+    readonly shown: () => Catalog.ServerLists
+    readonly gate: CallGate.CallGate
+    readonly connection: () => TransportService | undefined
+    readonly info: (transport: TransportService | undefined) => Status["connection"]
+    readonly tasks: Tasks.TaskTable
+  }
+) =>
+(): Status => {
+  const client = parts.gate.client()
+  const connection = parts.connection()
+  const shown = parts.shown()
+  return {
+    name: spec.name,
+    state: parts.states.now(),
+    // What the connection turned out to be: an http server may have fallen back to sse.
+    transport: client !== undefined && connection?.kind === "sse" ? "sse" : spec.transport.type,
+    required: spec.required === true,
+    protocolVersion: client?.protocolVersion,
+    serverInfo: client?.serverInfo,
+    counts: {
+      tools: shown.tools.length,
+      resources: shown.resources.length,
+      templates: shown.templates.length,
+      prompts: shown.prompts.length
+    },
+    lastError: parts.states.lastError(),
+    connection: client === undefined ? undefined : parts.info(connection),
+    tasks: parts.tasks.inFlight()
+  }
+}
+
+/**
+ * Makes an actor; nothing runs until `run` is forked.
+ */
+export const make = (options: Options): Effect.Effect<ServerActor> =>
+  Effect.gen(function*() {
+    const { spec } = options
+    const name = spec.name
+    const state = yield* SubscriptionRef.make<ServerState>(ServerState.Pending())
+    const control = yield* Queue.unbounded<Session.Control>()
+    const toggle: Switch = { disabled: spec.disabled === true }
+    const { info, mask, masker, publish } = masking(spec, options.publish)
+    const states = makeStates(name, state, publish)
+    const lists = yield* makeLists(options, publish)
+    let connection: TransportService | undefined
+    const gate = CallGate.make({
+      server: name,
+      state,
+      now: states.now,
+      lastError: states.lastError,
+      wake: Queue.offer(control, "wake"),
+      mask
+    })
     const tasks = Tasks.make(name, masker, publish)
     const auth = new AuthState(spec)
     const core: Session.Core = {
@@ -211,10 +269,10 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       client: options.client,
       refreshDebounce: options.refreshDebounce,
       gate,
-      lists: () => offered,
-      setLists,
-      setState,
-      mark,
+      lists: lists.offered,
+      setLists: lists.setLists,
+      setState: states.setState,
+      mark: states.mark,
       setConnection: (transport) => connection = transport,
       publish,
       mask,
@@ -228,35 +286,11 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       spec,
       hash: ServerSpec.hash(spec),
       state,
-      status: () => {
-        const client = gate.client()
-        return {
-          name,
-          state: now,
-          // What the connection turned out to be: an http server may have fallen back to sse.
-          transport: client !== undefined && connection?.kind === "sse" ? "sse" : spec.transport.type,
-          required: spec.required === true,
-          protocolVersion: client?.protocolVersion,
-          serverInfo: client?.serverInfo,
-          counts: {
-            tools: shown.tools.length,
-            resources: shown.resources.length,
-            templates: shown.templates.length,
-            prompts: shown.prompts.length
-          },
-          lastError,
-          connection: client === undefined ? undefined : info(connection),
-          tasks: tasks.inFlight()
-        }
-      },
-      lists: () => shown,
-      drifts: pinning.drifts,
-      approve: (tool) =>
-        Effect.flatMap(
-          pinning.approve(tool),
-          (approved) => approved ? Effect.as(recheck, true) : Effect.succeed(false)
-        ),
-      recheck,
+      status: statusOf(spec, { states, shown: lists.shown, gate, connection: () => connection, info, tasks }),
+      lists: lists.shown,
+      drifts: lists.drifts,
+      approve: lists.approve,
+      recheck: lists.recheck,
       tasks,
       client: gate.client,
       masked: (value) => masker.isEmpty ? value : Secrets.maskValue(masker, value),
@@ -264,17 +298,14 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       restart: send("restart"),
       authorize: Effect.zipRight(auth.authorize, send("restart")),
       pickUpGrant: Effect.suspend(() =>
-        now._tag !== "NeedsAuth" ? Effect.void : Effect.flatMap(auth.granted, (granted) =>
+        states.now()._tag !== "NeedsAuth" ? Effect.void : Effect.flatMap(auth.granted, (granted) =>
           granted
             ? Effect.zipRight(Effect.sync(() => auth.ready()), send("restart"))
             : Effect.void)
       ),
       enable: Effect.zipRight(Effect.sync(() => toggle.disabled = false), send("enable")),
       disable: Effect.zipRight(Effect.sync(() => toggle.disabled = true), send("disable")),
-      clear: Effect.suspend(() => {
-        offered = Catalog.emptyLists
-        return show(Catalog.emptyLists)
-      }),
+      clear: lists.clear,
       run: Secrets.maskLogs(masker)(supervise(core, { ...options.restart, ...spec.restart }, toggle))
     } satisfies ServerActor
   })

@@ -4,6 +4,11 @@
  * requires — backing off after a failure, for good when the error is not retryable or the
  * attempts ran out, until enabled when disabled, until woken when idle.
  *
+ * The verdict on a ready connection's end is made in the step that sees it closed (the Peer's
+ * `onClosed`, synchronous), with the backoff's jitter drawn beforehand, so no call slips
+ * through a closed gate; the event is published a moment later. A refusal of credentials with a
+ * `TokenStore` in context is one more attempt, not NeedsAuth (`auth.ts`).
+ *
  * @internal
  */
 import * as Clock from "effect/Clock"
@@ -200,7 +205,7 @@ export const supervise = (
         toggle.disabled = false
         failures = 0
       } else if (spec.problem !== undefined) {
-        const error = McpError.make(spec.name, new McpError.ConfigReason({ message: spec.problem }))
+        const error = McpError.config(spec.name, { message: spec.problem })
         yield* core.setState(ServerState.Failed({ error, attempt: 1, retryAt: undefined }))
         if ((yield* Session.takeControl(core, ["disable", "restart"])) === "disable") toggle.disabled = true
       } else {

@@ -3,11 +3,11 @@
  * call notes the id of the task it became (from its `onTask`); when its connection is lost
  * after that (an HTTP server restarted, the network, a 2026-07-28 server reached anew), it
  * is not sent again, which would run the tool twice: the same task is followed on the next
- * connection (`McpClient.followTask`), within the call's ready timeout, as often as
+ * connection (`McpClient.followTask`), within the call's ready wait (`deadline.ts`), as often as
  * connections end. A server that no longer knows the task fails the call with an error
  * naming it. A stdio server's task dies with its process, so a loss there fails at once.
  * Interrupting the call cancels the task: on the connection that follows it, or, when none
- * does (its connection ended), on the next one (within the ready timeout), in the background.
+ * does (its connection ended), on the next one (within the ready wait), in the background.
  * A call with `onProgress` is sent with a progress token of the call's own (unless it names
  * one), which stays valid for the task's life: each follow listens for it again, so the
  * server's progress keeps reaching `onProgress` across connections (2025-11-25; the tasks
@@ -20,8 +20,9 @@ import * as Schema from "effect/Schema"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
-import type { CallOptions, CallToolOptions } from "../../ServerRegistry.js"
+import type { CallToolOptions } from "../../ServerRegistry.js"
 import { randomUUID } from "../crypto.js"
+import type * as Deadline from "./deadline.js"
 
 /**
  * How a task's call reaches its server again.
@@ -36,10 +37,10 @@ export interface Route {
   readonly client: () => McpClient.McpClient | undefined
   /** Runs an effect in the registry's Scope, past the call that started it. */
   readonly background: (effect: Effect.Effect<void>) => Effect.Effect<void>
-  /** The registry's `withClient` for that server: a ready connection, waited for. */
+  /** The registry's `withClient` for that server: a ready connection, waited for within the call's limits. */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    options: CallOptions | undefined
+    deadline: Deadline.CallDeadline
   ) => Effect.Effect<A, McpError.McpError>
 }
 
@@ -64,49 +65,38 @@ const explain = (route: Route, taskId: string, tool: string | undefined, lost: b
 ) => {
   const reason = error.reason
   if (reason._tag === "Protocol" && reason.method === McpSchema.Method.TasksGet) {
-    return McpError.make(
-      route.server,
-      new McpError.ProtocolReason({
-        method: reason.method,
-        code: reason.code,
-        data: reason.data,
-        message: `${which(taskId, tool)} is unknown${lost ? " after the connection was lost" : ""} (${reason.message})${
-          tool === undefined ? "" : "; the tool is not called again"
-        }`
-      }),
-      error
-    )
+    return McpError.protocol(route.server, {
+      method: reason.method,
+      code: reason.code,
+      data: reason.data,
+      message: `${which(taskId, tool)} is unknown${lost ? " after the connection was lost" : ""} (${reason.message})${
+        tool === undefined ? "" : "; the tool is not called again"
+      }`
+    }, error)
   }
   if (reason._tag === "Unavailable") {
-    return McpError.make(
-      route.server,
-      new McpError.UnavailableReason({
-        state: reason.state,
-        message: `${reason.message}; ${which(taskId, tool)} may still run there`
-      }),
-      error
-    )
+    return McpError.unavailable(route.server, {
+      state: reason.state,
+      message: `${reason.message}; ${which(taskId, tool)} may still run there`
+    }, error)
   }
   return error
 }
 
 const lostWithProcess = (route: Route, taskId: string, tool: string | undefined, error: McpError.McpError) =>
-  McpError.make(
-    route.server,
-    new McpError.UnavailableReason({
-      state: route.state(),
-      message: `${which(taskId, tool)} ended with the process (${error.message}); a new process does not ` +
-        "know it, so the tool is not called again"
-    }),
-    error
-  )
+  McpError.unavailable(route.server, {
+    state: route.state(),
+    message: `${which(taskId, tool)} ended with the process (${error.message}); a new process does not ` +
+      "know it, so the tool is not called again"
+  }, error)
 
 // The cancellation of a task whose call was given up while no live connection followed it:
-// sent on the next connection, in the background (a new process does not know the task).
-const cancelLater = (route: Route, taskId: string, options: CallOptions | undefined) =>
+// sent on the next connection, in the background (a new process does not know the task),
+// within the call's ready wait even when the call ran out of its total limit.
+const cancelLater = (route: Route, taskId: string, deadline: Deadline.CallDeadline) =>
   route.stdio ? Effect.void : route.background(Effect.ignore(route.withClient(
     (client) => client.request(McpSchema.Method.TasksCancel, { taskId }, Schema.Unknown, { cancellable: false }),
-    options
+    { ...deadline, totalMs: Infinity, endsAt: Infinity }
   )))
 
 /**
@@ -120,6 +110,7 @@ export const resume = (
   taskId: string,
   tool: string | undefined,
   options: CallToolOptions | undefined,
+  deadline: Deadline.CallDeadline,
   lost?: McpError.McpError | undefined
 ): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
   Effect.suspend(() => {
@@ -146,11 +137,11 @@ export const resume = (
     const follow = (loss: McpError.McpError | undefined): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
       loss !== undefined && route.stdio
         ? Effect.fail(lostWithProcess(route, taskId, tool, loss))
-        : route.withClient(followOn, options).pipe(
+        : route.withClient(followOn, deadline).pipe(
           Effect.mapError(explain(route, taskId, tool, loss !== undefined)),
           Effect.catchIf(connectionLost, (again) => follow(again))
         )
-    return Effect.onInterrupt(follow(lost), () => following ? Effect.void : cancelLater(route, taskId, options))
+    return Effect.onInterrupt(follow(lost), () => following ? Effect.void : cancelLater(route, taskId, deadline))
   })
 
 /**
@@ -164,6 +155,7 @@ export const call = (
   tool: string,
   args: Record<string, unknown> | undefined,
   options: CallToolOptions | undefined,
+  deadline: Deadline.CallDeadline,
   onTask: (task: McpSchema.Task) => Effect.Effect<void>
 ): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
   Effect.suspend(() => {
@@ -183,13 +175,15 @@ export const call = (
         (error) => taskId !== undefined && connectionLost(error),
         (error) => {
           resumed = true
-          return resume(route, taskId!, tool, { ...sent, onTask }, error)
+          return resume(route, taskId!, tool, { ...sent, onTask }, deadline, error)
         }
       ),
       // Given up on after its connection ended, before the call noticed: the cancellation
       // the call sent there was refused.
       Effect.onInterrupt(() =>
-        taskId === undefined || resumed || route.client() === client ? Effect.void : cancelLater(route, taskId, options)
+        taskId === undefined || resumed || route.client() === client
+          ? Effect.void
+          : cancelLater(route, taskId, deadline)
       )
     )
   })

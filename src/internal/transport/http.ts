@@ -4,6 +4,11 @@
  * stream, the start of an error body), error statuses turned into McpErrors, and an Effect face for the
  * exchanges that are not on the per-call path (streams opened, notifications accepted).
  *
+ * The per-request auth hook (`RequestAuth`, given as `StreamableHttp.Options.auth` for a
+ * DPoP-bound token) is asked for each exchange's headers and shown each answer (a DPoP nonce; a
+ * `use_dpop_nonce` refusal is sent once more); a plain bearer token goes as a header made once,
+ * so that path costs nothing more.
+ *
  * @internal
  */
 import * as HttpClient from "@effect/platform/HttpClient"

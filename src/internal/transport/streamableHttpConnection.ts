@@ -4,6 +4,9 @@
  * request after initialize), the tool arguments a 2026-07-28 request mirrors into headers,
  * and where the server's messages go.
  *
+ * A modern request's headers are made once per method and target, and per call only for a tool
+ * that mirrors arguments.
+ *
  * @internal
  */
 import type * as JsonRpc from "../../JsonRpc.js"

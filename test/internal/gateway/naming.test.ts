@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Catalog from "../../../src/Catalog.js"
-import { changedLists, fingerprints } from "../../../src/internal/gateway/fleet.js"
+import { changedLists, fingerprints } from "../../../src/internal/gateway/fleetHub.js"
 import * as Naming from "../../../src/internal/gateway/naming.js"
 
 const fleetOf = (servers: Record<string, ReadonlyArray<string>>) =>

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Catalog from "../../../src/Catalog.js"
-import type { Fleet } from "../../../src/internal/gateway/fleet.js"
+import type { FleetHub } from "../../../src/internal/gateway/fleetHub.js"
 import * as Subscriptions from "../../../src/internal/gateway/subscriptions.js"
 import type * as McpClient from "../../../src/McpClient.js"
 import type * as ServerRegistry from "../../../src/ServerRegistry.js"
@@ -21,7 +21,7 @@ const fleetOf = (calls: Array<string>) => {
   const registry = {
     withClient: (_server: string, f: (client: McpClient.McpClient) => Effect.Effect<unknown>) => f(client)
   } as unknown as ServerRegistry.ServerRegistry
-  return { registry, subscribers: new Map() } as unknown as Fleet
+  return { registry, subscribers: new Map() } as unknown as FleetHub
 }
 
 describe("gateway subscriptions", () => {

@@ -1,7 +1,7 @@
 // A 2026-07-28 result without the revision's envelope: `resultType` and the `_meta` keys of
 // the exchange go, the result's own `_meta` stays, and a result with neither is not copied.
 import { describe, expect, it } from "@effect/vitest"
-import { withoutEnvelope } from "../../../src/internal/mcpClient/stateless.js"
+import { withoutEnvelope } from "../../../src/internal/mcpClient/envelope.js"
 import * as McpSchema from "../../../src/McpSchema.js"
 
 const serverInfo = { [McpSchema.MetaKey.ServerInfo]: { name: "s", version: "1" } }

@@ -4,6 +4,7 @@ import * as Fiber from "effect/Fiber"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as CallGate from "../../../src/internal/serverRegistry/callGate.js"
+import type * as Deadline from "../../../src/internal/serverRegistry/deadline.js"
 import type * as McpClient from "../../../src/McpClient.js"
 import * as McpError from "../../../src/McpError.js"
 import { ServerState } from "../../../src/ServerState.js"
@@ -11,6 +12,14 @@ import { failure } from "../../support/results.js"
 
 const ready = ServerState.Ready({ protocolVersion: "2025-11-25", serverInfo: { name: "x", version: "1" }, since: 0 })
 const client = { server: "s" } as McpClient.McpClient
+// A call's limits: a ready wait of `readyMs`, no total.
+const within = (readyMs = 1000): Deadline.CallDeadline => ({
+  server: "s",
+  readyMs,
+  idleMs: undefined,
+  totalMs: Infinity,
+  endsAt: Infinity
+})
 
 const gate = (initial: ServerState) =>
   Effect.gen(function*() {
@@ -23,7 +32,6 @@ const gate = (initial: ServerState) =>
       now: () => now,
       lastError: () => undefined,
       wake: Effect.sync(() => void wakes++),
-      readyTimeout: 1000,
       mask: (error) => error
     })
     const set = (next: ServerState) => Effect.zipRight(Effect.sync(() => now = next), SubscriptionRef.set(state, next))
@@ -34,7 +42,7 @@ describe("callGate", () => {
   it.effect("fails at once when the server cannot become ready by waiting", () =>
     Effect.gen(function*() {
       const { gate: g } = yield* gate(ServerState.Disabled())
-      const error = failure(yield* Effect.exit(g.withClient(() => Effect.succeed(1))))
+      const error = failure(yield* Effect.exit(g.withClient(() => Effect.succeed(1), within())))
       expect(error.reason).toMatchObject({ _tag: "Unavailable", state: "Disabled" })
       expect(error.message).toBe("server 's': is disabled")
     }))
@@ -42,7 +50,7 @@ describe("callGate", () => {
   it.effect("holds a call until the connection is ready, waking an idle server", () =>
     Effect.gen(function*() {
       const { gate: g, set, wakes } = yield* gate(ServerState.Idle({ since: 0 }))
-      const call = yield* Effect.fork(g.withClient((c) => Effect.succeed(c.server)))
+      const call = yield* Effect.fork(g.withClient((c) => Effect.succeed(c.server), within()))
       // Let the call subscribe to the state and find the server idle.
       yield* TestClock.adjust("1 millis")
       expect(wakes()).toBe(1)
@@ -55,7 +63,7 @@ describe("callGate", () => {
     Effect.gen(function*() {
       const { gate: g } = yield* gate(ServerState.Connecting({ attempt: 1, since: 0 }))
       const call = yield* Effect.fork(
-        Effect.exit(g.withClient(() => Effect.succeed(1), { readyTimeout: "200 millis" }))
+        Effect.exit(g.withClient(() => Effect.succeed(1), within(200)))
       )
       yield* TestClock.adjust("200 millis")
       expect(failure(yield* Fiber.join(call)).message).toBe("server 's': was not ready within 200 ms (Connecting)")
@@ -74,15 +82,14 @@ describe("callGate", () => {
         Effect.suspend(() => {
           tried.push(c.server)
           return c === dead ? Effect.fail(closed(true)) : Effect.succeed(c.server)
-        })
-      ))
+        }), within()))
       // Still Ready and still the dead connection in the gate: the call waits for another.
       yield* TestClock.adjust("1 millis")
       expect(tried).toEqual(["dead"])
       g.setClient(next)
       yield* set(ready)
       expect(yield* Fiber.join(call)).toBe("next")
-      const delivered = failure(yield* Effect.exit(g.withClient(() => Effect.fail(closed(false)))))
+      const delivered = failure(yield* Effect.exit(g.withClient(() => Effect.fail(closed(false)), within())))
       expect(delivered.unsent).toBe(false)
     }))
 
@@ -92,7 +99,7 @@ describe("callGate", () => {
       g.setClient(client)
       const idle = yield* Effect.fork(g.idle(1000))
       yield* TestClock.adjust("600 millis")
-      yield* g.withClient(() => Effect.void)
+      yield* g.withClient(() => Effect.void, within())
       yield* TestClock.adjust("600 millis")
       expect(idle.unsafePoll()).toBeNull()
       yield* TestClock.adjust("400 millis")

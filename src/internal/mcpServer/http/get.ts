@@ -1,5 +1,5 @@
 /**
- * GET on the gateway's HTTP endpoint: with a Last-Event-ID naming a POST stream the session
+ * GET on the Streamable HTTP endpoint: with a Last-Event-ID naming a POST stream the session
  * still keeps, the rest of that stream; otherwise the session's standing stream of the
  * notifications not tied to a request (one at a time), with a comment now and then so idle
  * connections are not dropped on the way.
@@ -9,9 +9,9 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
-import { type Caller, checkGet, jsonRpcError, type RequestHeaders } from "./guard.js"
+import type { Exchange, Io } from "./exchange.js"
+import { type Caller, checkGet, jsonRpcError } from "./guard.js"
 import type * as HttpSession from "./httpSession.js"
 import * as Response from "./response.js"
 import type { SessionTable } from "./sessionTable.js"
@@ -24,15 +24,16 @@ export const KEEP_ALIVE = Duration.seconds(25)
  * Serves the standing stream of `session` until it ends (with the session) or the client
  * goes away; the session is active again when it does.
  */
-export const standing = (
-  response: http.ServerResponse,
+export const standing = <X>(
+  io: Exchange<X>,
+  exchange: X,
   session: HttpSession.HttpSession,
   headers: Record<string, string>
 ): Effect.Effect<void> =>
   Effect.flatMap(Effect.clock, (clock) => {
     let sink: HttpSession.HttpSession["standing"]
     const stream = Effect.async<void>((resume) => {
-      Response.eventStream(response, headers, (events) => {
+      Response.eventStream(io, exchange, headers, (events) => {
         let ended = false
         const reader = {
           write: events.write,
@@ -59,31 +60,25 @@ export const standing = (
     return Effect.raceFirst(stream, comments)
   })
 
+const CONFLICT = jsonRpcError(409, JsonRpc.ErrorCode.InvalidRequest, "Conflict: this session already has a GET stream")
+
 /** Handles a GET; the standing stream is served by a fiber, for its keep-alive comments. */
-export const handle = (
-  request: http.IncomingMessage,
-  response: http.ServerResponse,
+export const handle = <X>(
+  io: Io<X>,
+  exchange: X,
   table: SessionTable,
   headers: Record<string, string>,
-  runner: Response.Runner,
   caller: Caller | undefined
 ): void => {
-  const requestHeaders = request.headers as RequestHeaders
+  const requestHeaders = io.headers(exchange)
   const refused = checkGet(requestHeaders)
-  if (refused !== undefined) return Response.send(response, refused, headers)
+  if (refused !== undefined) return io.send(exchange, refused, headers)
   const session = table.lookup(requestHeaders, caller)
-  if (session instanceof Response.Answer) return Response.send(response, session, headers)
+  if (session instanceof Response.Answer) return io.send(exchange, session, headers)
   const resumed = session.logs.resume(requestHeaders["last-event-id"])
   if (resumed !== undefined) {
-    return Response.eventStream(response, headers, (sink) => session.logs.read(resumed.log, resumed.from, sink))
+    return Response.eventStream(io, exchange, headers, (sink) => session.logs.read(resumed.log, resumed.from, sink))
   }
-  if (session.standing !== undefined) {
-    const conflict = jsonRpcError(
-      409,
-      JsonRpc.ErrorCode.InvalidRequest,
-      "Conflict: this session already has a GET stream"
-    )
-    return Response.send(response, conflict, headers)
-  }
-  runner.fork(response, standing(response, session, headers))
+  if (session.standing !== undefined) return io.send(exchange, CONFLICT, headers)
+  io.fork(exchange, standing(io, exchange, session, headers))
 }

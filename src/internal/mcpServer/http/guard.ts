@@ -5,11 +5,14 @@
  * come with. Each check answers with the refusal to send, or `undefined` to go on. Refusals
  * never repeat the token.
  *
+ * With OAuth, a token the `ResourceServer` validated before is judged in the request's
+ * callback; only a new token (a signature check, a JWKS fetch, an introspection) runs as a
+ * fiber before the request goes on. Without `oauth` none of it runs.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { createHash, timingSafeEqual } from "node:crypto"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
 import type * as ResourceServer from "../../../ResourceServer.js"
@@ -35,9 +38,14 @@ export const hostnameOf = (value: string): string | undefined => {
 
 const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/$/, "")
 
-// Hashing both sides first gives equal lengths, so the comparison's time says nothing.
-const sameSecret = (given: string, expected: string): boolean =>
-  timingSafeEqual(createHash("sha256").update(given).digest(), createHash("sha256").update(expected).digest())
+// Every character of the expected secret is compared, whatever the given one holds, so the
+// comparison's time says nothing of how much of it was right (Web Crypto has no synchronous
+// hash or comparison to lean on).
+const sameSecret = (given: string, expected: string): boolean => {
+  let difference = given.length ^ expected.length
+  for (let i = 0; i < expected.length; i++) difference |= (given.charCodeAt(i) | 0) ^ expected.charCodeAt(i)
+  return difference === 0
+}
 
 /** What the endpoint-wide guard checks against. */
 export interface GuardOptions {
@@ -160,6 +168,9 @@ export const tooLarge = (maxMessageBytes: number) =>
   jsonRpcError(413, JsonRpc.ErrorCode.InvalidRequest, `the body exceeds ${maxMessageBytes} bytes`, {
     connection: "close"
   })
+
+/** 400 for a body that could not be read. */
+export const unreadable = jsonRpcError(400, JsonRpc.ErrorCode.ParseError, "the body could not be read")
 
 /**
  * The headers of a POST: it must accept JSON or an event stream (406), send JSON (415), and

@@ -1,22 +1,22 @@
 /**
- * Streamable HTTP serving for any McpServer: one endpoint, sessions keyed by Mcp-Session-Id,
- * each a session of the server (`McpServer.connect`) over a transport whose answers go back on the POST that asked (as JSON, or as an SSE
- * stream when the request may produce notifications on the way) and whose other
- * notifications go on the session's standing GET stream. Origin and Host are checked
- * against DNS rebinding, and an optional bearer token guards everything: a static one, or
- * OAuth access tokens checked by a `ResourceServer`, whose metadata is served here too.
+ * Streamable HTTP serving for any McpServer, on no platform in particular: one endpoint,
+ * sessions keyed by Mcp-Session-Id, each a session of the server (`McpServer.connect`) over
+ * a transport whose answers go back on the POST that asked (as JSON, or as an SSE stream
+ * when the request may produce notifications on the way) and whose other notifications go
+ * on the session's standing GET stream. Origin and Host are checked against DNS rebinding,
+ * and an optional bearer token guards everything: a static one, or OAuth access tokens
+ * checked by a `ResourceServer`, whose metadata is served here too.
  *
- * Requests are served on Node's `request` event, in its callbacks: a POST's body is read, its
+ * The core works on exchanges (`exchange.ts`), which a platform's adapter reads and writes:
+ * `web.ts` (fetch's Request and Response) and `node.ts` (node:http, and a listener of its
+ * own). Requests are served in the platform's callbacks: a POST's body is read, its
  * messages handed to the session's Peer and the answer written from the callback that has
  * it. Only what cannot be done in a callback (opening a session, ending one, the standing
  * stream's keep-alive comments) runs as a fiber, in a FiberSet of the endpoint's Scope.
  *
- * The endpoint is a handler of Node's `request` event (`endpoint`), mountable in any
- * node:http app; `serve` is that handler on a listener of its own.
- *
  * The parts: `guard` (the checks), `cors`, `sessionTable` and `httpSession` (the sessions),
- * `post` and `get` (the methods), `streamLog` (POST streams kept for resumption) and
- * `response` (answers written from the callbacks that have them).
+ * `post` and `get` (the methods), `modern` (a modern request outside any session),
+ * `streamLog` (POST streams kept for resumption) and `response` (answers).
  *
  * @internal
  */
@@ -26,12 +26,11 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
-import * as McpError from "../../../McpError.js"
 import type * as McpServer from "../../../McpServer.js"
 import * as ResourceServer from "../../../ResourceServer.js"
 import * as Cors from "./cors.js"
+import type { Exchange, Io } from "./exchange.js"
 import * as Get from "./get.js"
 import * as Guard from "./guard.js"
 import * as Post from "./post.js"
@@ -54,12 +53,6 @@ export interface EndpointOptions {
   readonly sessionIdleTimeout: Duration.DurationInput
 }
 
-/** The settings of an endpoint on a listener of its own, resolved. */
-export interface HttpOptions extends EndpointOptions {
-  readonly port: number
-  readonly path: string
-}
-
 /** The endpoint's settings with their defaults. */
 export const resolve = (options: McpServer.HttpHandlerOptions): EndpointOptions => ({
   host: options.host ?? "127.0.0.1",
@@ -77,142 +70,118 @@ const NOT_ALLOWED = Response.text(405, "Method Not Allowed", { allow: "GET, POST
 const CLOSED = new Response.Answer(200)
 
 // The resource server's metadata, at its well-known paths.
-const serveMetadata = (server: ResourceServer.ResourceServer) => {
+const serveMetadata = <X>(io: Io<X>, server: ResourceServer.ResourceServer) => {
   const answer = Guard.metadata(server)
-  return (request: http.IncomingMessage, response: http.ServerResponse, origin: string | undefined): void => {
-    if (request.method === "OPTIONS") return Response.send(response, Cors.preflight(origin), {})
-    if (request.method !== "GET") return Response.send(response, NOT_ALLOWED, {})
-    Response.send(response, answer, Cors.headers(origin))
+  return (exchange: X, method: string | undefined, origin: string | undefined): void => {
+    if (method === "OPTIONS") return io.send(exchange, Cors.preflight(origin), {})
+    if (method !== "GET") return io.send(exchange, NOT_ALLOWED, {})
+    io.send(exchange, answer, Cors.headers(origin))
+  }
+}
+
+// The methods of the endpoint, once the guards let a request through.
+const makeRoute = <X>(io: Io<X>, table: SessionTable, options: EndpointOptions) =>
+(
+  exchange: X,
+  method: string | undefined,
+  cors: Record<string, string>,
+  caller: Guard.Caller | undefined
+): void => {
+  switch (method) {
+    case "POST":
+      return Post.handle(io, exchange, table, options.maxMessageBytes, cors, caller)
+    case "GET":
+      return Get.handle(io, exchange, table, cors, caller)
+    case "DELETE": {
+      const session = table.lookup(io.headers(exchange), caller)
+      if (session instanceof Response.Answer) return io.send(exchange, session, cors)
+      return void io.fork(
+        exchange,
+        Effect.zipRight(table.close(session), Effect.sync(() => io.send(exchange, CLOSED, cors)))
+      )
+    }
+    default:
+      return io.send(exchange, NOT_ALLOWED, cors)
   }
 }
 
 /**
- * The endpoint's handler of Node's `request` event, over the sessions of `table`; with a
- * resource server, OAuth guards the endpoint and the metadata is served.
+ * The endpoint's handler of an exchange, over the sessions of `table`; with a resource
+ * server, OAuth guards the endpoint and the metadata is served.
  */
-export const makeHandler = (
+export const makeHandler = <X>(
+  io: Io<X>,
   table: SessionTable,
   options: EndpointOptions,
-  runner: Response.Runner,
   resourceServer: ResourceServer.ResourceServer | undefined
 ) => {
   const guard = Guard.make(options)
   const oauth = resourceServer === undefined ? undefined : Guard.oauth(resourceServer)
-  const metadata = resourceServer === undefined ? undefined : serveMetadata(resourceServer)
+  const metadata = resourceServer === undefined ? undefined : serveMetadata(io, resourceServer)
   const metadataPaths = new Set(resourceServer?.metadataPaths)
-  const route = (
-    request: http.IncomingMessage,
-    response: http.ServerResponse,
-    cors: Record<string, string>,
-    caller: Guard.Caller | undefined
-  ): void => {
-    switch (request.method) {
-      case "POST":
-        return Post.handle(request, response, table, options.maxMessageBytes, cors, runner, caller)
-      case "GET":
-        return Get.handle(request, response, table, cors, runner, caller)
-      case "DELETE": {
-        const session = table.lookup(request.headers as Guard.RequestHeaders, caller)
-        if (session instanceof Response.Answer) return Response.send(response, session, cors)
-        return void runner.fork(
-          response,
-          Effect.zipRight(table.close(session), Effect.sync(() => Response.send(response, CLOSED, cors)))
-        )
-      }
-      default:
-        return Response.send(response, NOT_ALLOWED, cors)
-    }
-  }
-  return (request: http.IncomingMessage, response: http.ServerResponse): void => {
+  const route = makeRoute(io, table, options)
+  return (exchange: X): void => {
     try {
-      const headers = request.headers as Guard.RequestHeaders
-      const preflight = request.method === "OPTIONS"
+      const headers = io.headers(exchange)
+      const method = io.method(exchange)
+      const preflight = method === "OPTIONS"
       const refused = guard(headers, preflight)
-      if (refused !== undefined) return Response.send(response, refused, {})
-      const path = request.url?.split("?")[0] ?? ""
+      if (refused !== undefined) return io.send(exchange, refused, {})
+      const path = io.path(exchange)
       const origin = headers["origin"]
-      if (metadata !== undefined && metadataPaths.has(path)) return metadata(request, response, origin)
-      if (options.path !== undefined && path !== options.path) return Response.send(response, NOT_FOUND, {})
-      if (preflight) return Response.send(response, Cors.preflight(origin), {})
+      if (metadata !== undefined && metadataPaths.has(path)) return metadata(exchange, method, origin)
+      if (options.path !== undefined && path !== options.path) return io.send(exchange, NOT_FOUND, {})
+      if (preflight) return io.send(exchange, Cors.preflight(origin), {})
       const cors = Cors.headers(origin)
       const verdict = oauth?.(headers)
-      if (verdict instanceof Response.Answer) return Response.send(response, verdict, cors)
+      if (verdict instanceof Response.Answer) return io.send(exchange, verdict, cors)
       if (Effect.isEffect(verdict)) {
-        return void runner.fork(
-          response,
+        return void io.fork(
+          exchange,
           Effect.map(verdict, (caller) =>
             caller instanceof Response.Answer
-              ? Response.send(response, caller, cors)
-              : route(request, response, cors, caller))
+              ? io.send(exchange, caller, cors)
+              : route(exchange, method, cors, caller))
         )
       }
-      route(request, response, cors, verdict)
+      route(exchange, method, cors, verdict)
     } catch (defect) {
-      runner.failed(response, defect)
+      io.failed(exchange, defect)
     }
   }
-}
-
-const internalError = (response: http.ServerResponse): void => {
-  if (response.headersSent) response.destroy()
-  else Response.send(response, Guard.jsonRpcError(500, JsonRpc.ErrorCode.InternalError, "Internal error"), {})
 }
 
 // Fibers for what the callbacks cannot do, interrupted when the Scope closes: interruptible
 // even when the server was started in an uninterruptible region, or closing would wait on
 // a standing stream for ever (sessions' fibers inherit this too).
-const makeRunner = Effect.map(FiberSet.makeRuntime<never>(), (runFork): Response.Runner => {
-  const failed = (response: http.ServerResponse, cause: Cause.Cause<unknown>) =>
-    Effect.zipRight(
-      Effect.logError("MCP server: an HTTP request failed", cause),
-      Effect.sync(() => internalError(response))
-    )
-  return {
-    fork: (response, effect) =>
-      runFork(Effect.interruptible(Effect.catchAllDefect(effect, (defect) => failed(response, Cause.die(defect))))),
-    failed: (response, defect) => {
-      runFork(failed(response, Cause.die(defect)))
+const makeIo = <X>(exchange: Exchange<X>) =>
+  Effect.map(FiberSet.makeRuntime<never>(), (runFork): Io<X> => {
+    const failed = (x: X, cause: Cause.Cause<unknown>) =>
+      Effect.zipRight(
+        Effect.logError("MCP server: an HTTP request failed", cause),
+        Effect.sync(() => exchange.fail(x))
+      )
+    return {
+      ...exchange,
+      fork: (x, effect) =>
+        runFork(Effect.interruptible(Effect.catchAllDefect(effect, (defect) => failed(x, Cause.die(defect))))),
+      failed: (x, defect) => {
+        runFork(failed(x, Cause.die(defect)))
+      }
     }
-  }
-})
-
-// The listener, closed with the Scope: closing ends the connections still open (keep-alive
-// ones, and streams of sessions that just ended) so it completes at once.
-const listen = (options: HttpOptions): Effect.Effect<http.Server, McpError.McpError, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<http.Server, McpError.McpError>((resume) => {
-      const server = http.createServer()
-      const failed = (error: Error) =>
-        resume(Effect.fail(McpError.make(
-          undefined,
-          new McpError.TransportReason({
-            message: `could not listen on ${options.host}:${options.port}: ${String(error)}`
-          }),
-          error
-        )))
-      server.once("error", failed)
-      server.listen(options.port, options.host, () => {
-        server.off("error", failed)
-        resume(Effect.succeed(server))
-      })
-    }),
-    (server) =>
-      Effect.async<void>((resume) => {
-        server.close(() => resume(Effect.void))
-        server.closeAllConnections()
-      })
-  )
+  })
 
 /**
- * The endpoint of `server` as a handler of Node's `request` event, serving until the Scope
+ * The endpoint of `server` as a handler of `exchange`'s exchanges, serving until the Scope
  * closes, when its sessions end (their streams with them). With `oauth`, its resource is
  * `resource` unless the options name one.
  */
-export const endpoint = (
+export const endpoint = <X>(
   server: McpServer.McpServer,
   options: EndpointOptions,
+  exchange: Exchange<X>,
   resource?: string | undefined
-): Effect.Effect<(request: http.IncomingMessage, response: http.ServerResponse) => void, never, Scope.Scope> =>
+): Effect.Effect<(exchange: X) => void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const oauth = options.oauth
     const url = oauth?.resource ?? resource
@@ -225,24 +194,7 @@ export const endpoint = (
     const resourceServer = oauth === undefined ? undefined : yield* ResourceServer.make({ ...oauth, resource: url! })
     const table = new SessionTable(server, yield* Effect.scope, yield* Effect.clock, options.maxSessions)
     yield* Effect.forkScoped(Effect.interruptible(table.expireIdle(options.sessionIdleTimeout)))
-    const runner = yield* makeRunner
+    const io = yield* makeIo(exchange)
     yield* Effect.addFinalizer(() => table.closeAll())
-    return makeHandler(table, options, runner, resourceServer)
-  })
-
-/**
- * Serves `server` over HTTP until the Scope closes; returns the endpoint's URL.
- */
-export const serve = (
-  server: McpServer.McpServer,
-  options: HttpOptions
-): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const listener = yield* listen(options)
-    const address = listener.address() as { readonly address: string; readonly port: number }
-    const host = address.address.includes(":") ? `[${address.address}]` : address.address
-    const url = `http://${host}:${address.port}${options.path}`
-    // Made after the listener, so its sessions end before the listener closes.
-    listener.on("request", yield* endpoint(server, options, url))
-    return url
+    return makeHandler(io, table, options, resourceServer)
   })

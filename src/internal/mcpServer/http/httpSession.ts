@@ -3,6 +3,9 @@
  * sends each answer to the POST that asked for it (its sink) and every other message to the
  * session's standing GET stream, if one is open.
  *
+ * A session opened with an access token is that caller's (`HttpSession.caller`): another caller
+ * naming it gets 404, and its handlers see the caller as `McpServer.Session.caller`.
+ *
  * @internal
  */
 import type * as Clock from "effect/Clock"
@@ -10,7 +13,6 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberRef from "effect/FiberRef"
 import * as Scope from "effect/Scope"
-import { randomUUID } from "node:crypto"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpError from "../../../McpError.js"
 import type * as McpServer from "../../../McpServer.js"
@@ -73,7 +75,7 @@ export const open = (
   caller?: Caller
 ): Effect.Effect<HttpSession> =>
   Effect.gen(function*() {
-    const id = randomUUID()
+    const id = globalThis.crypto.randomUUID()
     const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     const inbox = new Inbox(`http client ${id.slice(0, 8)}`)
     const touch = () => {
@@ -128,7 +130,7 @@ export const open = (
     yield* Scope.addFinalizer(
       scope,
       Effect.sync(() => {
-        inbox.end(McpError.make(inbox.server, new McpError.ClosedReason({ message: "the session ended" })))
+        inbox.end(McpError.closed(inbox.server, { message: "the session ended" }))
         for (const requestId of [...session.sinks.keys()]) {
           answer({
             jsonrpc: "2.0",

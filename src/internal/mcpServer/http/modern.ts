@@ -1,10 +1,10 @@
 /**
  * Modern (2026-07-28) requests on the Streamable HTTP endpoint. A POST without
  * Mcp-Session-Id whose one message is a modern request (`_meta` naming its revision, or a
- * method only that revision has) is answered statelessly, with no session at all
+ * method only that revision has) is answered on its own, with no session at all
  * (`alone.ts`); closing the response cancels the request, as the revision says. Its headers are checked against its body
  * first (`headers.ts`; a tool call's `Mcp-Param-*` headers in the call's path, where the
- * tool is found: `stateless.ts`); an error
+ * tool is found: `modern.ts`); an error
  * answered as JSON gets the status the revision gives it. Stateful clients on the endpoint are
  * unaffected: they name their session.
  *
@@ -12,14 +12,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
-import type * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
 import type * as McpServer from "../../../McpServer.js"
-import type { AnswerAlone } from "../alone.js"
+import { answerer, type AnswerModern } from "../alone.js"
+import { isModern } from "../era.js"
 import * as Headers from "../headers.js"
-import { answerAlone } from "../server.js"
-import * as Stateless from "../stateless.js"
+import type { Io } from "./exchange.js"
 import type { Caller, RequestHeaders } from "./guard.js"
 import type { Body } from "./post.js"
 import * as Response from "./response.js"
@@ -28,10 +27,13 @@ import { primed, sseEvent, type StreamLog } from "./streamLog.js"
 /** A modern request a POST carries alone and outside any session, and how its server answers it. */
 export interface Alone {
   readonly request: JsonRpc.Request
-  readonly answer: AnswerAlone
+  readonly answer: AnswerModern
 }
 
-/** The modern request a POST carries alone and outside any session, if `server` answers one. */
+/**
+ * The modern request a POST carries alone and outside any session, if `server` answers one:
+ * by its `answerModern`, else (a server made otherwise) in a session made for the request.
+ */
 export const modernRequest = (
   server: McpServer.McpServer,
   headers: RequestHeaders,
@@ -40,8 +42,8 @@ export const modernRequest = (
   const message = body.messages[0]
   const answer = headers["mcp-session-id"] !== undefined || body.batch || body.messages.length !== 1
     ? undefined
-    : answerAlone(server)
-  return answer !== undefined && message !== undefined && JsonRpc.isRequest(message) && Stateless.isModern(message)
+    : answerer(server)
+  return answer !== undefined && message !== undefined && JsonRpc.isRequest(message) && isModern(message)
     ? { request: message, answer }
     : undefined
 }
@@ -64,31 +66,31 @@ export const statusOf = (message: JsonRpc.Message): number =>
 const mismatch = (refused: Headers.HeaderMismatch) => Response.json(refused.status, refused.body)
 
 /**
- * Answers a modern request with `answerAlone` (no session): its headers checked first. Its
+ * Answers a modern request with its server's `answerModern` (no session): its headers checked first. Its
  * answer is JSON with `statusOf`, unless it may notify first (`streamable`) and does: then
  * an SSE stream from its first notification (not resumable: nothing keeps it). Closing
  * the response interrupts the request.
  */
-export const handle = (
-  response: http.ServerResponse,
+export const handle = <X>(
+  io: Io<X>,
+  exchange: X,
   alone: Alone,
   requestHeaders: RequestHeaders,
   headers: Record<string, string>,
   streamable: boolean,
-  runner: Response.Runner,
   caller: Caller | undefined
 ): void => {
   const request = alone.request
   const refused = Headers.check(requestHeaders, request)
-  if (refused !== undefined) return Response.send(response, mismatch(refused), headers)
-  if (Response.isGone(response)) return
+  if (refused !== undefined) return io.send(exchange, mismatch(refused), headers)
+  if (io.isGone(exchange)) return
   let log: StreamLog | undefined
   let answered = false
   const toStream = () => {
     // A client gone before anything was written gets nothing more.
-    if (Response.isGone(response)) return
+    if (io.isGone(exchange)) return
     // Its events are written as they come, and not kept: nothing resumes this stream.
-    Response.eventStream(response, headers, (sink) => {
+    Response.eventStream(io, exchange, headers, (sink) => {
       log = primed(sink)
       return sink
     })
@@ -107,17 +109,17 @@ export const handle = (
   const reply = (message: JsonRpc.Success | JsonRpc.Failure) =>
     Effect.sync(() => {
       answered = true
-      if (log === undefined) return Response.send(response, Response.json(statusOf(message), message), headers)
+      if (log === undefined) return io.send(exchange, Response.json(statusOf(message), message), headers)
       log.append(sseEvent(message))
       log.finish()
     })
   // The tool call's Mcp-Param-* headers are checked where the call finds its tool.
-  const fiber = runner.fork(
-    response,
+  const fiber = io.fork(
+    exchange,
     Effect.flatMap(alone.answer(request, { notify, caller, headers: requestHeaders }), reply)
   )
   // (A request answered has ended: nothing to interrupt.)
-  response.once("close", () => {
+  io.onClose(exchange, () => {
     if (!answered) fiber.unsafeInterruptAsFork(FiberId.none)
   })
 }

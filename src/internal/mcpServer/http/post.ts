@@ -1,18 +1,18 @@
 /**
- * POST on the gateway's HTTP endpoint: the client's messages go to its session's Peer, and
- * the answers back on the same response, written from the callback that has them. A POST
+ * POST on the Streamable HTTP endpoint: the client's messages go to its session's Peer, and
+ * the answers back on the same exchange, written from the callback that has them. A POST
  * whose requests may send notifications before their answer (a tool call, `tasks/result`,
- * which carries what its task sends, or any request asking for progress) gets an SSE stream once one of them does or an answer is slow, else
- * one JSON body; others one JSON body (a batch for a batch); one with only notifications
- * and responses 202.
+ * which carries what its task sends, or any request asking for progress) gets an SSE stream
+ * once one of them does or an answer is slow, else one JSON body; others one JSON body (a
+ * batch for a batch); one with only notifications and responses 202.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
-import { type Caller, checkPost, jsonRpcError, type RequestHeaders, tooLarge } from "./guard.js"
+import type { Exchange, Io } from "./exchange.js"
+import { type Caller, checkPost, jsonRpcError, type RequestHeaders } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
 import * as Modern from "./modern.js"
 import * as Response from "./response.js"
@@ -70,13 +70,14 @@ export const JSON_WINDOW_MS = 20
 
 // A stream for a POST's messages; the stream's log takes each message as an event and keeps
 // it for a resumption.
-const openStream = (
-  response: http.ServerResponse,
+const openStream = <X>(
+  io: Exchange<X>,
+  exchange: X,
   session: HttpSession.HttpSession,
   headers: Record<string, string>
 ): StreamLog => {
   const log = session.logs.open()
-  Response.eventStream(response, headers, (sink) => session.logs.read(log, 0, sink))
+  Response.eventStream(io, exchange, headers, (sink) => session.logs.read(log, 0, sink))
   return log
 }
 
@@ -86,8 +87,9 @@ const openStream = (
 // before them, as most tool calls do: one write, where a stream is a head, events and an
 // end, plus a log kept for resumption. A notification first, or a slow answer, opens an SSE
 // stream with what came so far.
-const answerRequests = (
-  response: http.ServerResponse,
+const answerRequests = <X>(
+  io: Exchange<X>,
+  exchange: X,
   session: HttpSession.HttpSession,
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
@@ -99,8 +101,8 @@ const answerRequests = (
   const toStream = () => {
     clearTimeout(timer)
     // A client gone before anything was written has nothing to resume from.
-    if (Response.isGone(response)) return
-    log = openStream(response, session, headers)
+    if (io.isGone(exchange)) return
+    log = openStream(io, exchange, session, headers)
     for (const message of early) log.append(sseEvent(message))
   }
   const timer = streamable ? setTimeout(toStream, JSON_WINDOW_MS) : undefined
@@ -117,7 +119,7 @@ const answerRequests = (
       early.push(message)
       if (waiting.size > 0) return
       clearTimeout(timer)
-      Response.send(response, Response.json(200, body.batch ? early : early[0]), headers)
+      io.send(exchange, Response.json(200, body.batch ? early : early[0]), headers)
     }
   })
 }
@@ -125,8 +127,9 @@ const answerRequests = (
 const ACCEPTED = new Response.Answer(202)
 
 /** Answers the messages of a POST in `session`. */
-export const answer = (
-  response: http.ServerResponse,
+export const answer = <X>(
+  io: Exchange<X>,
+  exchange: X,
   session: HttpSession.HttpSession,
   body: Body,
   headers: Record<string, string>
@@ -134,100 +137,77 @@ export const answer = (
   const requests = body.messages.filter(isRequest)
   if (requests.length === 0) {
     HttpSession.deliver(session, body.messages, undefined)
-    return Response.send(response, ACCEPTED, headers)
+    return io.send(exchange, ACCEPTED, headers)
   }
   const waiting = new Set(requests.map((message) => message.id))
-  answerRequests(response, session, body, waiting, headers, wantsStream(requests))
+  answerRequests(io, exchange, session, body, waiting, headers, wantsStream(requests))
 }
 
-/**
- * Reads a request's body in its callbacks: `done` gets its text, or the refusal (413 past
- * `maxMessageBytes`, 400 when the body could not be read). Called once.
- */
-export const readBody = (
-  request: http.IncomingMessage,
-  maxMessageBytes: number,
-  done: (body: string | Response.Answer) => void
+const NOT_ALONE = jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: initialize must be sent alone")
+const INITIALIZED = jsonRpcError(
+  400,
+  JsonRpc.ErrorCode.InvalidRequest,
+  "Invalid Request: the session is already initialized"
+)
+
+// A POST's messages: a modern request outside any session answered on its own, an
+// initialize opening a session, anything else to the session the request names.
+const route = <X>(
+  io: Io<X>,
+  exchange: X,
+  table: SessionTable,
+  requestHeaders: RequestHeaders,
+  body: Body,
+  headers: Record<string, string>,
+  caller: Caller | undefined
 ): void => {
-  const chunks: Array<Buffer> = []
-  let size = 0
-  let settled = false
-  const settle = (body: string | Response.Answer) => {
-    if (settled) return
-    settled = true
-    done(body)
+  const modern = Modern.modernRequest(table.server, requestHeaders, body)
+  if (modern !== undefined) {
+    return Modern.handle(io, exchange, modern, requestHeaders, headers, wantsStream([modern.request]), caller)
   }
-  request.on("data", (chunk: Buffer) => {
-    if (settled) return
-    size += chunk.length
-    if (size > maxMessageBytes) settle(tooLarge(maxMessageBytes))
-    else chunks.push(chunk)
-  })
-  request.on("end", () => settle((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")))
-  request.on("error", () => settle(jsonRpcError(400, JsonRpc.ErrorCode.ParseError, "the body could not be read")))
+  const initialize = body.messages.some((message) =>
+    isRequest(message) && message.method === McpSchema.Method.Initialize
+  )
+  if (!initialize) {
+    const session = table.lookup(requestHeaders, caller)
+    if (session instanceof Response.Answer) return io.send(exchange, session, headers)
+    return answer(io, exchange, session, body, headers)
+  }
+  if (body.messages.length > 1) return io.send(exchange, NOT_ALONE, headers)
+  if (table.has(requestHeaders["mcp-session-id"])) return io.send(exchange, INITIALIZED, headers)
+  io.fork(
+    exchange,
+    Effect.map(table.open(caller), (session) =>
+      session instanceof Response.Answer
+        ? io.send(exchange, session, headers)
+        : answer(io, exchange, session, body, { ...headers, "mcp-session-id": session.id }))
+  )
 }
 
 /**
- * Handles a POST: its headers and body are checked, a modern request outside any session is
- * answered on its own (`modern.ts`), an initialize (sent alone) opens a session whose id the
- * answer carries (the `caller`'s, with OAuth), and anything else goes to the session it names.
+ * Handles a POST: its headers are checked, its body read and parsed, and its messages
+ * answered (`route`): a modern request outside any session on its own (`modern.ts`), an
+ * initialize (sent alone) opening a session whose id the answer carries (the `caller`'s,
+ * with OAuth), anything else in the session it names.
  */
-export const handle = (
-  request: http.IncomingMessage,
-  response: http.ServerResponse,
+export const handle = <X>(
+  io: Io<X>,
+  exchange: X,
   table: SessionTable,
   maxMessageBytes: number,
   headers: Record<string, string>,
-  runner: Response.Runner,
   caller: Caller | undefined
 ): void => {
-  const requestHeaders = request.headers as RequestHeaders
+  const requestHeaders = io.headers(exchange)
   const refused = checkPost(requestHeaders, maxMessageBytes)
-  if (refused !== undefined) return Response.send(response, refused, headers)
-  const received = (text: string | Response.Answer): void => {
-    const body = text instanceof Response.Answer ? text : parseBody(text)
-    if (body instanceof Response.Answer) return Response.send(response, body, headers)
-    const initialize = body.messages.some((message) =>
-      isRequest(message) && message.method === McpSchema.Method.Initialize
-    )
-    const modern = Modern.modernRequest(table.server, requestHeaders, body)
-    if (modern !== undefined) {
-      return Modern.handle(response, modern, requestHeaders, headers, wantsStream([modern.request]), runner, caller)
-    }
-    if (!initialize) {
-      const session = table.lookup(requestHeaders, caller)
-      if (session instanceof Response.Answer) return Response.send(response, session, headers)
-      return answer(response, session, body, headers)
-    }
-    if (body.messages.length > 1) {
-      const alone = jsonRpcError(
-        400,
-        JsonRpc.ErrorCode.InvalidRequest,
-        "Invalid Request: initialize must be sent alone"
-      )
-      return Response.send(response, alone, headers)
-    }
-    if (table.has(requestHeaders["mcp-session-id"])) {
-      const again = jsonRpcError(
-        400,
-        JsonRpc.ErrorCode.InvalidRequest,
-        "Invalid Request: the session is already initialized"
-      )
-      return Response.send(response, again, headers)
-    }
-    runner.fork(
-      response,
-      Effect.map(table.open(caller), (session) =>
-        session instanceof Response.Answer
-          ? Response.send(response, session, headers)
-          : answer(response, session, body, { ...headers, "mcp-session-id": session.id }))
-    )
-  }
-  readBody(request, maxMessageBytes, (text) => {
+  if (refused !== undefined) return io.send(exchange, refused, headers)
+  io.readBody(exchange, maxMessageBytes, (text) => {
     try {
-      received(text)
+      const body = text instanceof Response.Answer ? text : parseBody(text)
+      if (body instanceof Response.Answer) return io.send(exchange, body, headers)
+      route(io, exchange, table, requestHeaders, body, headers, caller)
     } catch (defect) {
-      runner.failed(response, defect)
+      io.failed(exchange, defect)
     }
   })
 }

@@ -6,7 +6,6 @@
  *
  * @internal
  */
-import { randomUUID } from "node:crypto"
 import type * as JsonRpc from "../../../JsonRpc.js"
 
 /** Where a stream's events are written: a response being read now. */
@@ -61,7 +60,7 @@ export class StreamLog {
  * start; written to `reader` at once when given (then its events need not be kept).
  */
 export const primed = (reader?: EventSink): StreamLog => {
-  const log = new StreamLog(randomUUID().slice(0, 8), reader === undefined)
+  const log = new StreamLog(globalThis.crypto.randomUUID().slice(0, 8), reader === undefined)
   log.reader = reader
   log.append(`retry: ${RETRY_MS}\ndata: \n\n`)
   return log

@@ -1,126 +1,158 @@
 /**
- * The endpoint as a web-standard handler, `(Request) => Promise<Response>`, for runtimes and
- * frameworks built on fetch's types: the Request is given to the node:http endpoint as the
- * little of an IncomingMessage it reads (method, url, headers, the body's data events), and
- * what the endpoint writes on its ServerResponse becomes the Response — whole when it ends
- * at once, a streamed body once it writes an event.
+ * The Streamable HTTP endpoint as a web-standard handler, `(Request) => Promise<Response>`,
+ * for runtimes and frameworks built on fetch's types: each Request is an exchange of its
+ * own (`WebExchange`), its body read from its stream within the size limit, and its answer
+ * the Response the promise resolves with — whole, or with a streamed body whose events are
+ * enqueued as they come. A client that cancels the body has gone away.
+ *
+ * Only Web-standard APIs: this is the endpoint of the neutral entry.
  *
  * @internal
  */
-import type * as http from "node:http"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as JsonRpc from "../../../JsonRpc.js"
+import type * as McpServer from "../../../McpServer.js"
+import type { Exchange } from "./exchange.js"
+import * as Guard from "./guard.js"
+import * as Http from "./http.js"
+import { type Answer, SSE_HEADERS } from "./response.js"
+import type { EventSink } from "./streamLog.js"
 
-type Listener = (value?: unknown) => void
+/** One Request and the Response it is answered with. */
+class WebExchange {
+  readonly path: string
+  readonly headers: Record<string, string> = {}
+  /** Whether the Response was given (whole, or with its stream). */
+  answered = false
+  /** Whether the answer is complete or the client cancelled it. */
+  closed = false
+  /** The streamed body, once the answer is an event stream. */
+  body: ReadableStreamDefaultController<Uint8Array> | undefined = undefined
+  private readonly listeners: Array<() => void> = []
 
-// The Request as the endpoint reads it; its body is read once a listener asks for it.
-const incoming = (request: Request): http.IncomingMessage => {
-  const url = new URL(request.url)
-  const headers: Record<string, string> = {}
-  request.headers.forEach((value, key) => {
-    headers[key] = value
+  constructor(readonly request: Request, private readonly resolve: (response: Response) => void) {
+    const url = new URL(request.url)
+    this.path = url.pathname
+    request.headers.forEach((value, key) => {
+      this.headers[key] = value
+    })
+    // fetch never sends Host itself: the URL says it.
+    this.headers["host"] ??= url.host
+  }
+
+  answer(response: Response): void {
+    this.answered = true
+    this.resolve(response)
+  }
+
+  onClose(listener: () => void): void {
+    this.listeners.push(listener)
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const listener of this.listeners.splice(0)) listener()
+  }
+}
+
+// Connection-level headers are the server's to set, not a Response's (HTTP/2 refuses them).
+const responseHeaders = (headers: Readonly<Record<string, string>>, own: Readonly<Record<string, string>>) => {
+  const all: Record<string, string> = { ...headers, ...own }
+  if (all["connection"] !== undefined) delete all["connection"]
+  return all
+}
+
+const send = (exchange: WebExchange, answer: Answer, headers: Readonly<Record<string, string>>): void => {
+  if (exchange.closed) return
+  exchange.answer(
+    new Response(answer.body ?? null, { status: answer.status, headers: responseHeaders(headers, answer.headers) })
+  )
+  exchange.close()
+}
+
+const encoder = new TextEncoder()
+
+const stream = (exchange: WebExchange, headers: Readonly<Record<string, string>>): EventSink => {
+  const body = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      exchange.body = controller
+    },
+    cancel: () => exchange.close()
   })
-  // fetch never sends Host itself: the URL says it.
-  headers["host"] ??= url.host
-  const listeners: Record<string, Array<Listener>> = { data: [], end: [], error: [] }
-  const emit = (event: string, value?: unknown) => {
-    for (const listener of listeners[event] ?? []) listener(value)
-  }
-  let reading = false
-  const read = () => {
-    if (reading) return
-    reading = true
-    const body = request.body
-    if (body === null) return void queueMicrotask(() => emit("end"))
-    const reader = body.getReader()
-    const pump = (): Promise<void> =>
-      reader.read().then(({ done, value }) => {
-        if (done) return emit("end")
-        emit("data", Buffer.from(value))
-        return pump()
-      })
-    pump().catch((error: unknown) => emit("error", error))
-  }
-  const message = {
-    method: request.method,
-    url: url.pathname + url.search,
-    headers,
-    on: (event: string, listener: Listener) => {
-      listeners[event]?.push(listener)
-      read()
-      return message
+  exchange.answer(new Response(body, { status: 200, headers: responseHeaders(headers, SSE_HEADERS) }))
+  return {
+    write: (text) => {
+      if (!exchange.closed) exchange.body!.enqueue(encoder.encode(text))
+    },
+    end: () => {
+      if (exchange.closed) return
+      exchange.body!.close()
+      exchange.close()
     }
   }
-  return message as unknown as http.IncomingMessage
 }
 
-// A ServerResponse whose answer is handed to `answer` as a Response: whole when it ends
-// before anything is written, else as a stream that ends with it. A client that cancels the
-// stream is a closed connection.
-const outgoing = (answer: (response: Response) => void): http.ServerResponse => {
-  let status = 200
-  let headers: Record<string, string> = {}
-  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
-  const closeListeners: Array<() => void> = []
-  const close = () => {
-    for (const listener of closeListeners.splice(0)) listener()
-  }
-  const encoder = new TextEncoder()
-  const response = {
-    headersSent: false,
-    writableEnded: false,
-    destroyed: false,
-    socket: undefined,
-    writeHead: (code: number, head: Record<string, string>) => {
-      status = code
-      headers = head
-      response.headersSent = true
-      return response
-    },
-    write: (chunk: string) => {
-      if (stream === undefined) {
-        answer(
-          new Response(
-            new ReadableStream<Uint8Array>({
-              start: (controller) => void (stream = controller),
-              cancel: () => {
-                response.destroyed = true
-                close()
-              }
-            }),
-            { status, headers }
-          )
-        )
+const decoder = new TextDecoder()
+
+// The body's bytes as text, or the refusal: 413 past `maxBytes` (the rest is not read).
+const readText = async (body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string | Answer> => {
+  const reader = body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      size += read.value.byteLength
+      if (size > maxBytes) {
+        reader.cancel().catch(() => undefined)
+        return Guard.tooLarge(maxBytes)
       }
-      stream!.enqueue(encoder.encode(chunk))
-      return true
-    },
-    end: (body?: string) => {
-      if (response.writableEnded) return response
-      response.writableEnded = true
-      if (stream === undefined) answer(new Response(body === undefined ? null : body, { status, headers }))
-      else {
-        if (body !== undefined) stream.enqueue(encoder.encode(body))
-        stream.close()
-      }
-      close()
-      return response
-    },
-    destroy: () => {
-      response.destroyed = true
-      if (stream === undefined) answer(new Response(null, { status: 500 }))
-      else stream.error(new Error("the answer was cut"))
-      close()
-      return response
-    },
-    once: (event: string, listener: () => void) => {
-      if (event === "close") closeListeners.push(listener)
-      return response
+      chunks.push(read.value)
     }
+  } catch {
+    return Guard.unreadable
   }
-  return response as unknown as http.ServerResponse
+  if (chunks.length === 1) return decoder.decode(chunks[0])
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return decoder.decode(bytes)
 }
 
-/** The node:http endpoint `handler` as a web-standard handler. */
-export const toWeb = (
-  handler: (request: http.IncomingMessage, response: http.ServerResponse) => void
-) =>
-(request: Request): Promise<Response> => new Promise((resolve) => handler(incoming(request), outgoing(resolve)))
+const INTERNAL_ERROR = Guard.jsonRpcError(500, JsonRpc.ErrorCode.InternalError, "Internal error")
+
+/** fetch's exchanges. */
+export const exchange: Exchange<WebExchange> = {
+  method: (exchange) => exchange.request.method,
+  path: (exchange) => exchange.path,
+  headers: (exchange) => exchange.headers,
+  readBody: (exchange, maxBytes, done) => {
+    const body = exchange.request.body
+    if (body === null) return done("")
+    void readText(body, maxBytes).then(done)
+  },
+  send,
+  stream,
+  isGone: (exchange) => exchange.closed,
+  onClose: (exchange, listener) => exchange.onClose(listener),
+  fail: (exchange) => {
+    if (!exchange.answered) return send(exchange, INTERNAL_ERROR, {})
+    if (exchange.closed) return
+    exchange.body?.error(new Error("the answer was cut"))
+    exchange.close()
+  }
+}
+
+/** The endpoint of `server` as `(Request) => Promise<Response>` (see `Http.endpoint`). */
+export const endpoint = (
+  server: McpServer.McpServer,
+  options: Http.EndpointOptions
+): Effect.Effect<(request: Request) => Promise<Response>, never, Scope.Scope> =>
+  Effect.map(
+    Http.endpoint(server, options, exchange),
+    (handle) => (request: Request) => new Promise<Response>((resolve) => handle(new WebExchange(request, resolve)))
+  )

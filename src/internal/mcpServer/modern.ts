@@ -1,12 +1,14 @@
 /**
- * Modern requests (2026-07-28): no initialize; a request that carries the client in its
- * `_meta` is answered on its own, whatever session it arrives in, as long as that session
- * is not a stateful one (initialized). The client, its capabilities and its log level come
- * from the request; the handlers are the server's (`modernHandlers`, the same for all, or
- * made for this request alone); what the handler asks of the client goes through an MRTR
- * round (`mrtr.ts`); a tool call over HTTP has its `Mcp-Param-*` headers checked against the
- * tool it finds; the result tells its `resultType`, the server, and (lists, reads,
- * discover) how long it may be cached.
+ * The modern era (2026-07-28): no initialize, no session; a request that carries the client
+ * in its `_meta` is answered on its own, whatever session it arrives in, as long as that
+ * session is not a stateful one (initialized), or in none (`alone.ts`). The client, its
+ * capabilities and its log level come from the request; the handlers are the server's
+ * (`modernHandlers`, the same for all, or made for this request alone); what the handler
+ * asks of the client goes through an MRTR round (`mrtr.ts`); a tool call over HTTP has its
+ * `Mcp-Param-*` headers checked against the tool it finds; a task tool's call may become a
+ * task of the tasks extension (`tasksExtension.ts`); the result tells its `resultType`, the
+ * server, and (lists, reads, discover) how long it may be cached. Changes are told on
+ * `subscriptions/listen` streams (`listen.ts`); `server/discover` is `discover.ts`.
  *
  * @internal
  */
@@ -22,49 +24,31 @@ import type { Client, Handlers, Options } from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
 import { randomBytes } from "../crypto.js"
 import { Context } from "./context.js"
+import { discover, SUPPORTED_VERSIONS } from "./discover.js"
+import { type Era, LIST_CHANGED } from "./era.js"
 import { invalidParams, methodNotFound } from "./errors.js"
 import * as Headers from "./headers.js"
-import { listen, type Listener } from "./listen.js"
+import { listen, type Listener, wantsList, wantsResource } from "./listen.js"
 import { admits, isLevel } from "./logging.js"
-import type { Method } from "./methods.js"
+import { type Method, shared, spanned } from "./methods.js"
 import * as Mrtr from "./mrtr.js"
 import type { Session } from "./session.js"
 import * as TasksExtension from "./tasksExtension.js"
 
-/** What a server keeps for its modern requests. */
-export interface Modern {
+/** The modern era of a server: an `Era`, and what its requests share. */
+export interface Modern extends Era {
   /** The key of `requestState` signatures. */
   readonly secret: Uint8Array
   /** The open `subscriptions/listen` streams. */
   readonly listeners: Set<Listener>
-  /** The handler of `subscriptions/listen`, which opens them (one per server). */
-  readonly listen: Method
   /** The tasks of the tasks extension, when the server runs tool calls as tasks. */
   readonly tasks: TasksExtension.Table | undefined
 }
 
-/** The modern state of a new server: its configured secret (or a random one), its tasks. */
-export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope> => {
-  const secret = options.stateSecret === undefined
-    ? randomBytes(32)
-    : Buffer.from(Redacted.value(options.stateSecret), "utf8")
-  return Effect.map(
-    options.tasks === undefined ? Effect.succeed(undefined) : TasksExtension.make(options.tasks, secret),
-    (tasks) => {
-      const listeners = new Set<Listener>()
-      return { secret, listeners, listen: listen(listeners), tasks }
-    }
-  )
-}
-
-/** Every revision a server speaks, the modern one first. */
-export const SUPPORTED_VERSIONS: ReadonlyArray<string> = [
-  McpSchema.MODERN_PROTOCOL_VERSION,
-  ...McpSchema.SUPPORTED_PROTOCOL_VERSIONS
-]
-
-// Methods of the stateful revisions that 2026-07-28 removed (ping is the Peer's, see session.ts).
+// Methods of the legacy revisions that 2026-07-28 removed: `Options.methods` does not bring
+// them back (tasks/get and tasks/cancel are the tasks extension's).
 const REMOVED: ReadonlySet<string> = new Set([
+  McpSchema.Method.Ping,
   McpSchema.Method.Initialize,
   McpSchema.Method.LoggingSetLevel,
   McpSchema.Method.ResourcesSubscribe,
@@ -93,33 +77,21 @@ const metaOf = (request: JsonRpc.Request): Record<string, unknown> | undefined =
   return isRecord(meta) ? meta : undefined
 }
 
-/**
- * Whether a request outside a stateful session is a modern one: it carries the modern
- * `_meta` keys, or it is a method only the modern revision has.
- */
-export const isModern = (request: JsonRpc.Request): boolean => {
-  const meta = metaOf(request)
-  return (meta !== undefined &&
-    (McpSchema.MetaKey.ProtocolVersion in meta || McpSchema.MetaKey.ClientCapabilities in meta)) ||
-    request.method === McpSchema.ModernMethod.Discover ||
-    request.method === McpSchema.ModernMethod.SubscriptionsListen
-}
-
-/** A modern request's client, from its `_meta`. */
-export interface RequestClient extends Client {
+// A modern request's client, from its `_meta`.
+interface RequestClient extends Client {
   readonly level: McpSchema.LoggingLevel | undefined
 }
 
-/** -32022: the revision asked for is not served. */
-export const unsupportedVersion = (requested: string): Peer.HandlerError =>
+// -32022: the revision asked for is not served.
+const unsupportedVersion = (requested: string): Peer.HandlerError =>
   new Peer.HandlerError({
     code: McpSchema.ModernErrorCode.UnsupportedProtocolVersion,
     message: "Unsupported protocol version",
     data: { supported: SUPPORTED_VERSIONS, requested }
   })
 
-/** The client a modern request declares, or -32602 (a required key missing) or -32022. */
-export const clientOf = (request: JsonRpc.Request): Either.Either<RequestClient, Peer.HandlerError> => {
+// The client a modern request declares, or -32602 (a required key missing) or -32022.
+const clientOf = (request: JsonRpc.Request): Either.Either<RequestClient, Peer.HandlerError> => {
   const meta = metaOf(request)
   if (meta === undefined) return Either.left(invalidParams(`${request.method} needs _meta`))
   const version = meta[McpSchema.MetaKey.ProtocolVersion]
@@ -172,7 +144,6 @@ const requestView = (session: Session, client: RequestClient, handlers: Handlers
   view.admits = admitsOwnLevel
   view.handlers = handlers
   view.initialized = true
-  view.tasks = undefined
   return view
 }
 
@@ -250,49 +221,113 @@ const inScope = (
       )
     ))
 
-/**
- * Answers a modern request of `method` in `session`: `run` is the method's handler, given
- * the request's context.
- */
-export const answer = (
-  session: Session,
+// Answers a modern request in `session`: `run` is its method's handler, given the request's
+// context (the MRTR round's, each time the tasks extension runs it again).
+const answerIn = (
   modern: Modern,
+  session: Session,
   request: JsonRpc.Request,
   run: (ctx: Context<Session>) => Effect.Effect<Record<string, unknown>, Peer.HandlerError>
-): Effect.Effect<Record<string, unknown>, Peer.HandlerError> =>
-  Effect.suspend(() => {
-    const method = request.method
-    const client = clientOf(request)
-    if (Either.isLeft(client)) return Effect.fail(client.left)
-    if (REMOVED.has(method) && !TasksExtension.TASK_METHODS.has(method)) return Effect.fail(methodNotFound(method))
-    const round = Mrtr.INPUT_METHODS.has(method)
-      ? Mrtr.begin(modern.secret, request)
-      : Either.right(Mrtr.noInput(method))
-    if (Either.isLeft(round)) return Effect.fail(round.left)
-    // `scope`: the handlers' own, when they were made for this request (shared ones have none).
-    const respond = (handlers: Handlers, scope: Scope.CloseableScope | undefined) => {
-      const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
-      const plain = round.right instanceof Mrtr.Round
-        ? Mrtr.run(modern.secret, request, round.right, run(ctx))
-        : run(ctx)
-      return Effect.flatMap(calledTool(session, modern, request, handlers, ctx), (tool) => {
-        const refused = checkToolHeaders(session, request, tool)
-        return refused === undefined
-          ? TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
-          : Effect.fail(refused)
-      })
-    }
-    const shared = sharedHandlers(session.options, method)
-    const answered = shared !== undefined
-      ? respond(shared, undefined)
-      : inScope(handlersFor(session, client.right), respond)
-    return answered.pipe(
-      Effect.map((result) => finish(session, method, result)),
-      Effect.mapError(modernError(request))
-    )
-  })
+): Effect.Effect<Record<string, unknown>, Peer.HandlerError> => {
+  const method = request.method
+  const client = clientOf(request)
+  if (Either.isLeft(client)) return Effect.fail(client.left)
+  const round = Mrtr.INPUT_METHODS.has(method)
+    ? Mrtr.begin(modern.secret, request)
+    : Either.right(Mrtr.noInput(method))
+  if (Either.isLeft(round)) return Effect.fail(round.left)
+  // `scope`: the handlers' own, when they were made for this request (shared ones have none).
+  const respond = (handlers: Handlers, scope: Scope.CloseableScope | undefined) => {
+    const ctx = new Context(requestView(session, client.right, handlers), request, undefined, round.right)
+    const plain = round.right instanceof Mrtr.Round
+      ? Mrtr.run(modern.secret, request, round.right, run(ctx))
+      : run(ctx)
+    return Effect.flatMap(calledTool(session, modern, request, handlers, ctx), (tool) => {
+      const refused = checkToolHeaders(session, request, tool)
+      return refused === undefined
+        ? TasksExtension.route(modern.tasks, ctx, round.right, scope, plain, run, tool)
+        : Effect.fail(refused)
+    })
+  }
+  const common = sharedHandlers(session.options, method)
+  const answered = common !== undefined
+    ? respond(common, undefined)
+    : inScope(handlersFor(session, client.right), respond)
+  return answered.pipe(
+    Effect.map((result) => finish(session, method, result)),
+    Effect.mapError(modernError(request))
+  )
+}
 
-/** Whether `request` is for a modern-only method (answered in no stateful session). */
-export const modernOnly = (method: string): boolean =>
-  method === McpSchema.ModernMethod.Discover || method === McpSchema.ModernMethod.SubscriptionsListen ||
-  method === McpSchema.ModernMethod.TasksUpdate
+// Answered by the tasks extension (`TasksExtension.route`), before their handler would run.
+const byExtension: Method = (request) => Effect.fail(methodNotFound(request.method))
+
+// The methods of the modern revision: the shared built-ins, its own, and `Options.methods`
+// but for those it removed.
+const methodsOf = (options: Options, listeners: Set<Listener>): Record<string, Method> => {
+  const added: Record<string, Method> = {}
+  for (const [method, handler] of Object.entries(options.methods ?? {})) {
+    if (!REMOVED.has(method)) added[method] = handler
+  }
+  return {
+    ...shared,
+    [McpSchema.ModernMethod.Discover]: discover,
+    [McpSchema.ModernMethod.SubscriptionsListen]: listen(listeners),
+    [McpSchema.Method.TasksGet]: byExtension,
+    [McpSchema.Method.TasksCancel]: byExtension,
+    [McpSchema.ModernMethod.TasksUpdate]: byExtension,
+    ...added
+  }
+}
+
+// Tells each listen stream that asked for it.
+const tellListeners = (
+  listeners: Set<Listener>,
+  wants: (listener: Listener) => boolean,
+  method: string,
+  params?: Record<string, unknown>
+) =>
+  Effect.suspend(() =>
+    Effect.all([...listeners].filter(wants).map((listener) => listener.tell(method, params)), { discard: true })
+  )
+
+/**
+ * The modern era of a server with `options`: its `requestState` key (configured, or a
+ * random one), its listen streams, its tasks extension when it runs tool calls as tasks.
+ * Its log messages not related to a request go nowhere: a modern client gets those of its
+ * requests, as far as each request's log level admits them.
+ */
+export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const secret = options.stateSecret === undefined
+      ? randomBytes(32)
+      : Buffer.from(Redacted.value(options.stateSecret), "utf8")
+    const tasks = options.tasks === undefined ? undefined : yield* TasksExtension.make(options.tasks, secret)
+    const listeners = new Set<Listener>()
+    // Listen streams outlive no server: once its Scope closes, nothing more is told to them.
+    yield* Effect.addFinalizer(() => Effect.sync(() => listeners.clear()))
+    const table = new Map(
+      Object.entries(methodsOf(options, listeners)).map(([method, handler]) => [method, spanned(method, handler)])
+    )
+    const modern: Modern = {
+      family: "modern",
+      methods: new Set(table.keys()),
+      answer: (session, request) =>
+        Effect.suspend(() => {
+          const run = table.get(request.method)
+          return run === undefined
+            ? Effect.fail(methodNotFound(request.method))
+            : answerIn(modern, session, request, (ctx) => run(request, ctx))
+        }),
+      secret,
+      listeners,
+      tasks,
+      listChanged: (kind) => tellListeners(listeners, (listener) => wantsList(listener, kind), LIST_CHANGED[kind]),
+      resourceUpdated: (uri) =>
+        tellListeners(listeners, (listener) => wantsResource(listener, uri), McpSchema.Method.ResourcesUpdated, {
+          uri
+        }),
+      log: () => Effect.void
+    }
+    return modern
+  })

@@ -1,7 +1,15 @@
 /**
- * What every session of one gateway shares: the fleet, the Policy's view of it, the
- * resolved options, and the hub that turns catalog changes into list_changed
- * notifications, once per burst and only when what a client would list changed.
+ * The gateway's hub over the fleet, one per gateway and shared by all its sessions and
+ * modern requests: the fleet and the policy in front of it, the resolved options, the
+ * list_changed hub (catalog changes become list_changed notifications once per burst, and
+ * only when what a client would list changed), the settle window lists wait for, and the
+ * one dispatcher of the fleet's events.
+ *
+ * The hub's change test compares lists under the names clients see. Lists (and calls naming
+ * what no server has yet) wait only for the settle window from the gateway's start. The app's
+ * own tools are checked at start. It is also the gateway's one event dispatcher: a single
+ * registry subscription and fiber hand the fleet's events to the sessions and modern requests
+ * that registered, instead of one per session or request.
  *
  * @internal
  */
@@ -25,10 +33,10 @@ import * as Naming from "./naming.js"
 import type { Relay } from "./relay.js"
 
 /**
- * What the gateway needs of the Policy service: the catalog clients may see, and tool calls
- * that go through its rules.
+ * The policy the gateway serves the fleet through: what it needs of the Policy service, the
+ * catalog clients may see and tool calls that go through its rules.
  */
-export interface PolicyLike {
+export interface GatewayPolicy {
   readonly filter: (
     catalog: Catalog.Catalog,
     options?: { readonly approver?: boolean | undefined } | undefined
@@ -103,10 +111,10 @@ export type ListKind = McpServer.ListKind
 
 const LIST_KINDS: ReadonlyArray<ListKind> = ["tools", "resources", "prompts"]
 
-/** What every session of one gateway shares. */
-export interface Fleet {
+/** The hub of one gateway: what all its sessions share. */
+export interface FleetHub {
   readonly registry: ServerRegistry.ServerRegistry
-  readonly policy: PolicyLike
+  readonly policy: GatewayPolicy
   readonly options: CoreOptions
   /** The lists that changed, once per burst of fleet changes. */
   readonly listChanged: PubSub.PubSub<ListKind>
@@ -187,12 +195,12 @@ const dispatcher = (registry: ServerRegistry.ServerRegistry) =>
  * notification per list. It also starts the settle window: hosts list right after
  * initialize, and a server a moment from ready is better listed than announced.
  */
-export const makeFleet = (
+export const make = (
   registry: ServerRegistry.ServerRegistry,
-  policy: PolicyLike,
+  policy: GatewayPolicy,
   options: CoreOptions,
   management?: MakeManagement | undefined
-): Effect.Effect<Fleet, never, Scope.Scope> =>
+): Effect.Effect<FleetHub, never, Scope.Scope> =>
   Effect.gen(function*() {
     const listChanged = yield* PubSub.unbounded<ListKind>()
     yield* Effect.addFinalizer(() => PubSub.shutdown(listChanged))
