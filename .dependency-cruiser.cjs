@@ -5,9 +5,9 @@
  *
  *   base       JsonRpc, McpSchema, McpError
  *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
- *              WebSocket, HttpClientUndici), internal/transport/
+ *              WebSocket, HttpClientUndici), HttpWire, Launcher, NodeFleet, internal/transport/
  *   peer       Peer, internal/peer/
- *   client     McpClient, internal/mcpClient/, Host, internal/host/
+ *   client     McpClient, internal/mcpClient/, Host, NodeHost, internal/host/
  *   auth       OAuth, ResourceServer, internal/oauth/ (the authorization client, which transports'
  *              owners use, and the resource server, which McpServer's HTTP serving uses)
  *   server     McpServer, NodeMcpServer, internal/mcpServer/ (the server side: sessions, handlers,
@@ -18,7 +18,8 @@
  *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, NodeGateway, internal/gateway/, McpManagementTools,
  *              internal/mcpManagementTools/, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
- *              barrel), ai/ and ai-sdk/ (the barrels of mcp-fleet/ai and mcp-fleet/ai-sdk)
+ *              barrel), node/, ai/ and ai-sdk/ (the barrels of mcp-fleet, mcp-fleet/node, mcp-fleet/ai
+ *              and mcp-fleet/ai-sdk)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
  * by no library module; src/internal/*.ts (traced, reveal, jsonSchema, …) are shared leaves that
@@ -27,6 +28,10 @@
  * The optional peer dependencies stay in their own modules: only AiToolkit imports @effect/ai and
  * only AiSdk imports ai, and only their own barrels import those two, so the main entry loads
  * without either installed.
+ *
+ * Neutral and Node: the main entry runs on any Web-standard runtime (scripts/check-neutral.mjs
+ * bundles it and fails on any Node built-in); what needs Node (NODE below) is reached only from
+ * mcp-fleet/node (src/node/), the CLI and the other Node modules.
  *
  * Also: internal/<owner>/ is private to its owner's public module(s) and its own siblings; src
  * never imports test/, bench/, examples/ or scripts/; no import cycles, except type-only ones
@@ -42,12 +47,12 @@ const LAYERS = [
   [
     "transport",
     [
-      "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$",
+      "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici|HttpWire|Launcher|NodeFleet)\\.ts$",
       "^src/internal/transport/"
     ]
   ],
   ["peer", ["^src/Peer\\.ts$", "^src/internal/peer/"]],
-  ["client", ["^src/(McpClient|Host)\\.ts$", "^src/internal/(mcpClient|host)/"]],
+  ["client", ["^src/(McpClient|Host|NodeHost)\\.ts$", "^src/internal/(mcpClient|host)/"]],
   ["auth", ["^src/(OAuth|ResourceServer)\\.ts$", "^src/internal/oauth/"]],
   ["server", ["^src/(McpServer|NodeMcpServer)\\.ts$", "^src/internal/mcpServer/"]],
   [
@@ -65,6 +70,7 @@ const LAYERS = [
       "^src/internal/(gateway|mcpManagementTools)/",
       "^src/cli/",
       "^src/index\\.ts$",
+      "^src/node/",
       "^src/(ai|ai-sdk)/"
     ]
   ]
@@ -91,6 +97,16 @@ const OPTIONAL_PEERS = {
   "@effect/ai": ["^src/AiToolkit\\.ts$", "^src/ai/"],
   ai: ["^src/AiSdk\\.ts$", "^src/ai-sdk/"]
 }
+
+/** The Node modules: only mcp-fleet/node, the CLI and each other import them, never the neutral core. */
+const NODE = [
+  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway)\\.ts$",
+  "^src/internal/transport/(guardian|processGroup|processScan|undiciWire)\\.ts$",
+  "^src/node/"
+]
+// Not neutral yet: their serveStdio reads process.stdin through Stdio.makeServer; it moves to
+// NodeMcpServer / NodeGateway with their HTTP serving.
+const NODE_PENDING = ["^src/(McpServer|Gateway)\\.ts$"]
 
 const TESTING = "^src/testing/"
 const LEAVES = "^src/internal/[^/]+\\.ts$"
@@ -138,6 +154,14 @@ module.exports = {
       to: { path: "^src/", pathNot: [LEAVES, ...LAYERS[0][1]] }
     },
     ...ownerRules,
+    {
+      name: "neutral-not-to-node",
+      severity: "error",
+      comment:
+        "The neutral core never imports a Node module; the Node side goes in a Node… module behind mcp-fleet/node.",
+      from: { path: "^src/", pathNot: [...NODE, ...NODE_PENDING, "^src/cli/"] },
+      to: { path: NODE }
+    },
     ...Object.entries(OPTIONAL_PEERS).flatMap(([peer, modules]) => [
       {
         name: `optional-peer-${peer}`,

@@ -14,12 +14,12 @@
  *
  * @module
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { execFileSync } from "node:child_process"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import { HttpClientUndici, ServerRegistry, type ServerSpec } from "../src/index.js"
+import { ServerRegistry, type ServerSpec } from "../src/index.js"
+import { NodeFleet } from "../src/node/index.js"
 import { FakeServer } from "../src/testing/index.js"
 
 const argv = process.argv.slice(2)
@@ -120,7 +120,7 @@ const reconcileCost = (n: number) =>
       specs[n / 2] = changed[n / 2]!
     }
     return { n, startMs, noChange: median(noChange), oneChange: median(oneChange) }
-  }).pipe(Effect.scoped, Effect.provide([NodeContext.layer, HttpClientUndici.layer]))
+  }).pipe(Effect.scoped, Effect.provide(NodeFleet.layer))
 
 console.log("\nReconcile cost with in-memory servers (median of 5)")
 console.log("      N  start all ms  no change ms  one change ms (to Ready)")

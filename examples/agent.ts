@@ -18,7 +18,7 @@ import * as Chat from "@effect/ai/Chat"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -27,7 +27,8 @@ import * as Stream from "effect/Stream"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { AiToolkit } from "../src/ai/index.js"
-import { FleetConfig, HttpClientUndici, McpManagementTools, ServerRegistry } from "../src/index.js"
+import { FleetConfig, McpManagementTools, ServerRegistry } from "../src/index.js"
+import { NodeFleet } from "../src/node/index.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const usage = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }
@@ -100,7 +101,7 @@ const program = Effect.gen(function*() {
 const Fleet = McpManagementTools.layer().pipe(
   Layer.provideMerge(FleetConfig.layerWithPolicy({ paths: [path.join(here, "fleet.json")] })),
   Layer.provideMerge(ServerRegistry.layer({ restart: { maxDelay: "2 seconds" } })),
-  Layer.provide([NodeContext.layer, HttpClientUndici.layer])
+  Layer.provide(NodeFleet.layer)
 )
 
 NodeRuntime.runMain(

@@ -11,7 +11,6 @@
  *
  * Run it with `npx tsx examples/ai-sdk.ts`.
  */
-import { NodeContext } from "@effect/platform-node"
 import { generateText, stepCountIs } from "ai"
 import { MockLanguageModelV3 } from "ai/test"
 import * as Effect from "effect/Effect"
@@ -22,7 +21,8 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { AiSdk } from "../src/ai-sdk/index.js"
-import { FleetConfig, FleetTools, HttpClientUndici, ServerRegistry } from "../src/index.js"
+import { FleetConfig, FleetTools, ServerRegistry } from "../src/index.js"
+import { NodeFleet } from "../src/node/index.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -30,7 +30,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const runtime = ManagedRuntime.make(
   FleetConfig.layerWithPolicy({ paths: [path.join(here, "fleet.json")] }).pipe(
     Layer.provideMerge(ServerRegistry.layer({ restart: { maxDelay: "2 seconds" } })),
-    Layer.provide([NodeContext.layer, HttpClientUndici.layer]),
+    Layer.provide(NodeFleet.layer),
     // The broken 'github' server of fleet.json logs its failed starts; not this example's point.
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   )

@@ -8,7 +8,7 @@
  *
  * Run it with `npx tsx examples/app-gateway.ts`, then point an MCP client at the URL it prints.
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -17,7 +17,8 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { FleetConfig, HttpClientUndici, type McpError, McpServer, Policy, ServerRegistry } from "../src/index.js"
+import { FleetConfig, type McpError, McpServer, Policy, ServerRegistry } from "../src/index.js"
+import { NodeFleet } from "../src/node/index.js"
 import * as NodeGateway from "../src/NodeGateway.js"
 
 const require = createRequire(import.meta.url)
@@ -71,7 +72,7 @@ export const Fleet: Layer.Layer<ServerRegistry.ServerRegistry | Policy.Policy> =
     Effect.orDie(FleetConfig.parse(config, "app-gateway (embedded)")),
     (servers) => Policy.layer().pipe(Layer.provideMerge(ServerRegistry.layer({ servers })))
   )
-).pipe(Layer.provide([NodeContext.layer, HttpClientUndici.layer]))
+).pipe(Layer.provide(NodeFleet.layer))
 
 /** Serves the app's tools and the fleet's over HTTP until the Scope closes; returns the URL. */
 export const serve = (

@@ -11,12 +11,11 @@
  *
  * @module
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { fileURLToPath } from "node:url"
 import * as Gateway from "../src/Gateway.js"
-import * as HttpClientUndici from "../src/HttpClientUndici.js"
+import * as NodeFleet from "../src/NodeFleet.js"
 import * as NodeGateway from "../src/NodeGateway.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
@@ -36,7 +35,7 @@ const fleet = Policy.layer({}).pipe(
   // The gateway is the fleet's host: the fixture's sampling, elicitation and roots requests
   // go to the suite's client whose call the fixture is serving, under the fixture's keys.
   Layer.provideMerge(Gateway.layerHost()),
-  Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
+  Layer.provide(NodeFleet.layer)
 )
 
 const program = Effect.gen(function*() {

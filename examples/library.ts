@@ -1,6 +1,7 @@
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, SubscriptionRef } from "effect"
-import { FleetConfig, HttpClientUndici, ServerRegistry } from "mcp-fleet"
+import { FleetConfig, ServerRegistry } from "mcp-fleet"
+import { NodeFleet } from "mcp-fleet/node"
 
 const program = Effect.gen(function*() {
   const fleet = yield* ServerRegistry.ServerRegistry
@@ -13,6 +14,6 @@ const program = Effect.gen(function*() {
 
 const Fleet = FleetConfig.layer({ paths: [".mcp.json"] }).pipe( // hot reload: edits are reconciled
   Layer.provideMerge(ServerRegistry.layer({ restart: { maxAttempts: 10 } })),
-  Layer.provide([NodeContext.layer, HttpClientUndici.layer]) // processes, HTTP
+  Layer.provide(NodeFleet.layer) // Node: processes, files, HTTP
 )
 NodeRuntime.runMain(program.pipe(Effect.provide(Fleet))) // closing ends every server's process tree

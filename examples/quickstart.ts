@@ -7,7 +7,7 @@
  *
  * Run it with `npm start`.
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
@@ -16,7 +16,8 @@ import * as Queue from "effect/Queue"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { FleetConfig, HttpClientUndici, type RegistryEvent, ServerRegistry, ServerState } from "../src/index.js"
+import { FleetConfig, type RegistryEvent, ServerRegistry, ServerState } from "../src/index.js"
+import { NodeFleet } from "../src/node/index.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const started = performance.now()
@@ -147,7 +148,7 @@ const program = Effect.gen(function*() {
   Effect.scoped,
   // The fleet logs each failed start as a warning; here the status table shows them instead.
   Logger.withMinimumLogLevel(LogLevel.Error),
-  Effect.provide([NodeContext.layer, HttpClientUndici.layer])
+  Effect.provide(NodeFleet.layer)
 )
 
 NodeRuntime.runMain(program)

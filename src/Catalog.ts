@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { createHash } from "node:crypto"
+import { sha256Hex } from "./internal/crypto.js"
 import type * as McpSchema from "./McpSchema.js"
 
 /**
@@ -141,7 +141,7 @@ const unsafe = /[^A-Za-z0-9_-]/g
 const sanitize = (part: string): string => part.replace(unsafe, "_")
 
 const digest = (server: string, original: string, length: number) =>
-  createHash("sha256").update(`${server}\u0000${original}`).digest("hex").slice(0, length)
+  sha256Hex(`${server}\u0000${original}`).slice(0, length)
 
 const fit = (name: string, suffix: string, maxLength: number) =>
   suffix === "" && name.length <= maxLength ? name : `${name.slice(0, maxLength - suffix.length - 1)}_${suffix}`

@@ -20,9 +20,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { createHash } from "node:crypto"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import { sha256Hex } from "./internal/crypto.js"
 
 /**
  * The user config dir of mcp-fleet: `$XDG_CONFIG_HOME/mcp-fleet` when that is set to an
@@ -47,7 +47,7 @@ export const userConfigDir = (
  * @since 0.1.0
  * @category utils
  */
-export const digest = (text: string): string => `sha256:${createHash("sha256").update(text).digest("hex")}`
+export const digest = (text: string): string => `sha256:${sha256Hex(text)}`
 
 /**
  * One trusted file: its absolute path, the digest of the content trusted, and when.

@@ -22,8 +22,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as path from "node:path"
-import { pathToFileURL } from "node:url"
 import { applyDefaults, checkForm } from "./internal/host/form.js"
 import { inputRequest as makeInputRequest, makeClientSide } from "./internal/host/handlers.js"
 import type * as JsonRpc from "./JsonRpc.js"
@@ -261,17 +259,6 @@ export const layerRoots = (initial: ReadonlyArray<McpSchema.Root> = []): Layer.L
  */
 export const setRoots = (roots: ReadonlyArray<McpSchema.Root>): Effect.Effect<void, never, Roots> =>
   Effect.flatMap(Roots, (service) => SubscriptionRef.set(service.roots, roots))
-
-/**
- * A root for a folder or file path (made absolute), named after its last segment.
- *
- * @since 0.2.0
- * @category constructors
- */
-export const rootOf = (folder: string): McpSchema.Root => {
-  const absolute = path.resolve(folder)
-  return { uri: pathToFileURL(absolute).href, name: path.basename(absolute) || absolute }
-}
 
 /**
  * The refusal the spec suggests for a request the user rejected (code -1).

@@ -3,9 +3,10 @@
  * client wraps every exchange in an AbortController, a FinalizationRegistry entry and
  * interruptible response proxies, which triples the cost of a small MCP POST; this one
  * maps a request straight onto `Dispatcher.request` and lets Effect interruption abort it.
- * The HTTP transports go further with a client made here: they dispatch through its undici
- * Dispatcher themselves and read answers in its callbacks. Any other `HttpClient` works with
- * the transports too.
+ * The HTTP transports go further: `layer` also provides an `HttpWire` on the same Agent
+ * (`makeWire`), and they dispatch through it themselves and read answers in its callbacks.
+ * Any other `HttpClient` works with the transports too (without an HttpWire they go through
+ * `HttpClient.execute`). Node only: it sits on undici.
  *
  * @since 0.1.0
  */
@@ -18,6 +19,7 @@ import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as UrlParams from "@effect/platform/UrlParams"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Inspectable from "effect/Inspectable"
@@ -25,7 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import { Agent, type Dispatcher } from "undici"
-import { WireTypeId } from "./internal/transport/httpWire.js"
+import { HttpWire } from "./HttpWire.js"
 import { fromDispatcher } from "./internal/transport/undiciWire.js"
 
 // An unread body would keep its connection; its errors are reported when it is read.
@@ -129,16 +131,24 @@ const bodyOf = (request: HttpClientRequest.HttpClientRequest): Either.Either<Uin
 }
 
 /**
- * An HttpClient sending through `dispatcher` (an undici Agent or Pool). The HTTP transports
- * recognise it and send through `dispatcher` directly, reading answers in its callbacks.
+ * The HttpWire of `client`, sending through `dispatcher` (the undici Agent or Pool `client`
+ * was made on): one `dispatch` per exchange, its answer read in the dispatcher's callbacks.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const makeWire = (client: HttpClient.HttpClient, dispatcher: Dispatcher): HttpWire => ({
+  client,
+  exchange: fromDispatcher(dispatcher)
+})
+
+/**
+ * An HttpClient sending through `dispatcher` (an undici Agent or Pool).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
-  Object.assign(makeClient(dispatcher), { [WireTypeId]: fromDispatcher(dispatcher) })
-
-const makeClient = (dispatcher: Dispatcher): HttpClient.HttpClient =>
   HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
     (effect) =>
       Effect.flatMap(effect, (request) => {
@@ -178,15 +188,18 @@ const makeClient = (dispatcher: Dispatcher): HttpClient.HttpClient =>
   )
 
 /**
- * An HttpClient on its own undici Agent, closed with the layer.
+ * An HttpClient and the HttpWire the HTTP transports use, on one undici Agent of their own,
+ * closed with the layer.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
-  HttpClient.HttpClient,
+export const layer: Layer.Layer<HttpClient.HttpClient | HttpWire> = Layer.scopedContext(
   Effect.map(
     Effect.acquireRelease(Effect.sync(() => new Agent()), (agent) => Effect.promise(() => agent.destroy())),
-    make
+    (agent) => {
+      const client = make(agent)
+      return Context.make(HttpClient.HttpClient, client).pipe(Context.add(HttpWire, makeWire(client, agent)))
+    }
   )
 )

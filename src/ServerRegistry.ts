@@ -18,7 +18,6 @@
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -49,12 +48,13 @@ import type { ServerState } from "./ServerState.js"
 import type * as ToolPins from "./ToolPins.js"
 
 /**
- * The services an actor connects with: processes for stdio servers, an HTTP client for
- * remote ones.
+ * The services an actor connects with: an HTTP client for remote servers. Stdio and ws
+ * servers are opened by the Launcher when the context has one (`NodeFleet.layer` from
+ * `mcp-fleet/node` provides it with the HTTP client), so it is not required here.
  *
  * @since 0.1.0
  */
-export type Requirements = CommandExecutor.CommandExecutor | HttpClient.HttpClient
+export type Requirements = HttpClient.HttpClient
 
 /**
  * How mcp-fleet presents itself to every server of the fleet. `logLevel` defaults to

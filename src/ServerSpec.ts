@@ -5,22 +5,20 @@
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { createHash } from "node:crypto"
 import type * as Host from "./Host.js"
+import { sha256Hex } from "./internal/crypto.js"
 import { bearer } from "./internal/reveal.js"
+import * as Launcher from "./Launcher.js"
 import type { McpError } from "./McpError.js"
 import type * as OAuth from "./OAuth.js"
-import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ToolPins from "./ToolPins.js"
 import type { TransportService } from "./Transport.js"
-import * as WebSocket from "./WebSocket.js"
 
 /**
  * A local server: a child process speaking on stdio. The fields are Stdio's own options
@@ -30,7 +28,9 @@ import * as WebSocket from "./WebSocket.js"
  * @since 0.1.0
  * @category models
  */
-export interface StdioTransportSpec extends Pick<Stdio.Options, "command" | "args" | "env" | "inheritEnv" | "cwd"> {
+export interface StdioTransportSpec
+  extends Pick<Launcher.StdioOptions, "command" | "args" | "env" | "inheritEnv" | "cwd">
+{
   readonly type: "stdio"
 }
 
@@ -44,7 +44,7 @@ export interface StdioTransportSpec extends Pick<Stdio.Options, "command" | "arg
  * @category models
  */
 export interface RemoteTransportSpec
-  extends Pick<StreamableHttp.Options, "url" | "headers">, Pick<WebSocket.Options, "url" | "headers">
+  extends Pick<StreamableHttp.Options, "url" | "headers">, Pick<Launcher.WebSocketOptions, "url" | "headers">
 {
   readonly type: "http" | "sse" | "ws"
   /**
@@ -171,7 +171,7 @@ const millis = (input: Duration.DurationInput | undefined) =>
 // hash input never holds a secret in plain text.
 const canonical = (value: unknown): unknown => {
   if (Redacted.isRedacted(value)) {
-    return { redacted: createHash("sha256").update(String(Redacted.value(value))).digest("hex") }
+    return { redacted: sha256Hex(String(Redacted.value(value))) }
   }
   if (Array.isArray(value)) return value.map(canonical)
   if (value !== null && typeof value === "object") {
@@ -221,7 +221,7 @@ const computeHash = (spec: ServerSpec): string => {
     health: health && { ...health, interval: millis(health.interval), timeout: millis(health.timeout) },
     transport: transport.type === "custom" ? { type: "custom", key: transport.key } : transport
   }
-  return createHash("sha256").update(JSON.stringify(canonical(normalized))).digest("hex").slice(0, 16)
+  return sha256Hex(JSON.stringify(canonical(normalized))).slice(0, 16)
 }
 
 // Env names that say their value is a secret even when it is written in the file as is.
@@ -278,17 +278,19 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
  * Opens the configured transport of a server (for a stdio server: spawns it), without the
  * MCP handshake; an HTTP server's requests carry `auth`: an OAuth access token as a bearer
  * token, or the credentials made per request of a DPoP-bound one. It closes with the Scope.
+ * A stdio or ws server is opened by the Launcher in context (`NodeFleet.layer` from
+ * `mcp-fleet/node` on Node); without one it fails with a `Config` McpError naming it.
  *
  * @since 0.1.0
  */
 export const connect = (
   spec: ServerSpec,
   auth?: Redacted.Redacted<string> | StreamableHttp.RequestAuth | undefined
-): Effect.Effect<TransportService, McpError, Scope.Scope | CommandExecutor.CommandExecutor | HttpClient.HttpClient> => {
+): Effect.Effect<TransportService, McpError, Scope.Scope | HttpClient.HttpClient> => {
   const transport = spec.transport
   switch (transport.type) {
     case "stdio":
-      return Stdio.make({
+      return Launcher.stdio({
         name: spec.name,
         command: transport.command,
         args: transport.args,
@@ -308,7 +310,7 @@ export const connect = (
         auth: auth === undefined || Redacted.isRedacted(auth) ? undefined : auth
       })
     case "ws":
-      return WebSocket.make({ name: spec.name, url: transport.url, headers: transport.headers })
+      return Launcher.webSocket({ name: spec.name, url: transport.url, headers: transport.headers })
     case "custom":
       return transport.connect
   }

@@ -24,12 +24,11 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
-import { randomBytes } from "node:crypto"
 import type { Readable, Writable } from "node:stream"
+import { randomHex } from "./internal/crypto.js"
 import { revealAll } from "./internal/reveal.js"
 import { ByteTail } from "./internal/transport/byteTail.js"
 import * as Environment from "./internal/transport/environment.js"
@@ -40,38 +39,16 @@ import { TOKEN_VARIABLE as TOKEN } from "./internal/transport/processScan.js"
 import { processShutdown } from "./internal/transport/shutdownBudget.js"
 import * as StdioServer from "./internal/transport/stdioServer.js"
 import * as JsonRpc from "./JsonRpc.js"
+import type * as Launcher from "./Launcher.js"
 import * as McpError from "./McpError.js"
 import { Inbox, RequestFailed, sendWith, Transport, type TransportService } from "./Transport.js"
 
 /**
- * How to start a stdio server.
+ * How to start a stdio server (declared by the neutral Launcher, which this module implements on Node).
  *
  * @since 0.1.0
  */
-export interface Options {
-  /** The server's name, used in errors and logs. */
-  readonly name: string
-  /** The program to run. It is run directly, never through a shell. */
-  readonly command: string
-  readonly args?: ReadonlyArray<string> | undefined
-  /** Variables for the child, over the ones it starts with; secrets may be Redacted. */
-  readonly env?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
-  /**
-   * Whether the child inherits this process's whole environment. Default: false: it gets
-   * only PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_* and TMPDIR (on Windows: PATH,
-   * SYSTEMROOT, TEMP, USERPROFILE, APPDATA and the other system variables), plus `env`.
-   */
-  readonly inheritEnv?: boolean | undefined
-  readonly cwd?: string | undefined
-  /** The largest message accepted from the server. Default: 16 MiB. */
-  readonly maxMessageBytes?: number | undefined
-  /** How much of the server's stderr is kept for error messages. Default: 64 KiB. */
-  readonly stderrTailBytes?: number | undefined
-  /** How long to wait for the server to exit after its stdin is closed. Default: 2 seconds. */
-  readonly closeGracePeriod?: Duration.DurationInput | undefined
-  /** How long to wait after SIGTERM before SIGKILL. Default: 2 seconds. */
-  readonly termGracePeriod?: Duration.DurationInput | undefined
-}
+export type Options = Launcher.StdioOptions
 
 /**
  * The variable every process of a stdio server inherits, holding a random token of that
@@ -174,7 +151,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
     const runtime = yield* Effect.runtime<never>()
     // Runs what the pipes' callbacks start (logs, the Closed error) as fibers of our runtime.
     const fork = (effect: Effect.Effect<void>) => void Runtime.runFork(runtime)(effect)
-    const token = randomBytes(12).toString("hex")
+    const token = randomHex(12)
     const child = yield* spawn(options, token)
     const pid = child.pid!
     const tree: Tree = { pgid: pid, token }

@@ -94,6 +94,31 @@ const canFallBack = (request: JsonRpc.Request, status: number) =>
   (status >= 400 && status < 500 && status !== 401 && status !== 403 &&
     (request.params as { protocolVersion?: unknown } | undefined)?.protocolVersion === "2024-11-05")
 
+// The tools whose arguments the connection mirrors into headers (`x-mcp-header`), and why
+// the others' annotations were rejected.
+const mirrorToolArguments = (
+  conn: Connection,
+  tools: ReadonlyArray<{ readonly name: string; readonly inputSchema: unknown }>
+): ReadonlyMap<string, string> => {
+  const mirrors = new Map<string, ReadonlyArray<Mirror>>()
+  const rejected = new Map<string, string>()
+  for (const tool of tools) {
+    const found = annotations(tool.inputSchema)
+    if (found._tag === "Invalid") rejected.set(tool.name, found.reason)
+    else if (found.mirrors.length > 0) mirrors.set(tool.name, found.mirrors)
+  }
+  conn.toolMirrors = mirrors
+  return rejected
+}
+
+// Ends the session on the server; 405 means the server does not allow it.
+const endSession = (ctx: Http.Context, conn: Connection, httpTimeoutMs: number): Effect.Effect<void> =>
+  Http.open(ctx, { method: "DELETE", url: conn.url, headers: conn.headers({}) }, "DELETE").pipe(
+    Effect.flatMap(Http.discard),
+    Effect.timeout(Duration.millis(httpTimeoutMs)),
+    Effect.ignore
+  )
+
 /**
  * Connects to the server, owned by the current Scope. Nothing is sent until the first
  * message (initialize), except in `sse` mode, which opens its event stream at once.
@@ -198,12 +223,7 @@ export const make = (
         exchanges.clear()
         stopListening()
         if (conn.sessionId !== undefined && legacy === undefined) {
-          // Ends the session on the server; 405 means the server does not allow it.
-          yield* Http.open(ctx, { method: "DELETE", url: conn.url, headers: conn.headers({}) }, "DELETE").pipe(
-            Effect.flatMap(Http.discard),
-            Effect.timeout(Duration.millis(httpTimeoutMs)),
-            Effect.ignore
-          )
+          yield* endSession(ctx, conn, httpTimeoutMs)
         }
         inbox.end(Http.closedError(ctx, "the connection was closed"))
       })
@@ -216,17 +236,7 @@ export const make = (
       },
       send,
       listen: inbox.listen,
-      mirrorToolArguments: (tools) => {
-        const mirrors = new Map<string, ReadonlyArray<Mirror>>()
-        const rejected = new Map<string, string>()
-        for (const tool of tools) {
-          const found = annotations(tool.inputSchema)
-          if (found._tag === "Invalid") rejected.set(tool.name, found.reason)
-          else if (found.mirrors.length > 0) mirrors.set(tool.name, found.mirrors)
-        }
-        conn.toolMirrors = mirrors
-        return rejected
-      },
+      mirrorToolArguments: (tools) => mirrorToolArguments(conn, tools),
       info: () => ({
         url: safeUrl(conn.url),
         ...(legacy === undefined ? {} : { endpoint: safeUrl(legacy.endpoint) }),

@@ -18,6 +18,7 @@
  * @since 0.1.0
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -251,7 +252,9 @@ export const layerMemory: Layer.Layer<PinStore> = Layer.effect(PinStore, makeMem
  * @since 0.1.0
  * @category constructors
  */
-export const makeFile = (directory: string): Effect.Effect<PinStore, never, FileSystem.FileSystem | Scope.Scope> =>
+export const makeFile = (
+  directory: string
+): Effect.Effect<PinStore, never, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
   Effect.map(FileStore.make(directory), PinStore.of)
 
 /**
@@ -260,5 +263,5 @@ export const makeFile = (directory: string): Effect.Effect<PinStore, never, File
  * @since 0.1.0
  * @category layers
  */
-export const layerFile = (directory: string): Layer.Layer<PinStore, never, FileSystem.FileSystem> =>
+export const layerFile = (directory: string): Layer.Layer<PinStore, never, FileSystem.FileSystem | Path.Path> =>
   Layer.scoped(PinStore, makeFile(directory))

@@ -6,35 +6,23 @@
  */
 import * as Socket from "@effect/platform/Socket"
 import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as WS from "ws"
 import { revealAll } from "./internal/reveal.js"
 import { safeUrl, scrubCause, scrubUrls } from "./internal/secrets.js"
 import * as JsonRpc from "./JsonRpc.js"
+import type * as Launcher from "./Launcher.js"
 import * as McpError from "./McpError.js"
 import { deliverBroken, Inbox, Transport, type TransportService } from "./Transport.js"
 
 /**
- * How to reach a WebSocket server.
+ * How to reach a WebSocket server (declared by the neutral Launcher, which this module implements on Node).
  *
  * @since 0.1.0
  */
-export interface Options {
-  /** The server's name, used in errors and logs. */
-  readonly name: string
-  /** A `ws:` or `wss:` URL. */
-  readonly url: string
-  /** Headers of the upgrade request (authorization, API keys); secrets may be Redacted. */
-  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
-  /** The largest message accepted. Default: 16 MiB. */
-  readonly maxMessageBytes?: number | undefined
-  /** How long the connection may take to open. Default: 10 seconds. */
-  readonly openTimeout?: Duration.DurationInput | undefined
-}
+export type Options = Launcher.WebSocketOptions
 
 const MESSAGE_TOO_BIG = 1009
 

@@ -1,5 +1,8 @@
 /**
- * mcp-fleet: an Effect-native runtime for MCP servers.
+ * mcp-fleet: an Effect-native runtime for MCP servers. This entry is neutral: it runs on any
+ * Web-standard runtime (Node, Deno, Bun, Workers, the browser; `npm run check:neutral` holds it
+ * to that). What needs Node (stdio servers, WebSocket on ws, the undici client) is in
+ * `mcp-fleet/node`.
  *
  * @since 0.1.0
  */
@@ -16,8 +19,8 @@ export * as McpError from "./McpError.js"
 /** The Transport service: a scoped duplex of JSON-RPC messages. */
 export * as Transport from "./Transport.js"
 
-/** The stdio transport: a server as a child process. */
-export * as Stdio from "./Stdio.js"
+/** How the fleet starts stdio servers and opens WebSockets: the platform provides it (mcp-fleet/node on Node). */
+export * as Launcher from "./Launcher.js"
 
 /** Linked in-memory transports. */
 export * as Memory from "./Memory.js"
@@ -25,14 +28,11 @@ export * as Memory from "./Memory.js"
 /** The Streamable HTTP transport, falling back to HTTP+SSE for servers that predate it. */
 export * as StreamableHttp from "./StreamableHttp.js"
 
+/** The optional fast HTTP exchange the HTTP transports use instead of the HttpClient (HttpClientUndici provides one). */
+export * as HttpWire from "./HttpWire.js"
+
 /** The 2024-11-05 HTTP+SSE transport. */
 export * as LegacySse from "./LegacySse.js"
-
-/** The WebSocket transport. */
-export * as WebSocket from "./WebSocket.js"
-
-/** A lean HttpClient on undici for the HTTP transports (any HttpClient works). */
-export * as HttpClientUndici from "./HttpClientUndici.js"
 
 /** One JSON-RPC session: requests, notifications, timeouts, cancellation. */
 export * as Peer from "./Peer.js"

@@ -9,6 +9,7 @@ import * as Host from "../src/Host.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import * as NodeHost from "../src/NodeHost.js"
 import type * as Peer from "../src/Peer.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { Transport } from "../src/Transport.js"
@@ -296,22 +297,22 @@ describe("Host", () => {
         expect(declared).toEqual({ roots: { listChanged: true } })
         expect(yield* fake.peer.request("roots/list")).toEqual({ roots: [{ uri: "file:///srv/a", name: "a" }] })
         const notifications = yield* fake.peer.subscribe
-        yield* Host.setRoots([Host.rootOf("/srv/b")])
+        yield* Host.setRoots([NodeHost.rootOf("/srv/b")])
         const notification = yield* Queue.take(notifications)
         expect(notification.method).toBe("notifications/roots/list_changed")
         expect(yield* fake.peer.request("roots/list")).toEqual({ roots: [{ uri: "file:///srv/b", name: "b" }] })
-      }).pipe(Effect.provide(Host.layerRoots([Host.rootOf("/srv/a")]))))
+      }).pipe(Effect.provide(Host.layerRoots([NodeHost.rootOf("/srv/a")]))))
 
     it.scoped("a change made after the server listed the roots, before the connection was up, is told too", () =>
       Effect.gen(function*() {
-        const roots = yield* SubscriptionRef.make<ReadonlyArray<McpSchema.Root>>([Host.rootOf("/srv/a")])
+        const roots = yield* SubscriptionRef.make<ReadonlyArray<McpSchema.Root>>([NodeHost.rootOf("/srv/a")])
         // The server lists the roots while it answers initialize, and the roots change then.
         // eslint-disable-next-line prefer-const -- read by the handler once connected
         let fake: FakeServer.FakeServer | undefined
         const initialize: Peer.Handler = (request) =>
           Effect.gen(function*() {
             yield* Effect.orDie(fake!.peer.request("roots/list"))
-            yield* SubscriptionRef.set(roots, [Host.rootOf("/srv/b")])
+            yield* SubscriptionRef.set(roots, [NodeHost.rootOf("/srv/b")])
             return {
               protocolVersion: request.params?.protocolVersion,
               capabilities: {},

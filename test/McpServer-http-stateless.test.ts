@@ -2,7 +2,6 @@
 // POST answered on its own (no Mcp-Session-Id), headers checked against the body first, the
 // revision's HTTP statuses, MRTR over HTTP, subscriptions/listen on its own SSE stream, and a
 // stateful client on the same endpoint alongside.
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -11,6 +10,7 @@ import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
+import * as NodeFleet from "../src/NodeFleet.js"
 import * as NodeGateway from "../src/NodeGateway.js"
 import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as Policy from "../src/Policy.js"
@@ -304,7 +304,7 @@ describe("McpServer over HTTP, modern requests", () => {
       Effect.provide(
         Policy.layer().pipe(
           Layer.provideMerge(ServerRegistry.layer({ servers: [] })),
-          Layer.provide([NodeContext.layer, HttpClientUndici.layer])
+          Layer.provide(NodeFleet.layer)
         )
       )
     ))

@@ -5,18 +5,16 @@
 // answers an elicitation whose retry (with `requestState`) lands on the other replica. A
 // stateful (2025-11-25) client through the same proxy fails clearly: its session is one
 // replica's.
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
+import * as NodeFleet from "../src/NodeFleet.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
 import { config, MARK, marked, type Running, start, tempDir } from "./support/cli.js"
@@ -155,7 +153,7 @@ describe("replicas of the gateway behind a round-robin proxy", () => {
       }
     })
     await Effect.runPromise(
-      program.pipe(Effect.scoped, Effect.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer)))
+      program.pipe(Effect.scoped, Effect.provide(NodeFleet.layer))
     )
     const served = proxy.forwarded.slice(before)
     expect(served.map((request) => request.method)).toEqual(

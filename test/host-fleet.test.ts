@@ -12,6 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Host from "../src/Host.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import * as NodeHost from "../src/NodeHost.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import { EVERYTHING } from "./support/everythingSuite.js"
@@ -88,7 +89,9 @@ describe("host features through the fleet", () => {
       Effect.gen(function*() {
         const dir = yield* tempDir
         const registry = yield* fleet([node("everything", [EVERYTHING, "stdio"])]).pipe(
-          Effect.provide(Layer.mergeAll(samplingLayer, elicitationLayer, Host.layerRoots([Host.rootOf(dir)]), Platform))
+          Effect.provide(
+            Layer.mergeAll(samplingLayer, elicitationLayer, Host.layerRoots([NodeHost.rootOf(dir)]), Platform)
+          )
         )
         const names = yield* toolNames(registry, "everything")
         expect(names).toEqual(
@@ -135,7 +138,7 @@ describe("host features through the fleet", () => {
         fs.mkdirSync(second)
         fs.writeFileSync(path.join(second, "note.txt"), "in the second root")
         // Started with `base`; the roots replace it.
-        const roots = yield* SubscriptionRef.make<ReadonlyArray<McpSchema.Root>>([Host.rootOf(first)])
+        const roots = yield* SubscriptionRef.make<ReadonlyArray<McpSchema.Root>>([NodeHost.rootOf(first)])
         const registry = yield* fleet([node("filesystem", [FILESYSTEM, base])]).pipe(
           Effect.provideService(Host.Roots, { roots }),
           Effect.provide(Platform)
@@ -147,7 +150,7 @@ describe("host features through the fleet", () => {
         expect(denied.isError).toBe(true)
         expect(firstText(denied)).toMatch(/outside allowed directories/i)
 
-        yield* SubscriptionRef.set(roots, [Host.rootOf(second)])
+        yield* SubscriptionRef.set(roots, [NodeHost.rootOf(second)])
         yield* callUntil(registry, "mcp__filesystem__list_allowed_directories", {}, allowed(second))
         const read = yield* registry.callTool("mcp__filesystem__read_text_file", { path: note })
         expect(firstText(read)).toBe("in the second root")

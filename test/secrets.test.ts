@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url"
 import { inspect } from "node:util"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import type * as McpError from "../src/McpError.js"
+import * as NodeFleet from "../src/NodeFleet.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
@@ -110,7 +111,7 @@ describe("secrets", () => {
         const logs = captureLogs()
         yield* Effect.provide(unreachable(type, base), logs.layer)
         expectNoSecret({ logs: logs.lines.join("\n") })
-      }).pipe(Effect.provide(Layer.merge(NodeContext.layer, layer))))
+      }).pipe(Effect.provide(Layer.mergeAll(NodeContext.layer, NodeFleet.layerLauncher, layer))))
   }
 
   it.scopedLive("a stdio server that repeats its env secret: masked in errors, status, events and logs", () =>

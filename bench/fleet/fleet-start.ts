@@ -6,12 +6,12 @@
  *
  * @module
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import { HttpClientUndici, ServerRegistry } from "../../src/index.js"
+import { ServerRegistry } from "../../src/index.js"
+import { NodeFleet } from "../../src/node/index.js"
 import { memory, perServer } from "./memory.js"
 
 const K = Number(process.argv[2])
@@ -35,6 +35,6 @@ const program = Effect.gen(function*() {
   yield* fleet.reconcile(specs(2 * K))
   yield* fleet.awaitReady({ servers: names, timeout: "120 seconds" })
   return { ms, rssMB, perServer: perServer(before, memory(), K) }
-}).pipe(Effect.scoped, Effect.provide([NodeContext.layer, HttpClientUndici.layer]))
+}).pipe(Effect.scoped, Effect.provide(NodeFleet.layer))
 
 NodeRuntime.runMain(Effect.map(program, (result) => console.log(JSON.stringify(result))))

@@ -10,6 +10,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -133,7 +134,7 @@ export const makeRegistry = (
 ): Effect.Effect<
   ServerRegistry.ServerRegistry,
   never,
-  Scope.Scope | FileSystem.FileSystem | ServerRegistry.Requirements
+  Scope.Scope | FileSystem.FileSystem | Path.Path | ServerRegistry.Requirements
 > =>
   Effect.flatMap(
     ToolPins.makeFile(NodePath.join(settings.configDir, "pins")),
@@ -194,7 +195,7 @@ export const follow = (
 ): Effect.Effect<
   Following,
   CliError.CliError | FleetConfig.ConfigError,
-  Scope.Scope | FileSystem.FileSystem | ServerRegistry.Requirements
+  Scope.Scope | FileSystem.FileSystem | Path.Path | ServerRegistry.Requirements
 > =>
   Effect.gen(function*() {
     yield* announce(settings)
@@ -280,7 +281,7 @@ export const start = (
 ): Effect.Effect<
   Started,
   CliError.CliError | FleetConfig.ConfigError | McpError.McpError,
-  Scope.Scope | FileSystem.FileSystem | ServerRegistry.Requirements
+  Scope.Scope | FileSystem.FileSystem | Path.Path | ServerRegistry.Requirements
 > =>
   Effect.gen(function*() {
     const loaded = options.loaded ?? (yield* loadConfig(settings))

@@ -23,6 +23,7 @@ import type * as FleetConfig from "../FleetConfig.js"
 import * as Host from "../Host.js"
 import * as JsonRpc from "../JsonRpc.js"
 import type * as McpSchema from "../McpSchema.js"
+import * as NodeHost from "../NodeHost.js"
 import * as Peer from "../Peer.js"
 import * as Prompt from "./Prompt.js"
 import * as Render from "./Render.js"
@@ -236,7 +237,7 @@ export const layer = (
   sampling: FleetConfig.SamplingCommand | undefined
 ): Layer.Layer<Host.Roots | Host.Elicitation> =>
   Layer.mergeAll(
-    Host.layerRoots(settings.roots.map(Host.rootOf)),
+    Host.layerRoots(settings.roots.map(NodeHost.rootOf)),
     Layer.effect(
       Host.Elicitation,
       Effect.map(Effect.makeSemaphore(1), (one): Host.ElicitationService => {

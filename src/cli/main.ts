@@ -11,7 +11,6 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,7 +19,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as FleetConfig from "../FleetConfig.js"
 import * as Gateway from "../Gateway.js"
-import * as HttpClientUndici from "../HttpClientUndici.js"
+import * as NodeFleet from "../NodeFleet.js"
 import * as Stdio from "../Stdio.js"
 import { CliError } from "./CliError.js"
 import * as Auth from "./commands/auth.js"
@@ -113,7 +112,7 @@ const program = Effect.suspend(() => main(process.argv)).pipe(
   // Logs go to stderr: stdout carries results, JSON, or (for `serve --stdio`) the protocol.
   // On SIGINT or SIGTERM every server is gone within a second.
   Effect.provide(
-    Layer.mergeAll(NodeContext.layer, HttpClientUndici.layer, Gateway.stdioLogger, Stdio.layerShutdownOnSignal())
+    Layer.mergeAll(NodeFleet.layer, Gateway.stdioLogger, Stdio.layerShutdownOnSignal())
   )
 )
 

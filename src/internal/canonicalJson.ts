@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { createHash } from "node:crypto"
+import { sha256Hex } from "./crypto.js"
 
 /** The canonical JSON text of `value`. */
 export const canonicalJson = (value: unknown): string => {
@@ -25,5 +25,4 @@ export const canonicalJson = (value: unknown): string => {
 }
 
 /** `sha256:` and the hex SHA-256 of `value`'s canonical JSON. */
-export const canonicalDigest = (value: unknown): string =>
-  `sha256:${createHash("sha256").update(canonicalJson(value)).digest("hex")}`
+export const canonicalDigest = (value: unknown): string => `sha256:${sha256Hex(canonicalJson(value))}`

@@ -16,7 +16,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FleetConfig from "../../src/FleetConfig.js"
 import * as Gateway from "../../src/Gateway.js"
-import * as HttpClientUndici from "../../src/HttpClientUndici.js"
+import * as NodeFleet from "../../src/NodeFleet.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
@@ -69,7 +69,7 @@ export const httpGateway = async (
   const fleet = Policy.layer(extras.policy ?? {}).pipe(
     Layer.provideMerge(ServerRegistry.layer()),
     Layer.provideMerge(extras.clientHost === true ? Gateway.layerHost() : Layer.empty),
-    Layer.provide(Layer.merge(NodeContext.layer, HttpClientUndici.layer))
+    Layer.provide(NodeFleet.layer)
   )
   const context = await Effect.runPromise(
     Layer.buildWithScope(Layer.merge(fleet, NodeContext.layer), scope).pipe(

@@ -1,9 +1,8 @@
 /**
- * What a fleet runs on in tests that use real processes and sockets: Node's process
- * executor and file system, and mcp-fleet's HTTP client for remote servers.
+ * What a fleet runs on in tests that use real processes and sockets: NodeFleet.layer, Node's
+ * file system and commands, mcp-fleet's HTTP client for remote servers and the launcher of
+ * stdio and WebSocket servers.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Layer from "effect/Layer"
-import * as HttpClientUndici from "../../src/HttpClientUndici.js"
+import * as NodeFleet from "../../src/NodeFleet.js"
 
-export const Platform = Layer.merge(NodeContext.layer, HttpClientUndici.layer)
+export const Platform = NodeFleet.layer

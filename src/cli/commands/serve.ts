@@ -12,8 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Gateway from "../../Gateway.js"
-import * as Host from "../../Host.js"
 import * as NodeGateway from "../../NodeGateway.js"
+import * as NodeHost from "../../NodeHost.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import * as Stdio from "../../Stdio.js"
@@ -101,7 +101,7 @@ export const serve = Command.make("serve", {
     // its first lists wait for servers still connecting, within the settle window.
     // The gateway is the fleet's host: servers' requests go to the client whose call they
     // serve, and their roots are the clients' (the configured ones while none declares any).
-    const host = yield* Layer.build(Gateway.layerHost({ roots: settings.roots.map(Host.rootOf) }))
+    const host = yield* Layer.build(Gateway.layerHost({ roots: settings.roots.map(NodeHost.rootOf) }))
     const { loaded, policy, registry } = yield* Fleet.follow(settings, host)
     const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(

@@ -19,12 +19,12 @@ import * as FiberId from "effect/FiberId"
 import { isRecord } from "effect/Predicate"
 import * as Runtime from "effect/Runtime"
 import type * as Schema from "effect/Schema"
-import { createHmac, timingSafeEqual } from "node:crypto"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { RequestClientOptions } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { canonicalDigest } from "../canonicalJson.js"
+import { hmacSha256Base64url, timingSafeEqual } from "../crypto.js"
 import { ValidatorCache } from "../jsonSchema.js"
 import { McpServerError } from "./error.js"
 import { invalidParams } from "./errors.js"
@@ -65,7 +65,7 @@ const subject = (request: JsonRpc.Request): string => {
   return `${request.method} ${typeof target === "string" ? target : ""} ${canonicalDigest(params?.arguments ?? {})}`
 }
 
-const sign = (secret: Uint8Array, body: string) => createHmac("sha256", secret).update(body).digest("base64url")
+const sign = (secret: Uint8Array, body: string) => hmacSha256Base64url(secret, body)
 
 /** The signed state carrying `answers` for `request`. */
 export const encodeState = (secret: Uint8Array, request: JsonRpc.Request, answers: Record<string, unknown>): string => {
@@ -81,9 +81,7 @@ export const decodeState = (
 ): Either.Either<Record<string, unknown>, string> => {
   const [body, mac, ...rest] = state.split(".")
   if (body === undefined || mac === undefined || rest.length > 0) return Either.left("requestState is malformed")
-  const expected = Buffer.from(sign(secret, body))
-  const given = Buffer.from(mac)
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+  if (!timingSafeEqual(sign(secret, body), mac)) {
     return Either.left("requestState failed its integrity check")
   }
   const decoded: unknown = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))

@@ -11,9 +11,10 @@
  * @internal
  */
 import * as Redacted from "effect/Redacted"
-import { createHash, createPrivateKey, type KeyObject, randomUUID, sign, webcrypto } from "node:crypto"
+import { createPrivateKey, type KeyObject, sign, type webcrypto } from "node:crypto"
 import * as oauth from "oauth4webapi"
 import type { RequestAuth } from "../../StreamableHttp.js"
+import { randomUUID, sha256Base64url } from "../crypto.js"
 import type { Credentials, TokenRecord } from "./model.js"
 
 /** The JWS algorithms this client makes proofs with, in order of preference. */
@@ -56,8 +57,11 @@ const parse = (key: Redacted.Redacted<string>): PrivateJwk => JSON.parse(Redacte
 
 /** A new key pair for `alg`, as its private JWK (the public members included), Redacted. */
 export const generateKey = async (alg: Algorithm): Promise<Redacted.Redacted<string>> => {
-  const pair = await webcrypto.subtle.generateKey(PARAMS[alg], true, ["sign", "verify"]) as webcrypto.CryptoKeyPair
-  const jwk = await webcrypto.subtle.exportKey("jwk", pair.privateKey)
+  const pair = await globalThis.crypto.subtle.generateKey(PARAMS[alg], true, [
+    "sign",
+    "verify"
+  ]) as webcrypto.CryptoKeyPair
+  const jwk = await globalThis.crypto.subtle.exportKey("jwk", pair.privateKey)
   return Redacted.make(JSON.stringify({ ...publicJwk(jwk as PrivateJwk), d: jwk.d, alg }))
 }
 
@@ -81,8 +85,8 @@ export const handle = (client: oauth.Client, key: Redacted.Redacted<string>): Pr
 
 const makeHandle = async (client: oauth.Client, jwk: PrivateJwk): Promise<oauth.DPoPHandle> => {
   const params = PARAMS[jwk.alg]
-  const publicKey = await webcrypto.subtle.importKey("jwk", publicJwk(jwk), params, true, ["verify"])
-  const privateKey = await webcrypto.subtle.importKey(
+  const publicKey = await globalThis.crypto.subtle.importKey("jwk", publicJwk(jwk), params, true, ["verify"])
+  const privateKey = await globalThis.crypto.subtle.importKey(
     "jwk",
     { ...publicJwk(jwk), d: jwk.d },
     params,
@@ -135,7 +139,7 @@ export class Proofs {
 export const requestAuth = (proofs: Proofs, token: Redacted.Redacted<string>, now: () => number): RequestAuth => {
   const value = Redacted.value(token)
   const authorization = `DPoP ${value}`
-  const ath = createHash("sha256").update(value, "ascii").digest("base64url")
+  const ath = sha256Base64url(value)
   return {
     headers: (method, url) => ({ authorization, dpop: proofs.proof(method, url, ath, now()) }),
     answered: (status, header) => {

@@ -13,16 +13,16 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { createHash, randomBytes } from "node:crypto"
 import { watch } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as NodePath from "node:path"
+import { randomHex, sha256Hex } from "../crypto.js"
 import { type ClientRecord, OAuthError, type TokenRecord, type TokenStoreService } from "./model.js"
 
 /** A lock this old is broken: its process died holding it. */
 export const STALE_MS = 30_000
 
-const digest = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 32)
+const digest = (text: string) => sha256Hex(text).slice(0, 32)
 
 /** The file of a resource's tokens at an issuer. */
 export const tokensFile = (issuer: string, resource: string) => `tokens-${digest(`${issuer}\n${resource}`)}.json`
@@ -83,7 +83,7 @@ export const make = (dir: string): TokenStoreService => {
     Effect.tryPromise({
       try: async () => {
         await fs.mkdir(dir, { recursive: true, mode: 0o700 })
-        const temp = path(`.${name}.${randomBytes(6).toString("hex")}.tmp`)
+        const temp = path(`.${name}.${randomHex(6)}.tmp`)
         try {
           await fs.writeFile(temp, JSON.stringify(value, null, 2), { mode: 0o600, flag: "wx" })
           await fs.rename(temp, path(name))

@@ -12,7 +12,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { webcrypto } from "node:crypto"
+import type { webcrypto } from "node:crypto"
 import * as oauth from "oauth4webapi"
 import type { Discovered } from "./discovery.js"
 import * as Dpop from "./dpop.js"
@@ -70,7 +70,7 @@ const keyAlgorithm = (
 const privateKeyJwt =
   (pem: Redacted.Redacted<string>, alg: string): oauth.ClientAuth => async (as, client, body, headers) => {
     const der = Buffer.from(Redacted.value(pem).replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64")
-    const key = await webcrypto.subtle.importKey("pkcs8", der, keyAlgorithm(alg), false, ["sign"])
+    const key = await globalThis.crypto.subtle.importKey("pkcs8", der, keyAlgorithm(alg), false, ["sign"])
     return oauth.PrivateKeyJwt({ key } as unknown as Parameters<typeof oauth.PrivateKeyJwt>[0])(
       as,
       client,

@@ -17,11 +17,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { randomUUID } from "node:crypto"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { CallToolOptions } from "../../ServerRegistry.js"
+import { randomUUID } from "../crypto.js"
 import type * as Deadline from "./deadline.js"
 
 /**

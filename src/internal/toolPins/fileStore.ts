@@ -5,6 +5,7 @@
  * @internal
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -13,8 +14,8 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as NodePath from "node:path"
 import type * as ToolPins from "../../ToolPins.js"
+import { randomHex } from "../crypto.js"
 import { PinFile } from "./schema.js"
 
 const decodeFile = Schema.decodeUnknownEither(Schema.parseJson(PinFile))
@@ -42,12 +43,15 @@ export const serverOf = (name: string): string | undefined => {
 }
 
 /** See `ToolPins.makeFile`. */
-export const make = (directory: string): Effect.Effect<ToolPins.PinStore, never, FileSystem.FileSystem | Scope.Scope> =>
+export const make = (
+  directory: string
+): Effect.Effect<ToolPins.PinStore, never, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
+    const paths = yield* Path.Path
     const saved = yield* PubSub.unbounded<string>()
     yield* Effect.addFinalizer(() => PubSub.shutdown(saved))
-    const pathOf = (server: string) => NodePath.join(directory, fileName(server))
+    const pathOf = (server: string) => paths.join(directory, fileName(server))
 
     // Why a file cannot be used, or its pins (none for a file not written yet).
     const read = (server: string): Effect.Effect<Either.Either<Map<string, ToolPins.Pin>, string>> =>
@@ -76,7 +80,7 @@ export const make = (directory: string): Effect.Effect<ToolPins.PinStore, never,
 
     const save = (server: string, pins: ReadonlyMap<string, ToolPins.Pin>) => {
       const path = pathOf(server)
-      const temporary = `${path}.${process.pid}.tmp`
+      const temporary = `${path}.${randomHex(6)}.tmp`
       const text = `${JSON.stringify({ server, tools: Object.fromEntries(pins) }, null, 2)}\n`
       return fs.makeDirectory(directory, { recursive: true }).pipe(
         Effect.zipRight(fs.writeFileString(temporary, text)),
@@ -93,7 +97,7 @@ export const make = (directory: string): Effect.Effect<ToolPins.PinStore, never,
     // again later), merged with this store's own.
     const written = Stream.fromEffect(fs.makeDirectory(directory, { recursive: true })).pipe(
       Stream.flatMap(() => fs.watch(directory)),
-      Stream.filterMap((event) => Option.fromNullable(serverOf(NodePath.basename(event.path)))),
+      Stream.filterMap((event) => Option.fromNullable(serverOf(paths.basename(event.path)))),
       Stream.retry(Schedule.spaced("1 second")),
       Stream.catchAll(() => Stream.empty)
     )

@@ -18,15 +18,23 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { StringDecoder } from "node:string_decoder"
+import {
+  type Abortable,
+  HttpWire,
+  type Wire,
+  type WireHandler,
+  type WireHeaders,
+  type WireRequest
+} from "../../HttpWire.js"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import { deliverBroken, type Incoming } from "../../Transport.js"
 import { revealAll } from "../reveal.js"
 import { safeUrl, scrubCause, scrubUrls } from "../secrets.js"
-import * as HttpWire from "./httpWire.js"
-import { type Abortable, header, type Wire, type WireHandler, type WireHeaders, type WireRequest } from "./httpWire.js"
+import * as Wires from "./httpWire.js"
+import { header } from "./httpWire.js"
 import type { Event as SseEvent, SseDecoder } from "./sseDecoder.js"
+import { Utf8Text } from "./utf8Text.js"
 
 /**
  * Which redirects are followed: none, only to the same origin (the default), or any.
@@ -70,14 +78,14 @@ export interface Options {
   readonly auth?: RequestAuth | undefined
 }
 
-/** The Context of a transport owned by the current Scope, on the HttpClient of its context. */
+/** The Context of a transport owned by the current Scope, on the HttpWire of its context if any, else its HttpClient. */
 export const makeContext = (options: Options): Effect.Effect<Context, never, Scope.Scope | HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const runtime = yield* Effect.runtime<never>()
     return {
       server: options.name,
-      wire: HttpWire.of(client, runtime),
+      wire: Wires.of(yield* Effect.serviceOption(HttpWire), client, runtime),
       headers: revealAll(options.headers),
       maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
       redirects: options.redirects ?? "same-origin",
@@ -387,8 +395,7 @@ export interface EventReader {
  * with a Limit error (and the exchange aborted) when an event exceeds the size cap.
  */
 export class EventSink implements Sink {
-  // StringDecoder: TextDecoder's option checks cost more than the decoding of a small event.
-  private readonly text = new StringDecoder("utf8")
+  private readonly text = new Utf8Text()
   private readonly events: Array<SseEvent> = []
   private done = false
 

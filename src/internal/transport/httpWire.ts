@@ -1,9 +1,7 @@
 /**
- * The HTTP exchange the HTTP transports are written on: one request, its answer handed to
- * callbacks as it arrives, so that a transport completes a request from the I/O callback
- * that read its answer. Any `HttpClient` can carry it (a fiber per exchange, reading the
- * body as a Stream); a client that brings its own wire under {@link WireTypeId} (the one
- * from `HttpClientUndici`) carries it with no fiber, Stream or promise at all.
+ * The wire the HTTP transports use (see the public HttpWire module): the HttpWire in context
+ * when it stands for the `HttpClient` in context, else one on that client, a fiber per exchange reading the
+ * body as a Stream.
  *
  * @internal
  */
@@ -13,45 +11,10 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
-
-/** One request, as it goes on the wire. */
-export interface WireRequest {
-  readonly method: "GET" | "POST" | "DELETE"
-  readonly url: string
-  /** Every header, lower-cased names; a POST body's content type among them. */
-  readonly headers: Readonly<Record<string, string>>
-  readonly body?: string | undefined
-}
-
-/** Response headers, names lower-cased. */
-export type WireHeaders = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-/**
- * Where an exchange reports; after `onEnd` or `onError` nothing more is called. Its
- * functions are called as methods, so a class can be the handler.
- */
-export interface WireHandler {
-  /** The status and headers; called once, before any data. */
-  readonly onHeaders: (status: number, headers: WireHeaders) => void
-  readonly onData: (chunk: Uint8Array) => void
-  readonly onEnd: () => void
-  /** The request could not be sent, or (after `onHeaders`) its body broke. */
-  readonly onError: (cause: unknown) => void
-}
-
-/** An exchange under way. */
-export interface Abortable {
-  /** Stops it: its connection is dropped and its handler hears nothing more. */
-  abort(): void
-}
-
-/** Starts one exchange. */
-export type Wire = (request: WireRequest, handler: WireHandler) => Abortable
-
-/** Where an `HttpClient` that brings its own wire keeps it. */
-export const WireTypeId: unique symbol = Symbol.for("mcp-fleet/HttpWire")
+import type { HttpWire, Wire, WireHeaders } from "../../HttpWire.js"
 
 /** One header's value (the first, if repeated). */
 export const header = (headers: WireHeaders, name: string): string | undefined => {
@@ -59,9 +22,15 @@ export const header = (headers: WireHeaders, name: string): string | undefined =
   return typeof value === "string" || value === undefined ? value : value[0]
 }
 
-/** The wire for `client`: its own, else one that runs each exchange in a fiber of `runtime`. */
-export const of = (client: HttpClient.HttpClient, runtime: Runtime.Runtime<never>): Wire =>
-  (client as { readonly [WireTypeId]?: Wire })[WireTypeId] ?? fromHttpClient(client, runtime)
+/**
+ * The HttpWire's exchange when there is one for `client` itself, else a wire that runs each
+ * exchange of `client` in a fiber of `runtime`.
+ */
+export const of = (
+  wire: Option.Option<HttpWire>,
+  client: HttpClient.HttpClient,
+  runtime: Runtime.Runtime<never>
+): Wire => Option.isSome(wire) && wire.value.client === client ? wire.value.exchange : fromHttpClient(client, runtime)
 
 const fromHttpClient = (client: HttpClient.HttpClient, runtime: Runtime.Runtime<never>): Wire => {
   const runFork = Runtime.runFork(runtime)

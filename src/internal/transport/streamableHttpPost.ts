@@ -10,10 +10,10 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type { Abortable, WireRequest } from "../../HttpWire.js"
 import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as Http from "./http.js"
-import type { Abortable, WireRequest } from "./httpWire.js"
 import { modernVersion } from "./mcpHeaders.js"
 import type { Connection } from "./streamableHttpConnection.js"
 import { EventStream, type Reader, type Reading } from "./streamableHttpStream.js"

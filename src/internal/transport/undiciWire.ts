@@ -6,7 +6,7 @@
  * @internal
  */
 import type { Dispatcher } from "undici"
-import type { Abortable, Wire, WireHandler } from "./httpWire.js"
+import type { Abortable, Wire, WireHandler } from "../../HttpWire.js"
 
 const ABORTED = new Error("the exchange was abandoned")
 

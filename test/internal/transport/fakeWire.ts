@@ -3,8 +3,8 @@
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Runtime from "effect/Runtime"
+import type { Wire, WireHandler, WireRequest } from "../../../src/HttpWire.js"
 import type * as Http from "../../../src/internal/transport/http.js"
-import type { Wire, WireHandler, WireRequest } from "../../../src/internal/transport/httpWire.js"
 
 export interface Sent {
   readonly request: WireRequest

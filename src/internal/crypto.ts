@@ -1,0 +1,53 @@
+/**
+ * The hashing and randomness mcp-fleet needs, on any Web-standard runtime: synchronous
+ * SHA-256 and HMAC-SHA-256 from `@noble/hashes` (WebCrypto's `subtle` is async only, and these
+ * digests are taken inside pure functions: qualified names, spec hashes, pins, signed state),
+ * and random bytes and ids from `globalThis.crypto`, which Node ≥ 19, Deno, Bun, Workers and
+ * browsers all have.
+ *
+ * @internal
+ */
+import { hmac } from "@noble/hashes/hmac.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+
+const encoder = new TextEncoder()
+
+const hex = (bytes: Uint8Array): string => {
+  let text = ""
+  for (const byte of bytes) text += byte.toString(16).padStart(2, "0")
+  return text
+}
+
+/** `bytes` in base64url, without padding. */
+export const base64url = (bytes: Uint8Array): string => {
+  let binary = ""
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+}
+
+/** The SHA-256 of `text`'s UTF-8 bytes, in lowercase hex. */
+export const sha256Hex = (text: string): string => hex(sha256(encoder.encode(text)))
+
+/** The SHA-256 of `text`'s UTF-8 bytes, in base64url. */
+export const sha256Base64url = (text: string): string => base64url(sha256(encoder.encode(text)))
+
+/** The HMAC-SHA-256 of `text`'s UTF-8 bytes under `key`, in base64url. */
+export const hmacSha256Base64url = (key: Uint8Array, text: string): string =>
+  base64url(hmac(sha256, key, encoder.encode(text)))
+
+/** Whether two strings are equal, taking the same time whatever the first difference. */
+export const timingSafeEqual = (a: string, b: string): boolean => {
+  if (a.length !== b.length) return false
+  let difference = 0
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return difference === 0
+}
+
+/** `length` cryptographically random bytes. */
+export const randomBytes = (length: number): Uint8Array => globalThis.crypto.getRandomValues(new Uint8Array(length))
+
+/** `length` random bytes in lowercase hex. */
+export const randomHex = (length: number): string => hex(randomBytes(length))
+
+/** A random (version 4) UUID. */
+export const randomUUID = (): string => globalThis.crypto.randomUUID()

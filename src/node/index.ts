@@ -1,0 +1,30 @@
+/**
+ * `mcp-fleet/node`: what needs Node, beside the neutral main entry (as `@effect/platform-node`
+ * sits beside `@effect/platform`): stdio servers as child processes and their process-tree
+ * guardian, WebSocket on `ws`, the undici HTTP client, serving MCP on `node:http`
+ * (NodeMcpServer, NodeGateway), and `NodeFleet.layer`, which gives a Node program's fleet all
+ * of them at once.
+ *
+ * @since 0.4.0
+ */
+
+/** Everything a fleet runs on in Node, in one Layer; the launcher of stdio and WebSocket servers. */
+export * as NodeFleet from "../NodeFleet.js"
+
+/** McpServer served on node:http: toNodeHandler, serveHttp. */
+export * as NodeMcpServer from "../NodeMcpServer.js"
+
+/** The gateway served on node:http: serveHttp, toNodeHandler, layerHttp. */
+export * as NodeGateway from "../NodeGateway.js"
+
+/** Roots for the Host made from local paths. */
+export * as NodeHost from "../NodeHost.js"
+
+/** The stdio transport: a server as a child process, its process tree ended with the Scope. */
+export * as Stdio from "../Stdio.js"
+
+/** The WebSocket transport, on `ws` (custom headers on the upgrade request). */
+export * as WebSocket from "../WebSocket.js"
+
+/** A lean HttpClient on undici, with the fast wire the HTTP transports use. */
+export * as HttpClientUndici from "../HttpClientUndici.js"
