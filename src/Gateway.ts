@@ -219,10 +219,18 @@ export type Requirements = ServerRegistry.ServerRegistry | Policy.Policy
  * @since 0.2.0
  * @category tags
  */
-export class ClientHost extends Context.Tag("mcp-fleet/Gateway/ClientHost")<ClientHost, {
+export interface ClientHost {
   /** @internal */
   readonly relay: GatewayRelay.Relay
-}>() {}
+}
+
+/**
+ * The `ClientHost` service tag.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export const ClientHost = Context.GenericTag<ClientHost>("mcp-fleet/Gateway/ClientHost")
 
 /**
  * The gateway's clients as the fleet's host. Provide it to the `ServerRegistry` (its

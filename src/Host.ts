@@ -57,7 +57,7 @@ export interface RequestContext {
  * @since 0.2.0
  * @category models
  */
-export interface SamplingService {
+export interface Sampling {
   /**
    * What to declare beyond plain sampling: `context` (the server may ask for `includeContext`
    * other than `none`) and `tools` (2025-11-25: the request may carry tools, and the answer
@@ -76,7 +76,7 @@ export interface SamplingService {
  * @since 0.2.0
  * @category tags
  */
-export class Sampling extends Context.Tag("mcp-fleet/Host/Sampling")<Sampling, SamplingService>() {}
+export const Sampling = Context.GenericTag<Sampling>("mcp-fleet/Host/Sampling")
 
 /**
  * Answers `elicitation/create`. A form's accepted content needs only what the user gave: the
@@ -85,7 +85,7 @@ export class Sampling extends Context.Tag("mcp-fleet/Host/Sampling")<Sampling, S
  * @since 0.2.0
  * @category models
  */
-export interface ElicitationService {
+export interface Elicitation {
   /** Whether URL mode (2025-11-25) is supported. Default: false; URL requests are then refused. */
   readonly url?: boolean | undefined
   readonly elicit: (
@@ -104,7 +104,7 @@ export interface ElicitationService {
  * @since 0.2.0
  * @category tags
  */
-export class Elicitation extends Context.Tag("mcp-fleet/Host/Elicitation")<Elicitation, ElicitationService>() {}
+export const Elicitation = Context.GenericTag<Elicitation>("mcp-fleet/Host/Elicitation")
 
 /**
  * The roots every server is told; setting the ref tells every connected server that they
@@ -113,7 +113,7 @@ export class Elicitation extends Context.Tag("mcp-fleet/Host/Elicitation")<Elici
  * @since 0.2.0
  * @category models
  */
-export interface RootsService {
+export interface Roots {
   readonly roots: SubscriptionRef.SubscriptionRef<ReadonlyArray<McpSchema.Root>>
   /**
    * Answers one `roots/list` when the answer depends on the request (a gateway asks the
@@ -130,7 +130,7 @@ export interface RootsService {
  * @since 0.2.0
  * @category tags
  */
-export class Roots extends Context.Tag("mcp-fleet/Host/Roots")<Roots, RootsService>() {}
+export const Roots = Context.GenericTag<Roots>("mcp-fleet/Host/Roots")
 
 /**
  * Which host features one connection offers: each is on when its service is in context,
@@ -152,9 +152,9 @@ export interface Features {
  * @category models
  */
 export interface Services {
-  readonly sampling: Option.Option<SamplingService>
-  readonly elicitation: Option.Option<ElicitationService>
-  readonly roots: Option.Option<RootsService>
+  readonly sampling: Option.Option<Sampling>
+  readonly elicitation: Option.Option<Elicitation>
+  readonly roots: Option.Option<Roots>
 }
 
 /**
@@ -231,7 +231,7 @@ export const inputRequest: (
  * @since 0.2.0
  * @category layers
  */
-export const layerSampling = (service: SamplingService): Layer.Layer<Sampling> => Layer.succeed(Sampling, service)
+export const layerSampling = (service: Sampling): Layer.Layer<Sampling> => Layer.succeed(Sampling, service)
 
 /**
  * An elicitation service.
@@ -239,8 +239,7 @@ export const layerSampling = (service: SamplingService): Layer.Layer<Sampling> =
  * @since 0.2.0
  * @category layers
  */
-export const layerElicitation = (service: ElicitationService): Layer.Layer<Elicitation> =>
-  Layer.succeed(Elicitation, service)
+export const layerElicitation = (service: Elicitation): Layer.Layer<Elicitation> => Layer.succeed(Elicitation, service)
 
 /**
  * A roots service starting with `initial`.

@@ -94,4 +94,4 @@ export interface HttpWire {
  * @since 0.4.0
  * @category tags
  */
-export const HttpWire: Context.Tag<HttpWire, HttpWire> = Context.GenericTag<HttpWire>("mcp-fleet/HttpWire")
+export const HttpWire = Context.GenericTag<HttpWire>("mcp-fleet/HttpWire")

@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as McpError from "./McpError.js"
-import type { TransportService } from "./Transport.js"
+import type { Transport } from "./Transport.js"
 
 /**
  * How to start a stdio server.
@@ -78,9 +78,9 @@ export interface WebSocketOptions {
  */
 export interface Launcher {
   /** Starts a server as a child process speaking on stdio (and its whole process tree ends with the Scope). */
-  readonly stdio: (options: StdioOptions) => Effect.Effect<TransportService, McpError.McpError, Scope.Scope>
+  readonly stdio: (options: StdioOptions) => Effect.Effect<Transport, McpError.McpError, Scope.Scope>
   /** Opens a WebSocket to a server; fails if it does not open. */
-  readonly webSocket: (options: WebSocketOptions) => Effect.Effect<TransportService, McpError.McpError, Scope.Scope>
+  readonly webSocket: (options: WebSocketOptions) => Effect.Effect<Transport, McpError.McpError, Scope.Scope>
 }
 
 /**
@@ -89,7 +89,7 @@ export interface Launcher {
  * @since 0.4.0
  * @category tags
  */
-export const Launcher: Context.Tag<Launcher, Launcher> = Context.GenericTag<Launcher>("mcp-fleet/Launcher")
+export const Launcher = Context.GenericTag<Launcher>("mcp-fleet/Launcher")
 
 const missing = (server: string, what: string) =>
   McpError.config(server, {
@@ -104,7 +104,7 @@ const missing = (server: string, what: string) =>
  * @since 0.4.0
  * @category constructors
  */
-export const stdio = (options: StdioOptions): Effect.Effect<TransportService, McpError.McpError, Scope.Scope> =>
+export const stdio = (options: StdioOptions): Effect.Effect<Transport, McpError.McpError, Scope.Scope> =>
   Effect.flatMap(Effect.serviceOption(Launcher), (launcher) =>
     Option.isSome(launcher)
       ? launcher.value.stdio(options)
@@ -119,7 +119,7 @@ export const stdio = (options: StdioOptions): Effect.Effect<TransportService, Mc
  */
 export const webSocket = (
   options: WebSocketOptions
-): Effect.Effect<TransportService, McpError.McpError, Scope.Scope> =>
+): Effect.Effect<Transport, McpError.McpError, Scope.Scope> =>
   Effect.flatMap(Effect.serviceOption(Launcher), (launcher) =>
     Option.isSome(launcher)
       ? launcher.value.webSocket(options)

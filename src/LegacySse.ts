@@ -17,7 +17,7 @@ import { safeUrl } from "./internal/secrets.js"
 import * as Http from "./internal/transport/http.js"
 import * as Legacy from "./internal/transport/legacySse.js"
 import type * as McpError from "./McpError.js"
-import { Inbox, Transport, type TransportService } from "./Transport.js"
+import { Inbox, Transport } from "./Transport.js"
 
 /**
  * How to reach a 2024-11-05 HTTP+SSE server.
@@ -61,7 +61,7 @@ export interface Options {
  */
 export const make = (
   options: Options
-): Effect.Effect<TransportService, McpError.McpError, Scope.Scope | HttpClient.HttpClient> =>
+): Effect.Effect<Transport, McpError.McpError, Scope.Scope | HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const ctx = yield* Http.makeContext(options)
     const inbox = new Inbox(ctx.server)
@@ -74,7 +74,7 @@ export const make = (
         inbox.open ? session.send(message) : Effect.fail(Http.closedError(ctx, "the connection is closed")),
       listen: inbox.listen,
       info: () => ({ url: safeUrl(options.url), endpoint: safeUrl(session.endpoint) })
-    } satisfies TransportService
+    } satisfies Transport
   })
 
 /**

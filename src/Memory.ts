@@ -11,7 +11,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { deliverStream, Inbox, type TransportService } from "./Transport.js"
+import { deliverStream, Inbox, type Transport } from "./Transport.js"
 
 /**
  * One end of a linked pair.
@@ -19,7 +19,7 @@ import { deliverStream, Inbox, type TransportService } from "./Transport.js"
  * @since 0.1.0
  * @category models
  */
-export interface MemoryTransport extends TransportService {
+export interface MemoryTransport extends Transport {
   /** Hangs up: the other end's receiver is closed with a Closed error, and sends fail. */
   readonly close: Effect.Effect<void>
 }

@@ -36,15 +36,7 @@ import * as FileStore from "./internal/oauth/fileStore.js"
 import * as Headless from "./internal/oauth/headless.js"
 import * as Loopback from "./internal/oauth/loopback.js"
 import * as MemoryStore from "./internal/oauth/memoryStore.js"
-import {
-  Authorizer,
-  type AuthorizerService,
-  type Config,
-  type Refusal,
-  type ServerAuth,
-  TokenStore,
-  type TokenStoreService
-} from "./internal/oauth/model.js"
+import { Authorizer, type Config, type Refusal, type ServerAuth, TokenStore } from "./internal/oauth/model.js"
 import * as ServerAuthImpl from "./internal/oauth/serverAuth.js"
 
 export {
@@ -56,19 +48,12 @@ export {
    */
   type AuthMethod,
   /**
-   * The authorizer service.
+   * The authorizer service: how the user is sent to the authorization page.
    *
    * @since 0.1.0
    * @category tags
    */
   Authorizer,
-  /**
-   * How the user is sent to the authorization page.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  type AuthorizerService,
   /**
    * One authorization's redirect URI and the way to the user.
    *
@@ -151,19 +136,12 @@ export {
    */
   type TokenRecord,
   /**
-   * The token store service.
+   * The token store service: where tokens and registered clients are kept.
    *
    * @since 0.1.0
    * @category tags
    */
-  TokenStore,
-  /**
-   * Where tokens and registered clients are kept.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  type TokenStoreService
+  TokenStore
 } from "./internal/oauth/model.js"
 
 /**
@@ -172,7 +150,7 @@ export {
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemoryStore: Effect.Effect<TokenStoreService> = MemoryStore.make
+export const makeMemoryStore: Effect.Effect<TokenStore> = MemoryStore.make
 
 /**
  * A store in a directory: one file per issuer and resource, mode 0600, written by rename.
@@ -180,7 +158,7 @@ export const makeMemoryStore: Effect.Effect<TokenStoreService> = MemoryStore.mak
  * @since 0.1.0
  * @category constructors
  */
-export const makeFileStore = (dir: string): TokenStoreService => FileStore.make(dir)
+export const makeFileStore = (dir: string): TokenStore => FileStore.make(dir)
 
 /**
  * The directory the CLI keeps tokens in: `oauth` in the user config dir.
@@ -223,8 +201,7 @@ export const layerHeadless: Layer.Layer<Authorizer> = Layer.succeed(Authorizer, 
  * @since 0.1.0
  * @category constructors
  */
-export const makeLoopback = (show: (server: string, url: URL) => Effect.Effect<void>): AuthorizerService =>
-  Loopback.make(show)
+export const makeLoopback = (show: (server: string, url: URL) => Effect.Effect<void>): Authorizer => Loopback.make(show)
 
 /**
  * The authorizer of {@link layerDeferred}.
@@ -232,7 +209,7 @@ export const makeLoopback = (show: (server: string, url: URL) => Effect.Effect<v
  * @since 0.1.0
  * @category constructors
  */
-export const deferredAuthorizer: AuthorizerService = Headless.deferred
+export const deferredAuthorizer: Authorizer = Headless.deferred
 
 /**
  * An authorizer that never reaches a user: a server that needs one fails with a

@@ -37,7 +37,7 @@ import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
 import { type Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
-import { BrokenAnswer, type Incoming, RequestFailed, Transport, type TransportService } from "./Transport.js"
+import { BrokenAnswer, type Incoming, RequestFailed, Transport } from "./Transport.js"
 
 /**
  * A progress notification for a request in flight.
@@ -276,7 +276,7 @@ const messageOf = (entry: Entry, params: Record<string, unknown> | undefined): J
 
 // Sends requests and waits for their answers.
 const makeRequest = (options: {
-  readonly transport: TransportService
+  readonly transport: Transport
   readonly pending: Pending
   readonly cancel: (id: JsonRpc.RequestId, reason: string) => void
   readonly open: (method: string, requestOptions: RequestOptions) => Entry

@@ -18,7 +18,7 @@ import type { McpError } from "./McpError.js"
 import type * as OAuth from "./OAuth.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ToolPins from "./ToolPins.js"
-import type { TransportService } from "./Transport.js"
+import type { Transport } from "./Transport.js"
 
 /**
  * A local server: a child process speaking on stdio. The fields are Stdio's own options
@@ -64,7 +64,7 @@ export interface RemoteTransportSpec
 export interface CustomTransportSpec {
   readonly type: "custom"
   readonly key: string
-  readonly connect: Effect.Effect<TransportService, McpError, Scope.Scope>
+  readonly connect: Effect.Effect<Transport, McpError, Scope.Scope>
 }
 
 /**
@@ -286,7 +286,7 @@ export const secrets = (spec: ServerSpec): ReadonlyArray<Redacted.Redacted<strin
 export const connect = (
   spec: ServerSpec,
   auth?: Redacted.Redacted<string> | StreamableHttp.RequestAuth | undefined
-): Effect.Effect<TransportService, McpError, Scope.Scope | HttpClient.HttpClient> => {
+): Effect.Effect<Transport, McpError, Scope.Scope | HttpClient.HttpClient> => {
   const transport = spec.transport
   switch (transport.type) {
     case "stdio":

@@ -41,7 +41,7 @@ import * as StdioServer from "./internal/transport/stdioServer.js"
 import * as JsonRpc from "./JsonRpc.js"
 import type * as Launcher from "./Launcher.js"
 import * as McpError from "./McpError.js"
-import { Inbox, RequestFailed, sendWith, Transport, type TransportService } from "./Transport.js"
+import { Inbox, RequestFailed, sendWith, Transport } from "./Transport.js"
 
 /**
  * How to start a stdio server (declared by the neutral Launcher, which this module implements on Node).
@@ -145,7 +145,7 @@ const watchEnding = (
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options): Effect.Effect<TransportService, McpError.McpError, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Transport, McpError.McpError, Scope.Scope> =>
   Effect.gen(function*() {
     const server = options.name
     const runtime = yield* Effect.runtime<never>()
@@ -250,7 +250,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
         ...(skipped && { skippedLines: skipped.lines, firstSkipped: skipped.first }),
         ...(stopped && { shutdown: stopped })
       })
-    } satisfies TransportService
+    } satisfies Transport
   })
 
 // Stdin is closed already: wait, then SIGTERM the tree, then SIGKILL it. Each wait ends
@@ -297,7 +297,7 @@ export const makeServer: (
   input: Readable,
   output: Writable,
   maxMessageBytes?: number
-) => Effect.Effect<TransportService, never, Scope.Scope> = StdioServer.make
+) => Effect.Effect<Transport, never, Scope.Scope> = StdioServer.make
 
 /**
  * A layer providing a stdio Transport.

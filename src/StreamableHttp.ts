@@ -34,7 +34,7 @@ import { listen } from "./internal/transport/streamableHttpListen.js"
 import * as Post from "./internal/transport/streamableHttpPost.js"
 import * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
-import { Inbox, RequestFailed, Transport, type TransportService } from "./Transport.js"
+import { Inbox, RequestFailed, Transport } from "./Transport.js"
 
 /**
  * How to reach an HTTP server.
@@ -131,7 +131,7 @@ const endSession = (ctx: Http.Context, conn: Connection, httpTimeoutMs: number):
  */
 export const make = (
   options: Options
-): Effect.Effect<TransportService, McpError.McpError, Scope.Scope | HttpClient.HttpClient> =>
+): Effect.Effect<Transport, McpError.McpError, Scope.Scope | HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const mode = options.mode ?? "auto"
     const ctx = yield* Http.makeContext(options)
@@ -242,7 +242,7 @@ export const make = (
         ...(legacy === undefined ? {} : { endpoint: safeUrl(legacy.endpoint) }),
         ...(conn.sessionId === undefined ? {} : { sessionId: conn.sessionId })
       })
-    } satisfies TransportService
+    } satisfies Transport
   })
 
 /**

@@ -99,7 +99,7 @@ export interface Receiver {
  *
  * @since 0.1.0
  */
-export interface TransportService {
+export interface Transport {
   /** The name of the server this connection goes to, used in every error and log line. */
   readonly server: string
   /** What kind of transport this is ("stdio", "http", "sse", "ws", "memory", ...). */
@@ -140,7 +140,7 @@ export interface TransportService {
  *
  * @since 0.1.0
  */
-export class Transport extends Context.Tag("mcp-fleet/Transport")<Transport, TransportService>() {}
+export const Transport = Context.GenericTag<Transport>("mcp-fleet/Transport")
 
 /**
  * The receiving half of a transport, for those who write one: it keeps what arrives before

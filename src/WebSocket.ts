@@ -15,7 +15,7 @@ import { safeUrl, scrubCause, scrubUrls } from "./internal/secrets.js"
 import * as JsonRpc from "./JsonRpc.js"
 import type * as Launcher from "./Launcher.js"
 import * as McpError from "./McpError.js"
-import { deliverBroken, Inbox, Transport, type TransportService } from "./Transport.js"
+import { deliverBroken, Inbox, Transport } from "./Transport.js"
 
 /**
  * How to reach a WebSocket server (declared by the neutral Launcher, which this module implements on Node).
@@ -31,7 +31,7 @@ const MESSAGE_TOO_BIG = 1009
  *
  * @since 0.1.0
  */
-export const make = (options: Options): Effect.Effect<TransportService, McpError.McpError, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Transport, McpError.McpError, Scope.Scope> =>
   Effect.gen(function*() {
     const server = options.name
     const maxBytes = options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
@@ -88,7 +88,7 @@ export const make = (options: Options): Effect.Effect<TransportService, McpError
           : Effect.fail(closed(server, "the connection is closed")),
       listen: inbox.listen,
       info: () => ({ url: safeUrl(options.url) })
-    } satisfies TransportService
+    } satisfies Transport
   })
 
 const closed = (server: string, message: string) => McpError.make(server, new McpError.ClosedReason({ message }))

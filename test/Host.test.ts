@@ -44,7 +44,7 @@ const sampling = (
     McpSchema.CreateMessageResult,
     Peer.HandlerError
   > = () => Effect.succeed(answer),
-  capabilities?: Host.SamplingService["capabilities"]
+  capabilities?: Host.Sampling["capabilities"]
 ) =>
   Host.layerSampling({
     capabilities,
@@ -70,7 +70,7 @@ const form = {
 
 const elicitation = (
   reply: (request: McpSchema.ElicitRequestParams) => McpSchema.ElicitResult,
-  extra: Partial<Host.ElicitationService> = {}
+  extra: Partial<Host.Elicitation> = {}
 ) => Host.layerElicitation({ elicit: (request) => Effect.succeed(reply(request)), ...extra })
 
 describe("Host", () => {

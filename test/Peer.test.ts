@@ -8,7 +8,7 @@ import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
-import { BrokenAnswer, Inbox, type Receiver, Transport, type TransportService } from "../src/Transport.js"
+import { BrokenAnswer, Inbox, type Receiver, Transport } from "../src/Transport.js"
 import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
@@ -263,7 +263,7 @@ describe("Peer", () => {
       expect(refused.reason).toMatchObject({ _tag: "Closed", method: "tools/call", unsent: true })
       // A connection ended by another error refuses with a Closed error that says which.
       let receiver: Receiver | undefined
-      const transport: TransportService = {
+      const transport: Transport = {
         server: "srv",
         kind: "test",
         send: () => Effect.void,
@@ -336,7 +336,7 @@ describe("Peer", () => {
     Effect.gen(function*() {
       const inbox = new Inbox("srv")
       const sent = yield* Queue.unbounded<JsonRpc.Message>()
-      const transport: TransportService = {
+      const transport: Transport = {
         server: "srv",
         kind: "test",
         send: (message) => Queue.offer(sent, message),
@@ -360,7 +360,7 @@ describe("Peer", () => {
   it.scoped("fails a request at once when its answer is broken, quoting it; other ids are ignored", () =>
     Effect.gen(function*() {
       let receiver: Receiver | undefined
-      const transport: TransportService = {
+      const transport: Transport = {
         server: "srv",
         kind: "test",
         send: () => Effect.void,
@@ -414,7 +414,7 @@ describe("Peer", () => {
       let receiver: Receiver | undefined
       // eslint-disable-next-line prefer-const -- read by the transport before it is assigned below
       let peer: Peer.Peer | undefined
-      const transport: TransportService = {
+      const transport: Transport = {
         server: "srv",
         kind: "test",
         send: (message) =>
@@ -436,7 +436,7 @@ describe("Peer", () => {
     Effect.gen(function*() {
       const sent: Array<JsonRpc.Message> = []
       const refused = McpError.make("srv", new McpError.TransportReason({ message: "refused" }))
-      const transport: TransportService = {
+      const transport: Transport = {
         server: "srv",
         kind: "test",
         send: (message) => Effect.suspend(() => (sent.push(message), Effect.fail(refused))),
@@ -452,7 +452,7 @@ describe("Peer", () => {
   it.scoped("cancels a request interrupted while its send is under way", () =>
     Effect.gen(function*() {
       const notified: Array<JsonRpc.Message> = []
-      const transport: TransportService = {
+      const transport: Transport = {
         server: "srv",
         kind: "test",
         send: (message) => JsonRpc.isRequest(message) ? Effect.never : Effect.sync(() => notified.push(message)),

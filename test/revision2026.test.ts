@@ -24,7 +24,7 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as Stdio from "../src/Stdio.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
-import { Transport, type TransportService } from "../src/Transport.js"
+import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
 import { json, mcp, type Seen, serve } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
@@ -74,7 +74,7 @@ const memoryServer = (handlers: Record<string, Peer.Handler> = {}) =>
     return { transport: client, requests, peer, methods: () => requests.map((request) => request.method) }
   })
 
-const connect = (transport: TransportService, options: McpClient.Options = {}) =>
+const connect = (transport: Transport, options: McpClient.Options = {}) =>
   McpClient.make({ clientInfo: { name: "tester", version: "1.0.0" }, ...options }).pipe(
     Effect.provideService(Transport, transport)
   )

@@ -211,7 +211,7 @@ const runCommand = (command: FleetConfig.SamplingCommand, input: string, server:
  *
  * @since 0.2.0
  */
-export const samplingByCommand = (command: FleetConfig.SamplingCommand): Host.SamplingService => {
+export const samplingByCommand = (command: FleetConfig.SamplingCommand): Host.Sampling => {
   const timeout = command.timeout ?? Duration.minutes(2)
   return {
     createMessage: (request, { server }) =>
@@ -240,7 +240,7 @@ export const layer = (
     Host.layerRoots(settings.roots.map(NodeHost.rootOf)),
     Layer.effect(
       Host.Elicitation,
-      Effect.map(Effect.makeSemaphore(1), (one): Host.ElicitationService => {
+      Effect.map(Effect.makeSemaphore(1), (one): Host.Elicitation => {
         const form = askForm((text) => Prompt.question(text))
         return {
           elicit: (request, { server }) =>

@@ -16,7 +16,7 @@ import type * as McpSchema from "../McpSchema.js"
 import * as McpServer from "../McpServer.js"
 import * as Memory from "../Memory.js"
 import type * as Peer from "../Peer.js"
-import { Transport, type TransportService } from "../Transport.js"
+import { Transport } from "../Transport.js"
 
 /**
  * What a tool handler can do besides answering.
@@ -130,10 +130,10 @@ const capabilitiesOf = (options: Options): McpSchema.ServerCapabilities => {
 
 // The server's end, noting every request it receives (ping only when a handler replaces it).
 const recording = (
-  transport: TransportService,
+  transport: Transport,
   requests: Array<JsonRpc.Request>,
   pings: boolean
-): TransportService => ({
+): Transport => ({
   ...transport,
   listen: (receiver) =>
     transport.listen({

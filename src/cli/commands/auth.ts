@@ -38,7 +38,7 @@ const show = (server: string, url: URL) =>
   )
 
 // The stored grants: which server, where, until when; never a token.
-const list = (settings: Settings.Settings, store: OAuth.TokenStoreService) =>
+const list = (settings: Settings.Settings, store: OAuth.TokenStore) =>
   Effect.gen(function*() {
     const records = yield* Effect.mapError(store.listTokens, oauthError)
     const rows = records.map((record) => ({

@@ -20,7 +20,7 @@ import * as McpError from "../../McpError.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import type * as Stdio from "../../Stdio.js"
-import { Transport, type TransportService } from "../../Transport.js"
+import { Transport } from "../../Transport.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
@@ -114,7 +114,7 @@ const steps = (
 ): Effect.Effect<Report, never, ServerRegistry.Requirements> =>
   Effect.gen(function*() {
     const steps: Array<Step> = []
-    let opened: TransportService | undefined
+    let opened: Transport | undefined
     const step = <A, E extends { readonly message: string }, R>(
       name: string,
       effect: Effect.Effect<A, E, R>,

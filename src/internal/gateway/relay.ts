@@ -232,9 +232,9 @@ const guessed = (relay: Relay, context: Host.RequestContext, method: string, par
 
 /** The host services that pass the fleet's requests to the gateway's clients. */
 export const services = (relay: Relay): {
-  readonly sampling: Host.SamplingService
-  readonly elicitation: Host.ElicitationService
-  readonly roots: Host.RootsService
+  readonly sampling: Host.Sampling
+  readonly elicitation: Host.Elicitation
+  readonly roots: Host.Roots
 } => ({
   sampling: {
     // Declared to the servers so they may ask; each request is checked against its client's.

@@ -71,7 +71,7 @@ const contextOf = (server: string, notify: Notify, request: JsonRpc.Request): Ho
 const usesTools = (content: McpSchema.CreateMessageResult["content"]) =>
   (Array.isArray(content) ? content : [content]).some((block) => block.type === "tool_use")
 
-const samplingHandler = (service: Host.SamplingService, server: string, notify: Notify): Peer.Handler => {
+const samplingHandler = (service: Host.Sampling, server: string, notify: Notify): Peer.Handler => {
   const tools = service.capabilities?.tools === true
   return (request) =>
     Effect.gen(function*() {
@@ -91,30 +91,29 @@ const samplingHandler = (service: Host.SamplingService, server: string, notify: 
     })
 }
 
-const elicitationHandler =
-  (service: Host.ElicitationService, server: string, notify: Notify): Peer.Handler => (request) =>
-    Effect.gen(function*() {
-      const asked = yield* params(decodeElicitParams(request.params, "invalid elicitation/create params"))
-      if (asked.mode === "url" && service.url !== true) {
-        return yield* invalid(JsonRpc.ErrorCode.InvalidParams, "this client does not support URL elicitation")
-      }
-      const answer = yield* service.elicit(asked, contextOf(server, notify, request))
-      const result = yield* decodeElicitResult(answer, "the elicitation answer is invalid")
-      // Content belongs to an accepted form only.
-      if (result.action !== "accept" || asked.mode === "url") {
-        const { content: _, ...rest } = result
-        return rest as Record<string, unknown>
-      }
-      const content = applyDefaults(asked.requestedSchema, result.content ?? {})
-      const problem = checkForm(asked.requestedSchema, content)
-      if (problem !== undefined) {
-        return yield* invalid(
-          JsonRpc.ErrorCode.InternalError,
-          `the form does not match the requested schema: ${problem}`
-        )
-      }
-      return { ...result, content }
-    })
+const elicitationHandler = (service: Host.Elicitation, server: string, notify: Notify): Peer.Handler => (request) =>
+  Effect.gen(function*() {
+    const asked = yield* params(decodeElicitParams(request.params, "invalid elicitation/create params"))
+    if (asked.mode === "url" && service.url !== true) {
+      return yield* invalid(JsonRpc.ErrorCode.InvalidParams, "this client does not support URL elicitation")
+    }
+    const answer = yield* service.elicit(asked, contextOf(server, notify, request))
+    const result = yield* decodeElicitResult(answer, "the elicitation answer is invalid")
+    // Content belongs to an accepted form only.
+    if (result.action !== "accept" || asked.mode === "url") {
+      const { content: _, ...rest } = result
+      return rest as Record<string, unknown>
+    }
+    const content = applyDefaults(asked.requestedSchema, result.content ?? {})
+    const problem = checkForm(asked.requestedSchema, content)
+    if (problem !== undefined) {
+      return yield* invalid(
+        JsonRpc.ErrorCode.InternalError,
+        `the form does not match the requested schema: ${problem}`
+      )
+    }
+    return { ...result, content }
+  })
 
 /** The client's side of a connection to `server`, from `services`; `notify` reaches the server. */
 export const makeClientSide = (

@@ -20,7 +20,7 @@ import type { Options } from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
-import { Transport, type TransportService } from "../../Transport.js"
+import { Transport } from "../../Transport.js"
 import { RelatedCalls } from "./callInput.js"
 import { CallLogs } from "./callLogs.js"
 import type { Era } from "./era.js"
@@ -32,7 +32,7 @@ import type { Hello } from "./handshake.js"
 export interface Connection {
   readonly server: string
   readonly peer: Peer.Peer
-  readonly transport: TransportService
+  readonly transport: Transport
   /** The connection's Scope: what lives as long as it (listen streams, the cache) is forked here. */
   readonly scope: Scope.Scope
   readonly options: Options

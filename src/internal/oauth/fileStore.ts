@@ -17,7 +17,7 @@ import { watch } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { randomHex, sha256Hex } from "../crypto.js"
-import { type ClientRecord, OAuthError, type TokenRecord, type TokenStoreService } from "./model.js"
+import { type ClientRecord, OAuthError, type TokenRecord, type TokenStore } from "./model.js"
 
 /** A lock this old is broken: its process died holding it. */
 export const STALE_MS = 30_000
@@ -61,7 +61,7 @@ const clientFromJson = (json: Record<string, unknown>): ClientRecord => ({
 })
 
 /** A store in `dir`. */
-export const make = (dir: string): TokenStoreService => {
+export const make = (dir: string): TokenStore => {
   const path = (name: string) => NodePath.join(dir, name)
 
   const read = <A>(name: string, decode: (json: Record<string, unknown>) => A) =>

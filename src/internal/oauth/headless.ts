@@ -8,13 +8,13 @@
 import * as Effect from "effect/Effect"
 import { safeUrl } from "../secrets.js"
 import * as Http from "./http.js"
-import { type AuthorizerService, OAuthError } from "./model.js"
+import { type Authorizer, OAuthError } from "./model.js"
 
 /** The redirect URI of an authorizer that listens nowhere. */
 export const REDIRECT_URI = "http://127.0.0.1/callback"
 
 /** Follows the authorization URL's redirect back to the client and returns its parameters. */
-export const authorizer: AuthorizerService = {
+export const authorizer: Authorizer = {
   open: (server) =>
     Effect.succeed({
       redirectUri: REDIRECT_URI,
@@ -39,7 +39,7 @@ export const authorizer: AuthorizerService = {
 }
 
 /** Stops with the authorization URL: a person has to visit it. */
-export const deferred: AuthorizerService = {
+export const deferred: Authorizer = {
   open: (server) =>
     Effect.succeed({
       redirectUri: REDIRECT_URI,

@@ -9,7 +9,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as http from "node:http"
-import { type AuthorizerService, OAuthError } from "./model.js"
+import { type Authorizer, OAuthError } from "./model.js"
 
 /** How long a person has to finish the authorization. */
 export const WAIT = "5 minutes"
@@ -17,7 +17,7 @@ export const WAIT = "5 minutes"
 const PAGE = "<!doctype html><title>mcp-fleet</title><p>Authorized. You can close this page.</p>\n"
 
 /** An authorizer that shows the URL with `show` and listens for the redirect. */
-export const make = (show: (server: string, url: URL) => Effect.Effect<void>): AuthorizerService => ({
+export const make = (show: (server: string, url: URL) => Effect.Effect<void>): Authorizer => ({
   open: (server, callbackPort) =>
     Effect.gen(function*() {
       const answer = yield* Deferred.make<URLSearchParams>()

@@ -8,10 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
-import type { ClientRecord, TokenRecord, TokenStoreService } from "./model.js"
+import type { ClientRecord, TokenRecord, TokenStore } from "./model.js"
 
 /** A store in memory. */
-export const make: Effect.Effect<TokenStoreService> = Effect.map(PubSub.sliding<void>(16), (written) => {
+export const make: Effect.Effect<TokenStore> = Effect.map(PubSub.sliding<void>(16), (written) => {
   const changed = PubSub.publish(written, undefined)
   const tokens = new Map<string, TokenRecord>()
   const clients = new Map<string, ClientRecord>()

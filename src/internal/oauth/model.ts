@@ -151,7 +151,7 @@ export interface TokenRecord {
  * @since 0.1.0
  * @category models
  */
-export interface TokenStoreService {
+export interface TokenStore {
   readonly getTokens: (issuer: string, resource: string) => Effect.Effect<Option.Option<TokenRecord>, OAuthError>
   readonly setTokens: (record: TokenRecord) => Effect.Effect<void, OAuthError>
   readonly removeTokens: (issuer: string, resource: string) => Effect.Effect<void, OAuthError>
@@ -169,7 +169,7 @@ export interface TokenStoreService {
  * @since 0.1.0
  * @category tags
  */
-export class TokenStore extends Context.Tag("mcp-fleet/OAuth/TokenStore")<TokenStore, TokenStoreService>() {}
+export const TokenStore = Context.GenericTag<TokenStore>("mcp-fleet/OAuth/TokenStore")
 
 /**
  * One authorization: the redirect URI the authorization server sends the user back to, and
@@ -189,7 +189,7 @@ export interface AuthorizerSession {
  * @since 0.1.0
  * @category models
  */
-export interface AuthorizerService {
+export interface Authorizer {
   readonly open: (
     server: string,
     callbackPort: number | undefined
@@ -202,7 +202,7 @@ export interface AuthorizerService {
  * @since 0.1.0
  * @category tags
  */
-export class Authorizer extends Context.Tag("mcp-fleet/OAuth/Authorizer")<Authorizer, AuthorizerService>() {}
+export const Authorizer = Context.GenericTag<Authorizer>("mcp-fleet/OAuth/Authorizer")
 
 /**
  * A server's refusal: the HTTP status and its `WWW-Authenticate` header.

@@ -16,15 +16,13 @@ import * as Flow from "./flow.js"
 import { REDIRECT_URI } from "./headless.js"
 import {
   Authorizer,
-  type AuthorizerService,
   type Config,
   MAX_STEP_UPS,
   OAuthError,
   type Refusal,
   type ServerAuth,
   type TokenRecord,
-  TokenStore,
-  type TokenStoreService
+  TokenStore
 } from "./model.js"
 
 /** A token expiring sooner than this is refreshed before it is sent. */
@@ -62,7 +60,7 @@ export const selectScope = (config: Config, refusal: Challenge.Refusal | undefin
  * needs no person, else the code grant through the authorizer) and stores its tokens, bound
  * to a DPoP key where DPoP is used.
  */
-const grants = (server: string, url: string, config: Config, store: TokenStoreService) => {
+const grants = (server: string, url: string, config: Config, store: TokenStore) => {
   const client = (found: Discovered, redirectUri = REDIRECT_URI) =>
     Effect.gen(function*() {
       const known = yield* store.getClient(found.as.issuer)
@@ -105,7 +103,7 @@ const grants = (server: string, url: string, config: Config, store: TokenStoreSe
     return undefined
   }
 
-  const authorizeWith = (found: Discovered, scope: string | undefined, by: AuthorizerService) =>
+  const authorizeWith = (found: Discovered, scope: string | undefined, by: Authorizer) =>
     Effect.scoped(Effect.gen(function*() {
       const grant = { discovered: found, scope, dpopKey: yield* dpopKeyFor(found) }
       const tokens = yield* (machineGrant(grant) ?? Effect.gen(function*() {
@@ -127,7 +125,7 @@ interface Shared {
   readonly server: string
   readonly url: string
   readonly config: Config
-  readonly store: TokenStoreService
+  readonly store: TokenStore
   readonly grants: ReturnType<typeof grants>
   readonly permit: Effect.Semaphore
   discovered: Discovered | undefined
@@ -217,7 +215,7 @@ const stepUp = (
   found: Discovered,
   held: Option.Option<TokenRecord>,
   refusal: Challenge.Refusal,
-  authorizer: AuthorizerService
+  authorizer: Authorizer
 ) =>
   Effect.gen(function*() {
     shared.stepUps += 1
@@ -233,7 +231,7 @@ const stepUp = (
   })
 
 // After a refusal: a step-up, else a refresh (unless one just failed to help), else the grant again.
-const recover = (shared: Shared, authorizer: AuthorizerService) => (given: Refusal) =>
+const recover = (shared: Shared, authorizer: Authorizer) => (given: Refusal) =>
   shared.permit.withPermits(1)(Effect.gen(function*() {
     const refusal = Challenge.refusal(given.status, given.wwwAuthenticate)
     // Discovered again each time: the resource may have moved to another authorization server.

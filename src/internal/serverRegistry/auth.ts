@@ -25,7 +25,7 @@ export class AuthState {
   /** Whether recovery from the current refusal was tried: a refusal after it is final. */
   private tried = false
   private auth: OAuth.ServerAuth | undefined
-  private store: OAuth.TokenStoreService | undefined
+  private store: OAuth.TokenStore | undefined
   /** The access token the last connection was made with. */
   private sent: Redacted.Redacted<string> | undefined
   /** Where a person authorizes the server, once recovery found it needs one. */

@@ -25,7 +25,7 @@ import type { ClientOptions, Requirements, ServerStatus as Status } from "../../
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
 import type * as ToolPins from "../../ToolPins.js"
-import type { TransportService } from "../../Transport.js"
+import type { Transport } from "../../Transport.js"
 import * as Secrets from "../secrets.js"
 import { AuthState } from "./auth.js"
 import * as CallGate from "./callGate.js"
@@ -120,8 +120,7 @@ const masking = (spec: ServerSpec.ServerSpec, publish: Options["publish"]) => {
     masker,
     mask: (error: McpError.McpError) => Secrets.maskError(masker, error),
     publish: (event: RegistryEvent) => publish(maskEvent(masker, event)),
-    info: (transport: TransportService | undefined) =>
-      Secrets.maskValue(masker, transport?.info()) as Status["connection"]
+    info: (transport: Transport | undefined) => Secrets.maskValue(masker, transport?.info()) as Status["connection"]
   }
 }
 
@@ -211,8 +210,8 @@ const statusOf = (
     readonly states: ReturnType<typeof makeStates>
     readonly shown: () => Catalog.ServerLists
     readonly gate: CallGate.CallGate
-    readonly connection: () => TransportService | undefined
-    readonly info: (transport: TransportService | undefined) => Status["connection"]
+    readonly connection: () => Transport | undefined
+    readonly info: (transport: Transport | undefined) => Status["connection"]
     readonly tasks: Tasks.TaskTable
   }
 ) =>
@@ -253,7 +252,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     const { info, mask, masker, publish } = masking(spec, options.publish)
     const states = makeStates(name, state, publish)
     const lists = yield* makeLists(options, publish)
-    let connection: TransportService | undefined
+    let connection: Transport | undefined
     const gate = CallGate.make({
       server: name,
       state,

@@ -19,7 +19,7 @@ import type { RegistryEvent } from "../../RegistryEvent.js"
 import type { ClientOptions, Requirements } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
-import { Transport, type TransportService } from "../../Transport.js"
+import { Transport } from "../../Transport.js"
 import type { AuthState } from "./auth.js"
 import type { CallGate } from "./callGate.js"
 import { fetchAll, watch } from "./listing.js"
@@ -51,7 +51,7 @@ export interface Core {
   readonly setState: (state: ServerState) => Effect.Effect<void>
   /** Sets the state status and calls see, at once; a `setState` of it publishes it after. */
   readonly mark: (state: ServerState) => void
-  readonly setConnection: (transport: TransportService) => void
+  readonly setConnection: (transport: Transport) => void
   readonly publish: (event: RegistryEvent) => Effect.Effect<void>
   /** The error as the fleet shows it: the server's secrets masked. */
   readonly mask: (error: McpError.McpError) => McpError.McpError

@@ -10,7 +10,7 @@ import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
-import { Inbox, sendWith, type TransportService } from "../../Transport.js"
+import { Inbox, sendWith, type Transport } from "../../Transport.js"
 import * as Ndjson from "./ndjson.js"
 
 /** Who the transport's messages come from, in errors and logs. */
@@ -25,7 +25,7 @@ export const make = (
   input: Readable,
   output: Writable,
   maxMessageBytes = JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
-): Effect.Effect<TransportService, never, Scope.Scope> =>
+): Effect.Effect<Transport, never, Scope.Scope> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const inbox = new Inbox(CLIENT)

@@ -8,7 +8,7 @@ import type * as JsonRpc from "../../../src/JsonRpc.js"
 import * as McpError from "../../../src/McpError.js"
 import * as Memory from "../../../src/Memory.js"
 import * as Peer from "../../../src/Peer.js"
-import { Transport, type TransportService } from "../../../src/Transport.js"
+import { Transport } from "../../../src/Transport.js"
 import { failure } from "../../support/results.js"
 
 // The Peer's path for a transport that sends at once (stdio): one Effect.async per request.
@@ -17,7 +17,7 @@ const setup = (options?: Peer.Options) =>
   Effect.gen(function*() {
     const [client, server] = yield* Memory.makePair({ server: "srv" })
     let refuse: McpError.McpError | undefined
-    const transport: TransportService = {
+    const transport: Transport = {
       ...client,
       sendNow: (message) => {
         if (refuse !== undefined) return refuse

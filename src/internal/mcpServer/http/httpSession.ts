@@ -16,7 +16,7 @@ import * as Scope from "effect/Scope"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpError from "../../../McpError.js"
 import type * as McpServer from "../../../McpServer.js"
-import { Inbox, Transport, type TransportService } from "../../../Transport.js"
+import { Inbox, Transport } from "../../../Transport.js"
 import type { Caller } from "./guard.js"
 import { type EventSink, sseEvent, StreamLogs } from "./streamLog.js"
 
@@ -109,7 +109,7 @@ export const open = (
         else if (session.standing !== undefined) toStanding(message)
         else session.held.push(message)
       })
-    const transport: TransportService = {
+    const transport: Transport = {
       server: inbox.server,
       kind: "http",
       send: (message) => JsonRpc.isRequest(message) ? toClient(message) : Effect.sync(() => answer(message)),
