@@ -19,5 +19,7 @@ export const traced = (name: string) =>
   body: (...args: Args) => Effect.Effect<A, E, R>
 ): (...args: Args) => Effect.Effect<A, E, R> => {
   const spanned = Effect.fn(name)(body)
-  return (...args) => Effect.tracerWith((tracer) => tracer === builtIn ? body(...args) : spanned(...args))
+  // The fiber's own field, not `Effect.tracerWith`: one closure fewer per call.
+  return (...args) =>
+    Effect.withFiberRuntime((fiber) => fiber.currentTracer === builtIn ? body(...args) : spanned(...args))
 }

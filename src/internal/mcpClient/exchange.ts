@@ -1,9 +1,9 @@
 /**
- * One request's way to the server and back, as both eras send it: input rounds answered
- * (`mrtr.ts`), a task the server made of it followed to its result (the tasks extension,
- * `tasks.ts`), the input requests of both answered by the call's `onInput` when it has one
- * (`callInput.ts`) — a legacy server sends none of these, so for it this is one request —
- * and `McpClient.request` made of that, its result decoded.
+ * One request's way to the server and back, as a modern connection sends it: input rounds
+ * answered (`mrtr.ts`), a task the server made of it followed to its result (the tasks
+ * extension, `tasks.ts`), the input requests of both answered by the call's `onInput` when it
+ * has one (`callInput.ts`); and `McpClient.request` made of an exchange, its result decoded,
+ * for both eras (a legacy server sends none of these, so its exchange is the Peer's request).
  *
  * @internal
  */

@@ -1,6 +1,7 @@
 /**
  * The legacy era: a connection of a stateful revision (2024-11-05 … 2025-11-25), made after
- * initialize. Requests go out as they are, over the Peer itself; a server's requests for a
+ * initialize. Requests go out as they are, over the Peer itself, one request each (no input
+ * rounds: `exchange.ts`'s are modern); a server's requests for a
  * call come on its POST's stream (Streamable HTTP) or name its task, and go to the call's
  * `onInput`. Tool calls may run as 2025-11-25 tasks (`tasks.ts`): asked for with
  * `CallToolOptions.task`, or required by the tool, when the server declares task-augmented
@@ -15,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as McpSchema from "../../McpSchema.js"
 import type { Connection } from "./connection.js"
 import type { Era, SendCall } from "./era.js"
-import { type Exchange, makeExchange, requestOf } from "./exchange.js"
+import { type Exchange, requestOf } from "./exchange.js"
 import type { Agreed } from "./handshake.js"
 import { makeOperations } from "./operations.js"
 import { requestAsTask, resumeTask } from "./tasks.js"
@@ -25,12 +26,12 @@ import { requestAsTask, resumeTask } from "./tasks.js"
  */
 export const makeLegacy = (connection: Connection, agreed: Agreed): Era => {
   const { peer, related, server } = connection
-  const exchanged = makeExchange(peer, connection.handlers)
-  // A legacy server may send a request's own requests on its stream.
-  const exchange: Exchange = (method, params, requestOptions, onTask, onInput) =>
+  // A legacy server answers with no `resultType` (input rounds and the tasks extension are
+  // modern), so a request is the Peer's own; its own requests may come on its stream.
+  const exchange: Exchange = (method, params, requestOptions, _onTask, onInput) =>
     onInput === undefined
-      ? exchanged(method, params, requestOptions, onTask)
-      : related.sending(onInput, requestOptions, (sent) => exchanged(method, params, sent, onTask, onInput))
+      ? peer.request(method, params, requestOptions)
+      : related.sending(onInput, requestOptions, (sent) => peer.request(method, params, sent))
   return {
     wire: peer,
     notify: peer.notify,
