@@ -52,7 +52,7 @@ export const makePair = (names?: {
     })
     const end = (name: string, queue: Queue.Queue<Item>, outbox: Queue.Queue<Item>) =>
       Effect.gen(function*() {
-        const closed = McpError.make(name, new McpError.ClosedReason({ message: "the peer closed the connection" }))
+        const closed = McpError.closed(name, { message: "the peer closed the connection" })
         const inbox = new Inbox(name)
         yield* deliverStream(
           inbox,

@@ -94,12 +94,12 @@ const spawn = (
       detached: true
     })
     const failed = (error: NodeJS.ErrnoException) =>
-      resume(Effect.fail(McpError.make(
+      resume(Effect.fail(McpError.transport(
         options.name,
-        new McpError.TransportReason({
+        {
           message: `could not start '${options.command}': ${error.message}`,
           ...(error.code === undefined ? {} : { code: error.code })
-        }),
+        },
         error
       )))
     if (child.pid === undefined) child.once("error", failed)
@@ -166,7 +166,7 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
     const failUnsent = (text: string, error: McpError.McpError) => {
       if (text.length === 0) return
       const unsent = error.reason._tag === "Closed"
-        ? McpError.make(server, new McpError.ClosedReason({ ...error.reason, unsent: true }))
+        ? McpError.closed(server, { ...error.reason, unsent: true })
         : error
       for (const id of Ndjson.requestIds(text)) inbox.deliver(new RequestFailed(id, unsent))
     }
@@ -187,13 +187,13 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
     const closedError = Effect.gen(function*() {
       const exit = yield* Deferred.await(ending.exit).pipe(Effect.timeout("1 second"), Effect.option)
       yield* Deferred.await(ending.stderrDone).pipe(Effect.timeout("250 millis"), Effect.ignore)
-      return McpError.make(
+      return McpError.closed(
         server,
-        new McpError.ClosedReason({
+        {
           message: closing ? "the connection was closed" : "the server closed its stdout",
           ...(exit._tag === "Some" ? exit.value : {}),
           stderrTail: ending.stderr.text()
-        })
+        }
       )
     })
 
@@ -219,7 +219,7 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
 
     const sendNow = (message: JsonRpc.Message): McpError.McpError | undefined => {
       if (closing || !answering || !inbox.open) {
-        return McpError.make(server, new McpError.ClosedReason({ message: "the connection is closed" }))
+        return McpError.closed(server, { message: "the connection is closed" })
       }
       writer.push(message)
     }
@@ -233,7 +233,7 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
         // What even SIGKILL did not end in time stays with the guardian.
         if (stopped.endedBy !== "SIGKILL" || !alive(tree)) unwatch()
         stopReading()
-        inbox.end(McpError.make(server, new McpError.ClosedReason({ message: "the connection was closed" })))
+        inbox.end(McpError.closed(server, { message: "the connection was closed" }))
         child.stdout.destroy()
         child.stderr.destroy()
       })

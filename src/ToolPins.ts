@@ -161,15 +161,15 @@ export interface Drift {
 export const heldBack = (drifts: ReadonlyArray<Drift>, name: string): McpError.McpError | undefined => {
   const drift = drifts.find((candidate) => candidate.quarantined && candidate.name === name)
   if (drift === undefined) return undefined
-  return McpError.make(
+  return McpError.denied(
     drift.server,
-    new McpError.DeniedReason({
+    {
       tool: drift.name,
       rule: `pinning "quarantine"`,
       message: `its definition changed since it was pinned (${
         differences(drift.before.definition, drift.after.definition).join(", ")
       }), so it is quarantined until the new definition is approved: run 'mcp-fleet approve ${drift.name}'`
-    })
+    }
   )
 }
 
@@ -186,9 +186,9 @@ export const missingTool = (
   known: Iterable<string>
 ): McpError.McpError =>
   heldBack(drifts, name) ??
-    McpError.make(
+    McpError.notFound(
       undefined,
-      new McpError.NotFoundReason({ what: "tool", name, suggestions: Catalog.suggest(name, known) })
+      { what: "tool", name, suggestions: Catalog.suggest(name, known) }
     )
 
 // --- stores -------------------------------------------------------------------------

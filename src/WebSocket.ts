@@ -91,7 +91,7 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
     } satisfies Transport
   })
 
-const closed = (server: string, message: string) => McpError.make(server, new McpError.ClosedReason({ message }))
+const closed = (server: string, message: string) => McpError.closed(server, { message })
 
 // An upgrade refused with a status (401, 403, ...) becomes an Http error, so that the
 // fleet can tell that the server wants credentials.
@@ -99,7 +99,7 @@ const socketError = (server: string, error: Socket.SocketError, maxBytes: number
   if (error.reason === "Close") {
     const close = error as Socket.SocketCloseError
     if (close.code === MESSAGE_TOO_BIG) {
-      return McpError.make(server, new McpError.LimitReason({ what: "a message", limit: maxBytes }))
+      return McpError.limit(server, { what: "a message", limit: maxBytes })
     }
     return closed(
       server,
@@ -111,19 +111,19 @@ const socketError = (server: string, error: Socket.SocketError, maxBytes: number
     | { message?: unknown; error?: { code?: unknown } }
     | undefined
   if (cause?.error?.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
-    return McpError.make(server, new McpError.LimitReason({ what: "a message", limit: maxBytes }))
+    return McpError.limit(server, { what: "a message", limit: maxBytes })
   }
   const text = cause instanceof Error ? cause.message : String(cause?.message ?? cause)
   const status = /Unexpected server response: (\d+)/.exec(text)?.[1]
   if (status !== undefined) {
-    return McpError.make(
+    return McpError.http(
       server,
-      new McpError.HttpReason({ status: Number(status), method: "the WebSocket upgrade", body: "" })
+      { status: Number(status), method: "the WebSocket upgrade", body: "" }
     )
   }
-  return McpError.make(
+  return McpError.transport(
     server,
-    new McpError.TransportReason({ message: `the WebSocket failed (${error.reason}): ${scrubUrls(text)}` }),
+    { message: `the WebSocket failed (${error.reason}): ${scrubUrls(text)}` },
     // Its event holds the socket, and the socket the URL with its token: keep the text only.
     scrubCause(error)
   )

@@ -99,11 +99,10 @@ const MAX_REDIRECTS = 5
 // A Transport error: the server could not be reached, or an answer broke off. The wire's
 // cause is kept as text: an HTTP client's error may hold the request, headers in clear.
 const transportError = (ctx: Context, message: string, cause?: unknown) =>
-  McpError.make(ctx.server, new McpError.TransportReason({ message }), scrubCause(cause))
+  McpError.transport(ctx.server, { message }, scrubCause(cause))
 
 /** A Closed error. */
-export const closedError = (ctx: Context, message: string) =>
-  McpError.make(ctx.server, new McpError.ClosedReason({ message }))
+export const closedError = (ctx: Context, message: string) => McpError.closed(ctx.server, { message })
 
 // Why an exchange failed, for a message. An HTTP client may quote the URL it was given:
 // its credentials and query (tokens) are cut out.
@@ -312,9 +311,9 @@ export class TextSink implements Sink {
     this.failed = true
     this.response.abort()
     this.target.onError(
-      McpError.make(
+      McpError.limit(
         this.ctx.server,
-        new McpError.LimitReason({ what: this.what, size, limit: this.ctx.maxMessageBytes })
+        { what: this.what, size, limit: this.ctx.maxMessageBytes }
       )
     )
   }
@@ -363,14 +362,14 @@ class StatusErrorSink implements Sink {
 /** The Http error of a response with an error status, with the start of its `body`. */
 export const httpError = (ctx: Context, response: Response, method: string, body: string): McpError.McpError => {
   const challenge = response.header("www-authenticate")
-  return McpError.make(
+  return McpError.http(
     ctx.server,
-    new McpError.HttpReason({
+    {
       status: response.status,
       method,
       body: JsonRpc.excerpt(body, 300).replace(/\s+/g, " "),
       ...(challenge === undefined ? {} : { wwwAuthenticate: challenge })
-    })
+    }
   )
 }
 
@@ -422,9 +421,9 @@ export class EventSink implements Sink {
     this.done = true
     this.response.abort()
     this.reader.onStreamEnd(
-      McpError.make(
+      McpError.limit(
         ctx.server,
-        new McpError.LimitReason({ what: `an event of ${this.what}`, limit: ctx.maxMessageBytes })
+        { what: `an event of ${this.what}`, limit: ctx.maxMessageBytes }
       )
     )
   }

@@ -48,20 +48,20 @@ export const make = (
         }
         Runtime.runFork(runtime)(JsonRpc.logSkipped(CLIENT, "wrote a line", bad))
       },
-      onEnd: (error) => inbox.end(error ?? McpError.make(CLIENT, new McpError.ClosedReason({ message: "stdin ended" })))
+      onEnd: (error) => inbox.end(error ?? McpError.closed(CLIENT, { message: "stdin ended" }))
     })
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         writer.flush()
         stopReading()
-        inbox.end(McpError.make(CLIENT, new McpError.ClosedReason({ message: "the connection was closed" })))
+        inbox.end(McpError.closed(CLIENT, { message: "the connection was closed" }))
         // Let the process exit once nobody reads stdin any more.
         input.pause()
       })
     )
 
     const sendNow = (message: JsonRpc.Message): McpError.McpError | undefined => {
-      if (!writable()) return McpError.make(CLIENT, new McpError.ClosedReason({ message: "stdout is closed" }))
+      if (!writable()) return McpError.closed(CLIENT, { message: "stdout is closed" })
       writer.push(message)
     }
     return {

@@ -125,9 +125,9 @@ export class Connection {
    * on a request that carried it). The owner reconnects: a new connection initializes again.
    */
   sessionExpired(): McpError.McpError {
-    return McpError.make(
+    return McpError.closed(
       this.ctx.server,
-      new McpError.ClosedReason({ message: "the server ended the session (HTTP 404)", sessionExpired: true })
+      { message: "the server ended the session (HTTP 404)", sessionExpired: true }
     )
   }
 }

@@ -53,12 +53,12 @@ const readAnswer = (
   }
   if (response.status === 202 || response.header("content-length") === "0" || type === "") reader.ended(undefined)
   else {
-    reader.ended(McpError.make(
+    reader.ended(McpError.validation(
       conn.ctx.server,
-      new McpError.ValidationReason({
+      {
         message: `answered with content type '${type}', neither JSON nor an event stream`,
         method: reading.method
-      })
+      }
     ))
   }
   return { sink: Http.IGNORE, stream: undefined }
