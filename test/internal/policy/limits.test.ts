@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import type * as Catalog from "../../../src/Catalog.js"
-import { type Bucket, makeLimiter, refill } from "../../../src/internal/policy/limits.js"
+import { type Bucket, makeLimiter, refill, withTimeout } from "../../../src/internal/policy/limits.js"
 import type { Resolved } from "../../../src/internal/policy/rules.js"
 import type * as Policy from "../../../src/Policy.js"
 
@@ -77,12 +77,13 @@ describe("limits", () => {
       expect(yield* Fiber.join(second)).toBe("second")
     }))
 
-  it.effect("timeout: a call that runs longer fails with a total Timeout", () =>
-    Effect.gen(function*() {
-      const { limited } = makeLimiter()
-      const fiber = yield* Effect.fork(Effect.flip(limited(entry, only({ call: { timeout: 50 } }), Effect.never)))
-      yield* TestClock.adjust("50 millis")
-      const error = yield* Fiber.join(fiber)
-      expect(error.reason).toMatchObject({ _tag: "Timeout", method: "tools/call", afterMs: 50, kind: "total" })
-    }))
+  it("timeout: the policy's timeout becomes the call's total limit, unless the caller's own is shorter", () => {
+    expect(withTimeout(undefined, 50)).toEqual({ maxTotalTimeout: 50 })
+    const idle: { readonly timeout: number; readonly maxTotalTimeout?: number } = { timeout: 10 }
+    expect(withTimeout(idle, 50)).toEqual({ timeout: 10, maxTotalTimeout: 50 })
+    expect(withTimeout({ maxTotalTimeout: 20 }, 50)).toEqual({ maxTotalTimeout: 20 })
+    expect(withTimeout({ maxTotalTimeout: 80 }, 50)).toEqual({ maxTotalTimeout: 50 })
+    const options = { maxTotalTimeout: 80 }
+    expect(withTimeout(options, undefined)).toBe(options)
+  })
 })
