@@ -10,15 +10,14 @@ import * as Layer from "effect/Layer"
 import * as Gateway from "../src/Gateway.js"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
-import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 
 const MODERN = "2026-07-28"
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const tools = [
   McpServer.tool({

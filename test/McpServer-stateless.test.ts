@@ -12,9 +12,8 @@ import type * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Peer from "../src/Peer.js"
+import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const form = (field: string, type = "string") => ({
   type: "object" as const,

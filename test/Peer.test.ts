@@ -8,8 +8,8 @@ import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
+import { failure } from "../src/testing/Results.js"
 import { BrokenAnswer, Inbox, type Receiver, Transport, type TransportService } from "../src/Transport.js"
-import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
 const setup = (options?: Peer.Options) =>

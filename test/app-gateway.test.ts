@@ -9,8 +9,8 @@ import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { firstText } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
-import { firstText } from "./support/results.js"
 
 const connected = Effect.gen(function*() {
   const registry = yield* ServerRegistry.ServerRegistry

@@ -7,6 +7,7 @@ import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import type * as Peer from "../src/Peer.js"
+import { texts } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import * as Fixture from "./fixtures/conformance-server.js"
 
@@ -19,9 +20,6 @@ const connect = Effect.gen(function*() {
   const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
   return { server, client }
 })
-
-const texts = (result: McpSchema.CallToolResult) =>
-  result.content.flatMap((block) => block.type === "text" ? [block.text] : [])
 
 // The host's side: a model that always says the same, a user who accepts every form with `content`.
 const host = (

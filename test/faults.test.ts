@@ -22,13 +22,13 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as Stdio from "../src/Stdio.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { failure, firstText } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { MARK, start } from "./support/cli.js"
 import { stateOf, until as untilEvent } from "./support/events.js"
 import { eventually, httpGateway, tempConfig } from "./support/gateway.js"
 import { Platform } from "./support/platform.js"
 import { survivors } from "./support/processes.js"
-import { failure, firstText } from "./support/results.js"
 
 const FAULTY = fileURLToPath(new URL("./fixtures/faulty.mjs", import.meta.url))
 const PROTOTYPE_NAMES = ["constructor", "__proto__", "toString", "hasOwnProperty"] as const
@@ -74,8 +74,6 @@ const stateNow = (fleet: ServerRegistry.ServerRegistry, name: string) =>
 const timed = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.map(Effect.timed(Effect.exit(effect)), ([took, exit]) => ({ ms: Duration.toMillis(took), exit }))
 
-const text = (result: McpSchema.CallToolResult) => firstText(result)
-
 // The first log lines of a test: the faults below are logged, and kept out of the test output.
 const logged: Array<string> = []
 const keepLogs = Logger.make(({ message }) => {
@@ -102,7 +100,7 @@ describe("faults of a stdio server", () => {
       const back = yield* timed(until(events, stateOf("crashy", "Ready")))
       expect(back.ms).toBeLessThan(2000)
       expect(yield* pidOf(fleet, "crashy")).not.toBe(pid)
-      expect(text(yield* fleet.callTool("mcp__crashy__echo", { text: "again" }))).toBe("again")
+      expect(firstText(yield* fleet.callTool("mcp__crashy__echo", { text: "again" }))).toBe("again")
     }).pipe(onPlatform))
 
   it.scopedLive("a call that hangs times out at its deadline (within 250 ms after); the server stays Ready", () =>
@@ -113,7 +111,7 @@ describe("faults of a stdio server", () => {
       expect(call.ms).toBeGreaterThanOrEqual(300)
       expect(call.ms).toBeLessThan(550)
       expect(yield* stateNow(fleet, "hangs")).toBe("Ready")
-      expect(text(yield* fleet.callTool("mcp__hangs__echo", { text: "still here" }))).toBe("still here")
+      expect(firstText(yield* fleet.callTool("mcp__hangs__echo", { text: "still here" }))).toBe("still here")
     }).pipe(onPlatform))
 
   it.scopedLive("a server that stops answering is caught by its health check and restarted within 3 s", () =>
@@ -130,7 +128,7 @@ describe("faults of a stdio server", () => {
       )
       expect(back.ms).toBeLessThan(3000)
       expect(yield* pidOf(fleet, "frozen")).not.toBe(pid)
-      expect(text(yield* fleet.callTool("mcp__frozen__echo", { text: "thawed" }))).toBe("thawed")
+      expect(firstText(yield* fleet.callTool("mcp__frozen__echo", { text: "thawed" }))).toBe("thawed")
     }).pipe(onPlatform))
 
   it.scopedLive("a message over the limit fails the call with a Limit error within 1 s; the server is back", () =>
@@ -150,7 +148,7 @@ describe("faults of a stdio server", () => {
       expect(call.ms).toBeLessThan(1000)
       yield* until(events, leftReady("large"))
       yield* until(events, stateOf("large", "Ready"))
-      expect(text(yield* fleet.callTool("mcp__large__big", { size: 1000 }))).toHaveLength(1000)
+      expect(firstText(yield* fleet.callTool("mcp__large__big", { size: 1000 }))).toHaveLength(1000)
     }).pipe(onPlatform))
 
   it.scopedLive("an answer with the right id and a broken envelope fails its call at once, quoting it", () =>
@@ -164,7 +162,7 @@ describe("faults of a stdio server", () => {
       expect(logged).toContainEqual(
         expect.stringMatching(/^server 'broken' wrote a line that is not a JSON-RPC message/)
       )
-      expect(text(yield* fleet.callTool("mcp__broken__echo", { text: "next" }))).toBe("next")
+      expect(firstText(yield* fleet.callTool("mcp__broken__echo", { text: "next" }))).toBe("next")
     }).pipe(onPlatform))
 })
 
@@ -211,17 +209,17 @@ describe("names of Object.prototype members", () => {
     Effect.gen(function*() {
       const { fleet } = yield* fleetOf(faulty("proto"))
       for (const name of PROTOTYPE_NAMES) {
-        expect(text(yield* fleet.callTool(`mcp__proto__${name}`, {}))).toBe(name)
+        expect(firstText(yield* fleet.callTool(`mcp__proto__${name}`, {}))).toBe(name)
         expect(failure(yield* Effect.exit(fleet.callTool(name, {}))).reason._tag).toBe("NotFound")
       }
-      const answers = JSON.parse(text(yield* fleet.callTool("mcp__proto__probe", {})))
+      const answers = JSON.parse(firstText(yield* fleet.callTool("mcp__proto__probe", {})))
       expect(answers).toEqual(PROTOTYPE_NAMES.map((method, i) => ({
         jsonrpc: "2.0",
         id: `probe-${i}`,
         error: { code: -32601, message: `Method not found: ${method}` }
       })))
       expect(yield* stateNow(fleet, "proto")).toBe("Ready")
-      expect(text(yield* fleet.callTool("mcp__proto__echo", { text: "on" }))).toBe("on")
+      expect(firstText(yield* fleet.callTool("mcp__proto__echo", { text: "on" }))).toBe("on")
     }).pipe(onPlatform))
 })
 
@@ -339,7 +337,7 @@ describe("faults of an HTTP server", () => {
         expect(call.ms).toBeLessThan(550)
         yield* hungUp(tool).pipe(Effect.timeout("1 second"))
         expect(yield* stateNow(fleet, "remote")).toBe("Ready")
-        expect(text(yield* fleet.callTool("mcp__remote__echo", {}))).toBe("echo")
+        expect(firstText(yield* fleet.callTool("mcp__remote__echo", {}))).toBe("echo")
       }).pipe(onPlatform))
   }
 
@@ -384,7 +382,7 @@ describe("faults of an HTTP server", () => {
         expect(failure(call.exit).reason).toMatchObject({ _tag: "Protocol", method: "tools/call" })
         expect(failure(call.exit).message).toContain(`"result":1,"error":{}`)
         expect(call.ms).toBeLessThan(1000)
-        expect(text(yield* fleet.callTool("mcp__remote__echo", {}))).toBe("echo")
+        expect(firstText(yield* fleet.callTool("mcp__remote__echo", {}))).toBe("echo")
       }).pipe(onPlatform))
   }
 })

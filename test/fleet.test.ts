@@ -15,10 +15,11 @@ import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as Stdio from "../src/Stdio.js"
+import { fixtureSpec } from "../src/testing/node.js"
+import { firstText } from "../src/testing/Results.js"
 import { stateOf, until as untilEvent } from "./support/events.js"
 import { Platform } from "./support/platform.js"
 import { procState, survivors, waitGone } from "./support/processes.js"
-import { firstText } from "./support/results.js"
 
 const require = createRequire(import.meta.url)
 const packageEntry = (name: string) =>
@@ -31,8 +32,7 @@ const RUN_ID = `${process.pid}-${Date.now()}`
 const marked = { [MARKER]: RUN_ID }
 
 const node = (name: string, script: string, extra: Partial<ServerSpec.ServerSpec> = {}): ServerSpec.ServerSpec => ({
-  name,
-  transport: { type: "stdio", command: process.execPath, args: [script], env: marked },
+  ...fixtureSpec(name, script, { env: marked }),
   ...extra
 })
 

@@ -13,12 +13,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { texts } from "../src/testing/Results.js"
 import { CLI, cliEnv, removeTempDirs } from "./support/cli.js"
 import { eventually, everythingServer, httpGateway, tempConfig } from "./support/gateway.js"
 import { procState, within } from "./support/processes.js"
 
-const textOf = (result: unknown): string =>
-  (result as CallToolResult).content.map((block) => block.type === "text" ? block.text : "").join("\n")
+const textOf = (result: unknown): string => texts(result as CallToolResult).join("\n")
 
 const asked: Array<string> = []
 // How the client answers the gateway's approval form for an `ask` tool.

@@ -11,23 +11,12 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as net from "node:net"
 import * as Gateway from "../src/Gateway.js"
-import type * as McpSchema from "../src/McpSchema.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { text } from "../src/testing/Results.js"
 import { Platform } from "./support/platform.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
-
-const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec => ({
-  name,
-  transport: {
-    type: "custom",
-    key: name,
-    connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport)
-  }
-})
 
 // A gateway over HTTP fronting `servers`, ready, on a free port; all of it lives as long as
 // the test's Scope.
@@ -113,7 +102,8 @@ describe("Gateway HTTP edge", () => {
   it.scopedLive("a tool call that sends progress is answered on an SSE stream that starts with a priming event; one answered at once, and other requests, with JSON; batches with a batch", () =>
     Effect.gen(function*() {
       const url = yield* gateway([
-        fake("alpha", {
+        FakeServer.spec({
+          name: "alpha",
           tools: [{
             tool: { name: "steps", inputSchema: { type: "object" } },
             call: (_, context) => Effect.zipRight(context.progress(1, 2, "half"), Effect.succeed(text("done")))
@@ -171,7 +161,8 @@ describe("Gateway HTTP edge", () => {
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const url = yield* gateway([
-        fake("alpha", {
+        FakeServer.spec({
+          name: "alpha",
           tools: [{
             tool: { name: "wait", inputSchema: { type: "object" } },
             call: () => Effect.as(Deferred.await(release), text("late"))
@@ -212,7 +203,8 @@ describe("Gateway HTTP edge", () => {
   it.scopedLive("a second GET stream is 409; Accept, Content-Type, Host and Origin are checked; allowed Origins get CORS", () =>
     Effect.gen(function*() {
       const url = yield* gateway([
-        fake("alpha", {
+        FakeServer.spec({
+          name: "alpha",
           tools: [{
             tool: { name: "a", inputSchema: { type: "object" } },
             call: () => Effect.succeed(text("a"))
@@ -280,7 +272,8 @@ describe("Gateway HTTP edge", () => {
   it.scopedLive("methods named after Object.prototype members are -32601 over HTTP, and the session goes on", () =>
     Effect.gen(function*() {
       const url = yield* gateway([
-        fake("alpha", {
+        FakeServer.spec({
+          name: "alpha",
           tools: [{
             tool: { name: "a", inputSchema: { type: "object" } },
             call: () => Effect.succeed(text("a"))
@@ -407,22 +400,12 @@ describe("Gateway HTTP edge", () => {
 
   it.scopedLive("ending a session answers its requests still waiting", () =>
     Effect.gen(function*() {
-      let server: FakeServer.FakeServer | undefined
-      const url = yield* gateway([{
+      const alpha = FakeServer.spec({
         name: "alpha",
-        transport: {
-          type: "custom",
-          key: "alpha",
-          connect: Effect.map(
-            FakeServer.make({
-              name: "alpha",
-              prompts: [{ prompt: { name: "slow" }, get: () => ({ messages: [] }) }],
-              handlers: { "prompts/get": () => Effect.never }
-            }),
-            (made) => (server = made).transport
-          )
-        }
-      }])
+        prompts: [{ prompt: { name: "slow" }, get: () => ({ messages: [] }) }],
+        handlers: { "prompts/get": () => Effect.never }
+      })
+      const url = yield* gateway([alpha])
       const session = yield* open(url)
       const waiting = yield* post(url, {
         jsonrpc: "2.0",
@@ -434,7 +417,7 @@ describe("Gateway HTTP edge", () => {
         Effect.fork
       )
       // Once the server has the request, it is in flight.
-      yield* Effect.sync(() => server!.requests.some((request) => request.method === "prompts/get")).pipe(
+      yield* Effect.sync(() => alpha.current().requests.some((request) => request.method === "prompts/get")).pipe(
         Effect.repeat({ until: (seen) => seen, schedule: Schedule.spaced("10 millis") })
       )
       const ended = yield* Effect.promise(() =>

@@ -15,38 +15,24 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as Memory from "../src/Memory.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, firstText, text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { pollClock } from "./support/clock.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText } from "./support/results.js"
 
 // One server with a `count` tool reading `state.value` and a subscribable resource.
 const counter = () => {
-  const state = { value: 1, current: undefined as FakeServer.FakeServer | undefined }
-  const spec: ServerSpec.ServerSpec = {
+  const state = { value: 1 }
+  const spec = FakeServer.spec({
     name: "alpha",
-    transport: {
-      type: "custom",
-      key: "alpha",
-      connect: Effect.map(
-        FakeServer.make({
-          name: "alpha",
-          tools: [{
-            tool: { name: "count", inputSchema: { type: "object" } },
-            call: () => Effect.sync(() => ({ content: [{ type: "text", text: `count ${state.value}` }] }))
-          }],
-          resources: [{ resource: { uri: "alpha://r", name: "r" }, text: "r" }]
-        }),
-        (server) => {
-          state.current = server
-          return server.transport
-        }
-      )
-    }
-  }
-  const requests = (method: string) => state.current!.requests.filter((request) => request.method === method)
+    tools: [{
+      tool: { name: "count", inputSchema: { type: "object" } },
+      call: () => Effect.sync(() => text(`count ${state.value}`))
+    }],
+    resources: [{ resource: { uri: "alpha://r", name: "r" }, text: "r" }]
+  })
+  const requests = (method: string) => spec.current().requests.filter((request) => request.method === method)
   return { spec, state, requests }
 }
 
@@ -141,7 +127,7 @@ describe("Gateway: the management tools", () => {
       expect(made.structuredContent).toEqual({ subscriptionId: "sub-1", server: "alpha", uri: "alpha://r" })
       expect(alpha.requests("resources/subscribe")).toHaveLength(1)
       const updated = yield* next(mcp, "notifications/resources/updated")
-      yield* alpha.state.current!.peer.notify("notifications/resources/updated", { uri: "alpha://r" })
+      yield* alpha.spec.current().peer.notify("notifications/resources/updated", { uri: "alpha://r" })
       const update = yield* Fiber.join(updated)
       expect(update._tag === "Some" && update.value.params).toEqual({ uri: "alpha://r" })
       // The client's own subscribe to the same resource is the same subscription at the server.

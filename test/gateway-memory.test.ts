@@ -28,11 +28,9 @@ import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, firstText, text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText } from "./support/results.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const tool = (name: string, call?: FakeServer.FakeTool["call"]): FakeServer.FakeTool => ({
   tool: {
@@ -42,15 +40,6 @@ const tool = (name: string, call?: FakeServer.FakeTool["call"]): FakeServer.Fake
     "x-extra": { kept: true }
   } as McpSchema.Tool,
   call: call ?? ((args) => Effect.succeed({ ...text(`${name}:${JSON.stringify(args)}`), "x-result": 1 }))
-})
-
-const fake = (name: string, options: FakeServer.Options): ServerSpec.ServerSpec => ({
-  name,
-  transport: {
-    type: "custom",
-    key: name,
-    connect: Effect.map(FakeServer.make({ name, ...options }), (server) => server.transport)
-  }
 })
 
 // The policy the gateway sees: no rules, unless a test replaces callTool.
@@ -104,25 +93,9 @@ const initializedPeer = (transport: Memory.MemoryTransport) =>
       clientInfo: { name: "t", version: "1" }
     }))
 
-// A fake server's spec, and the server itself once the fleet has connected it.
-const captured = (name: string, options: FakeServer.Options) => {
-  let server: FakeServer.FakeServer | undefined
-  const spec: ServerSpec.ServerSpec = {
-    name,
-    transport: {
-      type: "custom",
-      key: name,
-      connect: Effect.map(FakeServer.make({ name, ...options }), (made) => {
-        server = made
-        return made.transport
-      })
-    }
-  }
-  return { spec, server: () => server! }
-}
-
 const twoServers = [
-  fake("alpha", {
+  FakeServer.spec({
+    name: "alpha",
     tools: [
       tool("echo"),
       tool("add"),
@@ -134,14 +107,15 @@ const twoServers = [
     }],
     resources: [{ resource: { uri: "alpha://doc", name: "doc" }, text: "alpha doc" }]
   }),
-  fake("beta", { tools: [tool("echo"), tool("multiply")] })
+  FakeServer.spec({ name: "beta", tools: [tool("echo"), tool("multiply")] })
 ]
 
 // A gateway (settle window 3 s) over `alpha`, ready at once, and `late`, whose initialize
 // takes `delay`; a raw Peer on it, initialized, and its notifications.
 const withLateServer = (delay: Duration.DurationInput) =>
   Effect.gen(function*() {
-    const late = fake("late", {
+    const late = FakeServer.spec({
+      name: "late",
       tools: [tool("later", () => Effect.succeed(text("later:{}")))],
       handlers: {
         initialize: (request) =>
@@ -152,7 +126,9 @@ const withLateServer = (delay: Duration.DurationInput) =>
           })
       }
     })
-    const registry = yield* ServerRegistry.make({ servers: [fake("alpha", { tools: [tool("echo")] }), late] }).pipe(
+    const registry = yield* ServerRegistry.make({
+      servers: [FakeServer.spec({ name: "alpha", tools: [tool("echo")] }), late]
+    }).pipe(
       Effect.provide(Platform)
     )
     const fleet = yield* makeFleet(
@@ -314,7 +290,7 @@ describe("Gateway (in memory)", () => {
       const { connect, registry } = yield* setup(twoServers)
       const client = yield* clientOf(yield* connect)
       const seen = yield* client.subscribe
-      yield* registry.reconcile([...twoServers, fake("gamma", { tools: [tool("new")] })])
+      yield* registry.reconcile([...twoServers, FakeServer.spec({ name: "gamma", tools: [tool("new")] })])
       const first = yield* Queue.take(seen)
       expect(first.method).toBe("notifications/tools/list_changed")
       expect(yield* client.listTools()).toHaveLength(6)
@@ -368,7 +344,7 @@ describe("Gateway (in memory)", () => {
           yield* Deferred.succeed(started, undefined)
           return yield* Effect.never
         }).pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))))
-      const { connect } = yield* setup([fake("slowpoke", { tools: [slow] })])
+      const { connect } = yield* setup([FakeServer.spec({ name: "slowpoke", tools: [slow] })])
       const client = yield* clientOf(yield* connect)
       const progress: Array<Peer.Progress> = []
       const call = yield* client.callTool("mcp__slowpoke__slow", {}, {
@@ -389,7 +365,7 @@ describe("Gateway (in memory)", () => {
           Effect.forEach([1, 2, 3], (n) => context.progress(n, 3), { discard: true }),
           Effect.succeed(text("done"))
         ))
-      const { connect } = yield* setup([fake("quick", { tools: [quick] })])
+      const { connect } = yield* setup([FakeServer.spec({ name: "quick", tools: [quick] })])
       const client = yield* clientOf(yield* connect)
       for (let round = 0; round < 20; round++) {
         const progress: Array<number> = []
@@ -402,7 +378,8 @@ describe("Gateway (in memory)", () => {
 
   it.scopedLive("plain naming: servers' own names where unique, qualified where shared; calls, prompts and completion follow", () =>
     Effect.gen(function*() {
-      const completing = fake("gamma", {
+      const completing = FakeServer.spec({
+        name: "gamma",
         capabilities: { prompts: {}, completions: {} },
         prompts: [{ prompt: { name: "greet" }, get: () => ({ messages: [] }) }, {
           prompt: { name: "farewell" },
@@ -446,14 +423,14 @@ describe("Gateway (in memory)", () => {
 
   it.scopedLive("plain naming: a server joining with a name served plainly makes both qualified, with list_changed", () =>
     Effect.gen(function*() {
-      const alpha = fake("alpha", { tools: [tool("echo")] })
+      const alpha = FakeServer.spec({ name: "alpha", tools: [tool("echo")] })
       const { connect, registry } = yield* setup([alpha], { naming: "plain" })
       const client = yield* clientOf(yield* connect)
       const seen = yield* client.subscribe
       expect((yield* client.listTools()).map((t) => t.name)).toEqual(["echo"])
       expect(yield* client.callTool("echo", { n: 1 })).toMatchObject({ content: [{ text: `echo:{"n":1}` }] })
 
-      yield* registry.reconcile([alpha, fake("beta", { tools: [tool("echo")] })])
+      yield* registry.reconcile([alpha, FakeServer.spec({ name: "beta", tools: [tool("echo")] })])
       expect((yield* Queue.take(seen)).method).toBe("notifications/tools/list_changed")
       expect((yield* client.listTools()).map((t) => t.name).sort()).toEqual(["mcp__alpha__echo", "mcp__beta__echo"])
       // The plain name is not re-routed to either server.
@@ -470,7 +447,7 @@ describe("Gateway (in memory)", () => {
     Effect.gen(function*() {
       const loud = tool("loud", (_, context) =>
         Effect.gen(function*() {
-          const peer = loudServer.server().peer
+          const peer = loudServer.current().peer
           yield* Effect.ignore(
             peer.notify("notifications/message", { level: "warning", logger: "loud", data: "careful" })
           )
@@ -478,7 +455,8 @@ describe("Gateway (in memory)", () => {
           yield* Effect.sleep("50 millis")
           return text(String(context.request.id))
         }))
-      const loudServer = captured("loud", {
+      const loudServer = FakeServer.spec({
+        name: "loud",
         tools: [loud],
         resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }],
         capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {}, completions: {} },
@@ -492,7 +470,7 @@ describe("Gateway (in memory)", () => {
         },
         prompts: [{ prompt: { name: "p" }, get: () => ({ messages: [] }) }]
       })
-      const spec = loudServer.spec
+      const spec = loudServer
       const { connect } = yield* setup([spec])
       // A session's log messages: a stateful client (a 2026-07-28 one gets a call's through
       // CallToolOptions.onLog; its subscriptions are the next test's).
@@ -517,37 +495,40 @@ describe("Gateway (in memory)", () => {
       expect(completion.completion.values).toEqual(["p:x!"])
 
       yield* client.subscribeResource("loud://r")
-      expect(loudServer.server().requests.map((r) => r.method)).toContain("resources/subscribe")
+      expect(loudServer.current().requests.map((r) => r.method)).toContain("resources/subscribe")
       const updated = yield* client.notifications.pipe(
         Stream.filter((n) => n.method === "notifications/resources/updated"),
         Stream.runHead,
         Effect.fork
       )
       yield* Effect.yieldNow()
-      yield* Effect.ignore(loudServer.server().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      yield* Effect.ignore(loudServer.current().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
       const update = yield* Fiber.join(updated)
       expect(update._tag === "Some" && update.value.params).toEqual({ uri: "loud://r" })
       yield* client.unsubscribeResource("loud://r")
-      expect(loudServer.server().requests.map((r) => r.method)).toContain("resources/unsubscribe")
+      expect(loudServer.current().requests.map((r) => r.method)).toContain("resources/unsubscribe")
     }))
 
   it.scopedLive("a 2026-07-28 client's resource subscription is a listen stream, subscribed at the server behind", () =>
     Effect.gen(function*() {
-      const loudServer = captured("loud", { resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] })
-      const spec = loudServer.spec
+      const loudServer = FakeServer.spec({
+        name: "loud",
+        resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }]
+      })
+      const spec = loudServer
       const { connect } = yield* setup([spec])
       const client = yield* clientOf(yield* connect)
       expect(client.protocolVersion).toBe("2026-07-28")
       const updates = yield* client.subscribe
       yield* client.subscribeResource("loud://r")
-      expect(loudServer.server().requests.map((r) => r.method)).toContain("resources/subscribe")
-      yield* Effect.ignore(loudServer.server().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      expect(loudServer.current().requests.map((r) => r.method)).toContain("resources/subscribe")
+      yield* Effect.ignore(loudServer.current().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
       const update = yield* Effect.repeat(Queue.take(updates), {
         until: (n) => n.method === "notifications/resources/updated"
       })
       expect(update.params).toEqual({ uri: "loud://r" })
       yield* client.unsubscribeResource("loud://r")
-      yield* Effect.repeat(Effect.sync(() => loudServer.server().requests.map((r) => r.method)), {
+      yield* Effect.repeat(Effect.sync(() => loudServer.current().requests.map((r) => r.method)), {
         until: (methods) => methods.includes("resources/unsubscribe"),
         schedule: Schedule.spaced("10 millis")
       })
@@ -558,7 +539,7 @@ describe("Gateway (in memory)", () => {
       const loud = tool("loud", () =>
         Effect.gen(function*() {
           yield* Effect.ignore(
-            loudServer.server().peer.notify("notifications/message", {
+            loudServer.current().peer.notify("notifications/message", {
               level: "warning",
               logger: "loud",
               data: "careful"
@@ -568,11 +549,12 @@ describe("Gateway (in memory)", () => {
           yield* Effect.sleep("50 millis")
           return text("done")
         }))
-      const loudServer = captured("loud", {
+      const loudServer = FakeServer.spec({
+        name: "loud",
         tools: [loud],
         capabilities: { tools: {}, logging: {} }
       })
-      const { connect } = yield* setup([loudServer.spec])
+      const { connect } = yield* setup([loudServer])
       const meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}
@@ -595,8 +577,8 @@ describe("Gateway (in memory)", () => {
 
   it.scoped("a 2026-07-28 call's _meta goes on to the server but for its progress token and the keys the gateway's own replace", () =>
     Effect.gen(function*() {
-      const echoServer = captured("echo", { tools: [tool("echo")] })
-      const { connect } = yield* setup([echoServer.spec])
+      const echoServer = FakeServer.spec({ name: "echo", tools: [tool("echo")] })
+      const { connect } = yield* setup([echoServer])
       const caller = yield* peerOf(yield* connect)
       yield* caller.request("tools/call", {
         name: "mcp__echo__echo",
@@ -610,7 +592,7 @@ describe("Gateway (in memory)", () => {
           "example.com/trace": "t1"
         }
       })
-      const call = echoServer.server().requests.find((r) => r.method === "tools/call")
+      const call = echoServer.current().requests.find((r) => r.method === "tools/call")
       const meta = call?.params?._meta as Record<string, unknown>
       expect(meta["example.com/trace"]).toBe("t1")
       expect(meta["io.modelcontextprotocol/clientCapabilities"]).toEqual({ sampling: {} })
@@ -622,8 +604,11 @@ describe("Gateway (in memory)", () => {
 
   it.scopedLive("a fleet's resource update reaches a 2026-07-28 listen stream tagged with its subscriptionId", () =>
     Effect.gen(function*() {
-      const loudServer = captured("loud", { resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }] })
-      const { connect } = yield* setup([loudServer.spec])
+      const loudServer = FakeServer.spec({
+        name: "loud",
+        resources: [{ resource: { uri: "loud://r", name: "r" }, text: "r" }]
+      })
+      const { connect } = yield* setup([loudServer])
       // A bare Peer sees the stream's notifications as sent (McpClient takes the id off).
       const peer = yield* peerOf(yield* connect)
       const notifications = yield* peer.subscribe
@@ -639,7 +624,7 @@ describe("Gateway (in memory)", () => {
       })
       const id = (acknowledged.params?._meta as Record<string, unknown>)["io.modelcontextprotocol/subscriptionId"]
       expect(id).toBeDefined()
-      yield* Effect.ignore(loudServer.server().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
+      yield* Effect.ignore(loudServer.current().peer.notify("notifications/resources/updated", { uri: "loud://r" }))
       const update = yield* Effect.repeat(Queue.take(notifications), {
         until: (n) => n.method === "notifications/resources/updated"
       })

@@ -14,6 +14,7 @@ import * as Policy from "../src/Policy.js"
 import * as ResourceServer from "../src/ResourceServer.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { text } from "../src/testing/Results.js"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "./fixtures/oauth-server.mjs"
 import { stateOf, until } from "./support/events.js"
@@ -57,15 +58,11 @@ const gateway = (oauth: ResourceServer.Options, audit: Array<Policy.AuditEntry> 
     )
     return yield* Effect.gen(function*() {
       const registry = yield* ServerRegistry.ServerRegistry
-      const echo = FakeServer.make({
+      const alpha = FakeServer.spec({
         name: "alpha",
-        tools: [{
-          tool: { name: "echo", inputSchema: { type: "object" } },
-          call: () => Effect.succeed({ content: [{ type: "text", text: "hi" }] })
-        }]
+        tools: [{ tool: { name: "echo", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("hi")) }]
       })
-      const connect = Effect.map(echo, (server) => server.transport)
-      yield* registry.reconcile([{ name: "alpha", transport: { type: "custom", key: "alpha", connect } }])
+      yield* registry.reconcile([alpha])
       yield* registry.awaitReady({ servers: "settled" })
       return yield* Gateway.serveHttp({ port: 0, oauth })
     }).pipe(Effect.provide(context))

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { firstText } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { config, MARK, marked, type Running, start, tempDir } from "./support/cli.js"
 import { survivors } from "./support/processes.js"
@@ -135,8 +136,6 @@ afterAll(async () => {
   expect(survivors(MARK, mark)).toEqual([])
 })
 
-const text = (result: { readonly content?: unknown }) => (result.content as Array<{ text?: string }>)[0]?.text
-
 describe("replicas of the gateway behind a round-robin proxy", () => {
   it("a 2026-07-28 client: discover, tools/list and tool calls, spread over both replicas", async () => {
     const before = proxy.forwarded.length
@@ -151,7 +150,9 @@ describe("replicas of the gateway behind a round-robin proxy", () => {
       const tools = yield* client.listTools()
       expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["test_simple_text", "test_elicitation"]))
       for (let i = 0; i < 4; i++) {
-        expect(text(yield* client.callTool("test_simple_text", {}))).toBe("This is a simple text response for testing.")
+        expect(firstText(yield* client.callTool("test_simple_text", {}))).toBe(
+          "This is a simple text response for testing."
+        )
       }
     })
     await Effect.runPromise(
@@ -187,7 +188,7 @@ describe("replicas of the gateway behind a round-robin proxy", () => {
       expect(client.getProtocolEra()).toBe("modern")
       const before = proxy.forwarded.length
       const result = await client.callTool({ name: "test_elicitation", arguments: { message: "Who are you?" } })
-      expect(text(result)).toBe(
+      expect(firstText(result)).toBe(
         "Elicitation completed: action=accept, content={\"username\":\"ada\",\"email\":\"ada@example.com\"}"
       )
       expect(asked).toEqual(["Who are you?"])
@@ -196,7 +197,7 @@ describe("replicas of the gateway behind a round-robin proxy", () => {
       expect(rounds[0]!.replica).not.toBe(rounds[1]!.replica)
       // Sampling the same way.
       const sampled = await client.callTool({ name: "test_sampling", arguments: { prompt: "Say something" } })
-      expect(text(sampled)).toBe("LLM response: from the model")
+      expect(firstText(sampled)).toBe("LLM response: from the model")
       const samplingRounds = proxy.forwarded.filter((request) => request.name === "test_sampling")
       expect(samplingRounds.map((round) => round.requestState)).toEqual([false, true])
       expect(samplingRounds[0]!.replica).not.toBe(samplingRounds[1]!.replica)

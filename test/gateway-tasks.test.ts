@@ -18,10 +18,9 @@ import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { Platform } from "./support/platform.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } }
 const ELICITS = { elicitation: {} }

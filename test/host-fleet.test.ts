@@ -8,15 +8,15 @@ import * as Schedule from "effect/Schedule"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Host from "../src/Host.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
+import { tempDir } from "../src/testing/node.js"
+import { firstText } from "../src/testing/Results.js"
 import { EVERYTHING } from "./support/everythingSuite.js"
 import { Platform } from "./support/platform.js"
-import { firstText } from "./support/results.js"
 
 const require = createRequire(import.meta.url)
 const FILESYSTEM = path.join(
@@ -30,11 +30,6 @@ const node = (name: string, args: ReadonlyArray<string>, host?: Host.Features): 
   transport: { type: "stdio", command: process.execPath, args: [...args] },
   ...(host === undefined ? {} : { host })
 })
-
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-host-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
 
 // The fleet, every server ready, on the Host services of `host`.
 const fleet = (servers: ReadonlyArray<ServerSpec.ServerSpec>) =>
@@ -86,7 +81,7 @@ describe("host features through the fleet", () => {
     "server-everything: sampling, elicitation and roots tools answered by the fleet's services",
     () =>
       Effect.gen(function*() {
-        const dir = yield* tempDir
+        const dir = yield* tempDir()
         const registry = yield* fleet([node("everything", [EVERYTHING, "stdio"])]).pipe(
           Effect.provide(Layer.mergeAll(samplingLayer, elicitationLayer, Host.layerRoots([Host.rootOf(dir)]), Platform))
         )
@@ -128,7 +123,7 @@ describe("host features through the fleet", () => {
     "server-filesystem works in the roots only, and follows a change of them",
     () =>
       Effect.gen(function*() {
-        const base = yield* tempDir
+        const base = yield* tempDir()
         const first = path.join(base, "first")
         const second = path.join(base, "second")
         fs.mkdirSync(first)

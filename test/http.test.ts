@@ -20,11 +20,11 @@ import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { failure, firstText } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
 import { echo, json, mcp, type Seen, serve, sse, status } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText } from "./support/results.js"
 
 // The stateful Streamable HTTP (2025-11-25, no probe); 2026-07-28 has tests of its own.
 const connect = (url: string, options: Partial<StreamableHttp.Options> = {}) =>

@@ -9,9 +9,9 @@ import * as TestClock from "effect/TestClock"
 import * as Host from "../src/Host.js"
 import type * as JsonRpc from "../src/JsonRpc.js"
 import * as McpClient from "../src/McpClient.js"
-import type * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import type * as Peer from "../src/Peer.js"
+import { failure, text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { type ModernServer, modernServer } from "./support/modern.js"
 
@@ -29,13 +29,6 @@ const connect = (handlers: Record<string, Peer.Handler>, options?: McpClient.Opt
     const sent = (method: string) => fake.requests.filter((request) => request.method === method)
     return { fake, client, sent }
   })
-
-const failure = <A>(exit: Exit.Exit<A, McpError.McpError>) => {
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
-  return exit.cause.error
-}
-
-const text = (value: string) => ({ content: [{ type: "text", text: value }] })
 
 const confirm = {
   method: "elicitation/create",

@@ -9,17 +9,17 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as OAuth from "../src/OAuth.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import { tempDir } from "../src/testing/node.js"
+import { firstText } from "../src/testing/Results.js"
 // @ts-expect-error: a JavaScript fixture without types
 import { start, verifyProof } from "./fixtures/oauth-server.mjs"
 import { stateOf, until } from "./support/events.js"
 import { type Handler, json, mcp, type Seen, serve, status } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
-import { firstText } from "./support/results.js"
 
 interface AuthServer {
   readonly base: string
@@ -50,11 +50,6 @@ const authServer = (options: Record<string, unknown> = {}) =>
     Effect.promise(() => start(options) as Promise<AuthServer>),
     (server) => Effect.promise(() => server.close())
   )
-
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-oauthext-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
 
 const challenge = (base: string): OAuth.Refusal => ({
   status: 401,
@@ -178,7 +173,7 @@ describe("OAuth extensions", () => {
     () =>
       Effect.gen(function*() {
         const as = yield* authServer({ dpop: true })
-        const dir = yield* tempDir
+        const dir = yield* tempDir()
         const outcomes: Array<string> = []
         const jtis = new Set<string>()
         const server = yield* resource(as, (request, url) => {
@@ -234,7 +229,7 @@ describe("OAuth extensions", () => {
     () =>
       Effect.gen(function*() {
         const as = yield* authServer()
-        const dir = yield* tempDir
+        const dir = yield* tempDir()
         const server = yield* resource(as, (request) => ({
           ok: request.headers["authorization"] === `Bearer ${as.state.access}`
         }))

@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as OAuth from "../src/OAuth.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import { failure, firstText } from "../src/testing/Results.js"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "./fixtures/oauth-server.mjs"
 import { stateOf, until } from "./support/events.js"
 import { json, mcp, serve, status } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText } from "./support/results.js"
 
 interface AuthServer {
   readonly base: string

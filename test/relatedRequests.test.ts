@@ -25,15 +25,13 @@ import * as Memory from "../src/Memory.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { text, texts } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { Platform } from "./support/platform.js"
 
 const nameForm = { type: "object" as const, properties: { name: { type: "string" as const } }, required: ["name"] }
 
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
-
-const textOf = (result: McpSchema.CallToolResult): string =>
-  result.content.map((block) => block.type === "text" ? block.text : "").join("")
+const textOf = (result: McpSchema.CallToolResult): string => texts(result).join("")
 
 const inputTool = (name: string): McpSchema.Tool => ({ name, inputSchema: { type: "object" } })
 

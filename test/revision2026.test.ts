@@ -24,11 +24,11 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as Stdio from "../src/Stdio.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, firstText } from "../src/testing/Results.js"
 import { Transport, type TransportService } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
 import { json, mcp, type Seen, serve } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText } from "./support/results.js"
 
 const VERSION = "2026-07-28"
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))

@@ -21,10 +21,10 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as McpClient from "../src/McpClient.js"
 import * as Stdio from "../src/Stdio.js"
+import { firstText, reasonOf } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { EVERYTHING, everythingSuite } from "./support/everythingSuite.js"
 import { procState, survivors as markedSurvivors, waitGone } from "./support/processes.js"
-import { firstText, reasonOf } from "./support/results.js"
 
 // --- where things are ---------------------------------------------------------------
 

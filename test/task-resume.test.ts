@@ -19,9 +19,9 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import type * as Peer from "../src/Peer.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import { failure, firstText, reasonOf } from "../src/testing/Results.js"
 import { stateOf, until } from "./support/events.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText, reasonOf } from "./support/results.js"
 import { slowTaskTool } from "./support/taskTool.js"
 
 const fast = {

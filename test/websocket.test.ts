@@ -10,12 +10,12 @@ import type * as http from "node:http"
 import * as WS from "ws"
 import * as McpClient from "../src/McpClient.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import { failure, firstText } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import * as WebSocket from "../src/WebSocket.js"
 import { stateOf, until } from "./support/events.js"
 import { echo } from "./support/httpServer.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText } from "./support/results.js"
 
 interface Upgrade {
   readonly protocol: string | undefined

@@ -7,7 +7,7 @@ import * as CallGate from "../../../src/internal/serverRegistry/callGate.js"
 import type * as McpClient from "../../../src/McpClient.js"
 import * as McpError from "../../../src/McpError.js"
 import { ServerState } from "../../../src/ServerState.js"
-import { failure } from "../../support/results.js"
+import { failure } from "../../../src/testing/Results.js"
 
 const ready = ServerState.Ready({ protocolVersion: "2025-11-25", serverInfo: { name: "x", version: "1" }, since: 0 })
 const client = { server: "s" } as McpClient.McpClient
