@@ -1,4 +1,12 @@
+import * as os from "node:os"
 import { defineConfig } from "vitest/config"
+
+// The timeouts are hang guards, not product bounds (those are asserted on the TestClock, or
+// on the wall clock with a margin measured under load: test/support/processes.ts `bound`):
+// 30 s on a quiet machine, more when the machine is busy, since an end-to-end story of a
+// dozen real processes then takes that much longer — up to 4 times at a load of 3 per core.
+const load = Math.min(4, Math.max(1, os.loadavg()[0]! / os.cpus().length))
+const guard = Math.round(30_000 * load)
 
 export default defineConfig({
   test: {
@@ -7,8 +15,8 @@ export default defineConfig({
     globalSetup: ["test/support/globalSetup.ts"],
     // Servers' and the fleet's logs are part of what a failing test shows, and noise otherwise.
     silent: "passed-only",
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    testTimeout: guard,
+    hookTimeout: guard,
     // Real child processes and sockets: two cores, keep the pool small.
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } }

@@ -21,7 +21,8 @@ import {
   start,
   tempDir
 } from "./support/cli.js"
-import { groupMembers, guardianOf, procState, survivors, within } from "./support/processes.js"
+import { undescribed } from "./support/help.js"
+import { bound, groupMembers, guardianOf, procState, survivors, within } from "./support/processes.js"
 
 const mark = `cli-${process.pid}-${Date.now()}`
 const memoryFile = path.join(tempDir(), "memory.jsonl")
@@ -149,19 +150,24 @@ describe("calling tools", () => {
   })
 
   it("fails with one sentence and a non-zero exit for denied, unknown and mistyped calls", async () => {
-    const denied = await cli("call", "mcp__memory__delete_entities", `{"entityNames": []}`)
+    // Independent runs: side by side.
+    const [denied, typo, server, badJson, notFound, isError] = await Promise.all([
+      cli("call", "mcp__memory__delete_entities", `{"entityNames": []}`),
+      cli("call", "mcp__memory__read_grph"),
+      cli("call", "memroy", "read_graph"),
+      cli("call", "mcp__everything__echo", "{nope", "--json"),
+      cli("read", "everything", "demo://nope"),
+      cli("call", "mcp__failing__fail")
+    ])
     expect(denied.code).toBe(1)
     expect(denied.stderr).toContain("mcp__memory__delete_*")
 
-    const typo = await cli("call", "mcp__memory__read_grph")
     expect(typo.code).toBe(1)
     expect(typo.stderr).toContain("did you mean 'mcp__memory__read_graph'?")
 
-    const server = await cli("call", "memroy", "read_graph")
     expect(server.code).toBe(2)
     expect(server.stderr).toContain("there is no server 'memroy' in the config; did you mean 'memory'?")
 
-    const badJson = await cli("call", "mcp__everything__echo", "{nope", "--json")
     expect(badJson.code).toBe(2)
     expect(json(badJson.stderr.trim().split("\n").at(-1)!)).toMatchObject({
       error: "CliError",
@@ -169,13 +175,11 @@ describe("calling tools", () => {
     })
 
     // A server's error code is said once, though its message repeats it.
-    const notFound = await cli("read", "everything", "demo://nope")
     expect(notFound.code).toBe(1)
     expect(notFound.stderr).toMatch(/answered resources\/read with error -32602: Resource demo:\/\/nope not found/)
     expect(notFound.stderr).not.toContain("MCP error")
 
     // A result with isError is printed, and the exit code says it failed.
-    const isError = await cli("call", "mcp__failing__fail")
     expect(isError).toMatchObject({ code: 1, stdout: "the disk is full\n" })
     expect(isError.stderr).toContain("mcp-fleet: tool 'mcp__failing__fail' reported an error")
   })
@@ -272,52 +276,45 @@ describe("errors", () => {
 })
 
 describe("help and logs", () => {
-  const commands = [
-    "servers",
-    "tools",
-    "call",
-    "resources",
-    "read",
-    "prompts",
-    "prompt",
-    "add",
-    "remove",
-    "enable",
-    "disable",
-    "test",
-    "watch",
-    "serve",
-    "trust",
-    "approve",
-    "auth"
-  ]
-
-  // Every option and argument is a line of its own, with our description under it.
-  const undescribed = (help: string) =>
-    help.split("\n").filter((line, i, lines) => /^ {2}[-(<[]/.test(line) && !/^ {6}\S/.test(lines[i + 1] ?? ""))
-
-  it("--help describes every command, option and argument in our words, with mcp-fleet <command> usage", async () => {
-    const overview = await run(["--help"], { cwd, mark })
+  // Each command's page is checked in process (test/cli/Help.test.ts); here the overview, and
+  // `--help` and `-h` reaching a command's page through the real command line.
+  it("--help describes every command in our words, with mcp-fleet <command> usage, and -h too", async () => {
+    const [overview, help, late] = await Promise.all([
+      run(["--help"], { cwd, mark }),
+      run(["servers", "--help"], { cwd, mark }),
+      // -h after the command's own arguments too, and nothing runs.
+      run(["call", "mcp__memory__read_graph", "-h"], { cwd, mark })
+    ])
     expect(overview.code).toBe(0)
     expect(overview.stdout).toContain("  mcp-fleet <command> [options]")
-    for (const command of commands) expect(overview.stdout).toMatch(new RegExp(`^  ${command} +\\S`, "m"))
+    const commands = [
+      "servers",
+      "tools",
+      "call",
+      "resources",
+      "read",
+      "prompts",
+      "prompt",
+      "add",
+      "remove",
+      "enable",
+      "disable",
+      "test",
+      "watch",
+      "serve",
+      "trust",
+      "approve",
+      "auth"
+    ]
+    for (const command of commands) {
+      expect(overview.stdout).toMatch(new RegExp(`^  ${command} +\\S`, "m"))
+    }
     expect(undescribed(overview.stdout)).toEqual([])
     expect(overview.stdout).toContain("--log-level")
-    for (const command of commands) {
-      const help = await run([command, "--help"], { cwd, mark })
-      expect(help.code).toBe(0)
-      expect(help.stdout).toContain(`USAGE\n  mcp-fleet ${command} `)
-      expect(undescribed(help.stdout)).toEqual([])
-      for (
-        const generic of ["A user-defined piece of text", "A true or false value", "This setting", "This argument"]
-      ) {
-        expect(help.stdout).not.toContain(generic)
-      }
-      expect(help.stdout).not.toMatch(/--wizard|--completions/)
-      expect(help.stdout).not.toContain("\x1b[")
-    }
-    // -h after the command's own arguments too, and nothing runs.
-    expect((await run(["call", "mcp__memory__read_graph", "-h"], { cwd, mark })).stdout).toContain("mcp-fleet call ")
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain("USAGE\n  mcp-fleet servers ")
+    expect(help.stdout).not.toContain("\x1b[")
+    expect(late.stdout).toContain("mcp-fleet call ")
   })
 
   it.skipIf(!hasScript)("--help is bold on a terminal, and plain with NO_COLOR", async () => {
@@ -769,17 +766,19 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
 
   it("client.close(): every server is gone within 1.5 s of stdin's end, before the SDK's SIGTERM", async () => {
     const { client, gone } = await connect()
+    const slack = bound(0)
     const start = performance.now()
     const closed = client.close().then(() => performance.now() - start)
-    expect(await within(gone, 5000)).toBeLessThan(1500)
+    expect(await within(gone, 10_000)).toBeLessThan(1500 + (await slack))
     // The gateway exited by itself: the SDK sends SIGTERM after 2 s.
-    expect(await closed).toBeLessThan(2000)
+    expect(await closed).toBeLessThan(2000 + (await slack))
   })
 
   it("SIGTERM: every server is gone within 1 s", async () => {
     const { client, gateway, gone } = await connect()
+    const limit = bound(1000)
     process.kill(gateway, "SIGTERM")
-    expect(await within(gone, 5000)).toBeLessThan(1000)
+    expect(await within(gone, 10_000)).toBeLessThan(await limit)
     await client.close()
   })
 
@@ -787,9 +786,10 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
     const { client, gateway, gone } = await connect()
     const guardian = guardianOf(gateway)
     expect(guardian).toBeDefined()
+    const limit = bound(3000)
     process.kill(gateway, "SIGKILL")
-    expect(await within(gone, 5000)).toBeLessThan(3000)
-    expect(await within(() => procState(guardian!) !== "alive", 3000)).toBeDefined()
+    expect(await within(gone, 10_000)).toBeLessThan(await limit)
+    expect(await within(() => procState(guardian!) !== "alive", 10_000)).toBeDefined()
     await client.close()
   })
 })

@@ -24,7 +24,7 @@ import * as Stdio from "../src/Stdio.js"
 import { firstText, reasonOf } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { EVERYTHING, everythingSuite } from "./support/everythingSuite.js"
-import { procState, survivors as markedSurvivors, waitGone } from "./support/processes.js"
+import { margin, procState, survivors as markedSurvivors, waitGone } from "./support/processes.js"
 
 // --- where things are ---------------------------------------------------------------
 
@@ -173,7 +173,7 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(reason.stderrTail).toContain("fatal: boom")
       expect(error.server).toBe("crash")
       expect(error.message).toBe("server 'crash' exited with code 3 before answering tools/call: fatal: boom")
-      expect(elapsed).toBeLessThan(1000)
+      expect(elapsed).toBeLessThan(yield* margin(1000))
 
       // The connection is over: `closed` says why, and later calls fail at once, never sent.
       const closed = yield* client.closed
@@ -197,7 +197,7 @@ describe("stdio failures and limits (fixture servers)", () => {
         "server 'early-exit' exited with code 1 before answering server/discover: error: MISSING_API_KEY is not set"
       )
       // Node's own startup dominates; the failure itself must not wait for a timeout.
-      expect(elapsed).toBeLessThan(2000)
+      expect(elapsed).toBeLessThan(yield* margin(2000))
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a server that closes its stdin and then exits: initialize fails with the exit and its stderr", () =>
@@ -313,7 +313,7 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(reason.size).toBeLessThanOrEqual(TEN_MIB + 1024)
       expect(reason.what).toBe("a message")
       expect(error.message).toBe(`server 'big-limited': a message of ${reason.size} exceeds the limit of ${limit}`)
-      expect(performance.now() - start).toBeLessThan(5000)
+      expect(performance.now() - start).toBeLessThan(yield* margin(5000))
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("env: a safe base environment, configured values over it, Redacted values as plain text, cwd set", () =>
@@ -413,7 +413,7 @@ describe("closing the scope ends the whole process tree", () => {
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
       const stoppedAt: Record<number, number> = {}
       let closeMs: number | undefined
-      while (performance.now() - start < 8000) {
+      while (performance.now() - start < 15_000) {
         for (const target of [pids.server, pids.grandchild]) {
           const state = procState(target)
           if (state === "zombie") zombies.add(target)
@@ -437,27 +437,34 @@ describe("closing the scope ends the whole process tree", () => {
     }).pipe(Effect.provide(Layer.merge(NodeContext.layer, logs.layer)))
   }
 
-  /** Both processes ended after `graceMs` and within 5 s, and the close returned right after. */
-  const expectKilledAfter = (ms: { server: number; grandchild: number; close: number }, graceMs: number) => {
+  /**
+   * Both processes ended after `graceMs` and within 5 s, and the close returned right after;
+   * `slack` is the margin the machine's load calls for (`bound(0)`).
+   */
+  const expectKilledAfter = (
+    ms: { server: number; grandchild: number; close: number },
+    graceMs: number,
+    slack: number
+  ) => {
     // SIGKILL comes after both grace periods, not before.
     expect(ms.server).toBeGreaterThanOrEqual(graceMs)
     expect(ms.grandchild).toBeGreaterThanOrEqual(graceMs)
-    expect(ms.server).toBeLessThan(5000)
-    expect(ms.grandchild).toBeLessThan(5000)
+    expect(ms.server).toBeLessThan(5000 + slack)
+    expect(ms.grandchild).toBeLessThan(5000 + slack)
     // The close returns as soon as the tree is dead (zombies awaiting their reaper count as dead).
     expect(ms.close).toBeGreaterThanOrEqual(graceMs)
-    expect(ms.close - Math.max(ms.server, ms.grandchild)).toBeLessThan(300)
+    expect(ms.close - Math.max(ms.server, ms.grandchild)).toBeLessThan(300 + slack)
   }
 
   it.live("a server ignoring SIGTERM, with a grandchild ignoring it too: gone within 5 s (grace 500 ms + 500 ms)", () =>
     Effect.gen(function*() {
-      expectKilledAfter(yield* stubbornTree({ closeGracePeriod: 500, termGracePeriod: 500 }), 950)
+      expectKilledAfter(yield* stubbornTree({ closeGracePeriod: 500, termGracePeriod: 500 }), 950, yield* margin(0))
     }))
 
   it.live("the same with the default grace periods (2 s + 2 s): gone within 5 s", () =>
     Effect.gen(function*() {
-      expectKilledAfter(yield* stubbornTree({}), 3950)
-    }), 15_000)
+      expectKilledAfter(yield* stubbornTree({}), 3950, yield* margin(0))
+    }), 30_000)
 
   it.live("children that left the group (detached, setsid, a double-forked daemon) end with the server", () => {
     const logs = captureLogs()
@@ -487,7 +494,7 @@ describe("closing the scope ends the whole process tree", () => {
       // The server exited on stdin's end; its escaped children ignored SIGTERM, so after both
       // grace periods came SIGKILL. The bound: 300 + 300 ms, and the kill.
       expect(closeMs).toBeGreaterThanOrEqual(550)
-      expect(closeMs).toBeLessThan(1500)
+      expect(closeMs).toBeLessThan(yield* margin(1500))
       expect(logs.lines.map((line) => line.message)).toContain(
         "processes that server 'escaping' started outside its process group ignored SIGTERM; sending SIGKILL"
       )
@@ -503,7 +510,7 @@ describe("closing the scope ends the whole process tree", () => {
       )
       const start = performance.now()
       yield* Scope.close(scope, Exit.void)
-      expect(performance.now() - start).toBeLessThan(1000)
+      expect(performance.now() - start).toBeLessThan(yield* margin(1000))
       expect(procState(pid)).not.toBe("alive")
       expect(logs.lines.map((line) => line.message).filter((m) => m.includes("SIGTERM"))).toEqual([])
     }).pipe(Effect.provide(Layer.merge(NodeContext.layer, logs.layer)))
