@@ -10,15 +10,23 @@ const guard = Math.round(30_000 * load)
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs).
     globalSetup: ["test/support/globalSetup.ts"],
     // Servers' and the fleet's logs are part of what a failing test shows, and noise otherwise.
     silent: "passed-only",
     testTimeout: guard,
     hookTimeout: guard,
-    // Real child processes and sockets: two cores, keep the pool small.
-    pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+    // Two pools side by side. The in-memory tests share worker threads and their module cache
+    // (a fresh process per file costs about a second of CPU each; they keep no state between
+    // files). The tests of real processes, the CLI and sockets get a fresh process per file, as
+    // each sets its own environment markers and cleans up what it started when it ends.
+    poolOptions: { threads: { maxThreads: 2, minThreads: 1, isolate: false }, forks: { maxForks: 2, minForks: 1 } },
+    projects: [
+      {
+        extends: true,
+        test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**"], pool: "threads" }
+      },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], pool: "forks" } }
+    ]
   }
 })
