@@ -250,10 +250,7 @@ describe("Gateway (in memory)", () => {
       const { connect } = yield* setup(twoServers, {
         callTool: (name) =>
           Effect.fail(
-            McpError.make(
-              "beta",
-              new McpError.TimeoutReason({ method: `tools/call ${name}`, afterMs: 5, kind: "idle" })
-            )
+            McpError.timeout("beta", { method: `tools/call ${name}`, afterMs: 5, kind: "idle" })
           )
       })
       const client = yield* clientOf(yield* connect)
@@ -352,7 +349,10 @@ describe("Gateway (in memory)", () => {
       }).pipe(Effect.fork)
       yield* Deferred.await(started)
       // Progress arrives before the server's handler goes quiet.
-      yield* Effect.repeat(Effect.sync(() => progress.length), { until: (n) => n === 2 })
+      yield* Effect.repeat(Effect.sync(() => progress.length), {
+        until: (n) => n === 2,
+        schedule: Schedule.spaced("10 millis")
+      })
       expect(progress).toEqual([{ progress: 1, total: 3, message: "one" }, { progress: 2, total: 3, message: "two" }])
       yield* Fiber.interrupt(call)
       yield* Deferred.await(interrupted)
@@ -657,7 +657,10 @@ describe("Gateway (in memory)", () => {
           params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "t", version: "1" } }
         }) + "\n"
       )
-      yield* Effect.repeat(Effect.sync(() => lines.length), { until: (n) => n >= 3 })
+      yield* Effect.repeat(Effect.sync(() => lines.length), {
+        until: (n) => n >= 3,
+        schedule: Schedule.spaced("10 millis")
+      })
       expect(lines).toContainEqual({ jsonrpc: "2.0", id: 1, result: {} })
       expect(lines).toContainEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "not JSON" } })
       expect(lines.find((line) => line.id === 2).result.protocolVersion).toBe("2024-11-05")
