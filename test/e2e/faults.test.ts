@@ -2,7 +2,7 @@
 // (test/fixtures/faulty.mjs) and real HTTP servers on 127.0.0.1 — a crash in flight, a hang,
 // a flood, an oversize message, a broken answer, stalled HTTP bodies, and names of
 // Object.prototype members from a server and from a gateway client — each with the bound it
-// must keep asserted. The decoder fuzz is in fuzz.test.ts.
+// must keep asserted. The decoder fuzz is in test/internal/transport/fuzz.test.ts.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"

@@ -66,8 +66,7 @@ describe("callGate", () => {
       const { gate: g, set } = yield* gate(ready)
       const dead = { server: "dead" } as McpClient.McpClient
       const next = { server: "next" } as McpClient.McpClient
-      const closed = (unsent: boolean) =>
-        McpError.make("s", new McpError.ClosedReason({ message: "gone", method: "tools/call", unsent }))
+      const closed = (unsent: boolean) => McpError.closed("s", { message: "gone", method: "tools/call", unsent })
       g.setClient(dead)
       const tried: Array<string> = []
       const call = yield* Effect.fork(g.withClient((c) =>
