@@ -1,16 +1,32 @@
+import * as os from "node:os"
 import { defineConfig } from "vitest/config"
+
+// The timeouts are hang guards, not product bounds (those are asserted on the TestClock, or
+// on the wall clock with a margin measured under load: test/support/processes.ts `bound`):
+// 30 s on a quiet machine, more when the machine is busy, since an end-to-end story of a
+// dozen real processes then takes that much longer — up to 4 times at a load of 3 per core.
+const load = Math.min(4, Math.max(1, os.loadavg()[0]! / os.cpus().length))
+const guard = Math.round(30_000 * load)
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs).
     globalSetup: ["test/support/globalSetup.ts"],
     // Servers' and the fleet's logs are part of what a failing test shows, and noise otherwise.
     silent: "passed-only",
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    // Real child processes and sockets: two cores, keep the pool small.
-    pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+    testTimeout: guard,
+    hookTimeout: guard,
+    // Two pools side by side. The in-memory tests share worker threads and their module cache
+    // (a fresh process per file costs about a second of CPU each; they keep no state between
+    // files). The tests of real processes, the CLI and sockets get a fresh process per file, as
+    // each sets its own environment markers and cleans up what it started when it ends.
+    poolOptions: { threads: { maxThreads: 2, minThreads: 1, isolate: false }, forks: { maxForks: 2, minForks: 1 } },
+    projects: [
+      {
+        extends: true,
+        test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**"], pool: "threads" }
+      },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], pool: "forks" } }
+    ]
   }
 })

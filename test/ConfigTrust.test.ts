@@ -2,14 +2,9 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as ConfigTrust from "../src/ConfigTrust.js"
-
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-trust-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+import { tempDir } from "../src/testing/node.js"
 
 describe("ConfigTrust", () => {
   it("the user config dir honours an absolute XDG_CONFIG_HOME", () => {
@@ -20,7 +15,7 @@ describe("ConfigTrust", () => {
 
   it.scoped("trusts a file by its content: an edit makes it Changed, revoke makes it Untrusted", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
+      const dir = yield* tempDir()
       const trust = yield* ConfigTrust.make({ directory: path.join(dir, "config") })
       const file = path.join(dir, "project", ".mcp.json")
       const text = `{"mcpServers": {"a": {"command": "a"}}}`
@@ -44,7 +39,7 @@ describe("ConfigTrust", () => {
 
   it.scoped("damaged records trust nothing, and refuse to be overwritten", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
+      const dir = yield* tempDir()
       fs.writeFileSync(path.join(dir, "trusted.json"), "{ not json")
       const trust = yield* ConfigTrust.make({ directory: dir })
       expect((yield* trust.check("/p/.mcp.json", "{}"))._tag).toBe("Untrusted")

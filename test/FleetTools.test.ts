@@ -7,35 +7,21 @@ import * as McpManagementTools from "../src/McpManagementTools.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, reasonOf } from "../src/testing/Results.js"
 import { Platform } from "./support/platform.js"
-import { failure, reasonOf } from "./support/results.js"
 
 const tool = (name: string): FakeServer.FakeTool => ({
   tool: { name, inputSchema: { type: "object", properties: { x: { type: "number" } } } },
   call: (args) => Effect.succeed({ content: [{ type: "text", text: `${name}:${JSON.stringify(args)}` }] })
 })
 
-const fake = (
-  name: string,
-  tools: ReadonlyArray<string>,
-  resources: ReadonlyArray<string> = []
-): ServerSpec.ServerSpec => ({
-  name,
-  transport: {
-    type: "custom",
-    key: name,
-    connect: Effect.map(
-      FakeServer.make({
-        name,
-        tools: tools.map(tool),
-        resources: resources.map((uri) => ({ resource: { uri, name: uri }, text: `${name} ${uri}` }))
-      }),
-      (server) => server.transport
-    )
-  }
-})
+const fake = (name: string, tools: ReadonlyArray<string>, resources: ReadonlyArray<string> = []) =>
+  FakeServer.spec({
+    name,
+    tools: tools.map(tool),
+    resources: resources.map((uri) => ({ resource: { uri, name: uri }, text: `${name} ${uri}` }))
+  })
 
 const servers = [
   fake("alpha", ["read_file", "write_file", "delete_file"], ["alpha://a"]),

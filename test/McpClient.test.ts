@@ -2,20 +2,17 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { isPlainCallToolResult } from "../src/internal/mcpClient/toolResult.js"
 import * as McpClient from "../src/McpClient.js"
-import type * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { recordingTracer } from "./support/tracing.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const echo: FakeServer.FakeTool = {
   tool: { name: "echo", inputSchema: { type: "object" } },
@@ -47,11 +44,6 @@ const connect = (server: FakeServer.Options, options?: McpClient.Options) =>
     const client = yield* McpClient.make(options).pipe(Effect.provideService(Transport, fake.transport))
     return { fake, client }
   })
-
-const failure = <A>(exit: Exit.Exit<A, McpError.McpError>): McpError.McpError => {
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a failure, got ${String(exit)}`)
-  return exit.cause.error
-}
 
 const methods = (fake: FakeServer.FakeServer) => fake.requests.map((request) => request.method)
 

@@ -3,36 +3,36 @@ import * as McpError from "../src/McpError.js"
 
 describe("McpError", () => {
   it("names the one server a failure concerns", () => {
-    const error = McpError.make("github", new McpError.TransportReason({ message: "spawn failed", exitCode: 1 }))
+    const error = McpError.transport("github", { message: "spawn failed", exitCode: 1 })
     expect(error.server).toBe("github")
     expect(error.message).toBe("server 'github': spawn failed (process exited with code 1)")
   })
 
   it("has no server for a failure of the fleet as a whole, and never an empty one", () => {
-    const unknown = McpError.make(
+    const unknown = McpError.notFound(
       undefined,
-      new McpError.NotFoundReason({ what: "tool", name: "mcp__x__y", suggestions: [] })
+      { what: "tool", name: "mcp__x__y", suggestions: [] }
     )
     expect(unknown.server).toBeUndefined()
     expect("server" in unknown).toBe(false)
     expect(unknown.message).toBe("there is no tool 'mcp__x__y'")
-    const late = McpError.make(
+    const late = McpError.unavailable(
       undefined,
-      new McpError.UnavailableReason({ state: "NotReady", message: "not ready in time" })
+      { state: "NotReady", message: "not ready in time" }
     )
     expect(late.message).toBe("not ready in time")
-    expect(() => McpError.make("", new McpError.ConfigReason({ message: "x" }))).toThrow()
+    expect(() => McpError.config("", { message: "x" })).toThrow()
   })
 
   it("a request the connection never sent: 'was not sent', unless the process ended (it did not answer either way)", () => {
-    const refused = McpError.make(
+    const refused = McpError.closed(
       "srv",
-      new McpError.ClosedReason({ message: "the connection is closed", method: "ping", unsent: true })
+      { message: "the connection is closed", method: "ping", unsent: true }
     )
     expect(refused.message).toBe("server 'srv': the connection is closed (ping was not sent)")
-    const exited = McpError.make(
+    const exited = McpError.closed(
       "srv",
-      new McpError.ClosedReason({ message: "closed", method: "initialize", unsent: true, exitCode: 1 })
+      { message: "closed", method: "initialize", unsent: true, exitCode: 1 }
     )
     expect(exited.message).toBe("server 'srv' exited with code 1 before answering initialize")
     expect(exited.unsent).toBe(true)
@@ -58,7 +58,7 @@ describe("McpError", () => {
       ""
     ].join("\n")
     const closed = (stderrTail: string) =>
-      McpError.make("docs", new McpError.ClosedReason({ message: "x", exitCode: 1, method: "initialize", stderrTail }))
+      McpError.closed("docs", { message: "x", exitCode: 1, method: "initialize", stderrTail })
     const missing = closed(nodeMissingModule)
     expect(missing.message).toBe(
       `server 'docs' exited with code 1 before answering initialize: ${nodeMissingModule.trim()}`
@@ -82,7 +82,7 @@ describe("McpError", () => {
 
   it("says a server's error code once, when its message repeats it", () => {
     const error = (message: string) =>
-      McpError.make("everything", new McpError.ProtocolReason({ method: "resources/read", code: -32602, message }))
+      McpError.protocol("everything", { method: "resources/read", code: -32602, message })
     expect(error("MCP error -32602: Resource demo://x not found").message).toBe(
       "server 'everything' answered resources/read with error -32602: Resource demo://x not found"
     )

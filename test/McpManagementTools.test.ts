@@ -13,15 +13,14 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as Peer from "../src/Peer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, reasonOf } from "../src/testing/Results.js"
 import { pollClock } from "./support/clock.js"
 import { Platform } from "./support/platform.js"
-import { failure, reasonOf } from "./support/results.js"
 
 // A server whose `counter` tool and `mem://counter` resource both read `state.value`.
 const counterServer = (name: string) => {
-  const state = { value: 1, broken: false, current: undefined as FakeServer.FakeServer | undefined }
+  const state = { value: 1, broken: false }
   const text = () => `count ${state.value}`
   const options: FakeServer.Options = {
     tools: [
@@ -45,18 +44,8 @@ const counterServer = (name: string) => {
           }))
     }
   }
-  const spec: ServerSpec.ServerSpec = {
-    name,
-    transport: {
-      type: "custom",
-      key: name,
-      connect: Effect.map(FakeServer.make({ name, ...options }), (server) => {
-        state.current = server
-        return server.transport
-      })
-    }
-  }
-  const requests = (method: string) => state.current!.requests.filter((request) => request.method === method)
+  const spec = FakeServer.spec({ ...options, name })
+  const requests = (method: string) => spec.current().requests.filter((request) => request.method === method)
   return { spec, state, requests }
 }
 
@@ -146,7 +135,7 @@ describe("McpManagementTools", () => {
       expect(again.subscriptionId).toBe("sub-1")
       expect(alpha.requests("resources/subscribe")).toHaveLength(1)
 
-      yield* alpha.state.current!.peer.notify("notifications/resources/updated", { uri: "mem://counter" })
+      yield* alpha.spec.current().peer.notify("notifications/resources/updated", { uri: "mem://counter" })
       expect(yield* Queue.take(events)).toMatchObject({
         _tag: "ResourceUpdated",
         subscription: { id: "sub-1", server: "alpha", uri: "mem://counter" }

@@ -9,14 +9,12 @@ import * as Schema from "effect/Schema"
 import * as http from "node:http"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
-import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { authorizationServer } from "./support/authorizationServer.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 // A tool that reports progress before it answers, so its answer comes on an SSE stream.
 const count = McpServer.tool({

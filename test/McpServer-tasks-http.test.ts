@@ -23,9 +23,9 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
+import { failure, firstText, reasonOf } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { authorizationServer } from "./support/authorizationServer.js"
-import { failure, firstText, reasonOf } from "./support/results.js"
 import { slowTaskTool } from "./support/taskTool.js"
 
 // The task tool `slow` (support/taskTool.ts) served with tasks (`limits`: more TaskOptions).

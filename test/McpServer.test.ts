@@ -15,10 +15,9 @@ import * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Peer from "../src/Peer.js"
 import * as Stdio from "../src/Stdio.js"
+import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { recordingTracer } from "./support/tracing.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const echo = McpServer.tool({
   name: "echo",

@@ -4,9 +4,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as OAuth from "../src/OAuth.js"
+import { tempDir } from "../src/testing/node.js"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "./fixtures/oauth-server.mjs"
 
@@ -20,11 +20,6 @@ interface Fixture {
 const fixture = Effect.acquireRelease(
   Effect.promise(() => start() as Promise<Fixture>),
   (server) => Effect.promise(() => server.close())
-)
-
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-oauth-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
 const challenge = (base: string): OAuth.Refusal => ({
@@ -94,7 +89,7 @@ describe("OAuth", () => {
   it.scoped("the file store: mode 0600 files in a 0700 directory, and no secret in its errors", () =>
     Effect.gen(function*() {
       const server = yield* fixture
-      const dir = path.join(yield* tempDir, "oauth")
+      const dir = path.join(yield* tempDir(), "oauth")
       const auth = yield* OAuth.make({ server: "remote", url: `${server.base}/mcp` }).pipe(
         Effect.provide(OAuth.layerFileStore(dir))
       )
@@ -116,7 +111,7 @@ describe("OAuth", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* fixture
-        const dir = yield* tempDir
+        const dir = yield* tempDir()
         const url = `${server.base}/mcp`
         const auth = yield* OAuth.make({ server: "remote", url }).pipe(Effect.provide(OAuth.layerFileStore(dir)))
         yield* auth.recover(challenge(server.base))

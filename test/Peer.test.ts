@@ -8,8 +8,8 @@ import * as JsonRpc from "../src/JsonRpc.js"
 import * as McpError from "../src/McpError.js"
 import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
+import { failure } from "../src/testing/Results.js"
 import { BrokenAnswer, Inbox, type Receiver, Transport } from "../src/Transport.js"
-import { failure } from "./support/results.js"
 
 // A Peer on one end of a memory pair; the test plays the server on the other end by hand.
 const setup = (options?: Peer.Options) =>
@@ -271,7 +271,7 @@ describe("Peer", () => {
         info: () => ({})
       }
       const limited = yield* Peer.make().pipe(Effect.provideService(Transport, transport))
-      receiver!.closed(McpError.make("srv", new McpError.LimitReason({ what: "a message", size: 20, limit: 10 })))
+      receiver!.closed(McpError.limit("srv", { what: "a message", size: 20, limit: 10 }))
       const after = failure(yield* Effect.exit(limited.request("tools/call")))
       expect(after.unsent).toBe(true)
       expect(after.message).toBe(
@@ -435,7 +435,7 @@ describe("Peer", () => {
   it.scoped("forgets a request whose send fails, without cancelling it", () =>
     Effect.gen(function*() {
       const sent: Array<JsonRpc.Message> = []
-      const refused = McpError.make("srv", new McpError.TransportReason({ message: "refused" }))
+      const refused = McpError.transport("srv", { message: "refused" })
       const transport: Transport = {
         server: "srv",
         kind: "test",

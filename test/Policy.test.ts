@@ -25,14 +25,11 @@ import * as Glob from "../src/internal/glob.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, firstText, reasonOf, text } from "../src/testing/Results.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText, reasonOf } from "./support/results.js"
 
 // --- helpers ------------------------------------------------------------------------
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const plain = (name: string): FakeServer.FakeTool => ({
   tool: { name, inputSchema: { type: "object" } },
@@ -56,25 +53,11 @@ const oops: FakeServer.FakeTool = {
   call: () => Effect.succeed({ content: [{ type: "text", text: "it went wrong" }], isError: true })
 }
 
-// A server of the fleet backed by a fake server; `current` is the live fake.
-const fake = (name: string, tools: ReadonlyArray<FakeServer.FakeTool>) => {
-  const handle = { current: undefined as FakeServer.FakeServer | undefined }
-  const spec: ServerSpec.ServerSpec = {
-    name,
-    transport: {
-      type: "custom",
-      key: "v1",
-      connect: Effect.map(FakeServer.make({ name, tools }), (server) => {
-        handle.current = server
-        return server.transport
-      })
-    }
-  }
-  return { spec, handle }
-}
+// A server of the fleet backed by a fake server with `tools`.
+const fake = (name: string, tools: ReadonlyArray<FakeServer.FakeTool>) => FakeServer.spec({ name, tools })
 
-const toolCalls = (handle: { readonly current: FakeServer.FakeServer | undefined }) =>
-  handle.current!.requests.filter((request) => request.method === "tools/call")
+const toolCalls = (server: FakeServer.Spec) =>
+  server.current().requests.filter((request) => request.method === "tools/call")
 
 interface Setup {
   readonly servers?: ReadonlyArray<ReturnType<typeof fake>>
@@ -91,10 +74,10 @@ const withOptional =
 const start = (config: Policy.Config, setup: Setup = {}) =>
   Effect.gen(function*() {
     const servers = setup.servers ?? [fake("alpha", [echo, oops, plain("delete")])]
-    const registry = yield* ServerRegistry.make({ servers: servers.map((server) => server.spec) }).pipe(
+    const registry = yield* ServerRegistry.make({ servers }).pipe(
       Effect.provide(Platform)
     )
-    yield* registry.awaitReady({ servers: servers.map((server) => server.spec.name), timeout: "1 second" })
+    yield* registry.awaitReady({ servers: servers.map((server) => server.name), timeout: "1 second" })
     const policy = yield* Policy.make(config).pipe(
       withOptional(
         Policy.Approval,
@@ -165,7 +148,7 @@ describe("Policy rules", () => {
       expect(error.message).toBe(
         `server 'alpha': tool 'mcp__alpha__delete' was denied by policy: rule deny "mcp__alpha__del*" (global)`
       )
-      expect(toolCalls(servers[0].handle)).toEqual([])
+      expect(toolCalls(servers[0])).toEqual([])
       reasonOf(failure(yield* Effect.exit(policy.validate("mcp__alpha__delete", {}))), "Denied")
       // An unknown name never suggests a hidden tool.
       const missing = failure(yield* Effect.exit(policy.callTool("mcp__alpha__delet")))
@@ -251,7 +234,7 @@ describe("Policy rules", () => {
           rule: { action: "ask", pattern: "mcp__alpha__e*" }
         }
       ])
-      expect(toolCalls(servers[0].handle)).toHaveLength(1)
+      expect(toolCalls(servers[0])).toHaveLength(1)
       // Tools no rule matches are not asked about.
       yield* policy.callTool("mcp__alpha__delete")
       expect(requests).toHaveLength(2)
@@ -362,10 +345,10 @@ describe("Policy validation", () => {
       )
       const negative = failure(yield* Effect.exit(policy.validate("mcp__alpha__echo", { path: "/x", count: -1 })))
       expect(negative.message).toContain("/count must be >= 0")
-      expect(toolCalls(servers[0].handle)).toEqual([])
+      expect(toolCalls(servers[0])).toEqual([])
       yield* policy.validate("mcp__alpha__echo", { path: "/x" })
       yield* policy.callTool("mcp__alpha__echo", { path: "/x", count: 2 })
-      expect(toolCalls(servers[0].handle)).toHaveLength(1)
+      expect(toolCalls(servers[0])).toHaveLength(1)
     }))
 })
 
@@ -478,7 +461,7 @@ describe("Policy limits", () => {
       expect(error.message).toBe("server 'alpha' did not finish tools/call within its maximum of 5000 ms")
       // Other tools have no timeout of their own.
       yield* policy.callTool("mcp__alpha__echo", { path: "/x" })
-      expect(toolCalls(servers[0].handle)).toHaveLength(2)
+      expect(toolCalls(servers[0])).toHaveLength(2)
     }))
 
   it.scoped("max result size: truncated with a marker by default, within the limit", () =>
@@ -700,16 +683,16 @@ describe("Policy layers", () => {
   // The fleet of `start`, with the policy built from `layer` over it.
   const startLayer = (layer: Layer.Layer<Policy.Policy, never, ServerRegistry.ServerRegistry>) =>
     Effect.gen(function*() {
-      const { handle, spec } = fake("alpha", [echo, oops, plain("delete")])
-      const registry = yield* ServerRegistry.make({ servers: [spec] }).pipe(Effect.provide(Platform))
+      const alpha = fake("alpha", [echo, oops, plain("delete")])
+      const registry = yield* ServerRegistry.make({ servers: [alpha] }).pipe(Effect.provide(Platform))
       yield* registry.awaitReady({ servers: ["alpha"], timeout: "1 second" })
       const context = yield* Layer.build(layer).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
-      return { registry, policy: Context.get(context, Policy.Policy), handle }
+      return { registry, policy: Context.get(context, Policy.Policy), alpha }
     })
 
   it.scoped("layerAllowAll: every tool visible and every call passed on, arguments still validated", () =>
     Effect.gen(function*() {
-      const { handle, policy, registry } = yield* startLayer(Policy.layerAllowAll)
+      const { alpha, policy, registry } = yield* startLayer(Policy.layerAllowAll)
       const catalog = yield* SubscriptionRef.get(registry.catalog)
       expect(policy.filter(catalog)).toBe(catalog)
       expect(yield* policy.config).toEqual({})
@@ -722,7 +705,7 @@ describe("Policy layers", () => {
       const invalid = failure(yield* Effect.exit(policy.callTool("mcp__alpha__echo", { count: 1 })))
       reasonOf(invalid, "Validation")
       // The invalid call never reached the server.
-      expect(toolCalls(handle).map((request) => (request.params as { name: string }).name)).toEqual(["delete"])
+      expect(toolCalls(alpha).map((request) => (request.params as { name: string }).name)).toEqual(["delete"])
     }))
 
   it.scoped("layerApproval: the approver answers the layer's ask rules, and its no is a Denied", () =>

@@ -13,57 +13,40 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import type { ServerState } from "../src/ServerState.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure, text } from "../src/testing/Results.js"
 import { stateOf, until } from "./support/events.js"
 import { Platform } from "./support/platform.js"
-import { failure } from "./support/results.js"
-
-const text = (value: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text: value }] })
 
 const tool = (name: string, description = name): FakeServer.FakeTool => ({
   tool: { name, description, inputSchema: { type: "object" } },
   call: (args) => Effect.succeed(text(`${name}:${JSON.stringify(args)}`))
 })
 
-// A server of the fleet backed by a fake server; `connects` counts connections and
-// `current` is the live fake, so a test can kill it.
+// A server of the fleet backed by a fake server (`current()` is the live fake, so a test
+// can kill it), with the spec's other fields in `extra`.
 const fake = (
   name: string,
   options: FakeServer.Options = { tools: [tool("echo")] },
   extra: Partial<ServerSpec.ServerSpec> = {},
   key = "v1"
-) => {
-  const handle = { connects: 0, current: undefined as FakeServer.FakeServer | undefined }
-  const spec: ServerSpec.ServerSpec = {
-    name,
-    transport: {
-      type: "custom",
-      key,
-      connect: Effect.map(FakeServer.make({ name, ...options }), (server) => {
-        handle.connects++
-        handle.current = server
-        return server.transport
-      })
-    },
-    ...extra
-  }
-  return { spec, handle }
-}
+) => ({ ...FakeServer.spec({ ...options, name, key }), ...extra })
 
+// A server whose every connection is refused; `connects()` counts them.
 const failing = (name: string, extra: Partial<ServerSpec.ServerSpec> = {}) => {
-  const handle = { connects: 0 }
-  const spec: ServerSpec.ServerSpec = {
+  let connects = 0
+  return {
     name,
     transport: {
-      type: "custom",
+      type: "custom" as const,
       key: "failing",
       connect: Effect.suspend(() => {
-        handle.connects++
-        return Effect.fail(McpError.make(name, new McpError.TransportReason({ message: "refused" })))
+        connects++
+        return Effect.fail(McpError.transport(name, { message: "refused" }))
       })
     },
-    ...extra
+    ...extra,
+    connects: () => connects
   }
-  return { spec, handle }
 }
 
 const noJitter = {
@@ -97,7 +80,7 @@ describe("ServerRegistry", () => {
     Effect.gen(function*() {
       const a = fake("alpha", { tools: [tool("echo"), tool("add")] })
       const b = fake("beta.server", { tools: [tool("echo")] })
-      const fleet = yield* registry({ servers: [a.spec, b.spec] })
+      const fleet = yield* registry({ servers: [a, b] })
       yield* ready(fleet, ["alpha", "beta.server"])
       const catalog = yield* SubscriptionRef.get(fleet.catalog)
       expect(catalog.tools.map((entry) => entry.name).sort()).toEqual([
@@ -119,7 +102,7 @@ describe("ServerRegistry", () => {
   it.scoped("an unknown tool fails with the closest names", () =>
     Effect.gen(function*() {
       const a = fake("memory", { tools: [tool("read_graph"), tool("create_entities")] })
-      const fleet = yield* registry({ servers: [a.spec] })
+      const fleet = yield* registry({ servers: [a] })
       yield* ready(fleet, ["memory"])
       const error = failure(yield* Effect.exit(fleet.callTool("mcp__memory__read_grph")))
       expect(error.reason).toMatchObject({ _tag: "NotFound", what: "tool", suggestions: ["mcp__memory__read_graph"] })
@@ -132,7 +115,7 @@ describe("ServerRegistry", () => {
   it.scoped("backs off exponentially up to the cap, on the Clock", () =>
     Effect.gen(function*() {
       const broken = failing("broken")
-      const { events } = yield* started([broken.spec])
+      const { events } = yield* started([broken])
       const retries: Array<number | undefined> = []
       for (let attempt = 1; attempt <= 6; attempt++) {
         const failed = yield* until(events, stateOf("broken", "Failed"))
@@ -144,13 +127,13 @@ describe("ServerRegistry", () => {
         yield* TestClock.adjust(state.retryAt! - now)
       }
       expect(retries).toEqual([100, 200, 400, 800, 1000, 1000])
-      expect(broken.handle.connects).toBe(7)
+      expect(broken.connects()).toBe(7)
     }))
 
   it.scoped("jitter varies each delay within its bounds", () =>
     Effect.gen(function*() {
       const broken = failing("broken")
-      const { events } = yield* started([broken.spec], {
+      const { events } = yield* started([broken], {
         restart: { ...noJitter, initialDelay: "1 second", maxDelay: "1 minute", jitter: 0.5 }
       })
       for (let attempt = 1; attempt <= 4; attempt++) {
@@ -167,7 +150,7 @@ describe("ServerRegistry", () => {
   it.scoped("stops retrying after the attempt limit", () =>
     Effect.gen(function*() {
       const broken = failing("broken", { restart: { maxAttempts: 3 } })
-      const { events, fleet } = yield* started([broken.spec])
+      const { events, fleet } = yield* started([broken])
       for (let attempt = 1; attempt <= 2; attempt++) {
         yield* until(events, stateOf("broken", "Failed"))
         yield* TestClock.adjust("1 second")
@@ -175,7 +158,7 @@ describe("ServerRegistry", () => {
       const last = yield* until(events, stateOf("broken", "Failed"))
       expect(last.state).toMatchObject({ attempt: 3, retryAt: undefined })
       yield* TestClock.adjust("1 hour")
-      expect(broken.handle.connects).toBe(3)
+      expect(broken.connects()).toBe(3)
       const error = failure(yield* Effect.exit(fleet.withClient("broken", () => Effect.void)))
       expect(error.reason).toMatchObject({ _tag: "Unavailable", state: "Failed" })
       expect(error.message).toBe(
@@ -190,11 +173,11 @@ describe("ServerRegistry", () => {
   it.scoped("forgets failures once a server has been up for the stable period", () =>
     Effect.gen(function*() {
       const flaky = fake("flaky")
-      const { events } = yield* started([flaky.spec])
+      const { events } = yield* started([flaky])
       yield* until(events, stateOf("flaky", "Ready"))
       // Two quick crashes count up...
       for (const attempt of [1, 2]) {
-        yield* flaky.handle.current!.close
+        yield* flaky.current().close
         const failed = yield* until(events, stateOf("flaky", "Failed"))
         expect(failed.state).toMatchObject({ attempt })
         yield* TestClock.adjust("1 second")
@@ -202,7 +185,7 @@ describe("ServerRegistry", () => {
       }
       // ...a crash after 10 s of uptime starts again from 1.
       yield* TestClock.adjust("10 seconds")
-      yield* flaky.handle.current!.close
+      yield* flaky.current().close
       expect((yield* until(events, stateOf("flaky", "Failed"))).state).toMatchObject({ attempt: 1 })
     }))
 
@@ -213,17 +196,17 @@ describe("ServerRegistry", () => {
         { tools: [tool("echo")], handlers: { ping: () => Effect.never } },
         { health: { interval: "1 second", timeout: "500 millis", failures: 2 } }
       )
-      const { events } = yield* started([mute.spec])
+      const { events } = yield* started([mute])
       yield* until(events, stateOf("mute", "Ready"))
       yield* TestClock.adjust("1500 millis")
-      expect(mute.handle.connects).toBe(1)
+      expect(mute.connects()).toBe(1)
       yield* TestClock.adjust("1500 millis")
       const failed = yield* until(events, stateOf("mute", "Failed"))
       expect(failed.state).toMatchObject({ attempt: 1 })
       expect((failed.state as any).error.reason).toMatchObject({ _tag: "Timeout", method: "ping" })
       yield* TestClock.adjust("100 millis")
       yield* until(events, stateOf("mute", "Ready"))
-      expect(mute.handle.connects).toBe(2)
+      expect(mute.connects()).toBe(2)
     }))
 
   it.scoped("answered pings keep a server up", () =>
@@ -231,11 +214,11 @@ describe("ServerRegistry", () => {
       const fine = fake("fine", { tools: [tool("echo")], handlers: { ping: () => Effect.succeed({}) } }, {
         health: { interval: "1 second", failures: 1 }
       })
-      const fleet = yield* registry({ servers: [fine.spec] })
+      const fleet = yield* registry({ servers: [fine] })
       yield* ready(fleet, ["fine"])
       yield* TestClock.adjust("1 minute")
-      expect(fine.handle.connects).toBe(1)
-      expect(fine.handle.current!.requests.filter((request) => request.method === "ping").length).toBe(60)
+      expect(fine.connects()).toBe(1)
+      expect(fine.current().requests.filter((request) => request.method === "ping").length).toBe(60)
     }))
 
   it.scoped("re-lists once after a burst of list_changed and publishes the difference", () =>
@@ -249,7 +232,7 @@ describe("ServerRegistry", () => {
         capabilities: { tools: { listChanged: true } },
         handlers: { "tools/list": () => Effect.sync(() => ({ tools })) }
       })
-      const { events, fleet } = yield* started([live.spec])
+      const { events, fleet } = yield* started([live])
       const first = yield* until(events, (event) => event._tag === "ToolsChanged")
       expect(first.added.map((t) => t.name)).toEqual(["keep", "drop", "edit"])
       tools = [tools[0]!, { name: "edit", description: "v2", inputSchema: { type: "object" } }, {
@@ -257,17 +240,17 @@ describe("ServerRegistry", () => {
         inputSchema: { type: "object" }
       }]
       for (let i = 0; i < 3; i++) {
-        yield* live.handle.current!.peer.notify("notifications/tools/list_changed")
+        yield* live.current().peer.notify("notifications/tools/list_changed")
         yield* TestClock.adjust("50 millis")
       }
-      const listsBefore = live.handle.current!.requests.filter((request) => request.method === "tools/list").length
+      const listsBefore = live.current().requests.filter((request) => request.method === "tools/list").length
       yield* TestClock.adjust("200 millis")
       const changed = yield* until(events, (event) => event._tag === "ToolsChanged")
       expect(changed).toMatchObject({ server: "live" })
       expect(changed.added.map((t) => t.name)).toEqual(["new"])
       expect(changed.removed.map((t) => t.name)).toEqual(["drop"])
       expect(changed.changed.map((t) => t.description)).toEqual(["v2"])
-      expect(live.handle.current!.requests.filter((request) => request.method === "tools/list").length).toBe(
+      expect(live.current().requests.filter((request) => request.method === "tools/list").length).toBe(
         listsBefore + 1
       )
       const catalog = yield* SubscriptionRef.get(fleet.catalog)
@@ -286,10 +269,10 @@ describe("ServerRegistry", () => {
               : Effect.succeed({ tools: [{ name: "a", inputSchema: { type: "object" } }] })
         }
       })
-      const { events, fleet } = yield* started([live.spec])
+      const { events, fleet } = yield* started([live])
       yield* until(events, stateOf("live", "Ready"))
       fail = true
-      yield* live.handle.current!.peer.notify("notifications/tools/list_changed")
+      yield* live.current().peer.notify("notifications/tools/list_changed")
       yield* TestClock.adjust("1 second")
       const failed = yield* until(events, (event) => event._tag === "RefreshFailed")
       expect(failed.error.message).toBe("server 'live' answered tools/list with error -32603: database down")
@@ -301,9 +284,9 @@ describe("ServerRegistry", () => {
   it.scoped("a call made while the server restarts waits for it and is never sent to the dead connection", () =>
     Effect.gen(function*() {
       const flaky = fake("flaky")
-      const { events, fleet } = yield* started([flaky.spec])
+      const { events, fleet } = yield* started([flaky])
       yield* until(events, stateOf("flaky", "Ready"))
-      const dead = flaky.handle.current!
+      const dead = flaky.current()
       yield* dead.close
       yield* until(events, stateOf("flaky", "Failed"))
       const call = yield* Effect.fork(fleet.callTool("mcp__flaky__echo", { n: 1 }))
@@ -311,16 +294,16 @@ describe("ServerRegistry", () => {
       const result = yield* Fiber.join(call)
       expect(result.content).toEqual([{ type: "text", text: "echo:{\"n\":1}" }])
       expect(dead.requests.some((request) => request.method === "tools/call")).toBe(false)
-      expect(flaky.handle.current!.requests.filter((request) => request.method === "tools/call").length).toBe(1)
+      expect(flaky.current().requests.filter((request) => request.method === "tools/call").length).toBe(1)
     }))
 
   it.scoped("leaves Ready in the very step its connection is seen closed; a call made then waits for the restart", () =>
     Effect.gen(function*() {
       const flaky = fake("flaky")
-      const { events, fleet } = yield* started([flaky.spec])
+      const { events, fleet } = yield* started([flaky])
       yield* until(events, stateOf("flaky", "Ready"))
       const connection = yield* fleet.withClient("flaky", Effect.succeed)
-      const dead = flaky.handle.current!
+      const dead = flaky.current()
       yield* dead.close
       // Resumed by the connection's end, like anything else that watches it.
       yield* connection.closed
@@ -334,35 +317,35 @@ describe("ServerRegistry", () => {
   it.scoped("a call refused because its connection had closed before it was sent waits for the restart", () =>
     Effect.gen(function*() {
       const flaky = fake("flaky")
-      const { events, fleet } = yield* started([flaky.spec])
+      const { events, fleet } = yield* started([flaky])
       yield* until(events, stateOf("flaky", "Ready"))
-      const dead = flaky.handle.current!
+      const dead = flaky.current()
       // Hung up, and called at once: the transport refuses the call before the fleet has
       // heard of the end.
       const call = yield* Effect.fork(Effect.zipRight(dead.close, fleet.callTool("mcp__flaky__echo", { n: 2 })))
       yield* TestClock.adjust("100 millis")
       expect((yield* Fiber.join(call)).content).toEqual([{ type: "text", text: "echo:{\"n\":2}" }])
       expect(dead.requests.some((request) => request.method === "tools/call")).toBe(false)
-      expect(flaky.handle.connects).toBe(2)
+      expect(flaky.connects()).toBe(2)
     }))
 
   it.scoped("a call waiting on a server whose config changes goes on to the new one", () =>
     Effect.gen(function*() {
       const broken = failing("svc")
-      const { events, fleet } = yield* started([broken.spec])
+      const { events, fleet } = yield* started([broken])
       yield* until(events, stateOf("svc", "Failed"))
       const call = yield* Effect.fork(fleet.withClient("svc", (client) => Effect.succeed(client.serverInfo.name)))
       yield* Effect.yieldNow()
       const fixed = fake("svc", { tools: [tool("echo")] }, {}, "fixed")
-      expect((yield* fleet.reconcile([fixed.spec])).restarted).toEqual(["svc"])
+      expect((yield* fleet.reconcile([fixed])).restarted).toEqual(["svc"])
       expect(yield* Fiber.join(call)).toBe("svc")
-      expect(fixed.handle.connects).toBe(1)
+      expect(fixed.connects()).toBe(1)
     }))
 
   it.scoped("a call gives up waiting after the ready timeout", () =>
     Effect.gen(function*() {
       const broken = failing("broken", { readyTimeout: "2 seconds" })
-      const fleet = yield* registry({ servers: [broken.spec] })
+      const fleet = yield* registry({ servers: [broken] })
       const call = yield* Effect.fork(Effect.exit(fleet.withClient("broken", () => Effect.void)))
       yield* TestClock.adjust("2 seconds")
       const error = failure(yield* Fiber.join(call))
@@ -377,12 +360,12 @@ describe("ServerRegistry", () => {
       const slow = fake("slow", {
         tools: [{ tool: { name: "wait", inputSchema: { type: "object" } }, call: () => Effect.never }]
       })
-      const fleet = yield* registry({ servers: [slow.spec] })
+      const fleet = yield* registry({ servers: [slow] })
       yield* ready(fleet, ["slow"])
       const call = yield* Effect.fork(Effect.exit(fleet.callTool("mcp__slow__wait")))
       yield* Effect.yieldNow()
       yield* TestClock.adjust("10 millis")
-      yield* slow.handle.current!.close
+      yield* slow.current().close
       const error = failure(yield* Fiber.join(call))
       expect(error.reason).toMatchObject({ _tag: "Closed", method: "tools/call" })
     }))
@@ -392,14 +375,14 @@ describe("ServerRegistry", () => {
       const keep = fake("keep")
       const change = fake("change")
       const remove = fake("remove")
-      const fleet = yield* registry({ servers: [keep.spec, change.spec, remove.spec] })
+      const fleet = yield* registry({ servers: [keep, change, remove] })
       yield* ready(fleet, ["keep", "change", "remove"])
       const events = yield* fleet.subscribe
-      const keptConnection = keep.handle.current!
+      const keptConnection = keep.current()
       const changed = fake("change", { tools: [tool("echo"), tool("more")] }, {}, "v2")
       const add1 = fake("add1")
       const add2 = fake("add2")
-      const result = yield* fleet.reconcile([keep.spec, changed.spec, add1.spec, add2.spec])
+      const result = yield* fleet.reconcile([keep, changed, add1, add2])
       expect(result).toEqual({
         added: ["add1", "add2"],
         removed: ["remove"],
@@ -407,10 +390,10 @@ describe("ServerRegistry", () => {
         unchanged: ["keep"]
       })
       yield* ready(fleet, ["keep", "change", "add1", "add2"])
-      expect(keep.handle.connects).toBe(1)
-      expect(keep.handle.current).toBe(keptConnection)
-      expect(change.handle.connects).toBe(1)
-      expect(changed.handle.connects).toBe(1)
+      expect(keep.connects()).toBe(1)
+      expect(keep.current()).toBe(keptConnection)
+      expect(change.connects()).toBe(1)
+      expect(changed.connects()).toBe(1)
       const toolEvents: Array<RegistryEvent> = []
       while (!(yield* Queue.isEmpty(events))) toolEvents.push(yield* Queue.take(events))
       const byServer = toolEvents.filter((event) => event._tag === "ToolsChanged").map((event: any) => ({
@@ -431,11 +414,11 @@ describe("ServerRegistry", () => {
   it.scoped("reconciling 100 servers with one change touches exactly one", () =>
     Effect.gen(function*() {
       const servers = Array.from({ length: 100 }, (_, i) => fake(`s${i}`))
-      const fleet = yield* registry({ servers: servers.map((server) => server.spec) })
-      yield* fleet.awaitReady({ servers: servers.map((server) => server.spec.name) })
+      const fleet = yield* registry({ servers: servers.map((server) => server) })
+      yield* fleet.awaitReady({ servers: servers.map((server) => server.name) })
       const events = yield* fleet.subscribe
       const changed = fake("s42", { tools: [tool("echo")] }, {}, "v2")
-      const desired = servers.map((server, i) => i === 42 ? changed.spec : server.spec)
+      const desired = servers.map((server, i) => i === 42 ? changed : server)
       const result = yield* fleet.reconcile(desired)
       expect(result.restarted).toEqual(["s42"])
       expect(result.unchanged.length).toBe(99)
@@ -444,7 +427,7 @@ describe("ServerRegistry", () => {
       for (let event = yield* Queue.take(events); !s42Ready(event); event = yield* Queue.take(events)) {
         if ("server" in event) touched.add(event.server)
       }
-      expect(servers.every((server, i) => server.handle.connects === 1 && (i !== 42 || changed.handle.connects === 1)))
+      expect(servers.every((server, i) => server.connects() === 1 && (i !== 42 || changed.connects() === 1)))
         .toBe(
           true
         )
@@ -455,7 +438,7 @@ describe("ServerRegistry", () => {
   it.scoped("disable stops a server and removes its tools; enable brings both back", () =>
     Effect.gen(function*() {
       const a = fake("a")
-      const fleet = yield* registry({ servers: [a.spec] })
+      const fleet = yield* registry({ servers: [a] })
       yield* ready(fleet, ["a"])
       const events = yield* fleet.subscribe
       yield* fleet.disable("a")
@@ -466,23 +449,23 @@ describe("ServerRegistry", () => {
       yield* fleet.enable("a")
       yield* until(events, stateOf("a", "Ready"))
       expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)).toEqual(["mcp__a__echo"])
-      expect(a.handle.connects).toBe(2)
+      expect(a.connects()).toBe(2)
     }))
 
   it.scoped("a disabled server in the config is known but never started", () =>
     Effect.gen(function*() {
       const off = fake("off", undefined, { disabled: true })
-      const { events, fleet } = yield* started([off.spec])
+      const { events, fleet } = yield* started([off])
       yield* until(events, stateOf("off", "Disabled"))
       yield* TestClock.adjust("1 minute")
       expect((yield* statusOf(fleet, "off")).state._tag).toBe("Disabled")
-      expect(off.handle.connects).toBe(0)
+      expect(off.connects()).toBe(0)
     }))
 
   it.scoped("an idle server stops after its idle timeout and starts again on the next call", () =>
     Effect.gen(function*() {
       const lazy = fake("lazy", { tools: [tool("echo")] }, { idleTimeout: "5 minutes" })
-      const { events, fleet } = yield* started([lazy.spec])
+      const { events, fleet } = yield* started([lazy])
       yield* until(events, stateOf("lazy", "Ready"))
       yield* TestClock.adjust("4 minutes")
       yield* fleet.callTool("mcp__lazy__echo")
@@ -494,19 +477,19 @@ describe("ServerRegistry", () => {
       expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)).toEqual(["mcp__lazy__echo"])
       const result = yield* fleet.callTool("mcp__lazy__echo", { again: true })
       expect(result.content).toEqual([{ type: "text", text: "echo:{\"again\":true}" }])
-      expect(lazy.handle.connects).toBe(2)
+      expect(lazy.connects()).toBe(2)
     }))
 
   it.scoped("awaitReady fails at once when a required server fails for good, and lists laggards on timeout", () =>
     Effect.gen(function*() {
       const broken = failing("broken", { required: true, restart: { maxAttempts: 1 } })
-      const fleet = yield* registry({ servers: [broken.spec, fake("ok").spec] })
+      const fleet = yield* registry({ servers: [broken, fake("ok")] })
       const error = failure(yield* Effect.exit(fleet.awaitReady()))
       expect(error.message).toBe(
         "server 'broken': cannot become ready: Failed after 1 attempt: server 'broken': refused"
       )
       const retrying = failing("retrying", { required: true })
-      yield* fleet.reconcile([retrying.spec])
+      yield* fleet.reconcile([retrying])
       const waiting = yield* Effect.fork(Effect.exit(fleet.awaitReady({ timeout: "3 seconds" })))
       yield* TestClock.adjust("3 seconds")
       const late = failure(yield* Fiber.join(waiting))
@@ -518,7 +501,7 @@ describe("ServerRegistry", () => {
       expect(Number(/retry in (\d+) ms/.exec(late.message)![1])).toBeLessThanOrEqual(1000)
       // Several laggards are the fleet's failure: no server, each one named in the message.
       const other = failing("other", { required: true })
-      yield* fleet.reconcile([retrying.spec, other.spec])
+      yield* fleet.reconcile([retrying, other])
       const both = yield* Effect.fork(Effect.exit(fleet.awaitReady({ timeout: "3 seconds" })))
       yield* TestClock.adjust("3 seconds")
       const many = failure(yield* Fiber.join(both))
@@ -535,12 +518,12 @@ describe("ServerRegistry", () => {
         capabilities: { tools: { listChanged: true }, logging: {} },
         handlers: { "tools/list": () => Effect.succeed({ tools: [] }) }
       })
-      const fleet = yield* registry({ servers: [live.spec], eventBuffer: 16 })
+      const fleet = yield* registry({ servers: [live], eventBuffer: 16 })
       const stuck = yield* fleet.subscribe
       yield* ready(fleet, ["live"])
       const fresh = yield* fleet.subscribe
       for (let i = 0; i < 100; i++) {
-        yield* live.handle.current!.peer.notify("notifications/message", { level: "info", data: i })
+        yield* live.current().peer.notify("notifications/message", { level: "info", data: i })
       }
       const last = yield* until(fresh, (event): event is any => event._tag === "LogMessage" && event.data === 99)
       expect(last).toMatchObject({ server: "live", level: "info" })
@@ -552,11 +535,11 @@ describe("ServerRegistry", () => {
       const a = fake("a")
       const b = fake("b")
       yield* Effect.scoped(Effect.gen(function*() {
-        const fleet = yield* registry({ servers: [a.spec, b.spec] })
+        const fleet = yield* registry({ servers: [a, b] })
         yield* ready(fleet, ["a", "b"])
       }))
       for (const server of [a, b]) {
-        const why = yield* server.handle.current!.peer.closed
+        const why = yield* server.current().peer.closed
         expect(why.reason._tag).toBe("Closed")
       }
     }))
@@ -585,7 +568,7 @@ describe("ServerRegistry", () => {
     it.scoped("a routed call that runs as a task shows in the server's status and events until it is done", () =>
       Effect.gen(function*() {
         const release = yield* Deferred.make<void>()
-        const { events, fleet } = yield* started([tasking(release).spec])
+        const { events, fleet } = yield* started([tasking(release)])
         yield* ready(fleet, ["jobs"])
         const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
         const halfway = yield* until(events, taskEvent("working", "halfway"))
@@ -607,13 +590,13 @@ describe("ServerRegistry", () => {
       Effect.gen(function*() {
         const release = yield* Deferred.make<void>()
         const server = tasking(release)
-        const { events, fleet } = yield* started([server.spec])
+        const { events, fleet } = yield* started([server])
         yield* ready(fleet, ["jobs"])
         const call = yield* Effect.fork(fleet.callTool("mcp__jobs__long", {}))
         const { taskId } = yield* until(events, taskEvent("working", "halfway"))
         yield* Fiber.interrupt(call)
         yield* until(events, taskEvent("cancelled"))
-        expect(server.handle.current!.requests.find((request) => request.method === "tasks/cancel")?.params)
+        expect(server.current().requests.find((request) => request.method === "tasks/cancel")?.params)
           .toEqual({ taskId })
         expect((yield* statusOf(fleet, "jobs")).tasks).toEqual([])
       }))

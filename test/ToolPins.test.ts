@@ -7,7 +7,6 @@ import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Gateway from "../src/Gateway.js"
 import * as McpClient from "../src/McpClient.js"
@@ -18,11 +17,12 @@ import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
+import { tempDir } from "../src/testing/node.js"
+import { failure, firstText } from "../src/testing/Results.js"
 import * as ToolPins from "../src/ToolPins.js"
 import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
 import { Platform } from "./support/platform.js"
-import { failure, firstText } from "./support/results.js"
 
 const echo = (description: string): McpSchema.Tool => ({
   name: "echo",
@@ -32,34 +32,21 @@ const echo = (description: string): McpSchema.Tool => ({
 
 // A server whose tools/list answers with whatever `tools` holds when asked.
 const drifting = (name: string, initial: ReadonlyArray<McpSchema.Tool>) => {
-  const handle = { tools: initial, current: undefined as FakeServer.FakeServer | undefined }
-  const spec: ServerSpec.ServerSpec = {
+  const handle = { tools: initial }
+  const spec = FakeServer.spec({
     name,
-    transport: {
-      type: "custom",
-      key: name,
-      connect: Effect.map(
-        FakeServer.make({
-          name,
-          capabilities: { tools: { listChanged: true } },
-          tools: [{
-            tool: echo("unused"),
-            call: (args) => Effect.succeed({ content: [{ type: "text", text: `echo:${JSON.stringify(args)}` }] })
-          }],
-          handlers: { "tools/list": () => Effect.sync(() => ({ tools: handle.tools })) }
-        }),
-        (server) => {
-          handle.current = server
-          return server.transport
-        }
-      )
-    }
-  }
+    capabilities: { tools: { listChanged: true } },
+    tools: [{
+      tool: echo("unused"),
+      call: (args) => Effect.succeed({ content: [{ type: "text", text: `echo:${JSON.stringify(args)}` }] })
+    }],
+    handlers: { "tools/list": () => Effect.sync(() => ({ tools: handle.tools })) }
+  })
   // Changes the tools and tells the fleet, as a server does.
   const change = (tools: ReadonlyArray<McpSchema.Tool>) =>
     Effect.gen(function*() {
       handle.tools = tools
-      yield* handle.current!.peer.notify("notifications/tools/list_changed")
+      yield* spec.current().peer.notify("notifications/tools/list_changed")
       yield* TestClock.adjust("1 second")
     })
   return { spec, handle, change }
@@ -80,11 +67,6 @@ const fleetOf = (spec: ServerSpec.ServerSpec, options: ServerRegistry.Options) =
     yield* until(events, stateOf(spec.name, "Ready"))
     return { fleet, events }
   })
-
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-pins-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
 
 describe("ToolPins", () => {
   it("a digest covers name, description, inputSchema and annotations, whatever the key order", () => {
@@ -110,7 +92,7 @@ describe("ToolPins", () => {
 
   it.scoped("the file store keeps one file per server, any name, and reports writes", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
+      const dir = yield* tempDir()
       const store = yield* ToolPins.makeFile(path.join(dir, "pins"))
       expect((yield* store.load("a/../b")).size).toBe(0)
       const pin = ToolPins.pin(echo("v1"), 0)
@@ -124,7 +106,7 @@ describe("ToolPins", () => {
 
   it.scoped("the file store keeps the pins of tools named after Object.prototype members", () =>
     Effect.gen(function*() {
-      const store = yield* ToolPins.makeFile(path.join(yield* tempDir, "pins"))
+      const store = yield* ToolPins.makeFile(path.join(yield* tempDir(), "pins"))
       const names = ["constructor", "__proto__", "toString", "hasOwnProperty"]
       const pins = new Map(names.map((name) => [name, ToolPins.pin({ ...echo(name), name }, 0)]))
       yield* store.save("proto", pins)
@@ -157,7 +139,7 @@ describe("ToolPins", () => {
         expect(refused.reason._tag).toBe("Denied")
         expect(refused.message).toContain("'mcp-fleet approve mcp__docs__echo'")
         expect(refused.message).toContain("(description)")
-        expect(server.handle.current!.requests.some((request) => request.method === "tools/call")).toBe(false)
+        expect(server.spec.current().requests.some((request) => request.method === "tools/call")).toBe(false)
 
         const wrong = failure(yield* Effect.exit(fleet.approveTool("docs", "ecko")))
         expect(wrong.message).toBe("server 'docs' has no drifted tool 'ecko'; did you mean 'echo'?")
@@ -196,7 +178,7 @@ describe("ToolPins", () => {
 
     it.scoped("pins persist across a registry restart in the file store, and a restart brings the drift", () =>
       Effect.gen(function*() {
-        const dir = yield* tempDir
+        const dir = yield* tempDir()
         const server = drifting("docs", [echo("v1")])
         // Each run has a store of its own on the same directory, as two processes would.
         const run = Effect.gen(function*() {
@@ -228,7 +210,7 @@ describe("ToolPins", () => {
 
     it.scoped("an approval written by another process releases the tool in a running fleet", () =>
       Effect.gen(function*() {
-        const dir = yield* tempDir
+        const dir = yield* tempDir()
         const ours = yield* ToolPins.makeFile(dir).pipe(Effect.provide(NodeContext.layer))
         const server = drifting("docs", [echo("v1")])
         const { events, fleet } = yield* fleetOf(server.spec, { pinning: "quarantine" }).pipe(

@@ -186,6 +186,70 @@ export const make = (options: Options = {}): Effect.Effect<FakeServer, never, Sc
   })
 
 /**
+ * What `spec` serves: the fake server's options, with the name the fleet knows it by.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SpecOptions extends Options {
+  readonly name: string
+  /** The spec's connection key: change it and the fleet restarts the server. Default: the name. */
+  readonly key?: string | undefined
+}
+
+/**
+ * A fake server as a server of the fleet: a `ServerSpec` with a custom transport (written out
+ * here, so the kit stays below the fleet's modules) that starts a fresh fake on every
+ * connection, and what a test asks of those connections. Give it other `ServerSpec` fields by
+ * spreading it: `{ ...FakeServer.spec({ name: "a" }), required: true }`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Spec {
+  readonly name: string
+  readonly transport: {
+    readonly type: "custom"
+    readonly key: string
+    readonly connect: Effect.Effect<Transport, never, Scope.Scope>
+  }
+  /** The fake of the latest connection; throws before the first one. */
+  readonly current: () => FakeServer
+  /** How many connections the fleet made to it. */
+  readonly connects: () => number
+}
+
+/**
+ * A fake server as a `ServerSpec` for a ServerRegistry, a Gateway or a Policy's fleet: each
+ * connection starts a fake from `options`, which stops with the connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const spec = (options: SpecOptions): Spec => {
+  let latest: FakeServer | undefined
+  let connects = 0
+  const { key, ...fake } = options
+  return {
+    name: options.name,
+    transport: {
+      type: "custom",
+      key: key ?? options.name,
+      connect: Effect.map(make(fake), (server) => {
+        connects++
+        latest = server
+        return server.transport
+      })
+    },
+    current: () => {
+      if (latest === undefined) throw new Error(`the fake server '${options.name}' was never connected`)
+      return latest
+    },
+    connects: () => connects
+  }
+}
+
+/**
  * A layer with a fake server's client-side Transport, for code that needs a Transport.
  *
  * @since 0.1.0

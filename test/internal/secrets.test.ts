@@ -55,9 +55,9 @@ describe("secrets", () => {
       request,
       cause: Object.assign(new Error("inner"), { socket: request })
     })
-    const error = McpError.make(
+    const error = McpError.protocol(
       "s",
-      new McpError.ProtocolReason({ method: "tools/call", code: -1, message: `bad ${TOKEN}`, data: { TOKEN } }),
+      { method: "tools/call", code: -1, message: `bad ${TOKEN}`, data: { TOKEN } },
       wire
     )
     const masked = Secrets.maskError(masker, error)
@@ -73,7 +73,7 @@ describe("secrets", () => {
       expect(shown).not.toContain(TOKEN)
       expect(shown).not.toContain("x-key")
     }
-    const clean = McpError.make("s", new McpError.ConfigReason({ message: "fine" }))
+    const clean = McpError.config("s", { message: "fine" })
     expect(Secrets.maskError(masker, clean)).toBe(clean)
   })
 

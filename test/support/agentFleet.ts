@@ -5,14 +5,13 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
+import { fixtureSpec, tempDir } from "../../src/testing/node.js"
 import { EVERYTHING } from "./everythingSuite.js"
 import { Platform } from "./platform.js"
 
@@ -20,23 +19,13 @@ const require = createRequire(import.meta.url)
 const entry = (name: string) =>
   path.join(path.dirname(require.resolve(`@modelcontextprotocol/${name}/package.json`)), "dist", "index.js")
 
-const node = (
-  name: string,
-  script: string,
-  args: ReadonlyArray<string> = [],
-  env: Record<string, string> = {}
-): ServerSpec.ServerSpec => ({
-  name,
-  transport: { type: "stdio", command: process.execPath, args: [script, ...args], env }
-})
-
 /** The servers, in one temp folder: filesystem may use only it, memory keeps its graph there. */
 export const agentServers = (dir: string): ReadonlyArray<ServerSpec.ServerSpec> => [
-  node("everything", EVERYTHING, ["stdio"]),
-  node("memory", entry("server-memory"), [], { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") }),
-  node("filesystem", entry("server-filesystem"), [dir]),
-  node("growing", fileURLToPath(new URL("../fixtures/growing.mjs", import.meta.url))),
-  node("waiting", fileURLToPath(new URL("../fixtures/waiting.mjs", import.meta.url)))
+  fixtureSpec("everything", EVERYTHING, { args: ["stdio"] }),
+  fixtureSpec("memory", entry("server-memory"), { env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") } }),
+  fixtureSpec("filesystem", entry("server-filesystem"), { args: [dir] }),
+  fixtureSpec("growing", fileURLToPath(new URL("../fixtures/growing.mjs", import.meta.url))),
+  fixtureSpec("waiting", fileURLToPath(new URL("../fixtures/waiting.mjs", import.meta.url)))
 ]
 
 /**
@@ -46,10 +35,7 @@ export const agentServers = (dir: string): ReadonlyArray<ServerSpec.ServerSpec> 
  */
 export const agentFleet = (config: Policy.Config = {}, approve?: Policy.Approval["approve"]) =>
   Effect.gen(function*() {
-    const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-agent-")))),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-    )
+    const dir = yield* tempDir()
     const servers = agentServers(dir)
     const registry = Layer.scoped(
       ServerRegistry.ServerRegistry,

@@ -14,7 +14,7 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import type * as McpClient from "../../src/McpClient.js"
 import type * as McpSchema from "../../src/McpSchema.js"
-import { firstText, reasonOf } from "./results.js"
+import { firstText, reasonOf } from "../../src/testing/Results.js"
 
 const require = createRequire(import.meta.url)
 

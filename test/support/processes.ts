@@ -1,6 +1,7 @@
 // Process checks for tests that start real servers: states from /proc, waiting for pids to
 // end, and finding survivors by an environment marker every child inherits.
 import * as Effect from "effect/Effect"
+import * as cp from "node:child_process"
 import * as fs from "node:fs"
 
 export type ProcState = "alive" | "zombie" | "gone"
@@ -108,3 +109,27 @@ export const guardianOf = (host: number): number | undefined => {
   }
   return undefined
 }
+
+/**
+ * The wall time, in ms, a bare `node -e 0` takes right now from spawn to exit: how late this
+ * machine runs things at the moment (about 50 ms when quiet, seconds when busy).
+ */
+export const lateness = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const start = performance.now()
+    const child = cp.spawn(process.execPath, ["-e", "0"], { stdio: "ignore" })
+    child.once("error", reject)
+    child.once("exit", () => resolve(performance.now() - start))
+  })
+
+/**
+ * A time bound of the product (a shutdown budget, a deadline) as a test may assert it on the
+ * wall clock: `ms`, plus three times the `lateness` measured now, so that a loaded machine,
+ * which runs every process and timer late, does not fail a promise the code keeps. Start it
+ * as the timed action starts (do not await it first): the probe then runs late by as much as
+ * the processes it stands for.
+ */
+export const bound = async (ms: number): Promise<number> => ms + 3 * (await lateness())
+
+/** `bound` as an Effect, for tests on the live clock. */
+export const margin = (ms: number): Effect.Effect<number> => Effect.promise(() => bound(ms))

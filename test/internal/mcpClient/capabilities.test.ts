@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { supports, unsupported } from "../../../src/internal/mcpClient/capabilities.js"
-import { failure } from "../../support/results.js"
+import { failure } from "../../../src/testing/Results.js"
 
 describe("capabilities", () => {
   it("gates each feature on the declared capability", () => {

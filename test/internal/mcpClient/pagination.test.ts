@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { listAll } from "../../../src/internal/mcpClient/pagination.js"
 import * as McpSchema from "../../../src/McpSchema.js"
-import { failure } from "../../support/results.js"
+import { failure } from "../../../src/testing/Results.js"
 
 type Page = { readonly items: ReadonlyArray<number>; readonly nextCursor?: string | undefined }
 

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { makeOutputChecks } from "../../../src/internal/mcpClient/toolResult.js"
 import type * as McpSchema from "../../../src/McpSchema.js"
-import { failure } from "../../support/results.js"
+import { failure } from "../../../src/testing/Results.js"
 
 const weather: McpSchema.Tool = {
   name: "weather",

@@ -8,8 +8,8 @@ import type * as JsonRpc from "../../../src/JsonRpc.js"
 import * as McpError from "../../../src/McpError.js"
 import * as Memory from "../../../src/Memory.js"
 import * as Peer from "../../../src/Peer.js"
+import { failure } from "../../../src/testing/Results.js"
 import { Transport } from "../../../src/Transport.js"
-import { failure } from "../../support/results.js"
 
 // The Peer's path for a transport that sends at once (stdio): one Effect.async per request.
 // A memory pair's client end with a `sendNow`, which `refuse` can make refuse messages.

@@ -7,7 +7,7 @@ import { awaitReady, isTarget } from "../../../src/internal/serverRegistry/await
 import type { ServerActor } from "../../../src/internal/serverRegistry/serverActor.js"
 import * as McpError from "../../../src/McpError.js"
 import { ServerState } from "../../../src/ServerState.js"
-import { failure } from "../../support/results.js"
+import { failure } from "../../../src/testing/Results.js"
 
 // Just what awaitReady reads of an actor: its name, spec, state and status.
 const actor = (name: string, extra: { required?: boolean; disabled?: boolean } = {}) =>

@@ -8,7 +8,7 @@ import type * as Deadline from "../../../src/internal/serverRegistry/deadline.js
 import type * as McpClient from "../../../src/McpClient.js"
 import * as McpError from "../../../src/McpError.js"
 import { ServerState } from "../../../src/ServerState.js"
-import { failure } from "../../support/results.js"
+import { failure } from "../../../src/testing/Results.js"
 
 const ready = ServerState.Ready({ protocolVersion: "2025-11-25", serverInfo: { name: "x", version: "1" }, since: 0 })
 const client = { server: "s" } as McpClient.McpClient
@@ -74,8 +74,7 @@ describe("callGate", () => {
       const { gate: g, set } = yield* gate(ready)
       const dead = { server: "dead" } as McpClient.McpClient
       const next = { server: "next" } as McpClient.McpClient
-      const closed = (unsent: boolean) =>
-        McpError.make("s", new McpError.ClosedReason({ message: "gone", method: "tools/call", unsent }))
+      const closed = (unsent: boolean) => McpError.closed("s", { message: "gone", method: "tools/call", unsent })
       g.setClient(dead)
       const tried: Array<string> = []
       const call = yield* Effect.fork(g.withClient((c) =>

@@ -12,7 +12,7 @@ const policy: ServerSpec.RestartPolicy = {
   stableAfter: "10 seconds"
 }
 
-const refused = McpError.make("s", new McpError.TransportReason({ message: "refused" }))
+const refused = McpError.transport("s", { message: "refused" })
 
 describe("supervisor", () => {
   it("backs off exponentially, varied by jitter, never past the cap", () => {
@@ -28,8 +28,8 @@ describe("supervisor", () => {
   })
 
   it("gives up on an error that is not retryable, or when the attempts run out", () => {
-    const config = McpError.make("s", new McpError.ConfigReason({ message: "bad" }))
-    const auth = McpError.make("s", new McpError.HttpReason({ status: 401, method: "initialize", body: "" }))
+    const config = McpError.config("s", { message: "bad" })
+    const auth = McpError.http("s", { status: 401, method: "initialize", body: "" })
     expect(judge(policy, config, 0, 0).permanent).toBe(true)
     expect(judge(policy, auth, 0, 0).permanent).toBe(true)
     expect(judge({ ...policy, maxAttempts: 3 }, refused, 0, 1).permanent).toBe(false)
@@ -43,7 +43,7 @@ describe("supervisor", () => {
       retryAt: 5_200,
       state: { _tag: "Failed", attempt: 2, retryAt: 5_200, error: refused }
     })
-    const auth = McpError.make("s", new McpError.HttpReason({ status: 403, method: "tools/call", body: "" }))
+    const auth = McpError.http("s", { status: 403, method: "tools/call", body: "" })
     expect(decide(policy, auth, 0, 0, 5_000, 0.5)).toMatchObject({ permanent: true, state: { _tag: "NeedsAuth" } })
     // With OAuth that may recover (a refresh), the refusal is tried again like any failure;
     // once it cannot, NeedsAuth carries the authorization URL.
@@ -56,7 +56,7 @@ describe("supervisor", () => {
       _tag: "NeedsAuth",
       authorizationUrl: url
     })
-    const missing = McpError.make("s", new McpError.TransportReason({ message: "no such command", code: "ENOENT" }))
+    const missing = McpError.transport("s", { message: "no such command", code: "ENOENT" })
     expect(decide(policy, missing, 0, 0, 5_000, 0.5).state).toMatchObject({ _tag: "Failed", retryAt: undefined })
   })
 })

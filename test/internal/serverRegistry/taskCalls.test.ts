@@ -17,9 +17,9 @@ import type { RegistryEvent } from "../../../src/RegistryEvent.js"
 import * as ServerRegistry from "../../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../../src/ServerSpec.js"
 import * as FakeServer from "../../../src/testing/FakeServer.js"
+import { failure, firstText, reasonOf } from "../../../src/testing/Results.js"
 import { stateOf, until } from "../../support/events.js"
 import { Platform } from "../../support/platform.js"
-import { failure, firstText, reasonOf } from "../../support/results.js"
 
 const POLL = 1000
 
@@ -39,8 +39,6 @@ const jobsServer = (
 ) => {
   const jobs = new Map<string, string>()
   const seen: Array<{ readonly connection: number; readonly method: string }> = []
-  let connection = 0
-  let current: FakeServer.FakeServer | undefined
   // The progress token the task's call was sent with, if any.
   let token: unknown
   const cancelled = Deferred.unsafeMake<number>(FiberId.none)
@@ -61,49 +59,35 @@ const jobsServer = (
     "tasks/cancel": (request) =>
       Effect.map(known(request), (id) => {
         jobs.set(id, "cancelled")
-        Deferred.unsafeDone(cancelled, Exit.succeed(connection))
+        Deferred.unsafeDone(cancelled, Exit.succeed(spec.connects()))
         return task(id, "cancelled")
       })
   }
   const noted = Object.fromEntries(
     Object.entries(handlers).map(([method, handler]) => [method, (request: JsonRpc.Request) => {
-      seen.push({ connection, method })
+      seen.push({ connection: spec.connects(), method })
       return handler(request)
     }])
   )
-  const spec: ServerSpec.ServerSpec = {
+  const spec = FakeServer.spec({
     name: "jobs",
-    transport: {
-      type: "custom",
-      key: "jobs",
-      connect: Effect.map(
-        FakeServer.make({
-          name: "jobs",
-          capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
-          tools: [{
-            tool: {
-              name: "long",
-              inputSchema: { type: "object" },
-              outputSchema: { type: "object", properties: { n: { type: "number" } } },
-              execution: { taskSupport: "required" }
-            },
-            call: () => Effect.die("called through the handlers")
-          }],
-          handlers: noted
-        }),
-        (server) => {
-          connection++
-          current = server
-          return server.transport
-        }
-      )
-    }
-  }
+    capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
+    tools: [{
+      tool: {
+        name: "long",
+        inputSchema: { type: "object" },
+        outputSchema: { type: "object", properties: { n: { type: "number" } } },
+        execution: { taskSupport: "required" }
+      },
+      call: () => Effect.die("called through the handlers")
+    }],
+    handlers: noted
+  })
   // Progress of a task on the current connection: with the call's token, or (`related`) tied
   // to the task by its _meta alone, as 2025-11-25 has every message about a task.
   const progress = (value: number, related?: string) =>
     Effect.suspend(() =>
-      current!.peer.notify(
+      spec.current().peer.notify(
         "notifications/progress",
         related === undefined
           ? { progressToken: token, progress: value }
@@ -114,7 +98,7 @@ const jobsServer = (
           }
       )
     )
-  return { spec, jobs, seen, cancelled, progress, close: Effect.suspend(() => current!.close) }
+  return { spec, jobs, seen, cancelled, progress, close: Effect.suspend(() => spec.current().close) }
 }
 
 const restart = {

@@ -1,0 +1,115 @@
+// A routed call's time limits, decided once when it enters the registry, on the TestClock:
+// the wait for the server (`readyTimeout`), the request's inactivity (`timeout`) and the
+// whole call (`maxTotalTimeout`, which the Policy's `limits.timeout` comes in through) — the
+// total counting the wait for the server and every request of a call that runs as a task.
+import { describe, expect, it } from "@effect/vitest"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import * as McpError from "../src/McpError.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as Policy from "../src/Policy.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
+import type * as ServerSpec from "../src/ServerSpec.js"
+import * as FakeServer from "../src/testing/FakeServer.js"
+import { failure } from "../src/testing/Results.js"
+import { Platform } from "./support/platform.js"
+
+const never = (name: string, execution?: McpSchema.Tool["execution"]): FakeServer.FakeTool => ({
+  tool: { name, inputSchema: { type: "object" }, ...(execution === undefined ? {} : { execution }) },
+  call: () => Effect.never
+})
+
+// A server whose tools never finish: `hang` a plain call, `job` a call that runs as a task.
+const hanging: ServerSpec.ServerSpec = {
+  name: "slow",
+  transport: {
+    type: "custom",
+    key: "slow",
+    connect: Effect.map(
+      FakeServer.make({ name: "slow", tools: [never("hang"), never("job", { taskSupport: "required" })] }),
+      (server) => server.transport
+    )
+  }
+}
+
+// A server that never becomes ready: every connection is refused.
+const refusing = (readyTimeout: Duration.DurationInput): ServerSpec.ServerSpec => ({
+  name: "down",
+  readyTimeout,
+  transport: {
+    type: "custom",
+    key: "down",
+    connect: Effect.fail(McpError.transport("down", { message: "refused" }))
+  }
+})
+
+const noJitter = { initialDelay: "100 millis", factor: 2, maxDelay: "1 second", jitter: 0 } as const
+
+const fleet = (servers: ReadonlyArray<ServerSpec.ServerSpec>) =>
+  Effect.gen(function*() {
+    const registry = yield* ServerRegistry.make({ restart: noJitter, servers }).pipe(Effect.provide(Platform))
+    const ready = servers.filter((spec) => spec.name !== "down").map((spec) => spec.name)
+    if (ready.length > 0) yield* registry.awaitReady({ servers: ready, timeout: "1 second" })
+    return registry
+  })
+
+// Starts `call`, moves the clock by `by`, and gives its failure, which must have come by then.
+const failsAfter = <A>(call: Effect.Effect<A, McpError.McpError>, by: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.fork(call)
+    yield* TestClock.adjust(by)
+    const exit = fiber.unsafePoll()
+    expect(exit).not.toBeNull()
+    return failure(exit!)
+  })
+
+describe("a call's deadlines", () => {
+  it.scoped("maxTotalTimeout counts the wait for the server, which it cuts short", () =>
+    Effect.gen(function*() {
+      const registry = yield* fleet([refusing("10 seconds")])
+      const error = yield* failsAfter(
+        registry.callServerTool("down", "anything", {}, { maxTotalTimeout: "2 seconds" }),
+        "2 seconds"
+      )
+      expect(error.reason).toMatchObject({ _tag: "Timeout", method: "tools/call", afterMs: 2000, kind: "total" })
+    }))
+
+  it.scoped("readyTimeout bounds the wait alone: a shorter one than the spec's wins", () =>
+    Effect.gen(function*() {
+      const registry = yield* fleet([refusing("10 seconds")])
+      const error = yield* failsAfter(
+        registry.callServerTool("down", "anything", {}, { readyTimeout: "1 second", maxTotalTimeout: "5 seconds" }),
+        "1 second"
+      )
+      expect(error.reason._tag).toBe("Unavailable")
+      expect(error.message).toContain("was not ready within 1000 ms")
+    }))
+
+  it.scoped("the total bounds a call that runs as a task, across its polls", () =>
+    Effect.gen(function*() {
+      const registry = yield* fleet([hanging])
+      const error = yield* failsAfter(
+        registry.callServerTool("slow", "job", {}, { maxTotalTimeout: "5 seconds" }),
+        "5 seconds"
+      )
+      expect(error.reason).toMatchObject({ _tag: "Timeout", method: "tools/call", afterMs: 5000, kind: "total" })
+    }))
+
+  it.scoped("the Policy's timeout is the call's total limit; a caller's shorter one wins", () =>
+    Effect.gen(function*() {
+      const registry = yield* fleet([hanging])
+      const policy = yield* Policy.make({ limits: { timeout: "5 seconds" } }).pipe(
+        Effect.provideService(ServerRegistry.ServerRegistry, registry)
+      )
+      const limited = yield* failsAfter(policy.callTool("mcp__slow__hang"), "5 seconds")
+      expect(limited.reason).toMatchObject({ _tag: "Timeout", afterMs: 5000, kind: "total" })
+      const task = yield* failsAfter(policy.callTool("mcp__slow__job"), "5 seconds")
+      expect(task.reason).toMatchObject({ _tag: "Timeout", afterMs: 5000, kind: "total" })
+      const own = yield* failsAfter(
+        policy.callTool("mcp__slow__hang", {}, { maxTotalTimeout: "2 seconds" }),
+        "2 seconds"
+      )
+      expect(own.reason).toMatchObject({ _tag: "Timeout", afterMs: 2000, kind: "total" })
+    }))
+})

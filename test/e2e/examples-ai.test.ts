@@ -1,0 +1,60 @@
+// The model bridges' examples run as written, offline: examples/agent.ts (@effect/ai with a
+// scripted model) and examples/ai-sdk.ts (the AI SDK's mock model), over the quickstart
+// fleet, and leave no process behind.
+import { describe, expect, it } from "@effect/vitest"
+import * as cp from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { survivors } from "../support/processes.js"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const MARK = "MCP_FLEET_EXAMPLES_AI_TEST"
+
+// Runs an example with tsx, its temp files (the memory server's graph) in a folder of its own.
+const run = (example: string) => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-example-"))
+  const mark = `${process.pid}-${example}`
+  return new Promise<{ code: number | null; stdout: string; stderr: string; mark: string }>((resolve) => {
+    const child = cp.spawn(path.join(root, "node_modules/.bin/tsx"), [path.join(root, "examples", example)], {
+      cwd: root,
+      env: { ...process.env, TMPDIR: tmp, [MARK]: mark }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.once("exit", (code) => {
+      fs.rmSync(tmp, { recursive: true, force: true })
+      resolve({ code, stdout, stderr, mark })
+    })
+  })
+}
+
+describe("the model bridges' examples", () => {
+  it(
+    "examples/agent.ts: the scripted model calls tools on two servers and a management tool, then answers",
+    async () => {
+      const { code, mark, stderr, stdout } = await run("agent.ts")
+      expect(stderr).toBe("")
+      expect(code).toBe(0)
+      expect(stdout).toContain("✓ mcp__everything__echo")
+      expect(stdout).toContain("✓ mcp__filesystem__list_directory")
+      expect(stdout).toContain("✓ ListMcpResources")
+      expect(stdout).toMatch(/The everything server said "Echo: hello from the agent", this folder holds \d+ entries/)
+      expect(survivors(MARK, mark)).toEqual([])
+    },
+    90_000
+  )
+
+  it("examples/ai-sdk.ts: generateText with the mock model calls tools on two servers, then answers", async () => {
+    const { code, mark, stderr, stdout } = await run("ai-sdk.ts")
+    expect(stderr).toBe("")
+    expect(code).toBe(0)
+    expect(stdout).toContain("2 steps; 2 tool calls in the first")
+    expect(stdout).toContain("mcp__everything__echo: Echo: hi")
+    expect(stdout).toContain("mcp__memory__read_graph: {")
+    expect(survivors(MARK, mark)).toEqual([])
+  }, 90_000)
+})
