@@ -6,6 +6,7 @@ import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as NodeOAuth from "../src/NodeOAuth.js"
 import * as OAuth from "../src/OAuth.js"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "./fixtures/oauth-server.mjs"
@@ -96,7 +97,7 @@ describe("OAuth", () => {
       const server = yield* fixture
       const dir = path.join(yield* tempDir, "oauth")
       const auth = yield* OAuth.make({ server: "remote", url: `${server.base}/mcp` }).pipe(
-        Effect.provide(OAuth.layerFileStore(dir))
+        Effect.provide(NodeOAuth.layerFileStore(dir))
       )
       yield* auth.recover(challenge(server.base))
       expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
@@ -118,7 +119,7 @@ describe("OAuth", () => {
         const server = yield* fixture
         const dir = yield* tempDir
         const url = `${server.base}/mcp`
-        const auth = yield* OAuth.make({ server: "remote", url }).pipe(Effect.provide(OAuth.layerFileStore(dir)))
+        const auth = yield* OAuth.make({ server: "remote", url }).pipe(Effect.provide(NodeOAuth.layerFileStore(dir)))
         yield* auth.recover(challenge(server.base))
         const children = [child(dir, url), child(dir, url)]
         yield* Effect.addFinalizer(() => Effect.sync(() => children.forEach(({ proc }) => proc.kill("SIGKILL"))))
