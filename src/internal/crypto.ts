@@ -2,8 +2,8 @@
  * The hashing and randomness mcp-fleet needs, on any Web-standard runtime: synchronous
  * SHA-256 and HMAC-SHA-256 from `@noble/hashes` (WebCrypto's `subtle` is async only, and these
  * digests are taken inside pure functions: qualified names, spec hashes, pins, signed state),
- * and random bytes and ids from `globalThis.crypto`, which Node ≥ 19, Deno, Bun, Workers and
- * browsers all have.
+ * random bytes and ids from `globalThis.crypto`, which Node ≥ 19, Deno, Bun, Workers and
+ * browsers all have, and base64 both ways on `btoa`/`atob` in place of Node's Buffer.
  *
  * @internal
  */
@@ -24,6 +24,13 @@ export const base64url = (bytes: Uint8Array): string => {
   for (const byte of bytes) binary += String.fromCharCode(byte)
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
 }
+
+/** The bytes of `text` in base64 or base64url, padded or not. */
+export const fromBase64 = (text: string): Uint8Array =>
+  Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (char) => char.charCodeAt(0))
+
+/** `text`'s UTF-8 bytes in base64url, without padding. */
+export const textBase64url = (text: string): string => base64url(encoder.encode(text))
 
 /** The SHA-256 of `text`'s UTF-8 bytes, in lowercase hex. */
 export const sha256Hex = (text: string): string => hex(sha256(encoder.encode(text)))
