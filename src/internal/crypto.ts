@@ -11,6 +11,7 @@ import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 
 const encoder = new TextEncoder()
+const decoder = new TextDecoder()
 
 const hex = (bytes: Uint8Array): string => {
   let text = ""
@@ -18,12 +19,16 @@ const hex = (bytes: Uint8Array): string => {
   return text
 }
 
-/** `bytes` in base64url, without padding. */
-export const base64url = (bytes: Uint8Array): string => {
+/** `bytes` in base64, padded. */
+export const base64 = (bytes: Uint8Array): string => {
   let binary = ""
   for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+  return btoa(binary)
 }
+
+/** `bytes` in base64url, without padding. */
+export const base64url = (bytes: Uint8Array): string =>
+  base64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
 
 /** The bytes of `text` in base64 or base64url, padded or not. */
 export const fromBase64 = (text: string): Uint8Array =>
@@ -31,6 +36,15 @@ export const fromBase64 = (text: string): Uint8Array =>
 
 /** `text`'s UTF-8 bytes in base64url, without padding. */
 export const textBase64url = (text: string): string => base64url(encoder.encode(text))
+
+/** `text`'s UTF-8 bytes in base64, padded. */
+export const textBase64 = (text: string): string => base64(encoder.encode(text))
+
+/** The UTF-8 text of base64 or base64url; throws when it is neither, as `atob` does. */
+export const textFromBase64 = (text: string): string => decoder.decode(fromBase64(text))
+
+/** `text`'s UTF-8 bytes. */
+export const utf8Bytes = (text: string): Uint8Array => encoder.encode(text)
 
 /** The SHA-256 of `text`'s UTF-8 bytes, in lowercase hex. */
 export const sha256Hex = (text: string): string => hex(sha256(encoder.encode(text)))
