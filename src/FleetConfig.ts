@@ -12,6 +12,11 @@
  * The implementation sits in `internal/fleetConfig/`: the file schema, JSON with comments,
  * variables, one entry to a spec, and watching.
  *
+ * Neutral: files are read and watched with @effect/platform's `FileSystem` and paths taken
+ * apart with its `Path`, both from context (`NodeFleet.layer` gives Node's; without a `Path`
+ * the package's POSIX one serves), and the defaults of `env`, the working directory and the
+ * home directory come from the runtime's `process` where there is one (`internal/platform.ts`).
+ *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
