@@ -13,7 +13,6 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -22,7 +21,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { randomHex, sha256Hex } from "./internal/crypto.js"
-import { currentPath, homeOf, posixPath, processEnv } from "./internal/platform.js"
+import { currentPath, homeOf, type PathOps, posixPath, processEnv } from "./internal/platform.js"
 
 /**
  * The user config dir of mcp-fleet: `$XDG_CONFIG_HOME/mcp-fleet` when that is set to an
@@ -35,7 +34,7 @@ import { currentPath, homeOf, posixPath, processEnv } from "./internal/platform.
 export const userConfigDir = (
   env: Readonly<Record<string, string | undefined>> = processEnv(),
   home: string = homeOf(env),
-  path: Path.Path = posixPath
+  path: PathOps = posixPath
 ): string => {
   const xdg = env.XDG_CONFIG_HOME
   return xdg !== undefined && path.isAbsolute(xdg)

@@ -20,7 +20,6 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -32,7 +31,7 @@ import * as EnvFile from "./internal/fleetConfig/envFile.js"
 import * as File from "./internal/fleetConfig/file.js"
 import * as Variables from "./internal/fleetConfig/variables.js"
 import * as Watch from "./internal/fleetConfig/watch.js"
-import { currentPath, homeOf, posixPath, processCwd, processEnv } from "./internal/platform.js"
+import { currentPath, homeOf, type PathOps, posixPath, processCwd, processEnv } from "./internal/platform.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import type * as ServerSpec from "./ServerSpec.js"
@@ -145,7 +144,9 @@ export interface SamplingCommand {
  * A server whose entry cannot be used (both or neither of `command` and `url`, an unknown
  * `type`, an unset variable) is returned with `problem` set; only a file that is not JSON
  * or whose known fields have the wrong shape fails, with a ConfigError that lists every bad
- * entry (`mcpServers.memory.command: expected a string, got 5`).
+ * entry (`mcpServers.memory.command: expected a string, got 5`). `env` defaults to the
+ * runtime's, `paths` (how relative paths resolve against the file's) to POSIX: on Node, pass
+ * `node:path` for Windows paths.
  *
  * @since 0.1.0
  * @category parsing
@@ -153,9 +154,10 @@ export interface SamplingCommand {
 export const parse = (
   text: string,
   path: string,
-  env: Env = processEnv()
+  env: Env = processEnv(),
+  paths: PathOps = posixPath
 ): Either.Either<ReadonlyArray<ServerSpec.ServerSpec>, ConfigError> =>
-  Either.map(parseFile(text, path, env), (parsed) => parsed.servers)
+  Either.map(parseFile(text, path, env, paths), (parsed) => parsed.servers)
 
 /**
  * Like `parse`, with the file's tool policy too. A malformed `policy` block fails the
@@ -167,14 +169,26 @@ export const parse = (
 export const parseFile = (
   text: string,
   path: string,
-  env: Env = processEnv()
+  env: Env = processEnv(),
+  paths: PathOps = posixPath
 ): Either.Either<Parsed, ConfigError> => {
   const decoded = File.decode(text)
   if (Either.isLeft(decoded)) return Either.left(new ConfigError({ path, reason: decoded.left }))
-  return Either.right(File.read(decoded.right, path, env, { inputs: new Map(), envFiles: new Map() }, posixPath).parsed)
+  return Either.right(File.read(decoded.right, path, env, { inputs: new Map(), envFiles: new Map() }, paths).parsed)
 }
 
 // --- paths --------------------------------------------------------------------------
+
+export type {
+  /**
+   * The path operations the pure functions take: a part of @effect/platform's `Path`, which
+   * Node's `node:path` has too (pass it on Node for Windows paths); POSIX by default.
+   *
+   * @since 0.4.0
+   * @category paths
+   */
+  PathOps
+} from "./internal/platform.js"
 
 /**
  * The files read when no paths are given, lowest precedence first: the user's
@@ -185,7 +199,7 @@ export const parseFile = (
  * @since 0.1.0
  * @category paths
  */
-export const defaultPaths = (cwd: string, home: string, path: Path.Path = posixPath): ReadonlyArray<string> => [
+export const defaultPaths = (cwd: string, home: string, path: PathOps = posixPath): ReadonlyArray<string> => [
   path.join(home, ".config", "mcp-fleet", "mcp.json"),
   path.join(cwd, ".mcp.json"),
   path.join(cwd, "mcp.json")
@@ -202,7 +216,7 @@ export const defaultPaths = (cwd: string, home: string, path: Path.Path = posixP
 export const listedPaths = (
   env: Env = processEnv(),
   cwd: string = processCwd(),
-  path: Path.Path = posixPath
+  path: PathOps = posixPath
 ): ReadonlyArray<string> =>
   (env.MCP_FLEET_CONFIG ?? "").split(path.sep === "\\" ? ";" : ":")
     .filter((entry) => entry.trim() !== "")
@@ -218,7 +232,7 @@ export const pathsFromEnv = (
   env: Env = processEnv(),
   cwd: string = processCwd(),
   home: string = homeOf(env),
-  path: Path.Path = posixPath
+  path: PathOps = posixPath
 ): ReadonlyArray<string> => {
   const listed = listedPaths(env, cwd, path)
   return listed.length > 0 ? listed : defaultPaths(cwd, home, path)
@@ -293,7 +307,7 @@ interface Files {
   readonly required: boolean
 }
 
-const filesOf = (options: LoadOptions, env: Env, path: Path.Path): Files => {
+const filesOf = (options: LoadOptions, env: Env, path: PathOps): Files => {
   if (options.paths !== undefined) return { paths: options.paths, required: true }
   const listed = listedPaths(env, processCwd(), path)
   return listed.length > 0
@@ -366,7 +380,7 @@ const loadFile = (
 // must pass, and the answers to inputs, shared by every read so that nobody is asked twice.
 interface Reader {
   readonly fs: FileSystem.FileSystem
-  readonly path: Path.Path
+  readonly path: PathOps
   readonly files: Files
   readonly env: Env
   readonly inputs: Inputs

@@ -11,6 +11,12 @@ import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
+/**
+ * The path operations config files use: a part of @effect/platform's `Path` that Node's own
+ * `node:path` has too, so a Node caller of the pure functions can pass either.
+ */
+export type PathOps = Pick<Path.Path, "basename" | "dirname" | "isAbsolute" | "join" | "resolve" | "sep">
+
 /** @effect/platform's POSIX Path, for the pure functions, which take no context. */
 export const posixPath: Path.Path = Effect.runSync(Effect.provide(Path.Path, Path.layer))
 

@@ -6,14 +6,13 @@
  *
  * @internal
  */
-import type * as Path from "@effect/platform/Path"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Catalog from "../../Catalog.js"
 import type * as FleetConfig from "../../FleetConfig.js"
 import * as Policy from "../../Policy.js"
 import * as Jsonc from "../jsonc.js"
-import { homeOf } from "../platform.js"
+import { homeOf, type PathOps } from "../platform.js"
 import type * as EnvFile from "./envFile.js"
 import * as Issues from "./issues.js"
 import * as FileSchema from "./schema.js"
@@ -48,7 +47,7 @@ export interface Read {
   readonly unread: ReadonlySet<string>
 }
 
-const policyOf = (file: FileSchema.ConfigFile, dir: string, path: Path.Path): Policy.Config => {
+const policyOf = (file: FileSchema.ConfigFile, dir: string, path: PathOps): Policy.Config => {
   const { audit, ...rules } = file.policy ?? {}
   const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: path.resolve(dir, audit) }
   return [...Object.entries(file.mcpServers ?? {}), ...Object.entries(file.servers ?? {})].reduce(
@@ -77,7 +76,7 @@ export const read = (
   path: string,
   env: FleetConfig.Env,
   resolved: Resolved,
-  paths: Path.Path
+  paths: PathOps
 ): Read => {
   const dir = paths.dirname(paths.resolve(path))
   const context: Omit<Spec.Context, "problems"> = {

@@ -6,15 +6,15 @@
  *
  * @internal
  */
-import type * as Path from "@effect/platform/Path"
 import * as Redacted from "effect/Redacted"
 import type { Env } from "../../FleetConfig.js"
+import type { PathOps } from "../platform.js"
 
 /** Where variables come from, and what was found missing so far. */
 export interface Context {
   readonly env: Env
   /** Path operations: the platform's (`${pathSeparator}`, `${workspaceFolderBasename}`, relative paths). */
-  readonly path: Path.Path
+  readonly path: PathOps
   /** The config file's directory: relative `cwd` resolves against it. */
   readonly dir: string
   /** `${workspaceFolder}`: the folder holding `.vscode/`, else the file's directory. */

@@ -5,13 +5,13 @@
  * @internal
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as FleetConfig from "../../FleetConfig.js"
 import * as ServerSpec from "../../ServerSpec.js"
+import type { PathOps } from "../platform.js"
 
 // The specs' content and the policy: two loads with the same fingerprint need nothing done.
 export const fingerprint = (loaded: FleetConfig.Loaded): string =>
@@ -21,7 +21,7 @@ export const fingerprint = (loaded: FleetConfig.Loaded): string =>
 // on the file itself; so the directory is watched and its events filtered by name.
 export const watchDirectory = (
   fs: FileSystem.FileSystem,
-  path: Path.Path,
+  path: PathOps,
   dir: string,
   names: ReadonlySet<string>
 ) =>
@@ -48,7 +48,7 @@ export const watchDirectory = (
 // One element for each change of any of `paths`, once they have been quiet for `debounce`.
 export const edits = (
   fs: FileSystem.FileSystem,
-  path: Path.Path,
+  path: PathOps,
   files: ReadonlyArray<string>,
   debounce: Duration.DurationInput
 ) => {
