@@ -15,6 +15,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema, SynchronizedRef } from "effect"
 import { AiToolkit } from "../src/ai/index.js"
 import { Gateway, McpServer } from "../src/index.js"
+import { NodeMcpServer } from "../src/node/index.js"
 
 // Plain tools: the arguments are decoded by `parameters`, the handler returns the result.
 const wordCount = McpServer.tool({
@@ -70,7 +71,7 @@ const program = Effect.gen(function*() {
     serverInfo: { name: "app-server", version: "1.0.0" },
     tools: [wordCount, toFahrenheit, ...(yield* AiToolkit.toolItems(Notes))]
   })
-  yield* McpServer.serveStdio(server) // until the client closes stdin
+  yield* NodeMcpServer.serveStdio(server) // until the client closes stdin
 })
 
 // stdout carries the protocol: logs go to stderr.

@@ -20,25 +20,26 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as os from "node:os"
-import * as NodePath from "node:path"
-import { sha256Hex } from "./internal/crypto.js"
+import { randomHex, sha256Hex } from "./internal/crypto.js"
+import { currentPath, homeOf, type PathOps, posixPath, processEnv } from "./internal/platform.js"
 
 /**
  * The user config dir of mcp-fleet: `$XDG_CONFIG_HOME/mcp-fleet` when that is set to an
- * absolute path, else `~/.config/mcp-fleet`.
+ * absolute path, else `~/.config/mcp-fleet`. `env` and `home` default to the runtime's
+ * (`process.env`, `HOME`), `path` to @effect/platform's POSIX path operations.
  *
  * @since 0.1.0
  * @category paths
  */
 export const userConfigDir = (
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  home: string = os.homedir()
+  env: Readonly<Record<string, string | undefined>> = processEnv(),
+  home: string = homeOf(env),
+  path: PathOps = posixPath
 ): string => {
   const xdg = env.XDG_CONFIG_HOME
-  return xdg !== undefined && NodePath.isAbsolute(xdg)
-    ? NodePath.join(xdg, "mcp-fleet")
-    : NodePath.join(home, ".config", "mcp-fleet")
+  return xdg !== undefined && path.isAbsolute(xdg)
+    ? path.join(xdg, "mcp-fleet")
+    : path.join(home, ".config", "mcp-fleet")
 }
 
 /**
@@ -154,9 +155,9 @@ export interface Options {
  * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<ConfigTrust, never, FileSystem.FileSystem> =>
-  Effect.map(FileSystem.FileSystem, (fs) => {
-    const directory = options.directory ?? userConfigDir()
-    const file = NodePath.join(directory, "trusted.json")
+  Effect.zipWith(FileSystem.FileSystem, currentPath, (fs, paths) => {
+    const directory = options.directory ?? userConfigDir(processEnv(), undefined, paths)
+    const file = paths.join(directory, "trusted.json")
 
     const read: Effect.Effect<Map<string, Omit<Entry, "path">>, TrustError> = fs.readFileString(file).pipe(
       Effect.catchAll((error) =>
@@ -173,7 +174,7 @@ export const make = (options: Options = {}): Effect.Effect<ConfigTrust, never, F
     )
 
     const write = (records: ReadonlyMap<string, Omit<Entry, "path">>) => {
-      const temporary = `${file}.${process.pid}.tmp`
+      const temporary = `${file}.${randomHex(4)}.tmp`
       const text = `${JSON.stringify({ files: Object.fromEntries(records) }, null, 2)}\n`
       return fs.makeDirectory(directory, { recursive: true }).pipe(
         Effect.zipRight(fs.writeFileString(temporary, text)),
@@ -186,7 +187,7 @@ export const make = (options: Options = {}): Effect.Effect<ConfigTrust, never, F
       check: (path, text) =>
         read.pipe(
           Effect.map((records) => {
-            const record = records.get(NodePath.resolve(path))
+            const record = records.get(paths.resolve(path))
             return record === undefined
               ? Verdict.Untrusted()
               : record.digest === digest(text)
@@ -199,7 +200,7 @@ export const make = (options: Options = {}): Effect.Effect<ConfigTrust, never, F
         Effect.gen(function*() {
           const records = yield* read
           const now = yield* Clock.currentTimeMillis
-          const entry = { path: NodePath.resolve(path), digest: digest(text), trustedAt: new Date(now).toISOString() }
+          const entry = { path: paths.resolve(path), digest: digest(text), trustedAt: new Date(now).toISOString() }
           records.set(entry.path, { digest: entry.digest, trustedAt: entry.trustedAt })
           yield* write(records)
           return entry
@@ -207,7 +208,7 @@ export const make = (options: Options = {}): Effect.Effect<ConfigTrust, never, F
       revoke: (path) =>
         Effect.gen(function*() {
           const records = yield* read
-          if (!records.delete(NodePath.resolve(path))) return false
+          if (!records.delete(paths.resolve(path))) return false
           yield* write(records)
           return true
         }),

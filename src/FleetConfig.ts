@@ -12,6 +12,11 @@
  * The implementation sits in `internal/fleetConfig/`: the file schema, JSON with comments,
  * variables, one entry to a spec, and watching.
  *
+ * Neutral: files are read and watched with @effect/platform's `FileSystem` and paths taken
+ * apart with its `Path`, both from context (`NodeFleet.layer` gives Node's; without a `Path`
+ * the package's POSIX one serves), and the defaults of `env`, the working directory and the
+ * home directory come from the runtime's `process` where there is one (`internal/platform.ts`).
+ *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -22,12 +27,11 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as os from "node:os"
-import * as NodePath from "node:path"
 import * as EnvFile from "./internal/fleetConfig/envFile.js"
 import * as File from "./internal/fleetConfig/file.js"
 import * as Variables from "./internal/fleetConfig/variables.js"
 import * as Watch from "./internal/fleetConfig/watch.js"
+import { currentPath, homeOf, type PathOps, posixPath, processCwd, processEnv } from "./internal/platform.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import type * as ServerSpec from "./ServerSpec.js"
@@ -140,7 +144,9 @@ export interface SamplingCommand {
  * A server whose entry cannot be used (both or neither of `command` and `url`, an unknown
  * `type`, an unset variable) is returned with `problem` set; only a file that is not JSON
  * or whose known fields have the wrong shape fails, with a ConfigError that lists every bad
- * entry (`mcpServers.memory.command: expected a string, got 5`).
+ * entry (`mcpServers.memory.command: expected a string, got 5`). `env` defaults to the
+ * runtime's, `paths` (how relative paths resolve against the file's) to POSIX: on Node, pass
+ * `node:path` for Windows paths.
  *
  * @since 0.1.0
  * @category parsing
@@ -148,9 +154,10 @@ export interface SamplingCommand {
 export const parse = (
   text: string,
   path: string,
-  env: Env = process.env
+  env: Env = processEnv(),
+  paths: PathOps = posixPath
 ): Either.Either<ReadonlyArray<ServerSpec.ServerSpec>, ConfigError> =>
-  Either.map(parseFile(text, path, env), (parsed) => parsed.servers)
+  Either.map(parseFile(text, path, env, paths), (parsed) => parsed.servers)
 
 /**
  * Like `parse`, with the file's tool policy too. A malformed `policy` block fails the
@@ -162,39 +169,58 @@ export const parse = (
 export const parseFile = (
   text: string,
   path: string,
-  env: Env = process.env
+  env: Env = processEnv(),
+  paths: PathOps = posixPath
 ): Either.Either<Parsed, ConfigError> => {
   const decoded = File.decode(text)
   if (Either.isLeft(decoded)) return Either.left(new ConfigError({ path, reason: decoded.left }))
-  return Either.right(File.read(decoded.right, path, env, { inputs: new Map(), envFiles: new Map() }).parsed)
+  return Either.right(File.read(decoded.right, path, env, { inputs: new Map(), envFiles: new Map() }, paths).parsed)
 }
 
 // --- paths --------------------------------------------------------------------------
 
+export type {
+  /**
+   * The path operations the pure functions take: a part of @effect/platform's `Path`, which
+   * Node's `node:path` has too (pass it on Node for Windows paths); POSIX by default.
+   *
+   * @since 0.4.0
+   * @category paths
+   */
+  PathOps
+} from "./internal/platform.js"
+
 /**
  * The files read when no paths are given, lowest precedence first: the user's
- * `~/.config/mcp-fleet/mcp.json`, then the project's `.mcp.json` and `mcp.json`.
+ * `~/.config/mcp-fleet/mcp.json`, then the project's `.mcp.json` and `mcp.json`. `path`:
+ * the platform's path operations (@effect/platform's `Path`; its POSIX one by default, as
+ * for `listedPaths` and `pathsFromEnv`, while `load` and `changes` use the one in context).
  *
  * @since 0.1.0
  * @category paths
  */
-export const defaultPaths = (cwd: string, home: string): ReadonlyArray<string> => [
-  NodePath.join(home, ".config", "mcp-fleet", "mcp.json"),
-  NodePath.join(cwd, ".mcp.json"),
-  NodePath.join(cwd, "mcp.json")
+export const defaultPaths = (cwd: string, home: string, path: PathOps = posixPath): ReadonlyArray<string> => [
+  path.join(home, ".config", "mcp-fleet", "mcp.json"),
+  path.join(cwd, ".mcp.json"),
+  path.join(cwd, "mcp.json")
 ]
 
 /**
- * The files listed in `MCP_FLEET_CONFIG` (separated by `path.delimiter`, relative ones
- * resolved against `cwd`); none when it is unset or empty.
+ * The files listed in `MCP_FLEET_CONFIG` (separated by `;` with Windows paths, else `:`,
+ * relative ones resolved against `cwd`); none when it is unset or empty. The defaults of
+ * `env` and `cwd` are the runtime's (`process`), where it has them.
  *
  * @since 0.1.0
  * @category paths
  */
-export const listedPaths = (env: Env = process.env, cwd: string = process.cwd()): ReadonlyArray<string> =>
-  (env.MCP_FLEET_CONFIG ?? "").split(NodePath.delimiter)
+export const listedPaths = (
+  env: Env = processEnv(),
+  cwd: string = processCwd(),
+  path: PathOps = posixPath
+): ReadonlyArray<string> =>
+  (env.MCP_FLEET_CONFIG ?? "").split(path.sep === "\\" ? ";" : ":")
     .filter((entry) => entry.trim() !== "")
-    .map((entry) => NodePath.resolve(cwd, entry))
+    .map((entry) => path.resolve(cwd, entry))
 
 /**
  * The files to read: those listed in `MCP_FLEET_CONFIG`, or else the default paths.
@@ -203,12 +229,13 @@ export const listedPaths = (env: Env = process.env, cwd: string = process.cwd())
  * @category paths
  */
 export const pathsFromEnv = (
-  env: Env = process.env,
-  cwd: string = process.cwd(),
-  home: string = os.homedir()
+  env: Env = processEnv(),
+  cwd: string = processCwd(),
+  home: string = homeOf(env),
+  path: PathOps = posixPath
 ): ReadonlyArray<string> => {
-  const listed = listedPaths(env, cwd)
-  return listed.length > 0 ? listed : defaultPaths(cwd, home)
+  const listed = listedPaths(env, cwd, path)
+  return listed.length > 0 ? listed : defaultPaths(cwd, home, path)
 }
 
 // --- load ---------------------------------------------------------------------------
@@ -225,7 +252,7 @@ export interface LoadOptions {
    * `MCP_FLEET_CONFIG` (which must exist too), else the default places (which need not).
    */
   readonly paths?: ReadonlyArray<string> | undefined
-  /** The variables for `${VAR}`. Default: `process.env`. */
+  /** The variables for `${VAR}`. Default: the runtime's (`process.env`), or none. */
   readonly env?: Env | undefined
   /**
    * A check each file's text must pass before it is used, such as a ConfigTrust verdict:
@@ -280,10 +307,12 @@ interface Files {
   readonly required: boolean
 }
 
-const filesOf = (options: LoadOptions, env: Env): Files => {
+const filesOf = (options: LoadOptions, env: Env, path: PathOps): Files => {
   if (options.paths !== undefined) return { paths: options.paths, required: true }
-  const listed = listedPaths(env)
-  return listed.length > 0 ? { paths: listed, required: true } : { paths: pathsFromEnv(env), required: false }
+  const listed = listedPaths(env, processCwd(), path)
+  return listed.length > 0
+    ? { paths: listed, required: true }
+    : { paths: defaultPaths(processCwd(), homeOf(env), path), required: false }
 }
 
 const readFile = (fs: FileSystem.FileSystem, path: string, required: boolean) =>
@@ -324,12 +353,16 @@ const readEnvFile = (fs: FileSystem.FileSystem, path: string) =>
 
 // Reads one file, asking for its inputs and reading its env files until nothing more can
 // be supplied.
-const loadFile = (fs: FileSystem.FileSystem, text: string, path: string, env: Env, inputs: Inputs) =>
+const loadFile = (
+  { env, fs, inputs, path: paths }: Pick<Reader, "env" | "fs" | "inputs" | "path">,
+  text: string,
+  path: string
+) =>
   Effect.gen(function*() {
     const file = yield* Either.mapLeft(File.decode(text), (reason) => new ConfigError({ path, reason }))
     const envFiles = new Map<string, EnvFile.Parsed>()
     for (;;) {
-      const read = File.read(file, path, env, { inputs: inputs.answers, envFiles })
+      const read = File.read(file, path, env, { inputs: inputs.answers, envFiles }, paths)
       const ask = inputs.ask
       const toAsk = ask === undefined ? [] : [...read.unanswered].filter((id) => !inputs.asked.has(id))
       const toRead = [...read.unread].filter((envFile) => !envFiles.has(envFile))
@@ -347,19 +380,22 @@ const loadFile = (fs: FileSystem.FileSystem, text: string, path: string, env: En
 // must pass, and the answers to inputs, shared by every read so that nobody is asked twice.
 interface Reader {
   readonly fs: FileSystem.FileSystem
+  readonly path: PathOps
   readonly files: Files
   readonly env: Env
   readonly inputs: Inputs
   readonly admit: LoadOptions["admit"]
 }
 
-const readerOf = (fs: FileSystem.FileSystem, options: LoadOptions): Reader => {
-  const env = options.env ?? process.env
-  return { fs, files: filesOf(options, env), env, inputs: inputsOf(options), admit: options.admit }
-}
+const readerOf = (options: LoadOptions): Effect.Effect<Reader, never, FileSystem.FileSystem> =>
+  Effect.zipWith(FileSystem.FileSystem, currentPath, (fs, path) => {
+    const env = options.env ?? processEnv()
+    return { fs, path, files: filesOf(options, env, path), env, inputs: inputsOf(options), admit: options.admit }
+  })
 
-const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
+const loadWith = (reader: Reader) =>
   Effect.gen(function*() {
+    const { admit, files, fs } = reader
     const merged = new Map<string, { readonly spec: ServerSpec.ServerSpec; readonly path: string }>()
     const sources: Array<Source> = []
     let policy: Policy.Config = {}
@@ -372,7 +408,7 @@ const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
         continue
       }
       if (admit !== undefined) yield* admit(path, text)
-      const parsed = yield* loadFile(fs, text, path, env, inputs)
+      const parsed = yield* loadFile(reader, text, path)
       sources.push({ path, found: true, servers: parsed.servers.length })
       // A later file replaces a server of the same name; Map keeps its first position.
       for (const spec of parsed.servers) merged.set(spec.name, { spec, path })
@@ -402,7 +438,7 @@ const loadWith = ({ admit, env, files, fs, inputs }: Reader) =>
  * @category loading
  */
 export const load = (options: LoadOptions = {}): Effect.Effect<Loaded, ConfigError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => loadWith(readerOf(fs, options)))
+  Effect.flatMap(readerOf(options), loadWith)
 
 // --- watching -----------------------------------------------------------------------
 
@@ -438,7 +474,7 @@ export interface WatchOptions extends LoadOptions {
  * @category loading
  */
 export const changes = (options: WatchOptions = {}): Stream.Stream<Loaded, never, FileSystem.FileSystem> =>
-  Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => watchWith(readerOf(fs, options), options, undefined)))
+  Stream.unwrap(Effect.map(readerOf(options), (reader) => watchWith(reader, options, undefined)))
 
 // A warning about the files: logged, and passed to `onWarning`.
 const warn = (options: WatchOptions, message: string) =>
@@ -485,7 +521,7 @@ const watchWith = (reader: Reader, options: WatchOptions, initial: Loaded | unde
         ).pipe(Effect.as([previous, []] as const))
       )
     )
-  const edits = Watch.edits(reader.fs, reader.files.paths, options.debounce ?? Duration.millis(100))
+  const edits = Watch.edits(reader.fs, reader.path, reader.files.paths, options.debounce ?? Duration.millis(100))
   return Stream.concat(Stream.succeed(undefined), edits).pipe(
     Stream.mapAccumEffect(initial, (previous) => reread(previous)),
     Stream.flattenIterables
@@ -543,7 +579,7 @@ const apply = (
 // Loads the files and applies them now and, with `watch`, every later edit until the Scope closes.
 const follow = (registry: ServerRegistry.ServerRegistry, makePolicy: boolean, options: SyncOptions) =>
   Effect.gen(function*() {
-    const reader = readerOf(yield* FileSystem.FileSystem, options)
+    const reader = yield* readerOf(options)
     const loaded = yield* loadWith(reader)
     const policy = makePolicy ? yield* Policy.make(loaded.policy) : undefined
     yield* news(options, undefined, loaded)

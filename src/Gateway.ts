@@ -8,13 +8,13 @@
  * cancellation cancels the call at the server.
  *
  * The gateway is an `McpServer` whose handlers route to the fleet; an app can serve its own
- * tools with the fleet's (the `tools` option). Ways in: stdio, for hosts that spawn the
- * gateway, and Streamable HTTP (McpServer's), with sessions, SSE answers, DNS-rebinding
- * protection and an optional bearer token (a static one, or OAuth access tokens with the
- * gateway as a resource server: `oauth`, see ResourceServer), as `(Request) =>
- * Promise<Response>` (`toWebHandler`) or, with `NodeGateway` (`mcp-fleet/node`), on a
- * listener of its own (`serveHttp`) or mounted in the app's node:http server
- * (`toNodeHandler`).
+ * tools with the fleet's (the `tools` option). Ways in: any Transport (`serve`); stdio, for
+ * hosts that spawn the gateway (`NodeGateway.serveStdio`, `mcp-fleet/node`); and Streamable
+ * HTTP (McpServer's), with sessions, SSE answers, DNS-rebinding protection and an optional
+ * bearer token (a static one, or OAuth access tokens with the gateway as a resource server:
+ * `oauth`, see ResourceServer), as `(Request) => Promise<Response>` (`toWebHandler`) or,
+ * with `NodeGateway`, on a listener of its own (`serveHttp`) or mounted in the app's
+ * node:http server (`toNodeHandler`).
  *
  * Choices the protocol leaves open:
  * - initialize declares every capability the gateway can route (tools, resources with
@@ -92,21 +92,18 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import type { Readable, Writable } from "node:stream"
 import * as Host from "./Host.js"
 import * as FleetHub from "./internal/gateway/fleetHub.js"
 import * as GatewayRelay from "./internal/gateway/relay.js"
 import * as GatewaySession from "./internal/gateway/session.js"
 import { traced } from "./internal/traced.js"
-import * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
 import * as McpManagementTools from "./McpManagementTools.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as McpServer from "./McpServer.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
-import * as Stdio from "./Stdio.js"
-import { Transport } from "./Transport.js"
+import type { Transport } from "./Transport.js"
 
 /**
  * How the gateway presents the fleet, in either mode.
@@ -180,20 +177,6 @@ export interface Options {
    * their servers as it does any call (CLI: `serve --no-tasks`).
    */
   readonly tasks?: McpServer.TaskOptions | false | undefined
-}
-
-/**
- * Options of the stdio mode.
- *
- * @since 0.1.0
- */
-export interface StdioOptions extends Options {
-  /** Where messages come from. Default: `process.stdin`. */
-  readonly input?: Readable | undefined
-  /** Where messages go; nothing else is ever written to it. Default: `process.stdout`. */
-  readonly output?: Writable | undefined
-  /** The largest message accepted. Default: 16 MiB. */
-  readonly maxMessageBytes?: number | undefined
 }
 
 /**
@@ -328,27 +311,6 @@ export const stdioLogger: Layer.Layer<never> = Layer.scopedDiscard(
 )
 
 /**
- * Serves the fleet on this process's stdin and stdout (newline-delimited JSON-RPC), for a
- * host that spawns the gateway. Returns when stdin ends. Its own logs go to stderr; provide
- * `stdioLogger` around the whole program so the fleet's logs do as well.
- *
- * @since 0.1.0
- */
-export const serveStdio: (options?: StdioOptions) => Effect.Effect<void, never, Requirements> = traced(
-  "Gateway.serveStdio"
-)((options: StdioOptions = {}) =>
-  Effect.scoped(Effect.gen(function*() {
-    const server = yield* serverOf(options)
-    const transport = yield* Stdio.makeServer(
-      options.input ?? process.stdin,
-      options.output ?? process.stdout,
-      options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
-    )
-    yield* server.serve.pipe(Effect.provideService(Transport, transport))
-  })).pipe(Effect.provide(stdioLogger))
-)
-
-/**
  * The fleet as a web-standard Streamable HTTP endpoint, `(Request) => Promise<Response>`,
  * serving until the Scope closes, at whatever path the app routes to it (see
  * `McpServer.toWebHandler`). Sessions start at initialize (the answer carries
@@ -369,12 +331,3 @@ export const toWebHandler = (
   options: HttpHandlerOptions = {}
 ): Effect.Effect<(request: Request) => Promise<Response>, never, Requirements | Scope.Scope> =>
   Effect.flatMap(serverOf(options), (server) => McpServer.toWebHandler(server, options))
-
-/**
- * A layer that serves the fleet on stdio in the background for as long as it lives (or
- * until stdin ends). To run until stdin ends, use `serveStdio` instead.
- *
- * @since 0.1.0
- */
-export const layerStdio = (options: StdioOptions = {}): Layer.Layer<never, never, Requirements> =>
-  Layer.scopedDiscard(Effect.forkScoped(serveStdio(options)))

@@ -53,8 +53,7 @@ import type * as McpSchema from "./McpSchema.js"
 import type * as Memory from "./Memory.js"
 import type * as Peer from "./Peer.js"
 import type * as ResourceServer from "./ResourceServer.js"
-import * as Stdio from "./Stdio.js"
-import { Transport } from "./Transport.js"
+import type { Transport } from "./Transport.js"
 
 export {
   /**
@@ -560,19 +559,6 @@ export const make: (options: Options) => Effect.Effect<McpServer, never, Scope.S
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<McpServer> => Layer.scoped(McpServer, make(options))
-
-/**
- * Serves one session on this process's stdin and stdout until the client hangs up (or the
- * Scope closes); returns why it ended.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const serveStdio = (server: McpServer): Effect.Effect<McpError.McpError, never, Scope.Scope> =>
-  Effect.flatMap(
-    Stdio.makeServer(process.stdin, process.stdout),
-    (transport) => Effect.provideService(server.serve, Transport, transport)
-  )
 
 /**
  * A client's Memory transport linked to a session of `server`, for tests and in-process

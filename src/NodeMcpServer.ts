@@ -4,7 +4,7 @@
  * written on Node's own `IncomingMessage` and `ServerResponse` in their callbacks, with no
  * fetch objects and no promise per request. `toNodeHandler` mounts it in an app's own
  * node:http server (or Express, Fastify's raw handler) at any path; `serveHttp` listens on a
- * port of its own.
+ * port of its own. `serveStdio` serves one session on the process's own stdin and stdout.
  *
  * Both are thin adapters over one core (`internal/mcpServer/http/`), which owns sessions,
  * SSE streams and their resumption, CORS, the bearer-token and OAuth checks and the limits;
@@ -12,13 +12,15 @@
  *
  * @since 0.3.0
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as http from "node:http"
 import * as Http from "./internal/mcpServer/http/http.js"
 import * as Node from "./internal/mcpServer/http/node.js"
 import type * as McpError from "./McpError.js"
 import type * as McpServer from "./McpServer.js"
+import * as Stdio from "./Stdio.js"
+import { Transport } from "./Transport.js"
 
 /**
  * Options of `serveHttp`: the endpoint's (`McpServer.HttpHandlerOptions`; its path defaults
@@ -84,3 +86,16 @@ export const serveHttp = (
   options: HttpOptions
 ): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
   Node.serve(server, { ...Http.resolve(options), port: options.port, path: options.path ?? "/mcp" })
+
+/**
+ * Serves one session on this process's stdin and stdout until the client hangs up (or the
+ * Scope closes); returns why it ended.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serveStdio = (server: McpServer.McpServer): Effect.Effect<McpError.McpError, never, Scope.Scope> =>
+  Effect.flatMap(
+    Stdio.makeServer(process.stdin, process.stdout),
+    (transport) => Effect.provideService(server.serve, Transport, transport)
+  )

@@ -22,6 +22,8 @@
  * never replayed. Tokens and client secrets are Redacted everywhere; errors name the server
  * and the step, never a token.
  *
+ * The store in files and the loopback authorizer, which need Node, are `NodeOAuth`'s
+ * (`mcp-fleet/node`); this module keeps the memory store and the headless authorizers.
  * In the fleet, the owner that recovers is `internal/serverRegistry/auth.ts`. Credentials reach
  * a transport as headers (a bearer token, made once) or, for a DPoP-bound token, as
  * `StreamableHttp.Options.auth`, asked for each request's proof.
@@ -30,11 +32,8 @@
  */
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as NodePath from "node:path"
 import * as Challenge from "./internal/oauth/challenge.js"
-import * as FileStore from "./internal/oauth/fileStore.js"
 import * as Headless from "./internal/oauth/headless.js"
-import * as Loopback from "./internal/oauth/loopback.js"
 import * as MemoryStore from "./internal/oauth/memoryStore.js"
 import { Authorizer, type Config, type Refusal, type ServerAuth, TokenStore } from "./internal/oauth/model.js"
 import * as ServerAuthImpl from "./internal/oauth/serverAuth.js"
@@ -153,32 +152,10 @@ export {
 export const makeMemoryStore: Effect.Effect<TokenStore> = MemoryStore.make
 
 /**
- * A store in a directory: one file per issuer and resource, mode 0600, written by rename.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const makeFileStore = (dir: string): TokenStore => FileStore.make(dir)
-
-/**
- * The directory the CLI keeps tokens in: `oauth` in the user config dir.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const storeDir = (configDir: string): string => NodePath.join(configDir, "oauth")
-
-/**
  * @since 0.1.0
  * @category layers
  */
 export const layerMemoryStore: Layer.Layer<TokenStore> = Layer.effect(TokenStore, MemoryStore.make)
-
-/**
- * @since 0.1.0
- * @category layers
- */
-export const layerFileStore = (dir: string): Layer.Layer<TokenStore> => Layer.succeed(TokenStore, FileStore.make(dir))
 
 // --- Authorizer --------------------------------------------------------------------
 
@@ -191,17 +168,6 @@ export const layerFileStore = (dir: string): Layer.Layer<TokenStore> => Layer.su
  * @category layers
  */
 export const layerHeadless: Layer.Layer<Authorizer> = Layer.succeed(Authorizer, Headless.authorizer)
-
-/**
- * The authorizer of a person at this machine: it listens on
- * `http://127.0.0.1:<callbackPort>/callback` (any free port when the server's config gives
- * none), has `show` present the authorization URL (print it, open a browser), and waits up
- * to five minutes for the redirect.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const makeLoopback = (show: (server: string, url: URL) => Effect.Effect<void>): Authorizer => Loopback.make(show)
 
 /**
  * The authorizer of {@link layerDeferred}.

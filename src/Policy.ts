@@ -23,6 +23,7 @@
  *
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -446,7 +447,9 @@ export const Policy = Context.GenericTag<Policy>("mcp-fleet/Policy")
 /**
  * Makes the policy of the registry in context. The Approval and AuditSink services are
  * taken from the context if present. The audit file, if set, gets one line appended per
- * call; a line that cannot be written is logged as a warning and the call goes on.
+ * call through @effect/platform's FileSystem in context (on Node, `NodeFleet.layer`
+ * provides it); a line that cannot be written, or no FileSystem, is logged as a warning
+ * and the call goes on.
  *
  * @example
  * ```ts
@@ -464,7 +467,8 @@ export const make = (
     const registry = yield* ServerRegistry.ServerRegistry
     const approval = yield* Effect.serviceOption(Approval)
     const sink = yield* Effect.serviceOption(AuditSink)
-    return Policy.of(yield* service.make(config, { registry, approval, sink }))
+    const files = yield* Effect.serviceOption(FileSystem.FileSystem)
+    return Policy.of(yield* service.make(config, { registry, approval, sink, files }))
   })
 
 /**

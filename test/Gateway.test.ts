@@ -23,6 +23,7 @@ import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Memory from "../src/Memory.js"
+import * as NodeGateway from "../src/NodeGateway.js"
 import * as Peer from "../src/Peer.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
@@ -639,7 +640,7 @@ describe("Gateway (in memory)", () => {
       output.on("data", (chunk: Buffer) => {
         for (const line of chunk.toString("utf8").split("\n")) if (line !== "") lines.push(JSON.parse(line))
       })
-      const served = yield* Gateway.serveStdio({ input, output }).pipe(
+      const served = yield* NodeGateway.serveStdio({ input, output }).pipe(
         Effect.provide(
           Policy.layer({}).pipe(
             Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })),
@@ -678,7 +679,7 @@ describe("Gateway (in memory)", () => {
       })
       const scope = yield* Scope.make()
       yield* Layer.buildWithScope(
-        Gateway.layerStdio({ input, output }).pipe(
+        NodeGateway.layerStdio({ input, output }).pipe(
           Layer.provide(
             Policy.layer({}).pipe(
               Layer.provideMerge(ServerRegistry.layer({ servers: twoServers })),

@@ -5,6 +5,7 @@ import * as Redacted from "effect/Redacted"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as NodeOAuth from "../src/NodeOAuth.js"
 import * as OAuth from "../src/OAuth.js"
 import { tempDir } from "../src/testing/node.js"
 // @ts-expect-error: a JavaScript fixture without types
@@ -91,7 +92,7 @@ describe("OAuth", () => {
       const server = yield* fixture
       const dir = path.join(yield* tempDir(), "oauth")
       const auth = yield* OAuth.make({ server: "remote", url: `${server.base}/mcp` }).pipe(
-        Effect.provide(OAuth.layerFileStore(dir))
+        Effect.provide(NodeOAuth.layerFileStore(dir))
       )
       yield* auth.recover(challenge(server.base))
       expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
@@ -113,7 +114,7 @@ describe("OAuth", () => {
         const server = yield* fixture
         const dir = yield* tempDir()
         const url = `${server.base}/mcp`
-        const auth = yield* OAuth.make({ server: "remote", url }).pipe(Effect.provide(OAuth.layerFileStore(dir)))
+        const auth = yield* OAuth.make({ server: "remote", url }).pipe(Effect.provide(NodeOAuth.layerFileStore(dir)))
         yield* auth.recover(challenge(server.base))
         const children = [child(dir, url), child(dir, url)]
         yield* Effect.addFinalizer(() => Effect.sync(() => children.forEach(({ proc }) => proc.kill("SIGKILL"))))

@@ -3,6 +3,7 @@
  * (concurrency, rate, timeout, result size) and the audit log, against fake servers
  * behind a real ServerRegistry, on the TestClock.
  */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -530,7 +531,9 @@ describe("Policy audit", () => {
     Effect.gen(function*() {
       const file = tempFile("audit.jsonl")
       const { entries, sink } = yield* memorySink
-      const { policy } = yield* start({ deny: ["*delete"], audit: file }, { sink })
+      const { policy } = yield* start({ deny: ["*delete"], audit: file }, { sink }).pipe(
+        Effect.provide(NodeFileSystem.layer)
+      )
       const secret = "hunter2-very-secret"
       yield* TestClock.adjust("1500 millis")
       yield* policy.callTool("mcp__alpha__echo", { path: secret, count: 1 })

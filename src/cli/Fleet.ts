@@ -23,6 +23,7 @@ import type * as Host from "../Host.js"
 import * as Secrets from "../internal/secrets.js"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
+import * as NodeOAuth from "../NodeOAuth.js"
 import * as OAuth from "../OAuth.js"
 import type * as Policy from "../Policy.js"
 import type { RegistryEvent } from "../RegistryEvent.js"
@@ -141,7 +142,7 @@ export const makeRegistry = (
     (store) =>
       ServerRegistry.make({ pinning: "quarantine" }).pipe(
         Effect.provideService(ToolPins.PinStore, store),
-        Effect.provideService(OAuth.TokenStore, OAuth.makeFileStore(OAuth.storeDir(settings.configDir))),
+        Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
         host === undefined ? Effect.provide(HostFeatures.layer(settings, sampling)) : Effect.provide(host)
       )
   )

@@ -228,7 +228,7 @@ export const resolve = (
     const timeout = Option.isSome(given.timeout)
       ? yield* duration("--timeout", given.timeout.value)
       : Duration.seconds(30)
-    const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir())
+    const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir(), NodePath)
     const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
     const base = { json: given.json, timeout, trust, configDir, project: [] }
     // By default the files' folders: where a project's servers are meant to work.
@@ -239,7 +239,7 @@ export const resolve = (
       const paths = given.config.map((path) => NodePath.resolve(cwd, path))
       return { ...base, paths, roots: roots(foldersOf(paths)), source: "--config" as const }
     }
-    const listed = FleetConfig.listedPaths(env, cwd)
+    const listed = FleetConfig.listedPaths(env, cwd, NodePath)
     if (listed.length > 0) {
       return { ...base, paths: listed, roots: roots(foldersOf(listed)), source: "MCP_FLEET_CONFIG" as const }
     }
@@ -268,7 +268,8 @@ export const resolve = (
 export const noConfig = (cwd: string = process.cwd()): CliError.CliError =>
   CliError.usage(
     `no config file found (looked for ${
-      defaultCandidates(cwd, ConfigTrust.userConfigDir()).map((path) => tilde(path)).join(", ")
+      defaultCandidates(cwd, ConfigTrust.userConfigDir(process.env, os.homedir(), NodePath)).map((path) => tilde(path))
+        .join(", ")
     }); pass --config <file> or add a server with 'mcp-fleet add <name> -- <command>'`
   )
 

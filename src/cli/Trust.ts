@@ -10,6 +10,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as NodePath from "node:path"
 import * as readline from "node:readline"
 import * as ConfigTrust from "../ConfigTrust.js"
 import * as FleetConfig from "../FleetConfig.js"
@@ -33,7 +34,7 @@ export const records = (
  * @since 0.1.0
  */
 export const servers = (path: string, text: string): ReadonlyArray<string> =>
-  Either.match(FleetConfig.parse(text, path), {
+  Either.match(FleetConfig.parse(text, path, process.env, NodePath), {
     onLeft: (error) => [error.message],
     onRight: (specs) =>
       Render.table([["server", "runs"], ...specs.map((spec) => [spec.name, Render.where(spec)])]).slice(2)
@@ -51,7 +52,7 @@ const ask = (question: string): Effect.Effect<boolean> =>
   })
 
 const names = (path: string, text: string) =>
-  Either.match(FleetConfig.parse(text, path), {
+  Either.match(FleetConfig.parse(text, path, process.env, NodePath), {
     onLeft: () => "",
     onRight: (specs) => specs.length === 0 ? "" : ` (${specs.map((spec) => spec.name).join(", ")})`
   })

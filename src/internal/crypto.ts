@@ -2,8 +2,8 @@
  * The hashing and randomness mcp-fleet needs, on any Web-standard runtime: synchronous
  * SHA-256 and HMAC-SHA-256 from `@noble/hashes` (WebCrypto's `subtle` is async only, and these
  * digests are taken inside pure functions: qualified names, spec hashes, pins, signed state),
- * and random bytes and ids from `globalThis.crypto`, which Node ≥ 19, Deno, Bun, Workers and
- * browsers all have.
+ * random bytes and ids from `globalThis.crypto`, which Node ≥ 19, Deno, Bun, Workers and
+ * browsers all have, and base64 both ways on `btoa`/`atob` in place of Node's Buffer.
  *
  * @internal
  */
@@ -11,6 +11,7 @@ import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 
 const encoder = new TextEncoder()
+const decoder = new TextDecoder()
 
 const hex = (bytes: Uint8Array): string => {
   let text = ""
@@ -18,12 +19,32 @@ const hex = (bytes: Uint8Array): string => {
   return text
 }
 
-/** `bytes` in base64url, without padding. */
-export const base64url = (bytes: Uint8Array): string => {
+/** `bytes` in base64, padded. */
+export const base64 = (bytes: Uint8Array): string => {
   let binary = ""
   for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+  return btoa(binary)
 }
+
+/** `bytes` in base64url, without padding. */
+export const base64url = (bytes: Uint8Array): string =>
+  base64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+
+/** The bytes of `text` in base64 or base64url, padded or not. */
+export const fromBase64 = (text: string): Uint8Array =>
+  Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (char) => char.charCodeAt(0))
+
+/** `text`'s UTF-8 bytes in base64url, without padding. */
+export const textBase64url = (text: string): string => base64url(encoder.encode(text))
+
+/** `text`'s UTF-8 bytes in base64, padded. */
+export const textBase64 = (text: string): string => base64(encoder.encode(text))
+
+/** The UTF-8 text of base64 or base64url; throws when it is neither, as `atob` does. */
+export const textFromBase64 = (text: string): string => decoder.decode(fromBase64(text))
+
+/** `text`'s UTF-8 bytes. */
+export const utf8Bytes = (text: string): Uint8Array => encoder.encode(text)
 
 /** The SHA-256 of `text`'s UTF-8 bytes, in lowercase hex. */
 export const sha256Hex = (text: string): string => hex(sha256(encoder.encode(text)))

@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import { fromBase64, textBase64 } from "./crypto.js"
 
 /**
  * The methods whose target travels in `Mcp-Name`, and the param it is taken from. The tasks
@@ -36,7 +37,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
 export const encodeValue = (value: string): string =>
   SAFE.test(value) && value.trim() === value && !SENTINEL.test(value)
     ? value
-    : `=?base64?${Buffer.from(value, "utf8").toString("base64")}?=`
+    : `=?base64?${textBase64(value)}?=`
 
 /** A header value decoded from the Base64 sentinel form, as is otherwise; undefined when malformed. */
 export const decodeValue = (value: string): string | undefined => {
@@ -45,7 +46,7 @@ export const decodeValue = (value: string): string | undefined => {
   const base64 = encoded[1]!
   if (!BASE64.test(base64)) return undefined
   try {
-    return utf8.decode(Buffer.from(base64, "base64"))
+    return utf8.decode(fromBase64(base64))
   } catch {
     return undefined
   }

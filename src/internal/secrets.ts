@@ -28,6 +28,7 @@ import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
+import { textBase64, textFromBase64 } from "./crypto.js"
 
 /** What a secret is replaced with. */
 export const MASK = "***"
@@ -52,14 +53,21 @@ export interface Masker {
 /** The masker that masks nothing. */
 export const none: Masker = { isEmpty: true, text: (text) => text }
 
-const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64")
+// Basic credentials decoded, or undefined when they are not base64.
+const basicCredentials = (credentials: string): string | undefined => {
+  try {
+    return textFromBase64(credentials)
+  } catch {
+    return undefined
+  }
+}
 
 // A value as a server may echo it: as configured, URL-encoded, in base64 (a `Basic`
 // header), and for `<scheme> <credentials>` (`Bearer x`, `Basic x`) the credentials alone,
 // decoded for Basic.
 const forms = (value: string): Array<string> => {
   if (!isMaskable(value)) return []
-  const encoded = base64(value)
+  const encoded = textBase64(value)
   // Padded and not: some encoders drop the padding.
   const out = [value, encodeURIComponent(value), encoded, encoded.replace(/=+$/, "")]
   const scheme = /^(\S+)\s+(\S+)$/.exec(value.trim())
@@ -67,8 +75,8 @@ const forms = (value: string): Array<string> => {
     const credentials = scheme[2]!
     out.push(credentials)
     if (scheme[1]!.toLowerCase() === "basic") {
-      const decoded = Buffer.from(credentials, "base64").toString("utf8")
-      out.push(decoded, decoded.slice(decoded.indexOf(":") + 1))
+      const decoded = basicCredentials(credentials)
+      if (decoded !== undefined) out.push(decoded, decoded.slice(decoded.indexOf(":") + 1))
     }
   }
   return out.filter(isMaskable)

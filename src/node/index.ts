@@ -2,7 +2,8 @@
  * `mcp-fleet/node`: what needs Node, beside the neutral main entry (as `@effect/platform-node`
  * sits beside `@effect/platform`): stdio servers as child processes and their process-tree
  * guardian, WebSocket on `ws`, the undici HTTP client, serving MCP on `node:http`
- * (NodeMcpServer, NodeGateway), and `NodeFleet.layer`, which gives a Node program's fleet all
+ * (NodeMcpServer, NodeGateway, and stdio: `serveStdio`), OAuth's file token store and loopback
+ * authorizer (NodeOAuth), and `NodeFleet.layer`, which gives a Node program's fleet all
  * of them at once.
  *
  * @since 0.4.0
@@ -11,11 +12,14 @@
 /** Everything a fleet runs on in Node, in one Layer; the launcher of stdio and WebSocket servers. */
 export * as NodeFleet from "../NodeFleet.js"
 
-/** McpServer served on node:http: toNodeHandler, serveHttp. */
+/** McpServer served on node:http and stdio: toNodeHandler, serveHttp, serveStdio. */
 export * as NodeMcpServer from "../NodeMcpServer.js"
 
-/** The gateway served on node:http: serveHttp, toNodeHandler, layerHttp. */
+/** The gateway served on node:http and stdio: serveHttp, toNodeHandler, layerHttp, serveStdio, layerStdio. */
 export * as NodeGateway from "../NodeGateway.js"
+
+/** OAuth on Node: the token store in files, the loopback authorizer. */
+export * as NodeOAuth from "../NodeOAuth.js"
 
 /** Roots for the Host made from local paths. */
 export * as NodeHost from "../NodeHost.js"

@@ -10,6 +10,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as NodeOAuth from "../../src/NodeOAuth.js"
 import * as OAuth from "../../src/OAuth.js"
 import type { RegistryEvent } from "../../src/RegistryEvent.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
@@ -191,7 +192,7 @@ describe("OAuth extensions", () => {
           outcomes.push(ok ? "ok" : `refused: ${proof.error ?? "replayed or unbound"}`)
           return { ok }
         })
-        const store = OAuth.makeFileStore(dir)
+        const store = NodeOAuth.makeFileStore(dir)
         const fleet = yield* ServerRegistry.make().pipe(Effect.provideService(OAuth.TokenStore, store))
         const shown = yield* recordEvents(fleet)
         const events = yield* fleet.subscribe
@@ -234,14 +235,14 @@ describe("OAuth extensions", () => {
           ok: request.headers["authorization"] === `Bearer ${as.state.access}`
         }))
         const fleet = yield* ServerRegistry.make().pipe(
-          Effect.provideService(OAuth.TokenStore, OAuth.makeFileStore(dir))
+          Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(dir))
         )
         const events = yield* fleet.subscribe
         yield* fleet.reconcile([{ name: "remote", transport: { type: "http", url: server.url } }])
         yield* until(events, stateOf("remote", "NeedsAuth"))
         // Another process's `mcp-fleet auth`: its own store on the same directory.
         const other = yield* OAuth.make({ server: "remote", url: server.url }).pipe(
-          Effect.provideService(OAuth.TokenStore, OAuth.makeFileStore(dir))
+          Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(dir))
         )
         yield* other.authorize
         yield* until(events, stateOf("remote", "Ready"))

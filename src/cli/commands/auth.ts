@@ -12,6 +12,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { spawn } from "node:child_process"
+import * as NodeOAuth from "../../NodeOAuth.js"
 import * as OAuth from "../../OAuth.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
@@ -70,7 +71,7 @@ export const auth = Command.make("auth", {
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
-    const store = OAuth.makeFileStore(OAuth.storeDir(settings.configDir))
+    const store = NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))
     if (given.list) return yield* list(settings, store)
     if (Option.isNone(given.server)) return yield* CliError.usage("name the server: mcp-fleet auth <server>")
     const name = given.server.value
@@ -90,7 +91,7 @@ export const auth = Command.make("auth", {
       return yield* Render.lines([`forgot the tokens of '${name}'`])
     }
     yield* server.authorize.pipe(
-      Effect.provideService(OAuth.Authorizer, OAuth.makeLoopback(show)),
+      Effect.provideService(OAuth.Authorizer, NodeOAuth.makeLoopback(show)),
       Effect.mapError(oauthError)
     )
     if (settings.json) return yield* Render.json({ action: "authorized", server: name })

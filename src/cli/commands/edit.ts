@@ -27,7 +27,7 @@ import * as Trust from "../Trust.js"
 // creates, or one trusted before the edit, stays trusted: the edit is the user's own.
 const write = (settings: Settings.Settings, path: string, text: string) =>
   Effect.gen(function*() {
-    yield* FleetConfig.parse(text, path).pipe(
+    yield* FleetConfig.parse(text, path, process.env, NodePath).pipe(
       Effect.mapError((error) => CliError.failure(`the edit would make ${error.message}; ${path} was left as it was`))
     )
     const fs = yield* FileSystem.FileSystem

@@ -111,7 +111,7 @@ export const serve = Command.make("serve", {
       )
     if (given.stdio) {
       yield* gateway(
-        Gateway.serveStdio({
+        NodeGateway.serveStdio({
           settle: settle.value,
           naming: given.naming,
           modern,

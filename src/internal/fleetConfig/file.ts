@@ -8,12 +8,11 @@
  */
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
-import * as os from "node:os"
-import * as NodePath from "node:path"
 import * as Catalog from "../../Catalog.js"
 import type * as FleetConfig from "../../FleetConfig.js"
 import * as Policy from "../../Policy.js"
 import * as Jsonc from "../jsonc.js"
+import { homeOf, type PathOps } from "../platform.js"
 import type * as EnvFile from "./envFile.js"
 import * as Issues from "./issues.js"
 import * as FileSchema from "./schema.js"
@@ -48,9 +47,9 @@ export interface Read {
   readonly unread: ReadonlySet<string>
 }
 
-const policyOf = (file: FileSchema.ConfigFile, dir: string): Policy.Config => {
+const policyOf = (file: FileSchema.ConfigFile, dir: string, path: PathOps): Policy.Config => {
   const { audit, ...rules } = file.policy ?? {}
-  const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: NodePath.resolve(dir, audit) }
+  const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: path.resolve(dir, audit) }
   return [...Object.entries(file.mcpServers ?? {}), ...Object.entries(file.servers ?? {})].reduce(
     (config, [name, entry]) =>
       entry.policy === undefined ? config : Policy.merge(config, { servers: { [name]: entry.policy } }),
@@ -71,19 +70,21 @@ const samplingOf = (file: FileSchema.ConfigFile, dir: string): Pick<FleetConfig.
   }
 }
 
-/** The servers and policy of a decoded file at `path`. */
+/** The servers and policy of a decoded file at `path`, with the platform's path operations `paths`. */
 export const read = (
   file: FileSchema.ConfigFile,
   path: string,
   env: FleetConfig.Env,
-  resolved: Resolved
+  resolved: Resolved,
+  paths: PathOps
 ): Read => {
-  const dir = NodePath.dirname(NodePath.resolve(path))
+  const dir = paths.dirname(paths.resolve(path))
   const context: Omit<Spec.Context, "problems"> = {
     env,
+    path: paths,
     dir,
-    workspace: NodePath.basename(dir) === ".vscode" ? NodePath.dirname(dir) : dir,
-    home: env.HOME ?? env.USERPROFILE ?? os.homedir(),
+    workspace: paths.basename(dir) === ".vscode" ? paths.dirname(dir) : dir,
+    home: homeOf(env),
     inputs: resolved.inputs,
     envFiles: resolved.envFiles,
     unanswered: new Set(),
@@ -102,7 +103,7 @@ export const read = (
     return problem === undefined ? [] : [`server name '${spec.name}' in ${path} ${problem}`]
   })
   return {
-    parsed: { servers, policy: policyOf(file, dir), warnings, ...samplingOf(file, dir) },
+    parsed: { servers, policy: policyOf(file, dir, paths), warnings, ...samplingOf(file, dir) },
     unanswered: context.unanswered,
     unread: context.unread
   }

@@ -7,7 +7,6 @@
 import * as Duration from "effect/Duration"
 import * as Redacted from "effect/Redacted"
 import type * as Types from "effect/Types"
-import * as NodePath from "node:path"
 import type * as Host from "../../Host.js"
 import type * as OAuth from "../../OAuth.js"
 import type * as ServerSpec from "../../ServerSpec.js"
@@ -73,7 +72,7 @@ const kindOf = (entry: ServerEntry, problems: Array<string>): Kind | undefined =
 const envFileValues = (entry: ServerEntry, context: Context): Record<string, Redacted.Redacted<string>> => {
   if (entry.envFile === undefined) return {}
   const before = context.problems.length
-  const path = NodePath.resolve(context.workspace, expand(entry.envFile, "envFile", context).value)
+  const path = context.path.resolve(context.workspace, expand(entry.envFile, "envFile", context).value)
   if (context.problems.length > before) return {}
   const read = context.envFiles.get(path)
   if (read === undefined) {
@@ -97,7 +96,7 @@ const stdioTransport = (entry: ServerEntry, context: Context): ServerSpec.StdioT
   if (Object.keys(env).length > 0) transport.env = env
   if (entry.inheritEnv !== undefined) transport.inheritEnv = entry.inheritEnv
   if (entry.cwd !== undefined) {
-    transport.cwd = NodePath.resolve(context.dir, expand(entry.cwd, "cwd", context).value)
+    transport.cwd = context.path.resolve(context.dir, expand(entry.cwd, "cwd", context).value)
   }
   return transport
 }

@@ -7,12 +7,14 @@
  * @internal
  */
 import * as Redacted from "effect/Redacted"
-import * as NodePath from "node:path"
 import type { Env } from "../../FleetConfig.js"
+import type { PathOps } from "../platform.js"
 
 /** Where variables come from, and what was found missing so far. */
 export interface Context {
   readonly env: Env
+  /** Path operations: the platform's (`${pathSeparator}`, `${workspaceFolderBasename}`, relative paths). */
+  readonly path: PathOps
   /** The config file's directory: relative `cwd` resolves against it. */
   readonly dir: string
   /** `${workspaceFolder}`: the folder holding `.vscode/`, else the file's directory. */
@@ -67,12 +69,12 @@ const resolve = (inner: string, field: string, context: Context): string | undef
     case "workspaceFolder":
       return context.workspace
     case "workspaceFolderBasename":
-      return NodePath.basename(context.workspace)
+      return context.path.basename(context.workspace)
     case "userHome":
       return context.home
     case "pathSeparator":
     case "/":
-      return NodePath.sep
+      return context.path.sep
   }
   if (inner.startsWith("input:")) {
     const id = inner.slice(6)

@@ -9,9 +9,9 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as NodePath from "node:path"
 import type * as FleetConfig from "../../FleetConfig.js"
 import * as ServerSpec from "../../ServerSpec.js"
+import type { PathOps } from "../platform.js"
 
 // The specs' content and the policy: two loads with the same fingerprint need nothing done.
 export const fingerprint = (loaded: FleetConfig.Loaded): string =>
@@ -19,14 +19,19 @@ export const fingerprint = (loaded: FleetConfig.Loaded): string =>
 
 // Editors save by writing a new file and renaming it over the old one, which ends a watch
 // on the file itself; so the directory is watched and its events filtered by name.
-export const watchDirectory = (fs: FileSystem.FileSystem, dir: string, names: ReadonlySet<string>) =>
+export const watchDirectory = (
+  fs: FileSystem.FileSystem,
+  path: PathOps,
+  dir: string,
+  names: ReadonlySet<string>
+) =>
   Stream.fromEffect(fs.stat(dir)).pipe(
     Stream.flatMap(() =>
       Stream.concat(
         // Anything that changed before the watch began is caught by one more read.
         Stream.succeed(undefined),
         fs.watch(dir).pipe(
-          Stream.filter((event) => names.has(NodePath.basename(event.path))),
+          Stream.filter((event) => names.has(path.basename(event.path))),
           Stream.as(undefined)
         )
       )
@@ -41,16 +46,21 @@ export const watchDirectory = (fs: FileSystem.FileSystem, dir: string, names: Re
   )
 
 // One element for each change of any of `paths`, once they have been quiet for `debounce`.
-export const edits = (fs: FileSystem.FileSystem, paths: ReadonlyArray<string>, debounce: Duration.DurationInput) => {
+export const edits = (
+  fs: FileSystem.FileSystem,
+  path: PathOps,
+  files: ReadonlyArray<string>,
+  debounce: Duration.DurationInput
+) => {
   const directories = new Map<string, Set<string>>()
-  for (const path of paths) {
-    const absolute = NodePath.resolve(path)
-    const names = directories.get(NodePath.dirname(absolute)) ?? new Set<string>()
-    names.add(NodePath.basename(absolute))
-    directories.set(NodePath.dirname(absolute), names)
+  for (const file of files) {
+    const absolute = path.resolve(file)
+    const names = directories.get(path.dirname(absolute)) ?? new Set<string>()
+    names.add(path.basename(absolute))
+    directories.set(path.dirname(absolute), names)
   }
   return Stream.mergeAll(
-    [...directories].map(([dir, names]) => watchDirectory(fs, dir, names)),
+    [...directories].map(([dir, names]) => watchDirectory(fs, path, dir, names)),
     { concurrency: "unbounded" }
   ).pipe(Stream.debounce(debounce))
 }

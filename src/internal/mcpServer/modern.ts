@@ -22,7 +22,7 @@ import * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Client, Handlers, Options } from "../../McpServer.js"
 import * as Peer from "../../Peer.js"
-import { randomBytes } from "../crypto.js"
+import { randomBytes, utf8Bytes } from "../crypto.js"
 import { Context } from "./context.js"
 import { discover, SUPPORTED_VERSIONS } from "./discover.js"
 import { type Era, LIST_CHANGED } from "./era.js"
@@ -301,7 +301,7 @@ export const make = (options: Options): Effect.Effect<Modern, never, Scope.Scope
   Effect.gen(function*() {
     const secret = options.stateSecret === undefined
       ? randomBytes(32)
-      : Buffer.from(Redacted.value(options.stateSecret), "utf8")
+      : utf8Bytes(Redacted.value(options.stateSecret))
     const tasks = options.tasks === undefined ? undefined : yield* TasksExtension.make(options.tasks, secret)
     const listeners = new Set<Listener>()
     // Listen streams outlive no server: once its Scope closes, nothing more is told to them.

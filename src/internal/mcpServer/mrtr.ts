@@ -24,7 +24,7 @@ import * as McpSchema from "../../McpSchema.js"
 import type { RequestClientOptions } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
 import { canonicalDigest } from "../canonicalJson.js"
-import { hmacSha256Base64url, timingSafeEqual } from "../crypto.js"
+import { hmacSha256Base64url, textBase64url, textFromBase64, timingSafeEqual } from "../crypto.js"
 import { ValidatorCache } from "../jsonSchema.js"
 import { McpServerError } from "./error.js"
 import { invalidParams } from "./errors.js"
@@ -69,7 +69,7 @@ const sign = (secret: Uint8Array, body: string) => hmacSha256Base64url(secret, b
 
 /** The signed state carrying `answers` for `request`. */
 export const encodeState = (secret: Uint8Array, request: JsonRpc.Request, answers: Record<string, unknown>): string => {
-  const body = Buffer.from(JSON.stringify({ s: subject(request), a: answers })).toString("base64url")
+  const body = textBase64url(JSON.stringify({ s: subject(request), a: answers }))
   return `${body}.${sign(secret, body)}`
 }
 
@@ -84,7 +84,7 @@ export const decodeState = (
   if (!timingSafeEqual(sign(secret, body), mac)) {
     return Either.left("requestState failed its integrity check")
   }
-  const decoded: unknown = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))
+  const decoded: unknown = JSON.parse(textFromBase64(body))
   if (!isRecord(decoded) || decoded.s !== subject(request) || !isRecord(decoded.a)) {
     return Either.left("requestState belongs to another request")
   }

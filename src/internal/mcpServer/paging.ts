@@ -8,17 +8,17 @@
 import * as Effect from "effect/Effect"
 import * as JsonRpc from "../../JsonRpc.js"
 import * as Peer from "../../Peer.js"
+import { textBase64url, textFromBase64 } from "../crypto.js"
 
 /** The cursor of the page of `kind` that starts at `offset`. */
-export const encodeCursor = (kind: string, offset: number): string =>
-  Buffer.from(JSON.stringify([kind, offset]), "utf8").toString("base64url")
+export const encodeCursor = (kind: string, offset: number): string => textBase64url(JSON.stringify([kind, offset]))
 
 /** The offset a cursor names, 0 for none, or undefined when it is not a cursor of this list. */
 export const decodeCursor = (kind: string, cursor: unknown, length: number): number | undefined => {
   if (cursor === undefined) return 0
   if (typeof cursor !== "string") return undefined
   try {
-    const decoded: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    const decoded: unknown = JSON.parse(textFromBase64(cursor))
     if (!Array.isArray(decoded)) return undefined
     const [k, offset] = decoded
     return k === kind && Number.isInteger(offset) && offset >= 0 && offset <= length ? offset : undefined

@@ -5,16 +5,19 @@
  * credentials of each MCP request made here: `Authorization: DPoP <token>` with a fresh proof
  * for the request's method and URL, carrying `ath` and the resource server's last nonce.
  *
- * The resource side signs with `node:crypto` synchronously, so that a request is still sent
- * from the call that makes it (the transport's per-call path has no await).
+ * The resource side signs synchronously with `@noble/curves` (P-256 for ES256, Ed25519 for
+ * EdDSA), so that a request is still sent from the call that makes it (the transport's
+ * per-call path has no await, and WebCrypto's `subtle.sign` is async only).
  *
  * @internal
  */
+import { ed25519 } from "@noble/curves/ed25519.js"
+import { p256 } from "@noble/curves/nist.js"
 import * as Redacted from "effect/Redacted"
-import { createPrivateKey, type KeyObject, sign, type webcrypto } from "node:crypto"
+import type { webcrypto } from "node:crypto"
 import * as oauth from "oauth4webapi"
 import type { RequestAuth } from "../../StreamableHttp.js"
-import { randomUUID, sha256Base64url } from "../crypto.js"
+import { base64url, fromBase64, randomUUID, sha256Base64url, textBase64url } from "../crypto.js"
 import type { Credentials, TokenRecord } from "./model.js"
 
 /** The JWS algorithms this client makes proofs with, in order of preference. */
@@ -96,20 +99,20 @@ const makeHandle = async (client: oauth.Client, jwk: PrivateJwk): Promise<oauth.
   return oauth.DPoP(client, { publicKey, privateKey })
 }
 
-const base64url = (value: string | Buffer) => Buffer.from(value).toString("base64url")
+const encoder = new TextEncoder()
 
 /** One server's proofs: its key, and the nonce its resource server gave last. */
 export class Proofs {
   /** The resource server's nonce (`DPoP-Nonce`), sent in every proof once given. */
   nonce: string | undefined
-  private readonly key: KeyObject
+  private readonly key: Uint8Array
   private readonly header: string
   private readonly ecdsa: boolean
 
   constructor(readonly source: Redacted.Redacted<string>) {
     const jwk = parse(source)
-    this.key = createPrivateKey({ key: { ...publicJwk(jwk), d: jwk.d }, format: "jwk" })
-    this.header = base64url(JSON.stringify({ typ: "dpop+jwt", alg: jwk.alg, jwk: publicJwk(jwk) }))
+    this.key = fromBase64(jwk.d)
+    this.header = textBase64url(JSON.stringify({ typ: "dpop+jwt", alg: jwk.alg, jwk: publicJwk(jwk) }))
     this.ecdsa = jwk.alg === "ES256"
   }
 
@@ -124,11 +127,11 @@ export class Proofs {
       ath,
       ...(this.nonce === undefined ? {} : { nonce: this.nonce })
     }
-    const input = `${this.header}.${base64url(JSON.stringify(payload))}`
-    const signature = this.ecdsa
-      ? sign("sha256", Buffer.from(input), { key: this.key, dsaEncoding: "ieee-p1363" })
-      : sign(null, Buffer.from(input), this.key)
-    return `${input}.${signature.toString("base64url")}`
+    const input = `${this.header}.${textBase64url(JSON.stringify(payload))}`
+    const bytes = encoder.encode(input)
+    // ES256's JWS signature is r || s (what noble's "compact" format is), over SHA-256 of the input.
+    const signature = this.ecdsa ? p256.sign(bytes, this.key, { prehash: true }) : ed25519.sign(bytes, this.key)
+    return `${input}.${base64url(signature)}`
   }
 }
 

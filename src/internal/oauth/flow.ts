@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { webcrypto } from "node:crypto"
 import * as oauth from "oauth4webapi"
+import { fromBase64 } from "../crypto.js"
 import type { Discovered } from "./discovery.js"
 import * as Dpop from "./dpop.js"
 import * as Http from "./http.js"
@@ -52,7 +53,8 @@ export const chooseMethod = (as: oauth.AuthorizationServer, hasSecret: boolean):
 const formEncode = (text: string) => new URLSearchParams([["", text]]).toString().slice(1)
 
 const clientSecretBasic = (secret: string): oauth.ClientAuth => (_as, client, _body, headers) => {
-  const credentials = Buffer.from(`${formEncode(client.client_id)}:${formEncode(secret)}`, "utf8").toString("base64")
+  // Form-encoded, so ASCII: btoa takes it as it is.
+  const credentials = btoa(`${formEncode(client.client_id)}:${formEncode(secret)}`)
   headers.set("authorization", `Basic ${credentials}`)
 }
 
@@ -69,7 +71,7 @@ const keyAlgorithm = (
 // private_key_jwt: the PEM key imported when the assertion is made.
 const privateKeyJwt =
   (pem: Redacted.Redacted<string>, alg: string): oauth.ClientAuth => async (as, client, body, headers) => {
-    const der = Buffer.from(Redacted.value(pem).replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64")
+    const der = fromBase64(Redacted.value(pem).replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""))
     const key = await globalThis.crypto.subtle.importKey("pkcs8", der, keyAlgorithm(alg), false, ["sign"])
     return oauth.PrivateKeyJwt({ key } as unknown as Parameters<typeof oauth.PrivateKeyJwt>[0])(
       as,

@@ -1,13 +1,15 @@
 /**
  * The audit log: one entry per call, to the AuditSink in context and appended as a JSON
- * line to the config's `audit` file. Arguments are kept as a digest, never as they are.
+ * line to the config's `audit` file through @effect/platform's FileSystem, when one is in
+ * context (on Node, `NodeFleet.layer` provides it); the module itself stays neutral.
+ * Arguments are kept as a digest, never as they are.
  *
  * @internal
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as fs from "node:fs/promises"
 import type * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as Policy from "../../Policy.js"
@@ -36,19 +38,23 @@ export interface Auditor {
 }
 
 /**
- * An auditor writing to `sink`, if any, and to each config's file. Lines to the file are
- * appended one at a time, so concurrent calls never interleave; a line that cannot be
- * written is logged as a warning.
+ * An auditor writing to `sink`, if any, and to each config's file with `files`. Lines to
+ * the file are appended one at a time, so concurrent calls never interleave; a line that
+ * cannot be written (or with no FileSystem to write it) is logged as a warning.
  */
-export const makeAuditor = (sink: Option.Option<Policy.AuditSink>): Effect.Effect<Auditor> =>
+export const makeAuditor = (
+  sink: Option.Option<Policy.AuditSink>,
+  files: Option.Option<FileSystem.FileSystem>
+): Effect.Effect<Auditor> =>
   Effect.map(Effect.makeSemaphore(1), (fileLock) => {
+    const append = (path: string, line: string): Effect.Effect<void, { readonly message: string }> =>
+      Option.isSome(files)
+        ? files.value.writeFileString(path, line, { flag: "a" })
+        : Effect.fail({ message: "no FileSystem in context" })
     const appendLine = (path: string, line: string) =>
       fileLock.withPermits(1)(
-        Effect.tryPromise(() => fs.appendFile(path, line)).pipe(
-          Effect.catchAll((error) => {
-            const why = error.cause instanceof Error ? error.cause.message : String(error.cause)
-            return Effect.logWarning(`the audit log ${path} cannot be written: ${why}`)
-          })
+        append(path, line).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`the audit log ${path} cannot be written: ${error.message}`))
         )
       )
     return {

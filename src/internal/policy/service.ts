@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -29,6 +30,8 @@ export interface Parts {
   readonly registry: ServerRegistry.ServerRegistry
   readonly approval: Option.Option<Policy.Approval>
   readonly sink: Option.Option<Policy.AuditSink>
+  /** Appends the lines of the config's `audit` file, when in context. */
+  readonly files: Option.Option<FileSystem.FileSystem>
 }
 
 const denied = (entry: Catalog.ToolEntry, decision: Rules.Judged) =>
@@ -203,7 +206,7 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
       judge,
       check,
       limiter: makeLimiter(),
-      auditor: yield* makeAuditor(parts.sink)
+      auditor: yield* makeAuditor(parts.sink, parts.files)
     }
 
     // The gateway filters per request: the same catalog under the same rules gets the very

@@ -5,9 +5,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import { toSpec } from "../../../src/internal/fleetConfig/spec.js"
+import { posixPath } from "../../../src/internal/platform.js"
 
 const context = {
   env: { TOKEN: "t0k" },
+  path: posixPath,
   dir: "/p",
   workspace: "/p",
   home: "/home/me",

@@ -5,9 +5,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Redacted from "effect/Redacted"
 import { type Context, expand, expandRecord } from "../../../src/internal/fleetConfig/variables.js"
+import { posixPath } from "../../../src/internal/platform.js"
 
 const context = (env: Record<string, string>, inputs: Record<string, string> = {}): Context => ({
   env,
+  path: posixPath,
   dir: "/p",
   workspace: "/w/app",
   home: "/home/me",

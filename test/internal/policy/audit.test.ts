@@ -1,6 +1,8 @@
 /**
  * The audit log alone: the digest, outcomes, and writes to the sink and the file.
  */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -48,21 +50,24 @@ describe("audit", () => {
     Effect.gen(function*() {
       const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-audit-")), "audit.jsonl")
       const seen: Array<Policy.AuditEntry> = []
-      const withSink = yield* makeAuditor(Option.some({ write: (line) => Effect.sync(() => seen.push(line)) }))
+      const files = Option.some(yield* FileSystem.FileSystem)
+      const withSink = yield* makeAuditor(Option.some({ write: (line) => Effect.sync(() => seen.push(line)) }), files)
       expect(withSink.enabled({})).toBe(true)
       yield* withSink.write(entry, { audit: file })
       yield* withSink.write({ ...entry, outcome: "denied" }, {})
       expect(seen.map((line) => line.outcome)).toEqual(["ok", "denied"])
       expect(fs.readFileSync(file, "utf8")).toBe(`${JSON.stringify(entry)}\n`)
-      const fileOnly = yield* makeAuditor(Option.none())
+      const fileOnly = yield* makeAuditor(Option.none(), files)
       expect(fileOnly.enabled({})).toBe(false)
       expect(fileOnly.enabled({ audit: file })).toBe(true)
       fs.rmSync(path.dirname(file), { recursive: true, force: true })
-    }))
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("a line that cannot be written is a warning, not a failure", () =>
     Effect.gen(function*() {
-      const auditor = yield* makeAuditor(Option.none())
+      const auditor = yield* makeAuditor(Option.none(), Option.some(yield* FileSystem.FileSystem))
       yield* auditor.write(entry, { audit: "/nonexistent-dir/mcp-fleet/audit.jsonl" })
-    }))
+      const noFiles = yield* makeAuditor(Option.none(), Option.none())
+      yield* noFiles.write(entry, { audit: "/nonexistent-dir/mcp-fleet/audit.jsonl" })
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })
