@@ -56,15 +56,16 @@ export const sha256Base64url = (text: string): string => base64url(sha256(encode
 export const hmacSha256Base64url = (key: Uint8Array, text: string): string =>
   base64url(hmac(sha256, key, encoder.encode(text)))
 
-/** Whether two strings are equal, taking the same time whatever the first difference. */
-export const timingSafeEqual = (a: string, b: string): boolean => {
-  if (a.length !== b.length) return false
-  let difference = 0
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i)
+/**
+ * Whether two strings are equal. Every character of `expected` is compared, whatever `given`
+ * holds and however long it is, so the time taken says nothing of how much of it was right.
+ */
+export const timingSafeEqual = (given: string, expected: string): boolean => {
+  let difference = given.length ^ expected.length
+  for (let i = 0; i < expected.length; i++) difference |= (given.charCodeAt(i) | 0) ^ expected.charCodeAt(i)
   return difference === 0
 }
 
-/** `length` cryptographically random bytes. */
 export const randomBytes = (length: number): Uint8Array => globalThis.crypto.getRandomValues(new Uint8Array(length))
 
 /** `length` random bytes in lowercase hex. */

@@ -81,7 +81,7 @@ export const decodeState = (
 ): Either.Either<Record<string, unknown>, string> => {
   const [body, mac, ...rest] = state.split(".")
   if (body === undefined || mac === undefined || rest.length > 0) return Either.left("requestState is malformed")
-  if (!timingSafeEqual(sign(secret, body), mac)) {
+  if (!timingSafeEqual(mac, sign(secret, body))) {
     return Either.left("requestState failed its integrity check")
   }
   const decoded: unknown = JSON.parse(textFromBase64(body))

@@ -16,6 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
 import type * as ResourceServer from "../../../ResourceServer.js"
+import { timingSafeEqual } from "../../crypto.js"
 import * as Response from "./response.js"
 
 /** A request's headers, by lower-case name. */
@@ -37,15 +38,6 @@ export const hostnameOf = (value: string): string | undefined => {
 }
 
 const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/$/, "")
-
-// Every character of the expected secret is compared, whatever the given one holds, so the
-// comparison's time says nothing of how much of it was right (Web Crypto has no synchronous
-// hash or comparison to lean on).
-const sameSecret = (given: string, expected: string): boolean => {
-  let difference = given.length ^ expected.length
-  for (let i = 0; i < expected.length; i++) difference |= (given.charCodeAt(i) | 0) ^ expected.charCodeAt(i)
-  return difference === 0
-}
 
 /** What the endpoint-wide guard checks against. */
 export interface GuardOptions {
@@ -84,7 +76,7 @@ export const make = (options: GuardOptions) => {
     }
     if (token === undefined || preflight) return undefined
     const given = bearerToken(headers)
-    if (given !== undefined && sameSecret(given, Redacted.value(token))) return undefined
+    if (given !== undefined && timingSafeEqual(given, Redacted.value(token))) return undefined
     return jsonRpcError(401, JsonRpc.ErrorCode.InvalidRequest, UNAUTHORIZED, {
       "www-authenticate": given === undefined
         ? `Bearer realm="mcp-fleet"`
