@@ -10,20 +10,9 @@ import * as Memory from "../src/Memory.js"
 import * as Peer from "../src/Peer.js"
 import { failure } from "../src/testing/Results.js"
 import { BrokenAnswer, Inbox, type Receiver, Transport } from "../src/Transport.js"
+import { peerPair } from "./support/peerPair.js"
 
-// A Peer on one end of a memory pair; the test plays the server on the other end by hand.
-const setup = (options?: Peer.Options) =>
-  Effect.gen(function*() {
-    const [client, server] = yield* Memory.makePair({ server: "srv" })
-    const peer = yield* Peer.make(options).pipe(Effect.provideService(Transport, client))
-    const inbox = yield* Queue.unbounded<JsonRpc.Message>()
-    server.listen({ message: (message) => void inbox.unsafeOffer(message as JsonRpc.Message), closed: () => {} })
-    const next = Queue.take(inbox)
-    const nextRequest = Effect.map(next, (message) => message as JsonRpc.Request)
-    const reply = (id: JsonRpc.RequestId, result: Record<string, unknown>) =>
-      server.send({ jsonrpc: "2.0", id, result })
-    return { peer, server, client, next, nextRequest, reply, inbox }
-  })
+const setup = peerPair
 
 describe("Peer", () => {
   it.scoped("correlates a request with its response", () =>

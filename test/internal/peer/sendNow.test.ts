@@ -2,48 +2,30 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
-import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
-import type * as JsonRpc from "../../../src/JsonRpc.js"
 import * as McpError from "../../../src/McpError.js"
-import * as Memory from "../../../src/Memory.js"
-import * as Peer from "../../../src/Peer.js"
+import type * as Peer from "../../../src/Peer.js"
 import { failure } from "../../../src/testing/Results.js"
-import { Transport } from "../../../src/Transport.js"
+import { peerPair } from "../../support/peerPair.js"
 
 // The Peer's path for a transport that sends at once (stdio): one Effect.async per request.
 // A memory pair's client end with a `sendNow`, which `refuse` can make refuse messages.
 const setup = (options?: Peer.Options) =>
   Effect.gen(function*() {
-    const [client, server] = yield* Memory.makePair({ server: "srv" })
     let refuse: McpError.McpError | undefined
-    const transport: Transport = {
+    const pair = yield* peerPair(options, (client) => ({
       ...client,
       sendNow: (message) => {
         if (refuse !== undefined) return refuse
         const sent = Effect.runSync(Effect.either(client.send(message)))
         return Either.isLeft(sent) ? sent.left : undefined
       }
-    }
-    const peer = yield* Peer.make(options).pipe(Effect.provideService(Transport, transport))
-    const inbox = yield* Queue.unbounded<JsonRpc.Message>()
-    server.listen({ message: (message) => void inbox.unsafeOffer(message as JsonRpc.Message), closed: () => {} })
-    const next = Queue.take(inbox)
-    const nextRequest = Effect.map(next, (message) => message as JsonRpc.Request)
-    const reply = (id: JsonRpc.RequestId, result: Record<string, unknown>) =>
-      server.send({ jsonrpc: "2.0", id, result })
+    }))
+    const { nextRequest, peer } = pair
     // A request made in a fiber of its own, and the message the server got for it.
     const sent = (method: string, options?: Peer.RequestOptions) =>
       Effect.zip(Effect.fork(peer.request(method, undefined, options)), nextRequest)
-    return {
-      peer,
-      client,
-      next,
-      nextRequest,
-      reply,
-      sent,
-      refuseWith: (error: McpError.McpError) => void (refuse = error)
-    }
+    return { ...pair, sent, refuseWith: (error: McpError.McpError) => void (refuse = error) }
   })
 
 describe("Peer over a transport with sendNow", () => {
