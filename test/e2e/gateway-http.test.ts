@@ -20,6 +20,13 @@ import { Platform } from "../support/platform.js"
 
 // A gateway over HTTP fronting `servers`, ready, on a free port; all of it lives as long as
 // the test's Scope.
+// A server with one tool, `a`, answering "a".
+const alphaA = () =>
+  FakeServer.spec({
+    name: "alpha",
+    tools: [{ tool: { name: "a", inputSchema: { type: "object" } }, call: () => Effect.succeed(text("a")) }]
+  })
+
 const gateway = (servers: ReadonlyArray<ServerSpec.ServerSpec>, options: Partial<NodeGateway.HttpOptions> = {}) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
@@ -203,13 +210,7 @@ describe("Gateway HTTP edge", () => {
   it.scopedLive("a second GET stream is 409; Accept, Content-Type, Host and Origin are checked; allowed Origins get CORS", () =>
     Effect.gen(function*() {
       const url = yield* gateway([
-        FakeServer.spec({
-          name: "alpha",
-          tools: [{
-            tool: { name: "a", inputSchema: { type: "object" } },
-            call: () => Effect.succeed(text("a"))
-          }]
-        })
+        alphaA()
       ], {
         allowedOrigins: ["https://app.example.com"]
       })
@@ -272,13 +273,7 @@ describe("Gateway HTTP edge", () => {
   it.scopedLive("methods named after Object.prototype members are -32601 over HTTP, and the session goes on", () =>
     Effect.gen(function*() {
       const url = yield* gateway([
-        FakeServer.spec({
-          name: "alpha",
-          tools: [{
-            tool: { name: "a", inputSchema: { type: "object" } },
-            call: () => Effect.succeed(text("a"))
-          }]
-        })
+        alphaA()
       ])
       const session = yield* open(url)
       const methods = ["constructor", "__proto__", "toString", "hasOwnProperty"]
