@@ -75,6 +75,28 @@ describe("a call's deadlines", () => {
       expect(error.reason).toMatchObject({ _tag: "Timeout", method: "tools/call", afterMs: 2000, kind: "total" })
     }))
 
+  it.scoped("a call that waited for its server, then timed out, says the call's maximum, not what was left", () =>
+    Effect.gen(function*() {
+      // Ready half a second after the call starts: the request gets the 1.5 s that are left.
+      const late: ServerSpec.ServerSpec = {
+        name: "late",
+        transport: {
+          type: "custom",
+          key: "late",
+          connect: Effect.zipRight(
+            Effect.sleep("500 millis"),
+            Effect.map(FakeServer.make({ name: "late", tools: [never("hang")] }), (server) => server.transport)
+          )
+        }
+      }
+      const registry = yield* ServerRegistry.make({ restart: noJitter, servers: [late] }).pipe(Effect.provide(Platform))
+      const error = yield* failsAfter(
+        registry.callServerTool("late", "hang", {}, { maxTotalTimeout: "2 seconds" }),
+        "2 seconds"
+      )
+      expect(error.reason).toMatchObject({ _tag: "Timeout", method: "tools/call", afterMs: 2000, kind: "total" })
+    }))
+
   it.scoped("readyTimeout bounds the wait alone: a shorter one than the spec's wins", () =>
     Effect.gen(function*() {
       const registry = yield* fleet([refusing("10 seconds")])

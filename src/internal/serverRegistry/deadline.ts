@@ -95,9 +95,13 @@ export const send = <O extends McpClient.CallToolOptions, A>(
 ): Effect.Effect<A, McpError.McpError> =>
   deadline.totalMs === Infinity ? f(options) : Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const left = deadline.endsAt - now
+    // The Peer is given what is left; its total timeout is the call's, and says the call's maximum.
     return left <= 0
       ? Effect.fail(totalExceeded(deadline))
-      : f({ ...options!, timeout: deadline.idleMs, maxTotalTimeout: left })
+      : Effect.mapError(
+        f({ ...options!, timeout: deadline.idleMs, maxTotalTimeout: left }),
+        (error) => error.reason._tag === "Timeout" && error.reason.kind === "total" ? totalExceeded(deadline) : error
+      )
   })
 
 /**
