@@ -301,9 +301,7 @@ const assign = <A>(
   for (const [base, group] of later) {
     const owner = serverOf(base, naming)
     const foreign = (candidate: Candidate<A>) => candidate.server === owner ? 0 : 1
-    group.sort((a, b) =>
-      foreign(a) - foreign(b) || compare(a.server, b.server) || compare(a.original, b.original)
-    )
+    group.sort((a, b) => foreign(a) - foreign(b) || compare(a.server, b.server) || compare(a.original, b.original))
     const entries: Array<Collision["entries"][number]> = []
     group.forEach((candidate, index) => {
       let name = base

@@ -8,7 +8,10 @@ import { survivors } from "../support/processes.js"
 
 const mark = `naming-takeover-${process.pid}-${Date.now()}`
 const NAMED = fileURLToPath(new URL("../fixtures/named-tools.mjs", import.meta.url))
-const server = (label: string, ...tools: Array<string>) => ({ command: process.execPath, args: [NAMED, label, ...tools] })
+const server = (label: string, ...tools: Array<string>) => ({
+  command: process.execPath,
+  args: [NAMED, label, ...tools]
+})
 
 afterAll(() => {
   removeTempDirs()

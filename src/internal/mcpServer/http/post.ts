@@ -8,6 +8,7 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
@@ -177,7 +178,7 @@ const route = <X>(
   if (table.has(requestHeaders["mcp-session-id"])) return io.send(exchange, INITIALIZED, headers)
   io.fork(
     exchange,
-    Effect.map(table.open(caller), (session) =>
+    Effect.map(table.open(caller, io.address(exchange)), (session) =>
       session instanceof Response.Answer
         ? io.send(exchange, session, headers)
         : answer(io, exchange, session, body, { ...headers, "mcp-session-id": session.id }))
@@ -185,7 +186,8 @@ const route = <X>(
 }
 
 /**
- * Handles a POST: its headers are checked, its body read and parsed, and its messages
+ * Handles a POST: its headers are checked, its body read (within the size and time limits)
+ * and parsed, and its messages
  * answered (`route`): a modern request outside any session on its own (`modern.ts`), an
  * initialize (sent alone) opening a session whose id the answer carries (the `caller`'s,
  * with OAuth), anything else in the session it names.
@@ -194,14 +196,15 @@ export const handle = <X>(
   io: Io<X>,
   exchange: X,
   table: SessionTable,
-  maxMessageBytes: number,
+  options: { readonly maxMessageBytes: number; readonly bodyTimeout: Duration.DurationInput },
   headers: Record<string, string>,
   caller: Caller | undefined
 ): void => {
   const requestHeaders = io.headers(exchange)
-  const refused = checkPost(requestHeaders, maxMessageBytes)
+  const refused = checkPost(requestHeaders, options.maxMessageBytes)
   if (refused !== undefined) return io.send(exchange, refused, headers)
-  io.readBody(exchange, maxMessageBytes, (text) => {
+  const limits = { maxBytes: options.maxMessageBytes, timeoutMs: Duration.toMillis(options.bodyTimeout) }
+  io.readBody(exchange, limits, (text) => {
     try {
       const body = text instanceof Response.Answer ? text : parseBody(text)
       if (body instanceof Response.Answer) return io.send(exchange, body, headers)
