@@ -12,6 +12,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
+import * as Headers from "../headers.js"
 import type { Exchange, Io } from "./exchange.js"
 import { type Caller, checkPost, jsonRpcError, type RequestHeaders } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
@@ -144,6 +145,17 @@ export const answer = <X>(
   answerRequests(io, exchange, session, body, waiting, headers, wantsStream(requests))
 }
 
+// The first request of a POST whose headers disagree with it (a modern one wants them all),
+// as the 400 -32020 answer; the session never sees it.
+const headerMismatch = (headers: RequestHeaders, body: Body): Response.Answer | undefined => {
+  for (const message of body.messages) {
+    if (!isRequest(message)) continue
+    const refused = Headers.check(headers, message) ?? Headers.checkSent(headers, message)
+    if (refused !== undefined) return Response.json(refused.status, refused.body)
+  }
+  return undefined
+}
+
 const NOT_ALONE = jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: initialize must be sent alone")
 const INITIALIZED = jsonRpcError(
   400,
@@ -166,6 +178,8 @@ const route = <X>(
   if (modern !== undefined) {
     return Modern.handle(io, exchange, modern, requestHeaders, headers, wantsStream([modern.request]), caller)
   }
+  const mismatched = headerMismatch(requestHeaders, body)
+  if (mismatched !== undefined) return io.send(exchange, mismatched, headers)
   const initialize = body.messages.some((message) =>
     isRequest(message) && message.method === McpSchema.Method.Initialize
   )
