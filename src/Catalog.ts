@@ -4,6 +4,18 @@
  * that are safe for model APIs (`[A-Za-z0-9_-]`, at most 64 characters), unique across the
  * fleet, and map back exactly to (server, original name).
  *
+ * **Naming rule.** A qualified name's server is the text between the prefix's separator and
+ * the next separator (`serverOf`); every caller (`call`, `tools`, the gateway, the bridges)
+ * resolves a name through `findTool`, so all agree. A server name must therefore never hold
+ * the separator, nor end with its first character (`serverNameError`: the config refuses
+ * such names), and it is never cut: so the server part of a name is injective and no tool
+ * name, whatever it holds (`backup__restore` included, left as it is), can make a name read
+ * as another server's. A name too long keeps its server part whole and cuts the tool part,
+ * ending with a hash of (server, tool). Names alike within one server (`a.b` and `a_b`)
+ * are told apart by a hash. A server whose name breaks the rule anyway (a spec made in code)
+ * gets a valid server part (separators squeezed, a hash of its name added), and whenever two
+ * servers' names come out alike, the one the name's server part names exactly keeps it.
+ *
  * @since 0.1.0
  */
 import { sha256Hex } from "./internal/crypto.js"
@@ -74,7 +86,8 @@ export interface TemplateEntry {
 
 /**
  * Names that came out the same for different (server, name) pairs, and what each became.
- * The first in (server, name) order keeps the plain name; the others get a hash suffix.
+ * The server the name's server part names keeps it, else the first in (server, name) order;
+ * the others get a hash suffix.
  *
  * @since 0.1.0
  */
@@ -146,36 +159,113 @@ const digest = (server: string, original: string, length: number) =>
 const fit = (name: string, suffix: string, maxLength: number) =>
   suffix === "" && name.length <= maxLength ? name : `${name.slice(0, maxLength - suffix.length - 1)}_${suffix}`
 
+const head = (naming: Naming) => naming.prefix === "" ? "" : `${naming.prefix}${naming.separator}`
+
+// Room a cut name keeps for its tool part: one character, `_` and an 8-digit hash.
+const HASH_ROOM = 10
+
+/**
+ * The server a qualified name names: the text between the prefix (with its separator) and
+ * the next separator, or undefined when the name has no such part. The one reading of a
+ * name, for everything that resolves one (see `findTool`).
+ *
+ * @since 0.2.0
+ */
+export const serverOf = (name: string, naming: Naming = defaultNaming): string | undefined => {
+  const start = head(naming)
+  if (!name.startsWith(start)) return undefined
+  const end = name.indexOf(naming.separator, start.length)
+  return end <= start.length ? undefined : name.slice(start.length, end)
+}
+
+/**
+ * Why a server's name cannot stand in qualified names, or undefined when it can: its
+ * sanitized form must read back as itself from `mcp__<server>__<tool>` whatever the tool is
+ * (no separator in it, not ending with the separator's first character), and fit whole.
+ *
+ * @since 0.2.0
+ */
+export const serverNameError = (server: string, naming: Naming = defaultNaming): string | undefined => {
+  const part = sanitize(server)
+  if (part === "") return "is empty"
+  if (`${part}${naming.separator}`.indexOf(naming.separator) !== part.length) {
+    const what = part.includes(naming.separator) ? "contains" : "ends with"
+    const text = what === "contains" ? naming.separator : naming.separator[0]
+    return `${what} '${text}', so its tools' names (${head(naming)}${part}${naming.separator}<tool>) ` +
+      `would read as another server's: rename it`
+  }
+  const room = naming.maxLength - head(naming).length - naming.separator.length - HASH_ROOM
+  if (part.length > room) return `is ${part.length} characters long; at most ${room} fit in a qualified name`
+  return undefined
+}
+
+// The server part of a server's names: its sanitized name when valid, else a valid stand-in
+// (separators squeezed, a hash of the name added) that no valid name's tools reach by accident.
+const serverPart = (server: string, naming: Naming): string => {
+  const part = sanitize(server)
+  if (serverNameError(server, naming) === undefined) return part
+  const squeezed = part.replace(/_+/g, "_").replace(/^_|_$/g, "").slice(0, 20)
+  return `${squeezed === "" ? "server" : squeezed}-${digest(server, "", 8)}`
+}
+
 /**
  * The qualified name of a server's tool or prompt before collisions are resolved. A name
- * longer than `maxLength` is cut and ends with a short hash of (server, name), so it stays
- * stable and distinct.
+ * longer than `maxLength` keeps its server part whole, is cut in its tool part and ends with
+ * a short hash of (server, name), so it stays stable and distinct.
  *
  * @since 0.1.0
  */
 export const qualify = (server: string, original: string, naming: Naming = defaultNaming): string => {
-  const parts = naming.prefix === "" ? [server, original] : [naming.prefix, server, original]
-  const name = parts.map(sanitize).join(naming.separator)
+  const name = `${head(naming)}${serverPart(server, naming)}${naming.separator}${sanitize(original)}`
   return name.length <= naming.maxLength ? name : fit(name, digest(server, original, 8), naming.maxLength)
 }
 
 /**
- * What is wrong with a server's name for qualified names, or undefined when nothing is: a
- * character outside `[A-Za-z0-9_-]` (it becomes `_`, so two servers may end up alike), or
- * the names' own prefix at its start (`mcp__x` reads as a qualified name itself).
+ * A warning about a server's name that still works: a character outside `[A-Za-z0-9_-]`
+ * (it becomes `_`), or undefined. Names that cannot work are `serverNameError`'s.
  *
  * @since 0.1.0
  */
-export const serverNameProblem = (server: string, naming: Naming = defaultNaming): string | undefined => {
-  if (/[^A-Za-z0-9_-]/.test(server)) {
-    return `has characters other than letters, digits, _ and -, so its tools are named ${qualify(server, "")}<tool>`
+export const serverNameProblem = (server: string, naming: Naming = defaultNaming): string | undefined =>
+  /[^A-Za-z0-9_-]/.test(server)
+    ? `has characters other than letters, digits, _ and -, so its tools are named ${qualify(server, "", naming)}<tool>`
+    : undefined
+
+/**
+ * The errors of a fleet's server names: each name `serverNameError` refuses, and each pair
+ * whose names sanitize alike (`a.b`, `a_b`), by name.
+ *
+ * @since 0.2.0
+ */
+export const serverNameErrors = (
+  servers: Iterable<string>,
+  naming: Naming = defaultNaming
+): ReadonlyMap<string, string> => {
+  const errors = new Map<string, string>()
+  const byPart = new Map<string, string>()
+  for (const server of servers) {
+    const error = serverNameError(server, naming)
+    if (error !== undefined) {
+      errors.set(server, error)
+      continue
+    }
+    const other = byPart.get(sanitize(server))
+    if (other !== undefined && other !== server) {
+      errors.set(server, `names its tools ${qualify(server, "", naming)}<tool>, as server '${other}' does: rename one`)
+    }
+    byPart.set(sanitize(server), server)
   }
-  const prefix = naming.prefix === "" ? "" : `${naming.prefix}${naming.separator}`
-  if (prefix !== "" && server.startsWith(prefix)) {
-    return `starts with ${prefix}, like a qualified name, so the names of its tools are ambiguous`
-  }
-  return undefined
+  return errors
 }
+
+/**
+ * The tool a name means in `catalog`: the one function `call`, `tools`, the gateway and the
+ * bridges resolve a qualified name with.
+ *
+ * @since 0.2.0
+ */
+export const findTool = (catalog: Pick<Catalog, "toolsByName">, name: string): ToolEntry | undefined =>
+  catalog.toolsByName.get(name)
 
 interface Candidate<A> {
   readonly server: string
@@ -183,9 +273,12 @@ interface Candidate<A> {
   readonly item: A
 }
 
-// Groups candidates by base name; in each group of two or more the first in (server,
-// name) order keeps the base and the others get a hash suffix, so the outcome depends
-// only on the set, never on the order servers came up in.
+const compare = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0
+
+// Groups candidates by base name; in each group of two or more the server the base's server
+// part names exactly comes first, then (server, name) order: the first keeps the base and
+// the others get a hash suffix, so the outcome depends only on the set, never on the order
+// servers came up in, and a name never goes to a server its prefix does not name.
 const assign = <A>(
   kind: Collision["kind"],
   candidates: ReadonlyArray<Candidate<A>>,
@@ -206,17 +299,9 @@ const assign = <A>(
     else later.push([base, group])
   }
   for (const [base, group] of later) {
-    group.sort((a, b) =>
-      a.server < b.server
-        ? -1
-        : a.server > b.server
-        ? 1
-        : a.original < b.original
-        ? -1
-        : a.original > b.original
-        ? 1
-        : 0
-    )
+    const owner = serverOf(base, naming)
+    const foreign = (candidate: Candidate<A>) => candidate.server === owner ? 0 : 1
+    group.sort((a, b) => foreign(a) - foreign(b) || compare(a.server, b.server) || compare(a.original, b.original))
     const entries: Array<Collision["entries"][number]> = []
     group.forEach((candidate, index) => {
       let name = base

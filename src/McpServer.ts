@@ -618,10 +618,35 @@ export interface HttpHandlerOptions {
    * its preflight (OPTIONS) is answered.
    */
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
-  /** The largest POST body accepted. Default: 16 MiB. */
+  /**
+   * The largest POST body accepted: a larger one is 413, refused from its Content-Length
+   * before any of it is read. Default: 16 MiB.
+   */
   readonly maxMessageBytes?: number | undefined
-  /** The most sessions at once; initialize beyond it gets 503. Default: 1000. */
+  /**
+   * How long a POST body may take to arrive whole: a client trickling it gets 408 and its
+   * connection is closed. Default: 30 seconds.
+   */
+  readonly bodyTimeout?: Duration.DurationInput | undefined
+  /**
+   * The most sessions at once. At this cap, or a per-principal or per-address one, an
+   * initialize ends the least recently used idle session under it (its client gets 404 and
+   * initializes again); only when every one is busy (a request or stream open) is it 503.
+   * Default: 1000.
+   */
   readonly maxSessions?: number | undefined
+  /**
+   * The most sessions of one principal: an OAuth subject, or (with `token`) its holders.
+   * Default: 100.
+   */
+  readonly maxSessionsPerPrincipal?: number | undefined
+  /** The most sessions from one client address (on node:http; fetch does not say). Default: 100. */
+  readonly maxSessionsPerAddress?: number | undefined
+  /**
+   * How long a session may wait after initialize for its client's next request: one never
+   * sent (an abandoned session) ends then. Default: 10 seconds.
+   */
+  readonly initializeTimeout?: Duration.DurationInput | undefined
   /**
    * How long a session may be idle (no request, no open stream) before it ends, for clients
    * that go away without DELETE. Default: 30 minutes.

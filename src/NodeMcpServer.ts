@@ -12,6 +12,7 @@
  *
  * @since 0.3.0
  */
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as http from "node:http"
@@ -32,6 +33,12 @@ import { Transport } from "./Transport.js"
 export interface HttpOptions extends McpServer.HttpHandlerOptions {
   /** The port; 0 picks a free one (the returned URL says which). */
   readonly port: number
+  /**
+   * How long a client may take to send a request's headers: past it the connection gets 408
+   * and is closed (node:http's `headersTimeout`; the whole request is bounded by this plus
+   * `bodyTimeout`). Default: 30 seconds.
+   */
+  readonly headersTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -85,7 +92,12 @@ export const serveHttp = (
   server: McpServer.McpServer,
   options: HttpOptions
 ): Effect.Effect<string, McpError.McpError, Scope.Scope> =>
-  Node.serve(server, { ...Http.resolve(options), port: options.port, path: options.path ?? "/mcp" })
+  Node.serve(server, {
+    ...Http.resolve(options),
+    port: options.port,
+    path: options.path ?? "/mcp",
+    headersTimeout: options.headersTimeout ?? "30 seconds"
+  })
 
 /**
  * Serves one session on this process's stdin and stdout until the client hangs up (or the

@@ -34,16 +34,16 @@ describe("Catalog", () => {
     const names = (catalog: Catalog.Catalog) =>
       catalog.tools.map((entry) => `${entry.server}/${entry.tool.name}=${entry.name}`).sort()
     expect(names(one)).toEqual(names(two))
-    // "a.b" sorts before "a_b", so it keeps the plain name.
-    expect(one.toolsByName.get("mcp__a_b__t")!.server).toBe("a.b")
-    const other = one.tools.find((entry) => entry.server === "a_b")!
+    // The name's server part is "a_b": that server keeps it, whatever sorts first.
+    expect(one.toolsByName.get("mcp__a_b__t")!.server).toBe("a_b")
+    const other = one.tools.find((entry) => entry.server === "a.b")!
     expect(other.name).toMatch(/^mcp__a_b__t_[0-9a-f]{6}$/)
     expect(one.collisions).toEqual([{
       kind: "tool",
       name: "mcp__a_b__t",
       entries: [
-        { server: "a.b", original: "t", name: "mcp__a_b__t" },
-        { server: "a_b", original: "t", name: other.name }
+        { server: "a_b", original: "t", name: "mcp__a_b__t" },
+        { server: "a.b", original: "t", name: other.name }
       ]
     }])
   })

@@ -418,7 +418,7 @@ describe("wording", () => {
     )
     const prefixed = await add("mcp__x", "--", "node")
     expect(prefixed.code).toBe(2)
-    expect(prefixed.stderr).toContain("server name 'mcp__x' starts with mcp__, like a qualified name")
+    expect(prefixed.stderr).toContain("server name 'mcp__x' contains '__', so its tools' names (mcp__mcp__x__<tool>)")
     expect(fs.existsSync(path.join(dir, ".mcp.json"))).toBe(false)
   })
 

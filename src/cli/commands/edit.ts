@@ -113,6 +113,8 @@ export const add = Command.make("add", {
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const [command, ...args] = given.command
+    const error = Catalog.serverNameError(given.name)
+    if (error !== undefined) return yield* CliError.usage(`server name '${given.name}' ${error}`)
     const problem = Catalog.serverNameProblem(given.name)
     if (problem !== undefined) {
       return yield* CliError.usage(`server name '${given.name}' ${problem}; use letters, digits, _ and - only`)

@@ -69,13 +69,14 @@ const argPairs = (
     return Effect.succeed(args)
   })
 
-// `mcp__<server>__<tool>`: the configured server whose qualified prefix the name starts with
-// (the longest, should one server's name be a prefix of another's).
-const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerSpec>): string | undefined =>
-  specs
-    .map((spec) => spec.name)
-    .filter((server) => name.startsWith(Catalog.qualify(server, "")))
-    .sort((a, b) => b.length - a.length)[0]
+// `mcp__<server>__<tool>`: the configured server the name's server part names, read as
+// everything else reads it (Catalog.serverOf), so `call` runs what `tools` lists.
+const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerSpec>): string | undefined => {
+  const part = Catalog.serverOf(name)
+  return part === undefined
+    ? undefined
+    : specs.find((spec) => Catalog.serverOf(Catalog.qualify(spec.name, "")) === part)?.name
+}
 
 // A duration option that was given, read (see Settings.duration).
 const optionalDuration = (flag: string, given: Option.Option<string>) =>
@@ -156,7 +157,7 @@ export const call = Command.make("call", {
     const catalog = policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
     const entry = split
       ? catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === second)
-      : catalog.toolsByName.get(given.target)
+      : Catalog.findTool(catalog, given.target)
     const name = entry?.name ?? (split ? Catalog.qualify(server, second) : given.target)
     const fromJson = json === undefined ? {} : yield* parseObject(json, "the arguments")
     const fromPairs = yield* argPairs(given.arg, entry?.tool.inputSchema)

@@ -6,6 +6,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import * as Catalog from "../../Catalog.js"
 import * as Policy from "../../Policy.js"
 import * as ToolPins from "../../ToolPins.js"
 
@@ -121,6 +122,24 @@ const prototypeKeys = (value: unknown, path: Array<PropertyKey> = [], found: Arr
   return found
 }
 
+// The server names that cannot stand in qualified names (Catalog's naming rule): a name
+// holding `__`, or two that sanitize alike, would let one server's tools take another's names.
+const serverNames = (value: unknown): Array<Schema.FilterIssue> => {
+  if (typeof value !== "object" || value === null) return []
+  const keys: Array<readonly [string, string]> = []
+  for (const block of ["mcpServers", "servers"] as const) {
+    const entries = (value as Record<string, unknown>)[block]
+    if (typeof entries !== "object" || entries === null) continue
+    // (`__proto__` has its own error.)
+    for (const name of Object.keys(entries)) if (name !== "__proto__") keys.push([block, name])
+  }
+  const errors = Catalog.serverNameErrors(keys.map(([, name]) => name))
+  return keys.flatMap(([block, name]) => {
+    const error = errors.get(name)
+    return error === undefined ? [] : [{ path: [block, name], message: `the server name '${name}' ${error}` }]
+  })
+}
+
 // VS Code's prompts for `${input:id}`: what to say when asking, and whether to hide the answer.
 const Input = Schema.Struct({
   id: Schema.String,
@@ -143,7 +162,7 @@ const SamplingEntry = Schema.Struct({
 export type SamplingEntry = typeof SamplingEntry.Type
 
 const ConfigFile = Schema.Unknown.pipe(
-  Schema.filter((json) => prototypeKeys(json)),
+  Schema.filter((json) => [...prototypeKeys(json), ...serverNames(json)]),
   Schema.compose(
     Schema.Struct({
       mcpServers: optional(Servers),

@@ -4,12 +4,15 @@
  * the fleet has it, the qualified name for every one that shares it — so a name never moves
  * from one server to another: when a second server with the same name joins, both become
  * qualified (the clients get list_changed) and a call by the plain name is refused as
- * unknown. Qualified names are always accepted, listed or not; names the gateway serves itself
- * (the management tools) are never given to a server's tool.
+ * unknown. Qualified names are always accepted, listed or not, and read as `Catalog.serverOf`
+ * reads them (see the naming rule in Catalog.ts); a server's own name that reads as a
+ * qualified one (`mcp__fs__read` on server `evil`) is never given as a plain name, so it can
+ * never stand for another server's tool; names the gateway serves itself (the management
+ * tools) are never given to a server's tool.
  *
  * @internal
  */
-import type * as Catalog from "../../Catalog.js"
+import * as Catalog from "../../Catalog.js"
 
 /** How the gateway names tools and prompts to its clients. */
 export type Naming = "qualified" | "plain"
@@ -27,9 +30,13 @@ export interface View {
 export const lookup = <A>(listed: ReadonlyMap<string, A>, qualified: ReadonlyMap<string, A>, name: string) =>
   listed.get(name) ?? qualified.get(name)
 
+/** Which tool a name the client gave means: the listed name first, then `Catalog.findTool`. */
+export const lookupTool = (view: View, name: string): Catalog.ToolEntry | undefined =>
+  view.tools.get(name) ?? Catalog.findTool(view.catalog, name)
+
 // The name of each entry: its original when no other entry of the fleet has that original,
-// it is no other entry's qualified name (so qualified names stay unambiguous) and not
-// reserved, else the qualified name.
+// it does not read as a qualified name (so qualified names stay unambiguous and never move
+// to another server) and is not reserved, else the qualified name.
 const plainNames = <A extends { readonly name: string }>(
   fleet: ReadonlyArray<A>,
   original: (entry: A) => string,
@@ -37,11 +44,11 @@ const plainNames = <A extends { readonly name: string }>(
 ): Map<string, string> => {
   const count = new Map<string, number>()
   for (const entry of fleet) count.set(original(entry), (count.get(original(entry)) ?? 0) + 1)
-  const qualified = new Set(fleet.map((entry) => entry.name))
   const names = new Map<string, string>()
   for (const entry of fleet) {
     const own = original(entry)
-    const plain = count.get(own) === 1 && (own === entry.name || !qualified.has(own)) && !reserved(own)
+    const plain = count.get(own) === 1 && (own === entry.name || Catalog.serverOf(own) === undefined) &&
+      !reserved(own)
     names.set(entry.name, plain ? own : entry.name)
   }
   return names

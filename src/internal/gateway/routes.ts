@@ -100,7 +100,7 @@ export const callTool = (route: Route): McpServer.ToolHandlers["call"] => (name,
   const context = route(ctx)
   const request = ctx.request
   const meta = forwarded(request.params?._meta)
-  const find = (view: Naming.View) => Naming.lookup(view.tools, view.catalog.toolsByName, name)
+  const find = (view: Naming.View) => Naming.lookupTool(view, name)
   return inCatalog(context, (view) => find(view) !== undefined, (current) => {
     const entry = find(current)
     if (entry === undefined) {

@@ -5,8 +5,10 @@
  * tool argument its `x-mcp-header` annotation names. Intermediaries route on the headers and
  * the server acts on the body, so any disagreement is refused: 400 with a HeaderMismatch
  * (-32020) error. A pure function, for the HTTP serving path to call before the body is
- * handed to the session; requests of the stateful revisions (no `_meta` revision) are not
- * checked, and a body without one is left to the protocol's own -32602.
+ * handed to the session. Requests of the stateful revisions (no `_meta` revision) need none
+ * of these headers, but those they do send must agree too (`checkSent`): a proxy that routes
+ * or filters on `Mcp-Method`/`Mcp-Name` must never see one tool named and another called.
+ * A body without a revision is otherwise left to the protocol's own -32602.
  *
  * @internal
  */
@@ -137,23 +139,38 @@ export const check = (
   return problem === undefined ? undefined : mismatch(request.id, problem)
 }
 
+// Mcp-Method and Mcp-Name against the method and its target; `required`: missing is wrong too.
+const methodAndName = (headers: Headers, request: JsonRpc.Request, required: boolean): string | undefined => {
+  const method = lookup(headers, "mcp-method")
+  if (method === undefined && required) return "Mcp-Method is missing"
+  if (method !== undefined && method !== request.method) {
+    return `Mcp-Method '${method}' does not match the method '${request.method}'`
+  }
+  const key = NAME_PARAMS.get(request.method)
+  if (key === undefined) return undefined
+  const raw = lookup(headers, "mcp-name")
+  if (raw === undefined) return required ? "Mcp-Name is missing" : undefined
+  const name = decodeValue(raw)
+  if (name === undefined) return "Mcp-Name is malformed"
+  return name !== request.params?.[key] ? `Mcp-Name '${name}' does not match params.${key}` : undefined
+}
+
 const problemOf = (headers: Headers, request: JsonRpc.Request, version: string, inputSchema: unknown) => {
   const headerVersion = lookup(headers, "mcp-protocol-version")
   if (headerVersion === undefined) return "MCP-Protocol-Version is missing"
   if (headerVersion !== version) {
     return `MCP-Protocol-Version '${headerVersion}' does not match _meta's '${version}'`
   }
-  const method = lookup(headers, "mcp-method")
-  if (method === undefined) return "Mcp-Method is missing"
-  if (method !== request.method) return `Mcp-Method '${method}' does not match the method '${request.method}'`
-  const key = NAME_PARAMS.get(request.method)
-  if (key !== undefined) {
-    const target = request.params?.[key]
-    const raw = lookup(headers, "mcp-name")
-    if (raw === undefined) return "Mcp-Name is missing"
-    const name = decodeValue(raw)
-    if (name === undefined) return "Mcp-Name is malformed"
-    if (name !== target) return `Mcp-Name '${name}' does not match params.${key}`
-  }
+  const problem = methodAndName(headers, request, true)
+  if (problem !== undefined) return problem
   return request.method === McpSchema.Method.ToolsCall ? checkParams(headers, request, inputSchema) : undefined
+}
+
+/**
+ * The 400 answer to a request of any revision whose `Mcp-Method` or `Mcp-Name` header,
+ * when sent, disagrees with its body (a modern request: `check`, which wants them all).
+ */
+export const checkSent = (headers: Headers, request: JsonRpc.Request): HeaderMismatch | undefined => {
+  const problem = methodAndName(headers, request, false)
+  return problem === undefined ? undefined : mismatch(request.id, problem)
 }

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type * as Catalog from "../../Catalog.js"
+import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
@@ -182,7 +182,7 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
     // A quarantined tool fails with how to approve it.
     const lookup = (name: string) =>
       Effect.flatMap(SubscriptionRef.get(registry.catalog), (catalog) => {
-        const entry = catalog.toolsByName.get(name)
+        const entry = Catalog.findTool(catalog, name)
         if (entry !== undefined) return Effect.succeed(entry)
         // From the filtered catalog: a hidden tool is never named.
         const known = filterWith(compiled, catalog, approver).toolsByName.keys()
@@ -236,7 +236,7 @@ export const make = (config: Policy.Config, parts: Parts): Effect.Effect<Policy.
         Stream.map(({ filtered }) => filtered)
       ),
       decide: (tool) => {
-        const entry = typeof tool === "string" ? known.toolsByName.get(tool) : tool
+        const entry = typeof tool === "string" ? Catalog.findTool(known, tool) : tool
         return Rules.decide(compiled, entry === undefined ? { name: tool as string } : Rules.targetOf(entry), approver)
       },
       validate: traced("Policy.validate")((name, args) =>

@@ -154,7 +154,7 @@ export const make = (
   // tool's error says how to approve it.
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
-      const entry = current.toolsByName.get(name)
+      const entry = Catalog.findTool(current, name)
       if (entry === undefined) {
         return Effect.flatMap(
           drifted,

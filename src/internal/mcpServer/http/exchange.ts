@@ -16,6 +16,12 @@ import type { RequestHeaders } from "./guard.js"
 import type { Answer } from "./response.js"
 import type { EventSink } from "./streamLog.js"
 
+/** How much of a body is read, and for how long. */
+export interface BodyLimits {
+  readonly maxBytes: number
+  readonly timeoutMs: number
+}
+
 /** The operations on one platform's exchanges. */
 export interface Exchange<X> {
   /** The request's method, upper-case. */
@@ -26,9 +32,12 @@ export interface Exchange<X> {
   readonly headers: (exchange: X) => RequestHeaders
   /**
    * Reads the body whole in the platform's callbacks: `done` gets its UTF-8 text, or the
-   * refusal (`Guard.tooLarge` past `maxBytes`, `Guard.unreadable`). Called once.
+   * refusal (`Guard.tooLarge` past `limits.maxBytes`, `Guard.tooSlow` when it has not all come
+   * within `limits.timeoutMs`, the rest not read; `Guard.unreadable`). Called once.
    */
-  readonly readBody: (exchange: X, maxBytes: number, done: (body: string | Answer) => void) => void
+  readonly readBody: (exchange: X, limits: BodyLimits, done: (body: string | Answer) => void) => void
+  /** The client's network address, when the platform gives it (for per-address caps). */
+  readonly address: (exchange: X) => string | undefined
   /** Answers whole: `answer` with `headers` besides its own, unless the exchange has closed. */
   readonly send: (exchange: X, answer: Answer, headers: Readonly<Record<string, string>>) => void
   /** Answers 200 with an event stream at once; events go to the sink as they are written. */

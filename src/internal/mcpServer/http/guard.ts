@@ -161,6 +161,15 @@ export const tooLarge = (maxMessageBytes: number) =>
     connection: "close"
   })
 
+/**
+ * 408 for a body that did not all come within `timeoutMs` (a client trickling bytes holds a
+ * connection and a buffer); the connection closes rather than wait for the rest.
+ */
+export const tooSlow = (timeoutMs: number) =>
+  jsonRpcError(408, JsonRpc.ErrorCode.InvalidRequest, `the body did not arrive within ${timeoutMs} ms`, {
+    connection: "close"
+  })
+
 /** 400 for a body that could not be read. */
 export const unreadable = jsonRpcError(400, JsonRpc.ErrorCode.ParseError, "the body could not be read")
 

@@ -35,10 +35,10 @@ import * as Get from "./get.js"
 import * as Guard from "./guard.js"
 import * as Post from "./post.js"
 import * as Response from "./response.js"
-import { SessionTable } from "./sessionTable.js"
+import { type Limits, SessionTable } from "./sessionTable.js"
 
 /** The endpoint's settings, resolved. */
-export interface EndpointOptions {
+export interface EndpointOptions extends Limits {
   /** The address the app is bound to: on loopback, a request's Host must name loopback too. */
   readonly host: string
   /** The endpoint's path; any other is 404. Undefined: every path (the app routes to it). */
@@ -48,9 +48,8 @@ export interface EndpointOptions {
   readonly oauth: ResourceServer.Options | undefined
   readonly allowedOrigins: ReadonlyArray<string>
   readonly maxMessageBytes: number
-  readonly maxSessions: number
-  /** How long a session may be idle (no request, no open stream) before it ends. */
-  readonly sessionIdleTimeout: Duration.DurationInput
+  /** How long a request's body may take to arrive whole (slow clients are cut: 408). */
+  readonly bodyTimeout: Duration.DurationInput
 }
 
 /** The endpoint's settings with their defaults. */
@@ -62,7 +61,11 @@ export const resolve = (options: McpServer.HttpHandlerOptions): EndpointOptions 
   allowedOrigins: options.allowedOrigins ?? [],
   maxMessageBytes: options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES,
   maxSessions: options.maxSessions ?? 1000,
-  sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes"
+  maxSessionsPerPrincipal: options.maxSessionsPerPrincipal ?? 100,
+  maxSessionsPerAddress: options.maxSessionsPerAddress ?? 100,
+  initializeTimeout: options.initializeTimeout ?? "10 seconds",
+  sessionIdleTimeout: options.sessionIdleTimeout ?? "30 minutes",
+  bodyTimeout: options.bodyTimeout ?? "30 seconds"
 })
 
 const NOT_FOUND = Response.text(404, "Not Found")
@@ -89,7 +92,7 @@ const makeRoute = <X>(io: Io<X>, table: SessionTable, options: EndpointOptions) 
 ): void => {
   switch (method) {
     case "POST":
-      return Post.handle(io, exchange, table, options.maxMessageBytes, cors, caller)
+      return Post.handle(io, exchange, table, options, cors, caller)
     case "GET":
       return Get.handle(io, exchange, table, cors, caller)
     case "DELETE": {
@@ -192,8 +195,14 @@ export const endpoint = <X>(
       return yield* Effect.dieMessage("MCP server over HTTP: oauth.resource names the endpoint's public URL")
     }
     const resourceServer = oauth === undefined ? undefined : yield* ResourceServer.make({ ...oauth, resource: url! })
-    const table = new SessionTable(server, yield* Effect.scope, yield* Effect.clock, options.maxSessions)
-    yield* Effect.forkScoped(Effect.interruptible(table.expireIdle(options.sessionIdleTimeout)))
+    const table = new SessionTable(
+      server,
+      yield* Effect.scope,
+      yield* Effect.clock,
+      options,
+      options.token !== undefined
+    )
+    yield* Effect.forkScoped(Effect.interruptible(table.expireIdle()))
     const io = yield* makeIo(exchange)
     yield* Effect.addFinalizer(() => table.closeAll())
     return makeHandler(io, table, options, resourceServer)

@@ -4,7 +4,8 @@
  * session's standing GET stream, if one is open.
  *
  * A session opened with an access token is that caller's (`HttpSession.caller`): another caller
- * naming it gets 404, and its handlers see the caller as `McpServer.Session.caller`.
+ * naming it gets 404, and its handlers see the caller as `McpServer.Session.caller`. Its
+ * `owner` (principal, address) is what the session table's caps count.
  *
  * @internal
  */
@@ -47,6 +48,18 @@ export interface HttpSession {
   lastActive: number
   /** Who opened the session, by the access token of its initialize (with OAuth). */
   readonly caller: Caller | undefined
+  /** Whom the session counts against: its principal and the client's address, when known. */
+  readonly owner: Owner
+  /** Whether the client came back after initialize (any later request naming the session). */
+  established: boolean
+}
+
+/** Whom a session counts against in the table's caps. */
+export interface Owner {
+  /** The OAuth subject (issuer and `sub`), or the static token's holder; undefined without one. */
+  readonly principal: string | undefined
+  /** The client's network address, where the platform says. */
+  readonly address: string | undefined
 }
 
 /** Whether a session is idle: no request waiting, no stream open, and quiet for `idleMs`. */
@@ -72,7 +85,8 @@ export const open = (
   server: McpServer.McpServer,
   parent: Scope.Scope,
   clock: Clock.Clock,
-  caller?: Caller
+  caller: Caller | undefined,
+  owner: Owner
 ): Effect.Effect<HttpSession> =>
   Effect.gen(function*() {
     const id = globalThis.crypto.randomUUID()
@@ -90,7 +104,9 @@ export const open = (
       standing: undefined,
       held: [],
       lastActive: clock.unsafeCurrentTimeMillis(),
-      caller
+      caller,
+      owner,
+      established: false
     }
     // With no stream open the message has nowhere to go: the client is not listening.
     const toStanding = (message: JsonRpc.Message) => session.standing?.write(sseEvent(message))

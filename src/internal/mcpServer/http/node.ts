@@ -8,13 +8,14 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as http from "node:http"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpError from "../../../McpError.js"
 import type * as McpServer from "../../../McpServer.js"
-import type { Exchange } from "./exchange.js"
+import type { BodyLimits, Exchange } from "./exchange.js"
 import * as Guard from "./guard.js"
 import * as Http from "./http.js"
 import { type Answer, SSE_HEADERS } from "./response.js"
@@ -50,7 +51,7 @@ const stream = (response: NodeExchange, headers: Readonly<Record<string, string>
   }
 }
 
-const readBody = (response: NodeExchange, maxBytes: number, done: (body: string | Answer) => void): void => {
+const readBody = (response: NodeExchange, limits: BodyLimits, done: (body: string | Answer) => void): void => {
   const request = response.req
   const chunks: Array<Buffer> = []
   let size = 0
@@ -58,12 +59,15 @@ const readBody = (response: NodeExchange, maxBytes: number, done: (body: string 
   const settle = (body: string | Answer) => {
     if (settled) return
     settled = true
+    clearTimeout(timer)
     done(body)
   }
+  // The refusal's `connection: close` ends the connection once it is written.
+  const timer = setTimeout(() => settle(Guard.tooSlow(limits.timeoutMs)), limits.timeoutMs)
   request.on("data", (chunk: Buffer) => {
     if (settled) return
     size += chunk.length
-    if (size > maxBytes) settle(Guard.tooLarge(maxBytes))
+    if (size > limits.maxBytes) settle(Guard.tooLarge(limits.maxBytes))
     else chunks.push(chunk)
   })
   request.on("end", () => settle((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")))
@@ -82,6 +86,7 @@ export const exchange: Exchange<NodeExchange> = {
   },
   headers: (response) => response.req.headers as Guard.RequestHeaders,
   readBody,
+  address: (response) => response.req.socket.remoteAddress,
   send,
   stream,
   isGone,
@@ -107,6 +112,19 @@ export const endpoint = (
 export interface HttpOptions extends Http.EndpointOptions {
   readonly port: number
   readonly path: string
+  readonly headersTimeout: Duration.DurationInput
+}
+
+// Slow clients are cut by node:http itself: headers within `headersTimeout`, the whole request
+// within that plus the body's time, checked every second (node's default is 30 s, which let
+// a trickled head hold a connection for over 80 s).
+const serverOptions = (options: HttpOptions): http.ServerOptions => {
+  const headersTimeout = Duration.toMillis(options.headersTimeout)
+  return {
+    headersTimeout,
+    requestTimeout: headersTimeout + Duration.toMillis(options.bodyTimeout),
+    connectionsCheckingInterval: Math.min(Math.max(headersTimeout / 4, 50), 1000)
+  }
 }
 
 // The listener, closed with the Scope: closing ends the connections still open (keep-alive
@@ -114,7 +132,7 @@ export interface HttpOptions extends Http.EndpointOptions {
 const listen = (options: HttpOptions): Effect.Effect<http.Server, McpError.McpError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<http.Server, McpError.McpError>((resume) => {
-      const server = http.createServer()
+      const server = http.createServer(serverOptions(options))
       const failed = (error: Error) =>
         resume(Effect.fail(McpError.transport(
           undefined,

@@ -8,9 +8,11 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as JsonRpc from "../../../JsonRpc.js"
 import * as McpSchema from "../../../McpSchema.js"
+import * as Headers from "../headers.js"
 import type { Exchange, Io } from "./exchange.js"
 import { type Caller, checkPost, jsonRpcError, type RequestHeaders } from "./guard.js"
 import * as HttpSession from "./httpSession.js"
@@ -143,6 +145,17 @@ export const answer = <X>(
   answerRequests(io, exchange, session, body, waiting, headers, wantsStream(requests))
 }
 
+// The first request of a POST whose headers disagree with it (a modern one wants them all),
+// as the 400 -32020 answer; the session never sees it.
+const headerMismatch = (headers: RequestHeaders, body: Body): Response.Answer | undefined => {
+  for (const message of body.messages) {
+    if (!isRequest(message)) continue
+    const refused = Headers.check(headers, message) ?? Headers.checkSent(headers, message)
+    if (refused !== undefined) return Response.json(refused.status, refused.body)
+  }
+  return undefined
+}
+
 const NOT_ALONE = jsonRpcError(400, JsonRpc.ErrorCode.InvalidRequest, "Invalid Request: initialize must be sent alone")
 const INITIALIZED = jsonRpcError(
   400,
@@ -165,6 +178,8 @@ const route = <X>(
   if (modern !== undefined) {
     return Modern.handle(io, exchange, modern, requestHeaders, headers, wantsStream([modern.request]), caller)
   }
+  const mismatched = headerMismatch(requestHeaders, body)
+  if (mismatched !== undefined) return io.send(exchange, mismatched, headers)
   const initialize = body.messages.some((message) =>
     isRequest(message) && message.method === McpSchema.Method.Initialize
   )
@@ -177,7 +192,7 @@ const route = <X>(
   if (table.has(requestHeaders["mcp-session-id"])) return io.send(exchange, INITIALIZED, headers)
   io.fork(
     exchange,
-    Effect.map(table.open(caller), (session) =>
+    Effect.map(table.open(caller, io.address(exchange)), (session) =>
       session instanceof Response.Answer
         ? io.send(exchange, session, headers)
         : answer(io, exchange, session, body, { ...headers, "mcp-session-id": session.id }))
@@ -185,7 +200,8 @@ const route = <X>(
 }
 
 /**
- * Handles a POST: its headers are checked, its body read and parsed, and its messages
+ * Handles a POST: its headers are checked, its body read (within the size and time limits)
+ * and parsed, and its messages
  * answered (`route`): a modern request outside any session on its own (`modern.ts`), an
  * initialize (sent alone) opening a session whose id the answer carries (the `caller`'s,
  * with OAuth), anything else in the session it names.
@@ -194,14 +210,15 @@ export const handle = <X>(
   io: Io<X>,
   exchange: X,
   table: SessionTable,
-  maxMessageBytes: number,
+  options: { readonly maxMessageBytes: number; readonly bodyTimeout: Duration.DurationInput },
   headers: Record<string, string>,
   caller: Caller | undefined
 ): void => {
   const requestHeaders = io.headers(exchange)
-  const refused = checkPost(requestHeaders, maxMessageBytes)
+  const refused = checkPost(requestHeaders, options.maxMessageBytes)
   if (refused !== undefined) return io.send(exchange, refused, headers)
-  io.readBody(exchange, maxMessageBytes, (text) => {
+  const limits = { maxBytes: options.maxMessageBytes, timeoutMs: Duration.toMillis(options.bodyTimeout) }
+  io.readBody(exchange, limits, (text) => {
     try {
       const body = text instanceof Response.Answer ? text : parseBody(text)
       if (body instanceof Response.Answer) return io.send(exchange, body, headers)

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as JsonRpc from "../../../JsonRpc.js"
 import type * as McpServer from "../../../McpServer.js"
-import type { Exchange } from "./exchange.js"
+import type { BodyLimits, Exchange } from "./exchange.js"
 import * as Guard from "./guard.js"
 import * as Http from "./http.js"
 import { type Answer, SSE_HEADERS } from "./response.js"
@@ -96,23 +96,32 @@ const stream = (exchange: WebExchange, headers: Readonly<Record<string, string>>
 
 const decoder = new TextDecoder()
 
-// The body's bytes as text, or the refusal: 413 past `maxBytes` (the rest is not read).
-const readText = async (body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string | Answer> => {
+// The body's bytes as text, or the refusal: 413 past `maxBytes`, 408 when it has not all
+// come within `timeoutMs` (the rest is not read).
+const readText = async (body: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<string | Answer> => {
   const reader = body.getReader()
   const chunks: Array<Uint8Array> = []
   let size = 0
+  let late = false
+  const timer = setTimeout(() => {
+    late = true
+    reader.cancel().catch(() => undefined)
+  }, limits.timeoutMs)
   try {
     for (let read = await reader.read(); !read.done; read = await reader.read()) {
       size += read.value.byteLength
-      if (size > maxBytes) {
+      if (size > limits.maxBytes) {
         reader.cancel().catch(() => undefined)
-        return Guard.tooLarge(maxBytes)
+        return Guard.tooLarge(limits.maxBytes)
       }
       chunks.push(read.value)
     }
   } catch {
-    return Guard.unreadable
+    return late ? Guard.tooSlow(limits.timeoutMs) : Guard.unreadable
+  } finally {
+    clearTimeout(timer)
   }
+  if (late) return Guard.tooSlow(limits.timeoutMs)
   if (chunks.length === 1) return decoder.decode(chunks[0])
   const bytes = new Uint8Array(size)
   let offset = 0
@@ -130,11 +139,13 @@ export const exchange: Exchange<WebExchange> = {
   method: (exchange) => exchange.request.method,
   path: (exchange) => exchange.path,
   headers: (exchange) => exchange.headers,
-  readBody: (exchange, maxBytes, done) => {
+  readBody: (exchange, limits, done) => {
     const body = exchange.request.body
     if (body === null) return done("")
-    void readText(body, maxBytes).then(done)
+    void readText(body, limits).then(done)
   },
+  // fetch's Request does not say.
+  address: () => undefined,
   send,
   stream,
   isGone: (exchange) => exchange.closed,

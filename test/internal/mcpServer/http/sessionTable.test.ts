@@ -4,17 +4,24 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import type { HttpSession } from "../../../../src/internal/mcpServer/http/httpSession.js"
 import { Answer } from "../../../../src/internal/mcpServer/http/response.js"
-import { SessionTable } from "../../../../src/internal/mcpServer/http/sessionTable.js"
+import { type Limits, SessionTable } from "../../../../src/internal/mcpServer/http/sessionTable.js"
 import * as McpServer from "../../../../src/McpServer.js"
 
 // A table over a server that serves nothing, allowing two sessions.
 const table = Effect.gen(function*() {
   const server = yield* McpServer.make({ serverInfo: { name: "test", version: "0" }, handlers: {} })
-  return new SessionTable(server, yield* Effect.scope, yield* Effect.clock, 2)
+  const limits: Limits = {
+    maxSessions: 2,
+    maxSessionsPerPrincipal: 2,
+    maxSessionsPerAddress: 2,
+    initializeTimeout: "1 minute",
+    sessionIdleTimeout: "1 minute"
+  }
+  return new SessionTable(server, yield* Effect.scope, yield* Effect.clock, limits, false)
 })
 
 const opened = (table: SessionTable) =>
-  Effect.map(table.open(), (session) => {
+  Effect.map(table.open(undefined, undefined), (session) => {
     if (session instanceof Answer) throw new Error(`refused: ${session.status}`)
     return session
   })
@@ -26,8 +33,11 @@ describe("gateway session table", () => {
     Effect.gen(function*() {
       const sessions = yield* table
       const a = yield* opened(sessions)
-      yield* opened(sessions)
-      expect(status(yield* sessions.open())).toBe(503)
+      const b = yield* opened(sessions)
+      // Both busy: nothing idle to end for a third.
+      a.standing = b.standing = { write: () => {}, end: () => {} }
+      expect(status(yield* sessions.open(undefined, undefined))).toBe(503)
+      a.standing = undefined
       expect(status(sessions.lookup({ "mcp-session-id": a.id }))).toBe("found")
       expect(status(sessions.lookup({}))).toBe(400)
       expect(status(sessions.lookup({ "mcp-session-id": "constructor" }))).toBe(404)
@@ -46,7 +56,7 @@ describe("gateway session table", () => {
       const idle = yield* opened(sessions)
       const busy = yield* opened(sessions)
       busy.standing = { write: () => {}, end: () => {} }
-      const sweeper = yield* Effect.fork(sessions.expireIdle("1 minute"))
+      const sweeper = yield* Effect.fork(sessions.expireIdle())
       yield* TestClock.adjust("30 seconds")
       expect(status(sessions.lookup({ "mcp-session-id": idle.id }))).toBe("found")
       yield* TestClock.adjust("45 seconds")
