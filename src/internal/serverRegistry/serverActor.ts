@@ -87,6 +87,8 @@ export interface ServerActor {
    * configured secrets stay), but a token the fleet holds for it never was.
    */
   readonly tokensMasked: <A>(result: A) => A
+  /** Whether `value` carries one of its secrets (configured or OAuth), in any form masking finds. */
+  readonly carriesSecret: (value: unknown) => boolean
   /** Runs `f` with a ready connection, waiting for one (within the call's ready wait) if the server is starting. */
   readonly withClient: CallGate.CallGate["withClient"]
   /** Closes the connection and connects again now, forgetting past failures. */
@@ -307,6 +309,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       tasks,
       client: gate.client,
       masked: (value) => masker.isEmpty ? value : Secrets.maskValue(masker, value),
+      carriesSecret: (value) => !masker.isEmpty && Secrets.maskValue(masker, value) !== value,
       tokensMasked: (result) => tokens.isEmpty ? result : Secrets.maskValue(tokens, result) as typeof result,
       withClient: gate.withClient,
       restart: send("restart"),
