@@ -184,10 +184,13 @@ export class AuthState {
   private failure(refusal: OAuth.Refusal | undefined, error: OAuth.OAuthError): McpError.McpError {
     if (error.step === "needsUser" || refusal !== undefined) {
       this.authorizationUrl = error.authorizationUrl
+      // Said plainly: the refusal, then what a person must do, or why the recovery failed.
       return McpError.http(this.spec.name, {
         status: refusal?.status ?? 401,
-        method: "authorization",
-        body: error.message,
+        method: "our requests",
+        body: error.step === "needsUser"
+          ? `it needs authorization; run 'mcp-fleet auth ${this.spec.name}'`
+          : `the authorization failed at ${error.step}: ${error.message}`,
         wwwAuthenticate: refusal?.wwwAuthenticate
       })
     }

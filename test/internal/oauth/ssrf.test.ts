@@ -53,6 +53,8 @@ describe("OAuth discovery of a public MCP server", () => {
       const local = yield* counting
       const exit = yield* Effect.exit(discover("public", "https://mcp.example.com/mcp", {
         status: 401,
+        scope: undefined,
+        error: undefined,
         resourceMetadata: `http://127.0.0.1:${local.port}/.well-known/oauth-protected-resource`
       }))
       expect(Exit.isFailure(exit)).toBe(true)
