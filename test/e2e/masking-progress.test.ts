@@ -1,11 +1,13 @@
 // Every text a server sends unasked passes the same masking as its logs: progress messages
 // holding its secret (plain, base64, URL-encoded) are masked where `call` prints them and
-// where the gateway forwards them over stdio.
+// where the gateway forwards them over stdio and HTTP.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { CLI, cliEnv, config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
+import { httpGateway, tempConfig } from "../support/gateway.js"
 import { survivors } from "../support/processes.js"
 
 const mark = `masking-progress-${process.pid}-${Date.now()}`
@@ -57,6 +59,26 @@ describe("a server's progress messages are masked", () => {
       expect(messages).toEqual(["using *** *** ***"])
     } finally {
       await client.close()
+    }
+  })
+
+  it("by the gateway over HTTP, which forwards them", async () => {
+    const file = tempConfig({
+      leaky: { command: process.execPath, args: [fixture], env: { API_TOKEN: TOKEN, [MARK]: mark } }
+    })
+    const gateway = await httpGateway(file.file)
+    const client = new Client({ name: "masking-progress", version: "1.0.0" })
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)))
+      const messages: Array<string> = []
+      await client.callTool({ name: "mcp__leaky__work", arguments: {} }, undefined, {
+        onprogress: (progress) => messages.push(progress.message ?? "")
+      })
+      expect(messages).toEqual(["using *** *** ***"])
+    } finally {
+      await client.close()
+      await gateway.close()
+      file.remove()
     }
   })
 })
