@@ -2,7 +2,8 @@
  * Trust in config files: a config file starts programs, so one that came with a cloned
  * repository must not run before its user has read and approved it (as Claude Code asks
  * before it uses a project's `.mcp.json`). A file is trusted by its path and the SHA-256 of
- * its content: an edit made elsewhere (a `git pull`) needs approval again.
+ * everything that decides what it runs: its text and the text of each env file its entries
+ * name (see `subject`). An edit of either made elsewhere (a `git pull`) needs approval again.
  *
  * Records are kept in `trusted.json` in a directory, by default the user config dir
  * (`$XDG_CONFIG_HOME/mcp-fleet`, else `~/.config/mcp-fleet`). Which files need trust is the
@@ -49,6 +50,23 @@ export const userConfigDir = (
  * @category utils
  */
 export const digest = (text: string): string => `sha256:${sha256Hex(text)}`
+
+/**
+ * What trust digests for a config file: its text alone when it names no env file, else its
+ * text and each env file's path and text (`null` for one that cannot be read), in path order,
+ * so that a `NODE_OPTIONS` added to a `.env` is a change like an edit of the file itself.
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const subject = (text: string, envFiles: ReadonlyMap<string, string | undefined> = new Map()): string =>
+  envFiles.size === 0 ? text : JSON.stringify({
+    config: text,
+    envFiles: [...envFiles].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([path, content]) => [
+      path,
+      content ?? null
+    ])
+  })
 
 /**
  * One trusted file: its absolute path, the digest of the content trusted, and when.
@@ -114,7 +132,10 @@ export class TrustError extends Schema.TaggedError<TrustError>()("TrustError", {
  * @category models
  */
 export interface ConfigTrust {
-  /** The verdict on `text` as the content of `path`. Unreadable records trust nothing. */
+  /**
+   * The verdict on `text` as the content of `path` (for a file that names env files, its
+   * `subject`). Unreadable records trust nothing.
+   */
   readonly check: (path: string, text: string) => Effect.Effect<Verdict>
   /** Trusts `text` as the content of `path`, replacing what was trusted before. */
   readonly trust: (path: string, text: string) => Effect.Effect<Entry, TrustError>

@@ -177,6 +177,52 @@ export const parseFile = (
   return Either.right(File.read(decoded.right, path, env, { inputs: new Map(), envFiles: new Map() }, paths).parsed)
 }
 
+/**
+ * A config file as trust sees it (see ConfigTrust): its servers, resolved with the env files
+ * their entries name, and the text of each of those files by absolute path (`undefined` for
+ * one that cannot be read). Nothing is asked: an `${input:id}` comes from its variable only.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Resolved {
+  readonly servers: ReadonlyArray<ServerSpec.ServerSpec>
+  readonly envFiles: ReadonlyMap<string, string | undefined>
+}
+
+/**
+ * Resolves one config file's text with its env files read (see `Resolved`). Fails with a
+ * ConfigError when the text is not a config file.
+ *
+ * @since 0.4.0
+ * @category parsing
+ */
+export const resolveFile = (
+  text: string,
+  path: string,
+  env: Env = processEnv(),
+  paths: PathOps = posixPath
+): Effect.Effect<Resolved, ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const file = yield* Either.mapLeft(File.decode(text), (reason) => new ConfigError({ path, reason }))
+    const texts = new Map<string, string | undefined>()
+    const envFiles = new Map<string, EnvFile.Parsed>()
+    for (;;) {
+      const read = File.read(file, path, env, { inputs: new Map(), envFiles }, paths)
+      const toRead = [...read.unread].filter((envFile) => !envFiles.has(envFile))
+      if (toRead.length === 0) return { servers: read.parsed.servers, envFiles: texts }
+      for (const envFile of toRead) {
+        const content = yield* Effect.orElseSucceed(fs.readFileString(envFile), () => undefined)
+        texts.set(envFile, content)
+        envFiles.set(
+          envFile,
+          content === undefined ? { values: {}, problems: ["cannot be read"] } : EnvFile.parse(content)
+        )
+      }
+    }
+  })
+
 // --- paths --------------------------------------------------------------------------
 
 export type {

@@ -100,6 +100,15 @@ export {
    */
   MAX_STEP_UPS,
   /**
+   * How the authorization client reaches the network: it refuses private, loopback and
+   * link-local addresses unless the MCP server is on one (SSRF through discovery); the
+   * service tag (`NodeOAuth.layerNetworkGuard` on Node).
+   *
+   * @since 0.4.0
+   * @category tags
+   */
+  NetworkGuard,
+  /**
    * An authorization step failed; names the server, never holds a token or secret.
    *
    * @since 0.1.0

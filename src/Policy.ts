@@ -18,6 +18,11 @@
  * matching `deny` or `ask`. `ask` needs an {@link Approval} service; without one it is
  * `deny`.
  *
+ * **Secrets.** A call whose arguments carry a secret of any server of the fleet
+ * (`ServerRegistry.secretIn`: a configured secret or an OAuth token, in any form masking
+ * finds) is denied, with an audit entry whose rule is `secret in arguments`, unless an
+ * `allow` rule matches the tool: a model must not carry one server's key to another.
+ *
  * The service is composed in `internal/policy/`, one file per part: rule decisions,
  * argument validation, limits, the result size and the audit log.
  *

@@ -282,6 +282,12 @@ export interface ServerRegistry {
    */
   readonly approveTool: (server: string, tool: string) => Effect.Effect<void, McpError.McpError>
   /**
+   * The name of a server whose secret `value` carries (a configured secret, or an OAuth token
+   * the fleet holds for it; plain, URL-encoded or in base64), if any: the Policy refuses such
+   * tool arguments. Never the secret itself.
+   */
+  readonly secretIn: (value: unknown) => string | undefined
+  /**
    * Runs `f` with the server's ready connection, for anything the routes above don't cover,
    * waiting for one as calls do. When `f` fails because a request was refused `unsent` (the
    * connection had ended before it was sent), `f` runs again on the next connection: what it
@@ -380,7 +386,11 @@ export const make = (
       approveTool: traced("ServerRegistry.approveTool")((server, tool) =>
         Effect.flatMap(actorOf(server), (actor) => approve(actor, tool))
       ),
-      withClient
+      withClient,
+      secretIn: (value) => {
+        for (const actor of actors.values()) if (actor.carriesSecret(value)) return actor.name
+        return undefined
+      }
     })
   })
 

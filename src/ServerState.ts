@@ -81,8 +81,14 @@ export const describe = (state: ServerState, now: number): string => {
       return state.retryAt === undefined
         ? `Failed after ${state.attempt} attempt${state.attempt === 1 ? "" : "s"}: ${state.error.message}`
         : `Failed (attempt ${state.attempt}, retry in ${Math.max(0, state.retryAt - now)} ms): ${state.error.message}`
-    case "NeedsAuth":
-      return `NeedsAuth: ${state.error.message}`
+    case "NeedsAuth": {
+      // Said plainly: who, why, and what to do; the refusal's details stay in the error.
+      const status = state.error.reason._tag === "Http" ? ` (it answered HTTP ${state.error.reason.status})` : ""
+      const server = state.error.server ?? "the server"
+      return `NeedsAuth: ${
+        state.error.server === undefined ? server : `server '${server}'`
+      } needs authorization${status}: run 'mcp-fleet auth ${server}'`
+    }
     default:
       return state._tag
   }

@@ -143,6 +143,7 @@ export const makeRegistry = (
       ServerRegistry.make({ pinning: "quarantine" }).pipe(
         Effect.provideService(ToolPins.PinStore, store),
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
+        Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),
         host === undefined ? Effect.provide(HostFeatures.layer(settings, sampling)) : Effect.provide(host)
       )
   )

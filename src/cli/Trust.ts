@@ -1,7 +1,8 @@
 /**
  * Project config trust at the command line (see ConfigTrust): a config file found in the
  * working directory starts nothing until its user has trusted it. On a terminal the CLI
- * shows what the file would start and asks; otherwise it stops with how to trust the file.
+ * shows what the file would start (each entry's command line, shell-quoted, with the
+ * variables that change what runs) and asks; otherwise it stops with how to trust the file.
  * `--trust` (or `MCP_FLEET_TRUST=1`) runs it this once, for CI. A running `serve` or
  * `watch` applies an edit of such a file only when the new content is trusted.
  *
@@ -10,10 +11,14 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
 import * as NodePath from "node:path"
 import * as readline from "node:readline"
 import * as ConfigTrust from "../ConfigTrust.js"
 import * as FleetConfig from "../FleetConfig.js"
+import * as Jsonc from "../internal/jsonc.js"
+import * as Secrets from "../internal/secrets.js"
+import * as ServerSpec from "../ServerSpec.js"
 import * as CliError from "./CliError.js"
 import * as Render from "./Render.js"
 import * as Settings from "./Settings.js"
@@ -29,16 +34,82 @@ export const records = (
   ConfigTrust.make({ directory: settings.configDir })
 
 /**
- * What a config file would start, one server a line: its name and where it runs.
+ * A config file as trust sees it: the text its trust digests (`ConfigTrust.subject`: the
+ * file and its env files), and what it would start, one server a line.
  *
  * @since 0.1.0
  */
-export const servers = (path: string, text: string): ReadonlyArray<string> =>
-  Either.match(FleetConfig.parse(text, path, process.env, NodePath), {
-    onLeft: (error) => [error.message],
-    onRight: (specs) =>
-      Render.table([["server", "runs"], ...specs.map((spec) => [spec.name, Render.where(spec)])]).slice(2)
-  })
+export interface Content {
+  readonly subject: string
+  readonly servers: ReadonlyArray<string>
+}
+
+/**
+ * Reads the env files `text` (the content of `path`) names and describes what it starts.
+ *
+ * @since 0.1.0
+ */
+export const content = (path: string, text: string): Effect.Effect<Content, never, FileSystem.FileSystem> =>
+  FleetConfig.resolveFile(text, path, process.env, NodePath).pipe(
+    Effect.map((resolved) => ({
+      subject: ConfigTrust.subject(text, resolved.envFiles),
+      servers: Render.table([
+        ["server", "runs"],
+        ...resolved.servers.map((spec) => [spec.name, entryLine(spec, rawEntry(text, spec.name))])
+      ]).slice(2)
+    })),
+    Effect.catchAll((error) => Effect.succeed({ subject: text, servers: [error.message] }))
+  )
+
+// A word as the shell reads it: quoted unless it is plainly one word.
+const quote = (word: string) => /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+
+// Variables that change what a program runs or loads: shown with their value, since
+// they are how an env file takes over a server; other values are masked.
+const steering =
+  /^(NODE_OPTIONS|NODE_PATH|LD_\w+|DYLD_\w+|PATH|PYTHON\w*|PERL5\w*|RUBY\w*|BASH_ENV|ENV|\w*JAVA\w*_OPTIONS|GIT_\w+)$/
+
+// An entry's fields as written in the file (variables unexpanded).
+interface RawEntry {
+  readonly command?: unknown
+  readonly args?: unknown
+  readonly url?: unknown
+  readonly envFile?: unknown
+}
+
+const words = (value: unknown): ReadonlyArray<string> =>
+  Array.isArray(value) ? value.map(String) : typeof value === "string" ? [value] : []
+
+// What one server runs: a stdio command line with its environment (`A=x cmd 'an arg'`), a
+// URL without its credentials or query; an entry that cannot be used, as written.
+const entryLine = (spec: ServerSpec.ServerSpec, raw: RawEntry | undefined): string => {
+  const transport = spec.transport
+  if (spec.problem !== undefined) {
+    const written = raw?.url !== undefined
+      ? `${String(raw.url)}`
+      : [...words(raw?.command), ...words(raw?.args)].map(quote).join(" ")
+    const envFile = typeof raw?.envFile === "string" ? ` (envFile ${raw.envFile})` : ""
+    return `${Secrets.scrubUrls(written)}${envFile} (cannot run: ${spec.problem})`
+  }
+  if (transport.type === "custom") return "custom transport"
+  if (transport.type !== "stdio") return `${transport.type}: ${Secrets.safeUrl(transport.url)}`
+  const masker = Secrets.make(ServerSpec.secrets(spec))
+  const env = Object.entries(transport.env ?? {}).map(([name, value]) =>
+    `${name}=${steering.test(name) ? quote(Redacted.isRedacted(value) ? Redacted.value(value) : value) : "…"}`
+  )
+  const line = [...env, ...[transport.command, ...(transport.args ?? [])].map((word) => quote(masker.text(word)))]
+  return `${line.join(" ")}${transport.cwd === undefined ? "" : ` (in ${transport.cwd})`}`
+}
+
+// The entry of `name` as written, for a server whose fields could not all be resolved.
+const rawEntry = (text: string, name: string): RawEntry | undefined => {
+  const json = Jsonc.parse(text.replace(/^\uFEFF/, ""))
+  if (Either.isLeft(json)) return undefined
+  const file = json.right as { readonly mcpServers?: unknown; readonly servers?: unknown } | null
+  const entry = (file?.mcpServers as Record<string, unknown> | undefined)?.[name] ??
+    (file?.servers as Record<string, unknown> | undefined)?.[name]
+  return typeof entry === "object" && entry !== null ? entry as RawEntry : undefined
+}
 
 // Asks a yes/no question on the terminal; anything but y/yes is no.
 const ask = (question: string): Effect.Effect<boolean> =>
@@ -84,7 +155,8 @@ export const ensure = (settings: Settings.Settings): Effect.Effect<void, CliErro
     for (const path of settings.project) {
       const text = yield* Effect.option(fs.readFileString(path))
       if (text._tag === "None") continue
-      const verdict = yield* trust.check(path, text.value)
+      const seen = yield* content(path, text.value)
+      const verdict = yield* trust.check(path, seen.subject)
       if (verdict._tag === "Trusted") continue
       const terminal = !settings.json && process.stdin.isTTY === true && process.stderr.isTTY === true
       if (!terminal) return yield* refusal(path, text.value, verdict)
@@ -94,11 +166,11 @@ export const ensure = (settings: Settings.Settings): Effect.Effect<void, CliErro
             ? "changed since you trusted it"
             : "is a project config mcp-fleet has not run before"
         }. It starts:`,
-        ...servers(path, text.value).map((line) => `  ${line}`)
+        ...seen.servers.map((line) => `  ${line}`)
       ].join("\n"))
       const yes = yield* ask("Trust it? Its servers run with your permissions. [y/N] ")
       if (!yes) return yield* refusal(path, text.value, verdict)
-      yield* trust.trust(path, text.value).pipe(Effect.mapError((error) => CliError.failure(error.message)))
+      yield* trust.trust(path, seen.subject).pipe(Effect.mapError((error) => CliError.failure(error.message)))
     }
   })
 
@@ -112,9 +184,13 @@ export const ensure = (settings: Settings.Settings): Effect.Effect<void, CliErro
 export const admit = (
   settings: Settings.Settings
 ): Effect.Effect<FleetConfig.LoadOptions["admit"], never, FileSystem.FileSystem> =>
-  Effect.map(records(settings), (trust) => (path: string, text: string) => {
+  Effect.zipWith(records(settings), FileSystem.FileSystem, (trust, fs) => (path: string, text: string) => {
     if (settings.trust || !settings.project.includes(path)) return Effect.void
-    return Effect.flatMap(trust.check(path, text), (verdict) =>
+    const verdict = content(path, text).pipe(
+      Effect.flatMap((seen) => trust.check(path, seen.subject)),
+      Effect.provideService(FileSystem.FileSystem, fs)
+    )
+    return Effect.flatMap(verdict, (verdict) =>
       verdict._tag === "Trusted" ? Effect.void : Effect.fail(
         new FleetConfig.ConfigError({
           path,

@@ -5,12 +5,16 @@
  * and causes from the wire are reduced to their text, so no request, header or socket
  * object rides along in an error.
  *
- * All of it runs on error, status and log paths only, never on a successful call. The
+ * It runs on error, status, log and notification paths, never on a call's result. The
  * Redacted values are revealed here, and only to be searched for.
  *
  * Where it is applied: `ServerSpec.secrets` names a server's secret values (Redacted and
- * secret-named `env` values, header values, URL credentials and query values); the server's
- * actor masks them in everything that leaves it (a failed session's error in state, status,
+ * secret-named `env` values, header values, URL credentials and query values), and the
+ * OAuth tokens it is given join them as they are known; every request and notification the
+ * server sends is masked as it arrives (`maskIncoming`: progress, logs, elicitation and
+ * sampling messages, resource updates), before the CLI prints it or the gateway forwards
+ * it; a tool's result is not (the user asked for it). The server's
+ * actor masks them in everything else that leaves it (a failed session's error in state, status,
  * events and the supervisor's log; a call's error, in the step that already ends the call;
  * `RefreshFailed` and `LogMessage` events; task status messages; connection diagnostics; its
  * fibers' log lines). The HTTP and WebSocket transports show URLs with `safeUrl` and keep wire
@@ -115,6 +119,30 @@ export const make = (secrets: Iterable<Redacted.Redacted<string>>): Masker => {
   }
 }
 
+/** A masker that more secrets can join: a server's OAuth tokens, the moment they are known. */
+export interface GrowingMasker extends Masker {
+  readonly add: (secrets: Iterable<Redacted.Redacted<string>>) => void
+}
+
+/** A masker of `secrets` and of those added later; its search is built again on each addition. */
+export const growing = (secrets: Iterable<Redacted.Redacted<string>>): GrowingMasker => {
+  const known = new Map<string, Redacted.Redacted<string>>()
+  let current = none
+  const add = (more: Iterable<Redacted.Redacted<string>>) => {
+    const before = known.size
+    for (const secret of more) known.set(Redacted.value(secret), secret)
+    if (known.size !== before) current = make(known.values())
+  }
+  add(secrets)
+  return {
+    get isEmpty() {
+      return current.isEmpty
+    },
+    text: (text) => current.text(text),
+    add
+  }
+}
+
 /** Every string in a JSON-like value masked; objects are copied only where something changed. */
 export const maskValue = (masker: Masker, value: unknown, depth = 0): unknown => {
   if (typeof value === "string") return masker.text(value)
@@ -130,6 +158,20 @@ export const maskValue = (masker: Masker, value: unknown, depth = 0): unknown =>
     if (masked !== field) (copy ??= { ...value })[key] = masked
   }
   return copy ?? value
+}
+
+/**
+ * What a server sends, as the fleet passes it on: the params of its requests and
+ * notifications (progress, log messages, elicitation and sampling requests, resource
+ * updates, anything else it may say unasked) with its secrets masked. Answers pass as they
+ * are: a call's result is what the user asked for (its error is masked where the call ends).
+ */
+export const maskIncoming = <M>(masker: Masker, message: M): M => {
+  if (masker.isEmpty || typeof message !== "object" || message === null) return message
+  const { method, params } = message as { readonly method?: unknown; readonly params?: unknown }
+  if (typeof method !== "string" || params === undefined) return message
+  const masked = maskValue(masker, params)
+  return masked === params ? message : { ...message, params: masked }
 }
 
 /** Text with URL credentials (`user:password@`) and queries and fragments (tokens) cut out. */
@@ -226,8 +268,8 @@ const maskLoggers = (masker: Masker) => (loggers: HashSet.HashSet<Logger.Logger<
 
 /** Runs `effect` with its logs, and those of every fiber it starts, masked. */
 export const maskLogs = (masker: Masker) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  masker.isEmpty ? effect : Effect.locallyWith(effect, FiberRef.currentLoggers, maskLoggers(masker))
+  masker === none ? effect : Effect.locallyWith(effect, FiberRef.currentLoggers, maskLoggers(masker))
 
 /** Masks the logs of the current fiber, and of those it starts, until the Scope closes. */
 export const maskLogsScoped = (masker: Masker): Effect.Effect<void, never, Scope.Scope> =>
-  masker.isEmpty ? Effect.void : Effect.locallyScopedWith(FiberRef.currentLoggers, maskLoggers(masker))
+  masker === none ? Effect.void : Effect.locallyScopedWith(FiberRef.currentLoggers, maskLoggers(masker))

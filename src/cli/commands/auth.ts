@@ -92,6 +92,7 @@ export const auth = Command.make("auth", {
     }
     yield* server.authorize.pipe(
       Effect.provideService(OAuth.Authorizer, NodeOAuth.makeLoopback(show)),
+      Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),
       Effect.mapError(oauthError)
     )
     if (settings.json) return yield* Render.json({ action: "authorized", server: name })

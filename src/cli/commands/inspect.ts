@@ -33,6 +33,8 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
   templates: status.counts.templates,
   prompts: status.counts.prompts,
   pid: typeof status.connection?.pid === "number" ? status.connection.pid : null,
+  // Where a person authorizes a server in NeedsAuth ('mcp-fleet auth <name>' opens it).
+  authorizationUrl: status.state._tag === "NeedsAuth" ? status.state.authorizationUrl ?? null : null,
   error: status.lastError === undefined
     ? null
     : { reason: status.lastError.reason._tag, message: status.lastError.message }

@@ -17,6 +17,8 @@ import * as Scope from "effect/Scope"
 import * as Secrets from "../../internal/secrets.js"
 import * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
+import * as NodeOAuth from "../../NodeOAuth.js"
+import * as OAuth from "../../OAuth.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import type * as Stdio from "../../Stdio.js"
@@ -108,6 +110,37 @@ export const probe = (
   )
 }
 
+// The server's OAuth on the token store in context, for a Streamable HTTP server.
+const oauthOf = (spec: ServerSpec.ServerSpec): Effect.Effect<OAuth.ServerAuth | undefined> => {
+  const transport = spec.transport
+  if (transport.type !== "http" && transport.type !== "sse") return Effect.succeed(undefined)
+  return Effect.flatMap(
+    Effect.serviceOption(OAuth.TokenStore),
+    (store) =>
+      Option.isNone(store) ? Effect.succeed(undefined) : OAuth.make({
+        server: spec.name,
+        url: transport.url,
+        config: transport.oauth
+      }).pipe(
+        Effect.provideService(OAuth.TokenStore, store.value),
+        Effect.provideService(OAuth.Authorizer, OAuth.deferredAuthorizer)
+      )
+  )
+}
+
+// The stored credentials, as a connection sends them; none when there are none yet.
+const tokenOf = (auth: OAuth.ServerAuth | undefined) =>
+  auth === undefined ? Effect.succeed(undefined) : auth.credentials.pipe(
+    Effect.map((held) => Option.getOrUndefined(Option.map(held, (given) => given.perRequest ?? given.token))),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+// A refusal OAuth may recover from: 401, or 403 insufficient_scope.
+const refusalOf = (error: unknown): OAuth.Refusal | undefined =>
+  error instanceof McpError.McpError && error.needsAuth && error.reason._tag === "Http"
+    ? { status: error.reason.status, wwwAuthenticate: error.reason.wwwAuthenticate }
+    : undefined
+
 const steps = (
   spec: ServerSpec.ServerSpec,
   timeout: Duration.Duration
@@ -133,40 +166,53 @@ const steps = (
       steps.push({ step: "config", ok: false, ms: 0, detail: spec.problem })
       return { steps, warnings: [] }
     }
-    const scope = yield* Scope.make()
-    const connection = Effect.gen(function*() {
-      const transport = yield* step("connect", ServerSpec.connect(spec), (transport) => {
-        const pid = transport.info().pid
-        return typeof pid === "number" ? `pid ${pid}` : transport.kind
+    const connection = (token: Parameters<typeof ServerSpec.connect>[1]) =>
+      Effect.gen(function*() {
+        const transport = yield* step("connect", ServerSpec.connect(spec, token), (transport) => {
+          const pid = transport.info().pid
+          return typeof pid === "number" ? `pid ${pid}` : transport.kind
+        })
+        opened = transport
+        const client = yield* step(
+          "initialize",
+          McpClient.make({ initializeTimeout: timeout, requestTimeout: timeout }).pipe(
+            Effect.provideService(Transport, transport)
+          ),
+          (client) =>
+            `${client.protocolVersion}, ${client.serverInfo.name} ${client.serverInfo.version} (${
+              Object.keys(client.capabilities).join(", ") || "no capabilities"
+            })`
+        )
+        const offered = client.capabilities
+        if (offered.tools !== undefined) {
+          yield* step("tools/list", client.listTools(), (tools) => plural(tools.length, "tool"))
+        }
+        if (offered.resources !== undefined) {
+          yield* step("resources/list", client.listResources(), (listed) => plural(listed.length, "resource"))
+          yield* step(
+            "resources/templates/list",
+            client.listResourceTemplates(),
+            (listed) => plural(listed.length, "template")
+          )
+        }
+        if (offered.prompts !== undefined) {
+          yield* step("prompts/list", client.listPrompts(), (listed) => plural(listed.length, "prompt"))
+        }
+        yield* step("ping", client.ping(), () => "")
       })
-      opened = transport
-      const client = yield* step(
-        "initialize",
-        McpClient.make({ initializeTimeout: timeout, requestTimeout: timeout }).pipe(
-          Effect.provideService(Transport, transport)
-        ),
-        (client) =>
-          `${client.protocolVersion}, ${client.serverInfo.name} ${client.serverInfo.version} (${
-            Object.keys(client.capabilities).join(", ") || "no capabilities"
-          })`
-      )
-      const offered = client.capabilities
-      if (offered.tools !== undefined) {
-        yield* step("tools/list", client.listTools(), (tools) => plural(tools.length, "tool"))
-      }
-      if (offered.resources !== undefined) {
-        yield* step("resources/list", client.listResources(), (listed) => plural(listed.length, "resource"))
-        yield* step("resources/templates/list", client.listResourceTemplates(), (listed) =>
-          plural(listed.length, "template"))
-      }
-      if (offered.prompts !== undefined) {
-        yield* step("prompts/list", client.listPrompts(), (listed) =>
-          plural(listed.length, "prompt"))
-      }
-      yield* step("ping", client.ping(), () =>
-        "")
-    }).pipe(Scope.extend(scope), Effect.ignore)
-    yield* connection
+    // OAuth as a call takes it: the stored token; after a refusal, one recovery (a refresh,
+    // a client credentials grant) and the steps again, the refused attempt replaced by it.
+    const auth = yield* oauthOf(spec)
+    let scope = yield* Scope.make()
+    const first = yield* Effect.either(Scope.extend(connection(yield* tokenOf(auth)), scope))
+    const refusal = first._tag === "Left" ? refusalOf(first.left) : undefined
+    if (auth !== undefined && refusal !== undefined) {
+      yield* Scope.close(scope, Exit.void)
+      steps.length = 0
+      const recovered = yield* Effect.either(step("authorize", auth.recover(refusal), () => "a new token"))
+      scope = yield* Scope.make()
+      if (recovered._tag === "Right") yield* Effect.ignore(Scope.extend(connection(yield* tokenOf(auth)), scope))
+    }
     yield* step("close", Scope.close(scope, Exit.void), () => opened === undefined ? "" : ended(opened.info()))
     return { steps, warnings: opened === undefined ? [] : troubles(opened.info()) }
   })
@@ -204,7 +250,11 @@ export const test = Command.make(
       yield* Fleet.requireServer(loaded, given.server)
       const spec = loaded.servers.find((candidate) => candidate.name === given.server)!
       if (!settings.json) yield* Render.note(`testing '${spec.name}' (${Render.where(spec)})`)
-      const report = yield* probe(spec, settings.timeout)
+      // The token store `call` uses, so a server authorized there is tested with its token.
+      const report = yield* probe(spec, settings.timeout).pipe(
+        Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
+        Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard())
+      )
       const { steps, warnings } = report
       const ok = steps.every((entry) => entry.ok)
       const total = steps.reduce((sum, entry) => sum + entry.ms, 0)

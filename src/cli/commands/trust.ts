@@ -32,14 +32,16 @@ const listTrusted = (settings: Settings.Settings) =>
       Effect.mapError(trustError)
     )
     const rows = yield* Effect.forEach(entries, (entry) =>
-      Effect.map(Effect.option(fs.readFileString(entry.path)), (text) => ({
-        ...entry,
-        state: Option.match(text, {
-          onNone: () =>
-            "missing",
-          onSome: (content) => ConfigTrust.digest(content) === entry.digest ? "trusted" : "changed"
-        })
-      })))
+      Effect.option(fs.readFileString(entry.path)).pipe(
+        Effect.flatMap(Effect.transposeMapOption((text) => Trust.content(entry.path, text))),
+        Effect.map((seen) => ({
+          ...entry,
+          state: Option.match(seen, {
+            onNone: () => "missing",
+            onSome: (content) => ConfigTrust.digest(content.subject) === entry.digest ? "trusted" : "changed"
+          })
+        }))
+      ))
     if (settings.json) {
       return yield* Render.json(rows)
     }
@@ -88,11 +90,12 @@ export const trust = Command.make("trust", {
     const text = yield* fs.readFileString(path).pipe(
       Effect.mapError((error) => CliError.usage(`cannot read ${path}: ${error.message}`))
     )
-    const entry = yield* records.trust(path, text).pipe(Effect.mapError(trustError))
+    const seen = yield* Trust.content(path, text)
+    const entry = yield* records.trust(path, seen.subject).pipe(Effect.mapError(trustError))
     if (settings.json) return yield* Render.json({ action: "trusted", file: path, digest: entry.digest })
     yield* Render.lines([
       `trusted ${Settings.tilde(path)} (${entry.digest.slice(0, 19)}…); it starts:`,
-      ...Trust.servers(path, text).map((line) => `  ${line}`)
+      ...seen.servers.map((line) => `  ${line}`)
     ])
   })).pipe(
     Command.withDescription("Trust a project config (./.mcp.json) so its servers may start; --revoke, --list")

@@ -10,7 +10,8 @@
  * Connect path appending; its `issuer` must be the one asked for. A server without
  * protected-resource metadata is a 2025-03-26 server: its origin is the authorization
  * server, and without metadata there its default endpoints (`/authorize`, `/token`,
- * `/register`) are used.
+ * `/register`) are used. Every request, and those later made to the endpoints found, goes
+ * through the server's `Http.Reach`: no private address unless the server is on one (SSRF).
  *
  * @internal
  */
@@ -76,12 +77,12 @@ const strings = (value: unknown): ReadonlyArray<string> | undefined =>
   Array.isArray(value) && value.every((item) => typeof item === "string") ? value : undefined
 
 // The first protected-resource metadata found, validated against the server's URL.
-const resourceMetadata = (server: string, serverUrl: URL, refusal: Refusal | undefined) =>
+const resourceMetadata = (server: string, serverUrl: URL, refusal: Refusal | undefined, reach: Http.Reach) =>
   Effect.gen(function*() {
     for (const url of resourceMetadataUrls(serverUrl, refusal?.resourceMetadata)) {
       const checked = yield* Effect.either(Http.checkUrl(url, (message) => fail(server)("discovery", message)))
       if (checked._tag === "Left") continue
-      const document = yield* Http.getJson(url, "discovery", fail(server))
+      const document = yield* Http.getJson(url, "discovery", fail(server), reach)
       if (document === undefined) continue
       const resource = document.resource
       const servers = strings(document.authorization_servers)
@@ -102,11 +103,11 @@ const resourceMetadata = (server: string, serverUrl: URL, refusal: Refusal | und
 
 // The issuer's metadata; undefined when none of its URLs has it. An issuer other than the
 // one asked for is refused (RFC 8414 §3.3).
-const serverMetadata = (server: string, issuer: string) =>
+const serverMetadata = (server: string, issuer: string, reach: Http.Reach) =>
   Effect.gen(function*() {
     const issuerUrl = yield* Http.checkUrl(issuer, (message) => fail(server)("discovery", message))
     for (const url of authorizationServerMetadataUrls(issuerUrl)) {
-      const document = yield* Http.getJson(url, "discovery", fail(server))
+      const document = yield* Http.getJson(url, "discovery", fail(server), reach)
       if (document === undefined) continue
       if (typeof document.issuer !== "string" || !sameIssuer(document.issuer, issuerUrl)) {
         return yield* new OAuthError({
@@ -117,7 +118,7 @@ const serverMetadata = (server: string, issuer: string) =>
           }', not '${issuer}'`
         })
       }
-      return document as unknown as oauth.AuthorizationServer
+      return Http.discoveredWith(document as unknown as oauth.AuthorizationServer, reach)
     }
     return undefined
   })
@@ -146,9 +147,10 @@ export const discover = (
 ): Effect.Effect<Discovered, OAuthError> =>
   Effect.gen(function*() {
     const serverUrl = yield* Http.checkUrl(url, (message) => fail(server)("discovery", message))
-    const prm = yield* resourceMetadata(server, serverUrl, refusal)
+    const reach = yield* Http.reachOf(serverUrl)
+    const prm = yield* resourceMetadata(server, serverUrl, refusal, reach)
     if (prm !== undefined) {
-      const as = yield* serverMetadata(server, prm.issuer)
+      const as = yield* serverMetadata(server, prm.issuer, reach)
       if (as === undefined) {
         return yield* new OAuthError({
           server,
@@ -160,6 +162,6 @@ export const discover = (
     }
     // 2025-03-26: no protected-resource metadata; the resource is the server's URL.
     const origin = serverUrl.origin
-    const as = (yield* serverMetadata(server, origin)) ?? defaultEndpoints(origin)
+    const as = (yield* serverMetadata(server, origin, reach)) ?? Http.discoveredWith(defaultEndpoints(origin), reach)
     return { resource: `${origin}${serverUrl.pathname}`, as, resourceScopes: undefined }
   })

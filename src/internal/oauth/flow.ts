@@ -139,7 +139,7 @@ export const register = (
       const response = await oauth.dynamicClientRegistrationRequest(
         as,
         clientMetadata(redirectUri, wanted),
-        Http.options(as.registration_endpoint!)
+        Http.options(as.registration_endpoint!, undefined, as)
       )
       return registrationAnswer(response)
     })
@@ -307,7 +307,10 @@ export const authorizationCode = (
           params,
           session.redirectUri,
           request.verifier,
-          { ...Http.options(as.token_endpoint!, DPoP), additionalParameters: { resource: grant.discovered.resource } }
+          {
+            ...Http.options(as.token_endpoint!, DPoP, as),
+            additionalParameters: { resource: grant.discovered.resource }
+          }
         )
         return oauth.processAuthorizationCodeResponse(as, client, response)
       })
@@ -335,7 +338,7 @@ export const clientCredentials = (
       client,
       auth,
       parameters,
-      Http.options(as.token_endpoint!, DPoP)
+      Http.options(as.token_endpoint!, DPoP, as)
     )
     return oauth.processClientCredentialsResponse(as, client, response)
   })
@@ -392,7 +395,7 @@ export const jwtBearer = (
       auth,
       JWT_BEARER,
       parameters,
-      Http.options(as.token_endpoint!, DPoP)
+      Http.options(as.token_endpoint!, DPoP, as)
     )
     return oauth.processGenericTokenEndpointResponse(as, client, response)
   })
@@ -460,7 +463,7 @@ export const refresh = (
     const result = yield* Effect.tryPromise({
       try: tokenRequest(grant, client, async (DPoP) => {
         const response = await oauth.refreshTokenGrantRequest(as, client, auth, Redacted.value(refreshToken), {
-          ...Http.options(as.token_endpoint!, DPoP),
+          ...Http.options(as.token_endpoint!, DPoP, as),
           additionalParameters: { resource: grant.discovered.resource }
         })
         return oauth.processRefreshTokenResponse(as, client, response)

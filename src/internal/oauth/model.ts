@@ -172,6 +172,29 @@ export interface TokenStore {
 export const TokenStore = Context.GenericTag<TokenStore>("mcp-fleet/OAuth/TokenStore")
 
 /**
+ * How the authorization client reaches the network without being turned against it (SSRF):
+ * `fetch` refuses to connect to a private, loopback or link-local address unless
+ * `allowPrivate`, checking the address it connects to (a name is resolved once, and that
+ * address is the one connected to); `isPrivate` tells whether a host is, or resolves to,
+ * such an address. Without one in context only IP-literal and `localhost` URLs are checked.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface NetworkGuard {
+  readonly fetch: (allowPrivate: boolean) => typeof globalThis.fetch
+  readonly isPrivate: (host: string) => Promise<boolean>
+}
+
+/**
+ * The network guard service (`NodeOAuth.layerNetworkGuard` on Node).
+ *
+ * @since 0.4.0
+ * @category tags
+ */
+export const NetworkGuard = Context.GenericTag<NetworkGuard>("mcp-fleet/OAuth/NetworkGuard")
+
+/**
  * One authorization: the redirect URI the authorization server sends the user back to, and
  * `authorize`, which sends the user to the URL and returns the parameters of the redirect.
  *

@@ -98,6 +98,28 @@ const approve = (
     )
 }
 
+/** What the audit entry of a call refused for a secret in its arguments names as its rule. */
+export const SECRETS_RULE = "secret in arguments"
+
+// Arguments that carry a secret of any server of the fleet (a configured one or an OAuth
+// token) leave it only where an `allow` rule names the tool: a prompt-injected model must
+// not be able to send one server's key to another (Docker's gateway `--block-secrets`).
+const secretsIn = (
+  env: Env,
+  entry: Catalog.ToolEntry,
+  decision: Rules.Judged,
+  args: Record<string, unknown> | undefined
+): Effect.Effect<void, McpError.McpError> =>
+  Effect.suspend(() => {
+    if (args === undefined || decision.rule?.action === "allow") return Effect.void
+    const owner = env.registry.secretIn(args)
+    return owner === undefined ? Effect.void : Effect.fail(McpError.denied(entry.server, {
+      tool: entry.name,
+      rule: SECRETS_RULE,
+      message: `the arguments carry a secret of server '${owner}'; only a tool an allow rule names may be sent one`
+    }))
+  })
+
 // The caller as the audit log names it: only what was given (the Principal has more).
 const callerOf = (caller: NonNullable<Policy.CallToolOptions["caller"]>) => ({
   ...(caller.subject === undefined ? {} : { subject: caller.subject }),
@@ -126,6 +148,10 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
           Effect.tapError((error) => Effect.sync(() => facts.rule = (error.reason as McpError.DeniedReason).rule))
         )
         facts.rule = decision.source
+        yield* Effect.tapError(
+          secretsIn(env, entry, decision, args),
+          () => Effect.sync(() => facts.rule = SECRETS_RULE)
+        )
         yield* Effect.tapError(env.check(entry, args), () => Effect.sync(() => facts.invalid = true))
         yield* approve(env, entry, decision, args, options?.approve)
         const resolved = Rules.resolveLimits(rules, Rules.targetOf(entry))

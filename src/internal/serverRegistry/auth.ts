@@ -31,7 +31,15 @@ export class AuthState {
   /** Where a person authorizes the server, once recovery found it needs one. */
   authorizationUrl: string | undefined
 
-  constructor(private readonly spec: ServerSpec.ServerSpec) {}
+  /**
+   * `learn` is told every token and key of the server the moment they are known (access,
+   * refresh and DPoP material, a registered client's secret): they join its secrets, masked
+   * in whatever it sends.
+   */
+  constructor(
+    private readonly spec: ServerSpec.ServerSpec,
+    private readonly learn: (secrets: ReadonlyArray<Redacted.Redacted<string>>) => void = () => {}
+  ) {}
 
   private get remote(): ServerSpec.RemoteTransportSpec | undefined {
     const transport = this.spec.transport
@@ -102,6 +110,7 @@ export class AuthState {
       }
       const credentials = yield* Effect.mapError(auth.credentials, (error) => this.failure(undefined, error))
       this.sent = Option.getOrUndefined(credentials)?.token
+      yield* this.learnStored(this.sent)
       return Option.map(credentials, (given) => given.perRequest ?? given.token)
     }
   )
@@ -117,6 +126,30 @@ export class AuthState {
       (held) => held !== undefined && (sent === undefined || Redacted.value(held) !== Redacted.value(sent))
     )
   })
+
+  // The tokens the store holds for this server (and its client's secret), and `sent`, told
+  // to `learn` before any connection is made with them.
+  private learnStored(sent: Redacted.Redacted<string> | undefined): Effect.Effect<void> {
+    const { remote, store } = this
+    if (sent !== undefined) this.learn([sent])
+    if (store === undefined || remote === undefined) return Effect.void
+    return store.listTokens.pipe(
+      Effect.flatMap((records) => {
+        const record = records.find((candidate) => candidate.serverUrl === remote.url)
+        if (record === undefined) return Effect.void
+        this.learn([record.accessToken, record.refreshToken, record.dpopKey].filter((s) => s !== undefined))
+        return Effect.map(
+          store.getClient(record.issuer),
+          (client) =>
+            Option.map(
+              client,
+              (found) => this.learn([found.clientSecret, found.privateKey].filter((s) => s !== undefined))
+            )
+        )
+      }),
+      Effect.ignore
+    )
+  }
 
   // The access token the store holds for this server, if any.
   private held: Effect.Effect<Redacted.Redacted<string> | undefined> = Effect.suspend(() => {
@@ -151,10 +184,13 @@ export class AuthState {
   private failure(refusal: OAuth.Refusal | undefined, error: OAuth.OAuthError): McpError.McpError {
     if (error.step === "needsUser" || refusal !== undefined) {
       this.authorizationUrl = error.authorizationUrl
+      // Said plainly: the refusal, then what a person must do, or why the recovery failed.
       return McpError.http(this.spec.name, {
         status: refusal?.status ?? 401,
-        method: "authorization",
-        body: error.message,
+        method: "our requests",
+        body: error.step === "needsUser"
+          ? `it needs authorization; run 'mcp-fleet auth ${this.spec.name}'`
+          : `the authorization failed at ${error.step}: ${error.message}`,
         wwwAuthenticate: refusal?.wwwAuthenticate
       })
     }

@@ -138,7 +138,7 @@ export const make = (
           actor,
           (client) => callOn(routeOf, actor, client, { tool, args, options: callOptions, deadline }),
           deadline
-        ))
+        ).pipe(Effect.map(actor.tokensMasked)))
     })
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>

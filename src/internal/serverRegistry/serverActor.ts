@@ -15,6 +15,7 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
+import type * as Redacted from "effect/Redacted"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
 import type * as McpClient from "../../McpClient.js"
@@ -81,6 +82,13 @@ export interface ServerActor {
   readonly client: () => McpClient.McpClient | undefined
   /** What the server said, its secrets masked: for what reaches a caller directly (a call's logs). */
   readonly masked: (value: unknown) => unknown
+  /**
+   * A call's result with the server's OAuth tokens masked: the result is the user's (its
+   * configured secrets stay), but a token the fleet holds for it never was.
+   */
+  readonly tokensMasked: <A>(result: A) => A
+  /** Whether `value` carries one of its secrets (configured or OAuth), in any form masking finds. */
+  readonly carriesSecret: (value: unknown) => boolean
   /** Runs `f` with a ready connection, waiting for one (within the call's ready wait) if the server is starting. */
   readonly withClient: CallGate.CallGate["withClient"]
   /** Closes the connection and connects again now, forgetting past failures. */
@@ -115,9 +123,16 @@ const maskEvent = (masker: Secrets.Masker, event: RegistryEvent): RegistryEvent 
 // events and connection diagnostics (which may quote a line it wrote) pass through these,
 // and its fibers log through the masker.
 const masking = (spec: ServerSpec.ServerSpec, publish: Options["publish"]) => {
-  const masker = Secrets.make(ServerSpec.secrets(spec))
+  // OAuth tokens join the configured secrets as the server's authorization learns them.
+  const masker = Secrets.growing(ServerSpec.secrets(spec))
+  const tokens = Secrets.growing([])
   return {
     masker,
+    tokens,
+    learn: (secrets: ReadonlyArray<Redacted.Redacted<string>>) => {
+      masker.add(secrets)
+      tokens.add(secrets)
+    },
     mask: (error: McpError.McpError) => Secrets.maskError(masker, error),
     publish: (event: RegistryEvent) => publish(maskEvent(masker, event)),
     info: (transport: Transport | undefined) => Secrets.maskValue(masker, transport?.info()) as Status["connection"]
@@ -249,7 +264,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     const state = yield* SubscriptionRef.make<ServerState>(ServerState.Pending())
     const control = yield* Queue.unbounded<Session.Control>()
     const toggle: Switch = { disabled: spec.disabled === true }
-    const { info, mask, masker, publish } = masking(spec, options.publish)
+    const { info, learn, mask, masker, publish, tokens } = masking(spec, options.publish)
     const states = makeStates(name, state, publish)
     const lists = yield* makeLists(options, publish)
     let connection: Transport | undefined
@@ -262,7 +277,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       mask
     })
     const tasks = Tasks.make(name, masker, publish)
-    const auth = new AuthState(spec)
+    const auth = new AuthState(spec, learn)
     const core: Session.Core = {
       spec,
       client: options.client,
@@ -275,6 +290,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       setConnection: (transport) => connection = transport,
       publish,
       mask,
+      masker,
       control,
       auth
     }
@@ -293,6 +309,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       tasks,
       client: gate.client,
       masked: (value) => masker.isEmpty ? value : Secrets.maskValue(masker, value),
+      carriesSecret: (value) => !masker.isEmpty && Secrets.maskValue(masker, value) !== value,
+      tokensMasked: (result) => tokens.isEmpty ? result : Secrets.maskValue(tokens, result) as typeof result,
       withClient: gate.withClient,
       restart: send("restart"),
       authorize: Effect.zipRight(auth.authorize, send("restart")),

@@ -20,6 +20,7 @@ import type { ClientOptions, Requirements } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
 import { Transport } from "../../Transport.js"
+import * as Secrets from "../secrets.js"
 import type { AuthState } from "./auth.js"
 import type { CallGate } from "./callGate.js"
 import { fetchAll, watch } from "./listing.js"
@@ -55,6 +56,8 @@ export interface Core {
   readonly publish: (event: RegistryEvent) => Effect.Effect<void>
   /** The error as the fleet shows it: the server's secrets masked. */
   readonly mask: (error: McpError.McpError) => McpError.McpError
+  /** The server's secrets, masked in every request and notification it sends (`Secrets.maskIncoming`). */
+  readonly masker: Secrets.Masker
   readonly control: Queue.Queue<Control>
   /** The server's OAuth: the token of each connection, recovery after a refusal. */
   readonly auth: AuthState
@@ -95,6 +98,18 @@ export const healthCheck = (
   )
 }
 
+// What the server sends passes the masker before the Peer sees it: its progress, logs and
+// requests reach the CLI, the gateway's clients and the host services masked.
+const maskedTransport = (masker: Secrets.Masker, transport: Transport): Transport =>
+  masker === Secrets.none ? transport : {
+    ...transport,
+    listen: (receiver) =>
+      transport.listen({
+        closed: receiver.closed,
+        message: (message, related) => receiver.message(Secrets.maskIncoming(masker, message), related)
+      })
+  }
+
 /**
  * Runs one session in `scope`. The scope stays open until the caller has moved the state
  * off Ready; the gate is closed before this returns.
@@ -115,7 +130,7 @@ export const run = (
   const serve = Effect.gen(function*() {
     const clock = yield* Effect.clock
     const token = yield* core.auth.token
-    const transport = yield* ServerSpec.connect(spec, Option.getOrUndefined(token))
+    const transport = maskedTransport(core.masker, yield* ServerSpec.connect(spec, Option.getOrUndefined(token)))
     core.setConnection(transport)
     const c = yield* McpClient.make({
       ...core.client,

@@ -82,10 +82,15 @@ export const decide = (
   // A refusal OAuth may recover from is tried again, once, like any other failure.
   const recovering = auth?.recoverable === true && error.needsAuth
   const permanent = judged.permanent && !recovering
-  const retryAt = at + (permanent ? 0 : backoff(policy, attempt, random))
+  // The recovery (a refresh, a client credentials grant) runs at once, and the server is
+  // still connecting meanwhile: a first contact with no token yet is no failure, and a
+  // health check does not settle on it.
+  const retryAt = at + (permanent || recovering ? 0 : backoff(policy, attempt, random))
   // A server that refuses us without credentials waits for new ones (a config change or
   // a restart) instead of being asked again and again.
-  const state = error.needsAuth && !recovering
+  const state = recovering
+    ? ServerState.Connecting({ attempt: attempt + 1, since: at })
+    : error.needsAuth
     ? ServerState.NeedsAuth({ error, authorizationUrl: auth?.authorizationUrl })
     : ServerState.Failed({ error, attempt, retryAt: permanent ? undefined : retryAt })
   return { error, attempt, permanent, retryAt, state }

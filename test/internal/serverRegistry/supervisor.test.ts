@@ -45,11 +45,13 @@ describe("supervisor", () => {
     })
     const auth = McpError.http("s", { status: 403, method: "tools/call", body: "" })
     expect(decide(policy, auth, 0, 0, 5_000, 0.5)).toMatchObject({ permanent: true, state: { _tag: "NeedsAuth" } })
-    // With OAuth that may recover (a refresh), the refusal is tried again like any failure;
+    // With OAuth that may recover (a refresh, a client credentials grant), the refusal is
+    // tried again at once, the server still Connecting (no health check settles on it);
     // once it cannot, NeedsAuth carries the authorization URL.
     expect(decide(policy, auth, 0, 0, 5_000, 0.5, { recoverable: true, authorizationUrl: undefined })).toMatchObject({
       permanent: false,
-      state: { _tag: "Failed", attempt: 1 }
+      retryAt: 5_000,
+      state: { _tag: "Connecting", attempt: 2 }
     })
     const url = "https://as.example/authorize?client_id=c"
     expect(decide(policy, auth, 0, 0, 5_000, 0.5, { recoverable: false, authorizationUrl: url }).state).toMatchObject({
