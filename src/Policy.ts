@@ -170,7 +170,9 @@ export const Config = Schema.Struct({
   ...Rules.fields,
   servers: Schema.optional(Schema.Record({ key: Schema.String, value: Rules })),
   /** A file to append one JSON line per call to. */
-  audit: Schema.optional(Schema.String)
+  audit: Schema.optional(Schema.String),
+  /** A file holding the Ed25519 private key that signs the audit log's checkpoints. */
+  auditKey: Schema.optional(Schema.String)
 }).annotations({ identifier: "Policy" })
 
 /**
