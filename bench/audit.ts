@@ -18,6 +18,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -75,9 +76,12 @@ const timed = (write: Write, count: number) =>
   })
 
 const writer = (files: FileSystem.FileSystem, config: Policy.Config, chain = true) =>
-  Effect.map(makeAuditor(Option.none(), Option.some(files), { chain }), (auditor): Write => (one) => auditor.write(one, config))
+  Effect.map(
+    makeAuditor(Option.none(), Option.some(files), { chain }),
+    (auditor): Write => (one) => auditor.write(one, config)
+  )
 
-const writerRow = (name: string, make: Effect.Effect<Write, never, import("effect/Scope").Scope>) =>
+const writerRow = (name: string, make: Effect.Effect<Write, never, Scope.Scope>) =>
   Effect.gen(function*() {
     let best = Infinity
     for (let rep = 0; rep < reps; rep++) {
@@ -100,14 +104,20 @@ const program = Effect.gen(function*() {
   const real = yield* Effect.scoped(
     Effect.flatMap(writer(yield* FileSystem.FileSystem, { audit: file }), (write) => timed(write, lines))
   )
-  console.log(`file: ${lines} entries at c=${CONCURRENCY}, ${real.toFixed(2)} µs/call, ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB`)
+  console.log(
+    `file: ${lines} entries at c=${CONCURRENCY}, ${real.toFixed(2)} µs/call, ${
+      (statSync(file).size / 2 ** 20).toFixed(0)
+    } MiB`
+  )
   const start = performance.now()
   const cpu = process.cpuUsage()
   const report = yield* Effect.orDie(verifyFile(file, {}))
   const seconds = (performance.now() - start) / 1000
   const used = process.cpuUsage(cpu)
   console.log(
-    `verify: ${report.lines} lines in ${seconds.toFixed(2)} s (${((used.user + used.system) / 1e6).toFixed(2)} s CPU), ${report.problems.length} problems`
+    `verify: ${report.lines} lines in ${seconds.toFixed(2)} s (${
+      ((used.user + used.system) / 1e6).toFixed(2)
+    } s CPU), ${report.problems.length} problems`
   )
   rmSync(dir, { recursive: true, force: true })
 })

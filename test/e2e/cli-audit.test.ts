@@ -42,7 +42,10 @@ describe("mcp-fleet audit", () => {
     expect(verified.stdout).toContain("audit.jsonl: 4 lines, 2 checkpoints (2 signed), closed")
     expect(verified.stdout).toContain("ok: no line was edited, inserted, deleted or cut off")
 
-    fs.writeFileSync(file, [lines[0]!.replace(`"outcome":"ok"`, `"outcome":"isError"`), ...lines.slice(1)].join("\n") + "\n")
+    fs.writeFileSync(
+      file,
+      [lines[0]!.replace(`"outcome":"ok"`, `"outcome":"isError"`), ...lines.slice(1)].join("\n") + "\n"
+    )
     const edited = await cli("audit", "verify", file, "--json")
     expect(edited.code).toBe(1)
     const report = JSON.parse(edited.stdout)

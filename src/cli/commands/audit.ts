@@ -10,22 +10,30 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as NodePath from "node:path"
-import { AUDIT_KEY_ENV } from "../../internal/policy/audit.js"
-import { newKey, parseKey, type Report, Verifier, type VerifyOptions } from "../../internal/policy/auditChain.js"
+import * as Policy from "../../Policy.js"
 import * as CliError from "../CliError.js"
-import type * as Policy from "../../Policy.js"
 import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
 
-/** Every line of `path`, streamed in 1 MiB chunks; a last line without its newline too. */
-const verifyFile = (path: string, options: VerifyOptions): Effect.Effect<Report, CliError.CliError> =>
-  Effect.async<Report, CliError.CliError>((resume) => {
-    const verifier = new Verifier(options)
+/**
+ * Verifies the log at `path`: every line, streamed in 1 MiB chunks (a last line without its
+ * newline too), through the chain's Verifier.
+ *
+ * @since 0.2.0
+ * @category verify
+ */
+export const verifyFile = (
+  path: string,
+  options: Policy.AuditVerifyOptions
+): Effect.Effect<Policy.AuditReport, CliError.CliError> =>
+  Effect.async<Policy.AuditReport, CliError.CliError>((resume) => {
+    const verifier = Policy.makeAuditVerifier(options)
     let carry = ""
     const stream = fs.createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 })
     stream.on("data", (chunk) => {
@@ -45,40 +53,52 @@ const verifyFile = (path: string, options: VerifyOptions): Effect.Effect<Report,
 const trustedKey = (given: Option.Option<string>, keyFile: string | undefined) =>
   Effect.gen(function*() {
     if (Option.isSome(given)) return given.value
-    const fromEnv = process.env[AUDIT_KEY_ENV]
+    const fromEnv = process.env[Policy.AUDIT_KEY_ENV]
     if (fromEnv === undefined && keyFile === undefined) return undefined
-    const text = fromEnv ?? (yield* Effect.orElseSucceed((yield* FileSystem.FileSystem).readFileString(keyFile!), () => ""))
-    const key = parseKey(text)
-    if (typeof key === "string") {
-      return yield* CliError.failure(`the audit key in ${fromEnv === undefined ? keyFile : AUDIT_KEY_ENV} is not usable: ${key}`)
+    const text = fromEnv ??
+      (yield* Effect.orElseSucceed((yield* FileSystem.FileSystem).readFileString(keyFile!), () => ""))
+    const publicKey = Policy.auditPublicKey(text)
+    if (Either.isLeft(publicKey)) {
+      const source = fromEnv === undefined ? keyFile : Policy.AUDIT_KEY_ENV
+      return yield* CliError.failure(`the audit key in ${source} is not usable: ${publicKey.left}`)
     }
-    return key.publicKey
+    return publicKey.right
   })
 
-const summary = (file: string, report: Report, trusted: string | undefined): ReadonlyArray<string> => [
-  `${Settings.tilde(file)}: ${report.lines} lines, ${report.checkpoints} checkpoints (${report.signed} signed)${
-    report.closed ? ", closed" : ""
-  }`,
-  ...(report.signed > 0 && trusted === undefined
-    ? [`signed by ${report.keys.join(", ")}, not checked against a key of yours (--public-key)`]
-    : []),
-  `head: ${report.head} (keep it elsewhere; --anchor checks it is still there)`,
-  ...report.notes.map((note) => `line ${note.line}: ${note.what}`),
-  ...report.problems.map((problem) => `line ${problem.line}: ${problem.what}`),
-  report.problems.length === 0 ? "ok: no line was edited, inserted, deleted or cut off" : ""
-].filter((line) => line !== "")
+const summary = (file: string, report: Policy.AuditReport, trusted: string | undefined): ReadonlyArray<string> =>
+  [
+    `${Settings.tilde(file)}: ${report.lines} lines, ${report.checkpoints} checkpoints (${report.signed} signed)${
+      report.closed ? ", closed" : ""
+    }`,
+    ...(report.signed > 0 && trusted === undefined
+      ? [`signed by ${report.keys.join(", ")}, not checked against a key of yours (--public-key)`]
+      : []),
+    `head: ${report.head} (keep it elsewhere; --anchor checks it is still there)`,
+    ...report.notes.map((note) => `line ${note.line}: ${note.what}`),
+    ...report.problems.map((problem) => `line ${problem.line}: ${problem.what}`),
+    report.problems.length === 0 ? "ok: no line was edited, inserted, deleted or cut off" : ""
+  ].filter((line) => line !== "")
 
 const verify = (
   settings: Settings.Settings,
-  given: { readonly file: Option.Option<string>; readonly publicKey: Option.Option<string>; readonly anchor: Option.Option<string>; readonly open: boolean }
+  given: {
+    readonly file: Option.Option<string>
+    readonly publicKey: Option.Option<string>
+    readonly anchor: Option.Option<string>
+    readonly open: boolean
+  }
 ) =>
   Effect.gen(function*() {
     // A named file needs no config; one there still gives the key to check against.
     const read = Effect.map(Fleet.readConfig(settings), (loaded) => loaded.policy)
-    const policy: Policy.Config = Option.isSome(given.file) ? yield* Effect.orElseSucceed(read, () => ({})) : yield* read
+    const policy: Policy.Config = Option.isSome(given.file)
+      ? yield* Effect.orElseSucceed(read, () => ({}))
+      : yield* read
     const file = Option.isSome(given.file) ? NodePath.resolve(given.file.value) : policy.audit
     if (file === undefined) {
-      return yield* CliError.usage("the config has no audit log (policy.audit); name the file: mcp-fleet audit verify <file>")
+      return yield* CliError.usage(
+        "the config has no audit log (policy.audit); name the file: mcp-fleet audit verify <file>"
+      )
     }
     const publicKey = yield* trustedKey(given.publicKey, policy.auditKey)
     const report = yield* verifyFile(file, {
@@ -97,6 +117,7 @@ const verify = (
  * `mcp-fleet audit verify [file]` and `mcp-fleet audit key`.
  *
  * @since 0.2.0
+ * @category commands
  */
 export const audit = Command.make("audit", {
   ...Settings.options,
@@ -122,12 +143,12 @@ export const audit = Command.make("audit", {
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     if (given.action === "verify") return yield* verify(settings, given)
-    const key = newKey()
+    const key = Policy.newAuditKey()
     if (settings.json) return yield* Render.json(key)
     yield* Render.lines([
       `private key: ${key.privateKey}`,
       `public key:  ${key.publicKey}`,
-      `Put the private key alone in a file only the fleet can read, named by policy.auditKey (or in ${AUDIT_KEY_ENV});`,
+      `Put the private key alone in a file only the fleet can read, named by policy.auditKey (or in ${Policy.AUDIT_KEY_ENV});`,
       "keep the public key where the log's writer cannot change it, for: mcp-fleet audit verify --public-key <it>"
     ])
   })).pipe(Command.withDescription("Verify the audit log's hash chain and signatures; make its signing key"))

@@ -25,8 +25,8 @@ import { processEnv } from "../platform.js"
 import {
   type AuditKey,
   chained,
-  CHECKPOINT_EVERY,
   checkpoint,
+  CHECKPOINT_EVERY,
   GENESIS,
   lineHash,
   lineNumberOf,
@@ -85,7 +85,9 @@ const tailOf = (files: FileSystem.FileSystem, path: string) =>
     const bytes = from === 0 ? yield* files.readFile(path) : yield* Effect.scoped(
       Effect.flatMap(files.open(path, { flag: "r" }), (file) =>
         Effect.zipRight(file.seek(from, "start"), file.readAlloc(size - from)))
-    ).pipe(Effect.map(Option.getOrElse(() => new Uint8Array(0))))
+    ).pipe(Effect.map(Option.getOrElse(() =>
+      new Uint8Array(0)
+    )))
     const newline = bytes.length > 0 && bytes[bytes.length - 1] !== LF
     const end = newline ? bytes.length : bytes.length - 1
     const start = bytes.lastIndexOf(LF, end - 1) + 1
@@ -106,7 +108,9 @@ const keyOf = (files: FileSystem.FileSystem, config: Policy.Config) =>
     const text = fromEnv ?? (yield* files.readFileString(config.auditKey!))
     const key = parseKey(text)
     if (typeof key !== "string") return key
-    yield* Effect.logWarning(`the audit key in ${source} is not an Ed25519 private key (${key}): checkpoints are not signed`)
+    yield* Effect.logWarning(
+      `the audit key in ${source} is not an Ed25519 private key (${key}): checkpoints are not signed`
+    )
     return undefined
   })
 
@@ -158,7 +162,9 @@ export const makeAuditor = (
     const current = (fs: FileSystem.FileSystem, path: string, config: Policy.Config) =>
       Effect.gen(function*() {
         const known = chains.get(path)
-        const size = known === undefined ? -1 : Number((yield* Effect.orElseSucceed(fs.stat(path), () => ({ size: -1 }))).size)
+        const size = known === undefined
+          ? -1
+          : Number((yield* Effect.orElseSucceed(fs.stat(path), () => ({ size: -1 }))).size)
         if (known !== undefined && size === known.size) return known
         const chain = yield* chainOf(fs, path, known === undefined ? yield* keyOf(fs, config) : known.key)
         chains.set(path, chain)
@@ -166,7 +172,11 @@ export const makeAuditor = (
       })
 
     // Appends `lines` of `path` (more of them given by `more`, chained at once) under the lock.
-    const append = (path: string, config: Policy.Config, more: (chain: Chain, lines: Array<string>, now: string) => void) =>
+    const append = (
+      path: string,
+      config: Policy.Config,
+      more: (chain: Chain, lines: Array<string>, now: string) => void
+    ) =>
       fileLock.withPermits(1)(
         Effect.gen(function*() {
           if (Option.isNone(files)) return yield* Effect.fail<Failure>({ message: "no FileSystem in context" })
@@ -176,7 +186,10 @@ export const makeAuditor = (
           more(chain, lines, now)
           if (lines.length === 0) return
           const bytes = utf8Bytes(`${chain.newline ? "\n" : ""}${lines.join("\n")}\n`)
-          yield* Effect.tapError(files.value.writeFile(path, bytes, { flag: "a" }), () => Effect.sync(() => chains.delete(path)))
+          yield* Effect.tapError(
+            files.value.writeFile(path, bytes, { flag: "a" }),
+            () => Effect.sync(() => chains.delete(path))
+          )
           chain.size += bytes.length
           chain.newline = false
         }).pipe(
@@ -195,15 +208,20 @@ export const makeAuditor = (
         queue.waiting.push({ json, written })
         if (queue.busy) return Deferred.await(written)
         queue.busy = true
-        return Effect.uninterruptible(Effect.gen(function*() {
-          while (queue.waiting.length > 0) {
-            const batch = queue.waiting.splice(0)
-            yield* append(path, config, (chain, lines, now) => {
-              for (const { json } of batch) options.chain === false ? lines.push(json) : appendTo(chain, lines, json, now)
-            })
-            for (const { written } of batch) Deferred.unsafeDone(written, Exit.void)
-          }
-        }).pipe(Effect.ensuring(Effect.sync(() => queue.busy = false))))
+        return Effect.uninterruptible(
+          Effect.gen(function*() {
+            while (queue.waiting.length > 0) {
+              const batch = queue.waiting.splice(0)
+              yield* append(path, config, (chain, lines, now) => {
+                for (const { json } of batch) {
+                  if (options.chain === false) lines.push(json)
+                  else appendTo(chain, lines, json, now)
+                }
+              })
+              for (const { written } of batch) Deferred.unsafeDone(written, Exit.void)
+            }
+          }).pipe(Effect.ensuring(Effect.sync(() => queue.busy = false)))
+        )
       })
 
     yield* Effect.addFinalizer(() =>

@@ -189,8 +189,9 @@ export class Verifier {
 
   private unchained(at: number, line: string): void {
     if (this.chainedYet) this.problems.push({ line: at, what: "not a chained audit line: it was edited or cut" })
-    else if (at === 1) this.notes.push({ line: at, what: "lines without the hash chain (an older mcp-fleet) start here" })
-    else if (line === "") this.problems.push({ line: at, what: "an empty line" })
+    else if (at === 1) {
+      this.notes.push({ line: at, what: "lines without the hash chain (an older mcp-fleet) start here" })
+    } else if (line === "") this.problems.push({ line: at, what: "an empty line" })
   }
 
   private link(at: number, line: string, number: number, prev: string, sig: string | undefined): void {
@@ -228,7 +229,10 @@ export class Verifier {
       })
     }
     if (this.options.anchor !== undefined && this.anchorAt === undefined) {
-      problems.push({ line: this.at, what: `the anchor ${this.options.anchor} is not in the log: it was cut off or rewritten` })
+      problems.push({
+        line: this.at,
+        what: `the anchor ${this.options.anchor} is not in the log: it was cut off or rewritten`
+      })
     }
     if (this.options.publicKey !== undefined && last !== undefined && last.at < this.at) {
       this.notes.push({ line: last.at + 1, what: `lines from here on are after the last signed checkpoint` })

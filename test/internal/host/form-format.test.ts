@@ -9,7 +9,12 @@ const schemaOf = (format: string) => ({
 
 describe("elicitation form formats", () => {
   const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, ReadonlyArray<string>]> = [
-    ["uri", ["https://example.com/a?b=c", "urn:isbn:0451450523", "mailto:a@b.example"], ["2024-01-01", "example.com", "", "http://a b"]],
+    ["uri", ["https://example.com/a?b=c", "urn:isbn:0451450523", "mailto:a@b.example"], [
+      "2024-01-01",
+      "example.com",
+      "",
+      "http://a b"
+    ]],
     ["date", ["2024-01-01", "2024-02-29"], ["7", "2023-02-29", "2024-13-01", "2024-1-1", "2024-01-01T00:00:00Z"]],
     ["date-time", ["2024-01-01T12:00:00Z", "2024-01-01T12:00:00.5+02:00", "2016-12-31T23:59:60Z"], [
       "7",
