@@ -1,16 +1,23 @@
 // Bundles the `mcp-fleet` command from src/cli/bin.ts into one directory: one file to load
 // instead of about a thousand modules, so a command starts in a third of the time. `bin.js`
 // stays tiny and answers `--version` without loading the rest (a chunk of its own).
-// `npm run build` writes dist/cli/bundle/ (the package's bin); the test suite bundles its own
-// copy once (test/support/globalSetup.ts) and runs the CLI from it.
+// `npm run build` writes dist/cli/bundle/ (the package's bin) without a sourcemap: the map of
+// the bundle is 12 MB, and a packed install has no use for it; the test suite bundles its own
+// copy, with a map for its stack traces, once (test/support/globalSetup.ts) and runs the CLI from it.
 import { build } from "esbuild"
+import { rmSync } from "node:fs"
+import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
-/** Bundles the CLI into `outdir`. */
-export const bundleCli = (outdir) =>
-  build({
+/**
+ * Bundles the CLI into `outdir`, emptied first (chunks of an earlier build would be packed
+ * too), with a linked sourcemap unless `sourcemap` is false.
+ */
+export const bundleCli = (outdir, { sourcemap = true } = {}) => {
+  rmSync(path.resolve(root, outdir), { recursive: true, force: true })
+  return build({
     absWorkingDir: root,
     entryPoints: ["src/cli/bin.ts"],
     outdir,
@@ -19,7 +26,7 @@ export const bundleCli = (outdir) =>
     format: "esm",
     platform: "node",
     target: "node20",
-    sourcemap: "linked",
+    sourcemap: sourcemap ? "linked" : false,
     // ESM builds of dependencies where they have one; jsonc-parser's is not importable the
     // way Node's CommonJS interop imports it, so it stays a dependency loaded at run time,
     // as do ws's optional native helpers.
@@ -34,5 +41,6 @@ export const bundleCli = (outdir) =>
     },
     logLevel: "warning"
   })
+}
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await bundleCli("dist/cli/bundle")
+if (process.argv[1] === fileURLToPath(import.meta.url)) await bundleCli("dist/cli/bundle", { sourcemap: false })

@@ -10,9 +10,17 @@
  * reason a model can read. `AiToolkit` (`mcp-fleet/ai`) and `AiSdk` (`mcp-fleet/ai-sdk`)
  * are built on it.
  *
+ * Made right after the fleet starts, it waits for the settle window first, as the gateway
+ * does: until every server is ready or failed once, at most {@link SETTLE} from the first
+ * FleetTools made over that registry. A model's first turn then gets the tools of servers
+ * that were still connecting, rather than none; later ones never wait again.
+ *
  * @since 0.1.0
  */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -105,7 +113,36 @@ const reachOf = (filter: Filter): McpManagementTools.Reach => {
 }
 
 /**
- * Makes the fleet's tools over the registry and the Policy in context, with the management
+ * The settle window: how long, at most, the first FleetTools made over a registry waits for
+ * its servers to be ready or failed once (the gateway's default too).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const SETTLE: Duration.Duration = Duration.seconds(3)
+
+// Each registry's settle window, opened by the first FleetTools made over it, so that later
+// ones (`AiToolkit.toolkit` is made again each turn) wait only for what is left of it.
+const windows = new WeakMap<ServerRegistry.ServerRegistry, Deferred.Deferred<void>>()
+
+const settleWindow = (registry: ServerRegistry.ServerRegistry): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const open = windows.get(registry)
+    if (open !== undefined) return Deferred.await(open)
+    const settled = Deferred.unsafeMake<void>(FiberId.none)
+    windows.set(registry, settled)
+    // A daemon: the window outlives the first caller's turn, and ends by itself within SETTLE.
+    return registry.awaitReady({ servers: "settled", timeout: SETTLE }).pipe(
+      Effect.ignore,
+      Effect.zipRight(Deferred.succeed(settled, undefined)),
+      Effect.forkDaemon,
+      Effect.zipRight(Deferred.await(settled))
+    )
+  })
+
+/**
+ * Makes the fleet's tools over the registry and the Policy in context, once the settle
+ * window is over (see the module's notes), with the management
  * tools when the McpManagementTools service is in context too.
  *
  * @example
@@ -123,6 +160,7 @@ export const make: Effect.Effect<FleetTools, never, ServerRegistry.ServerRegistr
   function*() {
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
+    yield* settleWindow(registry)
     const management = yield* Effect.serviceOption(McpManagementTools.McpManagementTools)
     const runtime = yield* Effect.runtime<never>()
 

@@ -32,6 +32,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -39,6 +40,7 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Catalog from "./Catalog.js"
 import * as audit from "./internal/policy/audit.js"
+import * as auditChain from "./internal/policy/auditChain.js"
 import * as merging from "./internal/policy/merge.js"
 import * as resultSize from "./internal/policy/resultSize.js"
 import * as rules from "./internal/policy/rules.js"
@@ -175,7 +177,9 @@ export const Config = Schema.Struct({
   ...Rules.fields,
   servers: Schema.optional(Schema.Record({ key: Schema.String, value: Rules })),
   /** A file to append one JSON line per call to. */
-  audit: Schema.optional(Schema.String)
+  audit: Schema.optional(Schema.String),
+  /** A file holding the Ed25519 private key that signs the audit log's checkpoints. */
+  auditKey: Schema.optional(Schema.String)
 }).annotations({ identifier: "Policy" })
 
 /**
@@ -353,6 +357,65 @@ export const AuditSink = Context.GenericTag<AuditSink>("mcp-fleet/Policy/AuditSi
  * @category utils
  */
 export const digestArguments: (args: Readonly<Record<string, unknown>> | undefined) => string = audit.digestArguments
+
+/**
+ * The environment variable holding the audit log's signing key (an Ed25519 private key,
+ * base64 or hex), which wins over the config's `auditKey` file.
+ *
+ * @since 0.2.0
+ * @category audit
+ */
+export const AUDIT_KEY_ENV: string = audit.AUDIT_KEY_ENV
+
+/**
+ * What the check of an audit log found: its lines, checkpoints and signatures, its head (the
+ * last line's hash, an anchor to keep elsewhere), and each problem with its line number.
+ *
+ * @since 0.2.0
+ * @category audit
+ */
+export interface AuditReport extends auditChain.Report {}
+
+/**
+ * How an audit log is checked: the public key checkpoints must be signed with, an anchor
+ * that must still be there, whether the log may still be written to.
+ *
+ * @since 0.2.0
+ * @category audit
+ */
+export interface AuditVerifyOptions extends auditChain.VerifyOptions {}
+
+/**
+ * Checks an audit log's hash chain and signatures a line at a time, in constant memory: `push`
+ * each line (without its newline), then `finish`.
+ *
+ * @since 0.2.0
+ * @category audit
+ */
+export const makeAuditVerifier = (
+  options?: AuditVerifyOptions
+): { readonly push: (line: string) => void; readonly finish: () => AuditReport } => new auditChain.Verifier(options)
+
+/**
+ * A new Ed25519 key pair for the audit log, base64url: the private key for `auditKey`, the
+ * public key for `verify`.
+ *
+ * @since 0.2.0
+ * @category audit
+ */
+export const newAuditKey: () => { readonly privateKey: string; readonly publicKey: string } = auditChain.newKey
+
+/**
+ * The public key (base64url) of an audit private key as written in `auditKey`'s file, or why
+ * the text is not one.
+ *
+ * @since 0.2.0
+ * @category audit
+ */
+export const auditPublicKey = (privateKey: string): Either.Either<string, string> => {
+  const key = auditChain.parseKey(privateKey)
+  return typeof key === "string" ? Either.left(key) : Either.right(key.publicKey)
+}
 
 // --- result size --------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
  * Commands, one module per group in `commands/`: `inspect` (servers, tools, resources,
  * prompts), `invoke` (call, read, prompt), `edit` (add, remove, enable, disable), `probe`
  * (test), `serve` (the gateway; its endpoint's guard in `serveAuth.ts`), `watch`, `trust`
- * (trust, approve), `auth`. `bin.ts` answers `--version` before loading this module; the CLI
+ * (trust, approve), `auth`, `audit` (verify, key). `bin.ts` answers `--version` before loading this module; the CLI
  * ships as one esbuild bundle (`scripts/bundle-cli.mjs`), which the CLI tests run too.
  *
  * @since 0.1.0
@@ -22,6 +22,7 @@ import * as Gateway from "../Gateway.js"
 import * as NodeFleet from "../NodeFleet.js"
 import * as Stdio from "../Stdio.js"
 import { CliError } from "./CliError.js"
+import * as Audit from "./commands/audit.js"
 import * as Auth from "./commands/auth.js"
 import * as Edit from "./commands/edit.js"
 import * as Inspect from "./commands/inspect.js"
@@ -53,7 +54,8 @@ const subcommands = [
   Serve.serve,
   Trust.trust,
   Trust.approve,
-  Auth.auth
+  Auth.auth,
+  Audit.audit
 ] as const
 
 const print = (text: string) => Effect.sync(() => void process.stdout.write(text))

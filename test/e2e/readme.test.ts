@@ -1,5 +1,6 @@
 // The README's library example is examples/library.ts, word for word, and it runs as written
-// after `npm ci` (which builds the package through `prepare`) against a real server.
+// from the sources (tsconfig's `paths`: the package has no install script that builds it)
+// against a real server.
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
@@ -39,7 +40,11 @@ describe("the README's library example", () => {
       })
     )
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = cp.spawn(path.join(root, "node_modules/.bin/tsx"), [example], { cwd: dir })
+      const child = cp.spawn(path.join(root, "node_modules/.bin/tsx"), [
+        "--tsconfig",
+        path.join(root, "tsconfig.json"),
+        example
+      ], { cwd: dir })
       let stdout = ""
       let stderr = ""
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))

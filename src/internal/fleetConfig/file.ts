@@ -48,8 +48,12 @@ export interface Read {
 }
 
 const policyOf = (file: FileSchema.ConfigFile, dir: string, path: PathOps): Policy.Config => {
-  const { audit, ...rules } = file.policy ?? {}
-  const global: Policy.Config = audit === undefined ? rules : { ...rules, audit: path.resolve(dir, audit) }
+  const { audit, auditKey, ...rules } = file.policy ?? {}
+  const global: Policy.Config = {
+    ...rules,
+    ...(audit === undefined ? {} : { audit: path.resolve(dir, audit) }),
+    ...(auditKey === undefined ? {} : { auditKey: path.resolve(dir, auditKey) })
+  }
   return [...Object.entries(file.mcpServers ?? {}), ...Object.entries(file.servers ?? {})].reduce(
     (config, [name, entry]) =>
       entry.policy === undefined ? config : Policy.merge(config, { servers: { [name]: entry.policy } }),

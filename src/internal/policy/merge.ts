@@ -42,5 +42,6 @@ export const merge = (a: Policy.Config, b: Policy.Config): Policy.Config =>
   dropUndefined({
     ...mergeRules(a, b),
     servers: mergeRecords(a.servers, b.servers, mergeRules),
-    audit: b.audit ?? a.audit
+    audit: b.audit ?? a.audit,
+    auditKey: b.auditKey ?? a.auditKey
   })

@@ -46,7 +46,7 @@ describe("audit", () => {
     expect(outcomeOf(Exit.failCause(Cause.die("boom")))).toBe("error:defect")
   })
 
-  it.effect("an auditor writes to the sink and appends to the config's file", () =>
+  it.scoped("an auditor writes to the sink and appends to the config's file, chained", () =>
     Effect.gen(function*() {
       const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-audit-")), "audit.jsonl")
       const seen: Array<Policy.AuditEntry> = []
@@ -56,14 +56,15 @@ describe("audit", () => {
       yield* withSink.write(entry, { audit: file })
       yield* withSink.write({ ...entry, outcome: "denied" }, {})
       expect(seen.map((line) => line.outcome)).toEqual(["ok", "denied"])
-      expect(fs.readFileSync(file, "utf8")).toBe(`${JSON.stringify(entry)}\n`)
+      const first = `${JSON.stringify(entry).slice(0, -1)},"line":1,"prev":"sha256:${"0".repeat(64)}"}`
+      expect(fs.readFileSync(file, "utf8")).toBe(`${first}\n`)
       const fileOnly = yield* makeAuditor(Option.none(), files)
       expect(fileOnly.enabled({})).toBe(false)
       expect(fileOnly.enabled({ audit: file })).toBe(true)
       fs.rmSync(path.dirname(file), { recursive: true, force: true })
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.effect("a line that cannot be written is a warning, not a failure", () =>
+  it.scoped("a line that cannot be written is a warning, not a failure", () =>
     Effect.gen(function*() {
       const auditor = yield* makeAuditor(Option.none(), Option.some(yield* FileSystem.FileSystem))
       yield* auditor.write(entry, { audit: "/nonexistent-dir/mcp-fleet/audit.jsonl" })
