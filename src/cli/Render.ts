@@ -4,8 +4,6 @@
  *
  * @since 0.1.0
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Secrets from "../internal/secrets.js"
@@ -134,11 +132,12 @@ export const lines = (text: ReadonlyArray<string>): Effect.Effect<void> =>
   text.length === 0 ? Effect.void : Console.log(text.join("\n"))
 
 /**
- * Prints a note for the person on stderr (never on stdout, which may be piped).
+ * Prints a note for the person on stderr (never on stdout, which may be piped). Not through
+ * Console.error: the CLI silences that while @effect/cli parses (see main).
  *
  * @since 0.1.0
  */
-export const note = (text: string): Effect.Effect<void> => Console.error(text)
+export const note = (text: string): Effect.Effect<void> => Effect.sync(() => void process.stderr.write(`${text}\n`))
 
 /**
  * What an error is called in `--json` output and what it says.
@@ -149,22 +148,11 @@ export const errorObject = (error: unknown): Record<string, unknown> => {
   if (error instanceof McpError.McpError) {
     return { error: "McpError", reason: error.reason._tag, server: error.server || undefined, message: error.message }
   }
-  if (ValidationError.isValidationError(error)) {
-    return { error: "UsageError", reason: error._tag, message: usageMessage(error) }
-  }
   const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
   return {
     error: typeof tagged._tag === "string" ? tagged._tag : "Error",
     message: typeof tagged.message === "string" ? tagged.message : String(error)
   }
-}
-
-const usageMessage = (error: ValidationError.ValidationError): string => {
-  const text = "error" in error
-    // eslint-disable-next-line no-control-regex -- the escape sequences of terminal styles
-    ? HelpDoc.toAnsiText(error.error).replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim()
-    : ""
-  return text !== "" ? text : `invalid command line (${error._tag})`
 }
 
 /**
@@ -192,9 +180,9 @@ export class Reported {
  */
 export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
   const object = errorObject(error)
-  // @effect/cli has printed its own usage errors already; `reportNow` has printed its own.
-  if ((!asJson && ValidationError.isValidationError(error)) || error instanceof Reported) return Effect.void
-  return asJson ? Console.error(JSON.stringify(object)) : Console.error(`mcp-fleet: ${String(object.message)}`)
+  // `reportNow` has printed its own.
+  if (error instanceof Reported) return Effect.void
+  return note(asJson ? JSON.stringify(object) : `mcp-fleet: ${String(object.message)}`)
 }
 
 /**
