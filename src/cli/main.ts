@@ -93,7 +93,8 @@ const main = (argv: ReadonlyArray<string>) =>
     if (Help.requested(args)) return yield* help(args)
     // @effect/cli prints its parse errors itself, in its words: ours (Help.explain) say more.
     const run = quietParser(cli([runtime!, script!, ...args])).pipe(
-      Effect.catchIf(ValidationError.isValidationError, (error) => Effect.fail(Help.explain(error, args, Root.root, subcommands)))
+      Effect.catchIf(ValidationError.isValidationError, (error) =>
+        Effect.fail(Help.explain(error, args, Root.root, subcommands)))
     )
     return yield* Option.isSome(level) ? Logger.withMinimumLogLevel(run, level.value) : run
   })
