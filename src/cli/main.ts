@@ -20,6 +20,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as FleetConfig from "../FleetConfig.js"
 import * as Gateway from "../Gateway.js"
+import * as McpError from "../McpError.js"
 import * as NodeFleet from "../NodeFleet.js"
 import * as Stdio from "../Stdio.js"
 import * as CliError from "./CliError.js"
@@ -99,13 +100,18 @@ const main = (argv: ReadonlyArray<string>) =>
     return yield* Option.isSome(level) ? Logger.withMinimumLogLevel(run, level.value) : run
   })
 
-// A usage mistake is 2: a bad command line, or a config file named that does not exist.
+// A usage mistake is 2: a bad command line; a config file, server, tool, prompt or resource
+// named that does not exist; arguments that do not fit the tool (checked before sending: the
+// only Validation without a method). The rest is 1.
 const exitCode = (error: unknown): number =>
   error instanceof Render.Reported
     ? exitCode(error.error)
     : error instanceof CliError.CliError
     ? error.exitCode
-    : error instanceof FleetConfig.ConfigError && error.missing === true
+    : (error instanceof FleetConfig.ConfigError && error.missing === true) ||
+        (error instanceof McpError.McpError &&
+          (error.reason._tag === "NotFound" ||
+            (error.reason._tag === "Validation" && error.reason.method === undefined)))
     ? 2
     : 1
 
