@@ -38,19 +38,20 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
     : { reason: status.lastError.reason._tag, message: status.lastError.message }
 })
 
-// Fails when a required server is not ready, so that `servers` works as a health check.
-const requiredReady = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>, now: number) => {
-  const down = statuses.filter((status) => status.required && status.state._tag !== "Ready")
+// Fails when an enabled server is not ready (Failed, NeedsAuth, or still connecting when
+// --timeout ended), so that `servers` works as a health check; a disabled one is no fault.
+const healthy = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>, now: number) => {
+  const down = statuses.filter((status) => status.state._tag !== "Ready" && status.state._tag !== "Disabled")
   if (down.length === 0) return Effect.void
   const list = down.map((status) => `'${status.name}' (${Render.clip(describe(status.state, now), 80)})`).join(", ")
   return Effect.fail(
-    CliError.failure(`required server${down.length === 1 ? " is" : "s are"} not ready: ${list}`)
+    CliError.failure(`${down.length} server${down.length === 1 ? " is" : "s are"} not ready: ${list}`)
   )
 }
 
 /**
- * `mcp-fleet servers`: every server's status; exits with 1 when a required server is not
- * ready.
+ * `mcp-fleet servers`: every server's status; exits with 1 when an enabled server is not
+ * ready (a health check).
  *
  * @since 0.1.0
  */
@@ -70,10 +71,11 @@ export const servers = Command.make("servers", Settings.options, (given) =>
         }
       }
     }
-    yield* requiredReady(statuses, now)
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+    yield* healthy(statuses, now)
+  }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription(
-      "Show every server's state, transport, revision, counts and last error; exit 1 when a required server is not ready"
+      "Show every server's state, transport, revision, counts and last error; exit 1 when an enabled server is " +
+        "not ready (Failed, NeedsAuth, or still connecting at --timeout), so it serves as a health check"
     )
   )
 
@@ -189,7 +191,7 @@ export const tools = Command.make(
           held === 0 ? "" : `; ${held} held back because their definition changed: see 'mcp-fleet tools --drifted'`
         }`
       )
-    }).pipe(Render.reportNow, Effect.scoped)
+    }).pipe(Fleet.oneShot)
 ).pipe(Command.withDescription("List the tools of the fleet by qualified name (mcp__<server>__<tool>)"))
 
 /**
@@ -225,7 +227,7 @@ export const resources = Command.make(
         ])
       ]))
       yield* Render.note(`${listed.length} resources, ${templates.length} templates`)
-    }).pipe(Render.reportNow, Effect.scoped)
+    }).pipe(Fleet.oneShot)
 ).pipe(Command.withDescription("List the resources and resource templates of the fleet"))
 
 /**
@@ -255,5 +257,5 @@ export const prompts = Command.make(
           Render.clip(entry.prompt.description, 60)
         ])
       ]))
-    }).pipe(Render.reportNow, Effect.scoped)
+    }).pipe(Fleet.oneShot)
 ).pipe(Command.withDescription("List the prompts of the fleet with their arguments"))

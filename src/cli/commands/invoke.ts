@@ -194,7 +194,7 @@ export const call = Command.make("call", {
     if (settings.json) yield* Render.json(result)
     else yield* Render.lines([Render.callResult(result)])
     if (result.isError === true) return yield* CliError.failure(`tool '${name}' reported an error`)
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+  }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription(
       "Call a tool: mcp-fleet call mcp__memory__read_graph, or mcp-fleet call memory search_nodes '{\"query\":\"x\"}' / --arg query=x"
     )
@@ -216,7 +216,7 @@ export const read = Command.make("read", {
     const result = yield* started.registry.readResource(given.server, given.uri)
     if (settings.json) return yield* Render.json(result)
     yield* Render.lines(result.contents.map(Render.resourceContents))
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+  }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription("Read a resource: mcp-fleet read <server> <uri>")
   )
 
@@ -291,7 +291,7 @@ export const prompt = Command.make("prompt", {
       ...(result.description !== undefined ? [`# ${result.description}`, ""] : []),
       ...result.messages.map((message) => `${message.role}: ${Render.content(message.content)}`)
     ])
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+  }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription(
       "Get a prompt: mcp-fleet prompt mcp__<server>__<prompt> --arg key=value, or mcp-fleet prompt <server> <prompt> ['{\"arg\":\"value\"}']"
     )
