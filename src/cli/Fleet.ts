@@ -341,6 +341,18 @@ export const oneShot = <A, E, R>(
   effect.pipe(Render.reportNow, Effect.ensuring(Stdio.beginShutdown(ONE_SHOT_BUDGET)), Effect.scoped)
 
 /**
+ * The configured server whose qualified prefix a name (`mcp__<server>__<tool>`) starts with:
+ * the longest, should one server's name be a prefix of another's.
+ *
+ * @since 0.3.0
+ */
+export const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerSpec>): string | undefined =>
+  specs
+    .map((spec) => spec.name)
+    .filter((server) => name.startsWith(Catalog.qualify(server, "")))
+    .sort((a, b) => b.length - a.length)[0]
+
+/**
  * The argument naming one server of the config (`name` or `server` in the usage).
  *
  * @since 0.1.0

@@ -218,3 +218,65 @@ export const reportNow = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
     Effect.tapError((failure) => error(failure, jsonRequested())),
     Effect.mapError((failure) => new Reported(failure))
   )
+
+// A JSON Schema's type as a person reads it: `string`, `array of string`, `one of "a", "b"`.
+const typeOf = (schema: Record<string, unknown> | undefined): string => {
+  if (schema === undefined) return ""
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((value) => JSON.stringify(value)).join(", ")}`
+  const type = Array.isArray(schema.type) ? schema.type.join(" | ") : typeof schema.type === "string" ? schema.type : ""
+  const items = schema.items as Record<string, unknown> | undefined
+  return type === "array" && items !== undefined && typeOf(items) !== "" ? `array of ${typeOf(items)}` : type
+}
+
+/**
+ * A tool's or prompt's arguments as a table: name, type, whether required, description.
+ *
+ * @since 0.3.0
+ */
+export const argumentsTable = (
+  args: ReadonlyArray<
+    { readonly name: string; readonly type: string; readonly required: boolean; readonly description?: string }
+  >
+): ReadonlyArray<string> =>
+  args.length === 0
+    ? ["  (none)"]
+    : table([
+      ["name", "type", "required", "description"],
+      ...args.map((arg) => [arg.name, arg.type, arg.required ? "yes" : "no", clip(arg.description, 70)])
+    ]).map((line) => `  ${line}`)
+
+/**
+ * The arguments an inputSchema describes, each with its type and description.
+ *
+ * @since 0.3.0
+ */
+export const schemaArguments = (schema: Record<string, unknown>) => {
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>
+  const required = Array.isArray(schema.required) ? schema.required : []
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    type: typeOf(property),
+    required: required.includes(name),
+    ...(typeof property.description === "string" ? { description: property.description } : {})
+  }))
+}
+
+/**
+ * One thing of the catalog in detail: a heading, `field: value` lines for the fields given,
+ * the description in full, then named sections.
+ *
+ * @since 0.3.0
+ */
+export const detail = (
+  heading: string,
+  fields: ReadonlyArray<readonly [string, string | undefined]>,
+  description: string | undefined,
+  sections: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = []
+): ReadonlyArray<string> => [
+  heading,
+  ...fields.filter(([, value]) => value !== undefined && value !== "").map(([field, value]) => `  ${field}: ${value}`),
+  ...(description === undefined || description.trim() === ""
+    ? []
+    : ["", ...description.trim().split("\n").map((line) => `  ${line}`)]),
+  ...sections.flatMap(([title, lines]) => ["", `${title}:`, ...lines])
+]

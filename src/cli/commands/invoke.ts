@@ -70,14 +70,6 @@ const argPairs = (
     return Effect.succeed(args)
   })
 
-// `mcp__<server>__<tool>`: the configured server whose qualified prefix the name starts with
-// (the longest, should one server's name be a prefix of another's).
-const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerSpec>): string | undefined =>
-  specs
-    .map((spec) => spec.name)
-    .filter((server) => name.startsWith(Catalog.qualify(server, "")))
-    .sort((a, b) => b.length - a.length)[0]
-
 /** What names a tool or prompt: its server, its own name when given apart, and the JSON arguments. */
 interface Target {
   readonly server: string
@@ -100,7 +92,7 @@ const targetOf = (
       CliError.usage(`too many arguments: give the ${what}, then at most one JSON object of arguments`)
     )
   }
-  const server = split ? target : serverOfQualified(target, specs)
+  const server = split ? target : Fleet.serverOfQualified(target, specs)
   if (server === undefined) {
     const suggestions = Catalog.suggest(target, specs.map((spec) => Catalog.qualify(spec.name, "")))
     return Effect.fail(CliError.usage(
