@@ -285,6 +285,7 @@ export const prompt = Command.make("prompt", {
     ])
   }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription(
-      "Get a prompt: mcp-fleet prompt mcp__<server>__<prompt> --arg key=value, or mcp-fleet prompt <server> <prompt> ['{\"arg\":\"value\"}']"
+      "Get a prompt, by qualified name or by server and name, with --arg key=value or one JSON object: " +
+        "mcp-fleet prompt mcp__everything__args-prompt --arg city=Paris"
     )
   )
