@@ -129,6 +129,22 @@ const wrap = (text: string, indent: string, hanging: string = indent): ReadonlyA
   return lines
 }
 
+const exitCodes: ReadonlyArray<string> = [
+  "  0  done",
+  ...wrap(
+    "a usage mistake: an unknown command or option; a config file, server, tool, prompt or resource that " +
+      "does not exist; arguments that do not fit",
+    "  2  ",
+    "     "
+  ),
+  ...wrap(
+    "any other failure: a server failed or timed out, a tool reported an error, `servers` found an enabled " +
+      "server not ready (Failed, NeedsAuth, or still connecting)",
+    "  1  ",
+    "     "
+  )
+]
+
 const heading = (title: string, color: boolean) => color ? `\x1b[1m${title}\x1b[0m` : title
 
 const itemLines = (items: ReadonlyArray<Item>): ReadonlyArray<string> =>
@@ -180,7 +196,8 @@ export const root = (
         return wrap(partsOf(command).description, `  ${names[i]!.padEnd(width)}  `, " ".repeat(width + 4))
       })
     ],
-    ["OPTIONS (every command takes them)", itemLines([...parts.options, ...builtIns, version])]
+    ["OPTIONS (every command takes them)", itemLines([...parts.options, ...builtIns, version])],
+    ["EXIT CODES", exitCodes]
   ], color)
 }
 

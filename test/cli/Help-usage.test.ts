@@ -42,4 +42,10 @@ describe("Help usage", () => {
     expect(explained.message).toBe("unknown command 'tols' (did you mean 'tools'?); see 'mcp-fleet --help'")
     expect(explained.exitCode).toBe(2)
   })
+
+  it("the overview documents the exit codes", () => {
+    const overview = Help.root(Root.root, [Inspect.servers, Invoke.call], false)
+    expect(overview).toContain("EXIT CODES\n  0  done\n  2  a usage mistake")
+    expect(overview).toContain("  1  any other failure")
+  })
 })
