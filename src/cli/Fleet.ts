@@ -30,6 +30,7 @@ import type { RegistryEvent } from "../RegistryEvent.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import * as ServerSpec from "../ServerSpec.js"
 import { isTerminal } from "../ServerState.js"
+import * as Stdio from "../Stdio.js"
 import * as ToolPins from "../ToolPins.js"
 import * as CliError from "./CliError.js"
 import * as HostFeatures from "./HostFeatures.js"
@@ -322,6 +323,36 @@ export const start = (
     )
     return { registry, loaded }
   })
+
+// How long a one-shot command's servers have to end once it is done: the stdin close first,
+// SIGTERM from 40% of it, SIGKILL from 80% (see Stdio.beginShutdown).
+const ONE_SHOT_BUDGET = "500 millis"
+
+/**
+ * Runs a one-shot command (`servers`, `call`, …) in a Scope of its own: its error printed the
+ * moment it happens (Render.reportNow), and its servers stopped within a short budget once it
+ * is done. The process is ending, so a server that ignores its stdin closing, or SIGTERM, is
+ * not given the grace a long-running fleet gives it: the answer is out, the exit follows.
+ *
+ * @since 0.3.0
+ */
+export const oneShot = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Render.Reported, Exclude<R, Scope.Scope>> =>
+  effect.pipe(Render.reportNow, Effect.ensuring(Stdio.beginShutdown(ONE_SHOT_BUDGET)), Effect.scoped)
+
+/**
+ * The configured server a qualified name (`mcp__<server>__<tool>`) names: its server part read as
+ * everything else reads it (`Catalog.serverOf`), so `call` runs what `tools` lists.
+ *
+ * @since 0.3.0
+ */
+export const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerSpec>): string | undefined => {
+  const part = Catalog.serverOf(name)
+  return part === undefined
+    ? undefined
+    : specs.find((spec) => Catalog.serverOf(Catalog.qualify(spec.name, "")) === part)?.name
+}
 
 /**
  * The argument naming one server of the config (`name` or `server` in the usage).

@@ -9,9 +9,12 @@
  */
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
-import type * as HelpDoc from "@effect/cli/HelpDoc"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import type * as Span from "@effect/cli/HelpDoc/Span"
 import * as Usage from "@effect/cli/Usage"
+import type * as ValidationError from "@effect/cli/ValidationError"
+import * as Catalog from "../Catalog.js"
+import * as CliError from "./CliError.js"
 import * as Settings from "./Settings.js"
 
 /**
@@ -59,6 +62,15 @@ const itemsOf = (blocks: ReadonlyArray<HelpDoc.HelpDoc>): ReadonlyArray<Item> =>
       : []
   )
 
+// A flag's negation (`--modern` of `--no-modern`) gets the flag's own description from
+// @effect/cli, which then says the opposite of what it does: it is described as the opposite.
+const negations = (items: ReadonlyArray<Item>): ReadonlyArray<Item> =>
+  items.map((item, i) =>
+    i > 0 && item.description !== "" && item.description === items[i - 1]!.description
+      ? { ...item, description: `The opposite of ${items[i - 1]!.usage}, and the default` }
+      : item
+  )
+
 /** A command's help as @effect/cli describes it: its description, arguments and options. */
 interface Parts {
   readonly description: string
@@ -78,7 +90,7 @@ const partsOf = (command: AnyCommand): Parts => {
   return {
     description: description.join(" "),
     args: itemsOf(section("ARGUMENTS")),
-    options: itemsOf(section("OPTIONS"))
+    options: negations(itemsOf(section("OPTIONS")))
   }
 }
 
@@ -89,6 +101,14 @@ const builtIns: ReadonlyArray<Item> = [
 ]
 
 const version: Item = { usage: "(-v, --version)", description: "Print mcp-fleet's version" }
+
+// @effect/cli writes a repeatable option or argument, which may be left out, as if it were
+// required (`--root folder...`): in brackets, as the others that may be left out.
+const optionalRepeats = (usage: string, items: ReadonlyArray<Item>): string =>
+  items.filter((item) => item.usage.endsWith("...")).reduce(
+    (text, item) => text.split(item.usage).join(`[${item.usage.slice(0, -3).replace(/^\((.*)\)$/, "$1")}]...`),
+    usage
+  )
 
 const WIDTH = 100
 
@@ -108,6 +128,22 @@ const wrap = (text: string, indent: string, hanging: string = indent): ReadonlyA
   if (line !== "") lines.push(current() + line)
   return lines
 }
+
+const exitCodes: ReadonlyArray<string> = [
+  "  0  done",
+  ...wrap(
+    "a usage mistake: an unknown command or option; a config file, server, tool, prompt or resource that " +
+      "does not exist; arguments that do not fit",
+    "  2  ",
+    "     "
+  ),
+  ...wrap(
+    "any other failure: a server failed or timed out, a tool reported an error, `servers` found an enabled " +
+      "server not ready (Failed, NeedsAuth, or still connecting)",
+    "  1  ",
+    "     "
+  )
+]
 
 const heading = (title: string, color: boolean) => color ? `\x1b[1m${title}\x1b[0m` : title
 
@@ -160,7 +196,8 @@ export const root = (
         return wrap(partsOf(command).description, `  ${names[i]!.padEnd(width)}  `, " ".repeat(width + 4))
       })
     ],
-    ["OPTIONS (every command takes them)", itemLines([...parts.options, ...builtIns, version])]
+    ["OPTIONS (every command takes them)", itemLines([...parts.options, ...builtIns, version])],
+    ["EXIT CODES", exitCodes]
   ], color)
 }
 
@@ -173,7 +210,11 @@ export const root = (
 export const command = (command: AnyCommand, color: boolean): string => {
   const parts = partsOf(command)
   const usage = Usage.enumerate(Command.getUsage(command), config).flatMap((span) =>
-    wrap(`mcp-fleet ${textOf(span)}`, "  ", "      ")
+    wrap(
+      `mcp-fleet ${optionalRepeats(textOf(span), [...parts.args, ...parts.options])} [--log-level level]`,
+      "  ",
+      "      "
+    )
   )
   return page([
     ["USAGE", usage],
@@ -181,4 +222,67 @@ export const command = (command: AnyCommand, color: boolean): string => {
     ["ARGUMENTS", itemLines(parts.args)],
     ["OPTIONS", itemLines([...parts.options, ...builtIns])]
   ], color)
+}
+
+// The options that take a value, so that the word after one is not taken for the command.
+const valued = new Set(["-c", "--config", "--timeout", "--root"])
+
+// The word in the command's place: the first that is neither an option nor an option's value.
+const commandWord = (args: ReadonlyArray<string>): string | undefined => {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") return undefined
+    if (!arg.startsWith("-")) return arg
+    if (valued.has(arg)) i++
+  }
+  return undefined
+}
+
+// @effect/cli's sentence as plain text, in better English.
+const plainText = (doc: HelpDoc.HelpDoc): string =>
+  // eslint-disable-next-line no-control-regex -- the escape sequences of terminal styles
+  HelpDoc.toAnsiText(doc).replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim()
+    .replace(/ is not a integer\b/, " is not an integer")
+
+const didYouMean = (word: string, candidates: ReadonlyArray<string>): string => {
+  const best = Catalog.suggest(word, candidates)[0]
+  return best === undefined ? "" : ` (did you mean '${best}'?)`
+}
+
+/**
+ * A mistake on the command line, in our words: prefixed by `mcp-fleet:` when printed, the
+ * closest command or option suggested, and the help to read. @effect/cli's own sentence
+ * ("Received unknown argument: '--jsno'") is kept only where we have nothing better.
+ *
+ * @since 0.3.0
+ */
+export const explain = (
+  error: ValidationError.ValidationError,
+  args: ReadonlyArray<string>,
+  self: AnyCommand,
+  commands: ReadonlyArray<AnyCommand>
+): CliError.CliError => {
+  const word = commandWord(args)
+  const named = commands.find((candidate) => [...Command.getNames(candidate)].includes(word ?? ""))
+  const text = "error" in error ? plainText(error.error) : ""
+  const unknown = /^Received unknown argument: '(.*)'$/.exec(text)?.[1]
+  const commandNames = commands.map((candidate) => [...Command.getNames(candidate)][0]!)
+  // Every option the command takes, as its help lists them (built-ins included).
+  const optionNames = () => [
+    ...new Set(
+      (named === undefined ? root(self, commands, false) : command(named, false)).match(/--?[a-z][a-z-]*/g) ?? []
+    )
+  ]
+  const sentence = named === undefined && word !== undefined && error._tag === "CommandMismatch"
+    ? `unknown command '${word}'${didYouMean(word, commandNames)}`
+    : unknown !== undefined && optionNames().includes(unknown)
+    ? `option '${unknown}' needs a value`
+    : unknown?.startsWith("-") === true
+    ? `unknown option '${unknown}'${named === undefined ? "" : ` for '${word}'`}${didYouMean(unknown, optionNames())}`
+    : unknown !== undefined
+    ? `unexpected argument '${unknown}'`
+    : text !== ""
+    ? text.charAt(0).toLowerCase() + text.slice(1).replace(/\.$/, "")
+    : `invalid command line (${error._tag})`
+  return CliError.usage(`${sentence}; see 'mcp-fleet${named === undefined ? "" : ` ${word}`} --help'`)
 }

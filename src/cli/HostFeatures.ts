@@ -26,7 +26,6 @@ import type * as McpSchema from "../McpSchema.js"
 import * as NodeHost from "../NodeHost.js"
 import * as Peer from "../Peer.js"
 import * as Prompt from "./Prompt.js"
-import * as Render from "./Render.js"
 import type * as Settings from "./Settings.js"
 
 type Property = Readonly<Record<string, unknown>>
@@ -154,7 +153,7 @@ const askField = (ask: Ask, name: string, property: Property, required: boolean)
 export const askForm =
   (ask: Ask) => (request: McpSchema.ElicitFormParams, server: string): Effect.Effect<McpSchema.ElicitResult> =>
     Effect.gen(function*() {
-      yield* Render.note(`\nserver '${server}' asks: ${request.message}`)
+      yield* Prompt.say(`\nserver '${server}' asks: ${request.message}`)
       const required = new Set(request.requestedSchema.required ?? [])
       const content: Record<string, McpSchema.ElicitValue> = {}
       for (const [name, property] of Object.entries(request.requestedSchema.properties)) {

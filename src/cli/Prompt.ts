@@ -1,44 +1,78 @@
 /**
- * Questions to the person at the terminal, asked on stderr (stdout may be piped): the
+ * Questions to the person at the terminal, asked on stderr (stdout may be piped), or on the
+ * terminal itself when stderr is piped too: the
  * values of VS Code `${input:id}` variables that no `MCP_FLEET_INPUT_<ID>` supplies, and the
  * fields of a server's elicitation (see HostFeatures).
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { Writable } from "node:stream"
+import * as tty from "node:tty"
 import type * as FleetConfig from "../FleetConfig.js"
 
+// Where questions are written: stderr on a terminal; else, with stdin on one (stdout and
+// stderr piped: `mcp-fleet call … 2>&1 | jq`), the terminal itself. Opened once.
+let terminal: NodeJS.WritableStream | null | undefined
+const terminalOutput = (): NodeJS.WritableStream | null => {
+  if (terminal !== undefined) return terminal
+  if (process.stderr.isTTY === true) return terminal = process.stderr
+  try {
+    const stream = new tty.WriteStream(fs.openSync("/dev/tty", "w"))
+    // It must not keep the process alive once the command is done.
+    stream.unref()
+    return terminal = stream
+  } catch {
+    return terminal = null
+  }
+}
+
 /**
- * Whether there is a person to ask: stdin and stderr are a terminal (never for
- * `serve --stdio`, whose stdin is the host's).
+ * Whether there is a person to ask: stdin is a terminal, and stderr is one or the terminal
+ * can be opened (never for `serve --stdio`, whose stdin is the host's).
  *
  * @since 0.1.0
  */
-export const canAsk = (): boolean => process.stdin.isTTY === true && process.stderr.isTTY === true
+export const canAsk = (): boolean => process.stdin.isTTY === true && terminalOutput() !== null
 
 /**
- * Asks one line on the terminal; with `hidden`, what is typed is not shown. Ctrl-D or Ctrl-C
- * give undefined.
+ * Writes a line where the questions go (see `canAsk`): what comes before a question.
+ *
+ * @since 0.3.0
+ */
+export const say = (text: string): Effect.Effect<void> =>
+  Effect.sync(() => void (terminalOutput() ?? process.stderr).write(`${text}\n`))
+
+/**
+ * Asks on the terminal; with `hidden`, what is typed is not shown. A question of several
+ * lines shows them all, the last one as the prompt. Ctrl-D or Ctrl-C give undefined.
  *
  * @since 0.2.0
  */
 export const question = (text: string, hidden = false): Effect.Effect<string | undefined> =>
   Effect.async((resume) => {
+    const out = terminalOutput() ?? process.stderr
     const output = new Writable({
       write: (chunk, _encoding, done) => {
-        if (!hidden) process.stderr.write(chunk)
+        if (!hidden) out.write(chunk)
         done()
       }
     })
-    // The terminal stops echoing once the interface is made: the question comes after it.
+    // readline redraws its prompt by clearing the line first (ESC[1G ESC[0J): what was
+    // written on that line before is erased, so the question's last line is its prompt, and
+    // the lines before it are written as they are.
+    const lastLine = text.lastIndexOf("\n") + 1
     const prompt = readline.createInterface({ input: process.stdin, output, terminal: true })
-    process.stderr.write(text)
+    out.write(text.slice(0, lastLine))
+    // Typed unseen: the output is muted, so the prompt is written here, once the terminal
+    // stopped echoing (when the interface was made).
+    if (hidden) out.write(text.slice(lastLine))
     let answered = false
-    prompt.question("", (answer) => {
+    prompt.question(hidden ? "" : text.slice(lastLine), (answer) => {
       answered = true
-      if (hidden) process.stderr.write("\n")
+      if (hidden) out.write("\n")
       prompt.close()
       resume(Effect.succeed(answer))
     })

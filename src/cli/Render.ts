@@ -4,8 +4,6 @@
  *
  * @since 0.1.0
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Secrets from "../internal/secrets.js"
@@ -134,11 +132,12 @@ export const lines = (text: ReadonlyArray<string>): Effect.Effect<void> =>
   text.length === 0 ? Effect.void : Console.log(text.join("\n"))
 
 /**
- * Prints a note for the person on stderr (never on stdout, which may be piped).
+ * Prints a note for the person on stderr (never on stdout, which may be piped). Not through
+ * Console.error: the CLI silences that while @effect/cli parses (see main).
  *
  * @since 0.1.0
  */
-export const note = (text: string): Effect.Effect<void> => Console.error(text)
+export const note = (text: string): Effect.Effect<void> => Effect.sync(() => void process.stderr.write(`${text}\n`))
 
 /**
  * What an error is called in `--json` output and what it says.
@@ -149,22 +148,11 @@ export const errorObject = (error: unknown): Record<string, unknown> => {
   if (error instanceof McpError.McpError) {
     return { error: "McpError", reason: error.reason._tag, server: error.server || undefined, message: error.message }
   }
-  if (ValidationError.isValidationError(error)) {
-    return { error: "UsageError", reason: error._tag, message: usageMessage(error) }
-  }
   const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
   return {
     error: typeof tagged._tag === "string" ? tagged._tag : "Error",
     message: typeof tagged.message === "string" ? tagged.message : String(error)
   }
-}
-
-const usageMessage = (error: ValidationError.ValidationError): string => {
-  const text = "error" in error
-    // eslint-disable-next-line no-control-regex -- the escape sequences of terminal styles
-    ? HelpDoc.toAnsiText(error.error).replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim()
-    : ""
-  return text !== "" ? text : `invalid command line (${error._tag})`
 }
 
 /**
@@ -192,9 +180,9 @@ export class Reported {
  */
 export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
   const object = errorObject(error)
-  // @effect/cli has printed its own usage errors already; `reportNow` has printed its own.
-  if ((!asJson && ValidationError.isValidationError(error)) || error instanceof Reported) return Effect.void
-  return asJson ? Console.error(JSON.stringify(object)) : Console.error(`mcp-fleet: ${String(object.message)}`)
+  // `reportNow` has printed its own.
+  if (error instanceof Reported) return Effect.void
+  return note(asJson ? JSON.stringify(object) : `mcp-fleet: ${String(object.message)}`)
 }
 
 /**
@@ -230,3 +218,65 @@ export const reportNow = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
     Effect.tapError((failure) => error(failure, jsonRequested())),
     Effect.mapError((failure) => new Reported(failure))
   )
+
+// A JSON Schema's type as a person reads it: `string`, `array of string`, `one of "a", "b"`.
+const typeOf = (schema: Record<string, unknown> | undefined): string => {
+  if (schema === undefined) return ""
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((value) => JSON.stringify(value)).join(", ")}`
+  const type = Array.isArray(schema.type) ? schema.type.join(" | ") : typeof schema.type === "string" ? schema.type : ""
+  const items = schema.items as Record<string, unknown> | undefined
+  return type === "array" && items !== undefined && typeOf(items) !== "" ? `array of ${typeOf(items)}` : type
+}
+
+/**
+ * A tool's or prompt's arguments as a table: name, type, whether required, description.
+ *
+ * @since 0.3.0
+ */
+export const argumentsTable = (
+  args: ReadonlyArray<
+    { readonly name: string; readonly type: string; readonly required: boolean; readonly description?: string }
+  >
+): ReadonlyArray<string> =>
+  args.length === 0
+    ? ["  (none)"]
+    : table([
+      ["name", "type", "required", "description"],
+      ...args.map((arg) => [arg.name, arg.type, arg.required ? "yes" : "no", clip(arg.description, 70)])
+    ]).map((line) => `  ${line}`)
+
+/**
+ * The arguments an inputSchema describes, each with its type and description.
+ *
+ * @since 0.3.0
+ */
+export const schemaArguments = (schema: Record<string, unknown>) => {
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>
+  const required = Array.isArray(schema.required) ? schema.required : []
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    type: typeOf(property),
+    required: required.includes(name),
+    ...(typeof property.description === "string" ? { description: property.description } : {})
+  }))
+}
+
+/**
+ * One thing of the catalog in detail: a heading, `field: value` lines for the fields given,
+ * the description in full, then named sections.
+ *
+ * @since 0.3.0
+ */
+export const detail = (
+  heading: string,
+  fields: ReadonlyArray<readonly [string, string | undefined]>,
+  description: string | undefined,
+  sections: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = []
+): ReadonlyArray<string> => [
+  heading,
+  ...fields.filter(([, value]) => value !== undefined && value !== "").map(([field, value]) => `  ${field}: ${value}`),
+  ...(description === undefined || description.trim() === ""
+    ? []
+    : ["", ...description.trim().split("\n").map((line) => `  ${line}`)]),
+  ...sections.flatMap(([title, lines]) => ["", `${title}:`, ...lines])
+]

@@ -12,6 +12,7 @@
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -19,9 +20,10 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as FleetConfig from "../FleetConfig.js"
 import * as Gateway from "../Gateway.js"
+import * as McpError from "../McpError.js"
 import * as NodeFleet from "../NodeFleet.js"
 import * as Stdio from "../Stdio.js"
-import { CliError } from "./CliError.js"
+import * as CliError from "./CliError.js"
 import * as Audit from "./commands/audit.js"
 import * as Auth from "./commands/auth.js"
 import * as Edit from "./commands/edit.js"
@@ -81,27 +83,43 @@ const help = (args: ReadonlyArray<string>) => {
   return named === undefined ? showHelp() : print(Help.command(named, Help.colored()))
 }
 
+// Without @effect/cli's own printing of parse errors (Console.error): the CLI writes its notes
+// to stderr itself (Render.note).
+const quietParser = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.consoleWith((console) => Console.withConsole(effect, { ...console, error: () => Effect.void }))
+
 // `--log-level` and `--help` are ours, wherever they are; the rest is @effect/cli's to parse.
 const main = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const [runtime, script, ...given] = argv
     const { args, level } = yield* Settings.takeLogLevel(given)
     if (Help.requested(args)) return yield* help(args)
-    const run = cli([runtime!, script!, ...args])
+    // @effect/cli prints its parse errors itself, in its words: ours (Help.explain) say more.
+    const run = quietParser(cli([runtime!, script!, ...args])).pipe(
+      Effect.catchIf(ValidationError.isValidationError, (error) =>
+        Effect.fail(Help.explain(error, args, Root.root, subcommands)))
+    )
     return yield* Option.isSome(level) ? Logger.withMinimumLogLevel(run, level.value) : run
   })
 
-// A usage mistake is 2: a bad command line, or a config file named that does not exist.
+// A usage mistake is 2: a bad command line; a config file, server, tool, prompt or resource
+// named that does not exist; arguments that do not fit the tool (checked before sending: the
+// only Validation without a method). The rest is 1.
 const exitCode = (error: unknown): number =>
   error instanceof Render.Reported
     ? exitCode(error.error)
-    : error instanceof CliError
+    : error instanceof CliError.CliError
     ? error.exitCode
-    : ValidationError.isValidationError(error) || (error instanceof FleetConfig.ConfigError && error.missing === true)
+    : (error instanceof FleetConfig.ConfigError && error.missing === true) ||
+        (error instanceof McpError.McpError &&
+          (error.reason._tag === "NotFound" ||
+            (error.reason._tag === "Validation" && error.reason.method === undefined)))
     ? 2
     : 1
 
 const program = Effect.suspend(() => main(process.argv)).pipe(
+  // A defect is still told: one sentence, never silence.
+  Effect.catchAllDefect((defect) => Effect.fail(CliError.failure(`internal error: ${String(defect)}`))),
   Effect.catchAll((error) =>
     Render.error(error, Render.jsonRequested()).pipe(
       Effect.zipRight(Effect.sync(() => {

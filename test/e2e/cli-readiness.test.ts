@@ -46,7 +46,7 @@ describe("servers as a health check", () => {
     expect(human.code).toBe(1)
     expect(human.stdout).toMatch(/ok\s+Ready/)
     expect(human.stdout).toMatch(/hung\s+Connecting\s.*Connecting for \d+(\.\d)? s/)
-    expect(human.stderr).toMatch(/required server is not ready: 'hung' \(Connecting for \d+(\.\d)? s\)/)
+    expect(human.stderr).toMatch(/1 server is not ready: 'hung' \(Connecting for \d+(\.\d)? s\)/)
 
     const asJson = await cli("servers", "--json", "--timeout", "1500ms")
     expect(asJson.code).toBe(1)
@@ -56,11 +56,12 @@ describe("servers as a health check", () => {
     ])
   })
 
-  it("exits 0 when every required server is ready, whatever the others do", async () => {
-    const cli = cliIn({ ok: { ...ok, required: true }, hung })
-    const result = await cli("servers", "--timeout", "1s")
-    expect(result.code).toBe(0)
-    expect(result.stdout).toMatch(/hung\s+Connecting/)
+  it("exits 1 for any enabled server that is not ready, required or not; 0 when it is disabled", async () => {
+    const down = await cliIn({ ok: { ...ok, required: true }, hung })("servers", "--timeout", "1s")
+    expect(down.code).toBe(1)
+    expect(down.stdout).toMatch(/hung\s+Connecting/)
+    const off = await cliIn({ ok, hung: { ...hung, disabled: true } })("servers", "--timeout", "1s")
+    expect(off.code).toBe(0)
   })
 })
 

@@ -3,13 +3,15 @@
  *
  * @since 0.1.0
  */
+import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type * as Catalog from "../../Catalog.js"
+import * as Catalog from "../../Catalog.js"
+import * as McpError from "../../McpError.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
 import * as ToolPins from "../../ToolPins.js"
@@ -40,19 +42,20 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
     : { reason: status.lastError.reason._tag, message: status.lastError.message }
 })
 
-// Fails when a required server is not ready, so that `servers` works as a health check.
-const requiredReady = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>, now: number) => {
-  const down = statuses.filter((status) => status.required && status.state._tag !== "Ready")
+// Fails when an enabled server is not ready (Failed, NeedsAuth, or still connecting when
+// --timeout ended), so that `servers` works as a health check; a disabled one is no fault.
+const healthy = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>, now: number) => {
+  const down = statuses.filter((status) => status.state._tag !== "Ready" && status.state._tag !== "Disabled")
   if (down.length === 0) return Effect.void
   const list = down.map((status) => `'${status.name}' (${Render.clip(describe(status.state, now), 80)})`).join(", ")
   return Effect.fail(
-    CliError.failure(`required server${down.length === 1 ? " is" : "s are"} not ready: ${list}`)
+    CliError.failure(`${down.length} server${down.length === 1 ? " is" : "s are"} not ready: ${list}`)
   )
 }
 
 /**
- * `mcp-fleet servers`: every server's status; exits with 1 when a required server is not
- * ready.
+ * `mcp-fleet servers`: every server's status; exits with 1 when an enabled server is not
+ * ready (a health check).
  *
  * @since 0.1.0
  */
@@ -72,10 +75,11 @@ export const servers = Command.make("servers", Settings.options, (given) =>
         }
       }
     }
-    yield* requiredReady(statuses, now)
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+    yield* healthy(statuses, now)
+  }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription(
-      "Show every server's state, transport, revision, counts and last error; exit 1 when a required server is not ready"
+      "Show every server's state, transport, revision, counts and last error; exit 1 when an enabled server is " +
+        "not ready (Failed, NeedsAuth, or still connecting at --timeout), so it serves as a health check"
     )
   )
 
@@ -153,6 +157,46 @@ const showDrifted = (settings: Settings.Settings, drifts: ReadonlyArray<ToolPins
     )
   })
 
+// Only the server a qualified name (or --server) names is started; any other name is looked
+// for in the whole fleet.
+const startedFor = (settings: Settings.Settings, server: Option.Option<string>, name: string) =>
+  Effect.gen(function*() {
+    const loaded = yield* Fleet.loadConfig(settings)
+    const only = Option.getOrUndefined(server) ?? Fleet.serverOfQualified(name, loaded.servers)
+    return yield* Fleet.start(settings, { only, loaded })
+  })
+
+const notFound = (what: "tool" | "prompt" | "resource", name: string, known: Iterable<string>) =>
+  McpError.notFound(undefined, { what, name, suggestions: Catalog.suggest(name, known) })
+
+// `tools <name>`: one tool in full.
+const showTool = (settings: Settings.Settings, server: Option.Option<string>, name: string) =>
+  Effect.gen(function*() {
+    const catalog = yield* catalogOf(yield* startedFor(settings, server, name))
+    const entry = catalog.toolsByName.get(name) ??
+      catalog.tools.find((candidate) => Option.contains(server, candidate.server) && candidate.tool.name === name)
+    if (entry === undefined) return yield* notFound("tool", name, catalog.toolsByName.keys())
+    if (settings.json) return yield* Render.json(toolJson(entry))
+    const annotations = entry.tool.annotations
+    yield* Render.lines(Render.detail(
+      entry.name,
+      [
+        ["server", entry.server],
+        ["tool", entry.tool.name],
+        ["title", entry.tool.title ?? annotations?.title],
+        ["hints", hints(entry)]
+      ],
+      entry.tool.description,
+      [
+        ["arguments", Render.argumentsTable(Render.schemaArguments(entry.tool.inputSchema))],
+        ...(annotations === undefined ? [] : [["annotations", [`  ${JSON.stringify(annotations)}`]] as const]),
+        ...(entry.tool.outputSchema === undefined
+          ? []
+          : [["output", Render.argumentsTable(Render.schemaArguments(entry.tool.outputSchema))]] as const)
+      ]
+    ))
+  })
+
 /**
  * `mcp-fleet tools`: the tool catalog, with the names to call tools by; `--drifted`, the
  * tools whose definition changed since they were pinned.
@@ -166,11 +210,19 @@ export const tools = Command.make(
     server: serverOption,
     drifted: Options.boolean("drifted").pipe(
       Options.withDescription("List the tools whose definition changed since they were pinned, and what changed")
+    ),
+    name: Args.text({ name: "name" }).pipe(
+      Args.withDescription(
+        "One tool to show in full (its description, arguments, annotations and server): its qualified name, " +
+          "or its own name with --server"
+      ),
+      Args.optional
     )
   },
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
+      if (Option.isSome(given.name)) return yield* showTool(settings, given.server, given.name.value)
       const started = yield* startedWith(settings, given.server)
       const drifts = yield* started.registry.drifted
       if (given.drifted) return yield* showDrifted(settings, drifts)
@@ -178,12 +230,7 @@ export const tools = Command.make(
       if (settings.json) return yield* Render.json(entries.map(toolJson))
       yield* Render.lines(Render.table([
         ["name", "server", "hints", "description"],
-        ...entries.map((entry) => [
-          entry.name,
-          entry.server,
-          hints(entry),
-          Render.clip(entry.tool.title ?? entry.tool.annotations?.title ?? entry.tool.description, 70)
-        ])
+        ...entries.map((entry) => [entry.name, entry.server, hints(entry), Render.clip(entry.tool.description, 70)])
       ]))
       const held = drifts.filter((drift) => drift.quarantined).length
       yield* Render.note(
@@ -191,8 +238,41 @@ export const tools = Command.make(
           held === 0 ? "" : `; ${held} held back because their definition changed: see 'mcp-fleet tools --drifted'`
         }`
       )
-    }).pipe(Render.reportNow, Effect.scoped)
-).pipe(Command.withDescription("List the tools of the fleet by qualified name (mcp__<server>__<tool>)"))
+    }).pipe(Fleet.oneShot)
+).pipe(Command.withDescription(
+  "List the tools of the fleet by qualified name (mcp__<server>__<tool>); tools <name> shows one in full"
+))
+
+// `resources <uri>`: one resource, or one template, in full.
+const showResource = (settings: Settings.Settings, catalog: Catalog.Catalog, uri: string) =>
+  Effect.gen(function*() {
+    const resource = catalog.resources.find((entry) => entry.resource.uri === uri)
+    const template = catalog.templates.find((entry) => entry.template.uriTemplate === uri)
+    const found = resource !== undefined
+      ? { server: resource.server, item: resource.resource as Record<string, unknown> }
+      : template !== undefined
+      ? { server: template.server, item: template.template as Record<string, unknown> }
+      : undefined
+    if (found === undefined) {
+      return yield* notFound("resource", uri, [
+        ...catalog.resources.map((entry) => entry.resource.uri),
+        ...catalog.templates.map((entry) => entry.template.uriTemplate)
+      ])
+    }
+    if (settings.json) return yield* Render.json({ server: found.server, ...found.item })
+    const { description, ...rest } = found.item
+    yield* Render.lines(Render.detail(
+      uri,
+      [
+        ["server", found.server],
+        ...Object.entries(rest).filter(([key]) => key !== "uri" && key !== "uriTemplate").map(([key, value]) =>
+          [key, typeof value === "string" ? value : JSON.stringify(value)] as const
+        ),
+        ["read it", resource === undefined ? undefined : `mcp-fleet read ${found.server} ${uri}`]
+      ],
+      typeof description === "string" ? description : undefined
+    ))
+  })
 
 /**
  * `mcp-fleet resources`: the resources and resource templates of the fleet.
@@ -201,11 +281,19 @@ export const tools = Command.make(
  */
 export const resources = Command.make(
   "resources",
-  { ...Settings.options, server: serverOption },
+  {
+    ...Settings.options,
+    server: serverOption,
+    uri: Args.text({ name: "uri" }).pipe(
+      Args.withDescription("One resource (or template) to show in full, by its URI (or URI template)"),
+      Args.optional
+    )
+  },
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
       const catalog = yield* catalogOf(yield* startedWith(settings, given.server))
+      if (Option.isSome(given.uri)) return yield* showResource(settings, catalog, given.uri.value)
       const listed = catalog.resources
       const templates = catalog.templates
       if (settings.json) {
@@ -227,8 +315,34 @@ export const resources = Command.make(
         ])
       ]))
       yield* Render.note(`${listed.length} resources, ${templates.length} templates`)
-    }).pipe(Render.reportNow, Effect.scoped)
-).pipe(Command.withDescription("List the resources and resource templates of the fleet"))
+    }).pipe(Fleet.oneShot)
+).pipe(Command.withDescription(
+  "List the resources and resource templates of the fleet; resources <uri> shows one in full"
+))
+
+// `prompts <name>`: one prompt in full.
+const showPrompt = (settings: Settings.Settings, server: Option.Option<string>, name: string) =>
+  Effect.gen(function*() {
+    const catalog = yield* catalogOf(yield* startedFor(settings, server, name))
+    const entry = catalog.promptsByName.get(name) ??
+      catalog.prompts.find((candidate) => Option.contains(server, candidate.server) && candidate.prompt.name === name)
+    if (entry === undefined) return yield* notFound("prompt", name, catalog.promptsByName.keys())
+    if (settings.json) return yield* Render.json({ name: entry.name, server: entry.server, prompt: entry.prompt })
+    yield* Render.lines(Render.detail(
+      entry.name,
+      [["server", entry.server], ["prompt", entry.prompt.name], ["title", entry.prompt.title]],
+      entry.prompt.description,
+      [[
+        "arguments",
+        Render.argumentsTable((entry.prompt.arguments ?? []).map((arg) => ({
+          name: arg.name,
+          type: "string",
+          required: arg.required === true,
+          ...(arg.description !== undefined ? { description: arg.description } : {})
+        })))
+      ]]
+    ))
+  })
 
 /**
  * `mcp-fleet prompts`: the prompts of the fleet and their arguments.
@@ -237,10 +351,20 @@ export const resources = Command.make(
  */
 export const prompts = Command.make(
   "prompts",
-  { ...Settings.options, server: serverOption },
+  {
+    ...Settings.options,
+    server: serverOption,
+    name: Args.text({ name: "name" }).pipe(
+      Args.withDescription(
+        "One prompt to show in full (its description and arguments): its qualified name, or its own name with --server"
+      ),
+      Args.optional
+    )
+  },
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
+      if (Option.isSome(given.name)) return yield* showPrompt(settings, given.server, given.name.value)
       const catalog = yield* catalogOf(yield* startedWith(settings, given.server))
       const entries = catalog.prompts
       if (settings.json) {
@@ -257,5 +381,7 @@ export const prompts = Command.make(
           Render.clip(entry.prompt.description, 60)
         ])
       ]))
-    }).pipe(Render.reportNow, Effect.scoped)
-).pipe(Command.withDescription("List the prompts of the fleet with their arguments"))
+    }).pipe(Fleet.oneShot)
+).pipe(Command.withDescription(
+  "List the prompts of the fleet with their arguments; prompts <name> shows one in full"
+))

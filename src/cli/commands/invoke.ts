@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
+import * as McpError from "../../McpError.js"
 import type * as Peer from "../../Peer.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import * as CliError from "../CliError.js"
@@ -69,13 +70,38 @@ const argPairs = (
     return Effect.succeed(args)
   })
 
-// `mcp__<server>__<tool>`: the configured server the name's server part names, read as
-// everything else reads it (Catalog.serverOf), so `call` runs what `tools` lists.
-const serverOfQualified = (name: string, specs: ReadonlyArray<ServerSpec.ServerSpec>): string | undefined => {
-  const part = Catalog.serverOf(name)
-  return part === undefined
-    ? undefined
-    : specs.find((spec) => Catalog.serverOf(Catalog.qualify(spec.name, "")) === part)?.name
+/** What names a tool or prompt: its server, its own name when given apart, and the JSON arguments. */
+interface Target {
+  readonly server: string
+  /** The name after the server's (`<server> <name>`); absent for a qualified name. */
+  readonly plain: string | undefined
+  readonly json: string | undefined
+}
+
+// `<server> <name> [json]` when the second word is not JSON, else `<qualified> [json]`.
+const targetOf = (
+  what: "tool" | "prompt",
+  target: string,
+  rest: ReadonlyArray<string>,
+  specs: ReadonlyArray<ServerSpec.ServerSpec>
+): Effect.Effect<Target, CliError.CliError> => {
+  const [second, third, ...extra] = rest
+  const split = second !== undefined && !second.trimStart().startsWith("{")
+  if (extra.length > 0 || (!split && third !== undefined)) {
+    return Effect.fail(
+      CliError.usage(`too many arguments: give the ${what}, then at most one JSON object of arguments`)
+    )
+  }
+  const server = split ? target : Fleet.serverOfQualified(target, specs)
+  if (server === undefined) {
+    const suggestions = Catalog.suggest(target, specs.map((spec) => Catalog.qualify(spec.name, "")))
+    return Effect.fail(CliError.usage(
+      `'${target}' names no configured server's ${what}; expected mcp__<server>__<${what}> or <server> <${what}>${
+        suggestions.length > 0 ? ` (did you mean '${suggestions[0]}…'?)` : ""
+      }`
+    ))
+  }
+  return Effect.succeed({ server, plain: split ? second : undefined, json: split ? third : second })
 }
 
 // A duration option that was given, read (see Settings.duration).
@@ -89,6 +115,14 @@ const progressOn = (settings: Settings.Settings) =>
         progress.total !== undefined ? `${progress.progress}/${progress.total}` : String(progress.progress)
       }${progress.message !== undefined ? ` ${progress.message}` : ""}`
     )
+
+const argOption = (description: string) =>
+  Options.text("arg").pipe(
+    Options.withAlias("a"),
+    Options.withPseudoName("key=value"),
+    Options.withDescription(description),
+    Options.repeated
+  )
 
 /**
  * `mcp-fleet call`: calls one tool, checking its arguments against its inputSchema first.
@@ -124,41 +158,21 @@ export const call = Command.make("call", {
     ),
     Args.repeated
   ),
-  arg: Options.text("arg").pipe(
-    Options.withAlias("a"),
-    Options.withPseudoName("key=value"),
-    Options.withDescription("One argument as key=value (repeatable); JSON values for non-string fields"),
-    Options.repeated
-  )
+  arg: argOption("One argument as key=value (repeatable); JSON values for non-string fields")
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const maxTime = yield* optionalDuration("--max-time", given.maxTime)
     const readyTimeout = yield* optionalDuration("--ready-timeout", given.readyTimeout)
     const loaded = yield* Fleet.loadConfig(settings)
-    // `<server> <tool> [json]` when the second word is not JSON, else `<qualified> [json]`.
-    const [second, third, ...extra] = given.rest
-    const split = second !== undefined && !second.trimStart().startsWith("{")
-    const json = split ? third : second
-    if (extra.length > 0 || (!split && third !== undefined)) {
-      return yield* CliError.usage(`too many arguments: give the tool, then at most one JSON object of arguments`)
-    }
-    const server = split ? given.target : serverOfQualified(given.target, loaded.servers)
-    if (server === undefined) {
-      const suggestions = Catalog.suggest(given.target, loaded.servers.map((spec) => Catalog.qualify(spec.name, "")))
-      return yield* CliError.usage(
-        `'${given.target}' names no configured server's tool; expected mcp__<server>__<tool> or <server> <tool>${
-          suggestions.length > 0 ? ` (did you mean '${suggestions[0]}…'?)` : ""
-        }`
-      )
-    }
+    const { server, plain, json } = yield* targetOf("tool", given.target, given.rest, loaded.servers)
     const started = yield* Fleet.start(settings, { only: server, loaded, asCall: { readyTimeout } })
     const policy = yield* TerminalPolicy.make(started, !settings.json)
     const catalog = policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
-    const entry = split
-      ? catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === second)
+    const entry = plain !== undefined
+      ? catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === plain)
       : Catalog.findTool(catalog, given.target)
-    const name = entry?.name ?? (split ? Catalog.qualify(server, second) : given.target)
+    const name = entry?.name ?? (plain !== undefined ? Catalog.qualify(server, plain) : given.target)
     const fromJson = json === undefined ? {} : yield* parseObject(json, "the arguments")
     const fromPairs = yield* argPairs(given.arg, entry?.tool.inputSchema)
     // The registry decides the call's limits from these (see ServerRegistry.CallToolOptions).
@@ -172,7 +186,7 @@ export const call = Command.make("call", {
     if (settings.json) yield* Render.json(result)
     else yield* Render.lines([Render.callResult(result)])
     if (result.isError === true) return yield* CliError.failure(`tool '${name}' reported an error`)
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+  }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription(
       "Call a tool: mcp-fleet call mcp__memory__read_graph, or mcp-fleet call memory search_nodes '{\"query\":\"x\"}' / --arg query=x"
     )
@@ -194,38 +208,84 @@ export const read = Command.make("read", {
     const result = yield* started.registry.readResource(given.server, given.uri)
     if (settings.json) return yield* Render.json(result)
     yield* Render.lines(result.contents.map(Render.resourceContents))
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
+  }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription("Read a resource: mcp-fleet read <server> <uri>")
   )
 
+// The prompt `target` names, from the server's list; fails with the closest names when the
+// server lists none such (a server that lists no prompts is asked all the same).
+const promptOf = (started: Fleet.Started, server: string, target: string, plain: string | undefined) =>
+  Effect.gen(function*() {
+    const catalog = yield* SubscriptionRef.get(started.registry.catalog)
+    const entry = plain !== undefined
+      ? catalog.prompts.find((candidate) => candidate.server === server && candidate.prompt.name === plain)
+      : catalog.promptsByName.get(target)
+    if (entry !== undefined || plain !== undefined) return entry
+    return yield* McpError.notFound(undefined, {
+      what: "prompt",
+      name: target,
+      suggestions: Catalog.suggest(target, catalog.promptsByName.keys())
+    })
+  })
+
+// The required arguments the prompt's list names and `args` lacks, as a usage error.
+const requireArguments = (entry: Catalog.PromptEntry | undefined, args: Record<string, unknown>) => {
+  const missing = (entry?.prompt.arguments ?? []).filter((arg) => arg.required === true && !(arg.name in args))
+  return missing.length === 0 ? Effect.void : Effect.fail(CliError.usage(
+    `prompt '${entry!.name}' needs the argument${missing.length === 1 ? "" : "s"} ${
+      missing.map((arg) =>
+        `'${arg.name}'${arg.description !== undefined ? ` (${Render.clip(arg.description, 50)})` : ""}`
+      )
+        .join(", ")
+    }: give --arg ${missing[0]!.name}=<value>`
+  ))
+}
+
 /**
- * `mcp-fleet prompt`: gets one prompt of one server with its arguments.
+ * `mcp-fleet prompt`: gets one prompt of one server with its arguments, checking that the
+ * required ones are given.
  *
  * @since 0.1.0
  */
 export const prompt = Command.make("prompt", {
   ...Settings.options,
-  server: Fleet.serverArg("server"),
-  name: Args.text({ name: "name" }).pipe(Args.withDescription("The prompt's name, as `mcp-fleet prompts` lists it")),
-  args: Args.text({ name: "json-args" }).pipe(
-    Args.withDescription(`The prompt's arguments as one JSON object, like '{"city": "Paris"}'`),
-    Args.optional
-  )
+  target: Args.text({ name: "prompt" }).pipe(
+    Args.withDescription(
+      "The qualified name (mcp__<server>__<prompt>), or the server name followed by the prompt name"
+    )
+  ),
+  rest: Args.text({ name: "prompt | json-args" }).pipe(
+    Args.withDescription(
+      `After a server name, the prompt's name; then, or after a qualified name, its arguments as one JSON object, like '{"city": "Paris"}'`
+    ),
+    Args.repeated
+  ),
+  arg: argOption("One argument as key=value (repeatable)")
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
-    const args = Option.isSome(given.args) ? yield* parseObject(given.args.value, "the prompt arguments") : {}
+    const loaded = yield* Fleet.loadConfig(settings)
+    const { server, plain, json } = yield* targetOf("prompt", given.target, given.rest, loaded.servers)
+    const args = {
+      ...(json === undefined ? {} : yield* parseObject(json, "the prompt arguments")),
+      ...(yield* argPairs(given.arg, undefined))
+    }
     // Prompt arguments are strings on the wire.
     const strings = Object.fromEntries(
       Object.entries(args).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)])
     )
-    const started = yield* Fleet.start(settings, { only: given.server })
-    const result = yield* started.registry.getPrompt(given.server, given.name, strings)
+    const started = yield* Fleet.start(settings, { only: server, loaded })
+    const entry = yield* promptOf(started, server, given.target, plain)
+    yield* requireArguments(entry, strings)
+    const result = yield* started.registry.getPrompt(server, entry?.prompt.name ?? plain!, strings)
     if (settings.json) return yield* Render.json(result)
     yield* Render.lines([
       ...(result.description !== undefined ? [`# ${result.description}`, ""] : []),
       ...result.messages.map((message) => `${message.role}: ${Render.content(message.content)}`)
     ])
-  }).pipe(Render.reportNow, Effect.scoped)).pipe(
-    Command.withDescription("Get a prompt: mcp-fleet prompt <server> <name> ['{\"arg\":\"value\"}']")
+  }).pipe(Fleet.oneShot)).pipe(
+    Command.withDescription(
+      "Get a prompt, by qualified name or by server and name, with --arg key=value or one JSON object: " +
+        "mcp-fleet prompt mcp__everything__args-prompt --arg city=Paris"
+    )
   )

@@ -25,6 +25,7 @@ import type * as Stdio from "../../Stdio.js"
 import { Transport } from "../../Transport.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
+import * as HostFeatures from "../HostFeatures.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
@@ -250,10 +251,13 @@ export const test = Command.make(
       yield* Fleet.requireServer(loaded, given.server)
       const spec = loaded.servers.find((candidate) => candidate.name === given.server)!
       if (!settings.json) yield* Render.note(`testing '${spec.name}' (${Render.where(spec)})`)
-      // The token store `call` uses, so a server authorized there is tested with its token.
+      // The token store `call` uses, so a server authorized there is tested with its token, and
+      // the host features a real `call` declares (roots, elicitation, sampling): a server may
+      // behave, and stop, differently without them.
       const report = yield* probe(spec, settings.timeout).pipe(
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
-        Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard())
+        Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),
+        Effect.provide(HostFeatures.layer(settings, loaded.sampling))
       )
       const { steps, warnings } = report
       const ok = steps.every((entry) => entry.ok)

@@ -57,6 +57,7 @@ export const serve = Command.make("serve", {
     Options.repeated
   ),
   settle: Options.text("settle").pipe(
+    Options.withPseudoName("duration"),
     Options.withDescription(
       "How long after start the first tool, prompt and resource lists wait for servers still connecting " +
         "(default 3s; 0: not at all); later joiners are announced with list_changed"
@@ -87,6 +88,10 @@ export const serve = Command.make("serve", {
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     if (given.stdio === Option.isSome(given.http)) return yield* CliError.usage("give either --stdio or --http <port>")
+    const port = Option.getOrUndefined(given.http)
+    if (port !== undefined && (port < 0 || port > 65535)) {
+      return yield* CliError.usage(`--http ${port} is not a port: give 1 to 65535, or 0 for any free port`)
+    }
     const auth = yield* ServeAuth.resolve(given)
     const stateSecret = yield* ServeAuth.stateSecret(given)
     if (given.stdio && (auth.token !== undefined || auth.oauth !== undefined)) {
@@ -129,7 +134,7 @@ export const serve = Command.make("serve", {
       modern,
       stateSecret,
       ...(given.noTasks ? { tasks: false } : {}),
-      port: Option.getOrThrow(given.http),
+      port: port!,
       host: given.host,
       path: given.path,
       ...auth,

@@ -15,6 +15,30 @@ export type Check = (
   args: Readonly<Record<string, unknown>> | undefined
 ) => Effect.Effect<void, McpError.McpError>
 
+const article: Record<string, string> = {
+  string: "a string",
+  integer: "an integer",
+  number: "a number",
+  array: "an array",
+  object: "an object",
+  boolean: "a boolean"
+}
+
+// ajv's wording ("(root) must have required property 'path'", "/path must be string") as a
+// person reads it: which argument, and what was expected.
+const plainly = (problem: string): string =>
+  problem.split("; ").map((part) => {
+    const text = part.replace(/ must be (\w+)$/, (whole, type: string) =>
+      article[type] ? ` must be ${article[type]}` : whole)
+    const missing = /^(\S+) must have required property '(.*)'$/.exec(text)
+    if (missing) {
+      const within = missing[1] === "(root)" ? "" : `${missing[1]!.slice(1).replace(/\//g, ".")}.`
+      return `the required argument '${within}${missing[2]}' is missing`
+    }
+    const at = /^\/(\S*) (.*)$/.exec(text)
+    return at ? `argument '${at[1]!.replace(/\//g, ".")}' ${at[2]}` : text.replace(/^\(root\) /, "the arguments ")
+  }).join("; ")
+
 /** A check with a validator cache of its own. */
 export const makeCheck = (): Check => {
   const validators = new ValidatorCache()
@@ -36,9 +60,9 @@ export const makeCheck = (): Check => {
         return Effect.logDebug(`the inputSchema of tool '${entry.name}' cannot be compiled: ${validator.left}`)
       }
       const problem = validator.right(args ?? {})
+      // No method: nothing was sent, the tool was not called.
       return problem === undefined ? Effect.void : Effect.fail(McpError.validation(entry.server, {
-        method: "tools/call",
-        message: `invalid arguments for tool '${entry.tool.name}': ${problem}`
+        message: `invalid arguments for tool '${entry.tool.name}': ${plainly(problem)}`
       }))
     })
 }

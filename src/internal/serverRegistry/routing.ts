@@ -150,12 +150,24 @@ export const make = (
       ))
   )
 
+  // The server whose qualified prefix `name` has (the longest) while it has not listed its
+  // tools yet: its tool is not unknown, it is not there yet.
+  const connecting = (name: string): string | undefined => {
+    const owner = [...actors.values()]
+      .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
+      .sort((a, b) => b.name.length - a.name.length)[0]
+    const state = owner?.status().state._tag
+    return state === "Pending" || state === "Connecting" ? owner!.name : undefined
+  }
+
   // An unknown qualified name belongs to no server: the error names none. A quarantined
   // tool's error says how to approve it.
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
       const entry = Catalog.findTool(current, name)
       if (entry === undefined) {
+        const waiting = connecting(name)
+        if (waiting !== undefined) return Effect.fail(stillConnecting(waiting, name))
         return Effect.flatMap(
           drifted,
           (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
@@ -182,3 +194,9 @@ export const make = (
 
   return { actorOf, withClient, callTool, callServerTool, followTask, getPrompt }
 }
+
+const stillConnecting = (server: string, name: string) =>
+  McpError.unavailable(server, {
+    state: "Connecting",
+    message: `is still connecting: its tools are not listed yet, so '${name}' cannot be called yet`
+  })

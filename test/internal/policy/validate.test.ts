@@ -33,12 +33,12 @@ describe("validate", () => {
         required: ["toString", "hasOwnProperty"]
       })
       const missing = yield* Effect.flip(check(entry, {}))
-      expect(missing.message).toContain("must have required property 'toString'")
-      expect(missing.message).toContain("must have required property 'hasOwnProperty'")
+      expect(missing.message).toContain("the required argument 'toString' is missing")
+      expect(missing.message).toContain("the required argument 'hasOwnProperty' is missing")
       expect(missing.message).not.toContain("constructor")
       yield* check(entry, JSON.parse(`{"toString":"a","hasOwnProperty":1,"constructor":"c"}`))
       const wrong = yield* Effect.flip(check(entry, JSON.parse(`{"toString":1,"hasOwnProperty":1}`)))
-      expect(wrong.message).toContain("/toString must be string")
+      expect(wrong.message).toContain("argument 'toString' must be a string")
     }))
 
   it.effect("a schema that cannot be compiled lets every call through", () =>
