@@ -24,6 +24,7 @@ import * as Stdio from "../Stdio.js"
 import { CliError } from "./CliError.js"
 import * as Auth from "./commands/auth.js"
 import * as Edit from "./commands/edit.js"
+import * as Get from "./commands/get.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
@@ -38,6 +39,7 @@ import { VERSION } from "./version.js"
 
 const subcommands = [
   Inspect.servers,
+  Get.get,
   Inspect.tools,
   Invoke.call,
   Inspect.resources,
