@@ -47,6 +47,7 @@ const subcommands = [
   Inspect.prompts,
   Invoke.prompt,
   Edit.add,
+  Edit.addJson,
   Edit.remove,
   Edit.enable,
   Edit.disable,

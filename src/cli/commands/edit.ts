@@ -64,20 +64,11 @@ const pairs = (entries: ReadonlyArray<string>, flag: string) =>
   }).pipe(Effect.map((list) => list.length === 0 ? undefined : Object.fromEntries(list)))
 
 /**
- * `mcp-fleet add`: adds a stdio server (`add <name> -- <command> [args...]`) or a remote
- * one (`add <name> --url <url>`) to the config file.
+ * The options that describe a server besides its command (`add`, and `test` with no config).
  *
- * @since 0.1.0
+ * @since 0.5.0
  */
-export const add = Command.make("add", {
-  ...Settings.options,
-  name: Args.text({ name: "name" }).pipe(
-    Args.withDescription("The new server's name: letters, digits, _ and -, not starting with mcp__")
-  ),
-  command: Args.text({ name: "command" }).pipe(
-    Args.withDescription("After --: the program that runs a stdio server, and its arguments"),
-    Args.repeated
-  ),
+export const entryOptions = {
   url: Options.text("url").pipe(
     Options.withPseudoName("url"),
     Options.withDescription("The URL of a remote server (instead of a command)"),
@@ -106,50 +97,195 @@ export const add = Command.make("add", {
     Options.withPseudoName("dir"),
     Options.withDescription("The server's working directory"),
     Options.optional
-  ),
-  disabled: Options.boolean("disabled").pipe(Options.withDescription("Add it switched off")),
-  force: Options.boolean("force").pipe(Options.withDescription("Replace a server of the same name"))
-}, (given) =>
+  )
+}
+
+/**
+ * What `entryOptions` parsed to.
+ *
+ * @since 0.5.0
+ */
+export interface EntryGiven {
+  readonly url: Option.Option<string>
+  readonly type: Option.Option<"stdio" | "http" | "sse" | "ws">
+  readonly env: ReadonlyArray<string>
+  readonly header: ReadonlyArray<string>
+  readonly cwd: Option.Option<string>
+}
+
+/**
+ * A config entry from a command line: the command (and its arguments) or `--url`, with the
+ * other `entryOptions`; a usage error names what is missing or contradictory.
+ *
+ * @since 0.5.0
+ */
+export const entryOf = (
+  usage: string,
+  words: ReadonlyArray<string>,
+  given: EntryGiven,
+  hint = ""
+): Effect.Effect<Record<string, unknown>, CliError.CliError> =>
   Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
-    const [command, ...args] = given.command
-    const problem = Catalog.serverNameProblem(given.name)
-    if (problem !== undefined) {
-      return yield* CliError.usage(`server name '${given.name}' ${problem}; use letters, digits, _ and - only`)
-    }
+    const [command, ...args] = words
     if (command === undefined && Option.isNone(given.url)) {
-      return yield* CliError.usage(
-        `server '${given.name}' needs a command or a URL: mcp-fleet add ${given.name} -- <command> [args...], ` +
-          `or mcp-fleet add ${given.name} --url <url>`
-      )
+      return yield* CliError.usage(`${usage} needs a command or a URL${hint}`)
     }
     if (command !== undefined && Option.isSome(given.url)) {
-      return yield* CliError.usage(
-        `server '${given.name}' gets a command (after --) or a URL (--url), not both`
-      )
+      return yield* CliError.usage(`${usage} gets a command (after --) or a URL (--url), not both`)
     }
     const env = yield* pairs(given.env, "env")
     const headers = yield* pairs(given.header, "header")
-    const entry: Record<string, unknown> = {
+    return {
       ...(Option.isSome(given.type) ? { type: given.type.value } : {}),
       ...(command !== undefined
         ? { command, ...(args.length > 0 ? { args } : {}) }
         : { url: Option.getOrThrow(given.url) }),
       ...(env !== undefined ? { env } : {}),
       ...(headers !== undefined ? { headers } : {}),
-      ...(Option.isSome(given.cwd) ? { cwd: given.cwd.value } : {}),
-      ...(given.disabled ? { disabled: true } : {})
+      ...(Option.isSome(given.cwd) ? { cwd: given.cwd.value } : {})
     }
-    // The file with the highest precedence, or a new ./.mcp.json.
-    const path = settings.paths.at(-1) ?? NodePath.resolve(".mcp.json")
+  })
+
+const nameArg = Args.text({ name: "name" }).pipe(
+  Args.withDescription("The new server's name: letters, digits, _ and -, not starting with mcp__")
+)
+
+const checkName = (name: string) => {
+  const problem = Catalog.serverNameProblem(name)
+  return problem === undefined
+    ? Effect.void
+    : CliError.usage(`server name '${name}' ${problem}; use letters, digits, _ and - only`)
+}
+
+const scopeOption = Options.choice("scope", ["local", "project", "user"]).pipe(
+  Options.withDescription(
+    "Where the server goes, as in Claude Code: project (./.mcp.json, shared with the project), user " +
+      "(~/.config/mcp-fleet/mcp.json, every project of yours), local (this project only, private to you: " +
+      "~/.config/mcp-fleet/projects/<folder>-<hash>.json). Default: the config file in use, else ./.mcp.json"
+  ),
+  Options.optional
+)
+
+// The file a new server goes to: the scope's, else the file with the highest precedence,
+// else a new ./.mcp.json.
+const targetOf = (settings: Settings.Settings, scope: Option.Option<"local" | "project" | "user">) => {
+  const cwd = process.cwd()
+  if (Option.isNone(scope)) return settings.paths.at(-1) ?? NodePath.resolve(cwd, ".mcp.json")
+  switch (scope.value) {
+    case "project":
+      return NodePath.join(cwd, ".mcp.json")
+    case "user":
+      return NodePath.join(settings.configDir, "mcp.json")
+    case "local":
+      return Settings.localPath(settings.configDir, cwd)
+  }
+}
+
+/**
+ * Adds `entry` as server `name` to the file of `scope` (see `add --scope`), creating it
+ * when there is none, and says so; `force` replaces a server of that name.
+ *
+ * @since 0.5.0
+ */
+export const addEntry = (
+  settings: Settings.Settings,
+  scope: Option.Option<"local" | "project" | "user">,
+  name: string,
+  entry: Record<string, unknown>,
+  force: boolean
+) =>
+  Effect.gen(function*() {
+    const path = targetOf(settings, scope)
     const fs = yield* FileSystem.FileSystem
     const exists = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
     const text = exists
-      ? yield* edited(ConfigEdit.addServer(yield* read(path), path, given.name, entry, given.force))
-      : ConfigEdit.newFile(given.name, entry)
+      ? yield* edited(ConfigEdit.addServer(yield* read(path), path, name, entry, force))
+      : ConfigEdit.newFile(name, entry)
+    if (!exists) yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true }).pipe(Effect.ignore)
     yield* write(settings, path, text)
-    yield* done(settings, exists ? "added" : "created config with", given.name, path)
+    yield* done(settings, exists ? "added" : "created config with", name, path)
+  })
+
+/**
+ * `mcp-fleet add`: adds a stdio server (`add <name> -- <command> [args...]`) or a remote
+ * one (`add <name> --url <url>`) to the config file, or to the file of `--scope`.
+ *
+ * @since 0.1.0
+ */
+export const add = Command.make("add", {
+  ...Settings.options,
+  ...entryOptions,
+  name: nameArg,
+  command: Args.text({ name: "command" }).pipe(
+    Args.withDescription("After --: the program that runs a stdio server, and its arguments"),
+    Args.repeated
+  ),
+  scope: scopeOption,
+  disabled: Options.boolean("disabled").pipe(Options.withDescription("Add it switched off")),
+  force: Options.boolean("force").pipe(Options.withDescription("Replace a server of the same name"))
+}, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    yield* checkName(given.name)
+    const entry = yield* entryOf(
+      `server '${given.name}'`,
+      given.command,
+      given,
+      `: mcp-fleet add ${given.name} -- <command> [args...], or mcp-fleet add ${given.name} --url <url>`
+    )
+    yield* addEntry(
+      settings,
+      given.scope,
+      given.name,
+      given.disabled ? { ...entry, disabled: true } : entry,
+      given.force
+    )
   })).pipe(Command.withDescription("Add a server: add <name> -- <command> [args...], or add <name> --url <url>"))
+
+/**
+ * `mcp-fleet add-json <name> '<json>'`: adds a server from its config entry as JSON (as
+ * `claude mcp add-json`), checked like any other entry before it is written.
+ *
+ * @since 0.5.0
+ */
+export const addJson = Command.make("add-json", {
+  ...Settings.options,
+  name: nameArg,
+  entry: Args.text({ name: "json" }).pipe(
+    Args.withDescription(`The server's entry as JSON, e.g. '{"command":"npx","args":["-y","pkg"]}'`)
+  ),
+  scope: scopeOption,
+  force: Options.boolean("force").pipe(Options.withDescription("Replace a server of the same name"))
+}, (given) =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings(given)
+    yield* checkName(given.name)
+    const entry = yield* Effect.try({
+      try: () => JSON.parse(given.entry) as unknown,
+      catch: (error) => CliError.usage(`the JSON of server '${given.name}' is not valid: ${(error as Error).message}`)
+    })
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+      return yield* CliError.usage(`the JSON of server '${given.name}' must be an object such as {"command": "..."}`)
+    }
+    yield* usable(given.name, entry as Record<string, unknown>)
+    yield* addEntry(settings, given.scope, given.name, entry as Record<string, unknown>, given.force)
+  })).pipe(Command.withDescription(`Add a server from its JSON entry: add-json <name> '{"command": ...}'`))
+
+/**
+ * Fails with a usage error naming the server when `entry` is no usable server (neither
+ * command nor url, an unknown type, ...); unset variables are no reason, they may be set later.
+ *
+ * @since 0.5.0
+ */
+export const usable = (name: string, entry: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const parsed = yield* FleetConfig.parse(JSON.stringify({ mcpServers: { [name]: entry } }), "(given)", {}, NodePath)
+      .pipe(Effect.mapError((error) => CliError.usage(`server '${name}': ${error.reason}`)))
+    const problems = (parsed[0]?.problem ?? "").split("; ").filter((problem) =>
+      problem !== "" && !/^variable \S+ is not set|^input "|^envFile /.test(problem)
+    )
+    if (problems.length > 0) return yield* CliError.usage(`server '${name}' cannot be used: ${problems.join("; ")}`)
+  })
 
 // The file that defines the server (the last one, when several do).
 const fileOf = (settings: Settings.Settings, name: string) =>

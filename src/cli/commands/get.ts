@@ -109,7 +109,10 @@ const show = (name: string, file: string, config: Record<string, unknown>, statu
     ["protocol", status.protocolVersion ?? ""],
     ["server info", status.serverInfo === null ? "" : `${status.serverInfo.name} ${status.serverInfo.version}`],
     ["capabilities", capabilityNames(status.capabilities ?? undefined).join(", ")],
-    ["counts", `${counts.tools} tools, ${counts.resources} resources, ${counts.templates} templates, ${counts.prompts} prompts`],
+    [
+      "counts",
+      `${counts.tools} tools, ${counts.resources} resources, ${counts.templates} templates, ${counts.prompts} prompts`
+    ],
     ["pid", status.pid === null ? "" : String(status.pid)]
   ]
   const error = status.error === null ? [] : ["", `last error: ${status.error.message}`]
