@@ -25,6 +25,7 @@ import { CliError } from "./CliError.js"
 import * as Auth from "./commands/auth.js"
 import * as Edit from "./commands/edit.js"
 import * as Get from "./commands/get.js"
+import * as Importing from "./commands/importing.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
@@ -48,6 +49,7 @@ const subcommands = [
   Invoke.prompt,
   Edit.add,
   Edit.addJson,
+  Importing.importServers,
   Edit.remove,
   Edit.enable,
   Edit.disable,

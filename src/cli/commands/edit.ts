@@ -22,10 +22,15 @@ import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
 import * as Trust from "../Trust.js"
 
-// The new text must still be a valid config before it replaces the old one, and it
-// replaces it in one rename, so a watcher never reads half a file. A file this command
-// creates, or one trusted before the edit, stays trusted: the edit is the user's own.
-const write = (settings: Settings.Settings, path: string, text: string) =>
+/**
+ * Writes a config file's new text. It must still be a valid config before it replaces the
+ * old one, and it replaces it in one rename, so a watcher never reads half a file. A file
+ * this command creates (its folder too), or one trusted before the edit, stays trusted: the
+ * edit is the user's own.
+ *
+ * @since 0.5.0
+ */
+export const write = (settings: Settings.Settings, path: string, text: string) =>
   Effect.gen(function*() {
     yield* FleetConfig.parse(text, path, process.env, NodePath).pipe(
       Effect.mapError((error) => CliError.failure(`the edit would make ${error.message}; ${path} was left as it was`))
@@ -35,6 +40,7 @@ const write = (settings: Settings.Settings, path: string, text: string) =>
     const before = yield* Effect.option(fs.readFileString(path))
     const trusted = Option.isNone(before) || (yield* trust.check(path, before.value))._tag === "Trusted"
     const temporary = NodePath.join(NodePath.dirname(path), `.${NodePath.basename(path)}.${process.pid}.tmp`)
+    if (Option.isNone(before)) yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true }).pipe(Effect.ignore)
     yield* fs.writeFileString(temporary, text).pipe(
       Effect.zipRight(fs.rename(temporary, path)),
       Effect.mapError((error) => CliError.failure(`cannot write ${path}: ${error.message}`))
@@ -42,7 +48,12 @@ const write = (settings: Settings.Settings, path: string, text: string) =>
     if (trusted) yield* trust.trust(path, text).pipe(Effect.mapError((error) => CliError.failure(error.message)))
   })
 
-const read = (path: string) =>
+/**
+ * A config file's text, or a failure naming it.
+ *
+ * @since 0.5.0
+ */
+export const read = (path: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
     Effect.mapError((error) => CliError.failure(`cannot read ${path}: ${error.message}`))
   )
@@ -157,7 +168,12 @@ const checkName = (name: string) => {
     : CliError.usage(`server name '${name}' ${problem}; use letters, digits, _ and - only`)
 }
 
-const scopeOption = Options.choice("scope", ["local", "project", "user"]).pipe(
+/**
+ * `--scope`: which file a new server goes to (see `targetOf`).
+ *
+ * @since 0.5.0
+ */
+export const scopeOption = Options.choice("scope", ["local", "project", "user"]).pipe(
   Options.withDescription(
     "Where the server goes, as in Claude Code: project (./.mcp.json, shared with the project), user " +
       "(~/.config/mcp-fleet/mcp.json, every project of yours), local (this project only, private to you: " +
@@ -166,9 +182,13 @@ const scopeOption = Options.choice("scope", ["local", "project", "user"]).pipe(
   Options.optional
 )
 
-// The file a new server goes to: the scope's, else the file with the highest precedence,
-// else a new ./.mcp.json.
-const targetOf = (settings: Settings.Settings, scope: Option.Option<"local" | "project" | "user">) => {
+/**
+ * The file a new server goes to: the scope's, else the config file with the highest
+ * precedence, else a new ./.mcp.json.
+ *
+ * @since 0.5.0
+ */
+export const targetOf = (settings: Settings.Settings, scope: Option.Option<"local" | "project" | "user">) => {
   const cwd = process.cwd()
   if (Option.isNone(scope)) return settings.paths.at(-1) ?? NodePath.resolve(cwd, ".mcp.json")
   switch (scope.value) {
@@ -201,7 +221,6 @@ export const addEntry = (
     const text = exists
       ? yield* edited(ConfigEdit.addServer(yield* read(path), path, name, entry, force))
       : ConfigEdit.newFile(name, entry)
-    if (!exists) yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true }).pipe(Effect.ignore)
     yield* write(settings, path, text)
     yield* done(settings, exists ? "added" : "created config with", name, path)
   })
