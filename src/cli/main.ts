@@ -30,6 +30,7 @@ import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
 import * as Serve from "./commands/serve.js"
+import * as Session from "./commands/session.js"
 import * as Trust from "./commands/trust.js"
 import * as Watch from "./commands/watch.js"
 import * as Help from "./Help.js"
@@ -45,6 +46,7 @@ const subcommands = [
   Invoke.call,
   Inspect.resources,
   Invoke.read,
+  Session.subscribe,
   Inspect.prompts,
   Invoke.prompt,
   Edit.add,
@@ -54,6 +56,9 @@ const subcommands = [
   Edit.enable,
   Edit.disable,
   Probe.test,
+  Session.ping,
+  Session.complete,
+  Session.logLevel,
   Watch.watch,
   Serve.serve,
   Trust.trust,

@@ -31,7 +31,10 @@ describe("import --from", () => {
     const { cli, home, project } = machine()
     write(path.join(home, ".claude.json"), {
       mcpServers: { everywhere: { command: "u" } },
-      projects: { [project]: { mcpServers: { mine: { command: "l", args: ["x"] } } }, "/other": { mcpServers: { no: {} } } }
+      projects: {
+        [project]: { mcpServers: { mine: { command: "l", args: ["x"] } } },
+        "/other": { mcpServers: { no: {} } }
+      }
     })
     const dry = await cli("import", "--from", "claude-code", "--dry-run", "--scope", "user")
     expect(dry.code).toBe(0)
@@ -47,7 +50,10 @@ describe("import --from", () => {
     expect(Object.keys(JSON.parse(fs.readFileSync(user, "utf8")).mcpServers)).toEqual(["everywhere", "mine"])
     // Again: both are there already, and are left alone.
     const again = await cli("import", "--from", "claude-code", "--scope", "user", "--json")
-    expect(JSON.parse(again.stdout).skipped.map((server: { name: string }) => server.name)).toEqual(["everywhere", "mine"])
+    expect(JSON.parse(again.stdout).skipped.map((server: { name: string }) => server.name)).toEqual([
+      "everywhere",
+      "mine"
+    ])
     fs.rmSync(user)
   })
 

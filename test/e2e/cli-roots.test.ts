@@ -31,7 +31,12 @@ describe("the CLI's roots", () => {
     expect(byDefault.stdout).toContain(data)
     expect(byDefault.stdout).not.toMatch(new RegExp(`${project}\\s*$`, "m"))
     // The config file itself stays out of its reach.
-    const config_ = await cli("call", "files", "read_text_file", JSON.stringify({ path: path.join(project, ".mcp.json") }))
+    const config_ = await cli(
+      "call",
+      "files",
+      "read_text_file",
+      JSON.stringify({ path: path.join(project, ".mcp.json") })
+    )
     expect(`${config_.stdout}${config_.stderr}`).toMatch(/denied|outside allowed/i)
 
     const other = fs.realpathSync(tempDir())

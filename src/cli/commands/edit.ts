@@ -66,7 +66,13 @@ const done = (settings: Settings.Settings, action: string, server: string, path:
     ? Render.json({ action, server, file: path })
     : Render.lines([`${action} server '${server}' in ${Settings.tilde(path)}`])
 
-const pairs = (entries: ReadonlyArray<string>, flag: string) =>
+/**
+ * `KEY=VALUE` words of a repeatable `--<flag>` as a record (undefined when none was given),
+ * or a usage error naming the word that is not one.
+ *
+ * @since 0.5.0
+ */
+export const pairs = (entries: ReadonlyArray<string>, flag: string) =>
   Effect.forEach(entries, (entry) => {
     const at = entry.indexOf("=")
     return at > 0

@@ -1,7 +1,7 @@
 // Other hosts' config files: where each keeps them, and what `${workspaceFolder}`, a relative
 // envFile and cwd mean in an editor's project file (the project, not `.cursor/`).
-import { describe, expect, it } from "@effect/vitest"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fs from "node:fs"
@@ -25,14 +25,22 @@ describe("hosts", () => {
   it("in .cursor/mcp.json and .vscode/mcp.json, ${workspaceFolder}, ${workspaceFolderBasename} and cwd mean the project", () => {
     for (const folder of [".cursor", ".vscode"]) {
       const servers = Either.getOrThrow(
-        FleetConfig.parse(JSON.stringify({ mcpServers: { a: { ...entry, envFile: undefined } } }), `/work/app/${folder}/mcp.json`, {})
+        FleetConfig.parse(
+          JSON.stringify({ mcpServers: { a: { ...entry, envFile: undefined } } }),
+          `/work/app/${folder}/mcp.json`,
+          {}
+        )
       )
       expect(stdio(servers[0]!).args).toEqual(["/work/app/data", "app"])
       expect(stdio(servers[0]!).cwd).toBe("/work/app/tools")
     }
     // Any other file's folder is its project.
     const plain = Either.getOrThrow(
-      FleetConfig.parse(JSON.stringify({ mcpServers: { a: { ...entry, envFile: undefined } } }), "/work/app/.mcp.json", {})
+      FleetConfig.parse(
+        JSON.stringify({ mcpServers: { a: { ...entry, envFile: undefined } } }),
+        "/work/app/.mcp.json",
+        {}
+      )
     )
     expect(stdio(plain[0]!).args).toEqual(["/work/app/data", "app"])
     expect(Hosts.workspaceOf("/work/app/conf", posixPath)).toBe("/work/app/conf")
@@ -92,6 +100,8 @@ describe("hosts", () => {
     expect(Hosts.entriesOf(json, { path: "/home/me/.claude.json", project: "/work/app" }))
       .toEqual([["local", { command: "l" }]])
     expect(Hosts.entriesOf(json, { path: "x", project: "/elsewhere" })).toEqual([])
-    expect(Hosts.entriesOf({ servers: { v: { url: "https://x" } } }, { path: "x" })).toEqual([["v", { url: "https://x" }]])
+    expect(Hosts.entriesOf({ servers: { v: { url: "https://x" } } }, { path: "x" })).toEqual([["v", {
+      url: "https://x"
+    }]])
   })
 })
