@@ -233,7 +233,9 @@ export const localPath = (configDir: string, cwd: string): string =>
   NodePath.join(
     configDir,
     "projects",
-    `${NodePath.basename(cwd) || "root"}-${createHash("sha256").update(NodePath.resolve(cwd)).digest("hex").slice(0, 12)}.json`
+    `${NodePath.basename(cwd) || "root"}-${
+      createHash("sha256").update(NodePath.resolve(cwd)).digest("hex").slice(0, 12)
+    }.json`
   )
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `mcp-fleet import --from claude-desktop|claude-code|vscode|cursor`: copies the servers
  * another host knows (its files where it keeps them on this OS: see
- * `internal/fleetConfig/hosts.ts`) into the config file, or the file of `--scope`. A server
+ * `FleetConfig.hostLocations`) into the config file, or the file of `--scope`. A server
  * of a name the file has already is left alone unless `--force`; `--dry-run` only says
  * what would be added.
  *
@@ -15,7 +15,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import * as Hosts from "../../internal/fleetConfig/hosts.js"
+import * as FleetConfig from "../../FleetConfig.js"
 import * as Jsonc from "../../internal/jsonc.js"
 import * as CliError from "../CliError.js"
 import * as ConfigEdit from "../ConfigEdit.js"
@@ -39,8 +39,8 @@ interface Found {
  * @since 0.5.0
  */
 export const found = (
-  host: Hosts.Host,
-  machine: Hosts.Machine
+  host: FleetConfig.Host,
+  machine: FleetConfig.Machine
 ): Effect.Effect<
   { readonly read: ReadonlyArray<string>; readonly servers: ReadonlyArray<Found> },
   CliError.CliError,
@@ -50,7 +50,7 @@ export const found = (
     const fs = yield* FileSystem.FileSystem
     const servers = new Map<string, Found>()
     const read = new Set<string>()
-    for (const location of Hosts.locations(host, machine)) {
+    for (const location of FleetConfig.hostLocations(host, machine)) {
       const text = yield* Effect.option(fs.readFileString(location.path))
       if (Option.isNone(text)) continue
       const json = Jsonc.parse(text.value.replace(/^\uFEFF/, ""))
@@ -58,7 +58,7 @@ export const found = (
         return yield* CliError.failure(`${location.path} is not valid JSON: ${Jsonc.describe(json.left)}`)
       }
       read.add(location.path)
-      for (const [name, entry] of Hosts.entriesOf(json.right, location)) {
+      for (const [name, entry] of FleetConfig.hostEntries(json.right, location)) {
         servers.set(name, { name, file: location.path, entry: { ...entry } })
       }
     }
@@ -97,7 +97,7 @@ const plan = (text: string | undefined, path: string, servers: ReadonlyArray<Fou
  */
 export const importServers = Command.make("import", {
   ...Settings.options,
-  from: Options.choice("from", Hosts.hosts).pipe(
+  from: Options.choice("from", FleetConfig.hosts).pipe(
     Options.withDescription(
       "The host whose servers to copy: claude-desktop (claude_desktop_config.json), claude-code (~/.claude.json " +
         "and ./.mcp.json), vscode (the user's and ./.vscode/mcp.json), cursor (~/.cursor/mcp.json and ./.cursor/mcp.json)"
@@ -118,7 +118,7 @@ export const importServers = Command.make("import", {
     }
     const { read, servers } = yield* found(given.from, machine)
     if (read.length === 0) {
-      const looked = Hosts.locations(given.from, machine).map((location) => Settings.tilde(location.path))
+      const looked = FleetConfig.hostLocations(given.from, machine).map((location) => Settings.tilde(location.path))
       return yield* CliError.failure(`no ${given.from} config found (looked in ${[...new Set(looked)].join(", ")})`)
     }
     const target = Edit.targetOf(settings, given.scope)

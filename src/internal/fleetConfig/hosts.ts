@@ -77,8 +77,7 @@ export const locations = (host: Host, machine: Machine): ReadonlyArray<Location>
 
 type Json = Readonly<Record<string, unknown>>
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The server entries of a host's parsed file at `location`, by name (`mcpServers` winning over `servers`). */
 export const entriesOf = (json: unknown, location: Location): ReadonlyArray<readonly [string, Json]> => {
