@@ -152,5 +152,5 @@ export const importServers = Command.make("import", {
       }${given.dryRun ? " (dry run: nothing written)" : ""}`
     )
   })).pipe(Command.withDescription(
-    "Copy the servers of Claude Desktop, Claude Code, VS Code or Cursor into the config: import --from <host> [--dry-run]"
+    "Copy the servers Claude Desktop, Claude Code, VS Code or Cursor know into the config (--dry-run: only show them)"
   ))

@@ -281,6 +281,6 @@ export const test = Command.make(
       }
     })
 ).pipe(Command.withDescription(
-  "Connect one server (of the config, or with no config: test -- <command> [args...], test --url <url>) " +
-    "and report each lifecycle step with timings, what failed, and how it shuts down"
+  "Connect one server (of the config; or with no config, a command after -- or --url) and report each " +
+    "lifecycle step with timings, what failed, and how it shuts down"
 ))

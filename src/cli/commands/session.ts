@@ -108,7 +108,7 @@ export const complete = Command.make("complete", {
         if (more) yield* Render.note(`(${completion.total ?? "more"} in all; type more to narrow them)`)
       }))
   })).pipe(Command.withDescription(
-    "Complete a prompt's or resource template's argument as the server suggests: complete <server> <argument> [value]"
+    "Complete a prompt's or resource template's argument: the values the server offers for what is typed so far"
   ))
 
 // One streamed item: a JSON line for programs, a line of text for people.
