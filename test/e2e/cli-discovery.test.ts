@@ -29,7 +29,11 @@ describe("editor project files", () => {
       expect(refused.code).toBe(2)
       expect(refused.stderr).toContain(`./${folder}/mcp.json is a project config not trusted yet`)
 
-      const trusted = await cli("1", "get", "memory", "--json")
+      // `trust` with no file trusts the one found here.
+      const trust = await cli("", "trust", "--json")
+      expect(trust.code).toBe(0)
+      expect(JSON.parse(trust.stdout).file).toBe(path.join(project, folder, "mcp.json"))
+      const trusted = await cli("", "get", "memory", "--json")
       expect(trusted.code).toBe(0)
       const json = JSON.parse(trusted.stdout)
       expect(json.file).toBe(path.join(project, folder, "mcp.json"))

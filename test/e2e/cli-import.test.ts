@@ -95,10 +95,14 @@ describe("add --scope and add-json", () => {
     expect(listed.code).toBe(0)
     expect(listed.stdout).toContain("mcp__memory__")
 
+    // Without --scope, the local file is read but not written: a new ./.mcp.json is.
+    const plain = await cli("add", "api", "--", "echo")
+    expect(plain.code).toBe(0)
+    expect(Object.keys(JSON.parse(fs.readFileSync(file, "utf8")).mcpServers)).toEqual(["memory"])
     const shared = await cli("add", "web", "--url", "https://example.com/mcp", "--scope", "project")
     expect(shared.code).toBe(0)
-    expect(JSON.parse(fs.readFileSync(path.join(project, ".mcp.json"), "utf8")).mcpServers.web.url)
-      .toBe("https://example.com/mcp")
+    expect(Object.keys(JSON.parse(fs.readFileSync(path.join(project, ".mcp.json"), "utf8")).mcpServers))
+      .toEqual(["api", "web"])
     const user = await cli("add", "mine", "--scope", "user", "--", "echo")
     expect(user.stdout).toContain("mcp-fleet/mcp.json")
     fs.rmSync(path.join(cliEnv().XDG_CONFIG_HOME, "mcp-fleet", "mcp.json"))

@@ -189,21 +189,25 @@ export const scopeOption = Options.choice("scope", ["local", "project", "user"])
 )
 
 /**
- * The file a new server goes to: the scope's, else the config file with the highest
- * precedence, else a new ./.mcp.json.
+ * The file a new server goes to: the scope's, else the config file in use with the highest
+ * precedence (not the local-scope one), else a new ./.mcp.json.
  *
  * @since 0.5.0
  */
 export const targetOf = (settings: Settings.Settings, scope: Option.Option<"local" | "project" | "user">) => {
   const cwd = process.cwd()
-  if (Option.isNone(scope)) return settings.paths.at(-1) ?? NodePath.resolve(cwd, ".mcp.json")
+  // The local file is read when it exists, but only `--scope local` writes to it.
+  const local = Settings.localPath(settings.configDir, cwd)
+  if (Option.isNone(scope)) {
+    return settings.paths.filter((path) => path !== local).at(-1) ?? NodePath.resolve(cwd, ".mcp.json")
+  }
   switch (scope.value) {
     case "project":
       return NodePath.join(cwd, ".mcp.json")
     case "user":
       return NodePath.join(settings.configDir, "mcp.json")
     case "local":
-      return Settings.localPath(settings.configDir, cwd)
+      return local
   }
 }
 
