@@ -89,8 +89,12 @@ const aligned = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<
   return rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`)
 }
 
-const pairs = (record: unknown) =>
-  Object.entries(record as Record<string, string>).map(([key, value]) => `${key}=${value}`).join(" ")
+// The env of a stdio server or the headers of a remote one, masked already.
+const variables = (config: Record<string, unknown>): ReadonlyArray<readonly [string, string]> => {
+  const label = config.type === "stdio" ? "env" : "headers"
+  const entries = Object.entries((config[label] ?? {}) as Record<string, string>)
+  return entries.length === 0 ? [] : [[label, entries.map(([key, value]) => `${key}=${value}`).join(" ")]]
+}
 
 const show = (name: string, file: string, config: Record<string, unknown>, status: Shown) => {
   const where = config.type === "stdio"
@@ -101,10 +105,8 @@ const show = (name: string, file: string, config: Record<string, unknown>, statu
     ["server", name],
     ["file", Settings.tilde(file)],
     ["transport", `${String(config.type)}: ${where}`],
-    ...(config.cwd ? [["cwd", String(config.cwd)] as const] : []),
-    ...(Object.keys((config.env ?? config.headers ?? {}) as object).length > 0
-      ? [[config.type === "stdio" ? "env" : "headers", pairs(config.env ?? config.headers)] as const]
-      : []),
+    ...(typeof config.cwd === "string" ? [["cwd", config.cwd] as const] : []),
+    ...variables(config),
     ["state", status.detail],
     ["protocol", status.protocolVersion ?? ""],
     ["server info", status.serverInfo === null ? "" : `${status.serverInfo.name} ${status.serverInfo.version}`],
