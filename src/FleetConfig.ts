@@ -29,6 +29,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as EnvFile from "./internal/fleetConfig/envFile.js"
 import * as File from "./internal/fleetConfig/file.js"
+import * as Hosts from "./internal/fleetConfig/hosts.js"
 import * as Variables from "./internal/fleetConfig/variables.js"
 import * as Watch from "./internal/fleetConfig/watch.js"
 import { currentPath, homeOf, type PathOps, posixPath, processCwd, processEnv } from "./internal/platform.js"
@@ -283,6 +284,62 @@ export const pathsFromEnv = (
   const listed = listedPaths(env, cwd, path)
   return listed.length > 0 ? listed : defaultPaths(cwd, home, path)
 }
+
+// --- other hosts --------------------------------------------------------------------
+
+/**
+ * The hosts whose config files mcp-fleet knows: `claude-desktop`, `claude-code`, `vscode`,
+ * `cursor`.
+ *
+ * @since 0.5.0
+ * @category hosts
+ */
+export const hosts: typeof Hosts.hosts = Hosts.hosts
+
+/**
+ * One of `hosts`.
+ *
+ * @since 0.5.0
+ * @category hosts
+ */
+export type Host = Hosts.Host
+
+/**
+ * Where a host's file is, and (Claude Code's local scope) the project whose servers in it
+ * are meant.
+ *
+ * @since 0.5.0
+ * @category hosts
+ */
+export type HostLocation = Hosts.Location
+
+/**
+ * What a host's file locations depend on: the OS, home, environment, working directory.
+ *
+ * @since 0.5.0
+ * @category hosts
+ */
+export type Machine = Hosts.Machine
+
+/**
+ * The files a host reads its servers from on `machine`, lowest precedence first, as each
+ * host documents them.
+ *
+ * @since 0.5.0
+ * @category hosts
+ */
+export const hostLocations: (host: Host, machine: Machine) => ReadonlyArray<HostLocation> = Hosts.locations
+
+/**
+ * The server entries of a host's parsed file at `location`, by name.
+ *
+ * @since 0.5.0
+ * @category hosts
+ */
+export const hostEntries: (
+  json: unknown,
+  location: HostLocation
+) => ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> = Hosts.entriesOf
 
 // --- load ---------------------------------------------------------------------------
 

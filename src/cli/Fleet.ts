@@ -70,6 +70,11 @@ export interface StartOptions {
   readonly asCall?: { readonly readyTimeout: Duration.Duration | undefined } | undefined
   /** The config, when the command has read it already. */
   readonly loaded?: FleetConfig.Loaded | undefined
+  /**
+   * With `only`: a server that cannot be ready (disabled, failing) is no error, the command
+   * shows it as it is (`get`).
+   */
+  readonly asIs?: boolean | undefined
 }
 
 // Fails with a clear sentence when there are no config files; names them to a person.
@@ -292,7 +297,7 @@ export const start = (
     const only = options.only
     if (only !== undefined) {
       yield* requireServer(loaded, only)
-      if (loaded.servers.some((spec) => spec.name === only && spec.disabled === true)) {
+      if (options.asIs !== true && loaded.servers.some((spec) => spec.name === only && spec.disabled === true)) {
         return yield* CliError.failure(`server '${only}' is disabled; switch it on with 'mcp-fleet enable ${only}'`)
       }
     }
@@ -312,7 +317,7 @@ export const start = (
       ? wait
       : Effect.raceFirst(wait, progressLine(registry, new Set(servers.map((spec) => spec.name))))
     // When all start, a timeout leaves some connecting; the command shows them as they are.
-    yield* only === undefined ? Effect.ignore(shown) : shown
+    yield* only === undefined || options.asIs === true ? Effect.ignore(shown) : shown
     // Disabled servers are no part of "settled"; each is shown once it is Disabled (a wait
     // for it to be ready ends, failing, as soon as it is).
     const disabled = servers.filter((spec) => spec.disabled === true).map((spec) => spec.name)

@@ -1,7 +1,9 @@
 /**
  * What the CLI answers when a server asks its host (see Host):
  *
- * - Roots: `--root` (repeatable), else the config file's folder.
+ * - Roots: `--root` (repeatable); without it no roots are declared at all, so a server keeps
+ *   to the folders its own arguments name (a default root would widen them: server-filesystem
+ *   replaces its arguments with the roots it is given).
  * - Elicitation: a form asked field by field on the terminal (typed from the schema: yes/no,
  *   numbers, choices by number or value, several choices separated by commas; defaults shown
  *   and taken on an empty answer), then "send?"; declined when there is no terminal to ask
@@ -226,17 +228,17 @@ export const samplingByCommand = (command: FleetConfig.SamplingCommand): Host.Sa
 }
 
 /**
- * The CLI's host features for a fleet: roots, elicitation on the terminal (one form at a
- * time), sampling by `sampling` when it is given.
+ * The CLI's host features for a fleet: roots when `--root` named any, elicitation on the
+ * terminal (one form at a time), sampling by `sampling` when it is given.
  *
  * @since 0.2.0
  */
 export const layer = (
   settings: Settings.Settings,
   sampling: FleetConfig.SamplingCommand | undefined
-): Layer.Layer<Host.Roots | Host.Elicitation> =>
+): Layer.Layer<Host.Elicitation> =>
   Layer.mergeAll(
-    Host.layerRoots(settings.roots.map(NodeHost.rootOf)),
+    settings.roots.length === 0 ? Layer.empty : Host.layerRoots(settings.roots.map(NodeHost.rootOf)),
     Layer.effect(
       Host.Elicitation,
       Effect.map(Effect.makeSemaphore(1), (one): Host.Elicitation => {

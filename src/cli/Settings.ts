@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import { createHash } from "node:crypto"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import * as ConfigTrust from "../ConfigTrust.js"
@@ -41,8 +42,9 @@ export const options = {
     Options.withPseudoName("file"),
     Options.withDescription(
       "A config file (mcpServers or servers format); repeat to merge several, later ones winning. " +
-        "It must exist. Default: ./.mcp.json, else ./mcp.json (once trusted: see 'mcp-fleet trust'), " +
-        "else ~/.config/mcp-fleet/mcp.json"
+        "It must exist. Default: ./.mcp.json, else ./mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json " +
+        "(once trusted: see 'mcp-fleet trust'), else ~/.config/mcp-fleet/mcp.json; and this project's " +
+        "local-scope file (see 'add --scope')"
     ),
     Options.repeated
   ),
@@ -61,8 +63,8 @@ export const options = {
   root: Options.text("root").pipe(
     Options.withPseudoName("folder"),
     Options.withDescription(
-      "A folder the servers may work in (MCP roots); repeat for several. Default: the config file's folder " +
-        "(the working directory for ~/.config/mcp-fleet/mcp.json)"
+      "A folder the servers may work in (MCP roots); repeat for several. Default: none declared, so each " +
+        "server keeps to the folders its own arguments name"
     ),
     Options.repeated
   )
@@ -163,7 +165,10 @@ export interface Settings {
   readonly trust: boolean
   /** The user config dir: the user's own config, trust records and tool pins. */
   readonly configDir: string
-  /** The folders the servers may work in (MCP roots), absolute: `--root`, else the config files' folders. */
+  /**
+   * The folders the servers may work in (MCP roots), absolute: `--root`, else none (no roots
+   * declared at all, so that a server never gets a folder wider than the user named).
+   */
   readonly roots: ReadonlyArray<string>
 }
 
@@ -206,13 +211,32 @@ export const duration = (flag: string, text: string): Effect.Effect<Duration.Dur
 
 /**
  * The files looked for when no `--config` and no `MCP_FLEET_CONFIG` is given, in order:
- * the first one that exists is used.
+ * the first one that exists is used. VS Code's and Cursor's project files are found as
+ * `.mcp.json` is (and trusted the same way).
  */
 const defaultCandidates = (cwd: string, configDir: string): ReadonlyArray<string> => [
   NodePath.join(cwd, ".mcp.json"),
   NodePath.join(cwd, "mcp.json"),
+  NodePath.join(cwd, ".vscode", "mcp.json"),
+  NodePath.join(cwd, ".cursor", "mcp.json"),
   NodePath.join(configDir, "mcp.json")
 ]
+
+/**
+ * The file of the `local` scope for the project in `cwd` (as Claude Code's: this project's
+ * servers, private to the user): in the user config dir, `projects/<folder>-<hash>.json`,
+ * the hash of the project's absolute path. It is read after the project's own file, and wins.
+ *
+ * @since 0.5.0
+ */
+export const localPath = (configDir: string, cwd: string): string =>
+  NodePath.join(
+    configDir,
+    "projects",
+    `${NodePath.basename(cwd) || "root"}-${
+      createHash("sha256").update(NodePath.resolve(cwd)).digest("hex").slice(0, 12)
+    }.json`
+  )
 
 /**
  * Resolves the global options: which config files, JSON or not, and the timeout.
@@ -230,34 +254,28 @@ export const resolve = (
       : Duration.seconds(30)
     const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir(), NodePath)
     const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
-    const base = { json: given.json, timeout, trust, configDir, project: [] }
-    // By default the files' folders: where a project's servers are meant to work.
-    const roots = (folders: ReadonlyArray<string>) =>
-      given.root.length > 0 ? given.root.map((folder) => NodePath.resolve(cwd, folder)) : [...new Set(folders)]
-    const foldersOf = (paths: ReadonlyArray<string>) => paths.map((path) => NodePath.dirname(path))
+    // Only the folders the user named: a default root would widen what a server was given.
+    const roots = given.root.map((folder) => NodePath.resolve(cwd, folder))
+    const base = { json: given.json, timeout, trust, configDir, project: [], roots }
     if (given.config.length > 0) {
-      const paths = given.config.map((path) => NodePath.resolve(cwd, path))
-      return { ...base, paths, roots: roots(foldersOf(paths)), source: "--config" as const }
+      return { ...base, paths: given.config.map((path) => NodePath.resolve(cwd, path)), source: "--config" as const }
     }
     const listed = FleetConfig.listedPaths(env, cwd, NodePath)
-    if (listed.length > 0) {
-      return { ...base, paths: listed, roots: roots(foldersOf(listed)), source: "MCP_FLEET_CONFIG" as const }
-    }
+    if (listed.length > 0) return { ...base, paths: listed, source: "MCP_FLEET_CONFIG" as const }
     const fs = yield* FileSystem.FileSystem
+    const exists = (path: string) => fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+    const local = localPath(configDir, cwd)
+    const extra = (yield* exists(local)) ? [local] : []
     const candidates = defaultCandidates(cwd, configDir)
     const own = candidates.at(-1)
     for (const path of candidates) {
-      if (
-        yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
-      ) {
+      if (yield* exists(path)) {
         // A file of the working directory must be trusted; the user's own config is theirs.
         const project = path === own ? [] : [path]
-        // The user's own config is no project: its servers work in the working directory.
-        const folders = roots(path === own ? [cwd] : foldersOf([path]))
-        return { ...base, paths: [path], roots: folders, source: "default" as const, project }
+        return { ...base, paths: [path, ...extra], source: "default" as const, project }
       }
     }
-    return { ...base, paths: [], roots: roots([cwd]), source: "none" as const }
+    return { ...base, paths: extra, source: extra.length > 0 ? "default" as const : "none" as const }
   })
 
 /**

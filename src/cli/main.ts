@@ -27,10 +27,13 @@ import * as CliError from "./CliError.js"
 import * as Audit from "./commands/audit.js"
 import * as Auth from "./commands/auth.js"
 import * as Edit from "./commands/edit.js"
+import * as Get from "./commands/get.js"
+import * as Importing from "./commands/importing.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
 import * as Serve from "./commands/serve.js"
+import * as Session from "./commands/session.js"
 import * as Trust from "./commands/trust.js"
 import * as Watch from "./commands/watch.js"
 import * as Help from "./Help.js"
@@ -41,17 +44,24 @@ import { VERSION } from "./version.js"
 
 const subcommands = [
   Inspect.servers,
+  Get.get,
   Inspect.tools,
   Invoke.call,
   Inspect.resources,
   Invoke.read,
+  Session.subscribe,
   Inspect.prompts,
   Invoke.prompt,
   Edit.add,
+  Edit.addJson,
+  Importing.importServers,
   Edit.remove,
   Edit.enable,
   Edit.disable,
   Probe.test,
+  Session.ping,
+  Session.complete,
+  Session.logLevel,
   Watch.watch,
   Serve.serve,
   Trust.trust,

@@ -5,10 +5,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Auth from "../../src/cli/commands/auth.js"
 import * as Edit from "../../src/cli/commands/edit.js"
+import * as Get from "../../src/cli/commands/get.js"
+import * as Importing from "../../src/cli/commands/importing.js"
 import * as Inspect from "../../src/cli/commands/inspect.js"
 import * as Invoke from "../../src/cli/commands/invoke.js"
 import * as Probe from "../../src/cli/commands/probe.js"
 import * as Serve from "../../src/cli/commands/serve.js"
+import * as Session from "../../src/cli/commands/session.js"
 import * as Trust from "../../src/cli/commands/trust.js"
 import * as Watch from "../../src/cli/commands/watch.js"
 import * as Help from "../../src/cli/Help.js"
@@ -31,7 +34,14 @@ const commands: Record<string, Help.AnyCommand> = {
   serve: Serve.serve,
   trust: Trust.trust,
   approve: Trust.approve,
-  auth: Auth.auth
+  auth: Auth.auth,
+  get: Get.get,
+  "add-json": Edit.addJson,
+  import: Importing.importServers,
+  ping: Session.ping,
+  complete: Session.complete,
+  "log-level": Session.logLevel,
+  subscribe: Session.subscribe
 }
 
 describe("Help", () => {

@@ -1,5 +1,4 @@
-// The CLI's host features end to end on server-everything: roots from the config's folder
-// (or --root), sampling by the config's `sampling.command`, elicitation asked on the
+// The CLI's host features end to end on server-everything: roots from --root (none without), sampling by the config's `sampling.command`, elicitation asked on the
 // terminal (and declined without one).
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
@@ -49,10 +48,11 @@ const onTerminal = (cwd: string, args: ReadonlyArray<string>, answers: Array<str
   })
 
 describe("the CLI's host features", () => {
-  it("roots: the config file's folder, or each --root", async () => {
-    const byDefault = await cli(plain, "call", "everything", "get-roots-list")
+  it("roots: none declared by default (see cli-roots.test.ts), else each --root", async () => {
+    // Without roots, server-everything offers no get-roots-list.
+    const byDefault = await cli(plain, "tools", "--json")
     expect(byDefault.code).toBe(0)
-    expect(byDefault.stdout).toContain(`URI: file://${fs.realpathSync(plain)}`)
+    expect(byDefault.stdout).not.toContain("get-roots-list")
 
     const other = tempDir()
     const given = await cli(plain, "call", "everything", "get-roots-list", "--root", other, "--root", ".")

@@ -20,6 +20,7 @@ import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
 import * as TerminalPolicy from "../TerminalPolicy.js"
+import * as Session from "./session.js"
 
 /**
  * Reads a JSON object given on the command line.
@@ -200,13 +201,20 @@ export const call = Command.make("call", {
 export const read = Command.make("read", {
   ...Settings.options,
   server: Fleet.serverArg("server"),
-  uri: Args.text({ name: "uri" }).pipe(Args.withDescription("The resource's URI, as `mcp-fleet resources` lists it"))
+  uri: Args.text({ name: "uri" }).pipe(Args.withDescription("The resource's URI, as `mcp-fleet resources` lists it")),
+  output: Options.text("output").pipe(
+    Options.withAlias("o"),
+    Options.withPseudoName("file"),
+    Options.withDescription("Write the contents to this file (a binary resource decoded from base64)"),
+    Options.optional
+  )
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const started = yield* Fleet.start(settings, { only: given.server })
     const result = yield* started.registry.readResource(given.server, given.uri)
     if (settings.json) return yield* Render.json(result)
+    if (yield* Session.writeContents(result, given.output, given.uri)) return
     yield* Render.lines(result.contents.map(Render.resourceContents))
   }).pipe(Fleet.oneShot)).pipe(
     Command.withDescription("Read a resource: mcp-fleet read <server> <uri>")

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -14,6 +15,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as NodePath from "node:path"
+import * as FleetConfig from "../../FleetConfig.js"
 import * as Secrets from "../../internal/secrets.js"
 import * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
@@ -29,6 +32,7 @@ import * as HostFeatures from "../HostFeatures.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as Edit from "./edit.js"
 
 interface Step {
   readonly step: string
@@ -236,20 +240,78 @@ const show = (report: Report) =>
     for (const warning of report.warnings) yield* Render.note(`warning: ${warning}`)
   })
 
+// What `test` is given: a server of the config, or one with no config: after `--` its
+// command (`test -- <command> [args...]`), or `--url`.
+const testOptions = {
+  ...Settings.options,
+  ...Edit.entryOptions,
+  target: Args.text({ name: "name" }).pipe(
+    Args.withDescription("A server's name, as in the config file; or, after --, a command to try with no config"),
+    Args.repeated
+  )
+}
+
 /**
- * `mcp-fleet test <name>`.
+ * The server `test` tries with no config: the command after `--` (the words @effect/cli
+ * parsed into `target` are the same), or `--url`, with `--env`, `--header`, `--type` and
+ * `--cwd`; undefined when a configured server is named instead. It is named after its
+ * program or host.
+ *
+ * @since 0.5.0
+ */
+export const adHocSpec = (
+  given: Command.Command.ParseConfig<typeof testOptions>,
+  argv: ReadonlyArray<string> = process.argv
+): Effect.Effect<ServerSpec.ServerSpec | undefined, CliError.CliError> =>
+  Effect.gen(function*() {
+    const forced = argv.includes("--")
+    if (!forced && Option.isNone(given.url)) return undefined
+    // Named after its program or host, as a person would call it.
+    const url = Option.getOrElse(given.url, () => "")
+    const from = forced ? NodePath.basename(given.target[0] ?? "") : URL.canParse(url) ? new URL(url).hostname : ""
+    const name = from.replace(/[^A-Za-z0-9_-]/g, "-") || "server"
+    const entry = yield* Edit.entryOf("test", forced ? given.target : [], given)
+    if (!forced && given.target.length > 0) {
+      return yield* CliError.usage("test gets a server's name, a command after --, or --url: one of them")
+    }
+    const [spec] = yield* FleetConfig.parse(
+      JSON.stringify({ mcpServers: { [name]: entry } }),
+      NodePath.join(process.cwd(), "(command line)"),
+      process.env,
+      NodePath
+    ).pipe(Effect.mapError((error) => CliError.usage(`test: ${error.reason}`)))
+    return spec!
+  })
+
+// A server of the config, trusted as the command that starts it would.
+const configured = (settings: Settings.Settings, target: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    if (target.length !== 1) {
+      return yield* CliError.usage(
+        "test needs a server's name (mcp-fleet test <name>), a command (mcp-fleet test -- <command> [args...]), " +
+          "or --url <url>"
+      )
+    }
+    const loaded = yield* Fleet.loadConfig(settings)
+    yield* Fleet.requireServer(loaded, target[0]!)
+    return { spec: loaded.servers.find((candidate) => candidate.name === target[0])!, sampling: loaded.sampling }
+  })
+
+/**
+ * `mcp-fleet test <name>`, `test -- <command> [args...]`, `test --url <url>`.
  *
  * @since 0.1.0
  */
 export const test = Command.make(
   "test",
-  { ...Settings.options, server: Fleet.serverArg("name") },
+  testOptions,
   (given) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings(given)
-      const loaded = yield* Fleet.loadConfig(settings)
-      yield* Fleet.requireServer(loaded, given.server)
-      const spec = loaded.servers.find((candidate) => candidate.name === given.server)!
+      const adHoc = yield* adHocSpec(given)
+      const { sampling, spec } = adHoc === undefined
+        ? yield* configured(settings, given.target)
+        : { spec: adHoc, sampling: undefined }
       if (!settings.json) yield* Render.note(`testing '${spec.name}' (${Render.where(spec)})`)
       // The token store `call` uses, so a server authorized there is tested with its token, and
       // the host features a real `call` declares (roots, elicitation, sampling): a server may
@@ -257,7 +319,7 @@ export const test = Command.make(
       const report = yield* probe(spec, settings.timeout).pipe(
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
         Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),
-        Effect.provide(HostFeatures.layer(settings, loaded.sampling))
+        Effect.provide(HostFeatures.layer(settings, sampling))
       )
       const { steps, warnings } = report
       const ok = steps.every((entry) => entry.ok)
@@ -276,5 +338,6 @@ export const test = Command.make(
       }
     })
 ).pipe(Command.withDescription(
-  "Connect one server and report each lifecycle step with timings, what failed, and how it shuts down"
+  "Connect one server (of the config; or with no config, a command after -- or --url) and report each " +
+    "lifecycle step with timings, what failed, and how it shuts down"
 ))

@@ -60,7 +60,10 @@ const listTrusted = (settings: Settings.Settings) =>
 export const trust = Command.make("trust", {
   ...Settings.options,
   file: Args.text({ name: "file" }).pipe(
-    Args.withDescription("The config file; default: ./.mcp.json, else ./mcp.json"),
+    Args.withDescription(
+      "The config file; default: the project file found here (./.mcp.json, ./mcp.json, ./.vscode/mcp.json " +
+        "or ./.cursor/mcp.json)"
+    ),
     Args.optional
   ),
   revoke: Options.boolean("revoke").pipe(
@@ -77,7 +80,8 @@ export const trust = Command.make("trust", {
     })
     if (path === undefined) {
       return yield* CliError.usage(
-        "there is no ./.mcp.json or ./mcp.json here to trust; name the file: mcp-fleet trust <file>"
+        "there is no ./.mcp.json, ./mcp.json, ./.vscode/mcp.json or ./.cursor/mcp.json here to trust; " +
+          "name the file: mcp-fleet trust <file>"
       )
     }
     const records = yield* Trust.records(settings)

@@ -14,6 +14,7 @@ import * as Policy from "../../Policy.js"
 import * as Jsonc from "../jsonc.js"
 import { homeOf, type PathOps } from "../platform.js"
 import type * as EnvFile from "./envFile.js"
+import * as Hosts from "./hosts.js"
 import * as Issues from "./issues.js"
 import * as FileSchema from "./schema.js"
 import * as Spec from "./spec.js"
@@ -86,8 +87,7 @@ export const read = (
   const context: Omit<Spec.Context, "problems"> = {
     env,
     path: paths,
-    dir,
-    workspace: paths.basename(dir) === ".vscode" ? paths.dirname(dir) : dir,
+    workspace: Hosts.workspaceOf(dir, paths),
     home: homeOf(env),
     inputs: resolved.inputs,
     envFiles: resolved.envFiles,

@@ -96,7 +96,8 @@ const stdioTransport = (entry: ServerEntry, context: Context): ServerSpec.StdioT
   if (Object.keys(env).length > 0) transport.env = env
   if (entry.inheritEnv !== undefined) transport.inheritEnv = entry.inheritEnv
   if (entry.cwd !== undefined) {
-    transport.cwd = context.path.resolve(context.dir, expand(entry.cwd, "cwd", context).value)
+    // Relative to the project, as an editor means it (`.vscode/`'s and `.cursor/`'s parent).
+    transport.cwd = context.path.resolve(context.workspace, expand(entry.cwd, "cwd", context).value)
   }
   return transport
 }

@@ -15,9 +15,10 @@ export interface Context {
   readonly env: Env
   /** Path operations: the platform's (`${pathSeparator}`, `${workspaceFolderBasename}`, relative paths). */
   readonly path: PathOps
-  /** The config file's directory: relative `cwd` resolves against it. */
-  readonly dir: string
-  /** `${workspaceFolder}`: the folder holding `.vscode/`, else the file's directory. */
+  /**
+   * `${workspaceFolder}`, and what a relative `cwd` or `envFile` resolves against: the folder
+   * holding `.vscode/` or `.cursor/`, else the file's directory (see hosts.ts).
+   */
   readonly workspace: string
   /** `${userHome}`. */
   readonly home: string

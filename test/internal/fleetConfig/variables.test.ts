@@ -10,7 +10,6 @@ import { posixPath } from "../../../src/internal/platform.js"
 const context = (env: Record<string, string>, inputs: Record<string, string> = {}): Context => ({
   env,
   path: posixPath,
-  dir: "/p",
   workspace: "/w/app",
   home: "/home/me",
   inputs: new Map(Object.entries(inputs)),
