@@ -76,7 +76,8 @@ class JsonAnswer implements Http.Sink {
   private take(value: string): void {
     for (const message of Http.parseMessages(this.conn.ctx, value, "a body")) {
       if (!("method" in message) && message.id === this.reading.awaiting) this.answered = true
-      this.conn.deliver(message)
+      // What comes before the answer belongs to the request, as on its event stream.
+      this.conn.deliver(message, this.reading.awaiting)
     }
   }
 
