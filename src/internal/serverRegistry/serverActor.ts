@@ -276,7 +276,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       publish,
       mask,
       control,
-      auth
+      auth,
+      fallback: { version: undefined }
     }
     const send = (c: Session.Control) => Queue.offer(control, c).pipe(Effect.asVoid)
 
