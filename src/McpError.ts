@@ -242,7 +242,7 @@ const describe = (server: string | undefined, reason: Reason): string => {
       // into a pipe it had closed is refused): one wording, however the race went.
       const when = reason.method === undefined
         ? ""
-        : reason.unsent === true && !how
+        : reason.unsent === true && !how && reason.sessionExpired !== true
         ? ` (${reason.method} was not sent)`
         : ` before answering ${answering(reason.method)}`
       return how ? `${who} ${how}${when}${tail(reason)}` : `${about(reason.message)}${when}${tail(reason)}`

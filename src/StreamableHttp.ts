@@ -151,8 +151,15 @@ export const make = (
     // The legacy event stream belongs to this transport's Scope, whichever fiber opens it.
     const openLegacy = Effect.provideService(Legacy.open(ctx, options.url, inbox, httpTimeoutMs), Scope.Scope, scope)
 
+    // The session the server forgot (a 404), while requests of it are still out: each of
+    // them is either refused the same way (not run: unsent, sent again on the next
+    // connection) or answered, so the connection ends once the last one is settled.
+    let expired: McpError.McpError | undefined
     const end = (error: McpError.McpError) => {
-      if (endsConnection(error)) inbox.end(error)
+      if (!endsConnection(error)) return
+      if (error.reason._tag !== "Closed" || error.reason.sessionExpired !== true) return inbox.end(error)
+      expired ??= conn.sessionExpired()
+      if (exchanges.size === 0) inbox.end(expired)
     }
 
     // Switches to the 2024-11-05 transport on the same URL, and sends it the refused initialize.
@@ -168,9 +175,12 @@ export const make = (
     const owner: Post.Owner = {
       done: (id, error) => {
         exchanges.delete(id)
-        if (error === undefined) return
-        inbox.deliver(new RequestFailed(id, error))
-        end(error)
+        if (error !== undefined) {
+          inbox.deliver(new RequestFailed(id, error))
+          end(error)
+        } else if (expired !== undefined && exchanges.size === 0) {
+          inbox.end(expired)
+        }
       },
       refused: (request, status) => {
         if (mode !== "auto" || request.method !== "initialize" || !canFallBack(request, status)) return false
@@ -193,10 +203,21 @@ export const make = (
       stopListening = stop
     })
 
+    // Once the session is forgotten nothing more goes to it (a request refused here was not
+    // sent); a cancellation only stops reading its request's answer.
+    const afterExpiry = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> => {
+      if (!("method" in message) || message.method !== "notifications/cancelled") return Effect.fail(expired!)
+      const id = message.params?.requestId as JsonRpc.RequestId
+      exchanges.get(id)?.stop()
+      owner.done(id, undefined)
+      return Effect.void
+    }
+
     const send = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> =>
       Effect.suspend(() => {
         if (conn.closing || !inbox.open) return Effect.fail(Http.closedError(ctx, "the connection is closed"))
         if (legacy !== undefined) return legacy.send(message)
+        if (expired !== undefined) return afterExpiry(message)
         if (JsonRpc.isRequest(message)) return Effect.sync(() => request(message))
         const what = "method" in message ? message.method : "a response"
         const sent = Effect.tapError(Post.notify(conn, message, what), (error) => Effect.sync(() => end(error)))

@@ -223,7 +223,7 @@ export class PostedRequest implements Http.Handler, Reader {
       return answer.sink
     }
     if (response.status === 404 && this.sentIn !== undefined) {
-      this.ended(conn.sessionExpired())
+      this.ended(conn.sessionExpired(message.method))
       return Http.IGNORE
     }
     if (this.owner.refused(message, response.status)) return Http.IGNORE
