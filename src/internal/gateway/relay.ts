@@ -161,14 +161,14 @@ const pass = (
 const modernWithRoots = (related: McpServer.RequestContext): boolean =>
   McpSchema.isModernVersion(related.client.protocolVersion) && related.client.capabilities.roots !== undefined
 
-// A 2026-07-28 caller that declared roots is asked for them in its call, until one listed
-// them (`askModernRoots`); any other request gets the fleet's roots.
+// A 2026-07-28 caller that declared roots is asked for them in its call; any other request
+// gets the fleet's roots.
 const listRoots = (
   relay: Relay,
   caller: Caller | undefined,
   key: string | undefined
 ): Effect.Effect<McpSchema.ListRootsResult, Peer.HandlerError> =>
-  caller === undefined || !modernWithRoots(caller.related) || relay.modernRoots !== undefined
+  caller === undefined || !modernWithRoots(caller.related)
     ? Effect.map(SubscriptionRef.get(relay.roots), (roots) => ({ roots: [...roots] }))
     // The round checked the answer against ListRootsResult before handing it over.
     : ask(caller, { method: McpSchema.Method.RootsList, params: {}, key }) as Effect.Effect<
@@ -294,15 +294,20 @@ export const fetchRoots = (
 /** The key the gateway asks a 2026-07-28 client's roots under, in the client's first call. */
 const ROOTS_KEY = "mcp-fleet/gateway-roots"
 
+/** Whether `askModernRoots` would ask the caller of `related`: it may skip the work otherwise. */
+export const wantsModernRoots = (relay: Relay, related: McpServer.RequestContext): boolean =>
+  relay.modernRoots === undefined && modernWithRoots(related)
+
 /**
  * Asks a 2026-07-28 client that declared roots for them in its call (`related`), the first
- * time one calls: the fleet's servers then see its roots, not the configured ones, as they
- * see a stateful client's (listed once it initialized). A client that fails to answer
+ * time one calls a stateful server (which asks for roots outside any call, so cannot ask
+ * the client itself): the fleet's servers then see its roots, not the configured ones, as
+ * they see a stateful client's (listed once it initialized). A client that fails to answer
  * leaves the roots as they were; the call goes on either way.
  */
 export const askModernRoots = (relay: Relay, related: McpServer.RequestContext): Effect.Effect<void> =>
   Effect.suspend(() =>
-    relay.modernRoots !== undefined || !modernWithRoots(related)
+    !wantsModernRoots(relay, related)
       ? Effect.void
       : related.requestClient(McpSchema.Method.RootsList, {}, { key: ROOTS_KEY }).pipe(
         Effect.flatMap((result) =>

@@ -21,7 +21,7 @@ import type { FleetHub } from "./fleetHub.js"
 import type { InFlight } from "./inFlight.js"
 import { callLog } from "./logging.js"
 import * as Naming from "./naming.js"
-import { askModernRoots, callInput, elicitsForms, type RelayClient } from "./relay.js"
+import { askModernRoots, callInput, elicitsForms, type RelayClient, wantsModernRoots } from "./relay.js"
 import { ownerOf } from "./resources.js"
 
 /** What the routed handlers of one session work with. */
@@ -101,47 +101,58 @@ export const callTool = (route: Route): McpServer.ToolHandlers["call"] => (name,
   const request = ctx.request
   const meta = forwarded(request.params?._meta)
   const find = (view: Naming.View) => Naming.lookup(view.tools, view.catalog.toolsByName, name)
-  // A 2026-07-28 client's roots are asked in its first call, before anything is routed.
-  const roots = context.hub.relay === undefined ? Effect.void : askModernRoots(context.hub.relay, ctx)
-  return Effect.zipRight(
-    roots,
-    inCatalog(context, (view) => find(view) !== undefined, (current) => {
-      const entry = find(current)
-      if (entry === undefined) {
-        // A quarantined tool is refused with how to approve it; any other is unknown.
-        return Effect.flatMap(context.hub.registry.drifted, (drifts) => {
-          const held = ToolPins.heldBack(drifts, name)
-          return held === undefined
-            ? Effect.fail(unknownName("tool", name, current.tools.keys()))
-            : toolFailure(held)
-        })
-      }
-      // Whether the routed call became a task; until then the gateway's call stays inline.
-      let routedTask = false
-      const call = context.hub.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
-        ...progressOf(ctx),
-        onLog: callLog(entry.server, ctx),
-        ...inputOf(context, ctx, () => !routedTask),
-        // A gateway call that may still become a task becomes one when the routed call does.
-        onTask: () =>
-          Effect.suspend(() => {
-            routedTask = true
-            return ctx.becomeTask()
-          }),
-        // An `ask` rule asks the calling client, when it can be asked.
-        ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
-        ...(meta === undefined ? {} : { meta }),
-        ...(context.caller === undefined ? {} : { caller: context.caller })
+  return inCatalog(context, (view) => find(view) !== undefined, (current) => {
+    const entry = find(current)
+    if (entry === undefined) {
+      // A quarantined tool is refused with how to approve it; any other is unknown.
+      return Effect.flatMap(context.hub.registry.drifted, (drifts) => {
+        const held = ToolPins.heldBack(drifts, name)
+        return held === undefined
+          ? Effect.fail(unknownName("tool", name, current.tools.keys()))
+          : toolFailure(held)
       })
-      // Inline while the routed call is (SEP-2663's composition: a question the fronted
-      // server asks before its task exists is asked of the client before the gateway's).
-      return ctx.keepInline(context.inFlight.track(
+    }
+    // Whether the routed call became a task; until then the gateway's call stays inline.
+    let routedTask = false
+    const call = context.hub.policy.callTool(entry.name, request.params?.arguments === undefined ? undefined : args, {
+      ...progressOf(ctx),
+      onLog: callLog(entry.server, ctx),
+      ...inputOf(context, ctx, () => !routedTask),
+      // A gateway call that may still become a task becomes one when the routed call does.
+      onTask: () =>
+        Effect.suspend(() => {
+          routedTask = true
+          return ctx.becomeTask()
+        }),
+      // An `ask` rule asks the calling client, when it can be asked.
+      ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
+      ...(meta === undefined ? {} : { meta }),
+      ...(context.caller === undefined ? {} : { caller: context.caller })
+    })
+    // Inline while the routed call is (SEP-2663's composition: a question the fronted
+    // server asks before its task exists is asked of the client before the gateway's).
+    return Effect.zipRight(
+      rootsFirst(context, ctx, entry.server),
+      ctx.keepInline(context.inFlight.track(
         entry.server,
         ctx,
         Effect.matchEffect(call, { onFailure: toolFailure, onSuccess: (result) => Effect.succeed(result) })
       ))
-    })
-  )
+    )
+  })
+}
+
+// A 2026-07-28 client's roots, asked in its first call of a stateful server, before the
+// call is routed: such a server asks for roots outside any call (after initialize, when
+// told they changed), where it cannot reach this client. A 2026-07-28 server asks in the
+// call itself.
+const rootsFirst = (context: RouteContext, ctx: McpServer.RequestContext, server: string): Effect.Effect<void> => {
+  const relay = context.hub.relay
+  if (relay === undefined || !wantsModernRoots(relay, ctx)) return Effect.void
+  return Effect.flatMap(context.hub.registry.status, (statuses) => {
+    const version = statuses.find((status) => status.name === server)?.protocolVersion
+    return version === undefined || McpSchema.isModernVersion(version) ? Effect.void : askModernRoots(relay, ctx)
+  })
 }
 
 /** resources/read, at the server that owns the URI. */
