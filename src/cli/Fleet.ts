@@ -140,7 +140,10 @@ export const makeRegistry = (
   Effect.flatMap(
     ToolPins.makeFile(NodePath.join(settings.configDir, "pins")),
     (store) =>
-      ServerRegistry.make({ pinning: "quarantine" }).pipe(
+      ServerRegistry.make({
+        pinning: "quarantine",
+        ...(settings.protocolVersion === undefined ? {} : { client: { protocolVersion: settings.protocolVersion } })
+      }).pipe(
         Effect.provideService(ToolPins.PinStore, store),
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
         host === undefined ? Effect.provide(HostFeatures.layer(settings, sampling)) : Effect.provide(host)

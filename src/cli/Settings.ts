@@ -16,6 +16,7 @@ import * as os from "node:os"
 import * as NodePath from "node:path"
 import * as ConfigTrust from "../ConfigTrust.js"
 import * as FleetConfig from "../FleetConfig.js"
+import * as McpSchema from "../McpSchema.js"
 import * as CliError from "./CliError.js"
 
 /**
@@ -65,7 +66,19 @@ export const options = {
         "(the working directory for ~/.config/mcp-fleet/mcp.json)"
     ),
     Options.repeated
-  )
+  ),
+  protocol: Options.choice("protocol", [
+    ...McpSchema.SUPPORTED_PROTOCOL_VERSIONS,
+    ...McpSchema.MODERN_PROTOCOL_VERSIONS
+  ])
+    .pipe(
+      Options.withPseudoName("version"),
+      Options.withDescription(
+        "The MCP revision to speak to every server (a server's own protocolVersion in the config wins). " +
+          "Default: probe for 2026-07-28, else the newest revision the server speaks"
+      ),
+      Options.optional
+    )
 }
 
 /**
@@ -140,6 +153,7 @@ export interface Given {
   readonly timeout: Option.Option<string>
   readonly trust: boolean
   readonly root: ReadonlyArray<string>
+  readonly protocol: Option.Option<McpSchema.Revision>
 }
 
 /**
@@ -165,6 +179,8 @@ export interface Settings {
   readonly configDir: string
   /** The folders the servers may work in (MCP roots), absolute: `--root`, else the config files' folders. */
   readonly roots: ReadonlyArray<string>
+  /** `--protocol`: the revision to speak to servers that do not name their own; undefined to negotiate. */
+  readonly protocolVersion?: McpSchema.Revision | undefined
 }
 
 /**
@@ -177,7 +193,8 @@ export const merge = (before: Given, after: Given): Given => ({
   json: before.json || after.json,
   timeout: Option.orElse(after.timeout, () => before.timeout),
   trust: before.trust || after.trust,
-  root: after.root.length > 0 ? after.root : before.root
+  root: after.root.length > 0 ? after.root : before.root,
+  protocol: Option.orElse(after.protocol, () => before.protocol)
 })
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
@@ -230,7 +247,14 @@ export const resolve = (
       : Duration.seconds(30)
     const configDir = ConfigTrust.userConfigDir(env, env.HOME ?? os.homedir(), NodePath)
     const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
-    const base = { json: given.json, timeout, trust, configDir, project: [] }
+    const base = {
+      json: given.json,
+      timeout,
+      trust,
+      configDir,
+      project: [],
+      protocolVersion: given.protocol.pipe(Option.getOrUndefined)
+    }
     // By default the files' folders: where a project's servers are meant to work.
     const roots = (folders: ReadonlyArray<string>) =>
       given.root.length > 0 ? given.root.map((folder) => NodePath.resolve(cwd, folder)) : [...new Set(folders)]
