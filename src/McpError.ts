@@ -227,6 +227,10 @@ const tail = (exit: ProcessExit): string => {
   return `: …${newline === -1 ? end : end.slice(newline + 1)}`
 }
 
+// The 2026-07-28 probe is the first thing a server is asked: a server that dies before it
+// never agreed on a revision, so the user is told of the handshake, not of a method name.
+const answering = (method: string): string => method === "server/discover" ? "the handshake" : method
+
 const describe = (server: string | undefined, reason: Reason): string => {
   const who = server === undefined ? "the server" : `server '${server}'`
   // "server 'x': text", or the text alone for a failure of the fleet as a whole.
@@ -238,9 +242,9 @@ const describe = (server: string | undefined, reason: Reason): string => {
       // into a pipe it had closed is refused): one wording, however the race went.
       const when = reason.method === undefined
         ? ""
-        : reason.unsent === true && !how
+        : reason.unsent === true && !how && reason.sessionExpired !== true
         ? ` (${reason.method} was not sent)`
-        : ` before answering ${reason.method}`
+        : ` before answering ${answering(reason.method)}`
       return how ? `${who} ${how}${when}${tail(reason)}` : `${about(reason.message)}${when}${tail(reason)}`
     }
     case "Transport": {

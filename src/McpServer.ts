@@ -704,6 +704,16 @@ export const unknownPrompt: (name: string) => Peer.HandlerError = Server.unknown
 export const resourceNotFound: (uri: string) => Peer.HandlerError = Server.resourceNotFound
 
 /**
+ * How deep a request's params may nest (objects and arrays within each other): deeper input
+ * is answered -32602 before any handler sees it, since decoding and validating it would
+ * overflow the stack.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_INPUT_DEPTH: number = Server.MAX_INPUT_DEPTH
+
+/**
  * -32602 with `message`.
  *
  * @since 0.1.0

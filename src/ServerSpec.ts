@@ -15,6 +15,7 @@ import { sha256Hex } from "./internal/crypto.js"
 import { bearer } from "./internal/reveal.js"
 import * as Launcher from "./Launcher.js"
 import type { McpError } from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
 import type * as OAuth from "./OAuth.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ToolPins from "./ToolPins.js"
@@ -146,6 +147,13 @@ export interface ServerSpec {
    * (`{ sampling: false }`, ...). Default: all it has.
    */
   readonly host?: Host.Features | undefined
+  /**
+   * The protocol revision to speak: a stateful one (initialize, no probe) or 2026-07-28
+   * (only that). Default: probe with `server/discover`, falling back once to the newest
+   * stateful revision when the 2026-07-28 exchanges fail for protocol reasons while
+   * connecting.
+   */
+  readonly protocolVersion?: McpSchema.Revision | undefined
   /** Why the configuration cannot be used; the server then goes straight to Failed. */
   readonly problem?: string | undefined
 }

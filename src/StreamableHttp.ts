@@ -119,6 +119,40 @@ const endSession = (ctx: Http.Context, conn: Connection, httpTimeoutMs: number):
     Effect.ignore
   )
 
+// The connection's state, delivering what the server sends to `inbox`.
+const connectionOf = (ctx: Http.Context, options: Options, inbox: Inbox): Connection =>
+  new Connection(ctx, options.url, {
+    httpTimeoutMs: Duration.toMillis(options.httpTimeout ?? "30 seconds"),
+    initialDelayMs: Duration.toMillis(options.reconnect?.initialDelay ?? "500 millis"),
+    maxDelayMs: Duration.toMillis(options.reconnect?.maxDelay ?? "30 seconds"),
+    maxAttempts: options.reconnect?.maxAttempts ?? 5
+  }, (message, related) => inbox.deliver(message, related))
+
+// Stops reading the answer of the request a cancellation names; gives its exchange, if any.
+const stopCancelled = (
+  exchanges: Map<JsonRpc.RequestId, Post.PostedRequest>,
+  cancellation: JsonRpc.Request | JsonRpc.Notification
+): Post.PostedRequest | undefined => {
+  const id = cancellation.params?.requestId as JsonRpc.RequestId
+  const exchange = exchanges.get(id)
+  exchange?.stop()
+  exchanges.delete(id)
+  return exchange
+}
+
+// Opens the 2024-11-05 transport a server that refused Streamable HTTP may speak, logged.
+const fallBackTo = (
+  ctx: Http.Context,
+  openLegacy: Effect.Effect<Legacy.Session, McpError.McpError>,
+  status: number
+): Effect.Effect<Legacy.Session, McpError.McpError> =>
+  Effect.zipRight(
+    Effect.logInfo(
+      `server '${ctx.server}' refused Streamable HTTP (HTTP ${status}); trying the 2024-11-05 HTTP+SSE transport`
+    ).pipe(Effect.annotateLogs({ server: ctx.server })),
+    openLegacy
+  )
+
 /**
  * Connects to the server, owned by the current Scope. Nothing is sent until the first
  * message (initialize), except in `sse` mode, which opens its event stream at once.
@@ -136,13 +170,8 @@ export const make = (
     const mode = options.mode ?? "auto"
     const ctx = yield* Http.makeContext(options)
     const inbox = new Inbox(ctx.server)
-    const httpTimeoutMs = Duration.toMillis(options.httpTimeout ?? "30 seconds")
-    const conn = new Connection(ctx, options.url, {
-      httpTimeoutMs,
-      initialDelayMs: Duration.toMillis(options.reconnect?.initialDelay ?? "500 millis"),
-      maxDelayMs: Duration.toMillis(options.reconnect?.maxDelay ?? "30 seconds"),
-      maxAttempts: options.reconnect?.maxAttempts ?? 5
-    }, (message, related) => inbox.deliver(message, related))
+    const conn = connectionOf(ctx, options, inbox)
+    const httpTimeoutMs = conn.settings.httpTimeoutMs
     // The requests under way, to stop one when it is cancelled, and all when closing.
     const exchanges = new Map<JsonRpc.RequestId, Post.PostedRequest>()
     let stopListening = () => {}
@@ -151,24 +180,29 @@ export const make = (
     // The legacy event stream belongs to this transport's Scope, whichever fiber opens it.
     const openLegacy = Effect.provideService(Legacy.open(ctx, options.url, inbox, httpTimeoutMs), Scope.Scope, scope)
 
+    // The session the server forgot (a 404), while requests of it are still out: each of
+    // them is either refused the same way (not run: unsent, sent again on the next
+    // connection) or answered, so the connection ends once the last one is settled.
+    let expired: McpError.McpError | undefined
+    const settled = () => expired !== undefined && exchanges.size === 0 && inbox.end(expired)
     const end = (error: McpError.McpError) => {
-      if (endsConnection(error)) inbox.end(error)
+      if (!endsConnection(error)) return
+      if (error.reason._tag !== "Closed" || error.reason.sessionExpired !== true) return inbox.end(error)
+      expired ??= conn.sessionExpired()
+      settled()
     }
 
     // Switches to the 2024-11-05 transport on the same URL, and sends it the refused initialize.
     const fallBack = (request: JsonRpc.Request, status: number) =>
-      Effect.gen(function*() {
-        yield* Effect.logInfo(
-          `server '${ctx.server}' refused Streamable HTTP (HTTP ${status}); trying the 2024-11-05 HTTP+SSE transport`
-        ).pipe(Effect.annotateLogs({ server: ctx.server }))
-        legacy = yield* openLegacy
-        yield* legacy.send(request)
+      Effect.tap(fallBackTo(ctx, openLegacy, status), (session) => {
+        legacy = session
+        return session.send(request)
       }).pipe(Effect.catchAll((error) => Effect.sync(() => owner.done(request.id, error))))
 
     const owner: Post.Owner = {
       done: (id, error) => {
         exchanges.delete(id)
-        if (error === undefined) return
+        if (error === undefined) return void settled()
         inbox.deliver(new RequestFailed(id, error))
         end(error)
       },
@@ -193,10 +227,19 @@ export const make = (
       stopListening = stop
     })
 
+    // Once the session is forgotten nothing more goes to it (a request refused here was not
+    // sent); a cancellation only stops reading its request's answer.
+    const afterExpiry = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> => {
+      if (!("method" in message) || message.method !== "notifications/cancelled") return Effect.fail(expired!)
+      stopCancelled(exchanges, message)
+      return Effect.sync(settled)
+    }
+
     const send = (message: JsonRpc.Message): Effect.Effect<void, McpError.McpError> =>
       Effect.suspend(() => {
         if (conn.closing || !inbox.open) return Effect.fail(Http.closedError(ctx, "the connection is closed"))
         if (legacy !== undefined) return legacy.send(message)
+        if (expired !== undefined) return afterExpiry(message)
         if (JsonRpc.isRequest(message)) return Effect.sync(() => request(message))
         const what = "method" in message ? message.method : "a response"
         const sent = Effect.tapError(Post.notify(conn, message, what), (error) => Effect.sync(() => end(error)))
@@ -204,12 +247,8 @@ export const make = (
         if (message.method === "notifications/initialized") return Effect.zipRight(sent, opened)
         // After a cancellation, stop reading the cancelled request's answer. For a request of
         // 2026-07-28, closing its stream is the cancellation: nothing is posted.
-        if (message.method === "notifications/cancelled") {
-          const id = message.params?.requestId as JsonRpc.RequestId
-          const exchange = exchanges.get(id)
-          exchange?.stop()
-          exchanges.delete(id)
-          if (exchange?.modern === true) return Effect.void
+        if (message.method === "notifications/cancelled" && stopCancelled(exchanges, message)?.modern === true) {
+          return Effect.void
         }
         return sent
       })

@@ -146,7 +146,10 @@ export const makeRegistry = (
   Effect.flatMap(
     ToolPins.makeFile(NodePath.join(settings.configDir, "pins")),
     (store) =>
-      ServerRegistry.make({ pinning: "quarantine" }).pipe(
+      ServerRegistry.make({
+        pinning: "quarantine",
+        ...(settings.protocolVersion === undefined ? {} : { client: { protocolVersion: settings.protocolVersion } })
+      }).pipe(
         Effect.provideService(ToolPins.PinStore, store),
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
         Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),

@@ -17,6 +17,7 @@ import * as os from "node:os"
 import * as NodePath from "node:path"
 import * as ConfigTrust from "../ConfigTrust.js"
 import * as FleetConfig from "../FleetConfig.js"
+import * as McpSchema from "../McpSchema.js"
 import * as CliError from "./CliError.js"
 
 /**
@@ -67,7 +68,19 @@ export const options = {
         "server keeps to the folders its own arguments name"
     ),
     Options.repeated
-  )
+  ),
+  protocol: Options.choice("protocol", [
+    ...McpSchema.SUPPORTED_PROTOCOL_VERSIONS,
+    ...McpSchema.MODERN_PROTOCOL_VERSIONS
+  ])
+    .pipe(
+      Options.withPseudoName("version"),
+      Options.withDescription(
+        "The MCP revision to speak to every server (a server's own protocolVersion in the config wins). " +
+          "Default: probe for 2026-07-28, else the newest revision the server speaks"
+      ),
+      Options.optional
+    )
 }
 
 /**
@@ -142,6 +155,7 @@ export interface Given {
   readonly timeout: Option.Option<string>
   readonly trust: boolean
   readonly root: ReadonlyArray<string>
+  readonly protocol: Option.Option<McpSchema.Revision>
 }
 
 /**
@@ -170,6 +184,8 @@ export interface Settings {
    * declared at all, so that a server never gets a folder wider than the user named).
    */
   readonly roots: ReadonlyArray<string>
+  /** `--protocol`: the revision to speak to servers that do not name their own; undefined to negotiate. */
+  readonly protocolVersion?: McpSchema.Revision | undefined
 }
 
 /**
@@ -182,7 +198,8 @@ export const merge = (before: Given, after: Given): Given => ({
   json: before.json || after.json,
   timeout: Option.orElse(after.timeout, () => before.timeout),
   trust: before.trust || after.trust,
-  root: after.root.length > 0 ? after.root : before.root
+  root: after.root.length > 0 ? after.root : before.root,
+  protocol: Option.orElse(after.protocol, () => before.protocol)
 })
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
@@ -256,7 +273,15 @@ export const resolve = (
     const trust = given.trust || /^(1|true|yes)$/i.test(env.MCP_FLEET_TRUST ?? "")
     // Only the folders the user named: a default root would widen what a server was given.
     const roots = given.root.map((folder) => NodePath.resolve(cwd, folder))
-    const base = { json: given.json, timeout, trust, configDir, project: [], roots }
+    const base = {
+      json: given.json,
+      timeout,
+      trust,
+      configDir,
+      project: [],
+      roots,
+      protocolVersion: given.protocol.pipe(Option.getOrUndefined)
+    }
     if (given.config.length > 0) {
       return { ...base, paths: given.config.map((path) => NodePath.resolve(cwd, path)), source: "--config" as const }
     }

@@ -160,7 +160,7 @@ describe("fleet with real processes", () => {
       const status = yield* broken()
       expect(status.state).toMatchObject({ _tag: "Failed", attempt: 2, retryAt: undefined })
       expect(status.lastError?.message).toBe(
-        "server 'broken' exited with code 1 before answering server/discover: error: MISSING_API_KEY is not set"
+        "server 'broken' exited with code 1 before answering the handshake: error: MISSING_API_KEY is not set"
       )
       expect(status.lastError?.reason).toMatchObject({ _tag: "Closed", exitCode: 1 })
       expect((yield* fleet.status).find((s) => s.name === "fine")!.state._tag).toBe("Ready")

@@ -7,6 +7,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Catalog from "../../Catalog.js"
+import * as McpSchema from "../../McpSchema.js"
 import * as Policy from "../../Policy.js"
 import * as ToolPins from "../../ToolPins.js"
 
@@ -101,7 +102,11 @@ const ServerEntry = Schema.Struct({
   // Host features turned off for this server: only `false` means anything.
   sampling: optional(Schema.Boolean),
   elicitation: optional(Schema.Boolean),
-  roots: optional(Schema.Boolean)
+  roots: optional(Schema.Boolean),
+  // The revision to speak (`ServerSpec.protocolVersion`); absent, the fleet negotiates.
+  protocolVersion: optional(
+    Schema.Literal(...McpSchema.SUPPORTED_PROTOCOL_VERSIONS, ...McpSchema.MODERN_PROTOCOL_VERSIONS)
+  )
 }).annotations({ identifier: "ServerEntry" })
 
 /** One server's entry as decoded. */

@@ -220,6 +220,7 @@ export const toSpec = (
   if (entry.required === true) spec.required = true
   const host = hostFeatures(entry)
   if (host !== undefined) spec.host = host
+  if (entry.protocolVersion !== undefined) spec.protocolVersion = entry.protocolVersion
   const pinning = entry.pinning ?? defaults.pinning
   if (pinning !== undefined) spec.pinning = pinning
   const restart = restartPolicy(defaults, entry)

@@ -44,6 +44,11 @@ export interface Relay {
   readonly roots: SubscriptionRef.SubscriptionRef<ReadonlyArray<McpSchema.Root>>
   /** The roots told while no client declares any. */
   readonly fallbackRoots: ReadonlyArray<McpSchema.Root>
+  /**
+   * The roots a 2026-07-28 client listed when asked in its first call (it has no session to
+   * list them once, as a stateful client does): kept for the gateway's life, in the union.
+   */
+  modernRoots: ReadonlyArray<McpSchema.Root> | undefined
 }
 
 /** Whether a client answers form elicitations (declared `form`, or elicitation with no mode: before 2025-11-25). */
@@ -54,11 +59,15 @@ export const elicitsForms = (capabilities: McpSchema.ClientCapabilities | undefi
 
 /** A relay whose roots start as `fallbackRoots`. */
 export const make = (fallbackRoots: ReadonlyArray<McpSchema.Root>): Effect.Effect<Relay> =>
-  Effect.map(SubscriptionRef.make(fallbackRoots), (roots) => ({ clients: new Set(), roots, fallbackRoots }))
+  Effect.map(
+    SubscriptionRef.make(fallbackRoots),
+    (roots): Relay => ({ clients: new Set(), roots, fallbackRoots, modernRoots: undefined })
+  )
 
 // The union of the clients' roots, by URI, or the fallback when none lists any.
 const updateRoots = (relay: Relay): Effect.Effect<void> => {
   const union = new Map<string, McpSchema.Root>()
+  for (const root of relay.modernRoots ?? []) union.set(root.uri, root)
   for (const client of relay.clients) {
     for (const root of client.roots) if (!union.has(root.uri)) union.set(root.uri, root)
   }
@@ -148,6 +157,10 @@ const pass = (
   return ask(caller, input)
 }
 
+// Whether a call's caller is a 2026-07-28 client that declared roots.
+const modernWithRoots = (related: McpServer.RequestContext): boolean =>
+  McpSchema.isModernVersion(related.client.protocolVersion) && related.client.capabilities.roots !== undefined
+
 // A 2026-07-28 caller that declared roots is asked for them in its call; any other request
 // gets the fleet's roots.
 const listRoots = (
@@ -155,7 +168,7 @@ const listRoots = (
   caller: Caller | undefined,
   key: string | undefined
 ): Effect.Effect<McpSchema.ListRootsResult, Peer.HandlerError> =>
-  caller === undefined || !isModern(caller) || caller.related.client.capabilities.roots === undefined
+  caller === undefined || !modernWithRoots(caller.related)
     ? Effect.map(SubscriptionRef.get(relay.roots), (roots) => ({ roots: [...roots] }))
     // The round checked the answer against ListRootsResult before handing it over.
     : ask(caller, { method: McpSchema.Method.RootsList, params: {}, key }) as Effect.Effect<
@@ -276,4 +289,33 @@ export const fetchRoots = (
       ),
       Effect.catchAll((error) => Effect.logWarning(`a gateway client's roots/list failed: ${error.message}`))
     )
+  )
+
+/** The key the gateway asks a 2026-07-28 client's roots under, in the client's first call. */
+const ROOTS_KEY = "mcp-fleet/gateway-roots"
+
+/** Whether `askModernRoots` would ask the caller of `related`: it may skip the work otherwise. */
+export const wantsModernRoots = (relay: Relay, related: McpServer.RequestContext): boolean =>
+  relay.modernRoots === undefined && modernWithRoots(related)
+
+/**
+ * Asks a 2026-07-28 client that declared roots for them in its call (`related`), the first
+ * time one calls a stateful server (which asks for roots outside any call, so cannot ask
+ * the client itself): the fleet's servers then see its roots, not the configured ones, as
+ * they see a stateful client's (listed once it initialized). A client that fails to answer
+ * leaves the roots as they were; the call goes on either way.
+ */
+export const askModernRoots = (relay: Relay, related: McpServer.RequestContext): Effect.Effect<void> =>
+  Effect.suspend(() =>
+    !wantsModernRoots(relay, related)
+      ? Effect.void
+      : related.requestClient(McpSchema.Method.RootsList, {}, { key: ROOTS_KEY }).pipe(
+        Effect.flatMap((result) =>
+          Effect.suspend(() => {
+            relay.modernRoots = Array.isArray(result.roots) ? result.roots as ReadonlyArray<McpSchema.Root> : []
+            return updateRoots(relay)
+          })
+        ),
+        Effect.catchAll((error) => Effect.logWarning(`a gateway client's roots/list failed: ${error.message}`))
+      )
   )

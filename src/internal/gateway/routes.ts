@@ -21,7 +21,7 @@ import type { FleetHub } from "./fleetHub.js"
 import type { InFlight } from "./inFlight.js"
 import { callLog } from "./logging.js"
 import * as Naming from "./naming.js"
-import { callInput, elicitsForms, type RelayClient } from "./relay.js"
+import { askModernRoots, callInput, elicitsForms, type RelayClient, wantsModernRoots } from "./relay.js"
 import { ownerOf } from "./resources.js"
 
 /** What the routed handlers of one session work with. */
@@ -131,11 +131,27 @@ export const callTool = (route: Route): McpServer.ToolHandlers["call"] => (name,
     })
     // Inline while the routed call is (SEP-2663's composition: a question the fronted
     // server asks before its task exists is asked of the client before the gateway's).
-    return ctx.keepInline(context.inFlight.track(
-      entry.server,
-      ctx,
-      Effect.matchEffect(call, { onFailure: toolFailure, onSuccess: (result) => Effect.succeed(result) })
-    ))
+    return Effect.zipRight(
+      rootsFirst(context, ctx, entry.server),
+      ctx.keepInline(context.inFlight.track(
+        entry.server,
+        ctx,
+        Effect.matchEffect(call, { onFailure: toolFailure, onSuccess: (result) => Effect.succeed(result) })
+      ))
+    )
+  })
+}
+
+// A 2026-07-28 client's roots, asked in its first call of a stateful server, before the
+// call is routed: such a server asks for roots outside any call (after initialize, when
+// told they changed), where it cannot reach this client. A 2026-07-28 server asks in the
+// call itself.
+const rootsFirst = (context: RouteContext, ctx: McpServer.RequestContext, server: string): Effect.Effect<void> => {
+  const relay = context.hub.relay
+  if (relay === undefined || !wantsModernRoots(relay, ctx)) return Effect.void
+  return Effect.flatMap(context.hub.registry.status, (statuses) => {
+    const version = statuses.find((status) => status.name === server)?.protocolVersion
+    return version === undefined || McpSchema.isModernVersion(version) ? Effect.void : askModernRoots(relay, ctx)
   })
 }
 

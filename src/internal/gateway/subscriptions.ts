@@ -84,9 +84,23 @@ export const make = (
         return Effect.mapError(change(server, uri), handlerError)
       })
 
+    // A server that cannot subscribe (no `resources.subscribe`, as a 2026-07-28 server that
+    // serves resources but tells no updates): the gateway declares subscriptions for the whole
+    // fleet, so the client's subscription is accepted and stays quiet, as such a server's own
+    // would, rather than failing a request the client was told it may send.
+    const quietly = (server: string, uri: string): Effect.Effect<void, McpError.McpError> =>
+      Effect.catchIf(
+        acquire(server, uri),
+        (error) => error.reason._tag === "Unsupported",
+        (error) =>
+          Effect.logInfo(`${error.message}; the subscription to ${uri} is accepted and tells nothing`).pipe(
+            Effect.annotateLogs({ server })
+          )
+      )
+
     return {
       has: (server, uri) => held.has(keyOf(server, uri)),
-      subscribe: handler(acquire),
+      subscribe: handler(quietly),
       unsubscribe: handler(release),
       acquire,
       release

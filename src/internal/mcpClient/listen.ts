@@ -92,6 +92,13 @@ const covered = (filter: McpSchema.SubscriptionFilter, notification: JsonRpc.Not
 const subscriptionOf = (notification: JsonRpc.Notification): unknown =>
   (notification.params?._meta as Record<string, unknown> | undefined)?.[McpSchema.SUBSCRIPTION_ID_META]
 
+// Whether a notification names the stream of request `id`. Some servers (the conformance
+// repo's reference one) give a numeric id back as a string: "7" names request 7 too.
+const names = (notification: JsonRpc.Notification, id: JsonRpc.RequestId): boolean => {
+  const named = subscriptionOf(notification)
+  return named === id || (typeof id === "number" && named === String(id))
+}
+
 /**
  * Opens a subscription for `filter` on `peer` for the life of the Scope, once the server
  * acknowledged it (within `ackTimeout`). Fails when the first request fails or no
@@ -114,7 +121,7 @@ export const listen = (
     let failures = 0
 
     const handle = (notification: JsonRpc.Notification): Effect.Effect<void> => {
-      if (current === undefined || subscriptionOf(notification) !== current) return Effect.void
+      if (current === undefined || !names(notification, current)) return Effect.void
       if (notification.method !== McpSchema.Method.SubscriptionsAcknowledged) {
         return isAcknowledged && covered(acknowledged, notification)
           ? Queue.offer(notifications, notification)

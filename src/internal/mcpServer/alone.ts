@@ -23,6 +23,7 @@ import * as Memory from "../../Memory.js"
 import type * as Peer from "../../Peer.js"
 import { Transport } from "../../Transport.js"
 import type { Era } from "./era.js"
+import { tooDeep } from "./errors.js"
 import { Session } from "./session.js"
 
 // What a request alone has for a Peer: nobody to send a request to outside its MRTR round,
@@ -104,8 +105,9 @@ export const make = (
       notify: session.notify,
       request: session.send
     }
+    const refused = tooDeep(request)
     return Effect.map(
-      Effect.exit(modern.answer(session, request)),
+      Effect.exit(refused === undefined ? modern.answer(session, request) : Effect.fail(refused)),
       (exit): JsonRpc.Success | JsonRpc.Failure =>
         Exit.isSuccess(exit)
           ? { jsonrpc: "2.0", id: request.id, result: exit.value }

@@ -50,3 +50,33 @@ export const internalError: Peer.HandlerError = new Peer.HandlerError({
   code: JsonRpc.ErrorCode.InternalError,
   message: "Internal error"
 })
+
+/**
+ * How deep a request's params may nest (objects and arrays within each other). Deeper input
+ * is refused before any handler walks it: Schema decoding, JSON Schema checks and copies all
+ * recurse, and 100,000 levels overflow the stack (a -32603 RangeError that says nothing).
+ * Real arguments stay far below; the SDKs' own validators recurse on the same input.
+ */
+export const MAX_INPUT_DEPTH = 100
+
+// Whether `value` nests deeper than `limit`: iterative, so the check itself cannot overflow.
+const deeperThan = (value: unknown, limit: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!
+    if (typeof item !== "object" || item === null) continue
+    if (depth >= limit) return true
+    for (const child of Object.values(item)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
+/** -32602 for a request whose params nest deeper than {@link MAX_INPUT_DEPTH}, else undefined. */
+export const tooDeep = (request: JsonRpc.Request): Peer.HandlerError | undefined =>
+  request.params !== undefined && deeperThan(request.params, MAX_INPUT_DEPTH)
+    ? invalidParams(
+      `${request.method}: the params are nested deeper than ${MAX_INPUT_DEPTH} levels, the limit of this server`
+    )
+    : undefined

@@ -24,7 +24,14 @@ import * as Legacy from "./legacy.js"
 import * as Modern from "./modern.js"
 import { peerHandlers, Session } from "./session.js"
 
-export { invalidParams, missingClientCapability, resourceNotFound, unknownPrompt, unknownTool } from "./errors.js"
+export {
+  invalidParams,
+  MAX_INPUT_DEPTH,
+  missingClientCapability,
+  resourceNotFound,
+  unknownPrompt,
+  unknownTool
+} from "./errors.js"
 
 // Starts one session over the Transport in context; it leaves `legacy.sessions` when its Scope closes.
 const connect = (options: Options, legacy: Legacy.Legacy, modern: Era | undefined) => (outbound: Outbound = {}) =>

@@ -18,6 +18,7 @@ import type { Principal } from "../../ResourceServer.js"
 import type { SessionLink } from "./context.js"
 import { choose, type Era } from "./era.js"
 import { McpServerError } from "./error.js"
+import { tooDeep } from "./errors.js"
 import { admits } from "./logging.js"
 
 /** The state of one session, as the built-in methods and the contexts see it. */
@@ -98,7 +99,12 @@ export class Session implements SessionLink {
  * `choose` gives it (`modern` when the server answers modern requests).
  */
 export const peerHandlers = (session: Session, legacy: Era, modern: Era | undefined): Record<string, Peer.Handler> => {
-  const handler: Peer.Handler = (request) => choose(session, request, legacy, modern).answer(session, request)
+  const handler: Peer.Handler = (request) => {
+    const refused = tooDeep(request)
+    return refused !== undefined
+      ? Effect.fail(refused)
+      : choose(session, request, legacy, modern).answer(session, request)
+  }
   const table: Record<string, Peer.Handler> = {}
   for (const method of legacy.methods) table[method] = handler
   for (const method of modern?.methods ?? []) table[method] = handler

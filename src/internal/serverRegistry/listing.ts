@@ -17,7 +17,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
-import type * as JsonRpc from "../../JsonRpc.js"
+import * as JsonRpc from "../../JsonRpc.js"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -28,6 +28,34 @@ import { RegistryEvent } from "../../RegistryEvent.js"
  */
 export type ListKind = "tools" | "resources" | "prompts"
 
+// The lists already found missing, per client: "logged once" for a server's life.
+const missing = new WeakMap<McpClient.McpClient, Set<string>>()
+
+// A list the server declared but answers with "method not found" (-32601): some servers
+// declare `resources` and have no templates. An optional list that is missing is empty
+// (said once per connection), not a failure that would restart the server forever.
+const orEmpty = <A>(
+  c: McpClient.McpClient,
+  method: string,
+  list: Effect.Effect<ReadonlyArray<A>, McpError.McpError>
+): Effect.Effect<ReadonlyArray<A>, McpError.McpError> =>
+  Effect.catchIf(
+    list,
+    (error) => error.reason._tag === "Protocol" && error.reason.code === JsonRpc.ErrorCode.MethodNotFound,
+    () => {
+      const seen = missing.get(c) ?? new Set<string>()
+      missing.set(c, seen)
+      if (seen.has(method)) return Effect.succeed([])
+      seen.add(method)
+      return Effect.as(
+        Effect.logWarning(
+          `server '${c.server}' declares ${method.split("/")[0]} but answers ${method} with -32601; taking it as empty`
+        ),
+        []
+      )
+    }
+  )
+
 const fetch = (
   c: McpClient.McpClient,
   kind: ListKind
@@ -37,12 +65,15 @@ const fetch = (
   }
   switch (kind) {
     case "tools":
-      return Effect.map(c.listTools(), (tools) => ({ tools }))
+      return Effect.map(orEmpty(c, McpSchema.Method.ToolsList, c.listTools()), (tools) => ({ tools }))
     case "prompts":
-      return Effect.map(c.listPrompts(), (prompts) => ({ prompts }))
+      return Effect.map(orEmpty(c, McpSchema.Method.PromptsList, c.listPrompts()), (prompts) => ({ prompts }))
     case "resources":
       return Effect.map(
-        Effect.all([c.listResources(), c.listResourceTemplates()], { concurrency: 2 }),
+        Effect.all([
+          orEmpty(c, McpSchema.Method.ResourcesList, c.listResources()),
+          orEmpty(c, McpSchema.Method.ResourcesTemplatesList, c.listResourceTemplates())
+        ], { concurrency: 2 }),
         ([resources, templates]) => ({ resources, templates })
       )
   }

@@ -292,7 +292,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       mask,
       masker,
       control,
-      auth
+      auth,
+      fallback: { version: undefined }
     }
     const send = (c: Session.Control) => Queue.offer(control, c).pipe(Effect.asVoid)
 

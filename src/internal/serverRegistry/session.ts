@@ -8,6 +8,8 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
@@ -61,6 +63,11 @@ export interface Core {
   readonly control: Queue.Queue<Control>
   /** The server's OAuth: the token of each connection, recovery after a refusal. */
   readonly auth: AuthState
+  /**
+   * The stateful revision the server fell back to once its 2026-07-28 exchanges failed for
+   * protocol reasons while connecting: its later connections speak it from the start.
+   */
+  readonly fallback: { version: McpSchema.ProtocolVersion | undefined }
 }
 
 /**
@@ -110,6 +117,11 @@ const maskedTransport = (masker: Secrets.Masker, transport: Transport): Transpor
       })
   }
 
+// Whether a connection failed for protocol reasons (a JSON-RPC error, an answer that does
+// not decode), not for the server's absence, credentials or silence.
+const byProtocol = (error: McpError.McpError): boolean =>
+  error.reason._tag === "Protocol" || error.reason._tag === "Validation"
+
 /**
  * Runs one session in `scope`. The scope stays open until the caller has moved the state
  * off Ready; the gate is closed before this returns.
@@ -127,31 +139,66 @@ export const run = (
   let readySince: number | undefined
   // Whether the connection is ready and its end not yet reported.
   let live = false
+  // One connection, agreed and listed, in a Scope of its own (closed when it fails, so a
+  // connection given up for a fallback leaves nothing behind). A failure says whether it
+  // came after a 2026-07-28 handshake.
+  const open = (clock: Clock.Clock, protocolVersion: McpSchema.Revision | undefined) =>
+    Effect.gen(function*() {
+      const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      let modern = false
+      return yield* Scope.extend(
+        Effect.gen(function*() {
+          const token = yield* core.auth.token
+          const transport = maskedTransport(core.masker, yield* ServerSpec.connect(spec, Option.getOrUndefined(token)))
+          core.setConnection(transport)
+          const c = yield* McpClient.make({
+            ...core.client,
+            protocolVersion,
+            host: spec.host,
+            initializeTimeout: spec.initializeTimeout,
+            requestTimeout: spec.requestTimeout,
+            onClosed: (error) => {
+              if (!live) return
+              live = false
+              core.gate.setClient(undefined)
+              lost(error, clock.unsafeCurrentTimeMillis() - readySince!)
+            }
+          }).pipe(Effect.provideService(Transport, transport))
+          modern = McpSchema.isModernVersion(c.protocolVersion)
+          yield* watch({
+            server: spec.name,
+            refreshDebounce: core.refreshDebounce,
+            lists: core.lists,
+            setLists: core.setLists,
+            publish: core.publish
+          }, c)
+          yield* core.setLists(yield* fetchAll(c))
+          return c
+        }),
+        own
+      ).pipe(
+        Effect.tapErrorCause(() => Scope.close(own, Exit.void)),
+        Effect.mapError((error) => ({ error, modern }))
+      )
+    })
   const serve = Effect.gen(function*() {
     const clock = yield* Effect.clock
-    const token = yield* core.auth.token
-    const transport = maskedTransport(core.masker, yield* ServerSpec.connect(spec, Option.getOrUndefined(token)))
-    core.setConnection(transport)
-    const c = yield* McpClient.make({
-      ...core.client,
-      host: spec.host,
-      initializeTimeout: spec.initializeTimeout,
-      requestTimeout: spec.requestTimeout,
-      onClosed: (error) => {
-        if (!live) return
-        live = false
-        core.gate.setClient(undefined)
-        lost(error, clock.unsafeCurrentTimeMillis() - readySince!)
-      }
-    }).pipe(Effect.provideService(Transport, transport))
-    yield* watch({
-      server: spec.name,
-      refreshDebounce: core.refreshDebounce,
-      lists: core.lists,
-      setLists: core.setLists,
-      publish: core.publish
-    }, c)
-    yield* core.setLists(yield* fetchAll(c))
+    const asked = spec.protocolVersion ?? core.client.protocolVersion
+    const c = yield* open(clock, asked ?? core.fallback.version).pipe(
+      Effect.catchIf(
+        ({ error, modern }) =>
+          modern && asked === undefined && core.fallback.version === undefined && byProtocol(error),
+        ({ error }) => {
+          const version = McpSchema.LATEST_PROTOCOL_VERSION
+          core.fallback.version = version
+          return Effect.logWarning(
+            `server '${spec.name}': its 2026-07-28 exchanges failed while connecting (${error.message}); ` +
+              `falling back to ${version} from now on`
+          ).pipe(Effect.annotateLogs({ server: spec.name }), Effect.zipRight(open(clock, version)))
+        }
+      ),
+      Effect.mapError(({ error }) => error)
+    )
     readySince = yield* Clock.currentTimeMillis
     core.auth.ready()
     core.gate.setClient(c)

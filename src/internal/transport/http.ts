@@ -114,6 +114,10 @@ const describeCause = (cause: unknown): string => {
   return scrubUrls(text)
 }
 
+/** The Transport error of a body that broke off while the answer to `what` was read. */
+export const readFailed = (ctx: Context, what: string, cause: unknown): McpError.McpError =>
+  transportError(ctx, `reading the answer to ${what} failed: ${describeCause(cause)}`, cause)
+
 /** An answer's status and headers, after redirects. */
 export class Response {
   constructor(readonly status: number, readonly headers: WireHeaders, private readonly exchange: Abortable) {}
@@ -302,9 +306,7 @@ export class TextSink implements Sink {
 
   onError(cause: unknown): void {
     if (this.failed) return
-    this.target.onError(
-      transportError(this.ctx, `reading the answer to ${this.what} failed: ${describeCause(cause)}`, cause)
-    )
+    this.target.onError(readFailed(this.ctx, this.what, cause))
   }
 
   private tooLarge(size: number): void {

@@ -122,12 +122,18 @@ export class Connection {
 
   /**
    * The error a connection ends with when the server no longer knows its session (HTTP 404
-   * on a request that carried it). The owner reconnects: a new connection initializes again.
+   * on a request that carried it), and that `refused`, the request it answered, fails with.
+   * The owner reconnects: a new connection initializes again.
    */
-  sessionExpired(): McpError.McpError {
+  sessionExpired(refused?: string): McpError.McpError {
     return McpError.closed(
       this.ctx.server,
-      { message: "the server ended the session (HTTP 404)", sessionExpired: true }
+      {
+        message: "the server ended the session (HTTP 404)",
+        sessionExpired: true,
+        // The request the 404 answered was not run: it may be sent on the next session.
+        ...(refused === undefined ? {} : { method: refused, unsent: true })
+      }
     )
   }
 }

@@ -11,28 +11,88 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { Abortable, WireRequest } from "../../HttpWire.js"
-import type * as JsonRpc from "../../JsonRpc.js"
+import * as JsonRpc from "../../JsonRpc.js"
 import * as McpError from "../../McpError.js"
 import * as Http from "./http.js"
+import { JsonValues } from "./jsonValues.js"
 import { modernVersion } from "./mcpHeaders.js"
 import type { Connection } from "./streamableHttpConnection.js"
 import { EventStream, type Reader, type Reading } from "./streamableHttpStream.js"
+import { Utf8Text } from "./utf8Text.js"
 
-// A JSON answer: its messages delivered once the body is in.
-class JsonAnswer implements Http.TextTarget {
-  constructor(private readonly conn: Connection, private readonly reader: Reader) {}
+// A JSON answer. The spec's is one message, but some servers put several in one body (a
+// notification, a newline, the answer; or a `subscriptions/listen` body held open with one
+// per line): every complete JSON-RPC message in it is taken, each as soon as it is complete
+// (`jsonValues.ts`). A body that ends without the answer to its request (nothing, text
+// that is no message, only notifications) fails the request at once with a Protocol error
+// quoting it, rather than leaving it to time out.
+class JsonAnswer implements Http.Sink {
+  private readonly text = new Utf8Text()
+  private readonly values = new JsonValues()
+  private head = ""
+  private answered = false
+  private failed = false
 
-  onText(text: string): void {
-    if (text.trim() !== "") {
-      for (const message of Http.parseMessages(this.conn.ctx, text, "a body")) this.conn.deliver(message)
-    }
-    this.reader.ended(undefined)
+  constructor(
+    private readonly conn: Connection,
+    private readonly response: Http.Response,
+    private readonly reading: Reading,
+    private readonly reader: Reader
+  ) {
+    const declared = Number(response.header("content-length"))
+    if (declared > conn.ctx.maxMessageBytes) this.tooLarge(declared)
   }
 
-  onError(error: McpError.McpError): void {
-    this.reader.ended(error)
+  onData(chunk: Uint8Array): void {
+    if (this.failed) return
+    const piece = this.text.write(chunk)
+    if (this.head.length < QUOTED_CHARS) this.head += piece.slice(0, QUOTED_CHARS - this.head.length)
+    for (const value of this.values.push(piece)) this.take(value)
+    if (this.values.pending > this.conn.ctx.maxMessageBytes) this.tooLarge(this.values.pending)
+  }
+
+  onEnd(): void {
+    if (this.failed) return
+    const rest = this.values.rest()
+    if (rest !== "") this.take(rest)
+    const { awaiting, method } = this.reading
+    if (this.answered || awaiting === undefined) return this.reader.ended(undefined)
+    const body = this.head.trim()
+    this.reader.ended(McpError.protocol(this.conn.ctx.server, {
+      method,
+      code: JsonRpc.ErrorCode.InvalidRequest,
+      message: body === ""
+        ? "the server's JSON answer was empty"
+        : `the server's JSON answer holds no answer to the request: ${JsonRpc.excerpt(body, 300)}`
+    }))
+  }
+
+  onError(cause: unknown): void {
+    if (this.failed) return
+    this.failed = true
+    this.reader.ended(Http.readFailed(this.conn.ctx, this.reading.method, cause))
+  }
+
+  private take(value: string): void {
+    for (const message of Http.parseMessages(this.conn.ctx, value, "a body")) {
+      if (!("method" in message) && message.id === this.reading.awaiting) this.answered = true
+      // What comes before the answer belongs to the request, as on its event stream.
+      this.conn.deliver(message, this.reading.awaiting)
+    }
+  }
+
+  private tooLarge(size: number): void {
+    this.failed = true
+    this.response.abort()
+    this.reader.ended(McpError.limit(
+      this.conn.ctx.server,
+      { what: `the answer to ${this.reading.method}`, size, limit: this.conn.ctx.maxMessageBytes }
+    ))
   }
 }
+
+// How much of a JSON body a Protocol error quotes.
+const QUOTED_CHARS = 300
 
 // Reads the answer to a POST: a JSON body, an event stream (returned too, to be stopped),
 // or nothing (202).
@@ -47,10 +107,7 @@ const readAnswer = (
     const stream = new EventStream(conn, reading, reader)
     return { sink: stream.sink(response), stream }
   }
-  if (type === "application/json") {
-    const sink = new Http.TextSink(conn.ctx, response, `the answer to ${reading.method}`, new JsonAnswer(conn, reader))
-    return { sink, stream: undefined }
-  }
+  if (type === "application/json") return { sink: new JsonAnswer(conn, response, reading, reader), stream: undefined }
   if (response.status === 202 || response.header("content-length") === "0" || type === "") reader.ended(undefined)
   else {
     reader.ended(McpError.validation(
@@ -166,7 +223,7 @@ export class PostedRequest implements Http.Handler, Reader {
       return answer.sink
     }
     if (response.status === 404 && this.sentIn !== undefined) {
-      this.ended(conn.sessionExpired())
+      this.ended(conn.sessionExpired(message.method))
       return Http.IGNORE
     }
     if (this.owner.refused(message, response.status)) return Http.IGNORE

@@ -96,9 +96,10 @@ const answerRequests = <X>(
   body: Body,
   waiting: Set<JsonRpc.RequestId>,
   headers: Record<string, string>,
-  streamable: boolean
+  streamable: boolean,
+  refused: ReadonlyArray<JsonRpc.Failure>
 ): void => {
-  const early: Array<JsonRpc.Message> = []
+  const early: Array<JsonRpc.Message> = [...refused]
   let log: StreamLog | undefined
   const toStream = () => {
     clearTimeout(timer)
@@ -141,8 +142,42 @@ export const answer = <X>(
     HttpSession.deliver(session, body.messages, undefined)
     return io.send(exchange, ACCEPTED, headers)
   }
-  const waiting = new Set(requests.map((message) => message.id))
-  answerRequests(io, exchange, session, body, waiting, headers, wantsStream(requests))
+  const { messages, refused } = apart(session, body.messages)
+  const waiting = new Set(messages.filter(isRequest).map((message) => message.id))
+  if (waiting.size === 0) {
+    HttpSession.deliver(session, messages, undefined)
+    return io.send(exchange, Response.json(200, body.batch ? refused : refused[0]), headers)
+  }
+  answerRequests(io, exchange, session, { ...body, messages }, waiting, headers, wantsStream(requests), refused)
+}
+
+// A request whose id an earlier one of the POST, or one of the session still unanswered,
+// already uses: its answer could not be told from the other's, and only one would reach
+// the client. It is answered -32600 at once, not run; the first keeps the id.
+const apart = (session: HttpSession.HttpSession, messages: ReadonlyArray<JsonRpc.Message>) => {
+  const used = new Set<JsonRpc.RequestId>()
+  const kept: Array<JsonRpc.Message> = []
+  const refused: Array<JsonRpc.Failure> = []
+  for (const message of messages) {
+    if (!isRequest(message)) {
+      kept.push(message)
+    } else if (used.has(message.id) || session.sinks.has(message.id)) {
+      refused.push({
+        jsonrpc: "2.0",
+        id: message.id,
+        error: {
+          code: JsonRpc.ErrorCode.InvalidRequest,
+          message: `Invalid Request: id ${
+            JSON.stringify(message.id)
+          } is already used by another request (${message.method} not run)`
+        }
+      })
+    } else {
+      used.add(message.id)
+      kept.push(message)
+    }
+  }
+  return { messages: kept, refused }
 }
 
 // The first request of a POST whose headers disagree with it (a modern one wants them all),
