@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as McpSchema from "../../McpSchema.js"
 import { ValidatorCache } from "../jsonSchema.js"
@@ -27,8 +28,8 @@ export const applyDefaults = (schema: FormSchema, content: Content): Record<stri
 }
 
 /** Why the content does not fit the schema, or undefined. */
-export const checkForm = (schema: FormSchema, content: Content): string | undefined =>
-  Either.match(validators.get(schema as Record<string, unknown>), {
+export const checkForm = (schema: FormSchema, content: Content): Effect.Effect<string | undefined> =>
+  Effect.map(validators.get(schema as Record<string, unknown>), Either.match({
     onLeft: (problem) => `the requested schema cannot be used: ${problem}`,
     onRight: (validate) => validate(content)
-  })
+  }))
