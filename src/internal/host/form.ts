@@ -29,7 +29,10 @@ export const applyDefaults = (schema: FormSchema, content: Content): Record<stri
 
 /** Why the content does not fit the schema, or undefined. */
 export const checkForm = (schema: FormSchema, content: Content): Effect.Effect<string | undefined> =>
-  Effect.map(validators.get(schema as Record<string, unknown>), Either.match({
-    onLeft: (problem) => `the requested schema cannot be used: ${problem}`,
-    onRight: (validate) => validate(content)
-  }))
+  Effect.map(
+    validators.get(schema as Record<string, unknown>),
+    Either.match({
+      onLeft: (problem) => `the requested schema cannot be used: ${problem}`,
+      onRight: (validate) => validate(content)
+    })
+  )

@@ -118,10 +118,13 @@ const CHECKS: Record<string, Check> = {
     const schema = params?.requestedSchema
     const content = answer.content
     if (!isRecord(schema) || !isRecord(content)) return Effect.succeed(undefined)
-    return Effect.map(forms.get(schema), Either.match({
-      onLeft: () => undefined,
-      onRight: (validate) => validate(content)
-    }))
+    return Effect.map(
+      forms.get(schema),
+      Either.match({
+        onLeft: () => undefined,
+        onRight: (validate) => validate(content)
+      })
+    )
   }
 }
 

@@ -325,12 +325,15 @@ const answer = (entry: Entry, request: JsonRpc.Request) =>
     const check = Effect.forEach(answered, ({ key, pending, value }) =>
       Effect.flatMap(
         Mrtr.checkAnswer(pending.request.method, value, pending.request.params),
-        (problem) => problem === undefined ? Effect.void : Effect.fail(invalidParams(`inputResponses.${key} ${problem}`))
+        (problem) =>
+          problem === undefined ? Effect.void : Effect.fail(invalidParams(`inputResponses.${key} ${problem}`))
       ), { discard: true })
     return Effect.flatMap(check, () => {
       // Answered keys leave the table at once, so the next tasks/get shows only what is left.
       for (const key of Object.keys(responses as Record<string, unknown>)) entry.pending.delete(key)
-      const answers = answered.map(({ pending, value }) => Deferred.succeed(pending.answer, value as Record<string, unknown>))
+      const answers = answered.map(({ pending, value }) =>
+        Deferred.succeed(pending.answer, value as Record<string, unknown>)
+      )
       return Effect.as(Effect.all(answers, { discard: true }), {})
     })
   })
