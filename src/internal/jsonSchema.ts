@@ -50,11 +50,18 @@ type Engines = Record<Draft, new(options: Options) => Ajv>
 
 let loading: Promise<Engines> | undefined
 
-/** Ajv's modules, imported once, on first use. */
+/**
+ * Ajv's modules, imported once, on first use. They are CommonJS, whose exports object is the
+ * constructor: Node's import also gives it as a named export, a bundle's (esbuild) as `default` only.
+ */
 const engines: Effect.Effect<Engines> = Effect.promise(() =>
   loading ??= Promise.all([import("ajv"), import("ajv/dist/2019.js"), import("ajv/dist/2020.js")]).then((
     [draft07, draft2019, draft2020]
-  ) => ({ "draft-07": draft07.Ajv, "2019-09": draft2019.Ajv2019, "2020-12": draft2020.Ajv2020 }))
+  ) => ({
+    "draft-07": draft07.Ajv ?? draft07.default,
+    "2019-09": draft2019.Ajv2019 ?? draft2019.default,
+    "2020-12": draft2020.Ajv2020 ?? draft2020.default
+  }))
 )
 
 /** A bounded cache of compiled validators. */

@@ -16,7 +16,7 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { tempDir } from "../../src/testing/node.js"
 import { firstText } from "../../src/testing/Results.js"
-import { EVERYTHING } from "../support/everythingSuite.js"
+import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { Platform } from "../support/platform.js"
 
 const require = createRequire(import.meta.url)
@@ -83,7 +83,7 @@ describe("host features through the fleet", () => {
     () =>
       Effect.gen(function*() {
         const dir = yield* tempDir()
-        const registry = yield* fleet([node("everything", [EVERYTHING, "stdio"])]).pipe(
+        const registry = yield* fleet([node("everything", [EVERYTHING_STDIO, "stdio"])]).pipe(
           Effect.provide(
             Layer.mergeAll(samplingLayer, elicitationLayer, Host.layerRoots([NodeHost.rootOf(dir)]), Platform)
           )
@@ -113,7 +113,7 @@ describe("host features through the fleet", () => {
   it.scopedLive("a server whose config turns the features off is offered none of them", () =>
     Effect.gen(function*() {
       const registry = yield* fleet([
-        node("everything", [EVERYTHING, "stdio"], { sampling: false, elicitation: false, roots: false })
+        node("everything", [EVERYTHING_STDIO, "stdio"], { sampling: false, elicitation: false, roots: false })
       ]).pipe(Effect.provide(Layer.mergeAll(samplingLayer, elicitationLayer, Host.layerRoots(), Platform)))
       const names = yield* toolNames(registry, "everything")
       expect(names).not.toContain("trigger-sampling-request")

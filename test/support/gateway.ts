@@ -10,7 +10,6 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -21,13 +20,10 @@ import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 
-// server-everything's entry; not taken from everythingSuite.ts, which needs vitest running,
-// so that scripts can use these helpers too.
-const EVERYTHING = path.join(
-  path.dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js"
-)
+// server-everything on stdio, exiting when its stdin ends (so a gateway's stop does not wait
+// out its grace period); not taken from everythingSuite.ts, which needs vitest running, so
+// that scripts can use these helpers too.
+const EVERYTHING = fileURLToPath(new URL("../fixtures/everything-stdio.mjs", import.meta.url))
 
 export const SLOW = fileURLToPath(new URL("../fixtures/gateway-slow.mjs", import.meta.url))
 
