@@ -50,14 +50,14 @@ const faulty = (name: string, extra: Partial<ServerSpec.ServerSpec> = {}): Serve
 const until = <A extends RegistryEvent>(
   events: Queue.Dequeue<RegistryEvent>,
   match: (event: RegistryEvent) => event is A
-) => untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
+) => untilEvent(events, match).pipe(Effect.timeout(hangGuard(20_000)))
 
 // A fleet of `specs`, ready, with its events from then on.
 const fleetOf = (...specs: ReadonlyArray<ServerSpec.ServerSpec>) =>
   Effect.gen(function*() {
     const fleet = yield* ServerRegistry.make()
     yield* fleet.reconcile(specs)
-    yield* fleet.awaitReady({ servers: specs.map((spec) => spec.name), timeout: "20 seconds" })
+    yield* fleet.awaitReady({ servers: specs.map((spec) => spec.name), timeout: hangGuard(20_000) })
     return { fleet, events: yield* fleet.subscribe }
   })
 

@@ -17,6 +17,7 @@ import type * as ServerSpec from "../../src/ServerSpec.js"
 import { tempDir } from "../../src/testing/node.js"
 import { firstText } from "../../src/testing/Results.js"
 import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 
 const require = createRequire(import.meta.url)
@@ -36,7 +37,7 @@ const node = (name: string, args: ReadonlyArray<string>, host?: Host.Features): 
 const fleet = (servers: ReadonlyArray<ServerSpec.ServerSpec>) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.make({ servers, refreshDebounce: "20 millis" })
-    yield* registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: "30 seconds" })
+    yield* registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: hangGuard(30_000) })
     return registry
   })
 
@@ -74,7 +75,7 @@ const callUntil = (
   registry.callTool(name, args).pipe(
     Effect.map(firstText),
     Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: done }),
-    Effect.timeout("10 seconds")
+    Effect.timeout(hangGuard(10_000))
   )
 
 describe("host features through the fleet", () => {

@@ -62,7 +62,7 @@ beforeAll(async () => {
         },
         { name: "modern", transport: { type: "http", url: modernUrl } }
       ])
-      yield* registry.awaitReady({ servers: "settled", timeout: "30 seconds" })
+      yield* registry.awaitReady({ servers: "settled", timeout: hangGuard(30_000) })
       status = yield* registry.status
       return yield* NodeGateway.serveHttp({ port: 0, modern: true })
     }).pipe(Effect.provide(context), Scope.extend(scope))

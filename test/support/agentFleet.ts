@@ -13,6 +13,7 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { fixtureSpec, tempDir } from "../../src/testing/node.js"
 import { EVERYTHING_STDIO } from "./everythingSuite.js"
+import { hangGuard } from "./guard.js"
 import { Platform } from "./platform.js"
 
 const require = createRequire(import.meta.url)
@@ -42,7 +43,7 @@ export const agentFleet = (config: Policy.Config = {}, approve?: Policy.Approval
       Effect.tap(
         ServerRegistry.make({ servers, refreshDebounce: "20 millis" }),
         (registry) =>
-          Effect.orDie(registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: "30 seconds" }))
+          Effect.orDie(registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: hangGuard(30_000) }))
       )
     ).pipe(Layer.provide(Platform))
     const policy = Policy.layer(config).pipe(

@@ -19,6 +19,7 @@ import * as NodeFleet from "../../src/NodeFleet.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
+import { hangGuard } from "./guard.js"
 
 // server-everything on stdio, exiting when its stdin ends (so a gateway's stop does not wait
 // out its grace period); not taken from everythingSuite.ts, which needs vitest running, so
@@ -76,7 +77,7 @@ export const httpGateway = async (
     Effect.gen(function*() {
       yield* FleetConfig.sync({ paths: [file], debounce: "50 millis" })
       const registry = yield* ServerRegistry.ServerRegistry
-      yield* registry.awaitReady({ servers: "settled", timeout: "60 seconds" })
+      yield* registry.awaitReady({ servers: "settled", timeout: hangGuard(60_000) })
       return yield* NodeGateway.serveHttp({ port: 0, ...options })
     }).pipe(Scope.extend(scope), Effect.provide(context), Logger.withMinimumLogLevel(LogLevel.Warning))
   )
