@@ -87,7 +87,12 @@ describe("Gateway: a 2026-07-28 client and a 2026-07-28 server (MRTR through the
     config = tempConfig({
       fixture: { command: process.execPath, args: ["--import", TSX, FIXTURE], inheritEnv: true }
     })
-    gateway = await httpGateway(config.file, { naming: "plain", modern: true }, { clientHost: true })
+    // The fixture compiles the sources with tsx as it starts: on a busy machine it answers its
+    // first request after more than the 5 s in which the probe takes a silent server for a legacy one.
+    gateway = await httpGateway(config.file, { naming: "plain", modern: true }, {
+      clientHost: true,
+      client: { discoverTimeout: hangGuard(30_000) }
+    })
   }, hangGuard(90_000))
 
   afterAll(async () => {

@@ -60,11 +60,16 @@ export type Pids = () => Promise<Array<number>>
 export const httpGateway = async (
   file: string,
   options: Omit<NodeGateway.HttpOptions, "port"> & { readonly port?: number } = {},
-  extras: { readonly clientHost?: boolean; readonly policy?: Policy.Config } = {}
+  extras: {
+    readonly clientHost?: boolean
+    readonly policy?: Policy.Config
+    /** How the fleet presents itself to its servers (a slow-starting fixture's `discoverTimeout`). */
+    readonly client?: ServerRegistry.ClientOptions
+  } = {}
 ) => {
   const scope = Effect.runSync(Scope.make())
   const fleet = Policy.layer(extras.policy ?? {}).pipe(
-    Layer.provideMerge(ServerRegistry.layer()),
+    Layer.provideMerge(ServerRegistry.layer(extras.client === undefined ? {} : { client: extras.client })),
     Layer.provideMerge(extras.clientHost === true ? Gateway.layerHost() : Layer.empty),
     Layer.provide(NodeFleet.layer)
   )
