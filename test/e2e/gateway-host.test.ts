@@ -68,7 +68,7 @@ const flows = (connect: (capable: boolean) => Promise<Client>) => {
     capable = await connect(true)
     plain = await connect(false)
     for (const client of [capable, plain]) {
-      await eventually(() => toolsOf(client), (names) => READY.every((name) => names.includes(name)), 60_000)
+      await eventually(() => toolsOf(client), (names) => READY.every((name) => names.includes(name)), hangGuard(60_000))
     }
   }, hangGuard(90_000))
   afterAll(async () => {
@@ -117,8 +117,8 @@ const askFlows = (connect: (capable: boolean) => Promise<Client>) =>
     beforeAll(async () => {
       capable = await connect(true)
       plain = await connect(false)
-      await eventually(() => toolsOf(capable), (names) => names.includes(ASKED), 60_000)
-      await eventually(() => toolsOf(plain), (names) => READY.every((name) => names.includes(name)), 60_000)
+      await eventually(() => toolsOf(capable), (names) => names.includes(ASKED), hangGuard(60_000))
+      await eventually(() => toolsOf(plain), (names) => READY.every((name) => names.includes(name)), hangGuard(60_000))
     }, hangGuard(90_000))
     afterAll(async () => {
       await capable?.close()

@@ -179,7 +179,7 @@ describe("Gateway over stdio with --naming plain (SDK client)", () => {
   }, hangGuard(30_000))
 
   it("lists the one server's tools under their own names and calls them by those names", async () => {
-    const names = await eventually(() => allTools(client), (names) => names.includes("echo"), 30_000)
+    const names = await eventually(() => allTools(client), (names) => names.includes("echo"), hangGuard(30_000))
     expect(names).not.toContain("mcp__slow__echo")
     expect(textOf(await client.callTool({ name: "echo", arguments: { text: "hi" } }))).toBe("slow:hi")
   }, hangGuard(60_000))

@@ -121,7 +121,7 @@ describe("host features through the fleet", () => {
       expect(names).not.toContain("trigger-elicitation-request")
       expect(names).not.toContain("get-roots-list")
       expect(names).toContain("echo")
-    }), 60_000)
+    }), hangGuard(60_000))
 
   it.scopedLive(
     "server-filesystem works in the roots only, and follows a change of them",

@@ -25,6 +25,7 @@ import * as Stdio from "../../src/Stdio.js"
 import { firstText, reasonOf } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
 import { EVERYTHING, everythingSuite } from "../support/everythingSuite.js"
+import { hangGuard } from "../support/guard.js"
 import { margin, procState, survivors as markedSurvivors, waitGone } from "../support/processes.js"
 
 // --- where things are ---------------------------------------------------------------
@@ -465,7 +466,7 @@ describe("closing the scope ends the whole process tree", () => {
   it.live("the same with the default grace periods (2 s + 2 s): gone within 5 s", () =>
     Effect.gen(function*() {
       expectKilledAfter(yield* stubbornTree({}), 3950, yield* margin(0))
-    }), 30_000)
+    }), hangGuard(30_000))
 
   it.live("children that left the group (detached, setsid, a double-forked daemon) end with the server", () => {
     const logs = captureLogs()

@@ -170,5 +170,5 @@ describe("a routed call that runs as a task, when its stdio server's process die
       )
       expect(error.message).toContain("a new process does not know it, so the tool is not called again")
       expect(error.message).not.toContain("may still run")
-    }).pipe(Effect.provide(Platform)), 30_000)
+    }).pipe(Effect.provide(Platform)), hangGuard(30_000))
 })
