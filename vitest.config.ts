@@ -1,12 +1,12 @@
-import * as os from "node:os"
 import { defineConfig } from "vitest/config"
+import { hangGuard } from "./test/support/guard.js"
 
 // The timeouts are hang guards, not product bounds (those are asserted on the TestClock, or
 // on the wall clock with a margin measured under load: test/support/processes.ts `bound`):
 // 30 s on a quiet machine, more when the machine is busy, since an end-to-end story of a
 // dozen real processes then takes that much longer — up to 4 times at a load of 3 per core.
-const load = Math.min(4, Math.max(1, os.loadavg()[0]! / os.cpus().length))
-const guard = Math.round(30_000 * load)
+// A test that needs longer says so with `hangGuard` too.
+const guard = hangGuard(30_000)
 
 export default defineConfig({
   test: {

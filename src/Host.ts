@@ -280,7 +280,8 @@ export const withDefaults: (
 ) => Record<string, McpSchema.ElicitValue> = applyDefaults
 
 /**
- * Why a form's content does not fit the requested schema, or undefined when it does.
+ * Why a form's content does not fit the requested schema, or undefined when it does. The
+ * first check loads the JSON Schema validator (Ajv), hence an Effect.
  *
  * @since 0.2.0
  * @category utils
@@ -288,4 +289,4 @@ export const withDefaults: (
 export const formProblem: (
   schema: McpSchema.ElicitFormParams["requestedSchema"],
   content: Readonly<Record<string, McpSchema.ElicitValue>>
-) => string | undefined = checkForm
+) => Effect.Effect<string | undefined> = checkForm

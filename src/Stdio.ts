@@ -34,7 +34,7 @@ import { ByteTail } from "./internal/transport/byteTail.js"
 import * as Environment from "./internal/transport/environment.js"
 import { watch } from "./internal/transport/guardian.js"
 import * as Ndjson from "./internal/transport/ndjson.js"
-import { alive, groupLive, signalTree, type Tree, waitGone } from "./internal/transport/processGroup.js"
+import { alive, groupLive, makeTree, signalTree, type Tree, waitGone } from "./internal/transport/processGroup.js"
 import { TOKEN_VARIABLE as TOKEN } from "./internal/transport/processScan.js"
 import { processShutdown } from "./internal/transport/shutdownBudget.js"
 import * as StdioServer from "./internal/transport/stdioServer.js"
@@ -154,7 +154,7 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
     const token = randomHex(12)
     const child = yield* spawn(options, token)
     const pid = child.pid!
-    const tree: Tree = { pgid: pid, token }
+    const tree = makeTree(pid, token)
     // Should this process die without closing the scope, the guardian ends the tree.
     const unwatch = watch(pid, token)
     const ending = watchEnding(child, options, fork)
@@ -253,6 +253,11 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
     } satisfies Transport
   })
 
+// SIGKILL cannot be refused: what outlives it is a process the kernel has not yet let run its
+// exit (a busy machine) or one stuck in the kernel (a dead NFS mount). Wait long enough for the
+// first, which is common under load, and hand the second to the guardian rather than hang.
+const KILL_WAIT_MS = 5000
+
 // Stdin is closed already: wait, then SIGTERM the tree, then SIGKILL it. Each wait ends
 // early when the process is ending (`beginShutdown`).
 const shutdown = (tree: Tree, options: Options): Effect.Effect<ShutdownReport> =>
@@ -280,7 +285,11 @@ const shutdown = (tree: Tree, options: Options): Effect.Effect<ShutdownReport> =
       Effect.annotateLogs({ server })
     )
     const killStart = yield* Clock.currentTimeMillis
-    yield* waitGone(tree, () => killStart + 1000, "SIGKILL")
+    if (!(yield* waitGone(tree, () => killStart + KILL_WAIT_MS, "SIGKILL"))) {
+      yield* Effect.logWarning(`${who} still running ${KILL_WAIT_MS} ms after SIGKILL; left to the guardian`).pipe(
+        Effect.annotateLogs({ server })
+      )
+    }
     return yield* report("SIGKILL")
   })
 

@@ -13,6 +13,7 @@ import * as McpManagementTools from "../src/McpManagementTools.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import { agentFleet } from "./support/agentFleet.js"
 import { until } from "./support/events.js"
+import { hangGuard } from "./support/guard.js"
 
 type Step = Extract<
   NonNullable<ConstructorParameters<typeof MockLanguageModelV3>[0]>["doGenerate"],
@@ -118,7 +119,7 @@ describe("AiSdk (real servers)", () => {
           value: "server 'everything' did not finish tools/call within its maximum of 300 ms"
         })
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 
   it.scopedLive(
@@ -143,7 +144,7 @@ describe("AiSdk (real servers)", () => {
         }
         expect(outputs["mcp__memory__read_graph"]).toMatchObject({ type: "text" })
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 
   it.scopedLive("an aborted call is cancelled at its server", () =>
@@ -163,7 +164,7 @@ describe("AiSdk (real servers)", () => {
       const outcome = yield* Effect.promise(() => running.then(() => "answered", (error: unknown) => error))
       expect((outcome as Error).name).toBe("AbortError")
       yield* until(events, logged(`cancelled ${id}`))
-    }), { timeout: 60_000 })
+    }), { timeout: hangGuard(60_000) })
 
   it.scopedLive(
     "a filter narrows the set; denied tools are absent; the management tools come when provided",
@@ -201,6 +202,6 @@ describe("AiSdk (real servers)", () => {
           "memory"
         ])
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 })

@@ -23,6 +23,7 @@ import * as McpClient from "../src/McpClient.js"
 import * as McpServer from "../src/McpServer.js"
 import { Transport } from "../src/Transport.js"
 import { config, MARK, marked, run, tempDir } from "./support/cli.js"
+import { hangGuard } from "./support/guard.js"
 import { survivors, waitGone } from "./support/processes.js"
 
 class DivideByZero extends Schema.TaggedError<DivideByZero>()("DivideByZero", { dividend: Schema.Number }) {}
@@ -272,7 +273,7 @@ describe("examples/app-server.ts, a real stdio server", () => {
     }
     expect(Object.values(await gone(mark)).filter((state) => state === "alive")).toEqual([])
     expect(stderr).toBe("")
-  }, 60_000)
+  }, hangGuard(60_000))
 
   it("our CLI calls its tools as a server of the fleet", async () => {
     const mark = randomUUID()
@@ -283,5 +284,5 @@ describe("examples/app-server.ts, a real stdio server", () => {
     expect(called.code).toBe(0)
     expect(JSON.parse(called.stdout)).toMatchObject({ structuredContent: { count: 1 } })
     expect(Object.values(await gone(mark)).filter((state) => state === "alive")).toEqual([])
-  }, 60_000)
+  }, hangGuard(60_000))
 })

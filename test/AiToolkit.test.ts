@@ -21,6 +21,7 @@ import type * as Policy from "../src/Policy.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import { agentFleet, agentServers } from "./support/agentFleet.js"
 import { until } from "./support/events.js"
+import { hangGuard } from "./support/guard.js"
 
 type Parts = Array<Response.PartEncoded>
 
@@ -111,7 +112,7 @@ describe("AiToolkit (real servers)", () => {
           )
         }
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 
   it.scopedLive(
@@ -129,7 +130,7 @@ describe("AiToolkit (real servers)", () => {
           expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "MalformedOutput" } } })
         }
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 
   it.scopedLive(
@@ -227,7 +228,7 @@ describe("AiToolkit (real servers)", () => {
         expect(history).toContain("the secret is 42")
         expect(history).toContain("did not finish tools/call within its maximum of 300 ms")
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 
   it.scopedLive(
@@ -272,7 +273,7 @@ describe("AiToolkit (real servers)", () => {
         )
         expect(Object.keys(narrow.tools).sort()).toEqual(["mcp__memory__read_graph", "mcp__memory__search_nodes"])
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 
   it.scopedLive(
@@ -318,6 +319,6 @@ describe("AiToolkit (real servers)", () => {
         const everything = yield* list({ servers: ["everything"] })
         expect(serversOf(everything["ListMcpResources"]!.result)).toEqual(new Set(["everything"]))
       }),
-    { timeout: 60_000 }
+    { timeout: hangGuard(60_000) }
   )
 })

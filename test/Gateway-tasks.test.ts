@@ -20,6 +20,7 @@ import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
+import { hangGuard } from "./support/guard.js"
 import { Platform } from "./support/platform.js"
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } }
@@ -175,7 +176,7 @@ describe.each([
       // A plain tool answers inline; a required-task one needs the extension (-32021).
       expect(yield* call(peer, "greet", {}, TASKS)).toMatchObject({ ...text("hello"), resultType: "complete" })
       expect(protocolCode(yield* Effect.exit(call(peer, "long_job", {}, {})))).toBe(-32021)
-    }).pipe(Effect.scoped), 20_000)
+    }).pipe(Effect.scoped), hangGuard(20_000))
 
   it.live(
     "runs a call as a task: the fronted server's input request answered by tasks/update",
@@ -214,7 +215,7 @@ describe.each([
       expect(result).toMatchObject(text("done"))
       expect(statuses.at(0)).toBe("working")
       expect(statuses.at(-1)).toBe("completed")
-    }).pipe(Effect.scoped), 20_000)
+    }).pipe(Effect.scoped), hangGuard(20_000))
 
   it.live("cancels the routed call at the fronted server on tasks/cancel", () =>
     Effect.gen(function*() {
@@ -228,7 +229,7 @@ describe.each([
       expect((yield* tasks(peer, "tasks/get", { taskId: created.taskId })).status).toBe("cancelled")
       // The fronted server's handler was interrupted.
       yield* Deferred.await(cancelled).pipe(Effect.timeout("10 seconds"))
-    }).pipe(Effect.scoped), 20_000)
+    }).pipe(Effect.scoped), hangGuard(20_000))
 
   // A parked task keeps its routed call in flight at the fronted server; the server's
   // requests of another client's call still reach that client, as they name their call.

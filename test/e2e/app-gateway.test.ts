@@ -11,10 +11,11 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
+import { hangGuard } from "../support/guard.js"
 
 const connected = Effect.gen(function*() {
   const registry = yield* ServerRegistry.ServerRegistry
-  yield* Effect.orDie(registry.awaitReady({ servers: ["everything", "memory"], timeout: "30 seconds" }))
+  yield* Effect.orDie(registry.awaitReady({ servers: ["everything", "memory"], timeout: hangGuard(30_000) }))
   const url = yield* serve()
   const transport = yield* StreamableHttp.make({ name: "app-gateway", url })
   return yield* McpClient.make().pipe(Effect.provideService(Transport, transport))

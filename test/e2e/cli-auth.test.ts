@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "../fixtures/oauth-server.mjs"
 import { CLI, cliEnv, config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
+import { hangGuard } from "../support/guard.js"
 import { survivors } from "../support/processes.js"
 
 const mark = `cli-auth-${process.pid}-${Date.now()}`
@@ -65,5 +66,5 @@ describe("mcp-fleet auth", () => {
     } finally {
       await as.close()
     }
-  }, 60_000)
+  }, hangGuard(60_000))
 })

@@ -21,6 +21,7 @@ import {
   start,
   tempDir
 } from "../support/cli.js"
+import { hangGuard } from "../support/guard.js"
 import { undescribed } from "../support/help.js"
 import { bound, groupMembers, guardianOf, procState, survivors, within } from "../support/processes.js"
 
@@ -592,7 +593,7 @@ describe("test <name> flags what a host would trip over", () => {
     expect(garbage.stderr).toMatch(
       /warning: it writes to stdout what is not JSON-RPC \(\d+ lines skipped; the first was not JSON: Server starting up\.\.\. \(this is not JSON\)\); clients may fail on it/
     )
-  }, 20_000)
+  }, hangGuard(20_000))
 
   it("a server that died: the whole stderr tail, beyond the 20 lines its error shows", async () => {
     const chatty = await test("chatty")
@@ -764,7 +765,7 @@ describe("serve --stdio leaves no process behind, however its host ends it", () 
     // The command returned after the stop: nothing is left, not even for a moment.
     expect(groupMembers(pids.server)).toEqual([])
     expect([pids.detached, pids.setsid, pids.daemon].map(procState).filter((state) => state === "alive")).toEqual([])
-  }, 15_000)
+  }, hangGuard(15_000))
 
   it("client.close(): every server is gone within 1.5 s of stdin's end, before the SDK's SIGTERM", async () => {
     const { client, gone } = await connect()

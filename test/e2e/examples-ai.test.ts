@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { hangGuard } from "../support/guard.js"
 import { survivors } from "../support/processes.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -56,5 +57,5 @@ describe("the model bridges' examples", () => {
     expect(stdout).toContain("mcp__everything__echo: Echo: hi")
     expect(stdout).toContain("mcp__memory__read_graph: {")
     expect(survivors(MARK, mark)).toEqual([])
-  }, 90_000)
+  }, hangGuard(90_000))
 })

@@ -27,6 +27,7 @@ import { Transport } from "../../src/Transport.js"
 import { MARK, start } from "../support/cli.js"
 import { stateOf, until as untilEvent } from "../support/events.js"
 import { eventually, httpGateway, tempConfig } from "../support/gateway.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 import { margin, survivors } from "../support/processes.js"
 
@@ -49,14 +50,14 @@ const faulty = (name: string, extra: Partial<ServerSpec.ServerSpec> = {}): Serve
 const until = <A extends RegistryEvent>(
   events: Queue.Dequeue<RegistryEvent>,
   match: (event: RegistryEvent) => event is A
-) => untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
+) => untilEvent(events, match).pipe(Effect.timeout(hangGuard(20_000)))
 
 // A fleet of `specs`, ready, with its events from then on.
 const fleetOf = (...specs: ReadonlyArray<ServerSpec.ServerSpec>) =>
   Effect.gen(function*() {
     const fleet = yield* ServerRegistry.make()
     yield* fleet.reconcile(specs)
-    yield* fleet.awaitReady({ servers: specs.map((spec) => spec.name), timeout: "20 seconds" })
+    yield* fleet.awaitReady({ servers: specs.map((spec) => spec.name), timeout: hangGuard(20_000) })
     return { fleet, events: yield* fleet.subscribe }
   })
 
@@ -453,7 +454,7 @@ describe("names of Object.prototype members at the gateway", () => {
       config.remove()
     }
     expect(survivors(MARK, mark)).toEqual([])
-  }, 30_000)
+  }, hangGuard(30_000))
 
   it("over Streamable HTTP: refused cleanly, and the session goes on", async () => {
     const config = tempConfig({ faulty: { command: process.execPath, args: [FAULTY] } })
@@ -486,7 +487,7 @@ describe("names of Object.prototype members at the gateway", () => {
       await gateway.close()
       config.remove()
     }
-  }, 30_000)
+  }, hangGuard(30_000))
 })
 
 describe("leak check", () => {

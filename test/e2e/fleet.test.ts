@@ -18,6 +18,7 @@ import * as Stdio from "../../src/Stdio.js"
 import { fixtureSpec } from "../../src/testing/node.js"
 import { firstText } from "../../src/testing/Results.js"
 import { stateOf, until as untilEvent } from "../support/events.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 import { procState, survivors, waitGone } from "../support/processes.js"
 
@@ -42,7 +43,7 @@ const fast = { initialDelay: "100 millis", maxDelay: "1 second", jitter: 0 } as 
 const until = <A extends RegistryEvent>(
   events: Queue.Dequeue<RegistryEvent>,
   match: (event: RegistryEvent) => event is A
-) => untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
+) => untilEvent(events, match).pipe(Effect.timeout(hangGuard(20_000)))
 
 // Whether every thread of the process has exited, its files closed. A killed process's main
 // thread can be a zombie while its other threads are still exiting, holding its pipes.
@@ -80,7 +81,7 @@ describe("fleet with real processes", () => {
           env: { ...marked, MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") }
         }
       })])
-      yield* fleet.awaitReady({ servers: ["memory"], timeout: "20 seconds" })
+      yield* fleet.awaitReady({ servers: ["memory"], timeout: hangGuard(20_000) })
       const before = (yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()
       expect(before).toContain("mcp__memory__read_graph")
       const pid = yield* pidOf(fleet, "memory")
@@ -102,13 +103,13 @@ describe("fleet with real processes", () => {
       // Every crash counts as a first one, so each restart comes after the initial delay.
       const fleet = yield* ServerRegistry.make({ restart: { ...fast, stableAfter: 0 } })
       yield* fleet.reconcile([node("env", fixture("env.mjs"))])
-      yield* fleet.awaitReady({ servers: ["env"], timeout: "20 seconds" })
+      yield* fleet.awaitReady({ servers: ["env"], timeout: hangGuard(20_000) })
       for (let round = 1; round <= 5; round++) {
         const pid = yield* pidOf(fleet, "env")
         process.kill(pid, "SIGKILL")
         // Held here until the process is dead, so the call goes out before the fleet could notice.
         blockUntilDead(pid)
-        const result = yield* fleet.callTool("mcp__env__env", {}).pipe(Effect.timeout("20 seconds"))
+        const result = yield* fleet.callTool("mcp__env__env", {}).pipe(Effect.timeout(hangGuard(20_000)))
         expect(result.isError).not.toBe(true)
         expect(yield* pidOf(fleet, "env")).not.toBe(pid)
       }
@@ -130,10 +131,10 @@ describe("fleet with real processes", () => {
           })
         }
       }])
-      yield* fleet.awaitReady({ servers: ["big"], timeout: "20 seconds" })
+      yield* fleet.awaitReady({ servers: ["big"], timeout: hangGuard(20_000) })
       const oversize = yield* Effect.flip(fleet.callTool("mcp__big__big", { size: 4096 }))
       expect(oversize.reason).toMatchObject({ _tag: "Limit", limit: 1024 })
-      const next = yield* fleet.callTool("mcp__big__big", { size: 20 }).pipe(Effect.timeout("20 seconds"))
+      const next = yield* fleet.callTool("mcp__big__big", { size: 20 }).pipe(Effect.timeout(hangGuard(20_000)))
       expect(firstText(next)).toBe("000000000000000|0000")
     }).pipe(Effect.provide(Platform)))
 
@@ -146,8 +147,8 @@ describe("fleet with real processes", () => {
           node("fine", fixture("env.mjs"), { required: true })
         ]
       })
-      yield* fleet.awaitReady({ timeout: "20 seconds" })
-      yield* fleet.awaitReady({ servers: "settled", timeout: "20 seconds" })
+      yield* fleet.awaitReady({ timeout: hangGuard(20_000) })
+      yield* fleet.awaitReady({ servers: "settled", timeout: hangGuard(20_000) })
       const events = yield* fleet.subscribe
       const broken = () => Effect.map(fleet.status, (all) => all.find((status) => status.name === "broken")!)
       const current = (yield* broken()).state
@@ -185,7 +186,7 @@ describe("fleet with real processes", () => {
             node("crash", fixture("crash.mjs"))
           ]
         })
-        yield* fleet.awaitReady({ servers: ["everything", "filesystem", "crash"], timeout: "20 seconds" })
+        yield* fleet.awaitReady({ servers: ["everything", "filesystem", "crash"], timeout: hangGuard(20_000) })
         return yield* Effect.forEach(["everything", "filesystem", "crash"], (name) => pidOf(fleet, name))
       }))
       expect(pids.every((pid) => typeof pid === "number")).toBe(true)
@@ -221,7 +222,7 @@ describe("fleet with real processes", () => {
         Effect.provideService(ServerRegistry.ServerRegistry, fleet),
         Effect.provide(Layer.merge(Platform, Logger.replace(Logger.defaultLogger, logger)))
       )
-      yield* fleet.awaitReady({ servers: ["a", "b"], timeout: "20 seconds" })
+      yield* fleet.awaitReady({ servers: ["a", "b"], timeout: hangGuard(20_000) })
       const [a1, b1] = [yield* pidOf(fleet, "a"), yield* pidOf(fleet, "b")]
       yield* Queue.takeAll(events)
 
@@ -232,7 +233,7 @@ describe("fleet with real processes", () => {
       expect(procState(b1)).not.toBe("alive")
 
       write("{ \"mcpServers\": { \"a\": ")
-      const warning = yield* Queue.take(warnings).pipe(Effect.timeout("10 seconds"))
+      const warning = yield* Queue.take(warnings).pipe(Effect.timeout(hangGuard(10_000)))
       expect(warning).toMatch(
         new RegExp(`^invalid config file ${file.replace(/[.]/g, "\\.")}: .*; keeping the last good config$`)
       )

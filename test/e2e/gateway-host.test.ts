@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { texts } from "../../src/testing/Results.js"
 import { CLI, cliEnv, removeTempDirs } from "../support/cli.js"
 import { eventually, everythingServer, httpGateway, tempConfig } from "../support/gateway.js"
+import { hangGuard } from "../support/guard.js"
 import { procState, within } from "../support/processes.js"
 
 const textOf = (result: unknown): string => texts(result as CallToolResult).join("\n")
@@ -67,9 +68,9 @@ const flows = (connect: (capable: boolean) => Promise<Client>) => {
     capable = await connect(true)
     plain = await connect(false)
     for (const client of [capable, plain]) {
-      await eventually(() => toolsOf(client), (names) => READY.every((name) => names.includes(name)), 60_000)
+      await eventually(() => toolsOf(client), (names) => READY.every((name) => names.includes(name)), hangGuard(60_000))
     }
-  }, 90_000)
+  }, hangGuard(90_000))
   afterAll(async () => {
     await capable?.close()
     await plain?.close()
@@ -82,13 +83,13 @@ const flows = (connect: (capable: boolean) => Promise<Client>) => {
     })
     expect(textOf(result)).toContain("forty-two, said the client")
     expect(asked).toContain("sampling")
-  }, 30_000)
+  }, hangGuard(30_000))
 
   it("passes the server's elicitation to the calling client, and its answer back", async () => {
     const result = await capable.callTool({ name: "mcp__everything__trigger-elicitation-request", arguments: {} })
     expect(textOf(result)).toContain("Grace Hopper")
     expect(asked).toContain("elicitation")
-  }, 30_000)
+  }, hangGuard(30_000))
 
   it("refuses the server's request when the calling client did not declare the capability", async () => {
     const outcome = await plain.callTool({
@@ -96,7 +97,7 @@ const flows = (connect: (capable: boolean) => Promise<Client>) => {
       arguments: { prompt: "the answer?" }
     }).then(textOf, (error: Error) => error.message)
     expect(outcome).toContain("did not declare sampling")
-  }, 30_000)
+  }, hangGuard(30_000))
 
   it("gives the servers the roots the clients declare", async () => {
     const roots = await eventually(
@@ -105,7 +106,7 @@ const flows = (connect: (capable: boolean) => Promise<Client>) => {
       20_000
     )
     expect(roots).toContain("file:///client/root")
-  }, 30_000)
+  }, hangGuard(30_000))
 }
 
 // An `ask` rule on ASKED, answered by the calling client.
@@ -116,9 +117,9 @@ const askFlows = (connect: (capable: boolean) => Promise<Client>) =>
     beforeAll(async () => {
       capable = await connect(true)
       plain = await connect(false)
-      await eventually(() => toolsOf(capable), (names) => names.includes(ASKED), 60_000)
-      await eventually(() => toolsOf(plain), (names) => READY.every((name) => names.includes(name)), 60_000)
-    }, 90_000)
+      await eventually(() => toolsOf(capable), (names) => names.includes(ASKED), hangGuard(60_000))
+      await eventually(() => toolsOf(plain), (names) => READY.every((name) => names.includes(name)), hangGuard(60_000))
+    }, hangGuard(90_000))
     afterAll(async () => {
       await capable?.close()
       await plain?.close()
@@ -136,7 +137,7 @@ const askFlows = (connect: (capable: boolean) => Promise<Client>) =>
       expect(textOf(result)).toContain("5")
       expect(asked.at(-1)).toContain("get-sum")
       expect(asked.at(-1)).toContain(`{"a":2,"b":3}`)
-    }, 30_000)
+    }, hangGuard(30_000))
 
     it("denies the call the client refuses or declines", async () => {
       for (const answer of ["refuse", "decline"] as const) {
@@ -145,7 +146,7 @@ const askFlows = (connect: (capable: boolean) => Promise<Client>) =>
         expect(result.isError).toBe(true)
         expect(textOf(result)).toContain(answer === "refuse" ? "did not approve" : "answered decline")
       }
-    }, 30_000)
+    }, hangGuard(30_000))
 
     it("refuses the call of a client that cannot be asked", async () => {
       const outcome = await plain.callTool({ name: ASKED, arguments: { a: 2, b: 3 } }).then(
@@ -154,7 +155,7 @@ const askFlows = (connect: (capable: boolean) => Promise<Client>) =>
       )
       expect(outcome).not.toContain("5")
       expect(outcome).toContain(ASKED)
-    }, 30_000)
+    }, hangGuard(30_000))
   })
 
 describe("Gateway as the fleet's host over stdio (SDK client)", () => {

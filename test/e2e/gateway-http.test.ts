@@ -16,6 +16,7 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import * as FakeServer from "../../src/testing/FakeServer.js"
 import { text } from "../../src/testing/Results.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 
 // A gateway over HTTP fronting `servers`, ready, on a free port; all of it lives as long as
@@ -375,10 +376,10 @@ describe("Gateway HTTP edge", () => {
       expect(stream.status).toBe(200)
       const reading = yield* Effect.fork(readEvents(stream.body!, () => false))
       yield* Scope.close(scope, Exit.void).pipe(
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the gateway did not close" })
+        Effect.timeoutFail({ duration: hangGuard(5_000), onTimeout: () => "the gateway did not close" })
       )
       yield* Fiber.join(reading).pipe(
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the stream did not end" })
+        Effect.timeoutFail({ duration: hangGuard(5_000), onTimeout: () => "the stream did not end" })
       )
     }))
 

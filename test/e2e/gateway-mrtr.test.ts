@@ -10,6 +10,7 @@ import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, httpGateway, tempConfig } from "../support/gateway.js"
+import { hangGuard } from "../support/guard.js"
 
 // tsx's loader by its full URL: the fixture runs in the config's temp folder.
 const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href
@@ -86,8 +87,13 @@ describe("Gateway: a 2026-07-28 client and a 2026-07-28 server (MRTR through the
     config = tempConfig({
       fixture: { command: process.execPath, args: ["--import", TSX, FIXTURE], inheritEnv: true }
     })
-    gateway = await httpGateway(config.file, { naming: "plain", modern: true }, { clientHost: true })
-  }, 90_000)
+    // The fixture compiles the sources with tsx as it starts: on a busy machine it answers its
+    // first request after more than the 5 s in which the probe takes a silent server for a legacy one.
+    gateway = await httpGateway(config.file, { naming: "plain", modern: true }, {
+      clientHost: true,
+      client: { discoverTimeout: hangGuard(30_000) }
+    })
+  }, hangGuard(90_000))
 
   afterAll(async () => {
     await gateway?.close()

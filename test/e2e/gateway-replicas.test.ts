@@ -19,6 +19,7 @@ import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
 import { config, MARK, marked, type Running, start, tempDir } from "../support/cli.js"
+import { hangGuard } from "../support/guard.js"
 import { survivors } from "../support/processes.js"
 
 const mark = `replicas-${process.pid}-${Date.now()}`
@@ -125,7 +126,7 @@ beforeAll(async () => {
     )
   )
   proxy = await roundRobin(urls)
-}, 60_000)
+}, hangGuard(60_000))
 
 afterAll(async () => {
   await proxy?.close()

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CLI, cliEnv, removeTempDirs } from "../support/cli.js"
 import { eventually, everythingServer, httpGateway, sdkClient, slowServer, tempConfig } from "../support/gateway.js"
+import { hangGuard } from "../support/guard.js"
 import { survivors, waitGone } from "../support/processes.js"
 
 type Client = ReturnType<typeof sdkClient>
@@ -38,7 +39,7 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
   let config: ReturnType<typeof tempConfig>
   beforeAll(async () => {
     ;({ client, config } = await connect())
-  }, 90_000)
+  }, hangGuard(90_000))
 
   it("lists and calls the tools of both servers under qualified names", async () => {
     const names = await allTools(client)
@@ -54,7 +55,7 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
     const unknown = await client.callTool({ name: "mcp__slow__ecko", arguments: {} }).catch((error: Error) => error)
     expect(unknown).toBeInstanceOf(Error)
     expect(String((unknown as Error).message)).toContain("did you mean 'mcp__slow__echo'")
-  }, 60_000)
+  }, hangGuard(60_000))
 
   it("forwards the progress of a routed call to the caller", async () => {
     const seen: Array<number> = []
@@ -63,7 +64,7 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
     })
     expect(textOf(result)).toBe("done after 3")
     expect(seen).toEqual([1, 2, 3])
-  }, 60_000)
+  }, hangGuard(60_000))
 
   it("cancels the fronted call when the client cancels", async () => {
     const abort = new AbortController()
@@ -84,7 +85,7 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
     )
     expect(cancelled).toHaveLength(1)
     expect(cancelled[0]).toMatchObject({ reason: expect.stringContaining("cancelled") })
-  }, 60_000)
+  }, hangGuard(60_000))
 
   it("tells the client when the config adds a server", async () => {
     // Each notification makes the client list again, as a host would, until the new
@@ -98,7 +99,7 @@ const flows = (connect: () => Promise<{ client: Client; config: ReturnType<typeo
     config.write({ slow: slowServer("slow"), everything: everythingServer, extra: slowServer("extra") })
     expect(await listed).toContain("mcp__extra__slow")
     expect(textOf(await client.callTool({ name: "mcp__extra__echo", arguments: { text: "new" } }))).toBe("extra:new")
-  }, 60_000)
+  }, hangGuard(60_000))
 }
 
 // Waits for the gateway and every server it started (all marked with `marker`) to end.
@@ -149,7 +150,7 @@ describe("Gateway over stdio (SDK client)", () => {
     await expectAllGone(marker)
     config?.remove()
     removeTempDirs()
-  }, 30_000)
+  }, hangGuard(30_000))
 })
 
 describe("Gateway over stdio with --naming plain (SDK client)", () => {
@@ -168,20 +169,20 @@ describe("Gateway over stdio with --naming plain (SDK client)", () => {
     transport.stderr?.on("data", () => {})
     client = sdkClient()
     await client.connect(transport)
-  }, 60_000)
+  }, hangGuard(60_000))
 
   afterAll(async () => {
     await client?.close()
     await expectAllGone(marker)
     config?.remove()
     removeTempDirs()
-  }, 30_000)
+  }, hangGuard(30_000))
 
   it("lists the one server's tools under their own names and calls them by those names", async () => {
-    const names = await eventually(() => allTools(client), (names) => names.includes("echo"), 30_000)
+    const names = await eventually(() => allTools(client), (names) => names.includes("echo"), hangGuard(30_000))
     expect(names).not.toContain("mcp__slow__echo")
     expect(textOf(await client.callTool({ name: "echo", arguments: { text: "hi" } }))).toBe("slow:hi")
-  }, 60_000)
+  }, hangGuard(60_000))
 })
 
 describe("Gateway over Streamable HTTP (SDK client)", () => {
@@ -204,7 +205,7 @@ describe("Gateway over Streamable HTTP (SDK client)", () => {
     const left = await Effect.runPromise(waitGone(pids, 10_000))
     expect(Object.values(left).filter((state) => state === "alive")).toEqual([])
     config?.remove()
-  }, 30_000)
+  }, hangGuard(30_000))
 
   it("paginates with the configured page size", async () => {
     const first = await client.listTools()
@@ -270,12 +271,12 @@ describe("Gateway over Streamable HTTP with a bearer token", () => {
   beforeAll(async () => {
     config = tempConfig({ slow: slowServer("slow") })
     gateway = await httpGateway(config.file, { token: Redacted.make("s3cret-token") })
-  }, 60_000)
+  }, hangGuard(60_000))
 
   afterAll(async () => {
     await gateway?.close()
     config?.remove()
-  }, 30_000)
+  }, hangGuard(30_000))
 
   it("answers 401 with WWW-Authenticate without the token or with a wrong one, and serves with it", async () => {
     const missing = await fetch(gateway.url, {
@@ -301,5 +302,5 @@ describe("Gateway over Streamable HTTP with a bearer token", () => {
     const tools = await client.listTools()
     expect(tools.tools.map((tool) => tool.name)).toContain("mcp__slow__echo")
     await client.close()
-  }, 60_000)
+  }, hangGuard(60_000))
 })

@@ -16,7 +16,8 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { tempDir } from "../../src/testing/node.js"
 import { firstText } from "../../src/testing/Results.js"
-import { EVERYTHING } from "../support/everythingSuite.js"
+import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 
 const require = createRequire(import.meta.url)
@@ -36,7 +37,7 @@ const node = (name: string, args: ReadonlyArray<string>, host?: Host.Features): 
 const fleet = (servers: ReadonlyArray<ServerSpec.ServerSpec>) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.make({ servers, refreshDebounce: "20 millis" })
-    yield* registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: "30 seconds" })
+    yield* registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: hangGuard(30_000) })
     return registry
   })
 
@@ -74,7 +75,7 @@ const callUntil = (
   registry.callTool(name, args).pipe(
     Effect.map(firstText),
     Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: done }),
-    Effect.timeout("10 seconds")
+    Effect.timeout(hangGuard(10_000))
   )
 
 describe("host features through the fleet", () => {
@@ -83,7 +84,7 @@ describe("host features through the fleet", () => {
     () =>
       Effect.gen(function*() {
         const dir = yield* tempDir()
-        const registry = yield* fleet([node("everything", [EVERYTHING, "stdio"])]).pipe(
+        const registry = yield* fleet([node("everything", [EVERYTHING_STDIO, "stdio"])]).pipe(
           Effect.provide(
             Layer.mergeAll(samplingLayer, elicitationLayer, Host.layerRoots([NodeHost.rootOf(dir)]), Platform)
           )
@@ -113,14 +114,14 @@ describe("host features through the fleet", () => {
   it.scopedLive("a server whose config turns the features off is offered none of them", () =>
     Effect.gen(function*() {
       const registry = yield* fleet([
-        node("everything", [EVERYTHING, "stdio"], { sampling: false, elicitation: false, roots: false })
+        node("everything", [EVERYTHING_STDIO, "stdio"], { sampling: false, elicitation: false, roots: false })
       ]).pipe(Effect.provide(Layer.mergeAll(samplingLayer, elicitationLayer, Host.layerRoots(), Platform)))
       const names = yield* toolNames(registry, "everything")
       expect(names).not.toContain("trigger-sampling-request")
       expect(names).not.toContain("trigger-elicitation-request")
       expect(names).not.toContain("get-roots-list")
       expect(names).toContain("echo")
-    }), 60_000)
+    }), hangGuard(60_000))
 
   it.scopedLive(
     "server-filesystem works in the roots only, and follows a change of them",

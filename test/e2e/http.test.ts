@@ -23,6 +23,7 @@ import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { failure, firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
 import { stateOf, until } from "../support/events.js"
+import { hangGuard } from "../support/guard.js"
 import { echo, json, mcp, type Seen, serve, sse, status } from "../support/httpServer.js"
 import { Platform } from "../support/platform.js"
 
@@ -462,7 +463,7 @@ describe("fleet with HTTP servers", () => {
         revoked = true
         const refused = failure(yield* Effect.exit(fleet.callTool("mcp__remote__echo", { text: "x" })))
         expect(refused.reason).toMatchObject({ _tag: "Http", status: code, method: "tools/call" })
-        const changed = yield* until(events, stateOf("remote", "NeedsAuth")).pipe(Effect.timeout("10 seconds"))
+        const changed = yield* until(events, stateOf("remote", "NeedsAuth")).pipe(Effect.timeout(hangGuard(10_000)))
         expect(changed.state._tag === "NeedsAuth" && changed.state.error.message).toBe(
           `server 'remote' answered tools/call with HTTP ${code} (WWW-Authenticate: Bearer)`
         )

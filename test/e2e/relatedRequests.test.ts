@@ -28,6 +28,7 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { text, texts } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 
 const nameForm = { type: "object" as const, properties: { name: { type: "string" as const } }, required: ["name"] }
@@ -213,7 +214,7 @@ describe("the gateway fronting a stateful Streamable HTTP server", () => {
         const context = yield* Layer.build(fleet)
         yield* Effect.flatMap(
           ServerRegistry.ServerRegistry,
-          (registry) => registry.awaitReady({ timeout: "10 seconds" })
+          (registry) => registry.awaitReady({ timeout: hangGuard(10_000) })
         )
           .pipe(Effect.provide(context))
         // A gateway client in a stateful session of its own, whose elicitation answers `name`.

@@ -27,6 +27,7 @@ import * as FakeServer from "../../src/testing/FakeServer.js"
 import { failure, firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
 import { stateOf, until } from "../support/events.js"
+import { hangGuard } from "../support/guard.js"
 import { json, mcp, type Seen, serve } from "../support/httpServer.js"
 import { Platform } from "../support/platform.js"
 
@@ -499,14 +500,14 @@ describe("revision 2026-07-28 over stdio, and in a fleet", () => {
           connect: Effect.map(McpServer.connectMemory(served, { name: "items" }), (made) => made.transport)
         }
       }])
-      yield* fleet.awaitReady({ servers: ["items"], timeout: "10 seconds" })
+      yield* fleet.awaitReady({ servers: ["items"], timeout: hangGuard(10_000) })
       expect((yield* fleet.status).find((status) => status.name === "items")?.protocolVersion).toBe(VERSION)
       yield* served.addTool(echoItem("b"))
       const changed = yield* until(
         events,
         (event): event is Extract<typeof event, { _tag: "ToolsChanged" }> =>
           event._tag === "ToolsChanged" && event.added.some((tool) => tool.name === "b")
-      ).pipe(Effect.timeout("10 seconds"))
+      ).pipe(Effect.timeout(hangGuard(10_000)))
       expect(changed.removed).toEqual([])
       expect((yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name).sort()).toEqual([
         "mcp__items__a",
@@ -527,8 +528,8 @@ describe("revision 2026-07-28 over stdio, and in a fleet", () => {
         },
         { name: "old", transport: { type: "stdio", command: process.execPath, args: [fixture("structured.mjs")] } }
       ])
-      yield* until(events, stateOf("modern", "Ready")).pipe(Effect.timeout("20 seconds"))
-      yield* fleet.awaitReady({ servers: ["old"], timeout: "20 seconds" })
+      yield* until(events, stateOf("modern", "Ready")).pipe(Effect.timeout(hangGuard(20_000)))
+      yield* fleet.awaitReady({ servers: ["old"], timeout: hangGuard(20_000) })
       const statuses = yield* fleet.status
       const revision = (name: string) => statuses.find((status) => status.name === name)?.protocolVersion
       expect(revision("modern")).toBe(VERSION)

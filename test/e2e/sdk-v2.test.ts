@@ -16,7 +16,8 @@ import * as NodeGateway from "../../src/NodeGateway.js"
 import * as NodeMcpServer from "../../src/NodeMcpServer.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
-import { EVERYTHING } from "../support/everythingSuite.js"
+import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 
 const NOTE = "modern://note"
@@ -55,16 +56,19 @@ beforeAll(async () => {
       const modernUrl = yield* NodeMcpServer.serveHttp(yield* modernServer, { port: 0 })
       const registry = yield* ServerRegistry.ServerRegistry
       yield* registry.reconcile([
-        { name: "everything", transport: { type: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } },
+        {
+          name: "everything",
+          transport: { type: "stdio", command: process.execPath, args: [EVERYTHING_STDIO, "stdio"] }
+        },
         { name: "modern", transport: { type: "http", url: modernUrl } }
       ])
-      yield* registry.awaitReady({ servers: "settled", timeout: "30 seconds" })
+      yield* registry.awaitReady({ servers: "settled", timeout: hangGuard(30_000) })
       status = yield* registry.status
       return yield* NodeGateway.serveHttp({ port: 0, modern: true })
     }).pipe(Effect.provide(context), Scope.extend(scope))
   )
   gatewayUrl = new URL(url)
-}, 60_000)
+}, hangGuard(60_000))
 
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 

@@ -24,6 +24,7 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { failure } from "../../src/testing/Results.js"
 import { stateOf, until as untilEvent } from "../support/events.js"
+import { hangGuard } from "../support/guard.js"
 import { mcp, serve, status } from "../support/httpServer.js"
 import { Platform } from "../support/platform.js"
 
@@ -38,7 +39,7 @@ const fixture = fileURLToPath(new URL("../fixtures/echo-secret.mjs", import.meta
 const until = <A extends RegistryEvent>(
   events: Queue.Dequeue<RegistryEvent>,
   match: (event: RegistryEvent) => event is A
-) => untilEvent(events, match).pipe(Effect.timeout("20 seconds"))
+) => untilEvent(events, match).pipe(Effect.timeout(hangGuard(20_000)))
 
 // Every way a person or a program sees an error.
 const renderings = (error: McpError.McpError): Record<string, string> => ({
@@ -131,7 +132,7 @@ describe("secrets", () => {
           restart: { maxAttempts: 1 }
         })
         yield* fleet.reconcile([spec("echo", []), spec("crash", ["crash"])])
-        yield* fleet.awaitReady({ servers: "settled", timeout: "20 seconds" })
+        yield* fleet.awaitReady({ servers: "settled", timeout: hangGuard(20_000) })
         const crash = (yield* fleet.status).find((status) => status.name === "crash")?.lastError
         expect(crash?.message).toContain("error: the token *** was refused")
         expectNoSecret(renderings(crash!))

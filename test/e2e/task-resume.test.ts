@@ -22,6 +22,7 @@ import type * as Peer from "../../src/Peer.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { failure, firstText, reasonOf } from "../../src/testing/Results.js"
 import { stateOf, until } from "../support/events.js"
+import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 import { slowTaskTool } from "../support/taskTool.js"
 
@@ -153,7 +154,7 @@ describe("a routed call that runs as a task, when its stdio server's process die
         name: "conf",
         transport: { type: "stdio", command: process.execPath, args: ["--import", "tsx", FIXTURE] }
       }])
-      yield* until(events, stateOf("conf", "Ready")).pipe(Effect.timeout("20 seconds"))
+      yield* until(events, stateOf("conf", "Ready")).pipe(Effect.timeout(hangGuard(20_000)))
       const statuses = yield* Queue.unbounded<McpSchema.Task>()
       const call = yield* Effect.fork(fleet.callTool("mcp__conf__slow_compute", { seconds: 60 }, {
         task: true,
@@ -169,5 +170,5 @@ describe("a routed call that runs as a task, when its stdio server's process die
       )
       expect(error.message).toContain("a new process does not know it, so the tool is not called again")
       expect(error.message).not.toContain("may still run")
-    }).pipe(Effect.provide(Platform)), 30_000)
+    }).pipe(Effect.provide(Platform)), hangGuard(30_000))
 })

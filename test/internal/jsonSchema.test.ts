@@ -11,7 +11,7 @@ describe("jsonSchema", () => {
     Effect.gen(function*() {
       const canary = yield* serve(() => Effect.succeed(json({ type: "object" })))
       const cache = new ValidatorCache()
-      const local = cache.get({
+      const local = yield* cache.get({
         $schema: "https://json-schema.org/draft/2020-12/schema",
         type: "object",
         $defs: { userId: { type: "string", pattern: "^[a-z0-9-]+$" } },
@@ -19,7 +19,7 @@ describe("jsonSchema", () => {
       })
       expect(Either.isRight(local) && local.right({ id: "ok-1" })).toBeUndefined()
       expect(Either.isRight(local) && local.right({ id: "NOT OK" })).toContain("/id")
-      const remote = cache.get({
+      const remote = yield* cache.get({
         type: "object",
         properties: { profile: { $ref: canary.url.replace("/mcp", "/profile-schema.json") } }
       })

@@ -12,7 +12,8 @@ import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { fixtureSpec, tempDir } from "../../src/testing/node.js"
-import { EVERYTHING } from "./everythingSuite.js"
+import { EVERYTHING_STDIO } from "./everythingSuite.js"
+import { hangGuard } from "./guard.js"
 import { Platform } from "./platform.js"
 
 const require = createRequire(import.meta.url)
@@ -21,7 +22,7 @@ const entry = (name: string) =>
 
 /** The servers, in one temp folder: filesystem may use only it, memory keeps its graph there. */
 export const agentServers = (dir: string): ReadonlyArray<ServerSpec.ServerSpec> => [
-  fixtureSpec("everything", EVERYTHING, { args: ["stdio"] }),
+  fixtureSpec("everything", EVERYTHING_STDIO, { args: ["stdio"] }),
   fixtureSpec("memory", entry("server-memory"), { env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") } }),
   fixtureSpec("filesystem", entry("server-filesystem"), { args: [dir] }),
   fixtureSpec("growing", fileURLToPath(new URL("../fixtures/growing.mjs", import.meta.url))),
@@ -42,7 +43,7 @@ export const agentFleet = (config: Policy.Config = {}, approve?: Policy.Approval
       Effect.tap(
         ServerRegistry.make({ servers, refreshDebounce: "20 millis" }),
         (registry) =>
-          Effect.orDie(registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: "30 seconds" }))
+          Effect.orDie(registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: hangGuard(30_000) }))
       )
     ).pipe(Layer.provide(Platform))
     const policy = Policy.layer(config).pipe(

@@ -8,7 +8,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { CLI_BUNDLE } from "./cliBundle.js"
-import { EVERYTHING } from "./everythingSuite.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -18,9 +17,14 @@ export const CLI = [process.execPath, path.join(CLI_BUNDLE, "bin.js")] as const
 /** The marker every process of a CLI test inherits. */
 export const MARK = "MCP_FLEET_CLI_TEST"
 
-/** Paths of the real servers the configs use. */
+/**
+ * Paths of the real servers the configs use. `everything` is server-everything behind a
+ * wrapper that exits when its stdin ends (test/fixtures/everything-stdio.mjs), so that a
+ * command's stop does not wait out the 2 s grace period the published server needs; give it
+ * "stdio" as its argument, as the published one.
+ */
 export const SERVERS = {
-  everything: EVERYTHING,
+  everything: path.join(root, "test/fixtures/everything-stdio.mjs"),
   memory: path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
 }
 

@@ -12,9 +12,11 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import type * as McpClient from "../../src/McpClient.js"
 import type * as McpSchema from "../../src/McpSchema.js"
 import { firstText, reasonOf } from "../../src/testing/Results.js"
+import { hangGuard } from "./guard.js"
 
 const require = createRequire(import.meta.url)
 
@@ -24,6 +26,13 @@ export const EVERYTHING = path.join(
   "dist",
   "index.js"
 )
+
+/**
+ * server-everything on stdio behind a wrapper that exits when its stdin ends
+ * (test/fixtures/everything-stdio.mjs): a stop then needs no SIGTERM after the 2 s grace
+ * period. Give it "stdio" as its argument, as the published entry.
+ */
+export const EVERYTHING_STDIO = fileURLToPath(new URL("../fixtures/everything-stdio.mjs", import.meta.url))
 
 /**
  * Starts waiting for the first of the client's notifications that satisfies `predicate`,
@@ -57,7 +66,7 @@ export const everythingSuite = <R>(
 ) =>
   layer(Layer.scoped(Everything, Effect.orDie(connect)).pipe(Layer.provide(platform)), {
     excludeTestServices: true,
-    timeout: "20 seconds"
+    timeout: hangGuard(20_000)
   })(label, (it) => {
     it.effect("initialize: revision, serverInfo, capabilities and instructions", () =>
       Effect.gen(function*() {
@@ -214,7 +223,7 @@ export const everythingSuite = <R>(
         })
         expect(firstText(result)).toBe("Long running operation completed. Duration: 0.3 seconds, Steps: 3.")
         expect(seen).toEqual([[1, 3], [2, 3], [3, 3]])
-        const streamed = yield* onStream.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+        const streamed = yield* onStream.await.pipe(Effect.timeout(hangGuard(5_000)), Effect.flatten)
         expect(Chunk.toReadonlyArray(streamed).map((n) => (n.params as { progress: number }).progress)).toEqual([
           1,
           2,
@@ -229,7 +238,7 @@ export const everythingSuite = <R>(
         const message = yield* firstNotification(client, (n) => n.method === "notifications/message")
         const started = yield* client.callTool("toggle-simulated-logging", {})
         expect(firstText(started)).toMatch(/^Started simulated, random-leveled logging/)
-        const log = yield* message.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+        const log = yield* message.await.pipe(Effect.timeout(hangGuard(5_000)), Effect.flatten)
         const params = Option.getOrThrow(log).params as { level: string; data: unknown }
         expect(params.data).toMatch(/-level message|level-message/)
         const stopped = yield* client.callTool("toggle-simulated-logging", {})
@@ -250,10 +259,10 @@ export const everythingSuite = <R>(
         )
         yield* client.subscribeResource(uri)
         // The server acknowledges a subscription with a log message.
-        yield* acknowledged.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+        yield* acknowledged.await.pipe(Effect.timeout(hangGuard(5_000)), Effect.flatten)
         // The update simulation sends one round of updates at once.
         yield* client.callTool("toggle-subscriber-updates", {})
-        const notification = yield* updated.await.pipe(Effect.timeout("5 seconds"), Effect.flatten)
+        const notification = yield* updated.await.pipe(Effect.timeout(hangGuard(5_000)), Effect.flatten)
         expect(Option.isSome(notification)).toBe(true)
         yield* client.callTool("toggle-subscriber-updates", {})
         yield* client.unsubscribeResource(uri)

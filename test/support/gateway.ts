@@ -10,7 +10,6 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -20,14 +19,12 @@ import * as NodeFleet from "../../src/NodeFleet.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
+import { hangGuard } from "./guard.js"
 
-// server-everything's entry; not taken from everythingSuite.ts, which needs vitest running,
-// so that scripts can use these helpers too.
-const EVERYTHING = path.join(
-  path.dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js"
-)
+// server-everything on stdio, exiting when its stdin ends (so a gateway's stop does not wait
+// out its grace period); not taken from everythingSuite.ts, which needs vitest running, so
+// that scripts can use these helpers too.
+const EVERYTHING = fileURLToPath(new URL("../fixtures/everything-stdio.mjs", import.meta.url))
 
 export const SLOW = fileURLToPath(new URL("../fixtures/gateway-slow.mjs", import.meta.url))
 
@@ -63,11 +60,16 @@ export type Pids = () => Promise<Array<number>>
 export const httpGateway = async (
   file: string,
   options: Omit<NodeGateway.HttpOptions, "port"> & { readonly port?: number } = {},
-  extras: { readonly clientHost?: boolean; readonly policy?: Policy.Config } = {}
+  extras: {
+    readonly clientHost?: boolean
+    readonly policy?: Policy.Config
+    /** How the fleet presents itself to its servers (a slow-starting fixture's `discoverTimeout`). */
+    readonly client?: ServerRegistry.ClientOptions
+  } = {}
 ) => {
   const scope = Effect.runSync(Scope.make())
   const fleet = Policy.layer(extras.policy ?? {}).pipe(
-    Layer.provideMerge(ServerRegistry.layer()),
+    Layer.provideMerge(ServerRegistry.layer(extras.client === undefined ? {} : { client: extras.client })),
     Layer.provideMerge(extras.clientHost === true ? Gateway.layerHost() : Layer.empty),
     Layer.provide(NodeFleet.layer)
   )
@@ -80,7 +82,7 @@ export const httpGateway = async (
     Effect.gen(function*() {
       yield* FleetConfig.sync({ paths: [file], debounce: "50 millis" })
       const registry = yield* ServerRegistry.ServerRegistry
-      yield* registry.awaitReady({ servers: "settled", timeout: "60 seconds" })
+      yield* registry.awaitReady({ servers: "settled", timeout: hangGuard(60_000) })
       return yield* NodeGateway.serveHttp({ port: 0, ...options })
     }).pipe(Scope.extend(scope), Effect.provide(context), Logger.withMinimumLogLevel(LogLevel.Warning))
   )

@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as McpSchema from "../../McpSchema.js"
 import { ValidatorCache } from "../jsonSchema.js"
@@ -68,8 +69,11 @@ const checkFormats = (schema: FormSchema, content: Content): string | undefined 
 }
 
 /** Why the content does not fit the schema (its types, and the formats forms may name), or undefined. */
-export const checkForm = (schema: FormSchema, content: Content): string | undefined =>
-  Either.match(validators.get(schema as Record<string, unknown>), {
-    onLeft: (problem) => `the requested schema cannot be used: ${problem}`,
-    onRight: (validate) => validate(content) ?? checkFormats(schema, content)
-  })
+export const checkForm = (schema: FormSchema, content: Content): Effect.Effect<string | undefined> =>
+  Effect.map(
+    validators.get(schema as Record<string, unknown>),
+    Either.match({
+      onLeft: (problem) => `the requested schema cannot be used: ${problem}`,
+      onRight: (validate) => validate(content) ?? checkFormats(schema, content)
+    })
+  )

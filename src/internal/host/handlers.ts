@@ -105,7 +105,7 @@ const elicitationHandler = (service: Host.Elicitation, server: string, notify: N
       return rest as Record<string, unknown>
     }
     const content = applyDefaults(asked.requestedSchema, result.content ?? {})
-    const problem = checkForm(asked.requestedSchema, content)
+    const problem = yield* checkForm(asked.requestedSchema, content)
     if (problem !== undefined) {
       return yield* invalid(
         JsonRpc.ErrorCode.InternalError,

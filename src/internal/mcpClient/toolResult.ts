@@ -92,12 +92,14 @@ export const makeOutputChecks = (
         McpError.validation(server, { method: McpSchema.Method.ToolsCall, message: `tool '${name}' ${message}` })
       )
     if (result.structuredContent === undefined) return invalid("has an outputSchema but returned no structuredContent")
-    const validator = validators.get(schema)
-    if (Either.isLeft(validator)) return invalid(`has an outputSchema that cannot be used: ${validator.left}`)
-    const problem = validator.right(result.structuredContent)
-    return problem === undefined
-      ? Effect.succeed(result)
-      : invalid(`returned structuredContent that does not match its outputSchema: ${problem}`)
+    const content = result.structuredContent
+    return Effect.flatMap(validators.get(schema), (validator) => {
+      if (Either.isLeft(validator)) return invalid(`has an outputSchema that cannot be used: ${validator.left}`)
+      const problem = validator.right(content)
+      return problem === undefined
+        ? Effect.succeed(result)
+        : invalid(`returned structuredContent that does not match its outputSchema: ${problem}`)
+    })
   }
 
   let listing: Deferred.Deferred<void, McpError.McpError> | undefined

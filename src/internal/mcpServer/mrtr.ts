@@ -99,19 +99,32 @@ const schemaCheck = <A, I>(schema: Schema.Schema<A, I>) => {
   return (answer: unknown): string | undefined => Either.isLeft(decode(answer)) ? "does not fit its schema" : undefined
 }
 
+type Check = (answer: unknown, params: Record<string, unknown> | undefined) => Effect.Effect<string | undefined>
+
+const shapeCheck = <A, I>(schema: Schema.Schema<A, I>): Check => {
+  const check = schemaCheck(schema)
+  return (answer) => Effect.succeed(check(answer))
+}
+
+const elicitShape = schemaCheck(McpSchema.ElicitResult)
+
 // Why an answer does not answer the request it is given for, or undefined.
-const CHECKS: Record<string, (answer: unknown, params: Record<string, unknown> | undefined) => string | undefined> = {
-  [McpSchema.Method.SamplingCreateMessage]: schemaCheck(McpSchema.CreateMessageResult),
-  [McpSchema.Method.RootsList]: schemaCheck(McpSchema.ListRootsResult),
+const CHECKS: Record<string, Check> = {
+  [McpSchema.Method.SamplingCreateMessage]: shapeCheck(McpSchema.CreateMessageResult),
+  [McpSchema.Method.RootsList]: shapeCheck(McpSchema.ListRootsResult),
   [McpSchema.Method.ElicitationCreate]: (answer, params) => {
-    const shape = schemaCheck(McpSchema.ElicitResult)(answer)
-    if (shape !== undefined || !isRecord(answer) || answer.action !== "accept") return shape
+    const shape = elicitShape(answer)
+    if (shape !== undefined || !isRecord(answer) || answer.action !== "accept") return Effect.succeed(shape)
     const schema = params?.requestedSchema
-    if (!isRecord(schema) || !isRecord(answer.content)) return undefined
-    return Either.match(forms.get(schema), {
-      onLeft: () => undefined,
-      onRight: (validate) => validate(answer.content)
-    })
+    const content = answer.content
+    if (!isRecord(schema) || !isRecord(content)) return Effect.succeed(undefined)
+    return Effect.map(
+      forms.get(schema),
+      Either.match({
+        onLeft: () => undefined,
+        onRight: (validate) => validate(content)
+      })
+    )
   }
 }
 
@@ -120,7 +133,8 @@ export const checkAnswer = (
   method: string,
   answer: unknown,
   params: Record<string, unknown> | undefined
-): string | undefined => isRecord(answer) ? CHECKS[method]?.(answer, params) : "is not an object"
+): Effect.Effect<string | undefined> =>
+  isRecord(answer) ? CHECKS[method]?.(answer, params) ?? Effect.succeed(undefined) : Effect.succeed("is not an object")
 
 /** One round of a modern request that may take input. */
 export class Round implements Input {
@@ -196,13 +210,14 @@ export class Round implements Input {
         return this.halt()
       }
       const answer = this.answers[key]
-      const problem = checkAnswer(method, answer, params)
-      if (problem !== undefined) {
-        this.refused = invalidParams(`inputResponses.${key} (${method}) ${problem}`)
-        return this.halt()
-      }
-      this.used[key] = answer
-      return Effect.succeed(answer as Record<string, unknown>)
+      return Effect.flatMap(checkAnswer(method, answer, params), (problem) => {
+        if (problem !== undefined) {
+          this.refused = invalidParams(`inputResponses.${key} (${method}) ${problem}`)
+          return this.halt()
+        }
+        this.used[key] = answer
+        return Effect.succeed(answer as Record<string, unknown>)
+      })
     })
   }
 }

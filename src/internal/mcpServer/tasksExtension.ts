@@ -317,17 +317,25 @@ const answer = (entry: Entry, request: JsonRpc.Request) =>
     if (typeof responses !== "object" || responses === null || Array.isArray(responses)) {
       return Effect.fail(invalidParams("tasks/update needs 'inputResponses'"))
     }
-    const answers: Array<Effect.Effect<boolean>> = []
-    for (const [key, value] of Object.entries(responses as Record<string, unknown>)) {
+    // Every answer is checked before any is given: one bad answer refuses the whole update.
+    const answered = Object.entries(responses as Record<string, unknown>).flatMap(([key, value]) => {
       const pending = entry.pending.get(key)
-      if (pending === undefined) continue
-      const problem = Mrtr.checkAnswer(pending.request.method, value, pending.request.params)
-      if (problem !== undefined) return Effect.fail(invalidParams(`inputResponses.${key} ${problem}`))
-      answers.push(Deferred.succeed(pending.answer, value as Record<string, unknown>))
-    }
-    // Answered keys leave the table at once, so the next tasks/get shows only what is left.
-    for (const key of Object.keys(responses as Record<string, unknown>)) entry.pending.delete(key)
-    return Effect.as(Effect.all(answers, { discard: true }), {})
+      return pending === undefined ? [] : [{ key, value, pending }]
+    })
+    const check = Effect.forEach(answered, ({ key, pending, value }) =>
+      Effect.flatMap(
+        Mrtr.checkAnswer(pending.request.method, value, pending.request.params),
+        (problem) =>
+          problem === undefined ? Effect.void : Effect.fail(invalidParams(`inputResponses.${key} ${problem}`))
+      ), { discard: true })
+    return Effect.flatMap(check, () => {
+      // Answered keys leave the table at once, so the next tasks/get shows only what is left.
+      for (const key of Object.keys(responses as Record<string, unknown>)) entry.pending.delete(key)
+      const answers = answered.map(({ pending, value }) =>
+        Deferred.succeed(pending.answer, value as Record<string, unknown>)
+      )
+      return Effect.as(Effect.all(answers, { discard: true }), {})
+    })
   })
 
 const cancel = (entry: Entry) =>

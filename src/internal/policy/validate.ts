@@ -43,18 +43,15 @@ const plainly = (problem: string): string =>
 export const makeCheck = (): Check => {
   const validators = new ValidatorCache()
   // A catalog keeps its tools' schema objects, so most calls skip the cache's JSON key.
-  const bySchema = new WeakMap<object, ReturnType<ValidatorCache["get"]>>()
+  const bySchema = new WeakMap<object, Effect.Effect.Success<ReturnType<ValidatorCache["get"]>>>()
   const validatorOf = (schema: Record<string, unknown>) => {
-    let validator = bySchema.get(schema)
-    if (validator === undefined) {
-      validator = validators.get(schema)
-      bySchema.set(schema, validator)
-    }
-    return validator
+    const known = bySchema.get(schema)
+    return known !== undefined
+      ? Effect.succeed(known)
+      : Effect.tap(validators.get(schema), (validator) => bySchema.set(schema, validator))
   }
   return (entry, args) =>
-    Effect.suspend(() => {
-      const validator = validatorOf(entry.tool.inputSchema)
+    Effect.flatMap(validatorOf(entry.tool.inputSchema), (validator) => {
       // A schema that cannot be compiled is the server's to enforce.
       if (validator._tag === "Left") {
         return Effect.logDebug(`the inputSchema of tool '${entry.name}' cannot be compiled: ${validator.left}`)

@@ -12,19 +12,56 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { groupAlive, markedPids, TOKEN_VARIABLE } from "./processScan.js"
 
-/** A server's process tree: the group its process leads, and the token its processes carry. */
+/**
+ * A server's process tree: the group its process leads, the token its processes carry, and
+ * the processes found by the token so far (pid to start time). A process that is exiting
+ * reads an empty environment well before it is a zombie (its memory goes first), and one may
+ * exec without the token: once found, a process belongs to the tree until it is gone.
+ */
 export interface Tree {
   readonly pgid: number
   readonly token: string
+  readonly found: Map<number, string>
 }
+
+/** The tree of the server whose process leads group `pgid`, its processes marked with `token`. */
+export const makeTree = (pgid: number, token: string): Tree => ({ pgid, token, found: new Map() })
 
 /** The signals a tree is ended with. */
 export type Signal = "SIGTERM" | "SIGKILL"
 
 const uid = process.getuid?.() ?? -1
 
-/** The processes that carry the tree's token: its descendants, in its group or not. */
-const marked = (tree: Tree) => markedPids(fs, TOKEN_VARIABLE, new Set([tree.token]), uid)
+/**
+ * A live process's start time (field 22 of its stat), which tells it from a later process
+ * given the same pid; undefined when it is gone or a zombie.
+ */
+const startTime = (pid: number): string | undefined => {
+  let stat: string
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+  } catch {
+    return undefined
+  }
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19]
+}
+
+/**
+ * The live processes of the tree outside its group's check: those carrying its token now,
+ * and those found so far that are still the same live process.
+ */
+const marked = (tree: Tree): Array<number> => {
+  for (const pid of markedPids(fs, TOKEN_VARIABLE, new Set([tree.token]), uid)) {
+    if (!tree.found.has(pid)) {
+      const started = startTime(pid)
+      if (started !== undefined) tree.found.set(pid, started)
+    }
+  }
+  for (const [pid, started] of tree.found) if (startTime(pid) !== started) tree.found.delete(pid)
+  return [...tree.found.keys()]
+}
 
 /** Whether the group still has live members. */
 export const groupLive = (tree: Tree): boolean => groupAlive(fs, tree.pgid)
