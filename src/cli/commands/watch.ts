@@ -77,9 +77,19 @@ export const toJson = (happening: Happening, now: number): Record<string, unknow
         server: happening.server,
         tool: happening.tool,
         quarantined: happening.quarantined,
-        changed: ToolPins.differences(happening.before.definition, happening.after.definition),
-        before: happening.before.digest,
+        changed: ToolPins.differences(happening.before?.definition, happening.after.definition),
+        before: happening.before?.digest ?? null,
         after: happening.after.digest
+      }
+    case "ToolFlagged":
+      return {
+        ...base,
+        server: happening.server,
+        kind: happening.kind,
+        name: happening.name,
+        fields: happening.fields,
+        found: happening.found,
+        action: happening.action
       }
     case "RefreshFailed":
       return { ...base, server: happening.server, list: happening.list, error: happening.error.message }
@@ -139,9 +149,13 @@ export const toText = (happening: Happening, now: number): string => {
       return `${time}  ${happening.server}: ${what} ${Render.clip(parts.join(" "), 100)}`
     }
     case "ToolDrifted":
-      return `${time}  ${happening.server}: tool ${happening.tool} changed its ${
-        ToolPins.differences(happening.before.definition, happening.after.definition).join(", ")
-      } since it was pinned${happening.quarantined ? "; held back until approved" : ""}`
+      return `${time}  ${happening.server}: tool ${happening.tool}: ${ToolPins.describeDrift(happening)}${
+        happening.quarantined ? "; held back until approved" : ""
+      }`
+    case "ToolFlagged":
+      return `${time}  ${happening.server}: ${happening.kind} ${happening.name} hides text (${
+        happening.found.join(", ")
+      }); ${happening.action}`
     case "RefreshFailed":
       return `${time}  ${happening.server}: re-listing ${happening.list} failed: ${happening.error.message}`
     case "ResourceUpdated":
