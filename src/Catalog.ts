@@ -406,7 +406,11 @@ const scrub = (
         seen.fields.push(where)
         for (const kind of found) seen.found.add(kind)
       }
-      out[key] = found.length === 0 || key === "name" ? field : mode === "strip" ? Hidden.strip(field) : Hidden.flag(field)
+      out[key] = found.length === 0 || key === "name"
+        ? field
+        : mode === "strip"
+        ? Hidden.strip(field)
+        : Hidden.flag(field)
     } else {
       out[key] = key === "_meta" ? field : scrub(field, where, mode, seen)
     }

@@ -41,6 +41,7 @@ import * as Stream from "effect/Stream"
 import * as Catalog from "./Catalog.js"
 import { canonicalDigest } from "./internal/canonicalJson.js"
 import * as FileStore from "./internal/toolPins/fileStore.js"
+import * as PinIdentity from "./internal/toolPins/identity.js"
 import * as PinSchema from "./internal/toolPins/schema.js"
 import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -173,12 +174,7 @@ export const describeDrift = (drift: Pick<Drift, "before" | "after">): string =>
  * @since 0.3.0
  * @category models
  */
-export interface Identity {
-  readonly key: string
-  readonly server: string
-  /** The config file it was read from, when it was. */
-  readonly origin?: string | undefined
-}
+export interface Identity extends PinIdentity.Identity {}
 
 // What runs: environment and headers are left out (a rotated token is the same server).
 const runs = (transport: ServerSpec.TransportSpec): unknown => {
@@ -287,8 +283,11 @@ export interface PinStore {
   /** Replaces the pins of one server. */
   readonly save: (identity: Identity, pins: ReadonlyMap<string, Pin>) => Effect.Effect<void>
   /**
-   * Forgets the pins of servers that are gone: those read from one of `origins` (config
-   * files just read whole) that are not in `keep`, and those whose config file is deleted.
+   * Forgets the pins of servers that are gone, given the config files just read whole
+   * (`origins`) and the servers they gave (`keep`): pins of an entry of one of `origins`
+   * that is no longer there, or whose command or URL changed (its identity is not in `keep`;
+   * an entry overridden by another file's of the same name stays), and pins whose config
+   * file is deleted.
    */
   readonly retain: (origins: ReadonlyArray<string>, keep: ReadonlyArray<Identity>) => Effect.Effect<void>
   /**
@@ -308,6 +307,19 @@ export interface PinStore {
 export const PinStore = Context.GenericTag<PinStore>("mcp-fleet/ToolPins/PinStore")
 
 /**
+ * Whether the pins of `identity` are of a server gone from `origins`, the config files just
+ * read whole that gave the servers `keep` (see `PinStore.retain`).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const isGone: (
+  identity: Identity,
+  origins: ReadonlyArray<string>,
+  keep: ReadonlyArray<Identity>
+) => boolean = PinIdentity.isGone
+
+/**
  * A store in memory: pins last as long as it does.
  *
  * @since 0.1.0
@@ -324,11 +336,8 @@ export const makeMemory: Effect.Effect<PinStore> = Effect.map(PubSub.unbounded<s
       ),
     retain: (origins, keep) =>
       Effect.sync(() => {
-        const kept = new Set(keep.map((identity) => identity.key))
         for (const [key, { identity }] of servers) {
-          if (identity.origin !== undefined && origins.includes(identity.origin) && !kept.has(key)) {
-            servers.delete(key)
-          }
+          if (isGone(identity, origins, keep)) servers.delete(key)
         }
       }),
     changes: Stream.fromPubSub(saved)

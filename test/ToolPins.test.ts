@@ -5,7 +5,6 @@ import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Gateway from "../src/Gateway.js"
@@ -15,61 +14,13 @@ import * as Memory from "../src/Memory.js"
 import * as Policy from "../src/Policy.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import type * as ServerSpec from "../src/ServerSpec.js"
-import * as FakeServer from "../src/testing/FakeServer.js"
 import { tempDir } from "../src/testing/node.js"
 import { failure, firstText } from "../src/testing/Results.js"
 import * as ToolPins from "../src/ToolPins.js"
 import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
+import { drifting, echo, fleetOf, id, isDrift, names } from "./support/pins.js"
 import { Platform } from "./support/platform.js"
-
-const echo = (description: string): McpSchema.Tool => ({
-  name: "echo",
-  description,
-  inputSchema: { type: "object", properties: { text: { type: "string" } } }
-})
-
-// A server whose tools/list answers with whatever `tools` holds when asked.
-const drifting = (name: string, initial: ReadonlyArray<McpSchema.Tool>) => {
-  const handle = { tools: initial }
-  const spec = FakeServer.spec({
-    name,
-    capabilities: { tools: { listChanged: true } },
-    tools: [{
-      tool: echo("unused"),
-      call: (args) => Effect.succeed({ content: [{ type: "text", text: `echo:${JSON.stringify(args)}` }] })
-    }],
-    handlers: { "tools/list": () => Effect.sync(() => ({ tools: handle.tools })) }
-  })
-  // Changes the tools and tells the fleet, as a server does.
-  const change = (tools: ReadonlyArray<McpSchema.Tool>) =>
-    Effect.gen(function*() {
-      handle.tools = tools
-      yield* spec.current().peer.notify("notifications/tools/list_changed")
-      yield* TestClock.adjust("1 second")
-    })
-  return { spec, handle, change }
-}
-
-// An identity of that key, for the stores alone.
-const id = (key: string): ToolPins.Identity => ({ key, server: key })
-
-const names = (fleet: ServerRegistry.ServerRegistry) =>
-  Effect.map(SubscriptionRef.get(fleet.catalog), (catalog) => catalog.tools.map((entry) => entry.name))
-
-const isDrift = (event: RegistryEvent): event is Extract<RegistryEvent, { _tag: "ToolDrifted" }> =>
-  event._tag === "ToolDrifted"
-
-// A fleet of `spec`, with its events subscribed to before it starts.
-const fleetOf = (spec: ServerSpec.ServerSpec, options: ServerRegistry.Options) =>
-  Effect.gen(function*() {
-    const fleet = yield* ServerRegistry.make(options).pipe(Effect.provide(Platform))
-    const events = yield* fleet.subscribe
-    yield* fleet.reconcile([spec])
-    yield* until(events, stateOf(spec.name, "Ready"))
-    return { fleet, events }
-  })
 
 describe("ToolPins", () => {
   it("a digest covers name, title, description, schemas and annotations, whatever the key order", () => {
@@ -212,7 +163,9 @@ describe("ToolPins", () => {
         expect(yield* names(second)).toEqual([])
         yield* second.approveTool("docs", "echo")
         expect(yield* names(second)).toEqual(["mcp__docs__echo"])
-        const file = JSON.parse(fs.readFileSync(path.join(dir, `${encodeURIComponent(ToolPins.identity(server.spec).key)}.json`), "utf8"))
+        const file = JSON.parse(
+          fs.readFileSync(path.join(dir, `${encodeURIComponent(ToolPins.identity(server.spec).key)}.json`), "utf8")
+        )
         expect(file.tools.echo.digest).toBe(ToolPins.digest(echo("v2")))
       }))
 

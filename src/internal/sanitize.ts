@@ -43,8 +43,7 @@ export const findHidden = (text: string): ReadonlyArray<Hidden> =>
   kinds.filter(([, pattern]) => new RegExp(pattern.source, pattern.flags).test(text)).map(([kind]) => kind)
 
 /** The text without anything hidden in it. */
-export const strip = (text: string): string =>
-  kinds.reduce((result, [, pattern]) => result.replace(pattern, ""), text)
+export const strip = (text: string): string => kinds.reduce((result, [, pattern]) => result.replace(pattern, ""), text)
 
 const codePoint = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`
 
@@ -57,10 +56,11 @@ export const flag = (text: string): string =>
   text
     .replace(/[\u{E0000}-\u{E007F}]+/gu, (run) =>
       `⟦hidden: ${
-        JSON.stringify([...run].map((char) => String.fromCharCode(char.codePointAt(0)! - 0xE0000)).join(""))
+        JSON.stringify(
+          [...run].map((char) => String.fromCharCode(char.codePointAt(0)! - 0xE0000)).join("")
+        )
       }⟧`)
-    .replace(new RegExp(`${zeroWidth.source}|${bidi.source}|${controls.source}`, "g"), (char) =>
-      `⟦${codePoint(char)}⟧`)
+    .replace(new RegExp(`${zeroWidth.source}|${bidi.source}|${controls.source}`, "g"), (char) => `⟦${codePoint(char)}⟧`)
 
 const unsafe = new RegExp(`${controls.source}|${bidi.source}`, "g")
 

@@ -99,13 +99,17 @@ export const read = (
   const inServers = new Set(Object.keys(file.servers ?? {}))
   const twice = new Set(fromMcpServers.map(([name]) => name).filter((name) => inServers.has(name)))
   const fromServers = Object.entries(file.servers ?? {}).filter(([name]) => !twice.has(name))
-  const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) =>
-    // Pins are kept per file and entry (ToolPins.identity).
-    ({
-      ...Spec.toSpec(name, entry, defaults, context, twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : []),
-      origin: paths.resolve(path)
-    })
-  )
+  const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) => // Pins are kept per file and entry (ToolPins.identity).
+  ({
+    ...Spec.toSpec(
+      name,
+      entry,
+      defaults,
+      context,
+      twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : []
+    ),
+    origin: paths.resolve(path)
+  }))
   const warnings = servers.flatMap((spec) => {
     const problem = Catalog.serverNameProblem(spec.name)
     return problem === undefined ? [] : [`server name '${spec.name}' in ${path} ${problem}`]

@@ -80,11 +80,9 @@ export const sanitizer = (
         Effect.forEach(fresh, (flagged) =>
           Effect.zipRight(
             Effect.logWarning(
-              `server '${server}': the ${flagged.kind} '${flagged.name}' hides text (${
-                flagged.found.join(", ")
-              } in ${flagged.fields.join(", ")}); ${
-                action === "stripped" ? "it was stripped" : "it was made visible"
-              } before the catalog shows it`
+              `server '${server}': the ${flagged.kind} '${flagged.name}' hides text (${flagged.found.join(", ")} in ${
+                flagged.fields.join(", ")
+              }); ${action === "stripped" ? "it was stripped" : "it was made visible"} before the catalog shows it`
             ),
             publish(RegistryEvent.ToolFlagged({ server, ...flagged, action }))
           ), { discard: true }),

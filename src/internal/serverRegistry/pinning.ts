@@ -14,12 +14,12 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
-import { canonicalDigest } from "../canonicalJson.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import * as ToolPins from "../../ToolPins.js"
+import { canonicalDigest } from "../canonicalJson.js"
 
 /**
  * What the pinning of one server needs.
@@ -57,8 +57,8 @@ const announce = (drift: ToolPins.Drift) => {
   )
 }
 
-// The digest of a pin made before pins covered title and outputSchema: such a pin still
-// matches, and is made anew with the whole definition.
+// The digest of a pin made before pins covered title and outputSchema (`older`): such a pin
+// still matches, and is made anew with the whole definition.
 const olderDigest = (tool: McpSchema.Tool) =>
   canonicalDigest({
     name: tool.name,
@@ -87,7 +87,7 @@ export const make = (options: Options): Pinning => {
       for (const tool of tools) {
         const pinned = pins.get(tool.name)
         const digest = ToolPins.digest(tool)
-        if (pinned === undefined ? firstSight : pinned.digest !== digest && pinned.digest === olderDigest(tool)) {
+        if (pinned === undefined ? firstSight : pinned.older === true && pinned.digest === olderDigest(tool)) {
           fresh.set(tool.name, ToolPins.pin(tool, now))
         } else if (pinned === undefined || pinned.digest !== digest) {
           const known = drifts.get(tool.name)

@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as ToolPins from "../../ToolPins.js"
 import { randomHex } from "../crypto.js"
+import { isGone } from "./identity.js"
 import { PinFile } from "./schema.js"
 
 type PinFile = typeof PinFile.Type
@@ -75,7 +76,12 @@ export const make = (
     const save = (identity: ToolPins.Identity, pins: ReadonlyMap<string, ToolPins.Pin>) => {
       const path = pathOf(identity.key)
       const temporary = `${path}.${randomHex(6)}.tmp`
-      const file = { server: identity.server, key: identity.key, origin: identity.origin, tools: Object.fromEntries(pins) }
+      const file = {
+        server: identity.server,
+        key: identity.key,
+        origin: identity.origin,
+        tools: Object.fromEntries(pins)
+      }
       return fs.makeDirectory(directory, { recursive: true }).pipe(
         Effect.zipRight(fs.writeFileString(temporary, `${JSON.stringify(file, null, 2)}\n`)),
         Effect.zipRight(fs.rename(temporary, path)),
@@ -94,7 +100,7 @@ export const make = (
         if (Either.isLeft(legacy) || legacy.right === undefined || legacy.right.key !== undefined) {
           return Effect.succeed(new Map<string, ToolPins.Pin>())
         }
-        const pins = new Map(legacy.right.tools)
+        const pins = new Map(legacy.right.tools.map(([name, pin]) => [name, { ...pin, older: true }]))
         return save(identity, pins).pipe(
           Effect.zipRight(Effect.ignore(fs.remove(pathOf(identity.server)))),
           Effect.as(pins)
@@ -117,15 +123,12 @@ export const make = (
     // Every pins file of the directory whose server is gone, removed.
     const retain: ToolPins.PinStore["retain"] = (origins, keep) =>
       Effect.gen(function*() {
-        const kept = new Set(keep.map((identity) => identity.key))
         const names = yield* Effect.orElseSucceed(fs.readDirectory(directory), () => [])
         for (const name of names) {
-          const key = serverOf(name)
-          if (key === undefined || kept.has(key)) continue
-          const file = yield* read(paths.join(directory, name))
-          const origin = Either.isRight(file) ? file.right?.origin : undefined
-          if (origin === undefined || file._tag === "Left" || file.right?.key !== key) continue
-          if (origins.includes(origin) || !(yield* exists(fs, origin))) {
+          const file = Either.getOrUndefined(yield* read(paths.join(directory, name)))
+          if (file?.key === undefined || file.origin === undefined || file.key !== serverOf(name)) continue
+          const identity = { key: file.key, server: file.server, origin: file.origin }
+          if (isGone(identity, origins, keep) || !(yield* exists(fs, file.origin))) {
             yield* Effect.ignore(fs.remove(paths.join(directory, name)))
           }
         }

@@ -23,7 +23,10 @@ export const Definition = McpSchema.Tool.pick(
 export const Pin = Schema.Struct({
   digest: Schema.String,
   at: Schema.String,
-  definition: Definition
+  definition: Definition,
+  // Taken over from a file of the older layout, made when pins did not cover title and
+  // outputSchema: its digest is of the name, description, inputSchema and annotations.
+  older: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "Pin" })
 
 // Pins by tool name, read as entries: a decoded record would drop a tool named `__proto__`
