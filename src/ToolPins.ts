@@ -40,6 +40,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Catalog from "./Catalog.js"
 import { canonicalDigest } from "./internal/canonicalJson.js"
+import * as PinDiff from "./internal/toolPins/diff.js"
 import * as FileStore from "./internal/toolPins/fileStore.js"
 import * as PinIdentity from "./internal/toolPins/identity.js"
 import * as PinSchema from "./internal/toolPins/schema.js"
@@ -164,6 +165,17 @@ export const describeDrift = (drift: Pick<Drift, "before" | "after">): string =>
     : `its definition changed since it was pinned (${
       differences(drift.before.definition, drift.after.definition).join(", ")
     })`
+
+/**
+ * A drift for a person to review: each field that differs, as `field:` and a line diff
+ * under it (`- ` before, `+ ` after; every field added for a new tool). Hidden characters
+ * and control sequences are shown as code points, so the lines are safe to print.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const diff = (drift: Pick<Drift, "before" | "after">): ReadonlyArray<string> =>
+  PinDiff.definitionDiff(drift.before?.definition, drift.after.definition)
 
 // --- identities -----------------------------------------------------------------
 

@@ -21,12 +21,14 @@ export type Hidden =
 
 // ESC sequences: CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), and two-character ones;
 // the 8-bit CSI (U+009B) likewise.
+// eslint-disable-next-line no-control-regex -- escape sequences are what is looked for
 const ansi = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[ -~]?/g
 const comment = /<!--[\s\S]*?(?:-->|$)/g
 const tags = /[\u{E0000}-\u{E007F}]/gu
-const zeroWidth = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u00AD\u034F]/g
+const zeroWidth = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u00AD]/g
 const bidi = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
 // C0 (but tab, line feed), DEL and C1; carriage return too: it rewrites a line.
+// eslint-disable-next-line no-control-regex -- control characters are what is looked for
 const controls = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g
 
 const kinds: ReadonlyArray<readonly [Hidden, RegExp]> = [
