@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as readline from "node:readline"
 import { Writable } from "node:stream"
 import type * as FleetConfig from "../FleetConfig.js"
+import * as Hidden from "../internal/sanitize.js"
 
 /**
  * Whether there is a person to ask: stdin and stderr are a terminal (never for
@@ -34,7 +35,8 @@ export const question = (text: string, hidden = false): Effect.Effect<string | u
     })
     // The terminal stops echoing once the interface is made: the question comes after it.
     const prompt = readline.createInterface({ input: process.stdin, output, terminal: true })
-    process.stderr.write(text)
+    // A question may hold a server's text (an elicitation): nothing of it drives the terminal.
+    process.stderr.write(Hidden.forTerminal(text))
     let answered = false
     prompt.question("", (answer) => {
       answered = true

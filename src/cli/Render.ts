@@ -1,6 +1,8 @@
 /**
  * How the CLI prints: tables and readable content for people, JSON for programs, and one
- * sentence (or one JSON object) on stderr for an error.
+ * sentence (or one JSON object) on stderr for an error. Whatever it prints may hold a
+ * server's text, so no control sequence reaches the terminal: text is neutralised (escape
+ * and control characters shown as `^[`, `<U+009B>`), JSON escapes them.
  *
  * @since 0.1.0
  */
@@ -8,6 +10,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Hidden from "../internal/sanitize.js"
 import * as Secrets from "../internal/secrets.js"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
@@ -123,7 +126,8 @@ export const callResult = (result: McpSchema.CallToolResult): string => {
  *
  * @since 0.1.0
  */
-export const json = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value, null, 2))
+export const json = (value: unknown): Effect.Effect<void> =>
+  Console.log(Hidden.jsonForTerminal(JSON.stringify(value, null, 2)))
 
 /**
  * Prints lines on stdout.
@@ -131,14 +135,14 @@ export const json = (value: unknown): Effect.Effect<void> => Console.log(JSON.st
  * @since 0.1.0
  */
 export const lines = (text: ReadonlyArray<string>): Effect.Effect<void> =>
-  text.length === 0 ? Effect.void : Console.log(text.join("\n"))
+  text.length === 0 ? Effect.void : Console.log(Hidden.forTerminal(text.join("\n")))
 
 /**
  * Prints a note for the person on stderr (never on stdout, which may be piped).
  *
  * @since 0.1.0
  */
-export const note = (text: string): Effect.Effect<void> => Console.error(text)
+export const note = (text: string): Effect.Effect<void> => Console.error(Hidden.forTerminal(text))
 
 /**
  * What an error is called in `--json` output and what it says.
@@ -194,7 +198,9 @@ export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
   const object = errorObject(error)
   // @effect/cli has printed its own usage errors already; `reportNow` has printed its own.
   if ((!asJson && ValidationError.isValidationError(error)) || error instanceof Reported) return Effect.void
-  return asJson ? Console.error(JSON.stringify(object)) : Console.error(`mcp-fleet: ${String(object.message)}`)
+  return asJson
+    ? Console.error(Hidden.jsonForTerminal(JSON.stringify(object)))
+    : note(`mcp-fleet: ${String(object.message)}`)
 }
 
 /**

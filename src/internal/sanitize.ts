@@ -67,6 +67,16 @@ export const flag = (text: string): string =>
 const unsafe = new RegExp(`${controls.source}|${bidi.source}`, "g")
 
 /**
+ * JSON text made safe to print on a terminal and still the same JSON: DEL, C1 controls and
+ * bidi controls (which JSON.stringify leaves as they are) as `\uXXXX` escapes.
+ */
+export const jsonForTerminal = (json: string): string =>
+  json.replace(
+    /[\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
+
+/**
  * A server's text made safe to print on a terminal: escape sequences and control
  * characters (C0 but tab and line feed, DEL, C1) shown in caret or code-point form, and bidi
  * controls as code points, so nothing the server sent is interpreted by the terminal.

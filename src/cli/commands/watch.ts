@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as FleetConfig from "../../FleetConfig.js"
+import * as Hidden from "../../internal/sanitize.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
@@ -221,7 +222,7 @@ export const watch = Command.make("watch", Settings.options, (given) =>
       recent.push(toText(happening, now))
       if (recent.length > RECENT) recent.shift()
       // Home and clear, then the whole view: one write, no flicker of half a screen.
-      process.stdout.write(`\x1b[H\x1b[2J${yield* screen(registry, recent, now)}\n`)
+      process.stdout.write(`\x1b[H\x1b[2J${Hidden.forTerminal(yield* screen(registry, recent, now))}\n`)
     }))
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription("Watch the fleet live: status per server and events as they happen, following config edits")
