@@ -16,6 +16,7 @@ afterAll(() => {
 })
 
 // Anything that would drive a terminal: ESC, CSI (8-bit), BEL, carriage return.
+// eslint-disable-next-line no-control-regex -- control characters are what is looked for
 const controls = /[\u001b\u009b\u0007\r]/
 
 // A folder whose `.mcp.json` runs the fixture as server `paint`; the CLI run there.
