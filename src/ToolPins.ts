@@ -46,7 +46,6 @@ import * as PinIdentity from "./internal/toolPins/identity.js"
 import * as PinSchema from "./internal/toolPins/schema.js"
 import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
-import type * as ServerSpec from "./ServerSpec.js"
 
 // --- definitions and digests --------------------------------------------------------
 
@@ -188,8 +187,17 @@ export const diff = (drift: Pick<Drift, "before" | "after">): ReadonlyArray<stri
  */
 export interface Identity extends PinIdentity.Identity {}
 
+/**
+ * What an identity is made of: a `ServerSpec`'s name, origin and transport (every
+ * ServerSpec is one).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface IdentitySource extends PinIdentity.Source {}
+
 // What runs: environment and headers are left out (a rotated token is the same server).
-const runs = (transport: ServerSpec.TransportSpec): unknown => {
+const runs = (transport: IdentitySource["transport"]): unknown => {
   switch (transport.type) {
     case "stdio":
       return { command: transport.command, args: transport.args ?? [], cwd: transport.cwd }
@@ -207,7 +215,7 @@ const runs = (transport: ServerSpec.TransportSpec): unknown => {
  * @since 0.3.0
  * @category constructors
  */
-export const identity = (spec: ServerSpec.ServerSpec): Identity => ({
+export const identity = (spec: IdentitySource): Identity => ({
   key: `${spec.name}@${
     canonicalDigest({ server: spec.name, origin: spec.origin, runs: runs(spec.transport) }).slice(7, 23)
   }`,

@@ -13,6 +13,21 @@ export interface Identity {
   readonly origin?: string | undefined
 }
 
+/** What an identity is made of: a ServerSpec's name, origin and transport (see `ToolPins.identity`). */
+export interface Source {
+  readonly name: string
+  readonly origin?: string | undefined
+  readonly transport:
+    | {
+      readonly type: "stdio"
+      readonly command: string
+      readonly args?: ReadonlyArray<string> | undefined
+      readonly cwd?: string | undefined
+    }
+    | { readonly type: "custom"; readonly key: string }
+    | { readonly type: "http" | "sse" | "ws"; readonly url: string }
+}
+
 /** See `ToolPins.isGone`. */
 export const isGone = (
   identity: Identity,
