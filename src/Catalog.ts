@@ -19,6 +19,7 @@
  * @since 0.1.0
  */
 import { sha256Hex } from "./internal/crypto.js"
+import * as Hidden from "./internal/sanitize.js"
 import type * as McpSchema from "./McpSchema.js"
 
 /**
@@ -430,4 +431,104 @@ const editDistance = (a: string, b: string, budget: number): number => {
     previous = row
   }
   return previous[b.length]!
+}
+
+// --- hidden text ---------------------------------------------------------------------
+
+/**
+ * What the fleet does with hidden text (Unicode tag characters, zero-width characters, bidi
+ * controls, HTML comments, ANSI escapes and other control characters) in the titles and
+ * descriptions of a server's tools, prompts, resources and templates, at any depth (schema
+ * properties and prompt arguments too), before the catalog shows them to a model: `strip`
+ * removes it (the default: a model never reads what a person cannot see), `flag` makes it
+ * visible (`⟦hidden: "…"⟧`, `⟦U+200B⟧`), `off` leaves it. Names are never changed (a call
+ * must reach the server under its own name) but are reported; qualified names are plain
+ * ASCII anyway. Either way the item is reported (`ToolFlagged`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type SanitizeMode = "strip" | "flag" | "off"
+
+/**
+ * The default SanitizeMode: `strip`.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultSanitize: SanitizeMode = "strip"
+
+/**
+ * One item of a server's lists that held hidden text.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Flagged {
+  readonly kind: "tool" | "prompt" | "resource" | "template"
+  /** Its name on its server. */
+  readonly name: string
+  /** Where the hidden text was: `description`, `inputSchema.properties.path.description`... */
+  readonly fields: ReadonlyArray<string>
+  readonly found: ReadonlyArray<Hidden.Hidden>
+}
+
+// Every title and description at any depth, cleaned as `mode` says; names only looked at.
+const scrub = (
+  value: unknown,
+  path: string,
+  mode: SanitizeMode,
+  seen: { fields: Array<string>; found: Set<Hidden.Hidden> }
+): unknown => {
+  if (Array.isArray(value)) return value.map((item, i) => scrub(item, `${path}[${i}]`, mode, seen))
+  if (value === null || typeof value !== "object") return value
+  const out: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(value)) {
+    const where = path === "" ? key : `${path}.${key}`
+    if (typeof field === "string" && (key === "title" || key === "description" || key === "name")) {
+      const found = Hidden.findHidden(field)
+      if (found.length > 0) {
+        seen.fields.push(where)
+        for (const kind of found) seen.found.add(kind)
+      }
+      out[key] = found.length === 0 || key === "name"
+        ? field
+        : mode === "strip"
+        ? Hidden.strip(field)
+        : Hidden.flag(field)
+    } else {
+      out[key] = key === "_meta" ? field : scrub(field, where, mode, seen)
+    }
+  }
+  return out
+}
+
+/**
+ * A server's lists with hidden text handled as `mode` says, and the items that held some.
+ * Items without hidden text are kept as they are (the same objects).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const sanitizeLists = (
+  lists: ServerLists,
+  mode: SanitizeMode
+): { readonly lists: ServerLists; readonly flagged: ReadonlyArray<Flagged> } => {
+  if (mode === "off") return { lists, flagged: [] }
+  const flagged: Array<Flagged> = []
+  const each = <A extends { readonly name: string }>(items: ReadonlyArray<A>, kind: Flagged["kind"]) =>
+    items.map((item) => {
+      const seen = { fields: [] as Array<string>, found: new Set<Hidden.Hidden>() }
+      const cleaned = scrub(item, "", mode, seen) as A
+      if (seen.fields.length === 0) return item
+      flagged.push({ kind, name: item.name, fields: seen.fields, found: [...seen.found] })
+      return cleaned
+    })
+  const next: ServerLists = {
+    tools: each(lists.tools, "tool"),
+    resources: each(lists.resources, "resource"),
+    templates: each(lists.templates, "template"),
+    prompts: each(lists.prompts, "prompt")
+  }
+  return { lists: flagged.length === 0 ? lists : next, flagged }
 }

@@ -291,7 +291,12 @@ const describe = (server: string | undefined, reason: Reason): string => {
         ? `the configuration cannot be used: ${reason.message}`
         : `${who} is misconfigured: ${reason.message}`
     case "Denied":
-      return about(`tool '${reason.tool}' was denied by policy: ${reason.message}`)
+      // A tool held back by its pins is not the policy's refusal: say which it is.
+      return about(
+        reason.rule === "tool pinning"
+          ? `tool '${reason.tool}' is quarantined by tool pinning: ${reason.message}`
+          : `tool '${reason.tool}' was denied by policy: ${reason.message}`
+      )
   }
 }
 

@@ -1,11 +1,12 @@
 /**
  * What the fleet publishes as it changes: server state changes, catalog differences,
- * tools whose definition drifted from their pin, resource updates, server log messages and
+ * tools whose definition drifted from their pin, items holding hidden text, resource updates, server log messages and
  * the status of tasks its calls became.
  *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import type * as Catalog from "./Catalog.js"
 import type { McpError } from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type { ServerState } from "./ServerState.js"
@@ -35,17 +36,32 @@ export type RegistryEvent = Data.TaggedEnum<{
   ResourceTemplatesChanged: ListChange<McpSchema.ResourceTemplate>
   PromptsChanged: ListChange<McpSchema.Prompt>
   /**
-   * A tool's definition differs from its pin (see ToolPins): `before` is the pinned one,
-   * `after` the one the server offers now. `quarantined` when the tool is held out of the
+   * A tool's definition differs from its pin (see ToolPins): `before` is the pinned one
+   * (undefined for a tool new on a server whose tools were pinned), `after` the one the
+   * server offers now. `quarantined` when the tool is held out of the
    * catalog until approved; otherwise it stays, with its new definition. Published once per
    * new definition.
    */
   ToolDrifted: {
     readonly server: string
     readonly tool: string
-    readonly before: ToolPins.Pin
+    readonly before: ToolPins.Pin | undefined
     readonly after: ToolPins.Pin
     readonly quarantined: boolean
+  }
+  /**
+   * A tool, prompt, resource or template of the server holds hidden text in its name,
+   * title or description (see `Catalog.SanitizeMode`): `action` says what the catalog shows
+   * of it (`stripped`, `flagged`: made visible). Published once per item and finding.
+   */
+  ToolFlagged: {
+    readonly server: string
+    readonly kind: Catalog.Flagged["kind"]
+    /** Its name on its server. */
+    readonly name: string
+    readonly fields: ReadonlyArray<string>
+    readonly found: Catalog.Flagged["found"]
+    readonly action: "stripped" | "flagged"
   }
   /** A re-list after list_changed failed; the last good list is kept. */
   RefreshFailed: { readonly server: string; readonly list: "tools" | "resources" | "prompts"; readonly error: McpError }

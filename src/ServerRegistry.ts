@@ -96,6 +96,11 @@ export interface Options {
    * context, else in memory. Default: `warn`.
    */
   readonly pinning?: ToolPins.Mode | undefined
+  /**
+   * What is done with hidden text in the names and descriptions servers send, for servers
+   * whose spec does not say (see `Catalog.SanitizeMode`). Default: `strip`.
+   */
+  readonly sanitize?: Catalog.SanitizeMode | undefined
 }
 
 /**
@@ -344,7 +349,8 @@ export const make = (
         client: { logLevel: "debug", ...options.client },
         publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
         listsChanged,
-        pins
+        pins,
+        sanitize: options.sanitize ?? Catalog.defaultSanitize
       })
     )
 

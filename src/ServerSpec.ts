@@ -10,6 +10,7 @@ import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import type * as Catalog from "./Catalog.js"
 import type * as Host from "./Host.js"
 import { sha256Hex } from "./internal/crypto.js"
 import { bearer } from "./internal/reveal.js"
@@ -142,6 +143,18 @@ export interface ServerSpec {
    * ToolPins). Default: the registry's `pinning`.
    */
   readonly pinning?: ToolPins.Mode | undefined
+  /**
+   * What happens to hidden text (tag characters, zero-width and bidi controls, HTML
+   * comments, ANSI escapes) in the names and descriptions of its tools, prompts and
+   * resources before the catalog shows them (see `Catalog.sanitize`). Default: the registry's
+   * `sanitize`.
+   */
+  readonly sanitize?: Catalog.SanitizeMode | undefined
+  /**
+   * The config file the server was read from (absolute path), if any: its tools are
+   * pinned per file and entry (see `ToolPins.identity`).
+   */
+  readonly origin?: string | undefined
   /**
    * Host features this server is not offered even when the fleet has their services
    * (`{ sampling: false }`, ...). Default: all it has.

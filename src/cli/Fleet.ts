@@ -125,9 +125,20 @@ export const loadConfig = (
  */
 export type HostServices = Context.Context<Host.Sampling | Host.Elicitation | Host.Roots>
 
+const pinsDir = (settings: Settings.Settings) => NodePath.join(settings.configDir, "pins")
+
+// The pins of servers gone from the config files just read (an entry removed, or running
+// something else now) are forgotten, so they cannot hold back a server added later.
+const forgetGonePins = (settings: Settings.Settings, loaded: FleetConfig.Loaded) =>
+  Effect.scoped(Effect.flatMap(ToolPins.makeFile(pinsDir(settings)), (store) =>
+    store.retain(
+      loaded.sources.filter((source) => source.found).map((source) => NodePath.resolve(source.path)),
+      loaded.servers.map(ToolPins.identity)
+    )))
+
 /**
  * The CLI's registry: OAuth tokens in the user config dir (`oauth/`), tools pinned there
- * (`pins/`, one file per server),
+ * (`pins/`, one file per server identity; pins of servers gone from the config forgotten),
  * and a tool whose definition changed held back until approved, unless the config says
  * otherwise (`pinning`); the servers answered as HostFeatures says (roots, elicitation on
  * the terminal, sampling by the config's `sampling` command).
@@ -144,7 +155,7 @@ export const makeRegistry = (
   Scope.Scope | FileSystem.FileSystem | Path.Path | ServerRegistry.Requirements
 > =>
   Effect.flatMap(
-    ToolPins.makeFile(NodePath.join(settings.configDir, "pins")),
+    ToolPins.makeFile(pinsDir(settings)),
     (store) =>
       ServerRegistry.make({
         pinning: "quarantine",
@@ -219,6 +230,7 @@ export const follow = (
       onWarning: warn
     }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     yield* maskLogs(loaded)
+    yield* forgetGonePins(settings, loaded)
     return { registry, loaded, policy }
   })
 
@@ -297,6 +309,7 @@ export const start = (
   Effect.gen(function*() {
     const loaded = options.loaded ?? (yield* loadConfig(settings))
     yield* maskLogs(loaded)
+    yield* forgetGonePins(settings, loaded)
     const only = options.only
     if (only !== undefined) {
       yield* requireServer(loaded, only)

@@ -12,6 +12,7 @@ import * as readline from "node:readline"
 import { Writable } from "node:stream"
 import * as tty from "node:tty"
 import type * as FleetConfig from "../FleetConfig.js"
+import * as Hidden from "../internal/sanitize.js"
 
 // Where questions are written: stderr on a terminal; else, with stdin on one (stdout and
 // stderr piped: `mcp-fleet call … 2>&1 | jq`), the terminal itself. Opened once.
@@ -43,7 +44,7 @@ export const canAsk = (): boolean => process.stdin.isTTY === true && terminalOut
  * @since 0.3.0
  */
 export const say = (text: string): Effect.Effect<void> =>
-  Effect.sync(() => void (terminalOutput() ?? process.stderr).write(`${text}\n`))
+  Effect.sync(() => void (terminalOutput() ?? process.stderr).write(`${Hidden.forTerminal(text)}\n`))
 
 /**
  * Asks on the terminal; with `hidden`, what is typed is not shown. A question of several
@@ -51,8 +52,10 @@ export const say = (text: string): Effect.Effect<void> =>
  *
  * @since 0.2.0
  */
-export const question = (text: string, hidden = false): Effect.Effect<string | undefined> =>
+export const question = (asked: string, hidden = false): Effect.Effect<string | undefined> =>
   Effect.async((resume) => {
+    // A question may hold a server's text (an elicitation): nothing of it drives the terminal.
+    const text = Hidden.forTerminal(asked)
     const out = terminalOutput() ?? process.stderr
     const output = new Writable({
       write: (chunk, _encoding, done) => {

@@ -1,11 +1,14 @@
 /**
  * How the CLI prints: tables and readable content for people, JSON for programs, and one
- * sentence (or one JSON object) on stderr for an error.
+ * sentence (or one JSON object) on stderr for an error. Whatever it prints may hold a
+ * server's text, so no control sequence reaches the terminal: text is neutralised (escape
+ * and control characters shown as `^[`, `<U+009B>`), JSON escapes them.
  *
  * @since 0.1.0
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Hidden from "../internal/sanitize.js"
 import * as Secrets from "../internal/secrets.js"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
@@ -121,7 +124,8 @@ export const callResult = (result: McpSchema.CallToolResult): string => {
  *
  * @since 0.1.0
  */
-export const json = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value, null, 2))
+export const json = (value: unknown): Effect.Effect<void> =>
+  Console.log(Hidden.jsonForTerminal(JSON.stringify(value, null, 2)))
 
 /**
  * Prints lines on stdout.
@@ -129,7 +133,7 @@ export const json = (value: unknown): Effect.Effect<void> => Console.log(JSON.st
  * @since 0.1.0
  */
 export const lines = (text: ReadonlyArray<string>): Effect.Effect<void> =>
-  text.length === 0 ? Effect.void : Console.log(text.join("\n"))
+  text.length === 0 ? Effect.void : Console.log(Hidden.forTerminal(text.join("\n")))
 
 /**
  * Prints a note for the person on stderr (never on stdout, which may be piped). Not through
@@ -137,7 +141,8 @@ export const lines = (text: ReadonlyArray<string>): Effect.Effect<void> =>
  *
  * @since 0.1.0
  */
-export const note = (text: string): Effect.Effect<void> => Effect.sync(() => void process.stderr.write(`${text}\n`))
+export const note = (text: string): Effect.Effect<void> =>
+  Effect.sync(() => void process.stderr.write(`${Hidden.forTerminal(text)}\n`))
 
 /**
  * What an error is called in `--json` output and what it says.
@@ -182,7 +187,9 @@ export const error = (error: unknown, asJson: boolean): Effect.Effect<void> => {
   const object = errorObject(error)
   // `reportNow` has printed its own.
   if (error instanceof Reported) return Effect.void
-  return note(asJson ? JSON.stringify(object) : `mcp-fleet: ${String(object.message)}`)
+  return asJson
+    ? Effect.sync(() => void process.stderr.write(`${Hidden.jsonForTerminal(JSON.stringify(object))}\n`))
+    : note(`mcp-fleet: ${String(object.message)}`)
 }
 
 /**

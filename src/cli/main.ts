@@ -14,12 +14,15 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as FleetConfig from "../FleetConfig.js"
 import * as Gateway from "../Gateway.js"
+import * as Hidden from "../internal/sanitize.js"
 import * as McpError from "../McpError.js"
 import * as NodeFleet from "../NodeFleet.js"
 import * as Stdio from "../Stdio.js"
@@ -127,6 +130,17 @@ const exitCode = (error: unknown): number =>
     ? 2
     : 1
 
+// Logs quote servers (their log messages, their stderr): every logger gets its text with
+// control sequences neutralised, so none reaches the terminal.
+const neutralise = (message: unknown): unknown =>
+  typeof message === "string" ? Hidden.forTerminal(message) : Array.isArray(message) ? message.map(neutralise) : message
+const neutralLogs = Layer.scopedDiscard(
+  Effect.locallyScopedWith(
+    FiberRef.currentLoggers,
+    HashSet.map((logger) => Logger.mapInput(logger, neutralise))
+  )
+)
+
 const program = Effect.suspend(() => main(process.argv)).pipe(
   // A defect is still told: one sentence, never silence.
   Effect.catchAllDefect((defect) => Effect.fail(CliError.failure(`internal error: ${String(defect)}`))),
@@ -142,7 +156,11 @@ const program = Effect.suspend(() => main(process.argv)).pipe(
   // Logs go to stderr: stdout carries results, JSON, or (for `serve --stdio`) the protocol.
   // On SIGINT or SIGTERM every server is gone within a second.
   Effect.provide(
-    Layer.mergeAll(NodeFleet.layer, Gateway.stdioLogger, Stdio.layerShutdownOnSignal())
+    Layer.mergeAll(
+      NodeFleet.layer,
+      neutralLogs.pipe(Layer.provideMerge(Gateway.stdioLogger)),
+      Stdio.layerShutdownOnSignal()
+    )
   )
 )
 

@@ -130,8 +130,8 @@ const driftJson = (drift: ToolPins.Drift) => ({
   server: drift.server,
   tool: drift.tool,
   quarantined: drift.quarantined,
-  changed: ToolPins.differences(drift.before.definition, drift.after.definition),
-  before: pinJson(drift.before),
+  changed: ToolPins.differences(drift.before?.definition, drift.after.definition),
+  before: drift.before === undefined ? null : pinJson(drift.before),
   after: pinJson(drift.after)
 })
 
@@ -145,7 +145,9 @@ const showDrifted = (settings: Settings.Settings, drifts: ReadonlyArray<ToolPins
         drift.name,
         drift.server,
         drift.quarantined ? "held back" : "in use",
-        ToolPins.differences(drift.before.definition, drift.after.definition).join(","),
+        drift.before === undefined
+          ? "new tool"
+          : ToolPins.differences(drift.before.definition, drift.after.definition).join(","),
         Render.clip(drift.after.definition.description, 60)
       ])
     ]))

@@ -1,7 +1,8 @@
 /**
  * `trust` and `approve`: the user's own approvals. `trust` lets a project config file
  * (found in the working directory) start its servers, by its content; `approve` makes a
- * drifted tool's new definition its pin, so it comes back into the catalog.
+ * drifted tool's new definition its pin, once the user has seen it, so it comes back into
+ * the catalog.
  *
  * @since 0.1.0
  */
@@ -14,9 +15,11 @@ import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import * as Catalog from "../../Catalog.js"
 import * as ConfigTrust from "../../ConfigTrust.js"
-import type * as ToolPins from "../../ToolPins.js"
+import * as Hidden from "../../internal/sanitize.js"
+import * as ToolPins from "../../ToolPins.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
+import * as Prompt from "../Prompt.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
@@ -125,9 +128,37 @@ const chosen = (drifts: ReadonlyArray<ToolPins.Drift>, names: ReadonlyArray<stri
   })
 }
 
+// Each drift's before and after, for the person who approves it.
+const review = (drift: ToolPins.Drift): ReadonlyArray<string> => [
+  `${drift.name} (server '${Hidden.forTerminal(drift.server)}'): ${ToolPins.describeDrift(drift)}`,
+  ...ToolPins.diff(drift).map((line) => `  ${line}`)
+]
+
+// The drifts the person approves: all with --yes, else each one asked on the terminal; with
+// no terminal to ask on, none, and a sentence saying so.
+const consent = (drifts: ReadonlyArray<ToolPins.Drift>, yes: boolean, json: boolean) =>
+  Effect.gen(function*() {
+    if (yes || drifts.length === 0) return drifts
+    if (json || !Prompt.canAsk()) {
+      return yield* CliError.usage(
+        `approve shows each changed definition and asks before it approves, but there is no terminal to ask on: ` +
+          `review them with 'mcp-fleet tools --drifted', then pass --yes`
+      )
+    }
+    const approved: Array<ToolPins.Drift> = []
+    for (const drift of drifts) {
+      yield* Render.note(review(drift).join("\n"))
+      const answer = yield* Prompt.question(`Approve ${drift.name}? [y/N] `)
+      if (answer !== undefined && /^y(es)?$/i.test(answer.trim())) approved.push(drift)
+    }
+    return approved
+  })
+
 /**
- * `mcp-fleet approve <name>...`: makes each drifted tool's new definition its pin, so it
- * is offered again; `--all` approves every drifted tool.
+ * `mcp-fleet approve <name>...`: shows each drifted tool's definition before and after (a
+ * diff of each changed field), asks on the terminal, and makes each approved one's new
+ * definition its pin, so it is offered again; `--all` takes every drifted tool, `--yes`
+ * approves without asking (required when there is no terminal, and with `--json`).
  *
  * @since 0.1.0
  */
@@ -137,23 +168,30 @@ export const approve = Command.make("approve", {
     Args.withDescription("The qualified name of a drifted tool, as 'mcp-fleet tools --drifted' shows it"),
     Args.repeated
   ),
-  all: Options.boolean("all").pipe(Options.withDescription("Approve every tool that changed since it was pinned"))
+  all: Options.boolean("all").pipe(Options.withDescription("Approve every tool that changed since it was pinned")),
+  yes: Options.boolean("yes").pipe(
+    Options.withAlias("y"),
+    Options.withDescription("Approve without asking (needed when there is no terminal to ask on)")
+  )
 }, (given) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings(given)
     const { registry } = yield* Fleet.start(settings)
-    const drifts = yield* chosen(yield* registry.drifted, given.names, given.all)
+    const candidates = yield* chosen(yield* registry.drifted, given.names, given.all)
+    const drifts = yield* consent(candidates, given.yes, settings.json)
     yield* Effect.forEach(drifts, (drift) => registry.approveTool(drift.server, drift.tool), { discard: true })
     if (settings.json) {
       return yield* Render.json(drifts.map((drift) => ({ name: drift.name, digest: drift.after.digest })))
     }
     yield* Render.lines(drifts.map((drift) =>
       `approved ${drift.name} (${drift.after.digest.slice(0, 19)}…): ${
-        Render.clip(drift.after.definition.description, 70)
+        Hidden.forTerminal(Render.clip(drift.after.definition.description, 70))
       }`
     ))
     if (drifts.length === 0) {
-      yield* Render.note("no tool changed its definition since it was pinned")
+      yield* Render.note(
+        candidates.length > 0 ? "nothing approved" : "no tool changed its definition since it was pinned"
+      )
     }
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription("Approve the new definition of tools that changed since they were pinned")

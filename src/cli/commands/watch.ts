@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as FleetConfig from "../../FleetConfig.js"
+import * as Hidden from "../../internal/sanitize.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
@@ -77,9 +78,19 @@ export const toJson = (happening: Happening, now: number): Record<string, unknow
         server: happening.server,
         tool: happening.tool,
         quarantined: happening.quarantined,
-        changed: ToolPins.differences(happening.before.definition, happening.after.definition),
-        before: happening.before.digest,
+        changed: ToolPins.differences(happening.before?.definition, happening.after.definition),
+        before: happening.before?.digest ?? null,
         after: happening.after.digest
+      }
+    case "ToolFlagged":
+      return {
+        ...base,
+        server: happening.server,
+        kind: happening.kind,
+        name: happening.name,
+        fields: happening.fields,
+        found: happening.found,
+        action: happening.action
       }
     case "RefreshFailed":
       return { ...base, server: happening.server, list: happening.list, error: happening.error.message }
@@ -139,9 +150,13 @@ export const toText = (happening: Happening, now: number): string => {
       return `${time}  ${happening.server}: ${what} ${Render.clip(parts.join(" "), 100)}`
     }
     case "ToolDrifted":
-      return `${time}  ${happening.server}: tool ${happening.tool} changed its ${
-        ToolPins.differences(happening.before.definition, happening.after.definition).join(", ")
-      } since it was pinned${happening.quarantined ? "; held back until approved" : ""}`
+      return `${time}  ${happening.server}: tool ${happening.tool}: ${ToolPins.describeDrift(happening)}${
+        happening.quarantined ? "; held back until approved" : ""
+      }`
+    case "ToolFlagged":
+      return `${time}  ${happening.server}: ${happening.kind} ${happening.name} hides text (${
+        happening.found.join(", ")
+      }); ${happening.action}`
     case "RefreshFailed":
       return `${time}  ${happening.server}: re-listing ${happening.list} failed: ${happening.error.message}`
     case "ResourceUpdated":
@@ -207,7 +222,7 @@ export const watch = Command.make("watch", Settings.options, (given) =>
       recent.push(toText(happening, now))
       if (recent.length > RECENT) recent.shift()
       // Home and clear, then the whole view: one write, no flicker of half a screen.
-      process.stdout.write(`\x1b[H\x1b[2J${yield* screen(registry, recent, now)}\n`)
+      process.stdout.write(`\x1b[H\x1b[2J${Hidden.forTerminal(yield* screen(registry, recent, now))}\n`)
     }))
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription("Watch the fleet live: status per server and events as they happen, following config edits")

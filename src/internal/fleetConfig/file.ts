@@ -94,14 +94,26 @@ export const read = (
     unanswered: new Set(),
     unread: new Set()
   }
-  const defaults = file.pinning === undefined ? file.defaults ?? {} : { ...file.defaults, pinning: file.pinning }
+  const defaults = {
+    ...file.defaults,
+    ...(file.pinning === undefined ? {} : { pinning: file.pinning }),
+    ...(file.sanitize === undefined ? {} : { sanitize: file.sanitize })
+  }
   const fromMcpServers = Object.entries(file.mcpServers ?? {})
   const inServers = new Set(Object.keys(file.servers ?? {}))
   const twice = new Set(fromMcpServers.map(([name]) => name).filter((name) => inServers.has(name)))
   const fromServers = Object.entries(file.servers ?? {}).filter(([name]) => !twice.has(name))
-  const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) =>
-    Spec.toSpec(name, entry, defaults, context, twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : [])
-  )
+  const servers = [...fromMcpServers, ...fromServers].map(([name, entry]) => // Pins are kept per file and entry (ToolPins.identity).
+  ({
+    ...Spec.toSpec(
+      name,
+      entry,
+      defaults,
+      context,
+      twice.has(name) ? [`defined in both "mcpServers" and "servers"`] : []
+    ),
+    origin: paths.resolve(path)
+  }))
   const warnings = servers.flatMap((spec) => {
     const problem = Catalog.serverNameProblem(spec.name)
     return problem === undefined ? [] : [`server name '${spec.name}' in ${path} ${problem}`]

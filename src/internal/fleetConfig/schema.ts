@@ -11,6 +11,9 @@ import * as McpSchema from "../../McpSchema.js"
 import * as Policy from "../../Policy.js"
 import * as ToolPins from "../../ToolPins.js"
 
+// What hidden text in the names and descriptions a server sends meets (Catalog.SanitizeMode).
+const Sanitize = Schema.Literal("strip", "flag", "off")
+
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
 const Milliseconds = Schema.Number.pipe(Schema.finite(), Schema.nonNegative()).annotations({
@@ -98,6 +101,7 @@ const ServerEntry = Schema.Struct({
   enabled: optional(Schema.Boolean),
   required: optional(Schema.Boolean),
   pinning: optional(ToolPins.Mode),
+  sanitize: optional(Sanitize),
   policy: optional(Policy.Rules),
   // Host features turned off for this server: only `false` means anything.
   sampling: optional(Schema.Boolean),
@@ -176,6 +180,8 @@ const ConfigFile = Schema.Unknown.pipe(
       defaults: optional(Defaults),
       // What a drifted tool meets, for every server of the file that does not say (ToolPins.Mode).
       pinning: optional(ToolPins.Mode),
+      // What hidden text in server text meets, for every server of the file that does not say.
+      sanitize: optional(Sanitize),
       policy: optional(PolicyEntry),
       sampling: optional(SamplingEntry)
     }).annotations({ identifier: "ConfigFile" }),

@@ -7,6 +7,7 @@
 import * as Duration from "effect/Duration"
 import * as Redacted from "effect/Redacted"
 import type * as Types from "effect/Types"
+import type * as Catalog from "../../Catalog.js"
 import type * as Host from "../../Host.js"
 import type * as OAuth from "../../OAuth.js"
 import type * as ServerSpec from "../../ServerSpec.js"
@@ -195,12 +196,16 @@ const hostFeatures = (entry: ServerEntry): Host.Features | undefined => {
 
 /**
  * One server entry as a spec; a server that cannot be used gets a placeholder and a
- * `problem`. `defaults` holds the file's `defaults` block and its top-level `pinning`.
+ * `problem`. `defaults` holds the file's `defaults` block and its top-level `pinning` and
+ * `sanitize`.
  */
 export const toSpec = (
   name: string,
   entry: ServerEntry,
-  defaults: Defaults & { readonly pinning?: ToolPins.Mode | undefined },
+  defaults: Defaults & {
+    readonly pinning?: ToolPins.Mode | undefined
+    readonly sanitize?: Catalog.SanitizeMode | undefined
+  },
   context: Omit<Context, "problems">,
   extraProblems: ReadonlyArray<string>
 ): ServerSpec.ServerSpec => {
@@ -223,6 +228,8 @@ export const toSpec = (
   if (entry.protocolVersion !== undefined) spec.protocolVersion = entry.protocolVersion
   const pinning = entry.pinning ?? defaults.pinning
   if (pinning !== undefined) spec.pinning = pinning
+  const sanitize = entry.sanitize ?? defaults.sanitize
+  if (sanitize !== undefined) spec.sanitize = sanitize
   const restart = restartPolicy(defaults, entry)
   if (restart !== undefined) spec.restart = restart
   const health = healthCheck(defaults, entry, problems)

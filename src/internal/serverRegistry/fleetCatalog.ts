@@ -1,12 +1,14 @@
 /**
  * The fleet's catalog: every server's lists merged into one Catalog, rebuilt whenever one
- * server's lists change, with each new name collision logged once, when it appears.
+ * server's lists change, with each new name collision logged once, when it appears; and
+ * the step that takes hidden text out of a server's lists before they reach it.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
+import { RegistryEvent } from "../../RegistryEvent.js"
 
 /**
  * The live catalog and the way servers feed it.
@@ -55,3 +57,36 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
         })
     }
   })
+
+/**
+ * The sanitising of one server's lists (see `Catalog.sanitizeLists`): each item found to
+ * hold hidden text is logged and published (`ToolFlagged`) once per finding.
+ */
+export const sanitizer = (
+  server: string,
+  mode: Catalog.SanitizeMode,
+  publish: (event: RegistryEvent) => Effect.Effect<void>
+) => {
+  const reported = new Set<string>()
+  return (lists: Catalog.ServerLists): Effect.Effect<Catalog.ServerLists> =>
+    Effect.suspend(() => {
+      const result = Catalog.sanitizeLists(lists, mode)
+      const fresh = result.flagged.filter((flagged) => {
+        const key = JSON.stringify([flagged.kind, flagged.name, flagged.fields, flagged.found])
+        return reported.has(key) ? false : Boolean(reported.add(key))
+      })
+      const action = mode === "strip" ? "stripped" : "flagged"
+      return Effect.as(
+        Effect.forEach(fresh, (flagged) =>
+          Effect.zipRight(
+            Effect.logWarning(
+              `server '${server}': the ${flagged.kind} '${flagged.name}' hides text (${flagged.found.join(", ")} in ${
+                flagged.fields.join(", ")
+              }); ${action === "stripped" ? "it was stripped" : "it was made visible"} before the catalog shows it`
+            ),
+            publish(RegistryEvent.ToolFlagged({ server, ...flagged, action }))
+          ), { discard: true }),
+        result.lists
+      )
+    })
+}

@@ -1,8 +1,8 @@
 /**
- * One server's tools held against their pins (see ToolPins): a new tool is pinned on first
- * sight, a tool whose definition differs from its pin is a drift — reported once per new
- * definition, and held out of the catalog in `quarantine` mode — until it is approved or
- * goes back to its pinned definition. The pins are read from the store on every review,
+ * One server's tools held against their pins (see ToolPins): the first sight of a server
+ * pins all its tools; after that, a tool whose definition differs from its pin, or a tool it
+ * did not list before, is a drift — reported once per new definition, and held out of the
+ * catalog in `quarantine` mode — until it is approved or goes back to its pinned definition. The pins are read from the store on every review,
  * so an approval written by another process counts at the next one. `makeFleet` is the
  * registry's side: the store, its changes, and every server's drifts.
  *
@@ -17,13 +17,15 @@ import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
+import type * as ServerSpec from "../../ServerSpec.js"
 import * as ToolPins from "../../ToolPins.js"
+import { canonicalDigest } from "../canonicalJson.js"
 
 /**
  * What the pinning of one server needs.
  */
 export interface Options {
-  readonly server: string
+  readonly identity: ToolPins.Identity
   readonly mode: ToolPins.Mode
   readonly store: ToolPins.PinStore
   readonly naming: Catalog.Naming
@@ -47,38 +49,50 @@ export interface Pinning {
 }
 
 const announce = (drift: ToolPins.Drift) => {
-  const what = ToolPins.differences(drift.before.definition, drift.after.definition).join(", ")
   const then = drift.quarantined
     ? `it is held out of the catalog until approved ('mcp-fleet approve ${drift.name}')`
     : `it stays in the catalog with its new definition (pinning "warn")`
   return Effect.logWarning(
-    `server '${drift.server}': tool '${drift.tool}' changed its definition since it was pinned (${what}); ${then}`
+    `server '${drift.server}': tool '${drift.tool}': ${ToolPins.describeDrift(drift)}; ${then}`
   )
 }
+
+// The digest of a pin made before pins covered title and outputSchema (`older`): such a pin
+// still matches, and is made anew with the whole definition.
+const olderDigest = (tool: McpSchema.Tool) =>
+  canonicalDigest({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    annotations: tool.annotations
+  })
 
 /**
  * Makes the pinning of one server; nothing is read until the first review.
  */
 export const make = (options: Options): Pinning => {
-  const { mode, server, store } = options
+  const { identity, mode, store } = options
+  const server = identity.server
   let drifts = new Map<string, ToolPins.Drift>()
 
   const review: Pinning["review"] = (tools) =>
     mode === "off" ? Effect.succeed(tools) : Effect.gen(function*() {
-      const pins = yield* store.load(server)
+      const pins = yield* store.load(identity)
       const now = yield* Clock.currentTimeMillis
+      // The first sight of a server pins all of it; later, a tool it did not list is held.
+      const firstSight = pins.size === 0
       const fresh = new Map<string, ToolPins.Pin>()
       const next = new Map<string, ToolPins.Drift>()
       const shown: Array<McpSchema.Tool> = []
       for (const tool of tools) {
         const pinned = pins.get(tool.name)
         const digest = ToolPins.digest(tool)
-        if (pinned === undefined) {
+        if (pinned === undefined ? firstSight : pinned.older === true && pinned.digest === olderDigest(tool)) {
           fresh.set(tool.name, ToolPins.pin(tool, now))
-        } else if (pinned.digest !== digest) {
+        } else if (pinned === undefined || pinned.digest !== digest) {
           const known = drifts.get(tool.name)
           // The same drift as before keeps its identity, so it is reported once.
-          const drift = known !== undefined && known.before.digest === pinned.digest && known.after.digest === digest
+          const drift = known !== undefined && known.before?.digest === pinned?.digest && known.after.digest === digest
             ? known
             : {
               server,
@@ -95,7 +109,7 @@ export const make = (options: Options): Pinning => {
       }
       const reported = [...next.values()].filter((drift) => drifts.get(drift.tool) !== drift)
       drifts = next
-      if (fresh.size > 0) yield* store.save(server, new Map([...pins, ...fresh]))
+      if (fresh.size > 0) yield* store.save(identity, new Map([...pins, ...fresh]))
       yield* Effect.forEach(reported, (drift) =>
         Effect.zipRight(
           announce(drift),
@@ -114,9 +128,9 @@ export const make = (options: Options): Pinning => {
     Effect.gen(function*() {
       const drift = drifts.get(tool)
       if (drift === undefined) return false
-      const pins = yield* store.load(server)
+      const pins = yield* store.load(identity)
       const now = yield* Clock.currentTimeMillis
-      yield* store.save(server, new Map([...pins, [tool, { ...drift.after, at: new Date(now).toISOString() }]]))
+      yield* store.save(identity, new Map([...pins, [tool, { ...drift.after, at: new Date(now).toISOString() }]]))
       return true
     })
 
@@ -138,6 +152,7 @@ export interface Pins {
  */
 export interface Pinned {
   readonly name: string
+  readonly spec: ServerSpec.ServerSpec
   readonly drifts: () => ReadonlyArray<ToolPins.Drift>
   readonly approve: (tool: string) => Effect.Effect<boolean>
   readonly recheck: Effect.Effect<void>
@@ -166,7 +181,13 @@ export const makeFleet = (
       Effect.flatMap(Option.match({ onNone: () => ToolPins.makeMemory, onSome: Effect.succeed }))
     )
     yield* store.changes.pipe(
-      Stream.runForEach((server) => actors.get(server)?.recheck ?? Effect.void),
+      Stream.runForEach((key) =>
+        Effect.forEach(
+          [...actors.values()].filter((actor) => ToolPins.identity(actor.spec).key === key),
+          (actor) => actor.recheck,
+          { discard: true }
+        )
+      ),
       Effect.forkScoped
     )
     // A tool with no drift to approve fails with the server's drifted tools closest to its name.

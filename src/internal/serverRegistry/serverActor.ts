@@ -25,11 +25,12 @@ import { RegistryEvent } from "../../RegistryEvent.js"
 import type { ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
-import type * as ToolPins from "../../ToolPins.js"
+import * as ToolPins from "../../ToolPins.js"
 import type { Transport } from "../../Transport.js"
 import * as Secrets from "../secrets.js"
 import { AuthState } from "./auth.js"
 import * as CallGate from "./callGate.js"
+import * as FleetCatalog from "./fleetCatalog.js"
 import { changes } from "./listing.js"
 import * as Pinning from "./pinning.js"
 import type * as Session from "./session.js"
@@ -55,6 +56,8 @@ export interface Options {
   readonly listsChanged: (server: string, lists: Catalog.ServerLists) => Effect.Effect<void>
   /** Where its tools' pins are kept, and the mode unless the spec sets its own. */
   readonly pins: Pinning.Pins
+  /** What is done with hidden text in its lists, unless the spec says. */
+  readonly sanitize: Catalog.SanitizeMode
 }
 
 /**
@@ -183,12 +186,14 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
         return Effect.zipRight(options.listsChanged(name, next), Effect.forEach(events, publish, { discard: true }))
       })
     const pinning = Pinning.make({
-      server: name,
+      identity: ToolPins.identity(spec),
       mode: spec.pinning ?? options.pins.mode,
       store: options.pins.store,
       naming: options.pins.naming,
       publish
     })
+    // Pins hash the raw text; the catalog gets it sanitised.
+    const sanitize = FleetCatalog.sanitizer(name, spec.sanitize ?? options.sanitize, publish)
     // One review at a time: a re-list and a change of the store may come together.
     const reviewing = yield* Effect.makeSemaphore(1)
     const setLists = (next: Catalog.ServerLists) =>
@@ -196,7 +201,7 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
         offered = next
         return Effect.flatMap(
           pinning.review(next.tools),
-          (tools) => show(tools === next.tools ? next : { ...next, tools })
+          (tools) => Effect.flatMap(sanitize(tools === next.tools ? next : { ...next, tools }), show)
         )
       }))
     const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : setLists(offered))
