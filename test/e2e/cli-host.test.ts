@@ -49,16 +49,18 @@ const onTerminal = (cwd: string, args: ReadonlyArray<string>, answers: Array<str
 
 describe("the CLI's host features", () => {
   it("roots: none declared by default (see cli-roots.test.ts), else each --root", async () => {
-    // Without roots, server-everything offers no get-roots-list.
-    const byDefault = await cli(plain, "tools", "--json")
-    expect(byDefault.code).toBe(0)
-    expect(byDefault.stdout).not.toContain("get-roots-list")
-
+    // With roots first: the server's first sight pins get-roots-list with the rest (a tool
+    // that appears later is held by pinning until approved).
     const other = tempDir()
     const given = await cli(plain, "call", "everything", "get-roots-list", "--root", other, "--root", ".")
     expect(given.stdout).toContain(`URI: file://${other}`)
     expect(given.stdout).toContain(`URI: file://${path.resolve(fs.realpathSync(plain))}`)
     expect(given.stdout).toContain("(2 total)")
+
+    // Without roots, server-everything offers no get-roots-list.
+    const byDefault = await cli(plain, "tools", "--json")
+    expect(byDefault.code).toBe(0)
+    expect(byDefault.stdout).not.toContain("get-roots-list")
   })
 
   it("sampling: off without a sampling command; with one, it answers the server's request", async () => {

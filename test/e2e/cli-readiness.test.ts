@@ -81,7 +81,7 @@ describe("one-shot commands and servers that cannot come up", () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(
       "server 'crashing': fails the same way at every start (twice in a row), so waiting will not help: " +
-        "server 'crashing' exited with code 1 before answering server/discover: error: MISSING_API_KEY is not set"
+        "server 'crashing' exited with code 1 before answering the handshake: error: MISSING_API_KEY is not set"
     )
     expect(result.ms).toBeLessThan(await bound(10_000))
   })

@@ -10,8 +10,9 @@ const mark = `cli-shutdown-${process.pid}-${Date.now()}`
 
 const cwd = tempDir({
   ".mcp.json": config({
-    // Ignores its stdin closing while a client that declares roots is connected: ends on SIGTERM.
-    everything: marked({ command: process.execPath, args: [SERVERS.everything] }, mark),
+    // Ignores its stdin closing while a client that declares roots (--root) is connected: ends
+    // on SIGTERM. The published server, not the wrapper that ends with its stdin.
+    everything: marked({ command: process.execPath, args: [SERVERS.publishedEverything, "stdio"] }, mark),
     // Leaves when its stdin closes.
     memory: marked({ command: process.execPath, args: [SERVERS.memory] }, mark),
     // Ignores stdin closing and SIGTERM: only SIGKILL ends it.
@@ -66,7 +67,7 @@ describe("a one-shot command's shutdown", () => {
   })
 
   it("test reports the shutdown a call sees: with a call's host features declared", async () => {
-    const result = await run(["test", "everything", "--json"], { cwd, mark })
+    const result = await run(["test", "everything", "--json", "--root", "."], { cwd, mark })
     expect(result.code).toBe(0)
     const report = JSON.parse(result.stdout) as { steps: Array<{ step: string; detail: string }> }
     expect(report.steps.find((step) => step.step === "close")?.detail).toBe("SIGTERM needed")

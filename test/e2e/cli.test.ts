@@ -58,7 +58,7 @@ describe("inspecting the fleet", () => {
     expect(human.stderr).toContain("config: ./.mcp.json")
     expect(human.stdout).toMatch(/memory\s+Ready\s+stdio\s+2025-11-25/)
     expect(human.stdout).toContain(
-      "broken: server 'broken' exited with code 1 before answering server/discover: error: GITHUB_TOKEN is not set"
+      "broken: server 'broken' exited with code 1 before answering the handshake: error: GITHUB_TOKEN is not set"
     )
 
     const result = await cli("servers", "--json")
@@ -599,7 +599,7 @@ describe("test <name> flags what a host would trip over", () => {
     const chatty = await test("chatty")
     expect(chatty.code).toBe(1)
     expect(chatty.stdout).toMatch(
-      /initialize failed: server 'chatty' exited with code 1 before answering server\/discover: line 11\n/
+      /initialize failed: server 'chatty' exited with code 1 before answering the handshake: line 11\n/
     )
     expect(chatty.stdout).toContain(
       `its stderr:\n${Array.from({ length: 30 }, (_, i) => `  line ${i + 1}`).join("\n")}`
@@ -831,7 +831,7 @@ describe("secrets", () => {
 
   it("servers, its --json and its debug logs show no header, URL credential, token or echoed env secret", async () => {
     const human = await secretsCli("servers")
-    expect(human.stdout).toContain("crash: server 'crash' exited with code 1 before answering server/discover")
+    expect(human.stdout).toContain("crash: server 'crash' exited with code 1 before answering the handshake")
     expect(human.stdout).toContain("error: the token *** was refused")
     expectNoSecret(human)
     const asJson = await secretsCli("servers", "--json")

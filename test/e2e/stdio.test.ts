@@ -196,7 +196,7 @@ describe("stdio failures and limits (fixture servers)", () => {
       expect(reason.exitCode).toBe(1)
       expect(reason.method).toBe("server/discover")
       expect(error.message).toBe(
-        "server 'early-exit' exited with code 1 before answering server/discover: error: MISSING_API_KEY is not set"
+        "server 'early-exit' exited with code 1 before answering the handshake: error: MISSING_API_KEY is not set"
       )
       // Node's own startup dominates; the failure itself must not wait for a timeout.
       expect(elapsed).toBeLessThan(yield* margin(2000))
@@ -226,7 +226,7 @@ describe("stdio failures and limits (fixture servers)", () => {
       const script = path.join(os.tmpdir(), "mcp-fleet-no-such-dir", "server.js")
       const error = yield* Effect.flip(connect({ name: "wrong-path", command: NODE, args: [script] }))
       expect(reasonOf(error, "Closed").exitCode).toBe(1)
-      expect(error.message).toMatch(/^server 'wrong-path' exited with code 1 before answering server\/discover: /)
+      expect(error.message).toMatch(/^server 'wrong-path' exited with code 1 before answering the handshake: /)
       expect(error.message).toContain(`Error: Cannot find module '${script}'`)
     }).pipe(Effect.provide(NodeContext.layer)))
 

@@ -21,10 +21,12 @@ export const MARK = "MCP_FLEET_CLI_TEST"
  * Paths of the real servers the configs use. `everything` is server-everything behind a
  * wrapper that exits when its stdin ends (test/fixtures/everything-stdio.mjs), so that a
  * command's stop does not wait out the 2 s grace period the published server needs; give it
- * "stdio" as its argument, as the published one.
+ * "stdio" as its argument, as the published one. `publishedEverything` is the published one
+ * itself, for tests whose subject is that stop.
  */
 export const SERVERS = {
   everything: path.join(root, "test/fixtures/everything-stdio.mjs"),
+  publishedEverything: path.join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
   memory: path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
 }
 

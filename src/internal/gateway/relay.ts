@@ -268,10 +268,14 @@ export const services = (relay: Relay): {
   },
   roots: {
     roots: relay.roots,
+    // A stateful server's roots/list, tied to no call: once a 2026-07-28 client's roots are
+    // known (`askModernRoots`), they are in the fleet's roots, so a list that lands during
+    // its call (the server re-listing after the change was told) is answered, not asked again.
     list: (context) =>
       Effect.suspend(() => {
         const caller = callerOf(relay, context.server)
-        return Effect.map(listRoots(relay, "client" in caller ? caller : undefined, context.key), (r) => r.roots)
+        const asked = "client" in caller && relay.modernRoots === undefined ? caller : undefined
+        return Effect.map(listRoots(relay, asked, context.key), (r) => r.roots)
       })
   }
 })

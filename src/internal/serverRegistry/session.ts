@@ -107,15 +107,18 @@ export const healthCheck = (
 
 // What the server sends passes the masker before the Peer sees it: its progress, logs and
 // requests reach the CLI, the gateway's clients and the host services masked.
+// The wrapper inherits from the transport rather than copying it: a member may be a getter
+// (Streamable HTTP's `kind` becomes "sse" when it falls back to HTTP+SSE).
 const maskedTransport = (masker: Secrets.Masker, transport: Transport): Transport =>
-  masker === Secrets.none ? transport : {
-    ...transport,
-    listen: (receiver) =>
-      transport.listen({
-        closed: receiver.closed,
-        message: (message, related) => receiver.message(Secrets.maskIncoming(masker, message), related)
-      })
-  }
+  masker === Secrets.none ? transport : Object.create(transport, {
+    listen: {
+      value: (receiver: Parameters<Transport["listen"]>[0]) =>
+        transport.listen({
+          closed: receiver.closed,
+          message: (message, related) => receiver.message(Secrets.maskIncoming(masker, message), related)
+        })
+    }
+  })
 
 // Whether a connection failed for protocol reasons (a JSON-RPC error, an answer that does
 // not decode), not for the server's absence, credentials or silence.

@@ -1,5 +1,9 @@
+import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { checkForm } from "../../../src/internal/host/form.js"
+import * as Form from "../../../src/internal/host/form.js"
+
+// The validator loads on first use (an Effect); its answer is what these tests look at.
+const checkForm = (...args: Parameters<typeof Form.checkForm>) => Effect.runPromise(Form.checkForm(...args))
 
 const schemaOf = (format: string) => ({
   type: "object" as const,
@@ -26,18 +30,18 @@ describe("elicitation form formats", () => {
     ["email", ["ada@example.com", "a.b+c@mail.example.org"], ["7", "ada", "ada@", "@example.com", "a b@example.com"]]
   ]
   for (const [format, good, bad] of cases) {
-    it(`accepts a valid ${format} and refuses others, naming the field`, () => {
-      for (const value of good) expect(checkForm(schemaOf(format), { field: value }), value).toBeUndefined()
+    it(`accepts a valid ${format} and refuses others, naming the field`, async () => {
+      for (const value of good) expect(await checkForm(schemaOf(format), { field: value }), value).toBeUndefined()
       for (const value of bad) {
-        const problem = checkForm(schemaOf(format), { field: value })
+        const problem = await checkForm(schemaOf(format), { field: value })
         expect(problem, value).toContain("/field must be")
         expect(problem).toContain(JSON.stringify(value))
       }
     })
   }
 
-  it("leaves a format forms do not name, and non-string fields, to the schema", () => {
-    expect(checkForm(schemaOf("hostname"), { field: "not a host!" })).toBeUndefined()
-    expect(checkForm(schemaOf("uri"), { field: 7 as unknown as string })).toContain("must be string")
+  it("leaves a format forms do not name, and non-string fields, to the schema", async () => {
+    expect(await checkForm(schemaOf("hostname"), { field: "not a host!" })).toBeUndefined()
+    expect(await checkForm(schemaOf("uri"), { field: 7 as unknown as string })).toContain("must be string")
   })
 })
