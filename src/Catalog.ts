@@ -554,6 +554,15 @@ export const sanitizeLists = (
   lists: ServerLists,
   mode: SanitizeMode
 ): { readonly lists: ServerLists; readonly flagged: ReadonlyArray<Flagged> } => {
+  // Lists kept from an earlier pass (a replaced server's) carry what it found: this pass says afresh.
+  if (lists.hidden !== undefined) {
+    return sanitizeLists({
+      tools: lists.tools,
+      resources: lists.resources,
+      templates: lists.templates,
+      prompts: lists.prompts
+    }, mode)
+  }
   if (mode === "off") return { lists, flagged: [] }
   const flagged: Array<Flagged> = []
   const each = <A extends { readonly name: string }>(items: ReadonlyArray<A>, kind: Flagged["kind"]) =>
