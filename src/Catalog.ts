@@ -52,6 +52,22 @@ export interface ToolEntry {
   readonly name: string
   readonly server: string
   readonly tool: McpSchema.Tool
+  /** The hidden text its server's definition held, if any (see `SanitizeMode`). */
+  readonly hidden?: HiddenText
+}
+
+/**
+ * What sanitizing found in one item: where (`description`, `inputSchema.properties.x.title`...),
+ * what kinds of hidden text, and what the catalog shows of it (`stripped`, or `flagged`:
+ * made visible).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface HiddenText {
+  readonly fields: ReadonlyArray<string>
+  readonly found: ReadonlyArray<Hidden.Hidden>
+  readonly action: "stripped" | "flagged"
 }
 
 /**
@@ -108,6 +124,8 @@ export interface ServerLists {
   readonly resources: ReadonlyArray<McpSchema.Resource>
   readonly templates: ReadonlyArray<McpSchema.ResourceTemplate>
   readonly prompts: ReadonlyArray<McpSchema.Prompt>
+  /** What `sanitizeLists` found in them, for the catalog to show people. */
+  readonly hidden?: { readonly action: HiddenText["action"]; readonly items: ReadonlyArray<Flagged> }
 }
 
 /**
@@ -272,6 +290,18 @@ interface Candidate<A> {
   readonly server: string
   readonly original: string
   readonly item: A
+  readonly hidden?: HiddenText
+}
+
+// What sanitizing found in a server's tool, by the tool's name.
+const hiddenTools = (lists: ServerLists): ReadonlyMap<string, HiddenText> => {
+  const found = new Map<string, HiddenText>()
+  for (const item of lists.hidden?.items ?? []) {
+    if (item.kind === "tool") {
+      found.set(item.name, { fields: item.fields, found: item.found, action: lists.hidden!.action })
+    }
+  }
+  return found
 }
 
 const compare = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0
@@ -331,15 +361,24 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
   const resources: Array<ResourceEntry> = []
   const templates: Array<TemplateEntry> = []
   for (const [server, lists] of servers) {
-    for (const tool of lists.tools) toolCandidates.push({ server, original: tool.name, item: tool })
+    const hidden = hiddenTools(lists)
+    for (const tool of lists.tools) {
+      const found = hidden.get(tool.name)
+      toolCandidates.push({
+        server,
+        original: tool.name,
+        item: tool,
+        ...(found === undefined ? {} : { hidden: found })
+      })
+    }
     for (const prompt of lists.prompts) promptCandidates.push({ server, original: prompt.name, item: prompt })
     for (const resource of lists.resources) resources.push({ server, resource })
     for (const template of lists.templates) templates.push({ server, template })
   }
   const collisions: Array<Collision> = []
   const toolsByName = new Map<string, ToolEntry>()
-  for (const [name, { item, server }] of assign("tool", toolCandidates, naming, collisions)) {
-    toolsByName.set(name, { name, server, tool: item })
+  for (const [name, { hidden, item, server }] of assign("tool", toolCandidates, naming, collisions)) {
+    toolsByName.set(name, { name, server, tool: item, ...(hidden === undefined ? {} : { hidden }) })
   }
   const promptsByName = new Map<string, PromptEntry>()
   for (const [name, { item, server }] of assign("prompt", promptCandidates, naming, collisions)) {
@@ -443,7 +482,8 @@ const editDistance = (a: string, b: string, budget: number): number => {
  * removes it (the default: a model never reads what a person cannot see), `flag` makes it
  * visible (`⟦hidden: "…"⟧`, `⟦U+200B⟧`), `off` leaves it. Names are never changed (a call
  * must reach the server under its own name) but are reported; qualified names are plain
- * ASCII anyway. Either way the item is reported (`ToolFlagged`).
+ * ASCII anyway. Either way the item is reported (`ToolFlagged`) and its catalog entry says
+ * what was found (`ToolEntry.hidden`, shown by `mcp-fleet tools`).
  *
  * @since 0.3.0
  * @category models
@@ -514,6 +554,15 @@ export const sanitizeLists = (
   lists: ServerLists,
   mode: SanitizeMode
 ): { readonly lists: ServerLists; readonly flagged: ReadonlyArray<Flagged> } => {
+  // Lists kept from an earlier pass (a replaced server's) carry what it found: this pass says afresh.
+  if (lists.hidden !== undefined) {
+    return sanitizeLists({
+      tools: lists.tools,
+      resources: lists.resources,
+      templates: lists.templates,
+      prompts: lists.prompts
+    }, mode)
+  }
   if (mode === "off") return { lists, flagged: [] }
   const flagged: Array<Flagged> = []
   const each = <A extends { readonly name: string }>(items: ReadonlyArray<A>, kind: Flagged["kind"]) =>
@@ -530,5 +579,6 @@ export const sanitizeLists = (
     templates: each(lists.templates, "template"),
     prompts: each(lists.prompts, "prompt")
   }
-  return { lists: flagged.length === 0 ? lists : next, flagged }
+  const hidden = { action: mode === "strip" ? "stripped" as const : "flagged" as const, items: flagged }
+  return { lists: flagged.length === 0 ? lists : { ...next, hidden }, flagged }
 }

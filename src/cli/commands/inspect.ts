@@ -108,8 +108,17 @@ const toolJson = (entry: Catalog.ToolEntry) => ({
   description: entry.tool.description ?? null,
   inputSchema: entry.tool.inputSchema,
   outputSchema: entry.tool.outputSchema ?? null,
-  annotations: entry.tool.annotations ?? null
+  annotations: entry.tool.annotations ?? null,
+  hidden: entry.hidden ?? null
 })
+
+// What hidden text the tool's server put in its definition, and what the catalog did with it.
+const hiddenText = (hidden: Catalog.HiddenText | undefined): string | undefined =>
+  hidden === undefined ?
+    undefined :
+    `${hidden.found.join(", ")} in ${hidden.fields.join(", ")}; ${
+      hidden.action === "stripped" ? "stripped before a model sees it" : "made visible to the model"
+    }`
 
 // The hints a person wants to see before calling a tool.
 const hints = (entry: Catalog.ToolEntry): string => {
@@ -186,7 +195,8 @@ const showTool = (settings: Settings.Settings, server: Option.Option<string>, na
         ["server", entry.server],
         ["tool", entry.tool.name],
         ["title", entry.tool.title ?? annotations?.title],
-        ["hints", hints(entry)]
+        ["hints", hints(entry)],
+        ["hidden", hiddenText(entry.hidden)]
       ],
       entry.tool.description,
       [
@@ -230,14 +240,26 @@ export const tools = Command.make(
       if (given.drifted) return yield* showDrifted(settings, drifts)
       const entries = (yield* catalogOf(started)).tools
       if (settings.json) return yield* Render.json(entries.map(toolJson))
+      // The hidden column only when some server hid text in a tool: it names what was done.
+      const hiding = entries.filter((entry) => entry.hidden !== undefined).length
       yield* Render.lines(Render.table([
-        ["name", "server", "hints", "description"],
-        ...entries.map((entry) => [entry.name, entry.server, hints(entry), Render.clip(entry.tool.description, 70)])
+        ["name", "server", "hints", ...(hiding === 0 ? [] : ["hidden"]), "description"],
+        ...entries.map((entry) => [
+          entry.name,
+          entry.server,
+          hints(entry),
+          ...(hiding === 0 ? [] : [entry.hidden?.action ?? ""]),
+          Render.clip(entry.tool.description, 70)
+        ])
       ]))
       const held = drifts.filter((drift) => drift.quarantined).length
       yield* Render.note(
         `${entries.length} tool${entries.length === 1 ? "" : "s"}${
           held === 0 ? "" : `; ${held} held back because their definition changed: see 'mcp-fleet tools --drifted'`
+        }${
+          hiding === 0
+            ? ""
+            : `; ${hiding} hid text from people (hidden column): 'mcp-fleet tools <name>' says what and where`
         }`
       )
     }).pipe(Fleet.oneShot)

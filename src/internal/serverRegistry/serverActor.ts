@@ -181,8 +181,10 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
     const show = (next: Catalog.ServerLists) =>
       Effect.suspend(() => {
         const events = changes(name, shown, next)
+        // Hidden text can come or go with the stripped text the same: the catalog says so too.
+        const hiddenMoved = JSON.stringify(shown.hidden) !== JSON.stringify(next.hidden)
         shown = next
-        if (events.length === 0) return Effect.void
+        if (events.length === 0 && !hiddenMoved) return Effect.void
         return Effect.zipRight(options.listsChanged(name, next), Effect.forEach(events, publish, { discard: true }))
       })
     const pinning = Pinning.make({
