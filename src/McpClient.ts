@@ -59,8 +59,10 @@ export interface Options {
    */
   readonly protocolVersion?: McpSchema.Revision | undefined
   /**
-   * How long the server may leave the `server/discover` probe unanswered before it is taken
-   * for one of an earlier revision. Default: 5 s.
+   * How long the server may leave the `server/discover` probe unanswered before a `ping`
+   * asks whether it is alive: a server that answers the ping but not the probe (sent first)
+   * is taken for one of an earlier revision; one merely slow (still starting on a busy
+   * machine) answers the probe first and is spoken 2026-07-28 to. Default: 5 s.
    */
   readonly discoverTimeout?: Duration.DurationInput | undefined
   /**

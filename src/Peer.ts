@@ -16,7 +16,8 @@
  * It knows no MCP method but `ping` and the cancellation and progress notifications. It tells
  * its owner synchronously when it ends (`onClosed`), before any waiting request resumes, and
  * hands each notification to its owner (`onNotification`) before a later answer resumes its
- * request, so a call's log messages all arrive before its result. A request refused because the
+ * request, so a call's log messages all arrive before its result; a request's answer waits for
+ * its progress callbacks still running. A request refused because the
  * session had already ended, or that the transport refused, fails with a Closed error marked
  * `unsent`: only such a request may be sent again elsewhere.
  *
@@ -62,7 +63,10 @@ export interface RequestOptions {
   readonly maxTotalTimeout?: Duration.DurationInput | undefined
   /** Let each progress notification restart the `timeout`. Asks the server for progress. Default: false. */
   readonly resetTimeoutOnProgress?: boolean | undefined
-  /** Called with each progress notification. Asks the server for progress. */
+  /**
+   * Called with each progress notification. Asks the server for progress. The request's
+   * answer is delivered only once the callbacks for progress sent before it have ended.
+   */
   readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   /** Whether interrupting (or timing out) sends notifications/cancelled. Default: true. */
   readonly cancellable?: boolean | undefined
@@ -375,8 +379,11 @@ const makeDispatch = (options: {
     entry.lastActivity = options.now()
     if (entry.onProgress === undefined || typeof params!.progress !== "number") return undefined
     const progress = params as unknown as Progress
-    return entry.onProgress({ progress: progress.progress, total: progress.total, message: progress.message }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("progress callback failed", cause))
+    return pending.callback(
+      entry,
+      entry.onProgress({ progress: progress.progress, total: progress.total, message: progress.message }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("progress callback failed", cause))
+      )
     )
   }
 

@@ -3,7 +3,8 @@
  * `server/discover` (2026-07-28): a DiscoverResult, or an UnsupportedProtocolVersion error
  * naming what it supports, makes the connection modern; any other error (a JSON-RPC error
  * that is not one of the 2026-07-28 codes, an HTTP 4xx refusal without one, whose body the
- * transport already looked into), a success that is no DiscoverResult, or no answer in time
+ * transport already looked into), a success that is no DiscoverResult, or no answer while
+ * the server answers a ping sent after the probe (or no answer at all by initializeTimeout)
  * means a server of an earlier revision,
  * and the connection falls back to the initialize handshake — as the spec's backward
  * compatibility rules say for stdio and HTTP alike. A connection that cannot be reached, is
@@ -31,7 +32,7 @@ export interface Hello {
   readonly protocolVersion?: McpSchema.Revision | undefined
   readonly capabilities?: McpSchema.ClientCapabilities | undefined
   readonly initializeTimeout?: Duration.DurationInput | undefined
-  /** How long the probe may go unanswered before the server is taken for a legacy one. */
+  /** How long the probe may go unanswered before a ping asks whether the server is a legacy one. */
   readonly discoverTimeout?: Duration.DurationInput | undefined
   /** The log level a modern connection's requests ask for from the start. */
   readonly logLevel?: McpSchema.LoggingLevel | undefined
@@ -144,17 +145,38 @@ const supportedOf = (error: McpError.McpError): ReadonlyArray<string> | undefine
   return Either.isRight(data) ? data.right.supported : []
 }
 
+// The probe's answer; undefined when the server answered a ping sent after it but not it.
+// A probe unanswered for `discoverTimeout` is not given up on: a server slow to start (a
+// busy machine) is not one silent on methods it does not know. The ping tells them apart:
+// a slow server answers the probe, sent first, before it; a legacy one answers only the
+// ping (or neither, until initializeTimeout).
+const discover = (
+  peer: Peer.Peer,
+  hello: Hello,
+  version: McpSchema.ModernProtocolVersion
+): Effect.Effect<Record<string, unknown> | undefined, McpError.McpError> => {
+  const limit = { timeout: hello.initializeTimeout ?? "30 seconds" }
+  // Any answer, an error one too, shows the server reads and answers requests.
+  const alive = peer.request("ping", undefined, { ...limit, cancellable: false }).pipe(
+    Effect.catchIf((error) => error.reason._tag === "Protocol", () => Effect.void),
+    Effect.as(undefined)
+  )
+  return Effect.raceFirst(
+    peer.request(McpSchema.DISCOVER_METHOD, { _meta: requestMeta(version, hello) }, limit),
+    Effect.zipRight(Effect.sleep(hello.discoverTimeout ?? "5 seconds"), alive)
+  )
+}
+
 const probe = (
   peer: Peer.Peer,
   hello: Hello,
   version: McpSchema.ModernProtocolVersion
 ): Effect.Effect<Probed, McpError.McpError> =>
-  peer.request(McpSchema.DISCOVER_METHOD, { _meta: requestMeta(version, hello) }, {
-    timeout: hello.discoverTimeout ?? "5 seconds"
-  }).pipe(
+  discover(peer, hello, version).pipe(
     // A success that is no DiscoverResult comes from a server that answers anything (some
     // legacy servers answer an unknown method with an empty result): a legacy one.
     Effect.map((result): Probed => {
+      if (result === undefined) return { _tag: "Legacy", why: "no answer to server/discover, though it answers ping" }
       const discovery = decodeDiscovery(result)
       return Either.isRight(discovery)
         ? { _tag: "Modern", version, discovery: discovery.right }

@@ -72,22 +72,56 @@ const RECENTLY_ABANDONED = 1024
 export class Pending {
   readonly entries = new Map<JsonRpc.RequestId, Entry>()
   private readonly abandoned = new Set<JsonRpc.RequestId>()
+  // Requests with progress callbacks still running, which their answer waits for (held
+  // here meanwhile): the callbacks run in fibers, the answer is delivered synchronously,
+  // and a caller forwarding progress must have it out before the answer.
+  private readonly busy = new Map<JsonRpc.RequestId, Busy>()
 
   /** Answers the entry with this id, if it is still waiting; whether it was. */
   settle(id: JsonRpc.RequestId, exit: (entry: Entry) => Answer): boolean {
     const entry = this.entries.get(id)
     if (entry === undefined) return false
     this.entries.delete(id)
-    answer(entry, exit(entry))
+    const busy = this.busy.size === 0 ? undefined : this.busy.get(id)
+    if (busy === undefined) answer(entry, exit(entry))
+    else busy.held = exit(entry)
     return true
   }
 
-  /** Fails every entry (the connection closed). */
+  /**
+   * The entry's progress callback, counted from now (the notification's arrival) until it
+   * ends: an answer that comes meanwhile is delivered only then.
+   */
+  callback(entry: Entry, effect: Effect.Effect<void>): Effect.Effect<void> {
+    let busy = this.busy.get(entry.id)
+    if (busy === undefined) {
+      busy = { entry, running: 0, held: undefined }
+      this.busy.set(entry.id, busy)
+    }
+    busy.running++
+    const done = busy
+    return Effect.ensuring(
+      effect,
+      Effect.sync(() => {
+        if (--done.running === 0) this.release(done)
+      })
+    )
+  }
+
+  /** Fails every entry (the connection closed), and delivers the answers held. */
   failAll(error: McpError.McpError): void {
     for (const [id, entry] of this.entries) {
       this.entries.delete(id)
       answer(entry, Exit.fail(withMethod(error, entry.method)))
     }
+    for (const busy of this.busy.values()) this.release(busy)
+  }
+
+  private release(busy: Busy): void {
+    this.busy.delete(busy.entry.id)
+    const held = busy.held
+    busy.held = undefined
+    if (held !== undefined) answer(busy.entry, held)
   }
 
   /** Remembers an id given up on, so that its late answer is ignored quietly. */
@@ -100,6 +134,13 @@ export class Pending {
   wasAbandoned(id: JsonRpc.RequestId): boolean {
     return this.abandoned.delete(id)
   }
+}
+
+// The progress callbacks of one request still running, and its answer if it came.
+interface Busy {
+  readonly entry: Entry
+  running: number
+  held: Answer | undefined
 }
 
 const answer = (entry: Entry, exit: Answer): void => {
