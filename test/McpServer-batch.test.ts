@@ -7,6 +7,7 @@ import * as http from "node:http"
 import * as McpServer from "../src/McpServer.js"
 import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import { text } from "../src/testing/Results.js"
+import { listenLoopback } from "./support/httpServer.js"
 
 const echo = McpServer.tool({
   name: "echo",
@@ -19,16 +20,7 @@ const serve = Effect.gen(function*() {
   const server = yield* McpServer.fromItems({ serverInfo: { name: "edge", version: "1.0.0" }, tools: [echo] })
   const handler = yield* NodeMcpServer.toNodeHandler(server)
   const listener = http.createServer(handler)
-  yield* Effect.acquireRelease(
-    Effect.async<void>((resume) => void listener.listen(0, "127.0.0.1", () => resume(Effect.void))),
-    () =>
-      Effect.async<void>((resume) => {
-        listener.close(() => resume(Effect.void))
-        listener.closeAllConnections()
-      })
-  )
-  const { port } = listener.address() as { readonly port: number }
-  return `http://127.0.0.1:${port}/mcp`
+  return `${yield* listenLoopback(listener)}/mcp`
 })
 
 const post = (url: string, body: string, session?: string) =>

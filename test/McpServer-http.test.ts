@@ -15,6 +15,7 @@ import * as StreamableHttp from "../src/StreamableHttp.js"
 import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { authorizationServer } from "./support/authorizationServer.js"
+import { listenLoopback } from "./support/httpServer.js"
 
 // A tool that reports progress before it answers, so its answer comes on an SSE stream.
 const count = McpServer.tool({
@@ -45,16 +46,7 @@ const app = Effect.gen(function*() {
     if (path === "/health") return void response.writeHead(200, { "content-type": "text/plain" }).end("ok")
     response.writeHead(404).end()
   })
-  yield* Effect.acquireRelease(
-    Effect.async<void>((resume) => void listener.listen(0, "127.0.0.1", () => resume(Effect.void))),
-    () =>
-      Effect.async<void>((resume) => {
-        listener.close(() => resume(Effect.void))
-        listener.closeAllConnections()
-      })
-  )
-  const { port } = listener.address() as { readonly port: number }
-  return { server, base: `http://127.0.0.1:${port}` }
+  return { server, base: yield* listenLoopback(listener) }
 })
 
 describe("NodeMcpServer.toNodeHandler", () => {
@@ -171,11 +163,7 @@ describe("NodeMcpServer.toNodeHandler with oauth", () => {
         }
         response.writeHead(404).end()
       })
-      yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => void listener.listen(0, "127.0.0.1", () => resume(Effect.void))),
-        () => Effect.async<void>((resume) => void listener.close(() => resume(Effect.void)).closeAllConnections())
-      )
-      const url = `http://127.0.0.1:${(listener.address() as { port: number }).port}/custom/mcp`
+      const url = `${yield* listenLoopback(listener)}/custom/mcp`
       // Mounted, the endpoint cannot know its public URL: without oauth.resource it refuses to start.
       const unnamed = yield* Effect.exit(NodeMcpServer.toNodeHandler(server, { oauth: { issuer: as.base } }))
       expect(String(unnamed)).toContain("oauth.resource")

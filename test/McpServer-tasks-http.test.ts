@@ -26,6 +26,7 @@ import * as StreamableHttp from "../src/StreamableHttp.js"
 import { failure, firstText, reasonOf } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
 import { authorizationServer } from "./support/authorizationServer.js"
+import { listenLoopback } from "./support/httpServer.js"
 import { slowTaskTool } from "./support/taskTool.js"
 
 // The task tool `slow` (support/taskTool.ts) served with tasks (`limits`: more TaskOptions).
@@ -45,11 +46,7 @@ const jobs = jobsWith({})
 const listen = (handler: () => NodeMcpServer.NodeHandler) =>
   Effect.gen(function*() {
     const listener = http.createServer((request, response) => handler()(request, response))
-    yield* Effect.acquireRelease(
-      Effect.async<void>((resume) => void listener.listen(0, "127.0.0.1", () => resume(Effect.void))),
-      () => Effect.async<void>((resume) => void listener.close(() => resume(Effect.void)).closeAllConnections())
-    )
-    return `http://127.0.0.1:${(listener.address() as { readonly port: number }).port}/mcp`
+    return `${yield* listenLoopback(listener)}/mcp`
   })
 
 // A stateful (2025-11-25) session of the endpoint at `url`, in `scope`, with `token` if given;

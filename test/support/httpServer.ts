@@ -11,6 +11,26 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as http from "node:http"
 
+/**
+ * Listens with a node:http server on 127.0.0.1 (a free port) until the Scope closes, when
+ * open connections drop and the server closes; its base URL (`http://127.0.0.1:<port>`).
+ */
+export const listenLoopback = (listener: http.Server): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<string>((resume) =>
+      void listener.listen(
+        0,
+        "127.0.0.1",
+        () => resume(Effect.succeed(`http://127.0.0.1:${(listener.address() as { readonly port: number }).port}`))
+      )
+    ),
+    () =>
+      Effect.async<void>((resume) => {
+        listener.close(() => resume(Effect.void))
+        listener.closeAllConnections()
+      })
+  )
+
 /** One request as the fixture saw it; `body` is the parsed JSON of a POST. */
 export interface Seen {
   readonly method: string
