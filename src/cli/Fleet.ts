@@ -384,6 +384,15 @@ export const serverArg = (name: "name" | "server") =>
   Args.text({ name }).pipe(Args.withDescription("A server's name, as in the config file"))
 
 /**
+ * The argument naming one resource (`uri` in the usage), as `mcp-fleet resources` lists it.
+ *
+ * @since 0.5.0
+ */
+export const uriArg = Args.text({ name: "uri" }).pipe(
+  Args.withDescription("The resource's URI, as `mcp-fleet resources` lists it")
+)
+
+/**
  * Fails with a clear sentence, and the closest names, when the config has no such server.
  *
  * @since 0.1.0

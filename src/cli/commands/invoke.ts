@@ -201,7 +201,7 @@ export const call = Command.make("call", {
 export const read = Command.make("read", {
   ...Settings.options,
   server: Fleet.serverArg("server"),
-  uri: Args.text({ name: "uri" }).pipe(Args.withDescription("The resource's URI, as `mcp-fleet resources` lists it")),
+  uri: Fleet.uriArg,
   output: Options.text("output").pipe(
     Options.withAlias("o"),
     Options.withPseudoName("file"),

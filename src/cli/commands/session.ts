@@ -180,7 +180,7 @@ const ownerOf = (started: Fleet.Started, uri: string) =>
  */
 export const subscribe = Command.make("subscribe", {
   ...Settings.options,
-  uri: Args.text({ name: "uri" }).pipe(Args.withDescription("The resource's URI, as `mcp-fleet resources` lists it")),
+  uri: Fleet.uriArg,
   server: Options.text("server").pipe(
     Options.withAlias("s"),
     Options.withPseudoName("name"),
