@@ -184,7 +184,16 @@ export type AwaitTarget = "required" | "settled" | ReadonlyArray<string>
  *
  * @since 0.1.0
  */
-export interface CallToolOptions extends McpClient.CallToolOptions, CallOptions {}
+export interface CallToolOptions extends McpClient.CallToolOptions, CallOptions {
+  /**
+   * The caller keeps a session and answers a server's requests (sampling, elicitation): a
+   * server connected over HTTP in 2026-07-28 then runs the call on a stateful session of its
+   * own beside that connection (opened at the first such call), so a server whose 2026-07-28
+   * path cannot ask its client anything asks this caller as it would alone. The gateway sets
+   * it for its stateful clients that declared sampling or elicitation.
+   */
+  readonly stateful?: boolean | undefined
+}
 
 /**
  * The fleet.

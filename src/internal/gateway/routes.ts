@@ -34,6 +34,12 @@ export interface RouteContext {
   readonly client: RelayClient
   /** Who the client is, by its access token (HTTP with OAuth): its calls' audit entries name it. */
   readonly caller: Policy.CallToolOptions["caller"]
+  /**
+   * Whether the client keeps a session and answers sampling or elicitation: its calls ask
+   * for a server's stateful session (`ServerRegistry.CallToolOptions.stateful`), as the
+   * server alone would have served this client.
+   */
+  readonly stateful: boolean
 }
 
 /**
@@ -127,7 +133,8 @@ export const callTool = (route: Route): McpServer.ToolHandlers["call"] => (name,
       // An `ask` rule asks the calling client, when it can be asked.
       ...(elicitsForms(context.client.capabilities) ? { approve: askClient(ctx) } : {}),
       ...(meta === undefined ? {} : { meta }),
-      ...(context.caller === undefined ? {} : { caller: context.caller })
+      ...(context.caller === undefined ? {} : { caller: context.caller }),
+      ...(context.stateful ? { stateful: true } : {})
     })
     // Inline while the routed call is (SEP-2663's composition: a question the fronted
     // server asks before its task exists is asked of the client before the gateway's).

@@ -148,7 +148,7 @@ const modernRoute = (
     level: noLevel,
     notify: (method, params) => ctx.notify(method, params ?? {})
   })
-  return { hub, catalog: views[asking(capabilities)], inFlight, client, caller: callerOf(ctx.caller) }
+  return { hub, catalog: views[asking(capabilities)], inFlight, client, caller: callerOf(ctx.caller), stateful: false }
 }
 
 const noLevel = () => undefined
@@ -219,7 +219,8 @@ export const makeHandlers: MakeHandlers = (hub, shared, client, session) =>
       catalog,
       inFlight,
       client: relayClient,
-      caller: callerOf(session.caller)
+      caller: callerOf(session.caller),
+      stateful: client.capabilities.sampling !== undefined || client.capabilities.elicitation !== undefined
     }
     const subscriptions = yield* Subscriptions.make(hub, Effect.map(catalog, (view) => view.catalog))
     const forward = Logging.forwarder(inFlight, session)

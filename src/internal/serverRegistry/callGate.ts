@@ -18,6 +18,7 @@ import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import { isTerminal, type ServerState } from "../../ServerState.js"
 import * as Deadline from "./deadline.js"
+import type { StatefulTwin } from "./statefulTwin.js"
 
 /**
  * What the gate reads of its actor.
@@ -40,15 +41,19 @@ export interface Actor {
 export interface CallGate {
   /** The ready connection, if there is one. */
   readonly client: () => McpClient.McpClient | undefined
-  /** Opens the gate to a ready connection, or closes it (undefined). */
+  /** Opens the gate to a ready connection, or closes it (undefined), dropping its twin. */
   readonly setClient: (client: McpClient.McpClient | undefined) => void
+  /** Gives the ready connection a stateful twin (`statefulTwin.ts`), for stateful callers. */
+  readonly setTwin: (twin: StatefulTwin) => void
   /**
    * Runs `f` with a ready connection, waiting for one if the server is starting (within the
-   * call's ready wait); again on the next connection when `f` fails `unsent`.
+   * call's ready wait); again on the next connection when `f` fails `unsent`. A `stateful`
+   * caller's `f` runs on the connection's stateful twin when it has one.
    */
   readonly withClient: <A>(
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    deadline: Deadline.CallDeadline
+    deadline: Deadline.CallDeadline,
+    stateful?: boolean | undefined
   ) => Effect.Effect<A, McpError.McpError>
   /** Completes once no call has been in flight for `idleMs`, counted from the last one or from now. */
   readonly idle: (idleMs: number) => Effect.Effect<void>
@@ -79,6 +84,7 @@ const unsent = (cause: Cause.Cause<McpError.McpError>): boolean => cause._tag ==
  */
 export const make = (actor: Actor): CallGate => {
   let client: McpClient.McpClient | undefined
+  let twin: StatefulTwin | undefined
   let inFlight = 0
   let lastActivity = 0
 
@@ -148,17 +154,33 @@ export const make = (actor: Actor): CallGate => {
       })
     })
 
+  // `f` on the twin of `c` while `c` is the ready connection and its twin opens, else on `c`.
+  const onTwin = <A>(
+    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>
+  ) =>
+  (c: McpClient.McpClient): Effect.Effect<A, McpError.McpError> =>
+    Effect.suspend(() =>
+      c === client && twin !== undefined
+        ? Effect.flatMap(twin.client, (stateful) => f(stateful ?? c))
+        : f(c)
+    )
+
   return {
     client: () => client,
     setClient: (next) => {
       client = next
+      twin = undefined
     },
-    withClient: (f, deadline) =>
-      Effect.suspend(() =>
-        client !== undefined
+    setTwin: (next) => {
+      twin = next
+    },
+    withClient: (given, deadline, stateful) =>
+      Effect.suspend(() => {
+        const f = stateful === true ? onTwin(given) : given
+        return client !== undefined
           ? use(client, f, deadline)
           : Effect.flatMap(awaitClient(deadline), (c) => use(c, f, deadline))
-      ),
+      }),
     idle: (idleMs) =>
       Effect.gen(function*() {
         lastActivity = Math.max(lastActivity, yield* Clock.currentTimeMillis)

@@ -165,9 +165,14 @@ const listOf: Readonly<Record<string, ListKind>> = {
 
 /**
  * Routes `c`'s notifications, in fibers of the Scope: list changes to a debounced
- * re-list, resources/updated and log messages to events.
+ * re-list (unless `relist` is false: a connection that does not own the lists),
+ * resources/updated and log messages to events.
  */
-export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<void, never, Scope.Scope> =>
+export const watch = (
+  watcher: Watcher,
+  c: McpClient.McpClient,
+  relist = true
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const incoming = yield* c.subscribe
     const dirty = new Set<ListKind>()
@@ -187,6 +192,7 @@ export const watch = (watcher: Watcher, c: McpClient.McpClient): Effect.Effect<v
     const route = (message: JsonRpc.Notification): Effect.Effect<void> => {
       const kind = Object.hasOwn(listOf, message.method) ? listOf[message.method] : undefined
       if (kind !== undefined) {
+        if (!relist) return Effect.void
         return Effect.zipRight(Effect.sync(() => dirty.add(kind)), Queue.offer(changed, undefined))
       }
       return message.method === McpSchema.Method.ResourcesUpdated ||

@@ -100,14 +100,15 @@ export const make = (
     server: string,
     actor: ServerActor,
     f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    deadline: Deadline.CallDeadline
+    deadline: Deadline.CallDeadline,
+    stateful?: boolean | undefined
   ): Effect.Effect<A, McpError.McpError> =>
-    actor.withClient(f, deadline).pipe(
+    actor.withClient(f, deadline, stateful).pipe(
       Effect.catchIf(
         (error) =>
           error.reason._tag === "Unavailable" && error.reason.state === "Stopped" && actors.has(server) &&
           actors.get(server) !== actor,
-        () => Effect.flatMap(actorOf(server), (next) => onActor(server, next, f, deadline))
+        () => Effect.flatMap(actorOf(server), (next) => onActor(server, next, f, deadline, stateful))
       )
     )
 
@@ -137,7 +138,8 @@ export const make = (
           server,
           actor,
           (client) => callOn(routeOf, actor, client, { tool, args, options: callOptions, deadline }),
-          deadline
+          deadline,
+          callOptions?.stateful
         ).pipe(Effect.map(actor.tokensMasked)))
     })
 

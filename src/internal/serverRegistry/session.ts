@@ -25,7 +25,8 @@ import { Transport } from "../../Transport.js"
 import * as Secrets from "../secrets.js"
 import type { AuthState } from "./auth.js"
 import type { CallGate } from "./callGate.js"
-import { fetchAll, watch } from "./listing.js"
+import { fetchAll, watch, type Watcher } from "./listing.js"
+import * as StatefulTwin from "./statefulTwin.js"
 
 /**
  * A request to the actor from outside its loop.
@@ -120,6 +121,22 @@ const maskedTransport = (masker: Secrets.Masker, transport: Transport): Transpor
     }
   })
 
+// A transport to the server with the current token, its messages masked on arrival.
+const connect = (core: Core) =>
+  Effect.flatMap(
+    core.auth.token,
+    (token) =>
+      Effect.map(ServerSpec.connect(core.spec, Option.getOrUndefined(token)), (t) => maskedTransport(core.masker, t))
+  )
+
+const watcherOf = (core: Core): Watcher => ({
+  server: core.spec.name,
+  refreshDebounce: core.refreshDebounce,
+  lists: core.lists,
+  setLists: core.setLists,
+  publish: core.publish
+})
+
 // Whether a connection failed for protocol reasons (a JSON-RPC error, an answer that does
 // not decode), not for the server's absence, credentials or silence.
 const byProtocol = (error: McpError.McpError): boolean =>
@@ -151,8 +168,7 @@ export const run = (
       let modern = false
       return yield* Scope.extend(
         Effect.gen(function*() {
-          const token = yield* core.auth.token
-          const transport = maskedTransport(core.masker, yield* ServerSpec.connect(spec, Option.getOrUndefined(token)))
+          const transport = yield* connect(core)
           core.setConnection(transport)
           const c = yield* McpClient.make({
             ...core.client,
@@ -168,13 +184,7 @@ export const run = (
             }
           }).pipe(Effect.provideService(Transport, transport))
           modern = McpSchema.isModernVersion(c.protocolVersion)
-          yield* watch({
-            server: spec.name,
-            refreshDebounce: core.refreshDebounce,
-            lists: core.lists,
-            setLists: core.setLists,
-            publish: core.publish
-          }, c)
+          yield* watch(watcherOf(core), c)
           yield* core.setLists(yield* fetchAll(c))
           return c
         }),
@@ -205,6 +215,9 @@ export const run = (
     readySince = yield* Clock.currentTimeMillis
     core.auth.ready()
     core.gate.setClient(c)
+    if (StatefulTwin.wanted(spec, c.protocolVersion)) {
+      core.gate.setTwin(yield* StatefulTwin.make(core, watcherOf(core), scope, connect(core)))
+    }
     live = true
     yield* core.setState(
       ServerState.Ready({ protocolVersion: c.protocolVersion, serverInfo: c.serverInfo, since: readySince })
