@@ -26,6 +26,7 @@ import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { randomHex } from "./internal/crypto.js"
 import * as Asks from "./internal/dashboard/asks.js"
 import * as Guard from "./internal/dashboard/guard.js"
 import * as Hub from "./internal/dashboard/hub.js"
@@ -33,7 +34,6 @@ import * as Metrics from "./internal/dashboard/metrics.js"
 import type * as Page from "./internal/dashboard/page.js"
 import * as Routes from "./internal/dashboard/routes.js"
 import * as State from "./internal/dashboard/state.js"
-import { randomHex } from "./internal/crypto.js"
 import { traced } from "./internal/traced.js"
 import * as Policy from "./Policy.js"
 import type { RegistryEvent } from "./RegistryEvent.js"
@@ -137,7 +137,12 @@ const publish = (
     const unlisten = sources.asks.onChange(mark)
     yield* Effect.addFinalizer(() => Effect.sync(unlisten))
     const events = yield* sources.registry.subscribe
-    yield* Queue.take(events).pipe(Effect.flatMap(remember), Effect.zipRight(Effect.sync(mark)), Effect.forever, Effect.forkScoped)
+    yield* Queue.take(events).pipe(
+      Effect.flatMap(remember),
+      Effect.zipRight(Effect.sync(mark)),
+      Effect.forever,
+      Effect.forkScoped
+    )
     yield* sources.registry.catalog.changes.pipe(Stream.runForEach(() => Effect.sync(mark)), Effect.forkScoped)
     yield* sources.metrics.sample.pipe(
       Effect.zipRight(Effect.sync(mark)),
@@ -147,7 +152,9 @@ const publish = (
     )
     yield* Queue.take(dirty).pipe(
       Effect.zipRight(Effect.sleep("50 millis")),
-      Effect.zipRight(Effect.suspend(() => hub.size() === 0 ? Effect.void : Effect.map(State.snapshot(sources), (state) => hub.send("state", state)))),
+      Effect.zipRight(Effect.suspend(() =>
+        hub.size() === 0 ? Effect.void : Effect.map(State.snapshot(sources), (state) => hub.send("state", state))
+      )),
       Effect.forever,
       Effect.forkScoped
     )

@@ -129,7 +129,10 @@ const listen = (port: number, host: string) =>
   Effect.acquireRelease(
     Effect.async<http.Server, McpError.McpError>((resume) => {
       const listener = http.createServer()
-      listener.once("error", (error) => resume(Effect.fail(unavailable(`could not listen on ${host}:${port}: ${error}`))))
+      listener.once(
+        "error",
+        (error) => resume(Effect.fail(unavailable(`could not listen on ${host}:${port}: ${error}`)))
+      )
       listener.listen(port, host, () => resume(Effect.succeed(listener)))
     }),
     (listener) =>

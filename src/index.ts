@@ -79,6 +79,9 @@ export * as ResourceServer from "./ResourceServer.js"
 /** The fleet served as one MCP server, over stdio or Streamable HTTP. */
 export * as Gateway from "./Gateway.js"
 
+/** The fleet live on a page: a Web handler with its SSE stream, token guard and API. */
+export * as Dashboard from "./Dashboard.js"
+
 /** The fleet's tools for models: policy-filtered, narrowed by a filter, called through the Policy. */
 export * as FleetTools from "./FleetTools.js"
 

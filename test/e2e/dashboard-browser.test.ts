@@ -8,7 +8,7 @@ import * as path from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Browser from "../support/browser.js"
-import { config, FIXTURES, marked, MARK, type Running, SERVERS, start, tempDir } from "../support/cli.js"
+import { config, FIXTURES, MARK, marked, type Running, SERVERS, start, tempDir } from "../support/cli.js"
 import { survivors } from "../support/processes.js"
 
 const mark = `dashboard-browser-${process.pid}-${Date.now()}`
@@ -19,7 +19,8 @@ let page: Page
 let url: string
 let dir: string
 
-const shot = (name: string) => page.screenshot({ path: path.join(Browser.SCREENSHOTS, `dashboard-${name}.png`), fullPage: true })
+const shot = (name: string) =>
+  page.screenshot({ path: path.join(Browser.SCREENSHOTS, `dashboard-${name}.png`), fullPage: true })
 
 // A GET with exactly these headers (fetch would not let a test set Host).
 const get = (path: string, headers: Record<string, string>) =>

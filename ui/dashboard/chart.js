@@ -24,7 +24,9 @@ export const Chart = ({ title, unit, lines }) => {
       ${
     lines.map(([name, points, cls]) =>
       html`<polyline class=${cls} fill="none" data-line=${name}
-          points=${points.map((value, index) => value === null ? null : `${x(index)},${y(value)}`).filter(Boolean).join(" ")} />`
+          points=${
+        points.map((value, index) => value === null ? null : `${x(index)},${y(value)}`).filter(Boolean).join(" ")
+      } />`
     )
   }
     </svg>

@@ -72,7 +72,8 @@ const input = (field, value, set) => {
       return html`<input id=${id} name=${field.name} type="number" step=${field.kind === "integer" ? "1" : "any"}
         value=${value} onInput=${(event) => set(event.currentTarget.value)} />`
     case "enum":
-      return html`<select id=${id} name=${field.name} value=${value} onChange=${(event) => set(event.currentTarget.value)}>
+      return html`<select id=${id} name=${field.name} value=${value} onChange=${(event) =>
+        set(event.currentTarget.value)}>
         ${field.required ? null : html`<option value="">—</option>`}
         ${field.schema.enum.map((option) => html`<option value=${String(option)}>${String(option)}</option>`)}
       </select>`

@@ -121,7 +121,9 @@ const Untrusted = ({ untrusted }) => {
     ${
     untrusted.map((file) =>
       html`<div class="untrusted" data-path=${file.path} key=${file.path}>
-        <p><code>${file.path}</code> ${file.changed ? "changed since it was trusted" : "has not been trusted yet"}. It starts:</p>
+        <p><code>${file.path}</code> ${
+        file.changed ? "changed since it was trusted" : "has not been trusted yet"
+      }. It starts:</p>
         <pre>${file.servers.join("\n")}</pre>
         <button onClick=${() => post("/api/trust", { path: file.path }).then((answer) => setError(answer.error))}>
           Trust it</button>
@@ -157,8 +159,10 @@ const ToolForm = ({ tool }) => {
       return setOutcome({ error: error.message })
     }
     setOutcome({ pending: true })
-    post("/api/call", { name: tool.name, arguments: args }).then(setOutcome, (error) =>
-      setOutcome({ error: String(error) }))
+    post("/api/call", { name: tool.name, arguments: args }).then(
+      setOutcome,
+      (error) => setOutcome({ error: String(error) })
+    )
   }
   return html`<form class="tool-form" onSubmit=${run}>
     <${Fields} fields=${fields} values=${values} onChange=${setValues} />
@@ -173,7 +177,11 @@ const Tool = ({ tool, open, toggle }) =>
     <button class="link" onClick=${toggle}><code>${tool.name}</code></button>
     <span class=${`badge decision-${tool.decision}`}>${tool.decision}</span>
     <div class="muted small">${tool.description.split("\n")[0]}</div>
-    ${open ? html`<div class="tool-detail"><p class="description">${tool.description}</p><${ToolForm} tool=${tool} /></div>` : null}
+    ${
+    open
+      ? html`<div class="tool-detail"><p class="description">${tool.description}</p><${ToolForm} tool=${tool} /></div>`
+      : null
+  }
   </li>`
 
 const Catalog = ({ tools }) => {
@@ -184,7 +192,8 @@ const Catalog = ({ tools }) => {
   )
   return html`<section id="catalog">
     <h2>Catalog <span class="muted small">${shown.length} of ${tools.length} tools</span></h2>
-    <input type="search" placeholder="Search tools" value=${query} onInput=${(event) => setQuery(event.currentTarget.value)} />
+    <input type="search" placeholder="Search tools" value=${query} onInput=${(event) =>
+    setQuery(event.currentTarget.value)} />
     <ul class="tools">
       ${
     shown.map((tool) =>
@@ -229,7 +238,8 @@ const Events = ({ events }) => {
   return html`<section id="events">
     <h2>Events</h2>
     <div class="filters">
-      <input type="search" placeholder="Filter events" value=${query} onInput=${(event) => setQuery(event.currentTarget.value)} />
+      <input type="search" placeholder="Filter events" value=${query} onInput=${(event) =>
+    setQuery(event.currentTarget.value)} />
       <select value=${type} onChange=${(event) => setType(event.currentTarget.value)} aria-label="event type">
         <option value="">all types</option>
         ${types.map((each) => html`<option value=${each}>${each}</option>`)}

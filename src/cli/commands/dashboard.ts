@@ -140,7 +140,11 @@ const follower = (settings: Settings.Settings, registry: ServerRegistry.ServerRe
           admit: yield* Trust.admit(settings),
           askInput: Prompt.askInput(),
           onWarning: Fleet.warn
-        }).pipe(Effect.tap((synced) => Secrets.maskLogsScoped(Secrets.make(synced.loaded.servers.flatMap(ServerSpec.secrets)))))
+        }).pipe(
+          Effect.tap((synced) =>
+            Secrets.maskLogsScoped(Secrets.make(synced.loaded.servers.flatMap(ServerSpec.secrets)))
+          )
+        )
       policy = synced.policy
     }).pipe(
       Effect.provideService(ServerRegistry.ServerRegistry, registry),
@@ -151,7 +155,9 @@ const follower = (settings: Settings.Settings, registry: ServerRegistry.ServerRe
     const trust = (path: string) =>
       Effect.gen(function*() {
         const text = yield* fs.readFileString(path).pipe(Effect.mapError(() => `cannot read ${path}`))
-        if (!settings.project.includes(path)) return yield* Effect.fail(`${path} is not a project config of this folder`)
+        if (!settings.project.includes(path)) {
+          return yield* Effect.fail(`${path} is not a project config of this folder`)
+        }
         const seen = yield* Trust.content(path, text).pipe(Effect.provideService(FileSystem.FileSystem, fs))
         const records = yield* Trust.records(settings).pipe(Effect.provideService(FileSystem.FileSystem, fs))
         yield* records.trust(path, seen.subject).pipe(Effect.mapError((error) => error.message))
@@ -172,34 +178,38 @@ const follower = (settings: Settings.Settings, registry: ServerRegistry.ServerRe
  *
  * @since 0.6.0
  */
-export const dashboard = Command.make("dashboard", { ...Settings.options, ...options, host }, (given) =>
-  Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
-    if (settings.paths.length === 0) return yield* Settings.noConfig()
-    const fs = yield* FileSystem.FileSystem
-    const waiting = new Set((yield* untrusted(settings, fs)).map((file) => file.path))
-    const runnable = { ...settings, project: settings.project.filter((path) => !waiting.has(path)) }
-    const registry = yield* Fleet.makeRegistry(
-      settings,
-      yield* Fleet.samplingCommand({ ...runnable, paths: settings.paths.filter((path) => !waiting.has(path)) })
-    )
-    const approver = Dashboard.makeApprover()
-    const { policy, trust } = yield* follower(settings, registry, approver)
-    const url = yield* serveDashboard(given, { approver, trust }).pipe(
-      Effect.provideService(ServerRegistry.ServerRegistry, registry),
-      Effect.provideService(Policy.Policy, policy)
-    )
-    if (settings.json) yield* Render.lines([JSON.stringify({ url })])
-    else {
-      yield* Render.note(`mcp-fleet dashboard on ${url} (Ctrl-C to stop)`)
-      if (waiting.size > 0) yield* Render.note(`${waiting.size} project config(s) wait for trust: see the page`)
-    }
-    return yield* Effect.never
-  }).pipe(Effect.scoped)).pipe(
-    Command.withDescription(
-      "Open the fleet in a browser: servers, tools to try, events, drift, trust and call metrics, live"
-    )
+export const dashboard = Command.make(
+  "dashboard",
+  { ...Settings.options, ...options, host },
+  (given) =>
+    Effect.gen(function*() {
+      const settings = yield* Root.settings(given)
+      if (settings.paths.length === 0) return yield* Settings.noConfig()
+      const fs = yield* FileSystem.FileSystem
+      const waiting = new Set((yield* untrusted(settings, fs)).map((file) => file.path))
+      const runnable = { ...settings, project: settings.project.filter((path) => !waiting.has(path)) }
+      const registry = yield* Fleet.makeRegistry(
+        settings,
+        yield* Fleet.samplingCommand({ ...runnable, paths: settings.paths.filter((path) => !waiting.has(path)) })
+      )
+      const approver = Dashboard.makeApprover()
+      const { policy, trust } = yield* follower(settings, registry, approver)
+      const url = yield* serveDashboard(given, { approver, trust }).pipe(
+        Effect.provideService(ServerRegistry.ServerRegistry, registry),
+        Effect.provideService(Policy.Policy, policy)
+      )
+      if (settings.json) yield* Render.lines([JSON.stringify({ url })])
+      else {
+        yield* Render.note(`mcp-fleet dashboard on ${url} (Ctrl-C to stop)`)
+        if (waiting.size > 0) yield* Render.note(`${waiting.size} project config(s) wait for trust: see the page`)
+      }
+      return yield* Effect.never
+    }).pipe(Effect.scoped)
+).pipe(
+  Command.withDescription(
+    "Open the fleet in a browser: servers, tools to try, events, drift, trust and call metrics, live"
   )
+)
 
 /**
  * What the dashboard command needs from the platform.
