@@ -16,7 +16,6 @@
  */
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricLabel from "effect/MetricLabel"
 
 /**
  * The attribute (and metric tag) that names a server as the fleet knows it: the key of the
@@ -184,26 +183,3 @@ export const denials: Metric.Metric.Counter<number> = Metric.counter("mcp_fleet.
 export const heldTools: Metric.Metric.Gauge<number> = Metric.gauge("mcp_fleet.tools.held", {
   description: "Tools held out of the catalog until approved."
 }).pipe(Metric.tagged("unit", "{tool}"))
-
-/**
- * The tags of one point, as `Metric.unsafeUpdate` takes them: the same array for the same
- * values, so Effect finds the metric's state by identity instead of hashing its key.
- *
- * @since 0.1.0
- * @category metrics
- */
-export const tagsOf = (() => {
-  const cache = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-  return (pairs: ReadonlyArray<readonly [string, string | undefined]>): ReadonlyArray<MetricLabel.MetricLabel> => {
-    let key = ""
-    for (const [k, v] of pairs) if (v !== undefined) key += `${k}\u0000${v}\u0001`
-    let labels = cache.get(key)
-    if (labels === undefined) {
-      // Tags are low-cardinality by design; a bound keeps a misbehaving peer from growing it.
-      if (cache.size >= 4096) cache.clear()
-      labels = pairs.flatMap(([k, v]) => v === undefined ? [] : [MetricLabel.make(k, v)])
-      cache.set(key, labels)
-    }
-    return labels
-  }
-})()
