@@ -16,6 +16,9 @@ export * as McpSchema from "./McpSchema.js"
 /** The one error type, with a `reason` and the server's name. */
 export * as McpError from "./McpError.js"
 
+/** OpenTelemetry MCP conventions: attribute keys, metrics, `_meta` trace context. */
+export * as Telemetry from "./Telemetry.js"
+
 /** The Transport service: a scoped duplex of JSON-RPC messages. */
 export * as Transport from "./Transport.js"
 
