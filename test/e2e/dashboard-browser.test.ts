@@ -103,6 +103,10 @@ describe("the dashboard in a browser", () => {
     const tool = await openTool("mcp__everything__get-sum", { a: "2", b: "3" })
     await tool.locator("button[type=submit]").click()
     await expect.poll(() => tool.locator("[data-testid=result]").textContent()).toContain("The sum of 2 and 3 is 5.")
+    // The call is measured: the server's charts appear with its next sample.
+    const charts = page.locator(`#metrics [data-metrics="everything"]`)
+    await charts.waitFor()
+    expect(await charts.locator("polyline.p50").count()).toBe(1)
   })
 
   it("asks in the page before a call under an ask rule, and runs it once allowed", async () => {

@@ -11,11 +11,13 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
+import * as Telemetry from "../../Telemetry.js"
 
-export const OPERATION_DURATION = "mcp.client.operation.duration"
-export const SERVER_TAG = "mcp_fleet.server.name"
-const METHOD_TAG = "mcp.method.name"
-const ERROR_TAG = "error.type"
+// Telemetry.clientOperationDuration, read by its name across all its tags.
+const OPERATION_DURATION = "mcp.client.operation.duration"
+const SERVER_TAG = Telemetry.ServerName
+const METHOD_TAG = Telemetry.Attributes.methodName
+const ERROR_TAG = Telemetry.Attributes.errorType
 
 /** One server's calls in one window. */
 export interface Point {
@@ -98,10 +100,9 @@ export interface Series {
   readonly points: () => Readonly<Record<string, ReadonlyArray<Point>>>
 }
 
-export const make = (options: { readonly metric?: string | undefined; readonly keep?: number | undefined } = {}) =>
+export const make = (keep = 90) =>
   Effect.gen(function*() {
-    const metric = options.metric ?? OPERATION_DURATION
-    const keep = options.keep ?? 90
+    const metric = OPERATION_DURATION
     let last = yield* totalsNow(metric)
     let lastAt = yield* Clock.currentTimeMillis
     const series = new Map<string, Array<Point>>()
