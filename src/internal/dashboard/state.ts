@@ -9,6 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Catalog from "../../Catalog.js"
 import type * as McpError from "../../McpError.js"
 import type * as Policy from "../../Policy.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
@@ -88,6 +89,13 @@ export const snapshot = (sources: Sources) =>
       sources.trust?.pending ?? Effect.succeed([]),
       Effect.clockWith((clock) => clock.currentTimeMillis)
     ])
+    // The page brings its own approver: a tool under `ask` is kept, and asked in the page,
+    // even where the policy has no approver of its own (then `decide` says deny).
+    const kept = new Set(policy.filter(catalog, { approver: true }).tools.map((entry) => entry.name))
+    const decision = (entry: Catalog.ToolEntry) => {
+      const action = policy.decide(entry).action
+      return !kept.has(entry.name) ? "deny" : action === "deny" ? "ask" : action
+    }
     return {
       now,
       servers: statuses.map((status) => serverJson(status, now, sources.restarts(status.name))),
@@ -98,7 +106,7 @@ export const snapshot = (sources: Sources) =>
         title: entry.tool.title ?? null,
         description: entry.tool.description ?? "",
         inputSchema: entry.tool.inputSchema,
-        decision: policy.decide(entry).action
+        decision: decision(entry)
       })),
       drifted: drifted.map(driftJson),
       untrusted,
