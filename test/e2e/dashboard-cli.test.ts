@@ -1,12 +1,15 @@
 // The dashboard's command line without a browser: `serve --http 0 --dashboard` prints both
 // URLs, and a project config not trusted yet waits in the page, trusted there to start its
 // server. Read through the page's own API and live stream (SSE), as the page reads them.
+import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { config, MARK, marked, run, SERVERS, start, tempDir } from "../support/cli.js"
 import { survivors } from "../support/processes.js"
 
+const root = fileURLToPath(new URL("../..", import.meta.url))
 const mark = `dashboard-cli-${process.pid}-${Date.now()}`
 
 afterAll(() => {
@@ -111,6 +114,39 @@ describe("the dashboard from the command line", () => {
       expect(fs.realpathSync(waiting.untrusted[0].path)).toBe(file)
     } finally {
       expect(await serving.stop()).toBe(0)
+    }
+  })
+
+  it("the README's dashboard example is examples/dashboard.ts, and serves the page as written", async () => {
+    const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+    const section = readme.slice(readme.indexOf("## The dashboard"))
+    const begin = section.indexOf("```ts\n") + "```ts\n".length
+    const example = path.join(root, "examples/dashboard.ts")
+    expect(section.slice(begin, section.indexOf("```", begin))).toBe(fs.readFileSync(example, "utf8"))
+    const dir = tempDir({
+      ".mcp.json": config({ memory: marked({ command: process.execPath, args: [SERVERS.memory] }, mark) })
+    })
+    const child = cp.spawn(
+      process.execPath,
+      [path.join(root, "node_modules/.bin/tsx"), "--tsconfig", path.join(root, "tsconfig.json"), example],
+      { cwd: dir, env: { ...process.env, [MARK]: mark }, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = ""
+        child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          out += chunk
+          const found = out.split("\n").find((text) => text.startsWith("open "))
+          if (found !== undefined) resolve(found)
+        })
+        child.on("exit", () => reject(new Error(`exited before printing the URL: ${out}`)))
+      })
+      const opened = await open(line.slice("open ".length))
+      expect((await stateWhere(opened, ready("memory"))).tools.length).toBeGreaterThan(0)
+    } finally {
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGTERM")
+      await exited
     }
   })
 

@@ -7,6 +7,14 @@ const html = htm.bind(h)
 const WIDTH = 240
 const HEIGHT = 48
 
+// One series: its line, and a dot at its latest value (a line of one point shows nothing).
+const Line = ({ cls, name, points, x, y }) => {
+  const end = points.length - 1
+  const coordinates = points.map((value, index) => value === null ? null : `${x(index)},${y(value)}`)
+  return html`<polyline class=${cls} fill="none" data-line=${name} points=${coordinates.filter(Boolean).join(" ")} />
+    ${points[end] === null || end < 0 ? null : html`<circle class=${cls} r="2.5" cx=${x(end)} cy=${y(points[end])} />`}`
+}
+
 /** One chart: `lines` are [name, values (numbers or null), css class]; the scale is shared. */
 export const Chart = ({ title, unit, lines }) => {
   const values = lines.flatMap(([, points]) => points.filter((value) => value !== null))
@@ -21,14 +29,7 @@ export const Chart = ({ title, unit, lines }) => {
   return html`<figure class="chart">
     <figcaption>${title} <span class="muted small">(max ${format(top)}${unit})</span></figcaption>
     <svg viewBox=${`0 0 ${WIDTH} ${HEIGHT}`} width=${WIDTH} height=${HEIGHT} role="img" aria-label=${title}>
-      ${
-    lines.map(([name, points, cls]) =>
-      html`<polyline class=${cls} fill="none" data-line=${name}
-          points=${
-        points.map((value, index) => value === null ? null : `${x(index)},${y(value)}`).filter(Boolean).join(" ")
-      } />`
-    )
-  }
+      ${lines.map(([name, points, cls]) => html`<${Line} name=${name} points=${points} cls=${cls} x=${x} y=${y} />`)}
     </svg>
     <div class="muted small">${last.join(" · ")}${unit}</div>
   </figure>`

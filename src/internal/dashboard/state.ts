@@ -115,15 +115,20 @@ export const snapshot = (sources: Sources) =>
     }
   })
 
-/** Counts, per server, the connections started again after one was up or had failed. */
+/**
+ * Counts, per server, the starts again since the dashboard began: a connection started after
+ * one failed, or a restart asked of one that was up (Ready or Idle, then Pending).
+ */
 export const restartCounter = () => {
   const counts = new Map<string, number>()
   return {
     count: (server: string) => counts.get(server) ?? 0,
     see: (event: RegistryEvent) => {
-      if (event._tag !== "ServerStateChanged" || event.state._tag !== "Connecting") return
-      if (event.previous._tag === "Pending" || event.previous._tag === "Connecting") return
-      counts.set(event.server, (counts.get(event.server) ?? 0) + 1)
+      if (event._tag !== "ServerStateChanged") return
+      const retried = event.previous._tag === "Failed" && event.state._tag === "Connecting"
+      const restarted = (event.previous._tag === "Ready" || event.previous._tag === "Idle") &&
+        event.state._tag === "Pending"
+      if (retried || restarted) counts.set(event.server, (counts.get(event.server) ?? 0) + 1)
     }
   }
 }
