@@ -3,7 +3,7 @@
 // so the page works offline. `npm run build` writes them to dist/dashboard/ (what a packed
 // install serves); in a checkout NodeDashboard calls `bundleDashboard()` itself, in memory.
 // `node scripts/bundle-dashboard.mjs --size` prints the bundle's size, raw and gzipped.
-import { build } from "esbuild"
+import { build, stop } from "esbuild"
 import { mkdirSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -13,6 +13,7 @@ const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** The page's script and style sheet, minified, as text. */
 export const bundleDashboard = async () => {
+  // esbuild's service process ends with this call: a long-running dashboard keeps no child.
   const result = await build({
     absWorkingDir: root,
     entryPoints: ["ui/dashboard/main.js", "ui/dashboard/style.css"],
@@ -25,7 +26,7 @@ export const bundleDashboard = async () => {
     minify: true,
     legalComments: "none",
     logLevel: "warning"
-  })
+  }).finally(() => stop())
   const text = (extension) => result.outputFiles.find((file) => file.path.endsWith(extension)).text
   return { script: text(".js"), style: text(".css") }
 }
