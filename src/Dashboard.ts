@@ -114,7 +114,10 @@ export interface Options {
  * @category models
  */
 export interface Dashboard {
-  /** Answers one request (the page, its assets, the API, the live stream). */
+  /**
+   * Answers one request (the page, its assets, the API, the live stream); aborting the
+   * request's signal interrupts it.
+   */
   readonly handler: (request: Request) => Promise<Response>
   /** The token the page's URL carries (`?token=`). Not a secret of the fleet: of this run only. */
   readonly token: string
@@ -214,7 +217,9 @@ export const make: (
     })
     const runtime = yield* Effect.runtime<never>()
     return {
-      handler: (request) => Runtime.runPromise(runtime)(handle(request)),
+      // A request abandoned by its page (its signal aborted) interrupts what it runs: a call
+      // waiting on an ask stops waiting, and the ask leaves the other pages.
+      handler: (request) => Runtime.runPromise(runtime)(handle(request), { signal: request.signal }),
       token,
       approver: asks,
       pages: hub.size

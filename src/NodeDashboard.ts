@@ -14,6 +14,7 @@ import * as http from "node:http"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as Dashboard from "./Dashboard.js"
+import { traced } from "./internal/traced.js"
 import * as McpError from "./McpError.js"
 import type * as Policy from "./Policy.js"
 import type * as ServerRegistry from "./ServerRegistry.js"
@@ -93,14 +94,24 @@ export interface Served {
 
 const MAX_BODY = 1024 * 1024
 
-// A node:http request as a Web Request (its body read whole, up to 1 MiB).
-const toRequest = async (request: http.IncomingMessage, base: string): Promise<Request> => {
+// A node:http request as a Web Request (its body read whole, up to 1 MiB), whose signal
+// aborts when the client goes before the answer is sent.
+const toRequest = async (
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  base: string
+): Promise<Request> => {
+  const gone = new AbortController()
+  response.once("close", () => {
+    if (!response.writableFinished) gone.abort()
+  })
   const headers = new Headers()
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value)
   }
   const method = request.method ?? "GET"
-  if (method === "GET" || method === "HEAD") return new Request(new URL(request.url ?? "/", base), { method, headers })
+  const target = new URL(request.url ?? "/", base)
+  if (method === "GET" || method === "HEAD") return new Request(target, { method, headers, signal: gone.signal })
   const chunks: Array<Buffer> = []
   let size = 0
   for await (const chunk of request) {
@@ -108,7 +119,7 @@ const toRequest = async (request: http.IncomingMessage, base: string): Promise<R
     if (size > MAX_BODY) throw new Error("request body too large")
     chunks.push(chunk as Buffer)
   }
-  return new Request(new URL(request.url ?? "/", base), { method, headers, body: Buffer.concat(chunks) })
+  return new Request(target, { method, headers, body: Buffer.concat(chunks), signal: gone.signal })
 }
 
 // A Web Response written to node:http; a stream's reader is cancelled when the page goes.
@@ -149,9 +160,11 @@ const listen = (port: number, host: string) =>
  * @since 0.6.0
  * @category constructors
  */
-export const serve = (
+export const serve: (
   options: ServeOptions
-): Effect.Effect<Served, McpError.McpError, ServerRegistry.ServerRegistry | Policy.Policy | Scope.Scope> =>
+) => Effect.Effect<Served, McpError.McpError, ServerRegistry.ServerRegistry | Policy.Policy | Scope.Scope> = traced(
+  "NodeDashboard.serve"
+)((options: ServeOptions) =>
   Effect.gen(function*() {
     const host = options.host ?? "127.0.0.1"
     const listener = yield* listen(options.port, host)
@@ -159,10 +172,11 @@ export const serve = (
     const address = listener.address() as { readonly address: string; readonly port: number }
     const origin = `http://${address.address.includes(":") ? `[${address.address}]` : address.address}:${address.port}`
     listener.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
-      toRequest(request, origin).then(dashboard.handler).then(
+      toRequest(request, response, origin).then(dashboard.handler).then(
         (answer) => write(answer, response),
         () => void response.writeHead(400).end()
       ).catch(() => response.destroy())
     })
     return { url: `${origin}/?token=${dashboard.token}`, dashboard }
   })
+)

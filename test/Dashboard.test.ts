@@ -133,5 +133,25 @@ describe("Dashboard", () => {
       yield* answer(yield* Effect.promise(() => next), "deny")
       expect((yield* denied.await.pipe(Effect.flatten)).error).toContain("denied in the dashboard")
       expect(dashboard.approver.pending()).toEqual([])
+
+      // A page that goes away before an answer takes its ask with it.
+      const gone = new AbortController()
+      const third = asked()
+      const abandoned = dashboard.handler(
+        new Request(`${ORIGIN}/api/call`, {
+          method: "POST",
+          headers: { host: "127.0.0.1:4000", ...cookie },
+          body: JSON.stringify({ name: "mcp__alpha__echo", arguments: { message: "later" } }),
+          signal: gone.signal
+        })
+      )
+      yield* Effect.promise(() => third)
+      const left = new Promise<void>((resolve) => dashboard.approver.onChange(() => resolve()))
+      gone.abort()
+      yield* Effect.promise(() => left)
+      expect(dashboard.approver.pending()).toEqual([])
+      yield* Effect.promise(() => abandoned.then(() => "answered", () => "interrupted")).pipe(
+        Effect.map((how) => expect(how).toBe("interrupted"))
+      )
     }))
 })

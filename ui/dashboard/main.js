@@ -23,7 +23,11 @@ const useFleet = () => {
   const [live, setLive] = useState(false)
   useEffect(() => {
     const source = new EventSource("/api/events")
-    source.onopen = () => setLive(true)
+    // Each stream begins with the state and the recent events: a reconnection starts afresh.
+    source.onopen = () => {
+      setLive(true)
+      setEvents([])
+    }
     source.onerror = () => setLive(false)
     source.addEventListener("state", (message) => setState(JSON.parse(message.data)))
     source.addEventListener("event", (message) => {

@@ -13,7 +13,6 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
@@ -210,10 +209,3 @@ export const dashboard = Command.make(
     "Open the fleet in a browser: servers, tools to try, events, drift, trust and call metrics, live"
   )
 )
-
-/**
- * What the dashboard command needs from the platform.
- *
- * @since 0.6.0
- */
-export type Requirements = FileSystem.FileSystem | Path.Path | ServerRegistry.Requirements
