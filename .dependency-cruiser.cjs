@@ -3,7 +3,7 @@
  *
  * Layers, bottom to top — a module may import its own layer and the ones below, never above:
  *
- *   base       JsonRpc, McpSchema, McpError
+ *   base       JsonRpc, McpSchema, McpError, Telemetry
  *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
  *              WebSocket, HttpClientUndici), HttpWire, Launcher, NodeFleet, internal/transport/
  *   peer       Peer, internal/peer/
@@ -16,7 +16,7 @@
  *              internal/serverRegistry/, internal/toolPins/
  *              (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
- *   edge       Gateway, NodeGateway, internal/gateway/, McpManagementTools,
+ *   edge       Gateway, NodeGateway, internal/gateway/, Dashboard, NodeDashboard, internal/dashboard/, McpManagementTools,
  *              internal/mcpManagementTools/, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
  *              barrel), node/, ai/ and ai-sdk/ (the barrels of mcp-fleet, mcp-fleet/node, mcp-fleet/ai
  *              and mcp-fleet/ai-sdk)
@@ -43,7 +43,7 @@
 
 /** Each layer's modules, as regular expressions over paths relative to the repository root. */
 const LAYERS = [
-  ["base", ["^src/(JsonRpc|McpSchema|McpError)\\.ts$"]],
+  ["base", ["^src/(JsonRpc|McpSchema|McpError|Telemetry)\\.ts$"]],
   [
     "transport",
     [
@@ -66,8 +66,8 @@ const LAYERS = [
   [
     "edge",
     [
-      "^src/(Gateway|NodeGateway|McpManagementTools|FleetTools|AiToolkit|AiSdk)\\.ts$",
-      "^src/internal/(gateway|mcpManagementTools)/",
+      "^src/(Gateway|NodeGateway|McpManagementTools|FleetTools|AiToolkit|AiSdk|Dashboard|NodeDashboard)\\.ts$",
+      "^src/internal/(gateway|mcpManagementTools|dashboard)/",
       "^src/cli/",
       "^src/index\\.ts$",
       "^src/node/",
@@ -89,7 +89,8 @@ const OWNERS = {
   policy: "^src/Policy\\.ts$",
   fleetConfig: "^src/FleetConfig\\.ts$",
   gateway: "^src/Gateway\\.ts$",
-  mcpManagementTools: "^src/McpManagementTools\\.ts$"
+  mcpManagementTools: "^src/McpManagementTools\\.ts$",
+  dashboard: "^src/Dashboard\\.ts$"
 }
 
 /** Each optional peer dependency, and the only modules that may import it (and their barrels). */
@@ -100,7 +101,7 @@ const OPTIONAL_PEERS = {
 
 /** The Node modules: only mcp-fleet/node, the CLI and each other import them, never the neutral core. */
 const NODE = [
-  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway|NodeOAuth)\\.ts$",
+  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway|NodeOAuth|NodeDashboard)\\.ts$",
   "^src/internal/transport/(guardian|processGroup|processScan|undiciWire)\\.ts$",
   "^src/internal/oauth/(fileStore|loopback)\\.ts$",
   "^src/node/"

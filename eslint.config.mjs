@@ -95,6 +95,13 @@ export default tseslint.config(
     }
   },
   {
+    // The dashboard's page runs in a browser.
+    files: ["ui/**/*.js"],
+    languageOptions: {
+      globals: { document: "readonly", window: "readonly", EventSource: "readonly", fetch: "readonly" }
+    }
+  },
+  {
     files: ["**/*.cjs"],
     languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
     rules: { "@typescript-eslint/no-require-imports": "off" }

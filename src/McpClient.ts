@@ -326,6 +326,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
     const connection = yield* connect(options)
     const { peer, server } = connection
     const agreed = yield* negotiate(peer, connection.hello)
+    connection.agreed.protocolVersion = agreed.protocolVersion
     // Chosen once: nothing below asks which revision the connection speaks. (The tools, made
     // below, are listed again by a modern era after a HeaderMismatch.)
     const era = yield* chooseEra(connection, agreed, Effect.suspend(() => tools.listTools()))

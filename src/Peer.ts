@@ -36,6 +36,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
 import { type Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
+import { requestTelemetry, spanned, targetOf } from "./internal/peer/telemetry.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
 import { BrokenAnswer, type Incoming, RequestFailed, Transport } from "./Transport.js"
@@ -121,6 +122,11 @@ export interface Options {
    * a request what came for it first.
    */
   readonly onNotification?: ((notification: JsonRpc.Notification) => void) | undefined
+  /**
+   * More attributes for the spans of the requests it sends (`mcp.protocol.version`,
+   * `mcp.session.id`), read as each span starts; only when a tracer is provided.
+   */
+  readonly spanAttributes?: (() => Record<string, unknown>) | undefined
 }
 
 /**
@@ -174,7 +180,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     const defaultTimeout = toMillis(options.requestTimeout, Duration.toMillis(DEFAULT_TIMEOUT))
     // Runs what the I/O callbacks cannot do synchronously, as fibers ended with the Scope.
     const run = yield* FiberSet.makeRuntime<never, unknown, unknown>()
-    const pending = new Pending()
+    const telemetry = requestTelemetry(server, () => clock.unsafeCurrentTimeMillis())
+    const pending = new Pending(telemetry.settled)
     const inbound = makeInbound({ handlers: options.handlers, run, send: transport.send })
     const notifications = yield* PubSub.unbounded<JsonRpc.Notification>()
     const closedWith = yield* Deferred.make<McpError.McpError>()
@@ -227,12 +234,13 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
 
     let nextId = 0
     // A request in flight from now: its entry kept, its deadline told to the timer.
-    const open = (method: string, requestOptions: RequestOptions): Entry => {
+    const open = (method: string, target: string | undefined, requestOptions: RequestOptions): Entry => {
       const id = nextId++
       const now = clock.unsafeCurrentTimeMillis()
       const entry: Entry = {
         id,
         method,
+        target,
         answer: undefined,
         resume: undefined,
         start: now,
@@ -244,11 +252,15 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
         onProgress: requestOptions.onProgress
       }
       pending.entries.set(id, entry)
+      telemetry.opened()
       timer.schedule(entry)
       requestOptions.onId?.(id)
       return entry
     }
-    const request = makeRequest({ transport, pending, cancel, open, closed: () => closeError })
+    const request = spanned(
+      makeRequest({ transport, pending, cancel, open, closed: () => closeError, abandoned: telemetry.abandoned }),
+      { server, transport, attributes: options.spanAttributes, nanos: () => clock.unsafeCurrentTimeNanos() }
+    )
 
     const notify: Peer["notify"] = (method, params) =>
       Effect.suspend(() =>
@@ -283,14 +295,17 @@ const makeRequest = (options: {
   readonly transport: Transport
   readonly pending: Pending
   readonly cancel: (id: JsonRpc.RequestId, reason: string) => void
-  readonly open: (method: string, requestOptions: RequestOptions) => Entry
+  readonly open: (method: string, target: string | undefined, requestOptions: RequestOptions) => Entry
   readonly closed: () => McpError.McpError | undefined
+  readonly abandoned: (entry: Entry, errorType: string) => void
 }): Peer["request"] => {
-  const { cancel, closed, open, pending, transport } = options
+  const { abandoned, cancel, closed, open, pending, transport } = options
   // A request given up on before its answer is forgotten, and cancelled unless it may not be.
   const forget = (entry: Entry) =>
     Effect.sync(() => {
-      if (pending.entries.delete(entry.id) && entry.cancellable) cancel(entry.id, CANCELLED)
+      if (!pending.entries.delete(entry.id)) return
+      abandoned(entry, "cancelled")
+      if (entry.cancellable) cancel(entry.id, CANCELLED)
     })
   const sendNow = transport.sendNow
   if (sendNow !== undefined) {
@@ -303,10 +318,11 @@ const makeRequest = (options: {
         if (error !== undefined) return Effect.fail(notSent(error, method))
         let entry: Entry | undefined
         const wait = Effect.async<Record<string, unknown>, McpError.McpError>((resume) => {
-          entry = open(method, requestOptions)
+          entry = open(method, targetOf(method, params), requestOptions)
           const refused = sendNow(messageOf(entry, params))
           if (refused === undefined) return resumeWith(entry, resume)
           pending.entries.delete(entry.id)
+          abandoned(entry, "closed")
           entry = undefined
           resume(Effect.fail(notSent(refused, method)))
         })
@@ -325,13 +341,14 @@ const makeRequest = (options: {
     Effect.uninterruptibleMask((restore) => {
       const error = closed()
       if (error !== undefined) return Effect.fail(notSent(error, method))
-      const entry = open(method, requestOptions)
+      const entry = open(method, targetOf(method, params), requestOptions)
       const wait = Effect.async<Record<string, unknown>, McpError.McpError>((resume) => resumeWith(entry, resume))
       return Effect.matchCauseEffect(restore(Effect.zipRight(transport.send(messageOf(entry, params)), wait)), {
         onSuccess: Effect.succeed,
         onFailure: (cause) => {
           if (Cause.isInterrupted(cause)) return Effect.zipRight(forget(entry), Effect.failCause(cause))
           if (!pending.entries.delete(entry.id)) return Effect.failCause(cause)
+          abandoned(entry, cause._tag === "Fail" ? cause.error.reason._tag.toLowerCase() : "_OTHER")
           return cause._tag === "Fail" && cause.error.reason._tag === "Closed"
             ? Effect.fail(notSent(cause.error, entry.method))
             : Effect.failCause(cause)

@@ -16,6 +16,9 @@ export * as McpSchema from "./McpSchema.js"
 /** The one error type, with a `reason` and the server's name. */
 export * as McpError from "./McpError.js"
 
+/** OpenTelemetry MCP conventions: attribute keys, metrics, `_meta` trace context. */
+export * as Telemetry from "./Telemetry.js"
+
 /** The Transport service: a scoped duplex of JSON-RPC messages. */
 export * as Transport from "./Transport.js"
 
@@ -78,6 +81,9 @@ export * as ResourceServer from "./ResourceServer.js"
 
 /** The fleet served as one MCP server, over stdio or Streamable HTTP. */
 export * as Gateway from "./Gateway.js"
+
+/** The fleet live on a page: a Web handler with its SSE stream, token guard and API. */
+export * as Dashboard from "./Dashboard.js"
 
 /** The fleet's tools for models: policy-filtered, narrowed by a filter, called through the Policy. */
 export * as FleetTools from "./FleetTools.js"

@@ -700,10 +700,14 @@ describe("McpServer", () => {
       const client = yield* McpClient.make(STATEFUL).pipe(Effect.provideService(Transport, transport))
       yield* client.callTool("echo", { text: "a" })
       yield* server.notifyListChanged("tools").pipe(Effect.withTracer(recording))
+      // Each request's SERVER span (`{mcp.method.name} {target}`), and in it the method's own.
       expect(names).toEqual([
         "McpServer.connect",
+        "initialize",
         "McpServer.initialize",
+        "tools/list",
         "McpServer.tools/list",
+        "tools/call echo",
         "McpServer.tools/call",
         "McpServer.notifyListChanged"
       ])

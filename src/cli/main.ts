@@ -3,7 +3,7 @@
  *
  * Commands, one module per group in `commands/`: `inspect` (servers, tools, resources,
  * prompts), `invoke` (call, read, prompt), `edit` (add, remove, enable, disable), `probe`
- * (test), `serve` (the gateway; its endpoint's guard in `serveAuth.ts`), `watch`, `trust`
+ * (test), `serve` (the gateway; its endpoint's guard in `serveAuth.ts`), `watch`, `dashboard` (the fleet in a browser), `trust`
  * (trust, approve), `auth`, `audit` (verify, key). `bin.ts` answers `--version` before loading this module; the CLI
  * ships as one esbuild bundle (`scripts/bundle-cli.mjs`), which the CLI tests run too.
  *
@@ -29,6 +29,7 @@ import * as Stdio from "../Stdio.js"
 import * as CliError from "./CliError.js"
 import * as Audit from "./commands/audit.js"
 import * as Auth from "./commands/auth.js"
+import * as DashboardCommand from "./commands/dashboard.js"
 import * as Edit from "./commands/edit.js"
 import * as Get from "./commands/get.js"
 import * as Importing from "./commands/importing.js"
@@ -66,6 +67,7 @@ const subcommands = [
   Session.complete,
   Session.logLevel,
   Watch.watch,
+  DashboardCommand.dashboard,
   Serve.serve,
   Trust.trust,
   Trust.approve,

@@ -18,6 +18,9 @@ export * as NodeMcpServer from "../NodeMcpServer.js"
 /** The gateway served on node:http and stdio: serveHttp, toNodeHandler, layerHttp, serveStdio, layerStdio. */
 export * as NodeGateway from "../NodeGateway.js"
 
+/** The dashboard served on node:http, with the package's built page. */
+export * as NodeDashboard from "../NodeDashboard.js"
+
 /** OAuth on Node: the token store in files, the loopback authorizer. */
 export * as NodeOAuth from "../NodeOAuth.js"
 

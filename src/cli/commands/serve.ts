@@ -1,7 +1,9 @@
 /**
  * `mcp-fleet serve`: the gateway — the whole fleet as one MCP server, over stdio (for a
  * host that spawns it) or Streamable HTTP. Config edits are applied while it runs: servers
- * come and go, the policy changes, and clients get list_changed.
+ * come and go, the policy changes, and clients get list_changed. With `--dashboard`, the
+ * fleet's page (see `dashboard`) is served beside the gateway; its `ask`s wait in the page,
+ * while a gateway client's are asked of that client.
  *
  * @since 0.1.0
  */
@@ -22,6 +24,7 @@ import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as Dashboard from "./dashboard.js"
 import * as ServeAuth from "./serveAuth.js"
 
 // How long the servers have to end once the host closed our stdin.
@@ -77,6 +80,14 @@ export const serve = Command.make("serve", {
         "tasks through)"
     )
   ),
+  dashboard: Options.boolean("dashboard").pipe(
+    Options.withDescription("With --http, serve the dashboard too (see 'mcp-fleet dashboard'), on --dashboard-port")
+  ),
+  dashboardPort: Options.integer("dashboard-port").pipe(
+    Options.withPseudoName("port"),
+    Options.withDescription("The dashboard's port with --dashboard (default 0: any free port)"),
+    Options.withDefault(0)
+  ),
   naming: Options.choice("naming", ["qualified", "plain"]).pipe(
     Options.withDescription(
       "Tool and prompt names: qualified (mcp__<server>__<name>, the default) or plain (a server's own name " +
@@ -94,6 +105,7 @@ export const serve = Command.make("serve", {
     }
     const auth = yield* ServeAuth.resolve(given)
     const stateSecret = yield* ServeAuth.stateSecret(given)
+    if (given.stdio && given.dashboard) return yield* CliError.usage("--dashboard goes with --http")
     if (given.stdio && (auth.token !== undefined || auth.oauth !== undefined)) {
       return yield* CliError.usage("--token-env and --oauth-* go with --http")
     }
@@ -140,9 +152,15 @@ export const serve = Command.make("serve", {
       ...auth,
       allowedOrigins: given.allowOrigin
     }))
-    // One line, so a program can read the URL as soon as it is there.
-    if (settings.json) yield* Render.lines([JSON.stringify({ url })])
-    else yield* Render.note(`mcp-fleet gateway listening on ${url} (${loaded.servers.length} servers; Ctrl-C to stop)`)
+    const dashboard = given.dashboard
+      ? yield* gateway(Dashboard.serveDashboard({ port: given.dashboardPort, open: false, host: given.host }, {}))
+      : undefined
+    // One line, so a program can read the URLs as soon as they are there.
+    if (settings.json) yield* Render.lines([JSON.stringify(dashboard === undefined ? { url } : { url, dashboard })])
+    else {
+      yield* Render.note(`mcp-fleet gateway listening on ${url} (${loaded.servers.length} servers; Ctrl-C to stop)`)
+      if (dashboard !== undefined) yield* Render.note(`mcp-fleet dashboard on ${dashboard}`)
+    }
     return yield* Effect.never
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription("Serve the fleet as one MCP server: serve --stdio, or serve --http <port>")

@@ -20,7 +20,9 @@ import type { Options } from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Peer from "../../Peer.js"
+import { Attributes, clientSessionDuration } from "../../Telemetry.js"
 import { Transport } from "../../Transport.js"
+import { sessionPoint } from "../telemetry.js"
 import { RelatedCalls } from "./callInput.js"
 import { CallLogs } from "./callLogs.js"
 import type { Era } from "./era.js"
@@ -51,6 +53,8 @@ export interface Connection {
   readonly host: Host.ClientSide
   /** The connection's own subscription to the server's notifications, from before the handshake. */
   readonly own: Queue.Dequeue<JsonRpc.Notification>
+  /** The revision, once agreed: for the connection's telemetry. */
+  readonly agreed: { protocolVersion?: string | undefined }
 }
 
 /**
@@ -67,12 +71,32 @@ export const connect = (options: Options): Effect.Effect<Connection, McpError.Mc
     const handlers = { ...host.handlers, ...options.handlers }
     const callLogs = new CallLogs()
     const related = new RelatedCalls()
+    const agreed: Connection["agreed"] = {}
+    let failed: McpError.McpError | undefined
     const peer = yield* Peer.make({
       handlers: related.wrap(handlers),
       requestTimeout: options.requestTimeout,
-      onClosed: options.onClosed,
-      onNotification: callLogs.told
+      onClosed: (error) => {
+        failed = error
+        options.onClosed?.(error)
+      },
+      onNotification: callLogs.told,
+      spanAttributes: () =>
+        agreed.protocolVersion === undefined ? {} : { [Attributes.protocolVersion]: agreed.protocolVersion }
     })
+    // Added after the Peer's, so it runs first: a Peer already closed then ended by a failure.
+    const clock = yield* Effect.clock
+    const started = clock.unsafeCurrentTimeMillis()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() =>
+        sessionPoint(clientSessionDuration, {
+          server: transport.server,
+          kind: transport.kind,
+          protocolVersion: agreed.protocolVersion,
+          errorType: failed === undefined ? undefined : failed.reason._tag.toLowerCase()
+        }, (clock.unsafeCurrentTimeMillis() - started) / 1000)
+      )
+    )
     return {
       server: peer.server,
       peer,
@@ -87,7 +111,8 @@ export const connect = (options: Options): Effect.Effect<Connection, McpError.Mc
       chosen,
       host,
       // Subscribed before the handshake, so nothing the server says is missed.
-      own: yield* peer.subscribe
+      own: yield* peer.subscribe,
+      agreed
     }
   })
 

@@ -22,9 +22,11 @@ import type { McpServer, Options } from "../../McpServer.js"
 import * as Memory from "../../Memory.js"
 import type * as Peer from "../../Peer.js"
 import { Transport } from "../../Transport.js"
+import { networkAttributes } from "../telemetry.js"
 import type { Era } from "./era.js"
 import { tooDeep } from "./errors.js"
 import { Session } from "./session.js"
+import { served } from "./telemetry.js"
 
 // What a request alone has for a Peer: nobody to send a request to outside its MRTR round,
 // no notifications from the client, and no end of its own.
@@ -92,6 +94,8 @@ export const make = (
   scope: Scope.Scope
 ): AnswerModern => {
   const peer = detached(options.serverInfo.name)
+  // A modern request names its revision itself; over HTTP, the only transport that runs this.
+  const serve = served(options.serverInfo.name, () => networkAttributes("http", undefined))
   return (request, outbound) => {
     const session = new Session(options, scope, outbound)
     session.peer = peer
@@ -107,7 +111,7 @@ export const make = (
     }
     const refused = tooDeep(request)
     return Effect.map(
-      Effect.exit(refused === undefined ? modern.answer(session, request) : Effect.fail(refused)),
+      Effect.exit(serve(request, refused === undefined ? modern.answer(session, request) : Effect.fail(refused))),
       (exit): JsonRpc.Success | JsonRpc.Failure =>
         Exit.isSuccess(exit)
           ? { jsonrpc: "2.0", id: request.id, result: exit.value }

@@ -16,13 +16,16 @@ import type * as McpSchema from "../../McpSchema.js"
 import type { ListKind, McpServer, Options, Outbound } from "../../McpServer.js"
 import * as Memory from "../../Memory.js"
 import * as Peer from "../../Peer.js"
+import { serverSessionDuration } from "../../Telemetry.js"
 import { Transport } from "../../Transport.js"
+import { sessionPoint } from "../telemetry.js"
 import { traced } from "../traced.js"
 import * as Alone from "./alone.js"
 import type { Era } from "./era.js"
 import * as Legacy from "./legacy.js"
 import * as Modern from "./modern.js"
 import { peerHandlers, Session } from "./session.js"
+import { served, sessionAttributes } from "./telemetry.js"
 
 export {
   invalidParams,
@@ -38,7 +41,12 @@ const connect = (options: Options, legacy: Legacy.Legacy, modern: Era | undefine
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     const session = new Session(options, scope, outbound)
-    const peer = yield* Peer.make({ handlers: peerHandlers(session, legacy, modern) })
+    const transport = yield* Transport
+    const clock = yield* Effect.clock
+    const started = clock.unsafeCurrentTimeMillis()
+    const name = options.serverInfo.name
+    const serve = served(name, sessionAttributes(transport.kind, transport.info, () => session.client?.protocolVersion))
+    const peer = yield* Peer.make({ handlers: peerHandlers(session, legacy, modern, serve) })
     session.peer = peer
     session.view = {
       peer,
@@ -54,6 +62,13 @@ const connect = (options: Options, legacy: Legacy.Legacy, modern: Era | undefine
       Effect.sync(() => {
         legacy.sessions.delete(session)
         session.ended = true
+        const ended = { server: name, kind: transport.kind, errorType: undefined }
+        const protocolVersion = session.client?.protocolVersion
+        sessionPoint(
+          serverSessionDuration,
+          { ...ended, protocolVersion },
+          (clock.unsafeCurrentTimeMillis() - started) / 1000
+        )
       })
     )
     return session.view

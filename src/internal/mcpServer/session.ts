@@ -96,14 +96,21 @@ export class Session implements SessionLink {
 
 /**
  * The Peer handlers of `session`: every method of its eras, each request answered by the era
- * `choose` gives it (`modern` when the server answers modern requests).
+ * `choose` gives it (`modern` when the server answers modern requests), under `served` (its
+ * span and duration point).
  */
-export const peerHandlers = (session: Session, legacy: Era, modern: Era | undefined): Record<string, Peer.Handler> => {
+export const peerHandlers = (
+  session: Session,
+  legacy: Era,
+  modern: Era | undefined,
+  served: (request: JsonRpc.Request, answer: ReturnType<Peer.Handler>) => ReturnType<Peer.Handler>
+): Record<string, Peer.Handler> => {
   const handler: Peer.Handler = (request) => {
     const refused = tooDeep(request)
-    return refused !== undefined
-      ? Effect.fail(refused)
-      : choose(session, request, legacy, modern).answer(session, request)
+    return served(
+      request,
+      refused !== undefined ? Effect.fail(refused) : choose(session, request, legacy, modern).answer(session, request)
+    )
   }
   const table: Record<string, Peer.Handler> = {}
   for (const method of legacy.methods) table[method] = handler

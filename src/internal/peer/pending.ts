@@ -20,6 +20,8 @@ export type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
 export interface Entry {
   readonly id: JsonRpc.RequestId
   readonly method: string
+  /** Its tool's or prompt's name, for its telemetry. */
+  readonly target: string | undefined
   /** The answer, when it came before anyone waited for it. */
   answer: Answer | undefined
   /** Resumes the fiber waiting for the answer. */
@@ -70,6 +72,9 @@ const RECENTLY_ABANDONED = 1024
 
 /** The entries by id. Every path that answers an entry takes it out first, so it is answered once. */
 export class Pending {
+  /** `settled` is told each entry's answer as it is delivered (for its duration point). */
+  constructor(private readonly settled: (entry: Entry, answer: Answer) => void) {}
+
   readonly entries = new Map<JsonRpc.RequestId, Entry>()
   private readonly abandoned = new Set<JsonRpc.RequestId>()
   // Requests with progress callbacks still running, which their answer waits for (held
@@ -83,7 +88,7 @@ export class Pending {
     if (entry === undefined) return false
     this.entries.delete(id)
     const busy = this.busy.size === 0 ? undefined : this.busy.get(id)
-    if (busy === undefined) answer(entry, exit(entry))
+    if (busy === undefined) this.answer(entry, exit(entry))
     else busy.held = exit(entry)
     return true
   }
@@ -112,7 +117,7 @@ export class Pending {
   failAll(error: McpError.McpError): void {
     for (const [id, entry] of this.entries) {
       this.entries.delete(id)
-      answer(entry, Exit.fail(withMethod(error, entry.method)))
+      this.answer(entry, Exit.fail(withMethod(error, entry.method)))
     }
     for (const busy of this.busy.values()) this.release(busy)
   }
@@ -121,7 +126,13 @@ export class Pending {
     this.busy.delete(busy.entry.id)
     const held = busy.held
     busy.held = undefined
-    if (held !== undefined) answer(busy.entry, held)
+    if (held !== undefined) this.answer(busy.entry, held)
+  }
+
+  private answer(entry: Entry, exit: Answer): void {
+    this.settled(entry, exit)
+    if (entry.resume === undefined) entry.answer = exit
+    else entry.resume(exit)
   }
 
   /** Remembers an id given up on, so that its late answer is ignored quietly. */
@@ -141,11 +152,6 @@ interface Busy {
   readonly entry: Entry
   running: number
   held: Answer | undefined
-}
-
-const answer = (entry: Entry, exit: Answer): void => {
-  if (entry.resume === undefined) entry.answer = exit
-  else entry.resume(exit)
 }
 
 /** The timer of a Peer: `start` starts its fiber, `schedule` tells it of a new entry. */

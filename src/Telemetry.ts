@@ -1,0 +1,185 @@
+/**
+ * Telemetry by the OpenTelemetry MCP semantic conventions (semconv gen-ai, `mcp.md`): the
+ * attribute keys, the metrics, and the trace context carried in `params._meta` (SEP-414).
+ *
+ * Everything here is plain Effect: the metrics are `effect/Metric`s, kept in the process and
+ * read with `Metric.snapshot`, and exported only when an app provides a meter (for example
+ * `@effect/opentelemetry`'s `OtlpMetrics.layer`); spans go to the app's `Tracer`, if any. With
+ * neither, a call pays a few map look-ups and no span.
+ *
+ * Every per-operation point is tagged with `mcp.method.name`, the fleet's name for the server
+ * under {@link ServerName} (`mcp_fleet.server.name`), and `error.type` when it failed (the
+ * JSON-RPC error code as text, `tool_error` for a tool result with `isError`, `timeout`, or the
+ * lower-cased reason of an `McpError`).
+ *
+ * @since 0.1.0
+ */
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+
+/**
+ * The attribute (and metric tag) that names a server as the fleet knows it: the key of the
+ * config's `servers` entry, or the name an `McpServer` gives itself.
+ *
+ * @since 0.1.0
+ * @category attributes
+ */
+export const ServerName = "mcp_fleet.server.name"
+
+/**
+ * The attribute keys of the MCP semantic conventions mcp-fleet sets on spans and metrics.
+ *
+ * @since 0.1.0
+ * @category attributes
+ */
+export const Attributes = {
+  methodName: "mcp.method.name",
+  protocolVersion: "mcp.protocol.version",
+  sessionId: "mcp.session.id",
+  resourceUri: "mcp.resource.uri",
+  requestId: "jsonrpc.request.id",
+  toolName: "gen_ai.tool.name",
+  promptName: "gen_ai.prompt.name",
+  operationName: "gen_ai.operation.name",
+  networkTransport: "network.transport",
+  networkProtocolName: "network.protocol.name",
+  serverAddress: "server.address",
+  serverPort: "server.port",
+  errorType: "error.type",
+  statusCode: "rpc.response.status_code",
+  serverName: ServerName,
+  serverState: "mcp_fleet.server.state",
+  policyDecision: "mcp_fleet.policy.decision"
+} as const
+
+// The boundaries the conventions advise for all four MCP histograms, in seconds.
+const durationBoundaries = MetricBoundaries.fromIterable([
+  0.01,
+  0.02,
+  0.05,
+  0.1,
+  0.2,
+  0.5,
+  1,
+  2,
+  5,
+  10,
+  30,
+  60,
+  120,
+  300
+])
+
+// `@effect/opentelemetry` takes a metric's unit from its `unit` tag.
+const seconds = (name: string, description: string): Metric.Metric.Histogram<number> =>
+  Metric.histogram(name, durationBoundaries, description).pipe(Metric.tagged("unit", "s"))
+
+/**
+ * `mcp.client.operation.duration` (histogram, seconds): a request from sending it to its
+ * answer, on the side that sent it. Tags: `mcp.method.name`, `mcp_fleet.server.name`,
+ * `gen_ai.tool.name` (tools/call) or `gen_ai.prompt.name` (prompts/get), and, when it
+ * failed, `error.type` and `rpc.response.status_code` (a JSON-RPC error's code).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const clientOperationDuration = seconds(
+  "mcp.client.operation.duration",
+  "The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received."
+)
+
+/**
+ * `mcp.server.operation.duration` (histogram, seconds): a request served, from receiving it
+ * to sending its answer. Tags as {@link clientOperationDuration}; `mcp_fleet.server.name`
+ * is the serving `McpServer`'s name.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const serverOperationDuration = seconds(
+  "mcp.server.operation.duration",
+  "MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent."
+)
+
+/**
+ * `mcp.client.session.duration` (histogram, seconds): one connection to a server, from its
+ * start to its end. Tags: `mcp_fleet.server.name`, `network.transport`,
+ * `mcp.protocol.version`, and `error.type` when it ended by a failure.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const clientSessionDuration = seconds(
+  "mcp.client.session.duration",
+  "The duration of the MCP session as observed on the MCP client."
+)
+
+/**
+ * `mcp.server.session.duration` (histogram, seconds): one client's session on a served
+ * `McpServer`. Tags: `mcp_fleet.server.name`, `network.transport`, `mcp.protocol.version`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const serverSessionDuration = seconds(
+  "mcp.server.session.duration",
+  "The duration of the MCP session as observed on the MCP server."
+)
+
+/**
+ * `mcp_fleet.servers` (gauge, `{server}`): how many of the fleet's servers are in each
+ * state. Tag: `mcp_fleet.server.state` (`Starting`, `Ready`, `Failed`, ...).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const serversByState: Metric.Metric.Gauge<number> = Metric.gauge("mcp_fleet.servers", {
+  description: "The fleet's servers in each state."
+}).pipe(Metric.tagged("unit", "{server}"))
+
+/**
+ * `mcp_fleet.server.restarts` (counter, `{restart}`): a server's connection started again
+ * after it failed or was replaced. Tag: `mcp_fleet.server.name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const restarts: Metric.Metric.Counter<number> = Metric.counter("mcp_fleet.server.restarts", {
+  description: "Connections to a server started again after a failure.",
+  incremental: true
+}).pipe(Metric.tagged("unit", "{restart}"))
+
+/**
+ * `mcp_fleet.calls.in_flight` (gauge, `{call}`): requests sent to a server and not yet
+ * answered. Tag: `mcp_fleet.server.name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const callsInFlight: Metric.Metric.Gauge<number> = Metric.gauge("mcp_fleet.calls.in_flight", {
+  description: "Requests sent to a server and not yet answered."
+}).pipe(Metric.tagged("unit", "{call}"))
+
+/**
+ * `mcp_fleet.policy.denials` (counter, `{call}`): calls the Policy refused. Tags:
+ * `mcp_fleet.server.name`, `gen_ai.tool.name`, `mcp_fleet.policy.decision` (`deny`, or
+ * `ask` when a person refused).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const denials: Metric.Metric.Counter<number> = Metric.counter("mcp_fleet.policy.denials", {
+  description: "Calls the policy refused.",
+  incremental: true
+}).pipe(Metric.tagged("unit", "{call}"))
+
+/**
+ * `mcp_fleet.tools.held` (gauge, `{tool}`): a server's tools held out of the catalog until
+ * approved (new or drifted from their pin). Tag: `mcp_fleet.server.name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const heldTools: Metric.Metric.Gauge<number> = Metric.gauge("mcp_fleet.tools.held", {
+  description: "Tools held out of the catalog until approved."
+}).pipe(Metric.tagged("unit", "{tool}"))

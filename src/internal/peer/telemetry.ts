@@ -1,0 +1,85 @@
+/**
+ * A Peer's requests by the MCP conventions: each one's duration point and the calls in
+ * flight, recorded as its answer is delivered (no frame added to the request), and, when a
+ * tracer is provided, its CLIENT span, whose trace context goes in the request's
+ * `params._meta`. Without a tracer, a request sent under a span (a served request's, extracted
+ * from its `_meta`) still carries that span's context on.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as Peer from "../../Peer.js"
+import { Attributes, callsInFlight, clientOperationDuration, ServerName } from "../../Telemetry.js"
+import type { Transport } from "../../Transport.js"
+import {
+  builtIn,
+  carried,
+  clientOutcome,
+  endSpan,
+  inject,
+  networkAttributes,
+  operationPoints,
+  requestAttributes,
+  spanName,
+  targetOf
+} from "../telemetry.js"
+import type { Answer, Entry } from "./pending.js"
+
+export { targetOf }
+
+/** What a Peer tells its telemetry of each request: opened, settled (answered), abandoned. */
+export const requestTelemetry = (server: string, nowMs: () => number) => {
+  const points = operationPoints(clientOperationDuration, server)
+  const tags = [MetricLabel.make(ServerName, server)]
+  return {
+    opened: (): void => callsInFlight.unsafeModify(1, tags),
+    settled: (entry: Entry, answer: Answer): void => {
+      callsInFlight.unsafeModify(-1, tags)
+      points(entry.method, entry.target, clientOutcome(answer), (nowMs() - entry.start) / 1000)
+    },
+    abandoned: (entry: Entry, errorType: string): void => {
+      callsInFlight.unsafeModify(-1, tags)
+      points(entry.method, entry.target, { errorType, statusCode: undefined }, (nowMs() - entry.start) / 1000)
+    }
+  }
+}
+
+/** `request` with a CLIENT span per request when a tracer is provided, its context in `_meta`. */
+export const spanned = (request: Peer.Peer["request"], context: {
+  readonly server: string
+  readonly transport: Transport
+  readonly attributes: (() => Record<string, unknown>) | undefined
+  readonly nanos: () => bigint
+}): Peer.Peer["request"] =>
+(method, params, options) =>
+  Effect.withFiberRuntime((fiber) => {
+    if (fiber.currentTracer === builtIn) {
+      const parent = fiber.currentSpan
+      return parent === undefined
+        ? request(method, params, options)
+        : request(method, inject(params, parent, fiber.getFiberRef(carried)), options)
+    }
+    const target = targetOf(method, params)
+    const info = context.transport.info()
+    const attributes = {
+      ...requestAttributes(method, target, context.server),
+      ...networkAttributes(context.transport.kind, info.url),
+      ...(typeof info.sessionId === "string" ? { [Attributes.sessionId]: info.sessionId } : {}),
+      ...context.attributes?.()
+    }
+    return Effect.flatMap(Effect.makeSpan(spanName(method, target), { kind: "client", attributes }), (span) => {
+      const onId = options?.onId
+      const sent = request(method, inject(params, span, fiber.getFiberRef(carried)), {
+        ...options,
+        onId: (id) => {
+          span.attribute(Attributes.requestId, String(id))
+          onId?.(id)
+        }
+      })
+      return sent.pipe(
+        Effect.withParentSpan(span),
+        Effect.onExit((exit) => Effect.sync(() => endSpan(span, clientOutcome(exit), exit, context.nanos())))
+      )
+    })
+  })
