@@ -102,6 +102,17 @@ export interface TemplateEntry {
 }
 
 /**
+ * A skill (the skills extension, SEP-2640) and its server. Skills keep their URIs, as
+ * resources do: a skill's files are its server's resources.
+ *
+ * @since 0.4.0
+ */
+export interface SkillEntry {
+  readonly server: string
+  readonly skill: McpSchema.Skill
+}
+
+/**
  * Names that came out the same for different (server, name) pairs, and what each became.
  * The server the name's server part names keeps it, else the first in (server, name) order;
  * the others get a hash suffix.
@@ -124,6 +135,8 @@ export interface ServerLists {
   readonly resources: ReadonlyArray<McpSchema.Resource>
   readonly templates: ReadonlyArray<McpSchema.ResourceTemplate>
   readonly prompts: ReadonlyArray<McpSchema.Prompt>
+  /** Its skills' entries, when it declares the skills extension (no file of theirs is read). */
+  readonly skills?: ReadonlyArray<McpSchema.Skill> | undefined
   /** What `sanitizeLists` found in them, for the catalog to show people. */
   readonly hidden?: { readonly action: HiddenText["action"]; readonly items: ReadonlyArray<Flagged> }
 }
@@ -145,6 +158,8 @@ export interface Catalog {
   readonly resources: ReadonlyArray<ResourceEntry>
   readonly templates: ReadonlyArray<TemplateEntry>
   readonly prompts: ReadonlyArray<PromptEntry>
+  /** Every server's skills, in server order. */
+  readonly skills: ReadonlyArray<SkillEntry>
   readonly collisions: ReadonlyArray<Collision>
   /** Tools by qualified name. */
   readonly toolsByName: ReadonlyMap<string, ToolEntry>
@@ -162,6 +177,7 @@ export const empty: Catalog = {
   resources: [],
   templates: [],
   prompts: [],
+  skills: [],
   collisions: [],
   toolsByName: new Map(),
   promptsByName: new Map()
@@ -360,6 +376,7 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
   const promptCandidates: Array<Candidate<McpSchema.Prompt>> = []
   const resources: Array<ResourceEntry> = []
   const templates: Array<TemplateEntry> = []
+  const skills: Array<SkillEntry> = []
   for (const [server, lists] of servers) {
     const hidden = hiddenTools(lists)
     for (const tool of lists.tools) {
@@ -374,6 +391,7 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
     for (const prompt of lists.prompts) promptCandidates.push({ server, original: prompt.name, item: prompt })
     for (const resource of lists.resources) resources.push({ server, resource })
     for (const template of lists.templates) templates.push({ server, template })
+    for (const skill of lists.skills ?? []) skills.push({ server, skill })
   }
   const collisions: Array<Collision> = []
   const toolsByName = new Map<string, ToolEntry>()
@@ -389,6 +407,7 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
     resources,
     templates,
     prompts: [...promptsByName.values()],
+    skills,
     collisions,
     toolsByName,
     promptsByName
@@ -560,7 +579,8 @@ export const sanitizeLists = (
       tools: lists.tools,
       resources: lists.resources,
       templates: lists.templates,
-      prompts: lists.prompts
+      prompts: lists.prompts,
+      skills: lists.skills
     }, mode)
   }
   if (mode === "off") return { lists, flagged: [] }
@@ -577,7 +597,8 @@ export const sanitizeLists = (
     tools: each(lists.tools, "tool"),
     resources: each(lists.resources, "resource"),
     templates: each(lists.templates, "template"),
-    prompts: each(lists.prompts, "prompt")
+    prompts: each(lists.prompts, "prompt"),
+    skills: lists.skills
   }
   const hidden = { action: mode === "strip" ? "stripped" as const : "flagged" as const, items: flagged }
   return { lists: flagged.length === 0 ? lists : { ...next, hidden }, flagged }
