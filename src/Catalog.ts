@@ -18,8 +18,10 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
 import { sha256Hex } from "./internal/crypto.js"
 import * as Hidden from "./internal/sanitize.js"
+import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 
 /**
@@ -412,6 +414,36 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
     toolsByName,
     promptsByName
   }
+}
+
+/**
+ * The skill `named` names among `skills`: the one whose `SKILL.md` URI it is, else the one
+ * whose name it is. Fails with a NotFound reason (with the closest names), or a Validation
+ * reason when servers share the name (naming the URIs to ask by).
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const findSkill = (
+  skills: ReadonlyArray<SkillEntry>,
+  named: string
+): Effect.Effect<SkillEntry, McpError.McpError> => {
+  const byUri = skills.find((entry) => entry.skill.uri === named)
+  const found = byUri !== undefined ? [byUri] : skills.filter((entry) => entry.skill.frontmatter.name === named)
+  if (found.length === 1) return Effect.succeed(found[0]!)
+  return Effect.fail(
+    found.length === 0
+      ? McpError.notFound(undefined, {
+        what: "skill",
+        name: named,
+        suggestions: suggest(named, skills.map((entry) => entry.skill.frontmatter.name))
+      })
+      : McpError.validation(undefined, {
+        message: `more than one skill is named ${named}: name it by URI, one of ${
+          found.map((entry) => entry.skill.uri).join(", ")
+        }`
+      })
+  )
 }
 
 /**

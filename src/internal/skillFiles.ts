@@ -71,3 +71,7 @@ export const skillNameOf = (uri: string): string | undefined => {
 /** The directory of a skill whose `SKILL.md` is at `uri` (its files are under it). */
 export const skillDirOf = (uri: string): string =>
   uri.endsWith(`/${SKILL_MD}`) ? uri.slice(0, -SKILL_MD.length - 1) : uri
+
+/** The URI of a skill's file named by its path in the skill, or by its URI. */
+export const fileUriOf = (skillUri: string, file: string): string =>
+  file.includes("://") ? file : `${skillDirOf(skillUri)}/${file.replace(/^\/+/, "")}`

@@ -63,7 +63,8 @@ const hints = (idempotent: boolean): McpSchema.ToolAnnotations => ({
   openWorldHint: false
 })
 
-const define = (
+/** A management tool's definition: read-only, its inputSchema made from `parameters`. */
+export const define = (
   name: string,
   description: string,
   parameters: Schema.Schema.AnyNoContext,
