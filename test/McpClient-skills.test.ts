@@ -68,7 +68,11 @@ describe.each(eras)("skills, %s", (_era, protocolVersion) => {
         metadata: { author: "mcp-fleet", tags: ["pdf", "forms"] }
       })
       expect(entry!.resources).toEqual([
-        { uri: "skill://pdf-processing/SKILL.md", digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), size: SKILL_BYTES },
+        {
+          uri: "skill://pdf-processing/SKILL.md",
+          digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+          size: SKILL_BYTES
+        },
         { uri: "skill://pdf-processing/references/FORMS.md", digest: expect.any(String), size: FORMS.length }
       ])
       expect(yield* client.getSkill(entry!.uri)).toEqual(entry)
@@ -130,22 +134,28 @@ describe("skills, verification", () => {
     ],
     [
       "a frontmatter field the entry lacks",
-      tampered((skill) => ({ ...skill, frontmatter: { name: "pdf-processing", description: skill.frontmatter.description } })),
+      tampered((skill) => ({
+        ...skill,
+        frontmatter: { name: "pdf-processing", description: skill.frontmatter.description }
+      })),
       "\"metadata\""
     ]
   ]
 
-  it.scoped.each(cases)("refuses a SKILL.md with %s, and reads nothing more", ([_name, item, message]) =>
-    Effect.gen(function*() {
-      const reads: Array<string> = []
-      const client = yield* connect([counted(item, reads)])
-      const [entry] = yield* client.listSkills()
-      const refused = failure(yield* Effect.exit(client.loadSkill(entry!)))
-      expect(refused.reason).toMatchObject({ _tag: "Validation", method: "resources/read" })
-      expect(refused.message).toContain("skill://pdf-processing/SKILL.md failed verification")
-      expect(refused.message).toContain(message)
-      expect(reads).toEqual(["skill://pdf-processing/SKILL.md"])
-    }))
+  it.scoped.each(cases)(
+    "refuses a SKILL.md with %s, and reads nothing more",
+    ([_name, item, message]) =>
+      Effect.gen(function*() {
+        const reads: Array<string> = []
+        const client = yield* connect([counted(item, reads)])
+        const [entry] = yield* client.listSkills()
+        const refused = failure(yield* Effect.exit(client.loadSkill(entry!)))
+        expect(refused.reason).toMatchObject({ _tag: "Validation", method: "resources/read" })
+        expect(refused.message).toContain("skill://pdf-processing/SKILL.md failed verification")
+        expect(refused.message).toContain(message)
+        expect(reads).toEqual(["skill://pdf-processing/SKILL.md"])
+      })
+  )
 
   it.scoped("refuses a SKILL.md without frontmatter, even from a dynamic entry", () =>
     Effect.gen(function*() {
@@ -154,7 +164,11 @@ describe("skills, verification", () => {
         name: "bare",
         read: () => Effect.succeed({ contents: [{ uri: "skill://bare/SKILL.md", text: "no frontmatter" }] })
       })
-      const server = yield* McpServer.fromItems({ serverInfo: { name: "s", version: "1" }, resources: [bare], skills: [] })
+      const server = yield* McpServer.fromItems({
+        serverInfo: { name: "s", version: "1" },
+        resources: [bare],
+        skills: []
+      })
       const { transport } = yield* McpServer.connectMemory(server)
       const client = yield* McpClient.make().pipe(Effect.provideService(Transport, transport))
       const entry: McpSchema.Skill = {

@@ -44,69 +44,77 @@ const PDF = "skill://pdf-processing/SKILL.md"
 const FORMS = "skill://pdf-processing/references/FORMS.md"
 
 describe("skills through the fleet", () => {
-  it.scopedLive("the catalog carries them; the gateway passes them through; load_skill loads one", () =>
-    Effect.gen(function*() {
-      const registry = yield* ServerRegistry.make({ servers: [docs] }).pipe(Effect.provide(Platform))
-      yield* registry.awaitReady({ servers: ["docs"], timeout: hangGuard(30_000) })
-      const catalog = yield* SubscriptionRef.get(registry.catalog)
-      expect(catalog.skills.map((entry) => [entry.server, entry.skill.uri])).toEqual([
-        ["docs", PDF],
-        ["docs", "skill://acme/billing/refunds/SKILL.md"]
-      ])
-      const policy = yield* Policy.make({}).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
+  it.scopedLive(
+    "the catalog carries them; the gateway passes them through; load_skill loads one",
+    () =>
+      Effect.gen(function*() {
+        const registry = yield* ServerRegistry.make({ servers: [docs] }).pipe(Effect.provide(Platform))
+        yield* registry.awaitReady({ servers: ["docs"], timeout: hangGuard(30_000) })
+        const catalog = yield* SubscriptionRef.get(registry.catalog)
+        expect(catalog.skills.map((entry) => [entry.server, entry.skill.uri])).toEqual([
+          ["docs", PDF],
+          ["docs", "skill://acme/billing/refunds/SKILL.md"]
+        ])
+        const policy = yield* Policy.make({}).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
 
-      // A stateful client of the gateway (its management tools on), over a Memory pair.
-      const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
-      yield* Gateway.serve({ managementTools: true }).pipe(
-        Effect.provideService(Transport, server),
-        Effect.provideService(ServerRegistry.ServerRegistry, registry),
-        Effect.provideService(Policy.Policy, policy),
-        Effect.forkScoped
-      )
-      const mcp = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(Effect.provideService(Transport, client))
-      expect(mcp.capabilities.extensions).toMatchObject({ [McpSchema.SKILLS_EXTENSION]: {} })
-      const skills = yield* mcp.listSkills()
-      expect(skills).toEqual(catalog.skills.map((entry) => entry.skill))
-      expect(yield* mcp.getSkill(PDF)).toEqual(skills[0])
-      // Loaded through the gateway: its reads routed to the fixture, checked by this client.
-      const loaded = yield* mcp.loadSkill(PDF)
-      expect(loaded.text).toContain("name: pdf-processing")
-      expect((yield* mcp.readSkillFile(loaded.skill, FORMS)).text).toContain("# Forms")
+        // A stateful client of the gateway (its management tools on), over a Memory pair.
+        const [client, server] = yield* Memory.makePair({ server: "gateway", client: "client" })
+        yield* Gateway.serve({ managementTools: true }).pipe(
+          Effect.provideService(Transport, server),
+          Effect.provideService(ServerRegistry.ServerRegistry, registry),
+          Effect.provideService(Policy.Policy, policy),
+          Effect.forkScoped
+        )
+        const mcp = yield* McpClient.make({ protocolVersion: "2025-11-25" }).pipe(
+          Effect.provideService(Transport, client)
+        )
+        expect(mcp.capabilities.extensions).toMatchObject({ [McpSchema.SKILLS_EXTENSION]: {} })
+        const skills = yield* mcp.listSkills()
+        expect(skills).toEqual(catalog.skills.map((entry) => entry.skill))
+        expect(yield* mcp.getSkill(PDF)).toEqual(skills[0])
+        // Loaded through the gateway: its reads routed to the fixture, checked by this client.
+        const loaded = yield* mcp.loadSkill(PDF)
+        expect(loaded.text).toContain("name: pdf-processing")
+        expect((yield* mcp.readSkillFile(loaded.skill, FORMS)).text).toContain("# Forms")
 
-      // load_skill, a management tool of the gateway: by name, then one of its files.
-      const answer = yield* mcp.callTool("load_skill", { skill: "pdf-processing" })
-      expect(answer.isError).toBeUndefined()
-      expect(firstText(answer)).toContain("Read references/FORMS.md before filling a form.")
-      expect(firstText(answer)).toContain("- references/FORMS.md (")
-      expect(answer.structuredContent).toMatchObject({ server: "docs", uri: PDF, files: ["references/FORMS.md"] })
-      const file = yield* mcp.callTool("load_skill", { skill: PDF, file: "references/FORMS.md" })
-      expect(firstText(file)).toBe("# Forms\n\nEvery field is filled in order.\n")
-      const unknown = yield* mcp.callTool("load_skill", { skill: "pdf" })
-      expect(unknown.isError).toBe(true)
-      expect(firstText(unknown)).toContain("pdf-processing")
+        // load_skill, a management tool of the gateway: by name, then one of its files.
+        const answer = yield* mcp.callTool("load_skill", { skill: "pdf-processing" })
+        expect(answer.isError).toBeUndefined()
+        expect(firstText(answer)).toContain("Read references/FORMS.md before filling a form.")
+        expect(firstText(answer)).toContain("- references/FORMS.md (")
+        expect(answer.structuredContent).toMatchObject({ server: "docs", uri: PDF, files: ["references/FORMS.md"] })
+        const file = yield* mcp.callTool("load_skill", { skill: PDF, file: "references/FORMS.md" })
+        expect(firstText(file)).toBe("# Forms\n\nEvery field is filled in order.\n")
+        const unknown = yield* mcp.callTool("load_skill", { skill: "pdf" })
+        expect(unknown.isError).toBe(true)
+        expect(firstText(unknown)).toContain("pdf-processing")
 
-      // The bridges' tools (FleetTools) offer it too when the management tools are in context.
-      const scope = yield* Effect.scope
-      const management = yield* McpManagementTools.make().pipe(
-        Effect.provideService(ServerRegistry.ServerRegistry, registry),
-        Effect.provideService(Policy.Policy, policy),
-        Scope.extend(scope)
-      )
-      const fleetTools = yield* FleetTools.make.pipe(
-        Effect.provideService(McpManagementTools.McpManagementTools, management),
-        Effect.provideService(ServerRegistry.ServerRegistry, registry),
-        Effect.provideService(Policy.Policy, policy)
-      )
-      const selection = fleetTools.select()
-      expect((yield* selection.tools).map((tool) => tool.name)).toContain("load_skill")
-      const viaBridge = yield* selection.call("load_skill", { skill: "refunds" })
-      expect(firstText(viaBridge)).toContain("Check the order first.")
-      // A filter that leaves the server out leaves its skills out.
-      const elsewhere = yield* Effect.exit(fleetTools.select({ servers: ["other"] }).call("load_skill", {
-        skill: "refunds"
-      }))
-      expect(elsewhere._tag).toBe("Failure")
-    }), { timeout: 60_000 })
+        // The bridges' tools (FleetTools) offer it too when the management tools are in context.
+        const scope = yield* Effect.scope
+        const management = yield* McpManagementTools.make().pipe(
+          Effect.provideService(ServerRegistry.ServerRegistry, registry),
+          Effect.provideService(Policy.Policy, policy),
+          Scope.extend(scope)
+        )
+        const fleetTools = yield* FleetTools.make.pipe(
+          Effect.provideService(McpManagementTools.McpManagementTools, management),
+          Effect.provideService(ServerRegistry.ServerRegistry, registry),
+          Effect.provideService(Policy.Policy, policy)
+        )
+        const selection = fleetTools.select()
+        expect((yield* selection.tools).map((tool) => tool.name)).toContain("load_skill")
+        const viaBridge = yield* selection.call("load_skill", { skill: "refunds" })
+        expect(firstText(viaBridge)).toContain("Check the order first.")
+        // A filter that leaves the server out leaves its skills out.
+        const elsewhere = yield* Effect.exit(
+          fleetTools.select({ servers: ["other"] }).call("load_skill", {
+            skill: "refunds"
+          })
+        )
+        expect(elsewhere._tag).toBe("Failure")
+      }),
+    { timeout: 60_000 }
+  )
 })
 
 describe("mcp-fleet skills", () => {

@@ -34,7 +34,11 @@ const refused = (server: string, uri: string, why: string) =>
 /** The skills operations over a connection's parts. */
 export const makeSkills = (server: string, { gate, list, request }: Parts): Skills => {
   const read = (uri: string) =>
-    gate("resources", "read skill files", request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult))
+    gate(
+      "resources",
+      "read skill files",
+      request(McpSchema.Method.ResourcesRead, { uri }, McpSchema.ReadResourceResult)
+    )
 
   // One file of `skill`, read and verified against its manifest entry.
   const readVerified = (skill: McpSchema.Skill, uri: string): Effect.Effect<SkillFileContent, McpError.McpError> =>
@@ -48,7 +52,9 @@ export const makeSkills = (server: string, { gate, list, request }: Parts): Skil
       const result = yield* read(uri)
       const content = result.contents.find((item) => item.uri === uri) ?? result.contents[0]
       const bytes = content === undefined ? undefined : bytesOf(content)
-      if (content === undefined || bytes === undefined) return yield* refused(server, uri, "the read returned no content")
+      if (content === undefined || bytes === undefined) {
+        return yield* refused(server, uri, "the read returned no content")
+      }
       if (listed !== undefined) {
         // A size mismatch fails before the digest is even taken.
         if (bytes.byteLength !== listed.size) {

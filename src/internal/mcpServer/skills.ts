@@ -8,7 +8,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as McpSchema from "../../McpSchema.js"
+import type * as McpSchema from "../../McpSchema.js"
 import type { ResourceItem, SkillDefinition, SkillItem } from "../../McpServer.js"
 import { base64, utf8Bytes } from "../crypto.js"
 import { digestOf, frontmatterOf, SKILL_MD } from "../skillFiles.js"

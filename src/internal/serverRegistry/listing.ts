@@ -82,7 +82,8 @@ const fetch = (
           orEmpty(c, McpSchema.Method.ResourcesTemplatesList, c.listResourceTemplates()),
           hasSkills(c) ? orEmpty(c, McpSchema.Method.SkillsList, c.listSkills()) : Effect.succeed(undefined)
         ], { concurrency: 3 }),
-        ([resources, templates, skills]) => skills === undefined ? { resources, templates } : { resources, templates, skills }
+        ([resources, templates, skills]) =>
+          skills === undefined ? { resources, templates } : { resources, templates, skills }
       )
   }
 }
