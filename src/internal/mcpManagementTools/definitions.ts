@@ -1,5 +1,5 @@
 /**
- * The six management tools as a model sees them: their names, descriptions and hints, and
+ * The resource and poll management tools as a model sees them (`load_skill` is `skills.ts`): their names, descriptions and hints, and
  * their parameters as Schemas. The inputSchema each tool advertises is made from the same
  * Schema that decodes its arguments, so the two never disagree.
  *
