@@ -1,7 +1,8 @@
 /**
  * The resource and poll management tools as a model sees them (`load_skill` is in
- * `skills.ts`): their names, descriptions and hints, and their parameters as Schemas. The inputSchema each tool advertises is made from the same
- * Schema that decodes its arguments, so the two never disagree.
+ * `skills.ts`): their names, descriptions and hints, and their parameters as Schemas. The
+ * inputSchema each tool advertises is made from the same Schema that decodes its arguments,
+ * so the two never disagree.
  *
  * @internal
  */
