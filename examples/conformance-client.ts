@@ -42,7 +42,29 @@ const contextString = (key: string) => typeof context[key] === "string" ? contex
 const callEveryTool = (client: McpClient.McpClient) =>
   Effect.flatMap(client.listTools(), (tools) => Effect.forEach(tools, (tool) => client.callTool(tool.name, {})))
 
+// Skills (SEP-2640): list them, and load the first as a host does once its model picks it:
+// SKILL.md verified (size, digest, frontmatter) before its supporting files are read, each
+// verified too. A skill that fails verification is refused, said on stderr, and nothing more
+// of it is read: that refusal is the flow succeeding.
+const loadFirstSkill = (client: McpClient.McpClient) =>
+  Effect.gen(function*() {
+    const [skill] = yield* client.listSkills()
+    if (skill === undefined) return
+    const loaded = yield* client.loadSkill(skill)
+    if (loaded.files !== "dynamic") yield* Effect.forEach(loaded.files, (file) => client.readSkillFile(skill, file.uri))
+  }).pipe(
+    Effect.catchIf(
+      (error): error is McpError.McpError => error instanceof McpError.McpError && error.reason._tag === "Validation",
+      (error) => Effect.sync(() => console.error(`refused the skill: ${error.message}`))
+    )
+  )
+
 const scenarios: Record<string, (client: McpClient.McpClient) => Effect.Effect<void, unknown>> = {
+  // Listing opens no file: a skill's files are read only when it is loaded.
+  "sep-2640-client-no-prefetch": (client) => Effect.asVoid(client.listSkills()),
+  "sep-2640-client-verify-digest": loadFirstSkill,
+  "sep-2640-client-verify-size": loadFirstSkill,
+  "sep-2640-client-verify-frontmatter": loadFirstSkill,
   "tools_call": (client) =>
     Effect.gen(function*() {
       yield* client.listTools()

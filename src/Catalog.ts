@@ -18,8 +18,10 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
 import { sha256Hex } from "./internal/crypto.js"
 import * as Hidden from "./internal/sanitize.js"
+import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 
 /**
@@ -102,6 +104,17 @@ export interface TemplateEntry {
 }
 
 /**
+ * A skill (the skills extension, SEP-2640) and its server. Skills keep their URIs, as
+ * resources do: a skill's files are its server's resources.
+ *
+ * @since 0.4.0
+ */
+export interface SkillEntry {
+  readonly server: string
+  readonly skill: McpSchema.Skill
+}
+
+/**
  * Names that came out the same for different (server, name) pairs, and what each became.
  * The server the name's server part names keeps it, else the first in (server, name) order;
  * the others get a hash suffix.
@@ -124,6 +137,8 @@ export interface ServerLists {
   readonly resources: ReadonlyArray<McpSchema.Resource>
   readonly templates: ReadonlyArray<McpSchema.ResourceTemplate>
   readonly prompts: ReadonlyArray<McpSchema.Prompt>
+  /** Its skills' entries, when it declares the skills extension (no file of theirs is read). */
+  readonly skills?: ReadonlyArray<McpSchema.Skill> | undefined
   /** What `sanitizeLists` found in them, for the catalog to show people. */
   readonly hidden?: { readonly action: HiddenText["action"]; readonly items: ReadonlyArray<Flagged> }
 }
@@ -145,6 +160,8 @@ export interface Catalog {
   readonly resources: ReadonlyArray<ResourceEntry>
   readonly templates: ReadonlyArray<TemplateEntry>
   readonly prompts: ReadonlyArray<PromptEntry>
+  /** Every server's skills, in server order. */
+  readonly skills: ReadonlyArray<SkillEntry>
   readonly collisions: ReadonlyArray<Collision>
   /** Tools by qualified name. */
   readonly toolsByName: ReadonlyMap<string, ToolEntry>
@@ -162,6 +179,7 @@ export const empty: Catalog = {
   resources: [],
   templates: [],
   prompts: [],
+  skills: [],
   collisions: [],
   toolsByName: new Map(),
   promptsByName: new Map()
@@ -360,6 +378,7 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
   const promptCandidates: Array<Candidate<McpSchema.Prompt>> = []
   const resources: Array<ResourceEntry> = []
   const templates: Array<TemplateEntry> = []
+  const skills: Array<SkillEntry> = []
   for (const [server, lists] of servers) {
     const hidden = hiddenTools(lists)
     for (const tool of lists.tools) {
@@ -374,6 +393,7 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
     for (const prompt of lists.prompts) promptCandidates.push({ server, original: prompt.name, item: prompt })
     for (const resource of lists.resources) resources.push({ server, resource })
     for (const template of lists.templates) templates.push({ server, template })
+    for (const skill of lists.skills ?? []) skills.push({ server, skill })
   }
   const collisions: Array<Collision> = []
   const toolsByName = new Map<string, ToolEntry>()
@@ -389,10 +409,41 @@ export const make = (servers: ReadonlyMap<string, ServerLists>, naming: Naming =
     resources,
     templates,
     prompts: [...promptsByName.values()],
+    skills,
     collisions,
     toolsByName,
     promptsByName
   }
+}
+
+/**
+ * The skill `named` names among `skills`: the one whose `SKILL.md` URI it is, else the one
+ * whose name it is. Fails with a NotFound reason (with the closest names), or a Validation
+ * reason when servers share the name (naming the URIs to ask by).
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const findSkill = (
+  skills: ReadonlyArray<SkillEntry>,
+  named: string
+): Effect.Effect<SkillEntry, McpError.McpError> => {
+  const byUri = skills.find((entry) => entry.skill.uri === named)
+  const found = byUri !== undefined ? [byUri] : skills.filter((entry) => entry.skill.frontmatter.name === named)
+  if (found.length === 1) return Effect.succeed(found[0]!)
+  return Effect.fail(
+    found.length === 0
+      ? McpError.notFound(undefined, {
+        what: "skill",
+        name: named,
+        suggestions: suggest(named, skills.map((entry) => entry.skill.frontmatter.name))
+      })
+      : McpError.validation(undefined, {
+        message: `more than one skill is named ${named}: name it by URI, one of ${
+          found.map((entry) => entry.skill.uri).join(", ")
+        }`
+      })
+  )
 }
 
 /**
@@ -560,7 +611,8 @@ export const sanitizeLists = (
       tools: lists.tools,
       resources: lists.resources,
       templates: lists.templates,
-      prompts: lists.prompts
+      prompts: lists.prompts,
+      skills: lists.skills
     }, mode)
   }
   if (mode === "off") return { lists, flagged: [] }
@@ -577,7 +629,8 @@ export const sanitizeLists = (
     tools: each(lists.tools, "tool"),
     resources: each(lists.resources, "resource"),
     templates: each(lists.templates, "template"),
-    prompts: each(lists.prompts, "prompt")
+    prompts: each(lists.prompts, "prompt"),
+    skills: lists.skills
   }
   const hidden = { action: mode === "strip" ? "stripped" as const : "flagged" as const, items: flagged }
   return { lists: flagged.length === 0 ? lists : { ...next, hidden }, flagged }

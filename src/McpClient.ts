@@ -36,6 +36,7 @@ import { chooseEra } from "./internal/mcpClient/era.js"
 import { negotiate } from "./internal/mcpClient/handshake.js"
 import { listen, type Subscription as ListenSubscription } from "./internal/mcpClient/listen.js"
 import { makeLister } from "./internal/mcpClient/pagination.js"
+import { makeSkills } from "./internal/mcpClient/skills.js"
 import { makeTools } from "./internal/mcpClient/tools.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
@@ -189,6 +190,34 @@ export interface CallInput {
 export interface Subscription extends ListenSubscription {}
 
 /**
+ * A skill loaded (SEP-2640): its entry, its `SKILL.md` verified (size, digest, frontmatter)
+ * as text, and its other files, listed but not read (`readSkillFile` reads one, verified).
+ *
+ * @since 0.4.0
+ */
+export interface LoadedSkill {
+  readonly skill: McpSchema.Skill
+  /** The whole `SKILL.md`, frontmatter included. */
+  readonly text: string
+  /** The manifest's other files, or `"dynamic"` when the server publishes none. */
+  readonly files: ReadonlyArray<McpSchema.SkillFile> | "dynamic"
+}
+
+/**
+ * One file of a skill, read and verified against the skill's manifest.
+ *
+ * @since 0.4.0
+ */
+export interface SkillFileContent {
+  readonly uri: string
+  /** The raw bytes the digest and size were checked on. */
+  readonly bytes: Uint8Array
+  /** The bytes as UTF-8 text (a text content as the server sent it). */
+  readonly text: string
+  readonly mimeType: string | undefined
+}
+
+/**
  * A reference to complete an argument of: a prompt, or a resource template.
  *
  * @since 0.1.0
@@ -264,6 +293,28 @@ export interface McpClient {
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
   /** The server's tasks (2025-11-25), every page; needs its `tasks.list` capability. */
   readonly listTasks: () => Effect.Effect<ReadonlyArray<McpSchema.Task>, McpError.McpError>
+  /**
+   * The server's skills (the skills extension, SEP-2640), every page: their entries only,
+   * no file read. Unsupported unless the server declared the extension.
+   */
+  readonly listSkills: () => Effect.Effect<ReadonlyArray<McpSchema.Skill>, McpError.McpError>
+  /** One skill's entry by the URI of its `SKILL.md` (`skills/get`); an unknown one fails (-32602). */
+  readonly getSkill: (uri: string) => Effect.Effect<McpSchema.Skill, McpError.McpError>
+  /**
+   * Loads a skill (its entry, or the URI of its `SKILL.md`, whose entry is got first): reads
+   * its `SKILL.md` and checks it against the entry, its size, its digest and its frontmatter
+   * (parsed, compared field by field). Any mismatch fails with a Validation reason and
+   * nothing of the content is given. No other file is read.
+   */
+  readonly loadSkill: (skill: McpSchema.Skill | string) => Effect.Effect<LoadedSkill, McpError.McpError>
+  /**
+   * Reads one file of a skill, checked against the manifest entry of its URI (size, digest);
+   * a URI the manifest does not list fails, as does a mismatch (Validation).
+   */
+  readonly readSkillFile: (
+    skill: McpSchema.Skill,
+    uri: string
+  ) => Effect.Effect<SkillFileContent, McpError.McpError>
   /** Whether the server answers: `ping`, or `server/discover` on a 2026-07-28 connection (which has no ping). */
   readonly ping: () => Effect.Effect<void, McpError.McpError>
   /**
@@ -346,6 +397,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
       callTool: tools.callTool,
       followTask: tools.followTask,
       ...era.operations({ request, gate, list }),
+      ...makeSkills(server, { request, gate, list }),
       notifications: era.notifications.pipe(
         Stream.filterMap((notification) =>
           Either.getRight(McpSchema.decodeServerNotification(notification.method, notification.params))

@@ -151,7 +151,7 @@ export class UnavailableReason extends Schema.TaggedClass<UnavailableReason>()("
  * @since 0.1.0
  */
 export class NotFoundReason extends Schema.TaggedClass<NotFoundReason>()("NotFound", {
-  what: Schema.Literal("server", "tool", "prompt", "resource", "drifted tool"),
+  what: Schema.Literal("server", "tool", "prompt", "resource", "drifted tool", "skill"),
   name: Schema.String,
   suggestions: Schema.Array(Schema.String)
 }) {}

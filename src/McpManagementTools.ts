@@ -3,8 +3,9 @@
  * itself, beside the servers' own tools. `ListMcpResources {server?}`,
  * `ReadMcpResource {server, uri}`, `SubscribeMcpResource {server, uri}`,
  * `UnsubscribeMcpResource {subscriptionId | server+uri}`,
- * `SubscribePolling {type, server, toolName? | uri?, arguments?, intervalMs ≥ 1000}` and
- * `UnsubscribePolling {pollId}`.
+ * `SubscribePolling {type, server, toolName? | uri?, arguments?, intervalMs ≥ 1000}`,
+ * `UnsubscribePolling {pollId}` and `load_skill {skill, file?}` (a server's skill, SEP-2640:
+ * its SKILL.md verified, then its other files one at a time).
  *
  * A poll fetches its tool or resource every `intervalMs` and publishes a `PollResult` event
  * when what it returns changes (a failure counts as a result). Resource subscriptions
@@ -35,6 +36,7 @@ import * as Catalog from "./Catalog.js"
 import * as Definitions from "./internal/mcpManagementTools/definitions.js"
 import * as Polls from "./internal/mcpManagementTools/polls.js"
 import * as Resources from "./internal/mcpManagementTools/resources.js"
+import * as Skills from "./internal/mcpManagementTools/skills.js"
 import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as Policy from "./Policy.js"
@@ -179,13 +181,13 @@ export interface McpManagementTools {
 export const McpManagementTools = Context.GenericTag<McpManagementTools>("mcp-fleet/McpManagementTools")
 
 /**
- * The six tools' definitions, as `tools/list` gives them; each inputSchema is made from the
+ * The tools' definitions, as `tools/list` gives them; each inputSchema is made from the
  * Schema its arguments are decoded with.
  *
  * @since 0.1.0
  * @category constants
  */
-export const tools: ReadonlyArray<McpSchema.Tool> = Definitions.tools
+export const tools: ReadonlyArray<McpSchema.Tool> = [...Definitions.tools, Skills.definition]
 
 /**
  * Whether `name` is one of the management tools.
@@ -193,7 +195,7 @@ export const tools: ReadonlyArray<McpSchema.Tool> = Definitions.tools
  * @since 0.1.0
  * @category utils
  */
-export const isManagementTool = (name: string): boolean => Definitions.names.has(name)
+export const isManagementTool = (name: string): boolean => Definitions.names.has(name) || name === Skills.LOAD_SKILL
 
 const everywhere: Reach = { server: () => true, tool: () => true }
 
@@ -241,7 +243,8 @@ export const make = (
       ],
       ["UnsubscribeMcpResource", tool(Definitions.UnsubscribeMcpResource, resources.unsubscribe)],
       ["SubscribePolling", tool(Definitions.SubscribePolling, polls.start)],
-      ["UnsubscribePolling", tool(Definitions.UnsubscribePolling, (p) => polls.stop(p.pollId))]
+      ["UnsubscribePolling", tool(Definitions.UnsubscribePolling, (p) => polls.stop(p.pollId))],
+      [Skills.LOAD_SKILL, tool(Skills.LoadSkill, Skills.make(registry))]
     ])
 
     const call: McpManagementTools["call"] = (name, args, reach = everywhere) => {
@@ -250,7 +253,7 @@ export const make = (
         ? handler(name, args, reach)
         : Effect.fail(McpError.notFound(
           undefined,
-          { what: "tool", name, suggestions: Catalog.suggest(name, Definitions.names) }
+          { what: "tool", name, suggestions: Catalog.suggest(name, tools.map((t) => t.name)) }
         ))
     }
 

@@ -1538,6 +1538,77 @@ export const SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 /**
+ * The name of the skills extension (SEP-2640), declared by a server under `extensions` in its
+ * capabilities: it serves `skills/list` and `skills/get`, and its skills' files as resources.
+ *
+ * @since 0.4.0
+ */
+export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+
+/**
+ * One file of a skill's manifest: its URI, the SHA-256 of its raw bytes (`sha256:` and 64
+ * lowercase hex digits) and their length.
+ *
+ * @since 0.4.0
+ */
+export const SkillFile = Schema.Struct({
+  uri: Schema.String,
+  digest: Schema.String,
+  size: Schema.Number
+}, JsonObject).annotations({ identifier: "SkillFile" })
+
+/**
+ * @since 0.4.0
+ */
+export interface SkillFile extends Schema.Schema.Type<typeof SkillFile> {}
+
+/**
+ * A skill's entry, as `skills/list` and `skills/get` give it: the URI of its `SKILL.md`, that
+ * file's YAML frontmatter as a JSON object (`name` and `description` at least), and the
+ * complete manifest of its files, or `"dynamic"` when the server publishes none.
+ *
+ * @since 0.4.0
+ */
+export const Skill = Schema.Struct({
+  uri: Schema.String,
+  frontmatter: Schema.Struct({ name: Schema.String, description: Schema.String }, JsonObject),
+  resources: Schema.Union(Schema.Array(SkillFile), Schema.Literal("dynamic"))
+}, JsonObject).annotations({ identifier: "Skill" })
+
+/**
+ * @since 0.4.0
+ */
+export interface Skill extends Schema.Schema.Type<typeof Skill> {}
+
+/**
+ * A page of `skills/list`.
+ *
+ * @since 0.4.0
+ */
+export const ListSkillsResult = paginatedResult({ skills: Schema.Array(Skill) }).annotations({
+  identifier: "ListSkillsResult"
+})
+
+/**
+ * @since 0.4.0
+ */
+export interface ListSkillsResult extends Schema.Schema.Type<typeof ListSkillsResult> {}
+
+/**
+ * The answer of `skills/get`: one skill's entry.
+ *
+ * @since 0.4.0
+ */
+export const GetSkillResult = Schema.Struct({ ...metaFields, skill: Skill }).annotations({
+  identifier: "GetSkillResult"
+})
+
+/**
+ * @since 0.4.0
+ */
+export interface GetSkillResult extends Schema.Schema.Type<typeof GetSkillResult> {}
+
+/**
  * A task of the tasks extension, as `tasks/get`, `notifications/tasks` and a
  * `resultType: "task"` answer give it: its status with what that status carries (the input
  * requests, the result, the error).
@@ -1590,6 +1661,8 @@ export const Method = {
   PromptsGet: "prompts/get",
   CompletionComplete: "completion/complete",
   LoggingSetLevel: "logging/setLevel",
+  SkillsList: "skills/list", // the skills extension (SEP-2640)
+  SkillsGet: "skills/get",
   // tasks (2025-11-25), either direction
   TasksGet: "tasks/get",
   TasksResult: "tasks/result",

@@ -47,6 +47,7 @@ import * as Web from "./internal/mcpServer/http/web.js"
 import * as Items from "./internal/mcpServer/items.js"
 import { page } from "./internal/mcpServer/paging.js"
 import * as Server from "./internal/mcpServer/server.js"
+import * as Skills from "./internal/mcpServer/skills.js"
 import type * as JsonRpc from "./JsonRpc.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -198,6 +199,22 @@ export interface ToolHandlers {
 }
 
 /**
+ * Serves skills (the skills extension, SEP-2640): `skills/list` pages what `list` gives,
+ * `skills/get` answers one entry by the URI of its `SKILL.md` (an unknown one: -32602). The
+ * skills' files are served as resources (`ResourceHandlers`).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface SkillHandlers {
+  readonly list: (ctx: RequestContext) => Effect.Effect<ReadonlyArray<McpSchema.Skill>>
+  /** One skill's entry, undefined when unknown. Default: the listed entry of that URI. */
+  readonly get?:
+    | ((uri: string, ctx: RequestContext) => Effect.Effect<McpSchema.Skill | undefined, Peer.HandlerError>)
+    | undefined
+}
+
+/**
  * Serves resources. A URI nothing serves fails with -32002 (`resourceNotFound`).
  * Subscriptions are kept per session by the server; `subscribe`/`unsubscribe` are told of
  * them, and may refuse.
@@ -250,6 +267,8 @@ export interface Handlers {
   readonly tools?: ToolHandlers | undefined
   readonly resources?: ResourceHandlers | undefined
   readonly prompts?: PromptHandlers | undefined
+  /** The skills extension (SEP-2640), declared when present; its files are `resources`. */
+  readonly skills?: SkillHandlers | undefined
   /** completion/complete, for prompt arguments and resource template variables. */
   readonly complete?:
     | ((
@@ -412,6 +431,8 @@ export interface CachingOptions {
   readonly templates?: McpSchema.CacheHint | undefined
   /** resources/read. */
   readonly read?: McpSchema.CacheHint | undefined
+  /** skills/list and skills/get. */
+  readonly skills?: McpSchema.CacheHint | undefined
   /** server/discover. */
   readonly discover?: McpSchema.CacheHint | undefined
 }
@@ -791,6 +812,30 @@ export interface ResourceItem {
 }
 
 /**
+ * A skill as data: its entry, and its files as resources.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface SkillItem {
+  readonly skill: McpSchema.Skill
+  readonly files: ReadonlyArray<ResourceItem>
+}
+
+/**
+ * A skill as `skill` takes it: its files by path within the skill's directory (text, or
+ * bytes), `SKILL.md` among them, and the path segments its URI has before the skill's name.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface SkillDefinition {
+  /** Segments before the name: `acme/billing` gives `skill://acme/billing/<name>/SKILL.md`. Default: none. */
+  readonly path?: string | undefined
+  readonly files: Readonly<Record<string, string | Uint8Array>>
+}
+
+/**
  * Completes the value of one argument: the candidates for `value` (at most 100 are sent).
  *
  * @since 0.1.0
@@ -884,6 +929,26 @@ export const resource: (
 ) => ResourceItem = Items.resource
 
 /**
+ * A skill from its files (the skills extension, SEP-2640): its URI is
+ * `skill://<path>/<name>/SKILL.md`, `name` from the `SKILL.md` frontmatter; each file becomes
+ * a resource, and the entry carries the frontmatter and the manifest (each file's digest and
+ * size, taken here once). Throws when `SKILL.md` is missing or its frontmatter has no string
+ * `name` and `description`.
+ *
+ * @example
+ * ```ts
+ * const review = McpServer.skill({
+ *   files: { "SKILL.md": "---\nname: code-review\ndescription: Review a change\n---\n\nSteps..." }
+ * })
+ * const server = yield* McpServer.fromItems({ serverInfo, skills: [review] })
+ * ```
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const skill: (definition: SkillDefinition) => SkillItem = Skills.skill
+
+/**
  * A resource template from its definition, a reader, and completers of its variables.
  *
  * @since 0.1.0
@@ -920,6 +985,8 @@ export interface ItemsOptions extends Omit<Options, "handlers"> {
   readonly resources?: ReadonlyArray<ResourceItem> | undefined
   readonly resourceTemplates?: ReadonlyArray<ResourceTemplateItem> | undefined
   readonly prompts?: ReadonlyArray<PromptItem> | undefined
+  /** Skills (see `skill`): given (even none), the server declares the skills extension, and `addSkill` adds more. */
+  readonly skills?: ReadonlyArray<SkillItem> | undefined
 }
 
 /**
@@ -938,6 +1005,10 @@ export interface ItemServer extends McpServer {
   readonly removeResourceTemplate: (uriTemplate: string) => Effect.Effect<void>
   readonly addPrompt: (item: PromptItem) => Effect.Effect<void>
   readonly removePrompt: (name: string) => Effect.Effect<void>
+  /** Adds a skill and its files (told as a change of the resources). */
+  readonly addSkill: (item: SkillItem) => Effect.Effect<void>
+  /** Removes a skill and its files, by the URI of its `SKILL.md`. */
+  readonly removeSkill: (uri: string) => Effect.Effect<void>
 }
 
 /**

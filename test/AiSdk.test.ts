@@ -181,7 +181,7 @@ describe("AiSdk (real servers)", () => {
         expect(memory).toContain("mcp__memory__create_entities")
         expect(memory.every((name) => name.startsWith("mcp__memory__") || McpManagementTools.isManagementTool(name)))
           .toBe(true)
-        expect(memory.filter(McpManagementTools.isManagementTool)).toHaveLength(6)
+        expect(memory.filter(McpManagementTools.isManagementTool)).toHaveLength(7)
         const one = AiSdk.toAiSdkTools(fleetTools, { filter: { tools: ["read_graph"], management: false } })
         expect(Object.keys(one)).toEqual(["mcp__memory__read_graph"])
 

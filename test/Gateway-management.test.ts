@@ -140,7 +140,12 @@ describe("Gateway: the management tools", () => {
   it.scoped("for a 2026-07-28 client: only those that work within one request; the others fail saying why", () =>
     Effect.gen(function*() {
       const { alpha, mcp } = yield* session({ managementTools: true }, "2026-07-28")
-      expect(names(yield* mcp.listTools())).toEqual(["mcp__alpha__count", "ListMcpResources", "ReadMcpResource"])
+      expect(names(yield* mcp.listTools())).toEqual([
+        "mcp__alpha__count",
+        "ListMcpResources",
+        "ReadMcpResource",
+        "load_skill"
+      ])
       const listed = yield* mcp.callTool("ListMcpResources", {})
       expect(listed.structuredContent).toEqual({
         resources: [{ server: "alpha", uri: "alpha://r", name: "r" }],

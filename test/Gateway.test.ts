@@ -170,7 +170,8 @@ describe("Gateway (in memory)", () => {
         resources: { subscribe: true, listChanged: true },
         prompts: { listChanged: true },
         completions: {},
-        logging: {}
+        logging: {},
+        extensions: { "io.modelcontextprotocol/skills": {} }
       })
       const unknown = yield* initialize("1999-01-01")
       expect(unknown.protocolVersion).toBe("2025-11-25")

@@ -76,14 +76,15 @@ const setup = (
 const structured = (result: McpSchema.CallToolResult) => result.structuredContent as Record<string, any>
 
 describe("McpManagementTools", () => {
-  it("defines six tools, each with an object inputSchema and read-only hints", () => {
+  it("defines seven tools, each with an object inputSchema and read-only hints", () => {
     expect(McpManagementTools.tools.map((tool) => tool.name)).toEqual([
       "ListMcpResources",
       "ReadMcpResource",
       "SubscribeMcpResource",
       "UnsubscribeMcpResource",
       "SubscribePolling",
-      "UnsubscribePolling"
+      "UnsubscribePolling",
+      "load_skill"
     ])
     for (const tool of McpManagementTools.tools) {
       expect(McpManagementTools.isManagementTool(tool.name)).toBe(true)

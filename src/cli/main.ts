@@ -2,7 +2,7 @@
  * The `mcp-fleet` command line.
  *
  * Commands, one module per group in `commands/`: `inspect` (servers, tools, resources,
- * prompts), `invoke` (call, read, prompt), `edit` (add, remove, enable, disable), `probe`
+ * prompts), `invoke` (call, read, prompt), `skills` (skills, skill), `edit` (add, remove, enable, disable), `probe`
  * (test), `serve` (the gateway; its endpoint's guard in `serveAuth.ts`), `watch`, `dashboard` (the fleet in a browser), `trust`
  * (trust, approve), `auth`, `audit` (verify, key). `bin.ts` answers `--version` before loading this module; the CLI
  * ships as one esbuild bundle (`scripts/bundle-cli.mjs`), which the CLI tests run too.
@@ -38,6 +38,7 @@ import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
 import * as Serve from "./commands/serve.js"
 import * as Session from "./commands/session.js"
+import * as Skills from "./commands/skills.js"
 import * as Trust from "./commands/trust.js"
 import * as Watch from "./commands/watch.js"
 import * as Help from "./Help.js"
@@ -56,6 +57,8 @@ const subcommands = [
   Session.subscribe,
   Inspect.prompts,
   Invoke.prompt,
+  Skills.skills,
+  Skills.skill,
   Edit.add,
   Edit.addJson,
   Importing.importServers,

@@ -49,6 +49,9 @@ export const utf8Bytes = (text: string): Uint8Array => encoder.encode(text)
 /** The SHA-256 of `text`'s UTF-8 bytes, in lowercase hex. */
 export const sha256Hex = (text: string): string => hex(sha256(encoder.encode(text)))
 
+/** The SHA-256 of `bytes`, in lowercase hex. */
+export const bytesSha256Hex = (bytes: Uint8Array): string => hex(sha256(bytes))
+
 /** The SHA-256 of `text`'s UTF-8 bytes, in base64url. */
 export const sha256Base64url = (text: string): string => base64url(sha256(encoder.encode(text)))
 

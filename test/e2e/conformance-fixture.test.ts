@@ -92,7 +92,9 @@ describe("conformance fixture", () => {
       expect((yield* client.listResources()).map((resource) => resource.uri)).toEqual([
         "test://static-text",
         "test://static-binary",
-        Fixture.WATCHED
+        Fixture.WATCHED,
+        // The skills' files (the skills extension's scenarios read them).
+        ...Fixture.skills.flatMap((skill) => skill.files.map((file) => file.resource.uri))
       ])
       expect((yield* client.listResourceTemplates()).map((template) => template.uriTemplate)).toEqual([
         "test://template/{id}/data"

@@ -64,7 +64,7 @@ export const make = (
 
 // The management tools that work within one request: the others keep subscriptions and
 // polls, which outlive it.
-const ONE_REQUEST: ReadonlySet<string> = new Set(["ListMcpResources", "ReadMcpResource"])
+const ONE_REQUEST: ReadonlySet<string> = new Set(["ListMcpResources", "ReadMcpResource", "load_skill"])
 
 const toolError = (text: string): McpSchema.CallToolResult => ({ content: [{ type: "text", text }], isError: true })
 

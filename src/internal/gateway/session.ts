@@ -56,7 +56,8 @@ const lists = (hub: FleetHub, catalog: Effect.Effect<Naming.View>, more: Readonl
     tools: listed((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
     resources: listed((v) => v.catalog.resources.map((entry) => entry.resource)),
     templates: listed((v) => v.catalog.templates.map((entry) => entry.template)),
-    prompts: listed((v) => [...v.prompts].map(([name, entry]) => ({ ...entry.prompt, name })))
+    prompts: listed((v) => [...v.prompts].map(([name, entry]) => ({ ...entry.prompt, name }))),
+    skills: listed((v) => v.catalog.skills.map((entry) => entry.skill))
   }
 }
 
@@ -186,6 +187,8 @@ const routedHandlers = (
     unsubscribe: subscribing.unsubscribe
   },
   prompts: { list: (ctx) => listed(ctx).prompts(), get: Routes.getPrompt(route) },
+  // Skills pass through as their servers list them; their files are read as resources.
+  skills: { list: (ctx) => listed(ctx).skills() },
   complete: Routes.complete(route)
 })
 

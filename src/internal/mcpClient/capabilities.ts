@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as McpError from "../../McpError.js"
-import type * as McpSchema from "../../McpSchema.js"
+import * as McpSchema from "../../McpSchema.js"
 
 /**
  * What a call may need the server to support.
@@ -20,6 +20,7 @@ export type Feature =
   | "completions"
   | "logging"
   | "tasks.list"
+  | "skills"
 
 // The revisions whose servers complete arguments with the prompts or resources capability
 // alone: 2024-11-05 had no completions capability.
@@ -38,6 +39,11 @@ export const supports = (
       return capabilities.resources?.subscribe === true
     case "tasks.list":
       return capabilities.tasks?.list !== undefined
+    case "skills": {
+      // An extension (SEP-2640), declared under `extensions`.
+      const extensions = capabilities.extensions
+      return typeof extensions === "object" && extensions !== null && McpSchema.SKILLS_EXTENSION in extensions
+    }
     case "completions":
       // 2024-11-05 had no completions capability: completion came with prompts or resources.
       return capabilities.completions !== undefined ||

@@ -1,7 +1,8 @@
 /**
- * The six management tools as a model sees them: their names, descriptions and hints, and
- * their parameters as Schemas. The inputSchema each tool advertises is made from the same
- * Schema that decodes its arguments, so the two never disagree.
+ * The resource and poll management tools as a model sees them (`load_skill` is in
+ * `skills.ts`): their names, descriptions and hints, and their parameters as Schemas. The
+ * inputSchema each tool advertises is made from the same Schema that decodes its arguments,
+ * so the two never disagree.
  *
  * @internal
  */
@@ -63,7 +64,8 @@ const hints = (idempotent: boolean): McpSchema.ToolAnnotations => ({
   openWorldHint: false
 })
 
-const define = (
+/** A management tool's definition: read-only, its inputSchema made from `parameters`. */
+export const define = (
   name: string,
   description: string,
   parameters: Schema.Schema.AnyNoContext,

@@ -23,6 +23,7 @@ import type {
   RequestContext,
   ResourceItem,
   ResourceTemplateItem,
+  SkillItem,
   ToolItem
 } from "../../McpServer.js"
 import type * as Peer from "../../Peer.js"
@@ -151,16 +152,31 @@ class Items {
   readonly resources = new Map<string, ResourceItem>()
   readonly templates = new Map<string, Template>()
   readonly prompts = new Map<string, PromptItem>()
+  readonly skills = new Map<string, SkillItem>()
   toolList: ReadonlyArray<McpSchema.Tool> = []
   resourceList: ReadonlyArray<McpSchema.Resource> = []
   templateList: ReadonlyArray<McpSchema.ResourceTemplate> = []
   promptList: ReadonlyArray<McpSchema.Prompt> = []
+  skillList: ReadonlyArray<McpSchema.Skill> = []
 
   relist(): void {
     this.toolList = [...this.tools.values()].map((item) => item.tool)
     this.resourceList = [...this.resources.values()].map((item) => item.resource)
     this.templateList = [...this.templates.values()].map((entry) => entry.item.template)
     this.promptList = [...this.prompts.values()].map((item) => item.prompt)
+    this.skillList = [...this.skills.values()].map((item) => item.skill)
+  }
+
+  // A skill and its files, or none of them.
+  setSkill(item: SkillItem): void {
+    this.deleteSkill(item.skill.uri)
+    this.skills.set(item.skill.uri, item)
+    for (const file of item.files) this.resources.set(file.resource.uri, file)
+  }
+
+  deleteSkill(uri: string): void {
+    for (const file of this.skills.get(uri)?.files ?? []) this.resources.delete(file.resource.uri)
+    this.skills.delete(uri)
   }
 }
 
@@ -180,8 +196,9 @@ const completion = (
       completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 }
     }))
 
-// The items as the low-level handlers.
-const handlersOf = (items: Items): Handlers => ({
+// The items as the low-level handlers; skills only when there are some at the start.
+const handlersOf = (items: Items, skills: boolean): Handlers => ({
+  ...(skills ? { skills: { list: () => Effect.sync(() => items.skillList) } } : {}),
   tools: {
     list: () => Effect.sync(() => items.toolList),
     call: (name, args, ctx) => {
@@ -225,15 +242,16 @@ const handlersOf = (items: Items): Handlers => ({
 /** A server made of items (see `McpServer.fromItems`). */
 export const fromItems = (options: ItemsOptions): Effect.Effect<ItemServer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { prompts, resourceTemplates, resources, tools, ...rest } = options
+    const { prompts, resourceTemplates, resources, skills, tools, ...rest } = options
     const items = new Items()
     for (const item of tools ?? []) items.tools.set(item.tool.name, item)
     for (const item of resources ?? []) items.resources.set(item.resource.uri, item)
     for (const item of resourceTemplates ?? []) items.templates.set(item.template.uriTemplate, template(item))
     for (const item of prompts ?? []) items.prompts.set(item.prompt.name, item)
+    for (const item of skills ?? []) items.setSkill(item)
     items.relist()
     const tasks = rest.tasks ?? ((tools ?? []).some((item) => runsAsTask(item.tool)) ? {} : undefined)
-    const server = yield* Server.make({ ...rest, tasks, handlers: handlersOf(items) })
+    const server = yield* Server.make({ ...rest, tasks, handlers: handlersOf(items, skills !== undefined) })
     const change = (kind: ListKind, edit: () => void) =>
       Effect.suspend(() => {
         edit()
@@ -250,6 +268,8 @@ export const fromItems = (options: ItemsOptions): Effect.Effect<ItemServer, neve
         change("resources", () => items.templates.set(item.template.uriTemplate, template(item))),
       removeResourceTemplate: (uriTemplate) => change("resources", () => items.templates.delete(uriTemplate)),
       addPrompt: (item) => change("prompts", () => items.prompts.set(item.prompt.name, item)),
-      removePrompt: (name) => change("prompts", () => items.prompts.delete(name))
+      removePrompt: (name) => change("prompts", () => items.prompts.delete(name)),
+      addSkill: (item) => change("resources", () => items.setSkill(item)),
+      removeSkill: (uri) => change("resources", () => items.deleteSkill(uri))
     }
   })

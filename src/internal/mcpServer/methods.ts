@@ -60,7 +60,10 @@ export const capabilities = (
     ...(handlers.prompts === undefined ? {} : { prompts: { listChanged: true } }),
     ...(handlers.complete === undefined || revision < "2025-03-26" ? {} : { completions: {} }),
     logging: {},
-    ...own
+    ...own,
+    ...(handlers.skills === undefined ? {} : {
+      extensions: { ...(own.extensions as object | undefined), [McpSchema.SKILLS_EXTENSION]: {} }
+    })
   }
 
 // A list method: the items the handler gives, a page at a time.
@@ -120,6 +123,21 @@ const complete: Method = (request, ctx) => {
   return handler(params as unknown as McpSchema.CompleteRequestParams, ctx)
 }
 
+// skills/get: one entry by its SKILL.md's URI; an unknown one is -32602, as the extension says.
+const getSkill: Method = (request, ctx) => {
+  const skills = ctx.session.handlers?.skills
+  if (skills === undefined) return notServed(request)
+  const uri = stringParam(request, "uri")
+  if (typeof uri !== "string") return Effect.fail(uri)
+  const found = skills.get === undefined
+    ? Effect.map(skills.list(ctx), (all) => all.find((skill) => skill.uri === uri))
+    : skills.get(uri, ctx)
+  return Effect.flatMap(found, (skill) =>
+    skill === undefined
+      ? Effect.fail(invalidParams(`Unknown skill: ${uri}`))
+      : Effect.succeed({ skill }))
+}
+
 /** The built-in methods both families have, by name. */
 export const shared: Readonly<Record<string, Method>> = {
   [McpSchema.Method.ToolsList]: list("tools", "tools", (handlers, ctx) => handlers.tools?.list(ctx)),
@@ -134,5 +152,7 @@ export const shared: Readonly<Record<string, Method>> = {
   [McpSchema.Method.ResourcesRead]: readResource,
   [McpSchema.Method.PromptsList]: list("prompts", "prompts", (handlers, ctx) => handlers.prompts?.list(ctx)),
   [McpSchema.Method.PromptsGet]: getPrompt,
-  [McpSchema.Method.CompletionComplete]: complete
+  [McpSchema.Method.CompletionComplete]: complete,
+  [McpSchema.Method.SkillsList]: list("skills", "skills", (handlers, ctx) => handlers.skills?.list(ctx)),
+  [McpSchema.Method.SkillsGet]: getSkill
 }

@@ -66,6 +66,8 @@ const CACHED: Readonly<Record<string, keyof NonNullable<Options["caching"]>>> = 
   [McpSchema.Method.ResourcesList]: "resources",
   [McpSchema.Method.ResourcesTemplatesList]: "templates",
   [McpSchema.Method.ResourcesRead]: "read",
+  [McpSchema.Method.SkillsList]: "skills",
+  [McpSchema.Method.SkillsGet]: "skills",
   [McpSchema.ModernMethod.Discover]: "discover"
 }
 

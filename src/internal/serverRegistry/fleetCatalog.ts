@@ -49,8 +49,8 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
       listsChanged: (server, lists) =>
         Effect.suspend(() => {
           // A server with nothing to offer has no entry, so removed servers leave none behind.
-          const empty =
-            lists.tools.length + lists.resources.length + lists.templates.length + lists.prompts.length === 0
+          const empty = lists.tools.length + lists.resources.length + lists.templates.length + lists.prompts.length +
+              (lists.skills?.length ?? 0) === 0
           if (empty) offered.delete(server)
           else offered.set(server, lists)
           return rebuild

@@ -56,6 +56,12 @@ const orEmpty = <A>(
     }
   )
 
+// Whether the server declared the skills extension (SEP-2640).
+const hasSkills = (c: McpClient.McpClient): boolean => {
+  const extensions = c.capabilities.extensions
+  return typeof extensions === "object" && extensions !== null && McpSchema.SKILLS_EXTENSION in extensions
+}
+
 const fetch = (
   c: McpClient.McpClient,
   kind: ListKind
@@ -69,12 +75,15 @@ const fetch = (
     case "prompts":
       return Effect.map(orEmpty(c, McpSchema.Method.PromptsList, c.listPrompts()), (prompts) => ({ prompts }))
     case "resources":
+      // A skill's files are resources: its entries are listed again with them.
       return Effect.map(
         Effect.all([
           orEmpty(c, McpSchema.Method.ResourcesList, c.listResources()),
-          orEmpty(c, McpSchema.Method.ResourcesTemplatesList, c.listResourceTemplates())
-        ], { concurrency: 2 }),
-        ([resources, templates]) => ({ resources, templates })
+          orEmpty(c, McpSchema.Method.ResourcesTemplatesList, c.listResourceTemplates()),
+          hasSkills(c) ? orEmpty(c, McpSchema.Method.SkillsList, c.listSkills()) : Effect.succeed(undefined)
+        ], { concurrency: 3 }),
+        ([resources, templates, skills]) =>
+          skills === undefined ? { resources, templates } : { resources, templates, skills }
       )
   }
 }
