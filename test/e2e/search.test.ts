@@ -56,7 +56,11 @@ const counting = () => {
     embed: (texts) => Effect.succeed(texts.map((text) => Float32Array.from([1, text.length % 3, 0, 0])))
   }
   const cache: Embedder.EmbeddingCache = {
-    load: (keys) => Effect.sync(() => (asked.push(...keys), new Map())),
+    load: (keys) =>
+      Effect.sync(() => {
+        for (const key of keys) asked.push(key)
+        return new Map()
+      }),
     save: () => Effect.void
   }
   return { asked, embedder, cache }
