@@ -64,8 +64,9 @@ export const make = (): LexicalIndex => {
       const kin = new Set([...own].flatMap((term) => [...kinOf(term)]).filter((term) => !own.has(term)))
       return index.search([...own, ...kin].join(" "), {
         boost: boosts,
-        prefix: (term) => term.length >= 4,
-        fuzzy: (term) => term.length >= 6 ? 0.2 : false,
+        // The thesaurus' words match exactly: no prefix or typo search for them.
+        prefix: (term) => own.has(term) && term.length >= 4,
+        fuzzy: (term) => own.has(term) && term.length >= 6 ? 0.2 : false,
         weights: { prefix: 0.4, fuzzy: 0.3 },
         combineWith: "OR",
         boostTerm: (term) => own.has(term) ? 1 : KIN_WEIGHT,
