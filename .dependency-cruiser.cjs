@@ -17,7 +17,7 @@
  *              (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, NodeGateway, internal/gateway/, Dashboard, NodeDashboard, internal/dashboard/, McpManagementTools,
- *              internal/mcpManagementTools/, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
+ *              internal/mcpManagementTools/, ToolSearch, internal/toolSearch/, Embedder, NodeEmbedder, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
  *              barrel), node/, ai/ and ai-sdk/ (the barrels of mcp-fleet, mcp-fleet/node, mcp-fleet/ai
  *              and mcp-fleet/ai-sdk)
  *
@@ -66,8 +66,8 @@ const LAYERS = [
   [
     "edge",
     [
-      "^src/(Gateway|NodeGateway|McpManagementTools|FleetTools|AiToolkit|AiSdk|Dashboard|NodeDashboard)\\.ts$",
-      "^src/internal/(gateway|mcpManagementTools|dashboard)/",
+      "^src/(Gateway|NodeGateway|McpManagementTools|FleetTools|AiToolkit|AiSdk|Dashboard|NodeDashboard|ToolSearch|Embedder|NodeEmbedder)\\.ts$",
+      "^src/internal/(gateway|mcpManagementTools|dashboard|toolSearch)/",
       "^src/cli/",
       "^src/index\\.ts$",
       "^src/node/",
@@ -90,7 +90,8 @@ const OWNERS = {
   fleetConfig: "^src/FleetConfig\\.ts$",
   gateway: "^src/Gateway\\.ts$",
   mcpManagementTools: "^src/McpManagementTools\\.ts$",
-  dashboard: "^src/Dashboard\\.ts$"
+  dashboard: "^src/Dashboard\\.ts$",
+  toolSearch: "^src/ToolSearch\\.ts$"
 }
 
 /** Each optional peer dependency, and the only modules that may import it (and their barrels). */
@@ -101,7 +102,7 @@ const OPTIONAL_PEERS = {
 
 /** The Node modules: only mcp-fleet/node, the CLI and each other import them, never the neutral core. */
 const NODE = [
-  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway|NodeOAuth|NodeDashboard)\\.ts$",
+  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway|NodeOAuth|NodeDashboard|NodeEmbedder)\\.ts$",
   "^src/internal/transport/(guardian|processGroup|processScan|undiciWire)\\.ts$",
   "^src/internal/oauth/(fileStore|loopback)\\.ts$",
   "^src/node/"
