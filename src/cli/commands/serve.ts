@@ -27,6 +27,20 @@ import * as ServeAuth from "./serveAuth.js"
 // How long the servers have to end once the host closed our stdin.
 const STDIN_END_BUDGET = "1 second"
 
+// The gateway's options both ways in take from the flags alike.
+const gatewayOptions = (given: {
+  readonly naming: "qualified" | "plain"
+  readonly noTasks: boolean
+  readonly toolSearch: boolean
+  readonly noToolSearch: boolean
+  readonly alwaysLoad: ReadonlyArray<string>
+}): Gateway.Options => ({
+  naming: given.naming,
+  ...(given.noTasks ? { tasks: false } : {}),
+  ...(given.toolSearch ? { toolSearch: true } : given.noToolSearch ? { toolSearch: false } : {}),
+  alwaysLoad: given.alwaysLoad
+})
+
 /**
  * `mcp-fleet serve --stdio` or `mcp-fleet serve --http <port>`.
  *
@@ -83,6 +97,20 @@ export const serve = Command.make("serve", {
         "unless another server has it too; those are qualified)"
     ),
     Options.withDefault("qualified" as const)
+  ),
+  toolSearch: Options.boolean("tool-search").pipe(
+    Options.withDescription(
+      "List search_tools and call_tool instead of the fleet's tools, which stay callable by name (by default: " +
+        "when a client would list more than 40 of them)"
+    )
+  ),
+  noToolSearch: Options.boolean("no-tool-search").pipe(
+    Options.withDescription("List every tool of the fleet, however many")
+  ),
+  alwaysLoad: Options.text("always-load").pipe(
+    Options.withPseudoName("glob"),
+    Options.withDescription("Tools listed even when the others are found by search (repeatable; e.g. mcp__github__*)"),
+    Options.repeated
   )
 }, (given) =>
   Effect.gen(function*() {
@@ -97,6 +125,7 @@ export const serve = Command.make("serve", {
     if (given.stdio && (auth.token !== undefined || auth.oauth !== undefined)) {
       return yield* CliError.usage("--token-env and --oauth-* go with --http")
     }
+    if (given.toolSearch && given.noToolSearch) return yield* CliError.usage("give --tool-search or --no-tool-search")
     const modern = !given.noModern
     const settle = Settings.parseDuration(given.settle)
     if (Option.isNone(settle)) {
@@ -118,10 +147,9 @@ export const serve = Command.make("serve", {
       yield* gateway(
         NodeGateway.serveStdio({
           settle: settle.value,
-          naming: given.naming,
+          ...gatewayOptions(given),
           modern,
-          stateSecret,
-          ...(given.noTasks ? { tasks: false } : {})
+          stateSecret
         })
       )
       // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
@@ -130,10 +158,9 @@ export const serve = Command.make("serve", {
     }
     const url = yield* gateway(NodeGateway.serveHttp({
       settle: settle.value,
-      naming: given.naming,
+      ...gatewayOptions(given),
       modern,
       stateSecret,
-      ...(given.noTasks ? { tasks: false } : {}),
       port: port!,
       host: given.host,
       path: given.path,
