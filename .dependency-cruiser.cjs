@@ -17,7 +17,7 @@
  *              (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, NodeGateway, internal/gateway/, McpManagementTools,
- *              internal/mcpManagementTools/, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
+ *              internal/mcpManagementTools/, ToolSearch, internal/toolSearch/, Embedder, NodeEmbedder, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
  *              barrel), node/, ai/ and ai-sdk/ (the barrels of mcp-fleet, mcp-fleet/node, mcp-fleet/ai
  *              and mcp-fleet/ai-sdk)
  *
@@ -66,8 +66,8 @@ const LAYERS = [
   [
     "edge",
     [
-      "^src/(Gateway|NodeGateway|McpManagementTools|FleetTools|AiToolkit|AiSdk)\\.ts$",
-      "^src/internal/(gateway|mcpManagementTools)/",
+      "^src/(Gateway|NodeGateway|McpManagementTools|FleetTools|AiToolkit|AiSdk|ToolSearch|Embedder|NodeEmbedder)\\.ts$",
+      "^src/internal/(gateway|mcpManagementTools|toolSearch)/",
       "^src/cli/",
       "^src/index\\.ts$",
       "^src/node/",
@@ -89,7 +89,8 @@ const OWNERS = {
   policy: "^src/Policy\\.ts$",
   fleetConfig: "^src/FleetConfig\\.ts$",
   gateway: "^src/Gateway\\.ts$",
-  mcpManagementTools: "^src/McpManagementTools\\.ts$"
+  mcpManagementTools: "^src/McpManagementTools\\.ts$",
+  toolSearch: "^src/ToolSearch\\.ts$"
 }
 
 /** Each optional peer dependency, and the only modules that may import it (and their barrels). */

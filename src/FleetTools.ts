@@ -31,6 +31,7 @@ import * as McpManagementTools from "./McpManagementTools.js"
 import * as McpSchema from "./McpSchema.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
+import * as ToolSearch from "./ToolSearch.js"
 
 /**
  * Which tools a model gets. Globs as in the Policy: `*` any run of characters, `?` one.
@@ -91,6 +92,15 @@ export interface Selection {
 export interface FleetTools {
   readonly select: (filter?: Filter | undefined) => Selection
   /**
+   * The fleet's tools best matching a query, best first (see `ToolSearch`): through the
+   * ToolSearch service in context, else one made over this registry and Policy (lexical
+   * unless an Embedder is in context), shared by every FleetTools made over them.
+   */
+  readonly searchTools: (
+    query: string,
+    options?: ToolSearch.SearchOptions | undefined
+  ) => Effect.Effect<ReadonlyArray<ToolSearch.ToolHit>>
+  /**
    * The runtime it was made in, with that context's services (logger, tracer): bridges to
    * libraries outside Effect run calls on it.
    */
@@ -140,6 +150,18 @@ const settleWindow = (registry: ServerRegistry.ServerRegistry): Effect.Effect<vo
     )
   })
 
+// The search made for FleetTools when none is in context, one per Policy (a Policy fronts
+// one registry), so that a bridge that makes FleetTools every turn keeps one index.
+const searches = new WeakMap<Policy.Policy, ToolSearch.ToolSearch>()
+
+const searchOf = (policy: Policy.Policy) =>
+  Effect.flatMap(Effect.serviceOption(ToolSearch.ToolSearch), (given) => {
+    if (Option.isSome(given)) return Effect.succeed(given.value)
+    const made = searches.get(policy)
+    if (made !== undefined) return Effect.succeed(made)
+    return Effect.tap(ToolSearch.make, (search) => Effect.sync(() => searches.set(policy, search)))
+  })
+
 /**
  * Makes the fleet's tools over the registry and the Policy in context, once the settle
  * window is over (see the module's notes), with the management
@@ -163,6 +185,7 @@ export const make: Effect.Effect<FleetTools, never, ServerRegistry.ServerRegistr
     yield* settleWindow(registry)
     const management = yield* Effect.serviceOption(McpManagementTools.McpManagementTools)
     const runtime = yield* Effect.runtime<never>()
+    const search = yield* searchOf(policy)
 
     const select = (filter: Filter = {}): Selection => {
       const reach = reachOf(filter)
@@ -188,7 +211,7 @@ export const make: Effect.Effect<FleetTools, never, ServerRegistry.ServerRegistr
       return { tools, call }
     }
 
-    return { select, runtime }
+    return { select, runtime, searchTools: search.search }
   }
 )
 

@@ -128,6 +128,8 @@ export interface ServerStatus {
   readonly required: boolean
   readonly protocolVersion: McpSchema.Revision | undefined
   readonly serverInfo: McpSchema.Implementation | undefined
+  /** What the server told its clients of how to use it, while connected. */
+  readonly instructions?: string | undefined
   readonly counts: {
     readonly tools: number
     readonly resources: number

@@ -249,6 +249,7 @@ const statusOf = (
     required: spec.required === true,
     protocolVersion: client?.protocolVersion,
     serverInfo: client?.serverInfo,
+    instructions: client?.instructions,
     counts: {
       tools: shown.tools.length,
       resources: shown.resources.length,

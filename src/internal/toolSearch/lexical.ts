@@ -1,0 +1,67 @@
+/**
+ * The lexical half of tool search: BM25+ over the tools' fields, on MiniSearch, updated one
+ * server at a time.
+ *
+ * MiniSearch (BM25+, exact removal, prefix and fuzzy terms, no dependencies, a few kB) over
+ * `@orama/orama` (a whole database, much larger) and `wink-bm25-text-search` (no removal:
+ * every change rebuilds the index).
+ *
+ * @internal
+ */
+import MiniSearch from "minisearch"
+import type { ToolDocument } from "./documents.js"
+import { fields } from "./documents.js"
+import { analyze, tokenize } from "./terms.js"
+
+/**
+ * One lexical match.
+ */
+export interface LexicalHit {
+  readonly id: string
+  readonly score: number
+}
+
+/**
+ * A lexical index of tool documents.
+ */
+export interface LexicalIndex {
+  readonly add: (documents: ReadonlyArray<ToolDocument>) => void
+  readonly remove: (documents: ReadonlyArray<ToolDocument>) => void
+  /** The best matches first, among the documents `keep` accepts. */
+  readonly search: (query: string, keep: (id: string) => boolean, limit: number) => ReadonlyArray<LexicalHit>
+}
+
+/** Field weights: a word of the name says more than a word of the server's instructions. */
+export const boosts: Record<(typeof fields)[number], number> = {
+  name: 3,
+  title: 2,
+  description: 1,
+  parameters: 0.5,
+  serverText: 0.5
+}
+
+/**
+ * An empty index.
+ */
+export const make = (): LexicalIndex => {
+  const index = new MiniSearch<ToolDocument>({
+    fields: [...fields],
+    idField: "id",
+    tokenize,
+    processTerm: analyze,
+    autoVacuum: false
+  })
+  return {
+    add: (documents) => index.addAll(documents),
+    remove: (documents) => index.removeAll(documents),
+    search: (query, keep, limit) =>
+      index.search(query, {
+        boost: boosts,
+        prefix: (term) => term.length >= 4,
+        fuzzy: (term) => term.length >= 6 ? 0.2 : false,
+        weights: { prefix: 0.4, fuzzy: 0.3 },
+        combineWith: "OR",
+        filter: (result) => keep(result.id as string)
+      }).slice(0, limit).map((result) => ({ id: result.id as string, score: result.score }))
+  }
+}
