@@ -96,6 +96,14 @@ export interface FleetTools {
    * ToolSearch service in context, else one made over this registry and Policy (lexical
    * unless an Embedder is in context), shared by every FleetTools made over them.
    */
+  /**
+   * A selection in deferred mode, for one conversation: its `tools` are `search_tools`, the
+   * management tools, the `alwaysLoad` ones and those its searches found so far (so a bridge
+   * that reads `tools` each turn gives the model a hit on the next turn); its `call` runs
+   * `search_tools` over the selected tools (a hit the filter leaves out is not given) and
+   * calls any selected tool by name, found or not.
+   */
+  readonly deferred: (filter?: Filter | undefined, options?: DeferredOptions | undefined) => Selection
   readonly searchTools: (
     query: string,
     options?: ToolSearch.SearchOptions | undefined
@@ -211,7 +219,12 @@ export const make: Effect.Effect<FleetTools, never, ServerRegistry.ServerRegistr
       return { tools, call }
     }
 
-    return { select, runtime, searchTools: search.search }
+    return {
+      select,
+      runtime,
+      searchTools: search.search,
+      deferred: (filter = {}, options) => deferredSelection(select(filter), search.search, filter.servers, options)
+    }
   }
 )
 
@@ -431,10 +444,7 @@ export interface DeferredOptions {
 
 const searchEntry: FleetTool = { name: SEARCH_TOOLS, server: undefined, tool: searchToolsTool }
 
-// A selection in deferred mode, for one conversation: its `tools` are `search_tools`, the
-// management tools, the always-loaded ones and those its searches found so far (a bridge
-// that reads `tools` each turn gives the model a hit on the next one); `call` runs
-// `search_tools` over the selected tools and calls any selected tool by name, found or not.
+// `FleetTools.deferred`: `selection` with `search_tools` over it, which remembers what it found.
 const deferredSelection = (
   selection: Selection,
   search: (

@@ -52,12 +52,12 @@ const search = async (client: Client, query: string, limit?: number) => {
 }
 
 const scope = Effect.runSync(Scope.make())
-const urls: Record<string, URL> = {}
+const urls: Record<string, string> = {}
 const clients: Array<Client> = []
 
 const connect = async (gateway: string): Promise<Client> => {
   const client = sdkClient()
-  await client.connect(new StreamableHTTPClientTransport(urls[gateway]!))
+  await client.connect(new StreamableHTTPClientTransport(new URL(urls[gateway]!)))
   clients.push(client)
   return client
 }
@@ -65,8 +65,8 @@ const connect = async (gateway: string): Promise<Client> => {
 beforeAll(async () => {
   const dir = await Effect.runPromise(Scope.extend(tempDir(), scope))
   const servers = [
-    fixtureSpec("everything", EVERYTHING_STDIO, { args: ["stdio"], inheritEnv: true }),
-    fixtureSpec("memory", MEMORY, { env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") }, inheritEnv: true })
+    fixtureSpec("everything", EVERYTHING_STDIO, { args: ["stdio"], env: { [MARK]: mark } }),
+    fixtureSpec("memory", MEMORY, { env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"), [MARK]: mark } })
   ]
   const fleet = Policy.layer({ servers: { everything: { deny: ["get-env"] } } }).pipe(
     Layer.provideMerge(ServerRegistry.layer({ servers })),
