@@ -195,7 +195,11 @@ export const toAiSdkDeferred = (
   const runSync = Runtime.runSync(fleet.runtime)
   const selection = fleet.deferred(options.filter, options)
   const every = runSync(fleet.select(options.filter).tools)
-  const tools = toolSet(fleet, selection, [{ name: FleetTools.SEARCH_TOOLS, server: undefined, tool: FleetTools.searchToolsTool }, ...every])
+  const tools = toolSet(fleet, selection, [{
+    name: FleetTools.SEARCH_TOOLS,
+    server: undefined,
+    tool: FleetTools.searchToolsTool
+  }, ...every])
   const activeTools = () => runSync(selection.tools).map((tool) => tool.name)
   return { tools, activeTools, prepareStep: () => ({ activeTools: activeTools() }) }
 }

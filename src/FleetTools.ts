@@ -394,7 +394,9 @@ export const searchArguments = (
   args: Record<string, unknown> | undefined
 ): { readonly query: string; readonly limit: number } | string => {
   const query = args?.query
-  if (typeof query !== "string" || query.trim() === "") return `${SEARCH_TOOLS} needs a 'query': what the tool should do`
+  if (typeof query !== "string" || query.trim() === "") {
+    return `${SEARCH_TOOLS} needs a 'query': what the tool should do`
+  }
   const limit = args?.limit ?? SEARCH_LIMIT.default
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1) {
     return `${SEARCH_TOOLS}: 'limit' must be a whole number from 1 to ${SEARCH_LIMIT.max}`

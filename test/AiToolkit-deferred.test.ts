@@ -41,34 +41,38 @@ const scripted = (turns: ReadonlyArray<Parts>) =>
   })
 
 describe("AiToolkit.deferred (real servers)", () => {
-  it.scopedLive("search_tools first; its hits join the toolkit on the next turn and are called", () =>
-    Effect.gen(function*() {
-      const fleet = yield* agentFleet()
-      const model = yield* scripted([
-        call("1", "search_tools", { query: "add two numbers sum", limit: 2 }),
-        call("2", "mcp__everything__get-sum", { a: 20, b: 22 })
-      ])
-      const toolkit = yield* AiToolkit.deferred(
-        { servers: ["everything", "memory"] },
-        { alwaysLoad: ["mcp__memory__read_graph"] }
-      ).pipe(Effect.provide(fleet.context))
-      const chat = yield* Chat.empty
-      const turn = (prompt: string | []) => chat.generateText({ prompt, toolkit }).pipe(Effect.provide(model.layer))
-      const first = yield* turn("What is 20 + 22?")
-      const found = first.toolResults[0]!
-      expect(found.isFailure).toBe(false)
-      const answer = found.result as { text: string; structuredContent: { tools: Array<{ name: string }> } }
-      expect(answer.structuredContent.tools.map((tool) => tool.name)).toContain("mcp__everything__get-sum")
-      expect(answer.structuredContent.tools.length).toBeLessThanOrEqual(2)
-      const second = yield* turn([])
-      expect(second.toolResults[0]).toMatchObject({ name: "mcp__everything__get-sum", isFailure: false })
-      expect(JSON.stringify(second.toolResults[0]!.result)).toContain("42")
-      yield* turn([])
+  it.scopedLive(
+    "search_tools first; its hits join the toolkit on the next turn and are called",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* agentFleet()
+        const model = yield* scripted([
+          call("1", "search_tools", { query: "add two numbers sum", limit: 2 }),
+          call("2", "mcp__everything__get-sum", { a: 20, b: 22 })
+        ])
+        const toolkit = yield* AiToolkit.deferred(
+          { servers: ["everything", "memory"] },
+          { alwaysLoad: ["mcp__memory__read_graph"] }
+        ).pipe(Effect.provide(fleet.context))
+        const chat = yield* Chat.empty
+        const turn = (prompt: string | []) => chat.generateText({ prompt, toolkit }).pipe(Effect.provide(model.layer))
+        const first = yield* turn("What is 20 + 22?")
+        const found = first.toolResults[0]!
+        expect(found.isFailure).toBe(false)
+        const answer = found.result as { text: string; structuredContent: { tools: Array<{ name: string }> } }
+        expect(answer.structuredContent.tools.map((tool) => tool.name)).toContain("mcp__everything__get-sum")
+        expect(answer.structuredContent.tools.length).toBeLessThanOrEqual(2)
+        const second = yield* turn([])
+        expect(second.toolResults[0]).toMatchObject({ name: "mcp__everything__get-sum", isFailure: false })
+        expect(JSON.stringify(second.toolResults[0]!.result)).toContain("42")
+        yield* turn([])
 
-      // Turn 1: search_tools and the always-loaded tool only; turn 2 on: the hits too.
-      expect(model.offered[0]!.sort()).toEqual(["mcp__memory__read_graph", "search_tools"])
-      expect(model.offered[1]).toContain("mcp__everything__get-sum")
-      expect(model.offered[1]!.filter((name) => name.startsWith("mcp__filesystem__"))).toEqual([])
-      expect(model.offered[1]!.length).toBeLessThanOrEqual(4)
-    }), hangGuard(60_000))
+        // Turn 1: search_tools and the always-loaded tool only; turn 2 on: the hits too.
+        expect(model.offered[0]!.sort()).toEqual(["mcp__memory__read_graph", "search_tools"])
+        expect(model.offered[1]).toContain("mcp__everything__get-sum")
+        expect(model.offered[1]!.filter((name) => name.startsWith("mcp__filesystem__"))).toEqual([])
+        expect(model.offered[1]!.length).toBeLessThanOrEqual(4)
+      }),
+    hangGuard(60_000)
+  )
 })

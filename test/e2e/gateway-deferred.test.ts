@@ -3,10 +3,11 @@
 // process — tool search on with an alwaysLoad glob, on by itself above a small threshold,
 // below the default threshold, and off — and `serve --stdio --tool-search --always-load` of
 // the CLI bundle.
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { type CallToolResult, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -22,13 +23,17 @@ import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { fixtureSpec, tempDir } from "../../src/testing/node.js"
 import { CLI, cliEnv, removeTempDirs, SERVERS, tempDir as cliTempDir } from "../support/cli.js"
+import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { eventually, sdkClient } from "../support/gateway.js"
 import { hangGuard } from "../support/guard.js"
-import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { survivors } from "../support/processes.js"
 
 const require = createRequire(import.meta.url)
-const MEMORY = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-memory/package.json")), "dist", "index.js")
+const MEMORY = path.join(
+  path.dirname(require.resolve("@modelcontextprotocol/server-memory/package.json")),
+  "dist",
+  "index.js"
+)
 const MARK = "MCP_FLEET_DEFERRED_TEST"
 const mark = `${process.pid}-deferred`
 process.env[MARK] = mark
@@ -44,7 +49,10 @@ const textOf = (result: unknown): string => {
 const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name)
 
 const search = async (client: Client, query: string, limit?: number) => {
-  const result = await client.callTool({ name: "search_tools", arguments: { query, ...(limit === undefined ? {} : { limit }) } })
+  const result = await client.callTool({
+    name: "search_tools",
+    arguments: { query, ...(limit === undefined ? {} : { limit }) }
+  })
   const found = (result.structuredContent as { tools: Array<Found> }).tools
   // The text carries the same answer, for clients that give the model only the text.
   expect(JSON.parse(textOf(result))).toEqual({ tools: found })
@@ -106,28 +114,32 @@ describe("gateway deferred tools (toolSearch: true, alwaysLoad)", () => {
     expect(await names(client)).toEqual(["mcp__memory__read_graph", "search_tools", "call_tool"])
   }, hangGuard(30_000))
 
-  it("search_tools gives names, one-line descriptions and inputSchemas; the hits join the session's list with list_changed", async () => {
-    const client = await connect("on")
-    let changed = 0
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      changed++
-    })
-    expect(await names(client)).not.toContain("mcp__everything__get-sum")
-    const found = await search(client, "add two numbers together", 3)
-    expect(found.length).toBeGreaterThan(0)
-    expect(found.length).toBeLessThanOrEqual(3)
-    const sum = found.find((tool) => tool.name === "mcp__everything__get-sum")
-    expect(sum).toBeDefined()
-    expect(sum!.description).not.toContain("\n")
-    expect(sum!.inputSchema).toMatchObject({ type: "object", properties: { a: {}, b: {} } })
-    await eventually(async () => changed, (count) => count > 0)
-    expect(changed).toBeGreaterThan(0)
-    const listed = await names(client)
-    expect(listed).toContain("mcp__everything__get-sum")
-    expect(listed).toContain("search_tools")
-    // Another session's list is its own.
-    expect(await names(await connect("on"))).not.toContain("mcp__everything__get-sum")
-  }, hangGuard(30_000))
+  it(
+    "search_tools gives names, one-line descriptions and inputSchemas; the hits join the session's list with list_changed",
+    async () => {
+      const client = await connect("on")
+      let changed = 0
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed++
+      })
+      expect(await names(client)).not.toContain("mcp__everything__get-sum")
+      const found = await search(client, "add two numbers together", 3)
+      expect(found.length).toBeGreaterThan(0)
+      expect(found.length).toBeLessThanOrEqual(3)
+      const sum = found.find((tool) => tool.name === "mcp__everything__get-sum")
+      expect(sum).toBeDefined()
+      expect(sum!.description).not.toContain("\n")
+      expect(sum!.inputSchema).toMatchObject({ type: "object", properties: { a: {}, b: {} } })
+      await eventually(async () => changed, (count) => count > 0)
+      expect(changed).toBeGreaterThan(0)
+      const listed = await names(client)
+      expect(listed).toContain("mcp__everything__get-sum")
+      expect(listed).toContain("search_tools")
+      // Another session's list is its own.
+      expect(await names(await connect("on"))).not.toContain("mcp__everything__get-sum")
+    },
+    hangGuard(30_000)
+  )
 
   it("calls any tool by name without listing it, and through call_tool; the Policy still applies", async () => {
     const client = await connect("on")
@@ -142,13 +154,47 @@ describe("gateway deferred tools (toolSearch: true, alwaysLoad)", () => {
     expect((await search(client, "environment variables get env", 20)).map((tool) => tool.name)).not.toContain(
       "mcp__everything__get-env"
     )
-    await expect(client.callTool({ name: "mcp__everything__get-env", arguments: {} })).rejects.toThrow(/Unknown tool|not found|no tool/i)
+    await expect(client.callTool({ name: "mcp__everything__get-env", arguments: {} })).rejects.toThrow(
+      /Unknown tool|not found|no tool/i
+    )
     const viaCall = await client.callTool({ name: "call_tool", arguments: { name: "mcp__everything__get-env" } })
       .catch((error: Error) => ({ isError: true, content: [{ type: "text", text: error.message }] }))
     expect(viaCall.isError).toBe(true)
     const bad = await client.callTool({ name: "call_tool", arguments: {} })
     expect(bad.isError).toBe(true)
     expect(textOf(bad)).toContain("'name'")
+  }, hangGuard(30_000))
+})
+
+describe("gateway deferred tools: a 2026-07-28 client (the official SDK v2, no session)", () => {
+  it("lists the same, searches, and calls the hits by name and through call_tool", async () => {
+    const client = new ClientV2({ name: "deferred-v2", version: "1.0.0" }, {
+      versionNegotiation: { mode: { pin: "2026-07-28" } }
+    })
+    await client.connect(new TransportV2(new URL(urls.on!)))
+    try {
+      expect(client.getProtocolEra()).toBe("modern")
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([
+        "mcp__memory__read_graph",
+        "search_tools",
+        "call_tool"
+      ])
+      const result = await client.callTool({ name: "search_tools", arguments: { query: "add two numbers together" } })
+      const found = (result.structuredContent as { tools: Array<Found> }).tools
+      expect(found.map((tool) => tool.name)).toContain("mcp__everything__get-sum")
+      // No session to keep the hits in: the list stays, and the hits are called by name.
+      expect((await client.listTools()).tools).toHaveLength(3)
+      expect(textOf(await client.callTool({ name: "mcp__everything__get-sum", arguments: { a: 1, b: 2 } }))).toContain(
+        "3"
+      )
+      const echo = await client.callTool({
+        name: "call_tool",
+        arguments: { name: "mcp__everything__echo", arguments: { message: "modern" } }
+      })
+      expect(textOf(echo)).toContain("modern")
+    } finally {
+      await client.close()
+    }
   }, hangGuard(30_000))
 })
 
@@ -186,7 +232,16 @@ describe("serve --stdio --tool-search --always-load", () => {
     client = sdkClient()
     const transport = new StdioClientTransport({
       command: CLI[0],
-      args: [...CLI.slice(1), "serve", "--stdio", "--tool-search", "--always-load", "*echo", "--config", path.join(dir, "mcp.json")],
+      args: [
+        ...CLI.slice(1),
+        "serve",
+        "--stdio",
+        "--tool-search",
+        "--always-load",
+        "*echo",
+        "--config",
+        path.join(dir, "mcp.json")
+      ],
       env: { ...process.env, ...cliEnv() } as Record<string, string>,
       stderr: "pipe"
     })

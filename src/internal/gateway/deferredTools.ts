@@ -51,7 +51,8 @@ export type Search = (query: string, limit: number) => Effect.Effect<ReadonlyArr
 export const tools: ReadonlyArray<McpSchema.Tool> = [FleetTools.searchToolsTool, FleetTools.callToolTool]
 
 /** Whether the gateway serves `name` itself while tool search may be on. */
-export const isDeferredTool = (name: string): boolean => name === FleetTools.SEARCH_TOOLS || name === FleetTools.CALL_TOOL
+export const isDeferredTool = (name: string): boolean =>
+  name === FleetTools.SEARCH_TOOLS || name === FleetTools.CALL_TOOL
 
 /** Whether a client with this view gets deferred tools. */
 export const isDeferred = (options: Options, view: Naming.View): boolean =>

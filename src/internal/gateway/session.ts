@@ -25,10 +25,10 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as McpServer from "../../McpServer.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
+import * as DeferredTools from "./deferredTools.js"
 import { type FleetHub, reservedNames } from "./fleetHub.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
-import * as DeferredTools from "./deferredTools.js"
 import * as Management from "./management.js"
 import * as Naming from "./naming.js"
 import * as Relay from "./relay.js"
@@ -291,21 +291,21 @@ export const makeHandlers: MakeHandlers = (hub, shared, client, session) =>
 
 // A stateful session's search hits join its list: told to its client (on the search's
 // stream) when its list is deferred and one was neither listed nor always loaded.
-const reveal = (hub: FleetHub, catalog: Effect.Effect<Naming.View>, revealed: Set<string>): DeferredTools.Reveal =>
-(names, ctx) =>
-  Effect.flatMap(catalog, (view) => {
-    const search = hub.options.toolSearch
-    let joined = false
-    for (const name of names) {
-      const entry = view.tools.get(name)
-      if (entry === undefined || revealed.has(name)) continue
-      revealed.add(name)
-      joined ||= !search.alwaysLoad(name, entry.tool)
-    }
-    return joined && DeferredTools.isDeferred(search, view)
-      ? ctx.notify(McpSchema.Method.ToolsListChanged, {})
-      : Effect.void
-  })
+const reveal =
+  (hub: FleetHub, catalog: Effect.Effect<Naming.View>, revealed: Set<string>): DeferredTools.Reveal => (names, ctx) =>
+    Effect.flatMap(catalog, (view) => {
+      const search = hub.options.toolSearch
+      let joined = false
+      for (const name of names) {
+        const entry = view.tools.get(name)
+        if (entry === undefined || revealed.has(name)) continue
+        revealed.add(name)
+        joined ||= !search.alwaysLoad(name, entry.tool)
+      }
+      return joined && DeferredTools.isDeferred(search, view)
+        ? ctx.notify(McpSchema.Method.ToolsListChanged, {})
+        : Effect.void
+    })
 
 /**
  * The handlers of one 2026-07-28 subscriptions/listen request: the shared ones, subscribing
