@@ -31,7 +31,7 @@ export const bundleCli = (outdir, { sourcemap = true } = {}) => {
     // way Node's CommonJS interop imports it, so it stays a dependency loaded at run time,
     // as do ws's optional native helpers.
     mainFields: ["module", "main"],
-    external: ["jsonc-parser", "bufferutil", "utf-8-validate"],
+    external: ["jsonc-parser", "bufferutil", "utf-8-validate", "@energetic-ai/*"],
     minifySyntax: true,
     minifyWhitespace: true,
     // Some bundled CommonJS dependencies call require(); give them one.

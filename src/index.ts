@@ -82,5 +82,11 @@ export * as Gateway from "./Gateway.js"
 /** The fleet's tools for models: policy-filtered, narrowed by a filter, called through the Policy. */
 export * as FleetTools from "./FleetTools.js"
 
+/** Search over the fleet's tools: lexical (BM25+), hybrid with an Embedder in context. */
+export * as ToolSearch from "./ToolSearch.js"
+
+/** Text embeddings for tool search: the Embedder service and its cache. */
+export * as Embedder from "./Embedder.js"
+
 /** Tools an agent host gives its model to list, read, subscribe to and poll the fleet's resources and tools. */
 export * as McpManagementTools from "./McpManagementTools.js"

@@ -32,3 +32,6 @@ export * as WebSocket from "../WebSocket.js"
 
 /** A lean HttpClient on undici, with the fast wire the HTTP transports use. */
 export * as HttpClientUndici from "../HttpClientUndici.js"
+
+/** The default Embedder for tool search (a model shipped in npm packages, optional) and a file cache. */
+export * as NodeEmbedder from "../NodeEmbedder.js"

@@ -15,12 +15,14 @@ import * as McpError from "../../McpError.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { describe } from "../../ServerState.js"
 import * as ToolPins from "../../ToolPins.js"
+import * as ToolSearch from "../../ToolSearch.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
 import * as TerminalPolicy from "../TerminalPolicy.js"
+import * as Search from "./search.js"
 
 const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
   name: status.name,
@@ -223,6 +225,15 @@ export const tools = Command.make(
     drifted: Options.boolean("drifted").pipe(
       Options.withDescription("List the tools whose definition changed since they were pinned, and what changed")
     ),
+    search: Options.text("search").pipe(
+      Options.withPseudoName("query"),
+      Options.withDescription("The tools best matching a query in words, best first, with their scores"),
+      Options.optional
+    ),
+    limit: Options.integer("limit").pipe(
+      Options.withDescription("With --search: the most tools shown"),
+      Options.withDefault(ToolSearch.DEFAULT_LIMIT)
+    ),
     name: Args.text({ name: "name" }).pipe(
       Args.withDescription(
         "One tool to show in full (its description, arguments, annotations and server): its qualified name, " +
@@ -238,6 +249,7 @@ export const tools = Command.make(
       const started = yield* startedWith(settings, given.server)
       const drifts = yield* started.registry.drifted
       if (given.drifted) return yield* showDrifted(settings, drifts)
+      if (Option.isSome(given.search)) return yield* Search.show(settings, started, given.search.value, given.limit)
       const entries = (yield* catalogOf(started)).tools
       if (settings.json) return yield* Render.json(entries.map(toolJson))
       // The hidden column only when some server hid text in a tool: it names what was done.
@@ -264,7 +276,8 @@ export const tools = Command.make(
       )
     }).pipe(Fleet.oneShot)
 ).pipe(Command.withDescription(
-  "List the tools of the fleet by qualified name (mcp__<server>__<tool>); tools <name> shows one in full"
+  "List the tools of the fleet by qualified name (mcp__<server>__<tool>); tools <name> shows one in full; " +
+    "tools --search <query> the best matches"
 ))
 
 // `resources <uri>`: one resource, or one template, in full.

@@ -66,6 +66,9 @@ const byServer = (catalog: Catalog.Catalog): Map<string, Array<Catalog.ToolEntry
 /** How many candidates each half brings to the fusion. */
 const CANDIDATES = 50
 
+/** How many query vectors are kept. */
+const QUERY_CACHE = 64
+
 /**
  * An empty index; with an embedder it ranks by meaning too.
  */
@@ -77,6 +80,23 @@ export const make = (
   const indexed = new Map<string, Indexed>()
   const entries = new Map<string, Catalog.ToolEntry>()
   const vectors = new Map<string, Float32Array>()
+
+  // The last queries' vectors: a model asks again in the same words.
+  const queries = new Map<string, Float32Array>()
+  const embedQuery = (model: Embedder.Embedder, query: string): Effect.Effect<Float32Array | undefined> => {
+    const known = queries.get(query)
+    if (known !== undefined) return Effect.succeed(known)
+    return model.embed([query]).pipe(
+      Effect.map(([vector]) => {
+        if (queries.size >= QUERY_CACHE) queries.delete(queries.keys().next().value!)
+        queries.set(query, vector!)
+        return vector
+      }),
+      Effect.catchAllDefect((defect) =>
+        Effect.as(Effect.logWarning(`tool search: embedding a query failed: ${String(defect)}`), undefined)
+      )
+    )
+  }
 
   const drop = (server: string) => {
     const old = indexed.get(server)
@@ -92,9 +112,14 @@ export const make = (
   const put = (server: string, list: ReadonlyArray<Catalog.ToolEntry>, instructions: string | undefined) =>
     Effect.gen(function*() {
       const documents = list.map((entry) => toolDocument(entry.name, server, entry.tool, instructions))
-      const made = embedder === undefined
-        ? []
-        : yield* Semantic.vectors(embedder, cache, documents.map(embeddingText))
+      // A model that fails leaves the server's tools to the lexical half.
+      const made = embedder === undefined ?
+        [] :
+        yield* Semantic.vectors(embedder, cache, documents.map(embeddingText)).pipe(
+          Effect.catchAllDefect((defect) =>
+            Effect.as(Effect.logWarning(`tool search: embedding '${server}' failed: ${String(defect)}`), [])
+          )
+        )
       drop(server)
       lexical.add(documents)
       list.forEach((entry, i) => {
@@ -133,9 +158,10 @@ export const make = (
         return entry !== undefined && keep(entry)
       }
       const lexicalHits = lexical.search(query, admitted, CANDIDATES)
-      const semanticHits = embedder === undefined || vectors.size === 0
+      const queryVector = embedder === undefined || vectors.size === 0 ? undefined : yield* embedQuery(embedder, query)
+      const semanticHits = queryVector === undefined
         ? undefined
-        : Fusion.nearest((yield* embedder.embed([query]))[0]!, vectors, admitted, CANDIDATES)
+        : Fusion.nearest(queryVector, vectors, admitted, CANDIDATES)
       return Fusion.fuse(lexicalHits, semanticHits).slice(0, limit).map((hit) => ({
         entry: entries.get(hit.id)!,
         score: hit.score

