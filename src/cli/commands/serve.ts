@@ -9,19 +9,23 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Gateway from "../../Gateway.js"
+import * as NodeEmbedder from "../../NodeEmbedder.js"
 import * as NodeGateway from "../../NodeGateway.js"
 import * as NodeHost from "../../NodeHost.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import * as Stdio from "../../Stdio.js"
+import * as ToolSearch from "../../ToolSearch.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import { embeddingsDir } from "./search.js"
 import * as ServeAuth from "./serveAuth.js"
 
 // How long the servers have to end once the host closed our stdin.
@@ -40,6 +44,36 @@ const gatewayOptions = (given: {
   ...(given.toolSearch ? { toolSearch: true } : given.noToolSearch ? { toolSearch: false } : {}),
   alwaysLoad: given.alwaysLoad
 })
+
+// The gateway's tool index, as `tools --search` ranks: hybrid when the embedding package is
+// installed, its vectors cached beside the config. Made in the background, so that
+// initialize never waits for the model: a search waits for it instead.
+const backgroundSearch = (
+  settings: Settings.Settings,
+  registry: ServerRegistry.ServerRegistry,
+  policy: Policy.Policy
+) =>
+  Effect.gen(function*() {
+    const making = yield* Layer.build(
+      NodeEmbedder.layerSearch(embeddingsDir(settings)).pipe(
+        Layer.provide(Layer.succeed(ServerRegistry.ServerRegistry, registry)),
+        Layer.provide(Layer.succeed(Policy.Policy, policy))
+      )
+    ).pipe(Effect.map(Context.get(ToolSearch.ToolSearch)), Effect.forkScoped)
+    let made: ToolSearch.ToolSearch | undefined
+    const service: ToolSearch.ToolSearch = {
+      search: (query, options) =>
+        Effect.flatMap(Fiber.join(making), (index) => {
+          made = index
+          return index.search(query, options)
+        }),
+      // Known once made; by words alone until then.
+      get semantic() {
+        return made?.semantic ?? false
+      }
+    }
+    return service
+  })
 
 /**
  * `mcp-fleet serve --stdio` or `mcp-fleet serve --http <port>`.
@@ -137,12 +171,15 @@ export const serve = Command.make("serve", {
     // serve, and their roots are the clients' (the configured ones while none declares any).
     const host = yield* Layer.build(Gateway.layerHost({ roots: settings.roots.map(NodeHost.rootOf) }))
     const { loaded, policy, registry } = yield* Fleet.follow(settings, host)
-    const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      effect.pipe(
+    const toolSearch = given.noToolSearch ? undefined : yield* backgroundSearch(settings, registry, policy)
+    const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+      const served = effect.pipe(
         Effect.provideService(ServerRegistry.ServerRegistry, registry),
         Effect.provideService(Policy.Policy, policy),
         Effect.provideService(Gateway.ClientHost, Context.get(host, Gateway.ClientHost))
       )
+      return toolSearch === undefined ? served : Effect.provideService(served, ToolSearch.ToolSearch, toolSearch)
+    }
     if (given.stdio) {
       yield* gateway(
         NodeGateway.serveStdio({
