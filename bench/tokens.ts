@@ -11,10 +11,11 @@
 // Break-even: deferred mode costs each search its call (name and arguments) and its answer;
 // a stateful client (and both model bridges) then carries the hits' definitions in its list
 // too. The first request saves `eager − deferred`; that many tokens buy this many searches.
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -25,10 +26,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as NodeEmbedder from "../src/NodeEmbedder.js"
 import * as NodeFleet from "../src/NodeFleet.js"
 import * as NodeGateway from "../src/NodeGateway.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
+import * as ToolSearch from "../src/ToolSearch.js"
 import { realServers } from "./fixtures/searchCatalog.js"
 
 const encoder = new Tiktoken(o200k)
@@ -36,14 +39,16 @@ const tokens = (text: string) => encoder.encode(text).length
 
 // A request's tools as a provider is sent them.
 const definitions = (tools: ReadonlyArray<Tool>) =>
-  JSON.stringify(tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema })))
+  JSON.stringify(
+    tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }))
+  )
 
 const listAll = async (client: Client): Promise<Array<Tool>> => {
   const tools: Array<Tool> = []
   let cursor: string | undefined
   do {
     const page = await client.listTools(cursor === undefined ? {} : { cursor })
-    tools.push(...page.tools)
+    for (const tool of page.tools) tools.push(tool)
     cursor = page.nextCursor
   } while (cursor !== undefined)
   return tools
@@ -75,8 +80,11 @@ const program = Effect.gen(function*() {
   const registry = yield* ServerRegistry.ServerRegistry
   yield* registry.awaitReady({ servers: servers.map((spec) => spec.name), timeout: "60 seconds" })
   const eagerUrl = yield* NodeGateway.serveHttp({ port: 0, toolSearch: false, pageSize: 1000 })
-  const deferredUrl = yield* NodeGateway.serveHttp({ port: 0, toolSearch: true })
-  return yield* Effect.promise(() => measure(eagerUrl, deferredUrl))
+  // The index `serve` uses: hybrid when the embedding package is installed.
+  const index = yield* Layer.build(NodeEmbedder.layerSearch(path.join(dir, "embeddings")))
+  const deferredUrl = yield* NodeGateway.serveHttp({ port: 0, toolSearch: true }).pipe(Effect.provide(index))
+  const semantic = Context.get(index, ToolSearch.ToolSearch).semantic
+  return { ranking: semantic ? "hybrid" : "lexical", ...yield* Effect.promise(() => measure(eagerUrl, deferredUrl)) }
 }).pipe(Effect.scoped, Effect.provide(fleet), Logger.withMinimumLogLevel(LogLevel.Warning))
 
 const measure = async (eagerUrl: string, deferredUrl: string) => {
