@@ -22,7 +22,7 @@ import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { fixtureSpec, tempDir } from "../../src/testing/node.js"
-import { CLI, cliEnv, removeTempDirs, SERVERS, tempDir as cliTempDir } from "../support/cli.js"
+import { CLI, cliEnv, removeTempDirs, run, SERVERS, tempDir as cliTempDir } from "../support/cli.js"
 import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { eventually, sdkClient } from "../support/gateway.js"
 import { hangGuard } from "../support/guard.js"
@@ -254,5 +254,17 @@ describe("serve --stdio --tool-search --always-load", () => {
     expect(await names(client)).toEqual(["mcp__everything__echo", "search_tools", "call_tool"])
     const found = await search(client, "sum of two numbers")
     expect(found.map((tool) => tool.name)).toContain("mcp__everything__get-sum")
+  }, hangGuard(30_000))
+})
+
+describe("serve --tool-search --no-tool-search", () => {
+  it("is refused as a usage error", async () => {
+    const dir = cliTempDir({ "mcp.json": JSON.stringify({ mcpServers: {} }) })
+    const result = await run(["serve", "--stdio", "--tool-search", "--no-tool-search", "--config", "mcp.json"], {
+      cwd: dir,
+      mark
+    })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain("give --tool-search or --no-tool-search")
   }, hangGuard(30_000))
 })

@@ -7,11 +7,13 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Gateway from "../../Gateway.js"
 import * as NodeEmbedder from "../../NodeEmbedder.js"
 import * as NodeGateway from "../../NodeGateway.js"
@@ -46,24 +48,31 @@ const gatewayOptions = (given: {
 })
 
 // The gateway's tool index, as `tools --search` ranks: hybrid when the embedding package is
-// installed, its vectors cached beside the config. Made in the background, so that
-// initialize never waits for the model: a search waits for it instead.
-const backgroundSearch = (
+// installed, its vectors cached beside the config. Never made before initialize is answered:
+// with --tool-search in the background from the start, else (deferred only on a big fleet)
+// at the first search, which waits for it, so a small fleet never loads the model.
+const searchIndex = (
   settings: Settings.Settings,
   registry: ServerRegistry.ServerRegistry,
-  policy: Policy.Policy
+  policy: Policy.Policy,
+  now: boolean
 ) =>
   Effect.gen(function*() {
-    const making = yield* Layer.build(
+    const build = Layer.build(
       NodeEmbedder.layerSearch(embeddingsDir(settings)).pipe(
         Layer.provide(Layer.succeed(ServerRegistry.ServerRegistry, registry)),
         Layer.provide(Layer.succeed(Policy.Policy, policy))
       )
-    ).pipe(Effect.map(Context.get(ToolSearch.ToolSearch)), Effect.forkScoped)
+    ).pipe(
+      Effect.map(Context.get(ToolSearch.ToolSearch)),
+      Scope.extend(yield* Effect.scope),
+      Effect.provideService(FileSystem.FileSystem, yield* FileSystem.FileSystem)
+    )
+    const making = now ? Fiber.join(yield* Effect.forkScoped(build)) : yield* Effect.cached(build)
     let made: ToolSearch.ToolSearch | undefined
     const service: ToolSearch.ToolSearch = {
       search: (query, options) =>
-        Effect.flatMap(Fiber.join(making), (index) => {
+        Effect.flatMap(making, (index) => {
           made = index
           return index.search(query, options)
         }),
@@ -171,7 +180,7 @@ export const serve = Command.make("serve", {
     // serve, and their roots are the clients' (the configured ones while none declares any).
     const host = yield* Layer.build(Gateway.layerHost({ roots: settings.roots.map(NodeHost.rootOf) }))
     const { loaded, policy, registry } = yield* Fleet.follow(settings, host)
-    const toolSearch = given.noToolSearch ? undefined : yield* backgroundSearch(settings, registry, policy)
+    const toolSearch = given.noToolSearch ? undefined : yield* searchIndex(settings, registry, policy, given.toolSearch)
     const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
       const served = effect.pipe(
         Effect.provideService(ServerRegistry.ServerRegistry, registry),
