@@ -101,7 +101,7 @@ const OPTIONAL_PEERS = {
 
 /** The Node modules: only mcp-fleet/node, the CLI and each other import them, never the neutral core. */
 const NODE = [
-  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway|NodeOAuth)\\.ts$",
+  "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway|NodeOAuth|NodeEmbedder)\\.ts$",
   "^src/internal/transport/(guardian|processGroup|processScan|undiciWire)\\.ts$",
   "^src/internal/oauth/(fileStore|loopback)\\.ts$",
   "^src/node/"

@@ -33,6 +33,11 @@ const servers = [
     ]
   }),
   FakeServer.spec({
+    name: "ledger",
+    instructions: "Bookkeeping for invoices and payments.",
+    tools: [tool("record", "Record an entry.", { amount: "How much" })]
+  }),
+  FakeServer.spec({
     name: "chat",
     tools: [
       tool("post_message", "Send a message to a channel.", { channel: "Channel id", text: "Message text" }),
@@ -44,7 +49,7 @@ const servers = [
 const setup = (config: Policy.Config = {}) =>
   Effect.gen(function*() {
     const registry = yield* ServerRegistry.make({ servers }).pipe(Effect.provide(Platform))
-    yield* registry.awaitReady({ servers: ["tracker", "chat"], timeout: "1 second" })
+    yield* registry.awaitReady({ servers: ["tracker", "ledger", "chat"], timeout: "1 second" })
     const policy = yield* Policy.make(config).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(
@@ -75,6 +80,12 @@ describe("ToolSearch", () => {
       expect(names(yield* search.search("delete message", { limit: 10 }))).not.toContain("mcp__chat__delete_message")
       const narrowed = yield* search.search("issue message", { servers: ["ch*"], limit: 10 })
       expect(narrowed.every((hit) => hit.server === "chat")).toBe(true)
+    }))
+
+  it.scoped("a server's instructions are searched too, for every tool of it", () =>
+    Effect.gen(function*() {
+      const { search } = yield* setup()
+      expect(names(yield* search.search("invoices", { limit: 1 }))).toEqual(["mcp__ledger__record"])
     }))
 
   it.scoped("FleetTools searches the same catalog", () =>

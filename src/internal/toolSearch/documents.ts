@@ -73,15 +73,15 @@ export const toolDocument = (
   serverText: instructions === undefined ? splitWords(server) : `${splitWords(server)} \n${instructions}`
 })
 
-const clip = (text: string, max: number): string => text.length <= max ? text : text.slice(0, max)
+const firstSentence = (text: string): string => {
+  const end = text.search(/[.!?](\s|$)/)
+  return (end === -1 ? text : text.slice(0, end + 1)).slice(0, 300)
+}
 
 /**
- * The text a tool's embedding is made of: what it is called and what it does, with its
- * parameters' names; not the server's instructions, which say nothing of one tool.
+ * The text a tool's embedding is made of: its name in words, its server's, and the first
+ * sentence of its description. A short text suits a sentence encoder best: parameters and
+ * the rest of a long description blur what the tool is for.
  */
 export const embeddingText = (document: ToolDocument): string =>
-  [
-    document.title === "" ? document.name : `${document.name}: ${document.title}`,
-    clip(document.description, 600),
-    document.parameters === "" ? "" : `Parameters: ${clip(document.parameters.replace(/\s*\n/g, ";"), 300)}`
-  ].filter((part) => part !== "").join(". ")
+  `${document.name} (${splitWords(document.server)}). ${firstSentence(document.description)}`.trim()

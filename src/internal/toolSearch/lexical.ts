@@ -11,6 +11,7 @@
 import MiniSearch from "minisearch"
 import type { ToolDocument } from "./documents.js"
 import { fields } from "./documents.js"
+import { kinOf } from "./synonyms.js"
 import { analyze, tokenize } from "./terms.js"
 
 /**
@@ -40,6 +41,9 @@ export const boosts: Record<(typeof fields)[number], number> = {
   serverText: 0.5
 }
 
+/** How much a word the thesaurus brought counts against one of the query's own. */
+export const KIN_WEIGHT = 0.35
+
 /**
  * An empty index.
  */
@@ -54,14 +58,20 @@ export const make = (): LexicalIndex => {
   return {
     add: (documents) => index.addAll(documents),
     remove: (documents) => index.removeAll(documents),
-    search: (query, keep, limit) =>
-      index.search(query, {
+    search: (query, keep, limit) => {
+      // The query's words, then their kin from the thesaurus, which count for less.
+      const own = new Set(tokenize(query).map(analyze).filter((term): term is string => term !== null))
+      const kin = new Set([...own].flatMap((term) => [...kinOf(term)]).filter((term) => !own.has(term)))
+      return index.search([...own, ...kin].join(" "), {
         boost: boosts,
-        prefix: (term) => term.length >= 4,
-        fuzzy: (term) => term.length >= 6 ? 0.2 : false,
+        // The thesaurus' words match exactly: no prefix or typo search for them.
+        prefix: (term) => own.has(term) && term.length >= 4,
+        fuzzy: (term) => own.has(term) && term.length >= 6 ? 0.2 : false,
         weights: { prefix: 0.4, fuzzy: 0.3 },
         combineWith: "OR",
+        boostTerm: (term) => own.has(term) ? 1 : KIN_WEIGHT,
         filter: (result) => keep(result.id as string)
       }).slice(0, limit).map((result) => ({ id: result.id as string, score: result.score }))
+    }
   }
 }
