@@ -163,6 +163,9 @@ describe("gateway deferred tools (toolSearch: true, alwaysLoad)", () => {
     const bad = await client.callTool({ name: "call_tool", arguments: {} })
     expect(bad.isError).toBe(true)
     expect(textOf(bad)).toContain("'name'")
+    const noQuery = await client.callTool({ name: "search_tools", arguments: { limit: 2 } })
+    expect(noQuery.isError).toBe(true)
+    expect(textOf(noQuery)).toContain("'query'")
   }, hangGuard(30_000))
 })
 
