@@ -12,7 +12,10 @@
  *     Layer.provide(NodeHttpClient.layerUndici)
  *   )
  *
- * Run it with `npx tsx examples/agent.ts`.
+ * Run it with `npx tsx examples/agent.ts`. With `--deferred`, the model is given deferred
+ * tools (`AiToolkit.deferred`): `search_tools`, the management tools and the always-loaded
+ * `mcp__memory__read_graph` instead of every tool; it searches, and the tools it finds are
+ * offered on the next turn.
  */
 import * as Chat from "@effect/ai/Chat"
 import * as LanguageModel from "@effect/ai/LanguageModel"
@@ -41,12 +44,41 @@ const toolResults = (prompt: Prompt.Prompt) =>
     )
   )
 
+const deferred = process.argv.includes("--deferred")
+
+// The deferred script: search, call the best hit on the next turn, answer from its result.
+const deferredTurn = (prompt: Prompt.Prompt, offered: ReadonlyArray<string>): Array<Response.PartEncoded> => {
+  const results = toolResults(prompt)
+  const found = results.get("search_tools") as { structuredContent?: { tools: Array<{ name: string }> } } | undefined
+  if (found === undefined) {
+    console.log(`  offered: ${offered.join(", ")}`)
+    return [
+      { type: "tool-call", id: "1", name: "search_tools", params: { query: "echo a message back", limit: 3 } },
+      { type: "finish", reason: "tool-calls", usage }
+    ]
+  }
+  const best = found.structuredContent!.tools[0]!.name
+  const echoed = results.get(best) as { text?: string } | undefined
+  if (echoed === undefined) {
+    console.log(`  offered: ${offered.join(", ")}`)
+    return [
+      { type: "tool-call", id: "2", name: best, params: { message: "hello from a deferred tool" } },
+      { type: "finish", reason: "tool-calls", usage }
+    ]
+  }
+  return [
+    { type: "text", text: `Found ${best} by searching; it said "${echoed.text}".` },
+    { type: "finish", reason: "stop", usage }
+  ]
+}
+
 /** A deterministic model: first it asks for tools, then it answers from their results. */
 const ScriptedModel = Layer.effect(
   LanguageModel.LanguageModel,
   LanguageModel.make({
     generateText: (options) =>
       Effect.sync((): Array<Response.PartEncoded> => {
+        if (deferred) return deferredTurn(options.prompt, options.tools.map((tool) => tool.name))
         const results = toolResults(options.prompt)
         if (results.size === 0) {
           return [
@@ -76,8 +108,11 @@ const ScriptedModel = Layer.effect(
 const ask = (question: string) =>
   Effect.gen(function*() {
     const chat = yield* Chat.empty
-    // Resolved by each turn: the model always gets the fleet's tools of that moment.
-    const toolkit = AiToolkit.toolkit()
+    // Resolved by each turn: the model always gets the fleet's tools of that moment (deferred:
+    // search_tools, the always-loaded ones and what this conversation's searches found).
+    const toolkit = deferred
+      ? yield* AiToolkit.deferred(undefined, { alwaysLoad: ["mcp__memory__read_graph"] })
+      : AiToolkit.toolkit()
     let response = yield* chat.generateText({ prompt: question, toolkit })
     for (let turn = 1; response.toolCalls.length > 0 && turn < 10; turn++) {
       for (const result of response.toolResults) {

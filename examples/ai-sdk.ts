@@ -9,7 +9,10 @@
  * `openai("gpt-4.1")` from `@ai-sdk/openai` or `anthropic("claude-sonnet-4-5")` from
  * `@ai-sdk/anthropic`.
  *
- * Run it with `npx tsx examples/ai-sdk.ts`.
+ * Run it with `npx tsx examples/ai-sdk.ts`. With `--deferred`, the model is given deferred
+ * tools (`AiSdk.toAiSdkDeferred`): `search_tools` and the always-loaded
+ * `mcp__memory__read_graph` instead of every tool; `prepareStep` gives each step the tools
+ * found so far, so the model searches, then calls what it found.
  */
 import { generateText, stepCountIs } from "ai"
 import { MockLanguageModelV3 } from "ai/test"
@@ -40,6 +43,51 @@ const usage = {
   inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 0, text: 0, reasoning: undefined }
 }
+
+const finished = (text: string) => ({
+  content: [{ type: "text" as const, text }],
+  finishReason: { unified: "stop" as const, raw: undefined },
+  usage,
+  warnings: []
+})
+
+// The deferred script: search, call the best hit in the next step, answer from its result.
+const deferredModel = new MockLanguageModelV3({
+  doGenerate: async ({ prompt, tools }) => {
+    console.log(`  offered: ${(tools ?? []).map((tool) => tool.name).join(", ")}`)
+    const outputs = new Map(
+      prompt.flatMap((message) => message.role === "tool" ? message.content : []).flatMap((part) =>
+        part.type === "tool-result" ? [[part.toolName, part.output] as const] : []
+      )
+    )
+    const found = outputs.get("search_tools")
+    if (found === undefined) {
+      return {
+        content: [{
+          type: "tool-call",
+          toolCallId: "1",
+          toolName: "search_tools",
+          input: "{\"query\":\"echo a message back\"}"
+        }],
+        finishReason: { unified: "tool-calls", raw: undefined },
+        usage,
+        warnings: []
+      }
+    }
+    const best =
+      (JSON.parse(found.type === "text" ? found.value : "{}") as { tools: Array<{ name: string }> }).tools[0]!.name
+    const echoed = outputs.get(best)
+    if (echoed === undefined) {
+      return {
+        content: [{ type: "tool-call", toolCallId: "2", toolName: best, input: "{\"message\":\"hi\"}" }],
+        finishReason: { unified: "tool-calls", raw: undefined },
+        usage,
+        warnings: []
+      }
+    }
+    return finished(`Found ${best} by searching; it said ${echoed.type === "text" ? echoed.value : "?"}`)
+  }
+})
 
 // A deterministic model: tool calls first, then an answer made of what the tools returned.
 const model = new MockLanguageModelV3({
@@ -74,10 +122,16 @@ const fleet = await runtime.runPromise(Effect.gen(function*() {
   return yield* FleetTools.make
 }))
 
+const filter = { servers: ["everything", "memory"] }
+// Deferred: one per conversation; its prepareStep gives each step what its searches found.
+const deferred = process.argv.includes("--deferred")
+  ? AiSdk.toAiSdkDeferred(fleet, { filter, alwaysLoad: ["mcp__memory__read_graph"] })
+  : undefined
 const { steps, text } = await generateText({
-  model,
-  // Made for each call, so the model gets the tools of the moment.
-  tools: AiSdk.toAiSdkTools(fleet, { filter: { servers: ["everything", "memory"] } }),
+  ...(deferred === undefined
+    // Made for each call, so the model gets the tools of the moment.
+    ? { model, tools: AiSdk.toAiSdkTools(fleet, { filter }) }
+    : { model: deferredModel, tools: deferred.tools, prepareStep: deferred.prepareStep }),
   stopWhen: stepCountIs(5),
   prompt: "Say hi and tell me what my memory holds."
 })

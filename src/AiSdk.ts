@@ -15,6 +15,9 @@
  * The set holds the tools of the moment it is made: make it for each `generateText` call to
  * follow the catalog.
  *
+ * Deferred tools (`toAiSdkDeferred`): the model is given `search_tools` instead of every
+ * tool, and what it finds joins on the next step, through `prepareStep`'s `activeTools`.
+ *
  * @since 0.1.0
  */
 import type { Tool, ToolSet } from "ai"
@@ -108,11 +111,20 @@ export const toModelOutput = (result: McpSchema.CallToolResult): ModelOutput => 
  */
 export const toAiSdkTools = (fleet: FleetTools.FleetTools, options: Options = {}): ToolSet => {
   const selection = fleet.select(options.filter)
+  return toolSet(fleet, selection, Runtime.runSync(fleet.runtime)(selection.tools))
+}
+
+// `tools` as a ToolSet whose calls go through `selection`.
+const toolSet = (
+  fleet: FleetTools.FleetTools,
+  selection: FleetTools.Selection,
+  given: ReadonlyArray<FleetTools.FleetTool>
+): ToolSet => {
   const run = Runtime.runPromiseExit(fleet.runtime)
   // No prototype: the SDK looks a model's tool call up by name, and a model naming
   // `constructor` must be told there is no such tool rather than find Object's.
   const tools: ToolSet = Object.create(null)
-  for (const { name, server, tool } of Runtime.runSync(fleet.runtime)(selection.tools)) {
+  for (const { name, server, tool } of given) {
     tools[name] = dynamicTool({
       ...(tool.description === undefined ? {} : { description: tool.description }),
       ...(tool.title === undefined ? {} : { title: tool.title }),
@@ -137,4 +149,57 @@ export const toAiSdkTools = (fleet: FleetTools.FleetTools, options: Options = {}
     })
   }
   return tools
+}
+
+/**
+ * Deferred tools for one `generateText` (or `streamText`) call, through its step hooks.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Deferred {
+  /** Every selected tool and `search_tools`: pass as `tools` (a model may call any by name). */
+  readonly tools: ToolSet
+  /** The tools the model is given now: `search_tools`, the always-loaded ones, those found so far. */
+  readonly activeTools: () => Array<string>
+  /** Pass as `prepareStep`: each step gives the model `activeTools()`, so a hit joins on the next step. */
+  readonly prepareStep: () => { activeTools: Array<string> }
+}
+
+/**
+ * Deferred tools as the AI SDK takes them: the model is given `search_tools` (and the
+ * management tools, and the `alwaysLoad` ones) instead of every tool, and what a search
+ * finds joins on the next step, through `prepareStep`'s `activeTools`. The `tools` hold
+ * every selected tool, so a call of one the model knows by name works before it is found.
+ * Make one per conversation: what its searches found is its own.
+ *
+ * @example
+ * ```ts
+ * const deferred = toAiSdkDeferred(fleet, { filter: { servers: ["memory"] } })
+ * const { text } = await generateText({
+ *   model,
+ *   tools: deferred.tools,
+ *   prepareStep: deferred.prepareStep,
+ *   stopWhen: stepCountIs(5),
+ *   prompt: "Remember that Ada likes tea."
+ * })
+ * ```
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const toAiSdkDeferred = (
+  fleet: FleetTools.FleetTools,
+  options: Options & FleetTools.DeferredOptions = {}
+): Deferred => {
+  const runSync = Runtime.runSync(fleet.runtime)
+  const selection = fleet.deferred(options.filter, options)
+  const every = runSync(fleet.select(options.filter).tools)
+  const tools = toolSet(fleet, selection, [{
+    name: FleetTools.SEARCH_TOOLS,
+    server: undefined,
+    tool: FleetTools.searchToolsTool
+  }, ...every])
+  const activeTools = () => runSync(selection.tools).map((tool) => tool.name)
+  return { tools, activeTools, prepareStep: () => ({ activeTools: activeTools() }) }
 }

@@ -9,6 +9,9 @@
  * without the program being rebuilt. A tool that goes away between the turn's start and the
  * call answers with a failure the model reads (a NotFound reason), not a defect.
  *
+ * **Deferred.** `deferred(filter, { alwaysLoad })` gives a conversation `search_tools`
+ * instead of every tool; what a search finds joins the toolkit on the next turn.
+ *
  * **Schemas.** @effect/ai 0.37 has no dynamic tools, so each tool is made with `Tool.make`
  * and given parameters that accept any JSON object and carry the tool's inputSchema as
  * their `jsonSchema` annotation. `Tool.getJsonSchema` (what providers send) returns an
@@ -153,6 +156,20 @@ const handler = (selection: FleetTools.Selection, name: string) => (params: Reco
     })
   )
 
+// The toolkit of a selection's tools now, with their handlers.
+const toolkitOf = (selection: FleetTools.Selection): Effect.Effect<Toolkit.WithHandler<Tools>> =>
+  Effect.gen(function*() {
+    const tools = yield* selection.tools
+    const kit = Toolkit.make(...tools.map(toAiTool)) as unknown as Toolkit.Toolkit<Tools>
+    // @effect/ai looks a model's tool call up in this record: without a prototype, a call of
+    // `constructor` is an unknown tool (MalformedOutput) rather than Object's (a defect).
+    Object.setPrototypeOf(kit.tools, null)
+    const handlers: Record<string, ReturnType<typeof handler>> = {}
+    for (const tool of tools) handlers[tool.name] = handler(selection, tool.name)
+    const context = yield* kit.toContext(handlers as Toolkit.HandlersFrom<Tools>)
+    return yield* Effect.provide(kit, context)
+  })
+
 /**
  * The fleet's tools, as the Policy and `filter` allow them now, as an @effect/ai toolkit
  * with its handlers: pass it as `toolkit` to `LanguageModel.generateText` (or `streamText`,
@@ -173,18 +190,30 @@ const handler = (selection: FleetTools.Selection, name: string) => (params: Reco
 export const toolkit = (
   filter?: FleetTools.Filter | undefined
 ): Effect.Effect<Toolkit.WithHandler<Tools>, never, ServerRegistry.ServerRegistry | Policy.Policy> =>
-  Effect.gen(function*() {
-    const selection = (yield* FleetTools.make).select(filter)
-    const tools = yield* selection.tools
-    const kit = Toolkit.make(...tools.map(toAiTool)) as unknown as Toolkit.Toolkit<Tools>
-    // @effect/ai looks a model's tool call up in this record: without a prototype, a call of
-    // `constructor` is an unknown tool (MalformedOutput) rather than Object's (a defect).
-    Object.setPrototypeOf(kit.tools, null)
-    const handlers: Record<string, ReturnType<typeof handler>> = {}
-    for (const tool of tools) handlers[tool.name] = handler(selection, tool.name)
-    const context = yield* kit.toContext(handlers as Toolkit.HandlersFrom<Tools>)
-    return yield* Effect.provide(kit, context)
-  })
+  Effect.flatMap(FleetTools.make, (fleet) => toolkitOf(fleet.select(filter)))
+
+/**
+ * Deferred tools for one conversation: the toolkit it gives (an Effect, resolved by every
+ * turn as `toolkit`'s) holds `search_tools`, the management tools and the `alwaysLoad` ones
+ * rather than every tool; the tools a search finds join it on the next turn (see
+ * `FleetTools.deferred`). Make one per conversation: what its searches found is its own.
+ *
+ * @example
+ * ```ts
+ * const toolkit = yield* AiToolkit.deferred({ servers: ["memory"] }, { alwaysLoad: ["mcp__memory__read_graph"] })
+ * let response = yield* chat.generateText({ prompt: "Remember that Ada likes tea", toolkit })
+ * // the model calls search_tools { query: "store a fact" }; on the next turn it has the hits
+ * response = yield* chat.generateText({ prompt: [], toolkit })
+ * ```
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const deferred = (
+  filter?: FleetTools.Filter | undefined,
+  options?: FleetTools.DeferredOptions | undefined
+): Effect.Effect<Effect.Effect<Toolkit.WithHandler<Tools>>, never, ServerRegistry.ServerRegistry | Policy.Policy> =>
+  Effect.map(FleetTools.make, (fleet) => toolkitOf(fleet.deferred(filter, options)))
 
 // ---------------------------------------------------------------------------
 // An app's own toolkit as MCP tools

@@ -96,6 +96,14 @@ export interface FleetTools {
    * ToolSearch service in context, else one made over this registry and Policy (lexical
    * unless an Embedder is in context), shared by every FleetTools made over them.
    */
+  /**
+   * A selection in deferred mode, for one conversation: its `tools` are `search_tools`, the
+   * management tools, the `alwaysLoad` ones and those its searches found so far (so a bridge
+   * that reads `tools` each turn gives the model a hit on the next turn); its `call` runs
+   * `search_tools` over the selected tools (a hit the filter leaves out is not given) and
+   * calls any selected tool by name, found or not.
+   */
+  readonly deferred: (filter?: Filter | undefined, options?: DeferredOptions | undefined) => Selection
   readonly searchTools: (
     query: string,
     options?: ToolSearch.SearchOptions | undefined
@@ -211,7 +219,12 @@ export const make: Effect.Effect<FleetTools, never, ServerRegistry.ServerRegistr
       return { tools, call }
     }
 
-    return { select, runtime, searchTools: search.search }
+    return {
+      select,
+      runtime,
+      searchTools: search.search,
+      deferred: (filter = {}, options) => deferredSelection(select(filter), search.search, filter.servers, options)
+    }
   }
 )
 
@@ -252,3 +265,223 @@ export const blockText = (block: McpSchema.ContentBlock): string => {
  * @category utils
  */
 export const resultText = (result: McpSchema.CallToolResult): string => result.content.map(blockText).join("\n")
+
+// ---------------------------------------------------------------------------
+// Deferred tools: the model is given a search instead of every definition
+// ---------------------------------------------------------------------------
+
+/**
+ * The name of the tool that finds deferred tools (the gateway's and the bridges').
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const SEARCH_TOOLS = "search_tools"
+
+/**
+ * The name of the gateway's fallback tool that calls any tool by name, for clients that
+ * never list tools again.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const CALL_TOOL = "call_tool"
+
+/**
+ * How many tools a search gives by default, and at most.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const SEARCH_LIMIT = { default: 5, max: 20 } as const
+
+/**
+ * `search_tools {query, limit?}`: what a model is given instead of the deferred tools'
+ * definitions.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const searchToolsTool: McpSchema.Tool = {
+  name: SEARCH_TOOLS,
+  description: "Find tools by what they do. More tools exist than are listed: search before saying a tool is " +
+    "missing. Gives each match's name, description and inputSchema; then call the match by its name.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: { type: "string", description: "What the tool should do, in a few words" },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: SEARCH_LIMIT.max,
+        description: `How many tools at most (default ${SEARCH_LIMIT.default})`
+      }
+    },
+    required: ["query"]
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false }
+}
+
+/**
+ * `call_tool {name, arguments}`: calls any tool by the name a search gave.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const callToolTool: McpSchema.Tool = {
+  name: CALL_TOOL,
+  description: `Call a tool that ${SEARCH_TOOLS} found, by its name, with its arguments.`,
+  inputSchema: {
+    type: "object",
+    properties: {
+      name: { type: "string", description: `The tool's name, as ${SEARCH_TOOLS} gave it` },
+      arguments: { type: "object", description: "The tool's arguments, as its inputSchema says" }
+    },
+    required: ["name"]
+  }
+}
+
+/**
+ * A tool as a search answer gives it: enough to call it.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface FoundTool {
+  readonly name: string
+  /** The first line of its description, at most 200 characters. */
+  readonly description: string
+  readonly inputSchema: McpSchema.Tool["inputSchema"]
+}
+
+const ONE_LINE = 200
+
+/**
+ * A tool found by a search: its name and inputSchema, its description cut to one line.
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const foundTool = (name: string, tool: McpSchema.Tool): FoundTool => {
+  const line = (tool.description ?? tool.title ?? "").trim().split("\n", 1)[0]!.trim()
+  return {
+    name,
+    description: line.length > ONE_LINE ? `${line.slice(0, ONE_LINE - 1)}…` : line,
+    inputSchema: tool.inputSchema
+  }
+}
+
+/**
+ * A search's answer: `structuredContent` `{ tools }`, and the same as compact JSON text (for
+ * clients that give the model only the text).
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const searchResult = (found: ReadonlyArray<FoundTool>): McpSchema.CallToolResult => {
+  const structuredContent = { tools: found }
+  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
+}
+
+/**
+ * The arguments of `search_tools` read: the query and the limit (default 5, at most 20), or
+ * why they cannot be read.
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const searchArguments = (
+  args: Record<string, unknown> | undefined
+): { readonly query: string; readonly limit: number } | string => {
+  const query = args?.query
+  if (typeof query !== "string" || query.trim() === "") {
+    return `${SEARCH_TOOLS} needs a 'query': what the tool should do`
+  }
+  const limit = args?.limit ?? SEARCH_LIMIT.default
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1) {
+    return `${SEARCH_TOOLS}: 'limit' must be a whole number from 1 to ${SEARCH_LIMIT.max}`
+  }
+  return { query, limit: Math.min(limit, SEARCH_LIMIT.max) }
+}
+
+/**
+ * The arguments of `call_tool` read: the name and the tool's arguments, or why they cannot be.
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const callArguments = (
+  args: Record<string, unknown> | undefined
+): { readonly name: string; readonly arguments: Record<string, unknown> | undefined } | string => {
+  const name = args?.name
+  const inner = args?.arguments
+  if (typeof name !== "string" || name === "") return `${CALL_TOOL} needs the 'name' of the tool to call`
+  if (inner !== undefined && (typeof inner !== "object" || inner === null || Array.isArray(inner))) {
+    return `${CALL_TOOL}: 'arguments' must be an object`
+  }
+  return { name, arguments: inner as Record<string, unknown> | undefined }
+}
+
+/**
+ * Tests a tool against `alwaysLoad` globs, by its qualified name or its original one.
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const alwaysLoaded = (globs: ReadonlyArray<string>): (name: string, tool: McpSchema.Tool) => boolean => {
+  const matchers = globs.map(Glob.compile)
+  return (name, tool) => matchers.some((match) => match(name) || match(tool.name))
+}
+
+/**
+ * How a deferred selection is made.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface DeferredOptions {
+  /** The selected tools given from the start too, by qualified or original name (globs). Default: none. */
+  readonly alwaysLoad?: ReadonlyArray<string> | undefined
+}
+
+const searchEntry: FleetTool = { name: SEARCH_TOOLS, server: undefined, tool: searchToolsTool }
+
+// `FleetTools.deferred`: `selection` with `search_tools` over it, which remembers what it found.
+const deferredSelection = (
+  selection: Selection,
+  search: (
+    query: string,
+    options: { readonly limit: number; readonly servers?: ReadonlyArray<string> | undefined }
+  ) => Effect.Effect<ReadonlyArray<{ readonly name: string }>>,
+  servers: ReadonlyArray<string> | undefined,
+  options: DeferredOptions = {}
+): Selection => {
+  const always = alwaysLoaded(options.alwaysLoad ?? [])
+  const found = new Set<string>()
+  const tools = Effect.map(selection.tools, (all): ReadonlyArray<FleetTool> => [
+    searchEntry,
+    ...all.filter((tool) => tool.server === undefined || found.has(tool.name) || always(tool.name, tool.tool))
+  ])
+  const call: Selection["call"] = (name, args, callOptions) => {
+    if (name !== SEARCH_TOOLS) return selection.call(name, args, callOptions)
+    const given = searchArguments(args)
+    if (typeof given === "string") return Effect.succeed({ content: [{ type: "text", text: given }], isError: true })
+    return Effect.gen(function*() {
+      // The index is the Policy's whole view: a hit the filter leaves out is dropped.
+      const [selected, hits] = yield* Effect.all([
+        selection.tools,
+        search(given.query, { limit: given.limit + 5, servers })
+      ])
+      const byName = new Map(selected.map((tool) => [tool.name, tool]))
+      const shown: Array<FoundTool> = []
+      for (const hit of hits) {
+        const tool = byName.get(hit.name)
+        if (tool === undefined || tool.server === undefined || shown.length >= given.limit) continue
+        found.add(tool.name)
+        shown.push(foundTool(tool.name, tool.tool))
+      }
+      return searchResult(shown)
+    })
+  }
+  return { tools, call }
+}

@@ -79,6 +79,17 @@
  * - A tool under an `ask` rule is listed to a client that declared elicitation, and each
  *   call asks it (`elicitation/create`, one yes/no field); not approved, the call answers a
  *   Denied tool error. To other clients it is hidden unless the Policy has an approver.
+ * - Deferred tools (`toolSearch`): above 40 of the fleet's tools a client would list (or
+ *   always, or never), tools/list holds the app's tools, the `alwaysLoad` ones, the
+ *   management tools, `search_tools {query, limit?}` and `call_tool {name, arguments}`
+ *   instead of every tool. A search answers its hits' names, one-line descriptions and
+ *   inputSchemas (`structuredContent.tools`, and the same as JSON text), from the fleet's
+ *   `ToolSearch` (the one in context, else one made over the registry and Policy). A
+ *   stateful session's hits join its list, with `notifications/tools/list_changed` on the
+ *   search's stream; every tool the client may see stays callable by name whether listed
+ *   or not, through the Policy as ever, and through `call_tool`. A 2026-07-28 client has no
+ *   session to keep hits in: it calls them by name. Tasks of an unlisted tool: a stateful
+ *   client's task-augmented call finds the tool in its list, so it searches first.
  *
  * @since 0.1.0
  */
@@ -103,6 +114,7 @@ import type * as McpSchema from "./McpSchema.js"
 import * as McpServer from "./McpServer.js"
 import * as Policy from "./Policy.js"
 import * as ServerRegistry from "./ServerRegistry.js"
+import * as ToolSearch from "./ToolSearch.js"
 import type { Transport } from "./Transport.js"
 
 /**
@@ -177,6 +189,20 @@ export interface Options {
    * their servers as it does any call (CLI: `serve --no-tasks`).
    */
   readonly tasks?: McpServer.TaskOptions | false | undefined
+  /**
+   * Deferred tools (see the module doc): `true` lists `search_tools` and `call_tool` instead
+   * of the fleet's tools, `false` lists every tool. Default: deferred when a client would
+   * list more than `toolSearchThreshold` of the fleet's tools (CLI: `serve --tool-search`,
+   * `--no-tool-search`).
+   */
+  readonly toolSearch?: boolean | undefined
+  /** Above how many of the fleet's tools a client's list is deferred, by default. Default: 40. */
+  readonly toolSearchThreshold?: number | undefined
+  /**
+   * The fleet's tools listed in deferred mode too: globs (`*`, `?`) over the qualified
+   * name (`mcp__github__*`), the listed one or the server's own (CLI: `--always-load`).
+   */
+  readonly alwaysLoad?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -247,13 +273,33 @@ export const layerHost = (
     )
   }))
 
+// The fleet's tool index the gateway searches: the ToolSearch in context, else its own.
+const searchOf = (registry: ServerRegistry.ServerRegistry, policy: Policy.Policy) =>
+  Effect.map(
+    Effect.flatMap(
+      Effect.serviceOption(ToolSearch.ToolSearch),
+      Option.match({
+        onSome: Effect.succeed,
+        onNone: () =>
+          ToolSearch.make.pipe(
+            Effect.provideService(ServerRegistry.ServerRegistry, registry),
+            Effect.provideService(Policy.Policy, policy)
+          )
+      })
+    ),
+    (index) => (query: string, limit: number) =>
+      Effect.map(index.search(query, { limit }), (hits) => hits.map((hit) => hit.name))
+  )
+
 // The gateway's McpServer, serving the fleet until the Scope closes.
 const serverOf = (options: Options) =>
   Effect.gen(function*() {
-    const problem = FleetHub.appToolsProblem(options.tools ?? [], options.managementTools === true)
+    const searching = options.toolSearch !== false
+    const problem = FleetHub.appToolsProblem(options.tools ?? [], options.managementTools === true, searching)
     if (problem !== undefined) return yield* Effect.dieMessage(`Gateway: ${problem}`)
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
+    const search = searching ? yield* searchOf(registry, policy) : undefined
     const management: FleetHub.MakeManagement | undefined = options.managementTools === true
       ? (subscriber) =>
         McpManagementTools.make({ subscriber }).pipe(
@@ -261,7 +307,7 @@ const serverOf = (options: Options) =>
           Effect.provideService(Policy.Policy, policy)
         )
       : undefined
-    const hub = yield* FleetHub.make(registry, policy, FleetHub.resolveOptions(options), management)
+    const hub = yield* FleetHub.make(registry, policy, FleetHub.resolveOptions(options), management, search)
     const host = yield* Effect.serviceOption(ClientHost)
     return yield* GatewaySession.makeServer(
       Option.isNone(host) ? hub : { ...hub, relay: host.value.relay },

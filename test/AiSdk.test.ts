@@ -14,35 +14,7 @@ import type { RegistryEvent } from "../src/RegistryEvent.js"
 import { agentFleet } from "./support/agentFleet.js"
 import { until } from "./support/events.js"
 import { hangGuard } from "./support/guard.js"
-
-type Step = Extract<
-  NonNullable<ConstructorParameters<typeof MockLanguageModelV3>[0]>["doGenerate"],
-  ReadonlyArray<unknown>
->[number]
-
-const usage: Step["usage"] = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined }
-}
-
-const toolCalls = (...wanted: ReadonlyArray<[string, Record<string, unknown>]>): Step => ({
-  content: wanted.map(([toolName, input], i) => ({
-    type: "tool-call",
-    toolCallId: `call-${i}`,
-    toolName,
-    input: JSON.stringify(input)
-  })),
-  finishReason: { unified: "tool-calls", raw: undefined },
-  usage,
-  warnings: []
-})
-
-const answer = (text: string): Step => ({
-  content: [{ type: "text", text }],
-  finishReason: { unified: "stop", raw: undefined },
-  usage,
-  warnings: []
-})
+import { answer, toolCalls } from "./support/mockModel.js"
 
 // What the model was given back for each tool call of the previous step, by tool name.
 const outputsIn = (model: MockLanguageModelV3, call: number) =>

@@ -14,11 +14,11 @@ const root = fileURLToPath(new URL("../..", import.meta.url))
 const MARK = "MCP_FLEET_EXAMPLES_AI_TEST"
 
 // Runs an example with tsx, its temp files (the memory server's graph) in a folder of its own.
-const run = (example: string) => {
+const run = (example: string, args: ReadonlyArray<string> = []) => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-example-"))
-  const mark = `${process.pid}-${example}`
+  const mark = `${process.pid}-${example}${args.join("")}`
   return new Promise<{ code: number | null; stdout: string; stderr: string; mark: string }>((resolve) => {
-    const child = cp.spawn(path.join(root, "node_modules/.bin/tsx"), [path.join(root, "examples", example)], {
+    const child = cp.spawn(path.join(root, "node_modules/.bin/tsx"), [path.join(root, "examples", example), ...args], {
       cwd: root,
       env: { ...process.env, TMPDIR: tmp, [MARK]: mark }
     })
@@ -57,5 +57,32 @@ describe("the model bridges' examples", () => {
     expect(stdout).toContain("mcp__everything__echo: Echo: hi")
     expect(stdout).toContain("mcp__memory__read_graph: {")
     expect(survivors(MARK, mark)).toEqual([])
+  }, hangGuard(90_000))
+
+  // A deferred example runs clean and leaves nothing behind; its output is checked by the test.
+  const deferredRun = async (example: string) => {
+    const { code, mark, stderr, stdout } = await run(example, ["--deferred"])
+    expect({ code, stderr, survivors: survivors(MARK, mark) }).toEqual({ code: 0, stderr: "", survivors: [] })
+    return stdout
+  }
+
+  it(
+    "examples/agent.ts --deferred: the model searches, is offered the hit on the next turn, and calls it",
+    async () => {
+      const stdout = await deferredRun("agent.ts")
+      const offered = stdout.split("\n").filter((line) => line.startsWith("  offered: "))
+      expect(offered[0]).not.toContain("mcp__everything__echo")
+      expect(offered[1]).toContain("mcp__everything__echo")
+      expect(stdout).toContain("✓ search_tools")
+      expect(stdout).toContain("Found mcp__everything__echo by searching; it said \"Echo: hello from a deferred tool\"")
+    },
+    hangGuard(90_000)
+  )
+
+  it("examples/ai-sdk.ts --deferred: prepareStep gives the model the hit in the step after its search", async () => {
+    const stdout = await deferredRun("ai-sdk.ts")
+    expect(stdout).toContain("offered: search_tools, mcp__memory__read_graph\n")
+    expect(stdout).toContain("3 steps; 1 tool calls in the first")
+    expect(stdout).toContain("Found mcp__everything__echo by searching; it said Echo: hi")
   }, hangGuard(90_000))
 })

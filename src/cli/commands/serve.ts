@@ -9,26 +9,83 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Gateway from "../../Gateway.js"
+import * as NodeEmbedder from "../../NodeEmbedder.js"
 import * as NodeGateway from "../../NodeGateway.js"
 import * as NodeHost from "../../NodeHost.js"
 import * as Policy from "../../Policy.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import * as Stdio from "../../Stdio.js"
+import * as ToolSearch from "../../ToolSearch.js"
 import * as CliError from "../CliError.js"
 import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
 import * as Dashboard from "./dashboard.js"
+import { embeddingsDir } from "./search.js"
 import * as ServeAuth from "./serveAuth.js"
 
 // How long the servers have to end once the host closed our stdin.
 const STDIN_END_BUDGET = "1 second"
+
+// The gateway's options both ways in take from the flags alike.
+const gatewayOptions = (given: {
+  readonly naming: "qualified" | "plain"
+  readonly noTasks: boolean
+  readonly toolSearch: boolean
+  readonly noToolSearch: boolean
+  readonly alwaysLoad: ReadonlyArray<string>
+}): Gateway.Options => ({
+  naming: given.naming,
+  ...(given.noTasks ? { tasks: false } : {}),
+  ...(given.toolSearch ? { toolSearch: true } : given.noToolSearch ? { toolSearch: false } : {}),
+  alwaysLoad: given.alwaysLoad
+})
+
+// The gateway's tool index, as `tools --search` ranks: hybrid when the embedding package is
+// installed, its vectors cached beside the config. Never made before initialize is answered:
+// with --tool-search in the background from the start, else (deferred only on a big fleet)
+// at the first search, which waits for it, so a small fleet never loads the model.
+const searchIndex = (
+  settings: Settings.Settings,
+  registry: ServerRegistry.ServerRegistry,
+  policy: Policy.Policy,
+  now: boolean
+) =>
+  Effect.gen(function*() {
+    const build = Layer.build(
+      NodeEmbedder.layerSearch(embeddingsDir(settings)).pipe(
+        Layer.provide(Layer.succeed(ServerRegistry.ServerRegistry, registry)),
+        Layer.provide(Layer.succeed(Policy.Policy, policy))
+      )
+    ).pipe(
+      Effect.map(Context.get(ToolSearch.ToolSearch)),
+      Scope.extend(yield* Effect.scope),
+      Effect.provideService(FileSystem.FileSystem, yield* FileSystem.FileSystem)
+    )
+    const making = now ? Fiber.join(yield* Effect.forkScoped(build)) : yield* Effect.cached(build)
+    let made: ToolSearch.ToolSearch | undefined
+    const service: ToolSearch.ToolSearch = {
+      search: (query, options) =>
+        Effect.flatMap(making, (index) => {
+          made = index
+          return index.search(query, options)
+        }),
+      // Known once made; by words alone until then.
+      get semantic() {
+        return made?.semantic ?? false
+      }
+    }
+    return service
+  })
 
 /**
  * `mcp-fleet serve --stdio` or `mcp-fleet serve --http <port>`.
@@ -94,6 +151,20 @@ export const serve = Command.make("serve", {
         "unless another server has it too; those are qualified)"
     ),
     Options.withDefault("qualified" as const)
+  ),
+  toolSearch: Options.boolean("tool-search").pipe(
+    Options.withDescription(
+      "List search_tools and call_tool instead of the fleet's tools, which stay callable by name (by default: " +
+        "when a client would list more than 40 of them)"
+    )
+  ),
+  noToolSearch: Options.boolean("no-tool-search").pipe(
+    Options.withDescription("List every tool of the fleet, however many")
+  ),
+  alwaysLoad: Options.text("always-load").pipe(
+    Options.withPseudoName("glob"),
+    Options.withDescription("Tools listed even when the others are found by search (repeatable; e.g. mcp__github__*)"),
+    Options.repeated
   )
 }, (given) =>
   Effect.gen(function*() {
@@ -109,6 +180,7 @@ export const serve = Command.make("serve", {
     if (given.stdio && (auth.token !== undefined || auth.oauth !== undefined)) {
       return yield* CliError.usage("--token-env and --oauth-* go with --http")
     }
+    if (given.toolSearch && given.noToolSearch) return yield* CliError.usage("give --tool-search or --no-tool-search")
     const modern = !given.noModern
     const settle = Settings.parseDuration(given.settle)
     if (Option.isNone(settle)) {
@@ -120,20 +192,22 @@ export const serve = Command.make("serve", {
     // serve, and their roots are the clients' (the configured ones while none declares any).
     const host = yield* Layer.build(Gateway.layerHost({ roots: settings.roots.map(NodeHost.rootOf) }))
     const { loaded, policy, registry } = yield* Fleet.follow(settings, host)
-    const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      effect.pipe(
+    const toolSearch = given.noToolSearch ? undefined : yield* searchIndex(settings, registry, policy, given.toolSearch)
+    const gateway = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+      const served = effect.pipe(
         Effect.provideService(ServerRegistry.ServerRegistry, registry),
         Effect.provideService(Policy.Policy, policy),
         Effect.provideService(Gateway.ClientHost, Context.get(host, Gateway.ClientHost))
       )
+      return toolSearch === undefined ? served : Effect.provideService(served, ToolSearch.ToolSearch, toolSearch)
+    }
     if (given.stdio) {
       yield* gateway(
         NodeGateway.serveStdio({
           settle: settle.value,
-          naming: given.naming,
+          ...gatewayOptions(given),
           modern,
-          stateSecret,
-          ...(given.noTasks ? { tasks: false } : {})
+          stateSecret
         })
       )
       // The host closed our stdin: it will send SIGTERM in a moment (the official SDK after
@@ -142,10 +216,9 @@ export const serve = Command.make("serve", {
     }
     const url = yield* gateway(NodeGateway.serveHttp({
       settle: settle.value,
-      naming: given.naming,
+      ...gatewayOptions(given),
       modern,
       stateSecret,
-      ...(given.noTasks ? { tasks: false } : {}),
       port: port!,
       host: given.host,
       path: given.path,

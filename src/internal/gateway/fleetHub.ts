@@ -29,6 +29,7 @@ import type * as McpServer from "../../McpServer.js"
 import type * as Policy from "../../Policy.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
+import * as DeferredTools from "./deferredTools.js"
 import * as Naming from "./naming.js"
 import type { Relay } from "./relay.js"
 
@@ -62,6 +63,8 @@ export interface CoreOptions {
   readonly tools: ReadonlyMap<string, McpServer.ToolItem>
   /** Whether modern (2026-07-28) requests are answered too. */
   readonly modern: boolean
+  /** Deferred tools: when clients get `search_tools` instead of every tool. */
+  readonly toolSearch: DeferredTools.Options
 }
 
 /** The defaults of the MCP side. */
@@ -74,6 +77,9 @@ export const resolveOptions = (options: {
   readonly naming?: Naming.Naming | undefined
   readonly tools?: ReadonlyArray<McpServer.ToolItem> | undefined
   readonly modern?: boolean | undefined
+  readonly toolSearch?: boolean | undefined
+  readonly toolSearchThreshold?: number | undefined
+  readonly alwaysLoad?: ReadonlyArray<string> | undefined
 }): CoreOptions => ({
   pageSize: Math.max(1, Math.floor(options.pageSize ?? 100)),
   serverInfo: options.serverInfo ?? { name: "mcp-fleet", version: "0.1.0" },
@@ -82,17 +88,19 @@ export const resolveOptions = (options: {
   settle: options.settle ?? Duration.seconds(3),
   naming: options.naming ?? "qualified",
   tools: new Map((options.tools ?? []).map((item) => [item.tool.name, item])),
-  modern: options.modern !== false
+  modern: options.modern !== false,
+  toolSearch: DeferredTools.resolve(options)
 })
 
 /**
  * Why the app's tools cannot be served with the fleet's, if they cannot: two of one name, a
  * name of the qualified form (it could shadow a server's), or a management tool's name
- * while those are served.
+ * while those are served, or a tool search one's while tool search may be on.
  */
 export const appToolsProblem = (
   tools: ReadonlyArray<McpServer.ToolItem>,
-  managementTools: boolean
+  managementTools: boolean,
+  toolSearch = false
 ): string | undefined => {
   const seen = new Set<string>()
   for (const { tool } of tools) {
@@ -101,6 +109,9 @@ export const appToolsProblem = (
     if (tool.name.startsWith("mcp__")) return `the app's tool '${tool.name}' has the form of a server's qualified name`
     if (managementTools && McpManagementTools.isManagementTool(tool.name)) {
       return `the app's tool '${tool.name}' has the name of a management tool`
+    }
+    if (toolSearch && DeferredTools.isDeferredTool(tool.name)) {
+      return `the app's tool '${tool.name}' has the name of a tool search tool (or serve with toolSearch: false)`
     }
   }
   return undefined
@@ -122,6 +133,8 @@ export interface FleetHub {
   readonly subscribers: Map<string, number>
   /** Makes a session's management tools, when the gateway serves them. */
   readonly management: MakeManagement | undefined
+  /** The fleet's tool index, when tool search may be on. */
+  readonly search: DeferredTools.Search | undefined
   /**
    * Completes once every server has settled (ready, or failed once), or the settle window
    * from the gateway's start has passed, whichever is first: lists wait for it.
@@ -142,16 +155,19 @@ export type MakeManagement = (
 ) => Effect.Effect<McpManagementTools.McpManagementTools, never, Scope.Scope>
 
 /**
- * The tool names the gateway serves itself (the app's tools, the management tools): no
- * server's tool is listed under one.
+ * The tool names the gateway serves itself (the app's tools, the management tools, the tool
+ * search ones while tool search may be on): no server's tool is listed under one.
  */
 export const reservedNames = (
   management: MakeManagement | undefined,
-  tools: ReadonlyMap<string, McpServer.ToolItem>
-): (name: string) => boolean =>
-  management === undefined
-    ? (name) => tools.has(name)
-    : (name) => tools.has(name) || McpManagementTools.isManagementTool(name)
+  options: Pick<CoreOptions, "tools" | "toolSearch">
+): (name: string) => boolean => {
+  const { toolSearch, tools } = options
+  const searching = toolSearch.mode !== false
+  return (name) =>
+    tools.has(name) || (management !== undefined && McpManagementTools.isManagementTool(name)) ||
+    (searching && DeferredTools.isDeferredTool(name))
+}
 
 /**
  * What clients see of each list, under the names they see, to tell real changes from
@@ -199,7 +215,8 @@ export const make = (
   registry: ServerRegistry.ServerRegistry,
   policy: GatewayPolicy,
   options: CoreOptions,
-  management?: MakeManagement | undefined
+  management?: MakeManagement | undefined,
+  search?: DeferredTools.Search | undefined
 ): Effect.Effect<FleetHub, never, Scope.Scope> =>
   Effect.gen(function*() {
     const listChanged = yield* PubSub.unbounded<ListKind>()
@@ -207,7 +224,7 @@ export const make = (
     // Both views: clients that answer `ask` by elicitation also list the tools under it.
     const seen = (catalog: Catalog.Catalog) => {
       const shown = (visible: Catalog.Catalog) =>
-        fingerprints(Naming.view(options.naming, catalog, visible, reservedNames(management, options.tools)))
+        fingerprints(Naming.view(options.naming, catalog, visible, reservedNames(management, options)))
       const plain = shown(policy.filter(catalog))
       return { ...plain, tools: `${plain.tools}\n${shown(policy.filter(catalog, { approver: true })).tools}` }
     }
@@ -237,6 +254,7 @@ export const make = (
       listChanged,
       subscribers: new Map(),
       management,
+      search,
       settled: Deferred.await(settled),
       onEvents: yield* dispatcher(registry)
     }

@@ -25,6 +25,7 @@ import type * as JsonRpc from "../../JsonRpc.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as McpServer from "../../McpServer.js"
 import type { RegistryEvent } from "../../RegistryEvent.js"
+import * as DeferredTools from "./deferredTools.js"
 import { type FleetHub, reservedNames } from "./fleetHub.js"
 import { InFlight } from "./inFlight.js"
 import * as Logging from "./logging.js"
@@ -38,22 +39,47 @@ const ASKING = { approver: true }
 
 // The lists as a client may see them (`catalog`: its view), once the fleet has settled or
 // the settle window has passed: the app's own tools first, then the fleet's, then `more`
-// (the management tools). Each made once per view (views are made again only on a change),
-// not per request: a modern tools/call lists the tools to find the one it calls.
-const lists = (hub: FleetHub, catalog: Effect.Effect<Naming.View>, more: ReadonlyArray<McpSchema.Tool>) => {
+// (the management tools), then in deferred mode the tool search tools, the fleet's tools
+// being only those always loaded and those `revealed` to the client. Each made once per
+// view (views are made again only on a change), not per request: a modern tools/call lists
+// the tools to find the one it calls. A session's revealed tools are listed afresh.
+const lists = (
+  hub: FleetHub,
+  catalog: Effect.Effect<Naming.View>,
+  more: ReadonlyArray<McpSchema.Tool>,
+  revealed: ReadonlySet<string> = new Set()
+) => {
   const current = Effect.zipRight(hub.settled, catalog)
-  const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => {
+  const memo = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => {
     const made = new WeakMap<Naming.View, ReadonlyArray<A>>()
-    return () =>
-      Effect.map(current, (view) => {
-        let list = made.get(view)
-        if (list === undefined) made.set(view, list = items(view))
-        return list
-      })
+    return (view: Naming.View) => {
+      let list = made.get(view)
+      if (list === undefined) made.set(view, list = items(view))
+      return list
+    }
+  }
+  const listed = <A>(items: (view: Naming.View) => ReadonlyArray<A>) => {
+    const get = memo(items)
+    return () => Effect.map(current, get)
   }
   const own = [...hub.options.tools.values()].map((item) => item.tool)
+  const search = hub.options.toolSearch
+  const deferredList = (view: Naming.View) => [
+    ...own,
+    ...DeferredTools.listed(search, view, revealed),
+    ...more,
+    ...DeferredTools.tools
+  ]
+  const every = memo((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more])
+  const deferred = memo(deferredList)
   return {
-    tools: listed((v) => [...own, ...[...v.tools].map(([name, entry]) => ({ ...entry.tool, name })), ...more]),
+    tools: () =>
+      Effect.map(current, (view) =>
+        !DeferredTools.isDeferred(search, view)
+          ? every(view)
+          : revealed.size === 0
+          ? deferred(view)
+          : deferredList(view)),
     resources: listed((v) => v.catalog.resources.map((entry) => entry.resource)),
     templates: listed((v) => v.catalog.templates.map((entry) => entry.template)),
     prompts: listed((v) => [...v.prompts].map(([name, entry]) => ({ ...entry.prompt, name }))),
@@ -67,7 +93,7 @@ type Lists = ReturnType<typeof lists>
 // under the names clients see. The view is made again only when the catalog or what the
 // Policy hides of it changed, not per request.
 const viewOf = (hub: FleetHub, asking: typeof ASKING | undefined): Effect.Effect<Naming.View> => {
-  const reserved = reservedNames(hub.management, hub.options.tools)
+  const reserved = reservedNames(hub.management, hub.options)
   let last:
     | { readonly catalog: Catalog.Catalog; readonly visible: Catalog.Catalog; readonly view: Naming.View }
     | undefined
@@ -118,7 +144,9 @@ export const makeShared = (hub: FleetHub): Effect.Effect<Shared, never, Scope.Sc
         modernRoute(hub, views, busy),
         (ctx) => modernLists[asking(ctx.client.capabilities)],
         management,
-        {}
+        {},
+        // A modern client has no list to add its hits to: it calls them by name.
+        { catalog: (ctx) => views[asking(ctx.client.capabilities)], reveal: revealNothing }
       )
     }
   })
@@ -154,20 +182,34 @@ const modernRoute = (
 
 const noLevel = () => undefined
 
-// The tools/call handler over `routed` (the fleet's tools, the management tools when served):
-// the app's own tools run here, as the app's code; the Policy governs the fleet's servers.
+// The tools/call handler over `routed` (the fleet's tools, the management tools when served,
+// the tool search tools while tool search may be on): the app's own tools run here, as the
+// app's code; the Policy governs the fleet's servers. `reveal` shows a session what its
+// searches found.
 const toolCall = (
   hub: FleetHub,
   management: Management.SessionManagement | undefined,
-  routed: McpServer.ToolHandlers["call"]
+  routed: McpServer.ToolHandlers["call"],
+  searching: Searching
 ): McpServer.ToolHandlers["call"] => {
-  const fleetCall = management === undefined ? routed : management.callTool(routed)
+  const managed = management === undefined ? routed : management.callTool(routed)
+  const fleetCall = hub.search === undefined
+    ? managed
+    : DeferredTools.callTool(hub.search, searching.catalog, searching.reveal, managed)
   const own = hub.options.tools
   return own.size === 0 ? fleetCall : (name, args, ctx) => {
     const item = own.get(name)
     return item === undefined ? fleetCall(name, args, ctx) : item.handler(args, ctx)
   }
 }
+
+// What search_tools works with: the client's view, and how what it found is shown to it.
+interface Searching {
+  readonly catalog: (ctx: McpServer.RequestContext) => Effect.Effect<Naming.View>
+  readonly reveal: DeferredTools.Reveal
+}
+
+const revealNothing: DeferredTools.Reveal = () => Effect.void
 
 // The handlers a client gets, routed by `route`, listing what `listed` gives; `subscribing`
 // is how it subscribes.
@@ -176,9 +218,10 @@ const routedHandlers = (
   route: Routes.Route,
   listed: (ctx: McpServer.RequestContext) => Lists,
   management: Management.SessionManagement | undefined,
-  subscribing: Pick<McpServer.ResourceHandlers, "subscribe" | "unsubscribe">
+  subscribing: Pick<McpServer.ResourceHandlers, "subscribe" | "unsubscribe">,
+  searching: Searching
 ): McpServer.Handlers => ({
-  tools: { list: (ctx) => listed(ctx).tools(), call: toolCall(hub, management, Routes.callTool(route)) },
+  tools: { list: (ctx) => listed(ctx).tools(), call: toolCall(hub, management, Routes.callTool(route), searching) },
   resources: {
     list: (ctx) => listed(ctx).resources(),
     templates: (ctx) => listed(ctx).templates(),
@@ -242,9 +285,31 @@ export const makeHandlers: MakeHandlers = (hub, shared, client, session) =>
     })
     if (hub.relay !== undefined) yield* joinRelay(hub.relay, relayClient, session)
 
-    const listed = lists(hub, catalog, management?.tools ?? [])
-    return routedHandlers(hub, () => context, () => listed, management, subscriptions)
+    const revealed = new Set<string>()
+    const listed = lists(hub, catalog, management?.tools ?? [], revealed)
+    return routedHandlers(hub, () => context, () => listed, management, subscriptions, {
+      catalog: () => catalog,
+      reveal: reveal(hub, catalog, revealed)
+    })
   })
+
+// A stateful session's search hits join its list: told to its client (on the search's
+// stream) when its list is deferred and one was neither listed nor always loaded.
+const reveal =
+  (hub: FleetHub, catalog: Effect.Effect<Naming.View>, revealed: Set<string>): DeferredTools.Reveal => (names, ctx) =>
+    Effect.flatMap(catalog, (view) => {
+      const search = hub.options.toolSearch
+      let joined = false
+      for (const name of names) {
+        const entry = view.tools.get(name)
+        if (entry === undefined || revealed.has(name)) continue
+        revealed.add(name)
+        joined ||= !search.alwaysLoad(name, entry.tool)
+      }
+      return joined && DeferredTools.isDeferred(search, view)
+        ? ctx.notify(McpSchema.Method.ToolsListChanged, {})
+        : Effect.void
+    })
 
 /**
  * The handlers of one 2026-07-28 subscriptions/listen request: the shared ones, subscribing
