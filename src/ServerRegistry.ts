@@ -33,6 +33,7 @@ import * as Catalog from "./Catalog.js"
 import { followGrants } from "./internal/serverRegistry/auth.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
+import * as Lazy from "./internal/serverRegistry/lazy.js"
 import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
@@ -315,7 +316,9 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
 
 /**
  * Makes a registry; every server stops (its process tree ended) when the Scope closes.
- * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one. The host
+ * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one, and each server's
+ * lists in the `CatalogCache.CatalogCache` in context (else in memory), which lazy servers
+ * (`ServerSpec.lazy`) are listed from until their first call. The host
  * services in context (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) answer every
  * server, except what a server's spec turns off (`host`).
  * With an `OAuth.TokenStore` in context, remote servers that refuse their connection are
@@ -342,6 +345,12 @@ export const make = (
       (effect) => Effect.asVoid(FiberSet.run(background, effect))
     )
     yield* followGrants(actors)
+    // A lazy server never cached fills the cache once the others have settled.
+    const fills = yield* Lazy.makeFillSlots((isOther) =>
+      Effect.suspend(() =>
+        awaitActors([...actors.values()].filter((actor) => isOther(actor.spec)), "settled", "30 seconds")
+      ).pipe(Effect.ignore)
+    )
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
       yield* Lifecycle.make(actors, {
         restart: { ...ServerSpec.defaultRestartPolicy, ...options.restart },
@@ -350,7 +359,9 @@ export const make = (
         publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
         listsChanged,
         pins,
-        sanitize: options.sanitize ?? Catalog.defaultSanitize
+        sanitize: options.sanitize ?? Catalog.defaultSanitize,
+        cache: yield* Lazy.cacheInContext,
+        fills
       })
     )
 
