@@ -128,7 +128,7 @@ describe("ServerRegistry lazy servers", () => {
       const order: Array<string> = []
       // Idle (lazy, not cached), then the fill, then Idle again.
       while (order.filter((state) => state === "fresh:Idle").length < 2) {
-        order.push(...serverStates([yield* Queue.take(events)]))
+        for (const state of serverStates([yield* Queue.take(events)])) order.push(state)
       }
       expect(order.indexOf("eager:Ready")).toBeGreaterThanOrEqual(0)
       expect(order.indexOf("eager:Ready")).toBeLessThan(order.indexOf("fresh:Connecting"))
@@ -166,8 +166,9 @@ describe("ServerRegistry lazy servers", () => {
     Effect.gen(function*() {
       const cache = yield* CatalogCache.makeMemory
       let refuse = true
-      const inner = lazyFake("flaky")
+      const inner = FakeServer.spec({ name: "flaky", tools: [tool("echo")] })
       const flaky: ServerSpec.ServerSpec = {
+        lazy: true,
         ...inner,
         transport: {
           ...inner.transport,
