@@ -184,7 +184,8 @@ describe("ServerRegistry lazy servers", () => {
       expect(status.state).toMatchObject({ _tag: "Idle", lazy: true })
       expect(status.lastError?.message).toBe("server 'flaky': refused")
       refuse = false
-      const result = yield* fleet.callServerTool("flaky", "echo", {})
+      // By its qualified name too: the server its prefix names is started, then looked in.
+      const result = yield* fleet.callTool("mcp__flaky__echo", {})
       expect(result.content).toEqual([{ type: "text", text: "echo:{}" }])
     }))
 })

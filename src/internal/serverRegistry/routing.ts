@@ -150,31 +150,45 @@ export const make = (
       ))
   )
 
-  // The server whose qualified prefix `name` has (the longest) while it has not listed its
-  // tools yet: its tool is not unknown, it is not there yet.
-  const connecting = (name: string): string | undefined => {
-    const owner = [...actors.values()]
+  // The server whose qualified prefix `name` has (the longest).
+  const ownerOf = (name: string) =>
+    [...actors.values()]
       .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
       .sort((a, b) => b.name.length - a.name.length)[0]
-    const state = owner?.status().state._tag
-    return state === "Pending" || state === "Connecting" ? owner!.name : undefined
-  }
+
+  // A lazy server listed by name only (nothing cached): its tools are known once it started.
+  const unlisted = (owner: ServerActor | undefined) =>
+    owner?.spec.lazy === true && owner.status().state._tag === "Idle" && owner.lists().tools.length === 0
 
   // An unknown qualified name belongs to no server: the error names none. A quarantined
-  // tool's error says how to approve it.
-  const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
+  // tool's error says how to approve it. While the server its prefix names has not listed its
+  // tools yet, the tool is not unknown, it is not there yet; a lazy one is started first.
+  const route = (
+    name: string,
+    args: Record<string, unknown> | undefined,
+    callOptions: CallToolOptions | undefined,
+    wake: boolean
+  ): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
       const entry = Catalog.findTool(current, name)
-      if (entry === undefined) {
-        const waiting = connecting(name)
-        if (waiting !== undefined) return Effect.fail(stillConnecting(waiting, name))
-        return Effect.flatMap(
-          drifted,
-          (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
+      if (entry !== undefined) return callServerTool(entry.server, entry.tool.name, args, callOptions)
+      const owner = ownerOf(name)
+      if (wake && unlisted(owner)) {
+        return Effect.zipRight(
+          withClient(owner!.name, () => Effect.void, callOptions),
+          route(name, args, callOptions, false)
         )
       }
-      return callServerTool(entry.server, entry.tool.name, args, callOptions)
+      const state = owner?.status().state._tag
+      if (state === "Pending" || state === "Connecting") return Effect.fail(stillConnecting(owner!.name, name))
+      return Effect.flatMap(
+        drifted,
+        (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
+      )
     })
+
+  const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
+    route(name, args, callOptions, true)
   )
 
   // A prompt the server does not list fails here, with the names it does list.
