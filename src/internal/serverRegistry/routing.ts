@@ -156,9 +156,11 @@ export const make = (
       .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
       .sort((a, b) => b.name.length - a.name.length)[0]
 
-  // A lazy server listed by name only (nothing cached): its tools are known once it started.
+  // A lazy server listed by name only (nothing cached, or its fill failed): its tools are
+  // known once it has started.
   const unlisted = (owner: ServerActor | undefined) =>
-    owner?.spec.lazy === true && owner.status().state._tag === "Idle" && owner.lists().tools.length === 0
+    owner?.spec.lazy === true && ["Idle", "Pending"].includes(owner.status().state._tag) &&
+    owner.lists().tools.length === 0
 
   // An unknown qualified name belongs to no server: the error names none. A quarantined
   // tool's error says how to approve it. While the server its prefix names has not listed its

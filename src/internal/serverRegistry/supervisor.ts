@@ -215,9 +215,10 @@ const runSession = (
   })
 
 // A lazy server before its first use: Idle with its cached lists until a call wakes it. With
-// none cached it is listed by name only, and started once, after the servers that are not lazy
-// have settled, to fill the cache; filled or not (a failed fill is logged, and its error kept
-// as the last one) it then waits Idle for its first call. False when it was disabled meanwhile.
+// none cached it stays Pending (listed by name only; a call waits, as for any server starting),
+// and is started once, after the servers that are not lazy have settled, to fill the cache;
+// filled or not (a failed fill is logged, and its error kept as the last one) it then waits
+// Idle for its first call. False when it was disabled meanwhile.
 const lazyStart = (
   core: Session.Core,
   lazy: NonNullable<Session.Core["lazy"]>,
@@ -226,7 +227,7 @@ const lazyStart = (
 ) =>
   Effect.gen(function*() {
     const cached = yield* lazy.restore
-    yield* core.setState(yield* idleState(core))
+    yield* core.setState(cached ? yield* idleState(core) : ServerState.Pending())
     if (!cached) {
       const early = yield* Effect.raceFirst(
         Effect.as(lazy.fills.othersSettled, undefined),
