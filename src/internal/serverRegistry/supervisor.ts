@@ -116,7 +116,7 @@ const afterFailure = (
     const { attempt, error } = verdict
     yield* core.setState(verdict.state)
     yield* Effect.logWarning(error.message).pipe(Effect.annotateLogs({ server: core.spec.name, attempt }))
-    yield* Scope.close(scope, Exit.fail(error))
+    yield* Effect.uninterruptible(Scope.close(scope, Exit.fail(error)))
     if (fill) return attempt
     if (verdict.permanent) {
       yield* core.clearLists
@@ -163,7 +163,9 @@ const afterStop = (
       return 0
     }
     yield* core.setState(yield* idleState(core))
-    yield* Scope.close(scope, Exit.void)
+    // Whole, even when the fleet stops meanwhile (a one-shot command ends once a fill is Idle):
+    // an interrupted close would leave the process running, its later finalizers skipped.
+    yield* Effect.uninterruptible(Scope.close(scope, Exit.void))
     if (!fill) yield* awaitWake(core, toggle)
     return 0
   })
