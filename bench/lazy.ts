@@ -20,15 +20,16 @@
  *
  * @module
  */
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
+import { builtCli } from "./built.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
-const bin = path.join(root, "dist/cli/bundle/bin.js")
+const bin = builtCli()
 const fixture = path.join(root, "test/fixtures/lazy-server.mjs")
 const flag = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name)
@@ -37,20 +38,6 @@ const flag = (name: string, fallback: number) => {
 const servers = flag("--servers", 100)
 const runs = flag("--runs", 5)
 const TOOLS = ["search", "get", "create", "update", "delete"]
-
-const needsBuild = (() => {
-  try {
-    statSync(bin)
-    return execFileSync("find", [path.join(root, "src"), "-type", "f", "-newer", bin], { encoding: "utf8" }).trim() !==
-      ""
-  } catch {
-    return true
-  }
-})()
-if (needsBuild) {
-  process.stderr.write("building the CLI (npm run build)...\n")
-  execFileSync("npm", ["run", "-s", "build"], { cwd: root, stdio: "inherit" })
-}
 
 const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-lazy-"))
 const log = path.join(dir, "starts.log")
