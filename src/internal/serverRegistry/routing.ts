@@ -150,21 +150,8 @@ export const make = (
       ))
   )
 
-  // The server whose qualified prefix `name` has (the longest).
-  const ownerOf = (name: string) =>
-    [...actors.values()]
-      .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
-      .sort((a, b) => b.name.length - a.name.length)[0]
-
-  // A lazy server listed by name only (nothing cached, or its fill failed): its tools are
-  // known once it has started.
-  const unlisted = (owner: ServerActor | undefined) =>
-    owner?.spec.lazy === true && ["Idle", "Pending"].includes(owner.status().state._tag) &&
-    owner.lists().tools.length === 0
-
-  // An unknown qualified name belongs to no server: the error names none. A quarantined
-  // tool's error says how to approve it. While the server its prefix names has not listed its
-  // tools yet, the tool is not unknown, it is not there yet; a lazy one is started first.
+  // An unknown name belongs to no server (the error names none; a quarantined tool's says how to
+  // approve it), unless its prefix names a server not listed yet: a lazy one is started first.
   const route = (
     name: string,
     args: Record<string, unknown> | undefined,
@@ -174,7 +161,7 @@ export const make = (
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
       const entry = Catalog.findTool(current, name)
       if (entry !== undefined) return callServerTool(entry.server, entry.tool.name, args, callOptions)
-      const owner = ownerOf(name)
+      const owner = ownerOf(actors, name)
       if (wake && unlisted(owner)) {
         return Effect.zipRight(
           withClient(owner!.name, () => Effect.void, callOptions),
@@ -189,9 +176,7 @@ export const make = (
       )
     })
 
-  const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
-    route(name, args, callOptions, true)
-  )
+  const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, o) => route(name, args, o, true))
 
   // A prompt the server does not list fails here, with the names it does list.
   const getPrompt: Routing["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args, options) =>
@@ -210,6 +195,18 @@ export const make = (
 
   return { actorOf, withClient, callTool, callServerTool, followTask, getPrompt }
 }
+
+// The server whose qualified prefix `name` has (the longest).
+const ownerOf = (actors: ReadonlyMap<string, ServerActor>, name: string) =>
+  [...actors.values()]
+    .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
+    .sort((a, b) => b.name.length - a.name.length)[0]
+
+// A lazy server listed by name only (nothing cached, or its fill failed): its tools are
+// known once it has started.
+const unlisted = (owner: ServerActor | undefined) =>
+  owner?.spec.lazy === true && ["Idle", "Pending"].includes(owner.status().state._tag) &&
+  owner.lists().tools.length === 0
 
 const stillConnecting = (server: string, name: string) =>
   McpError.unavailable(server, {
