@@ -212,8 +212,9 @@ export interface ServerRegistry {
   /** Every server's status, in the order they were added. */
   readonly status: Effect.Effect<ReadonlyArray<ServerStatus>>
   /**
-   * Waits until the target servers are ready. Fails at once if a required server can no
-   * longer become ready, and with the list of laggards after `timeout` (default 30 s).
+   * Waits until the target servers are ready (an Idle one counts: lazy, or stopped when quiet,
+   * it starts on its first call). Fails at once if a required server can no longer become
+   * ready, and with the list of laggards after `timeout` (default 30 s).
    */
   readonly awaitReady: (options?: {
     readonly servers?: AwaitTarget | undefined
