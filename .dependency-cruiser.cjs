@@ -12,8 +12,8 @@
  *              owners use, and the resource server, which McpServer's HTTP serving uses)
  *   server     McpServer, NodeMcpServer, internal/mcpServer/ (the server side: sessions, handlers,
  *              items, HTTP: a neutral core, its Web adapter, and the node:http one for NodeMcpServer)
- *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, ServerRegistry,
- *              internal/serverRegistry/, internal/toolPins/
+ *   fleet      ServerSpec, ServerState, RegistryEvent, Catalog, ToolPins, CatalogCache, ServerRegistry,
+ *              internal/serverRegistry/, internal/toolPins/, internal/catalogCache/
  *              (ServerSpec.connect → transports is downward)
  *   config     FleetConfig, ConfigTrust, Policy, internal/policy/, internal/fleetConfig/
  *   edge       Gateway, NodeGateway, internal/gateway/, Dashboard, NodeDashboard, internal/dashboard/, McpManagementTools,
@@ -58,8 +58,8 @@ const LAYERS = [
   [
     "fleet",
     [
-      "^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ToolPins|ServerRegistry)\\.ts$",
-      "^src/internal/(serverRegistry|toolPins)/"
+      "^src/(ServerSpec|ServerState|RegistryEvent|Catalog|ToolPins|CatalogCache|ServerRegistry)\\.ts$",
+      "^src/internal/(serverRegistry|toolPins|catalogCache)/"
     ]
   ],
   ["config", ["^src/(FleetConfig|ConfigTrust|Policy)\\.ts$", "^src/internal/(policy|fleetConfig)/"]],
@@ -86,6 +86,7 @@ const OWNERS = {
   oauth: "^src/(OAuth|NodeOAuth|ResourceServer)\\.ts$",
   serverRegistry: "^src/ServerRegistry\\.ts$",
   toolPins: "^src/ToolPins\\.ts$",
+  catalogCache: "^src/CatalogCache\\.ts$",
   policy: "^src/Policy\\.ts$",
   fleetConfig: "^src/FleetConfig\\.ts$",
   gateway: "^src/Gateway\\.ts$",

@@ -8,34 +8,18 @@
  *
  * @module
  */
-import { execFileSync, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { builtCli } from "./built.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
-const bin = path.join(root, "dist/cli/bundle/bin.js")
+const bin = builtCli()
 const echo = path.join(root, "bench/fixtures/echo-server.mjs")
 const runsFlag = process.argv.indexOf("--runs")
 const runs = runsFlag === -1 ? 10 : Math.max(1, Number(process.argv[runsFlag + 1]) || 10)
-
-const newest = (dir: string): number => {
-  const out = execFileSync("find", [dir, "-type", "f", "-newer", bin], { encoding: "utf8" }).trim()
-  return out === "" ? 0 : 1
-}
-const needsBuild = (() => {
-  try {
-    statSync(bin)
-    return newest(path.join(root, "src")) > 0
-  } catch {
-    return true
-  }
-})()
-if (needsBuild) {
-  process.stderr.write("building the CLI (npm run build)...\n")
-  execFileSync("npm", ["run", "-s", "build"], { cwd: root, stdio: "inherit" })
-}
 
 const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-cli-"))
 try {

@@ -33,6 +33,7 @@ import * as Catalog from "./Catalog.js"
 import { followGrants } from "./internal/serverRegistry/auth.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
+import * as Lazy from "./internal/serverRegistry/lazy.js"
 import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
@@ -222,8 +223,9 @@ export interface ServerRegistry {
   /** Every server's status, in the order they were added. */
   readonly status: Effect.Effect<ReadonlyArray<ServerStatus>>
   /**
-   * Waits until the target servers are ready. Fails at once if a required server can no
-   * longer become ready, and with the list of laggards after `timeout` (default 30 s).
+   * Waits until the target servers are ready (an Idle one counts: lazy, or stopped when quiet,
+   * it starts on its first call). Fails at once if a required server can no longer become
+   * ready, and with the list of laggards after `timeout` (default 30 s).
    */
   readonly awaitReady: (options?: {
     readonly servers?: AwaitTarget | undefined
@@ -326,7 +328,9 @@ export const ServerRegistry = Context.GenericTag<ServerRegistry>("mcp-fleet/Serv
 
 /**
  * Makes a registry; every server stops (its process tree ended) when the Scope closes.
- * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one. The host
+ * Tool pins are kept in the `ToolPins.PinStore` in context, if there is one, and each server's
+ * lists in the `CatalogCache.CatalogCache` in context (else in memory), which lazy servers
+ * (`ServerSpec.lazy`) are listed from until their first call. The host
  * services in context (`Host.Sampling`, `Host.Elicitation`, `Host.Roots`) answer every
  * server, except what a server's spec turns off (`host`).
  * With an `OAuth.TokenStore` in context, remote servers that refuse their connection are
@@ -353,6 +357,12 @@ export const make = (
       (effect) => Effect.asVoid(FiberSet.run(background, effect))
     )
     yield* followGrants(actors)
+    // A lazy server never cached fills the cache once the others have settled.
+    const fills = yield* Lazy.makeFillSlots((isOther) =>
+      Effect.suspend(() =>
+        awaitActors([...actors.values()].filter((actor) => isOther(actor.spec)), "settled", "30 seconds")
+      ).pipe(Effect.ignore)
+    )
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
       yield* Lifecycle.make(actors, {
         restart: { ...ServerSpec.defaultRestartPolicy, ...options.restart },
@@ -361,7 +371,9 @@ export const make = (
         publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
         listsChanged,
         pins,
-        sanitize: options.sanitize ?? Catalog.defaultSanitize
+        sanitize: options.sanitize ?? Catalog.defaultSanitize,
+        cache: yield* Lazy.cacheInContext,
+        fills
       })
     )
 

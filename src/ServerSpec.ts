@@ -139,6 +139,13 @@ export interface ServerSpec {
   /** Stop the server after this long without calls and start it on the next one. Default: never. */
   readonly idleTimeout?: Duration.DurationInput | undefined
   /**
+   * Not started with the fleet: it waits Idle, its catalog taken from the `CatalogCache` (its
+   * lists of the last time it ran), and the first call, read or get starts it. A server the
+   * cache has no entry of is started once in the background, after the other servers have
+   * settled, to fill it, then goes Idle. Default: false.
+   */
+  readonly lazy?: boolean | undefined
+  /**
    * What happens when one of its tools changes its definition since it was pinned (see
    * ToolPins). Default: the registry's `pinning`.
    */

@@ -20,7 +20,8 @@ import type * as McpSchema from "./McpSchema.js"
  *   undefined (the attempt limit was reached or the error cannot be fixed by retrying).
  * - `NeedsAuth`: the server wants credentials; it waits for a restart, or (OAuth) for
  *   `ServerRegistry.authorize`, with the `authorizationUrl` a person visits when known.
- * - `Idle`: stopped after its idle timeout; the next call starts it again.
+ * - `Idle`: stopped after its idle timeout, or (`lazy`) a lazy server not started; the next
+ *   call starts it (again).
  * - `Disabled`: switched off by config or `disable`.
  * - `Stopped`: removed from the fleet or the fleet shut down.
  *
@@ -36,7 +37,7 @@ export type ServerState = Data.TaggedEnum<{
   }
   Failed: { readonly error: McpError; readonly attempt: number; readonly retryAt: number | undefined }
   NeedsAuth: { readonly error: McpError; readonly authorizationUrl?: string | undefined }
-  Idle: { readonly since: number }
+  Idle: { readonly since: number; readonly lazy?: boolean | undefined }
   Disabled: {}
   Stopped: {}
 }>
@@ -89,6 +90,8 @@ export const describe = (state: ServerState, now: number): string => {
         state.error.server === undefined ? server : `server '${server}'`
       } needs authorization${status}: run 'mcp-fleet auth ${server}'`
     }
+    case "Idle":
+      return state.lazy === true ? "Idle (lazy: starts on first use)" : "Idle"
     default:
       return state._tag
   }

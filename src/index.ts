@@ -64,6 +64,9 @@ export * as Catalog from "./Catalog.js"
 /** Tool pinning: a digest of each tool's definition, drift reports and quarantine, pin stores. */
 export * as ToolPins from "./ToolPins.js"
 
+/** Each server's lists of the last time it ran, which lazy servers are listed from. */
+export * as CatalogCache from "./CatalogCache.js"
+
 /** The fleet: reconcile, status, events, the live catalog and routed calls. */
 export * as ServerRegistry from "./ServerRegistry.js"
 

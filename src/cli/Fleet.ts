@@ -18,6 +18,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
+import * as CatalogCache from "../CatalogCache.js"
 import * as FleetConfig from "../FleetConfig.js"
 import type * as Host from "../Host.js"
 import * as Secrets from "../internal/secrets.js"
@@ -126,6 +127,7 @@ export const loadConfig = (
 export type HostServices = Context.Context<Host.Sampling | Host.Elicitation | Host.Roots>
 
 const pinsDir = (settings: Settings.Settings) => NodePath.join(settings.configDir, "pins")
+const cacheDir = (settings: Settings.Settings) => NodePath.join(settings.configDir, "catalog-cache")
 
 // The pins of servers gone from the config files just read (an entry removed, or running
 // something else now) are forgotten, so they cannot hold back a server added later.
@@ -139,6 +141,7 @@ const forgetGonePins = (settings: Settings.Settings, loaded: FleetConfig.Loaded)
 /**
  * The CLI's registry: OAuth tokens in the user config dir (`oauth/`), tools pinned there
  * (`pins/`, one file per server identity; pins of servers gone from the config forgotten),
+ * each server's lists cached there for lazy servers (`catalog-cache/`),
  * and a tool whose definition changed held back until approved, unless the config says
  * otherwise (`pinning`); the servers answered as HostFeatures says (roots, elicitation on
  * the terminal, sampling by the config's `sampling` command).
@@ -162,6 +165,7 @@ export const makeRegistry = (
         ...(settings.protocolVersion === undefined ? {} : { client: { protocolVersion: settings.protocolVersion } })
       }).pipe(
         Effect.provideService(ToolPins.PinStore, store),
+        Effect.provide(CatalogCache.layerFile(cacheDir(settings))),
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
         Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),
         host === undefined ? Effect.provide(HostFeatures.layer(settings, sampling)) : Effect.provide(host)

@@ -45,9 +45,10 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
 })
 
 // Fails when an enabled server is not ready (Failed, NeedsAuth, or still connecting when
-// --timeout ended), so that `servers` works as a health check; a disabled one is no fault.
+// --timeout ended), so that `servers` works as a health check; a disabled one is no fault,
+// nor an Idle one (lazy, or stopped when quiet: a call starts it).
 const healthy = (statuses: ReadonlyArray<ServerRegistry.ServerStatus>, now: number) => {
-  const down = statuses.filter((status) => status.state._tag !== "Ready" && status.state._tag !== "Disabled")
+  const down = statuses.filter((status) => !["Ready", "Disabled", "Idle"].includes(status.state._tag))
   if (down.length === 0) return Effect.void
   const list = down.map((status) => `'${status.name}' (${Render.clip(describe(status.state, now), 80)})`).join(", ")
   return Effect.fail(

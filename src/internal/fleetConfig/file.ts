@@ -97,7 +97,8 @@ export const read = (
   const defaults = {
     ...file.defaults,
     ...(file.pinning === undefined ? {} : { pinning: file.pinning }),
-    ...(file.sanitize === undefined ? {} : { sanitize: file.sanitize })
+    ...(file.sanitize === undefined ? {} : { sanitize: file.sanitize }),
+    ...(file.lazy === undefined ? {} : { lazy: file.lazy })
   }
   const fromMcpServers = Object.entries(file.mcpServers ?? {})
   const inServers = new Set(Object.keys(file.servers ?? {}))

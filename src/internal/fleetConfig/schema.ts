@@ -1,6 +1,6 @@
 /**
  * The shape of a config file: the `mcpServers` / `servers` entries, a `defaults` block,
- * `pinning` and a `policy` block (Policy's own schema). Unknown keys are ignored, since these files hold
+ * `pinning`, `sanitize`, `lazy` and a `policy` block (Policy's own schema). Unknown keys are ignored, since these files hold
  * other tools' settings too.
  *
  * @internal
@@ -100,6 +100,8 @@ const ServerEntry = Schema.Struct({
   disabled: optional(Schema.Boolean),
   enabled: optional(Schema.Boolean),
   required: optional(Schema.Boolean),
+  // Not started with the fleet: listed from the catalog cache until its first call.
+  lazy: optional(Schema.Boolean),
   pinning: optional(ToolPins.Mode),
   sanitize: optional(Sanitize),
   policy: optional(Policy.Rules),
@@ -182,6 +184,8 @@ const ConfigFile = Schema.Unknown.pipe(
       pinning: optional(ToolPins.Mode),
       // What hidden text in server text meets, for every server of the file that does not say.
       sanitize: optional(Sanitize),
+      // Whether the file's servers are lazy, for every server of the file that does not say.
+      lazy: optional(Schema.Boolean),
       policy: optional(PolicyEntry),
       sampling: optional(SamplingEntry)
     }).annotations({ identifier: "ConfigFile" }),

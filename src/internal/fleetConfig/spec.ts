@@ -196,8 +196,8 @@ const hostFeatures = (entry: ServerEntry): Host.Features | undefined => {
 
 /**
  * One server entry as a spec; a server that cannot be used gets a placeholder and a
- * `problem`. `defaults` holds the file's `defaults` block and its top-level `pinning` and
- * `sanitize`.
+ * `problem`. `defaults` holds the file's `defaults` block and its top-level `pinning`,
+ * `sanitize` and `lazy`.
  */
 export const toSpec = (
   name: string,
@@ -205,6 +205,7 @@ export const toSpec = (
   defaults: Defaults & {
     readonly pinning?: ToolPins.Mode | undefined
     readonly sanitize?: Catalog.SanitizeMode | undefined
+    readonly lazy?: boolean | undefined
   },
   context: Omit<Context, "problems">,
   extraProblems: ReadonlyArray<string>
@@ -223,6 +224,7 @@ export const toSpec = (
   // Only `true` is written, so `"required": false` and no field hash the same.
   if (entry.disabled === true || entry.enabled === false) spec.disabled = true
   if (entry.required === true) spec.required = true
+  if ((entry.lazy ?? defaults.lazy) === true) spec.lazy = true
   const host = hostFeatures(entry)
   if (host !== undefined) spec.host = host
   if (entry.protocolVersion !== undefined) spec.protocolVersion = entry.protocolVersion

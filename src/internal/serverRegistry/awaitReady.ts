@@ -32,8 +32,10 @@ export const awaitReady = (
   timeout: Duration.DurationInput
 ): Effect.Effect<void, McpError.McpError> =>
   Effect.flatMap(Effect.clock, (clock) => {
+    // An Idle server (lazy, or stopped when quiet) is as ready as it gets until a call wakes it.
     const done = (state: ServerState) =>
-      state._tag === "Ready" || (target === "settled" && (state._tag === "Failed" || isTerminal(state)))
+      state._tag === "Ready" || state._tag === "Idle" ||
+      (target === "settled" && (state._tag === "Failed" || isTerminal(state)))
     const one = (actor: ServerActor) =>
       actor.state.changes.pipe(
         Stream.mapEffect((state) =>

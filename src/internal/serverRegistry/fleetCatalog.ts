@@ -44,6 +44,12 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
       SubscriptionRef.updateAndGet(catalog, () => Catalog.make(offered, naming)),
       reportCollisions
     )
+    // Changes that come together share a rebuild: one rebuild at a time, and a change a
+    // rebuild already took in returns without another (a hundred lazy servers restoring
+    // their cached lists at start cost a few rebuilds, not a hundred).
+    const rebuilding = Effect.unsafeMakeSemaphore(1)
+    let changes = 0
+    let built = 0
     return {
       catalog,
       listsChanged: (server, lists) =>
@@ -53,7 +59,12 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
               (lists.skills?.length ?? 0) === 0
           if (empty) offered.delete(server)
           else offered.set(server, lists)
-          return rebuild
+          const change = ++changes
+          return rebuilding.withPermits(1)(Effect.suspend(() => {
+            if (change <= built) return Effect.void
+            built = changes
+            return rebuild
+          }))
         })
     }
   })

@@ -152,32 +152,33 @@ export const make = (
       ))
   )
 
-  // The server whose qualified prefix `name` has (the longest) while it has not listed its
-  // tools yet: its tool is not unknown, it is not there yet.
-  const connecting = (name: string): string | undefined => {
-    const owner = [...actors.values()]
-      .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
-      .sort((a, b) => b.name.length - a.name.length)[0]
-    const state = owner?.status().state._tag
-    return state === "Pending" || state === "Connecting" ? owner!.name : undefined
-  }
-
-  // An unknown qualified name belongs to no server: the error names none. A quarantined
-  // tool's error says how to approve it.
-  const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
+  // An unknown name belongs to no server (the error names none; a quarantined tool's says how to
+  // approve it), unless its prefix names a server not listed yet: a lazy one is started first.
+  const route = (
+    name: string,
+    args: Record<string, unknown> | undefined,
+    callOptions: CallToolOptions | undefined,
+    wake: boolean
+  ): Effect.Effect<McpSchema.CallToolResult, McpError.McpError> =>
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
       const entry = Catalog.findTool(current, name)
-      if (entry === undefined) {
-        const waiting = connecting(name)
-        if (waiting !== undefined) return Effect.fail(stillConnecting(waiting, name))
-        return Effect.flatMap(
-          drifted,
-          (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
+      if (entry !== undefined) return callServerTool(entry.server, entry.tool.name, args, callOptions)
+      const owner = ownerOf(actors, name)
+      if (wake && unlisted(owner)) {
+        return Effect.zipRight(
+          withClient(owner!.name, () => Effect.void, callOptions),
+          route(name, args, callOptions, false)
         )
       }
-      return callServerTool(entry.server, entry.tool.name, args, callOptions)
+      const state = owner?.status().state._tag
+      if (state === "Pending" || state === "Connecting") return Effect.fail(stillConnecting(owner!.name, name))
+      return Effect.flatMap(
+        drifted,
+        (drifts) => Effect.fail(ToolPins.missingTool(drifts, name, current.toolsByName.keys()))
+      )
     })
-  )
+
+  const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, o) => route(name, args, o, true))
 
   // A prompt the server does not list fails here, with the names it does list.
   const getPrompt: Routing["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args, options) =>
@@ -196,6 +197,18 @@ export const make = (
 
   return { actorOf, withClient, callTool, callServerTool, followTask, getPrompt }
 }
+
+// The server whose qualified prefix `name` has (the longest).
+const ownerOf = (actors: ReadonlyMap<string, ServerActor>, name: string) =>
+  [...actors.values()]
+    .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
+    .sort((a, b) => b.name.length - a.name.length)[0]
+
+// A lazy server listed by name only (nothing cached, or its fill failed): its tools are
+// known once it has started.
+const unlisted = (owner: ServerActor | undefined) =>
+  owner?.spec.lazy === true && ["Idle", "Pending"].includes(owner.status().state._tag) &&
+  owner.lists().tools.length === 0
 
 const stillConnecting = (server: string, name: string) =>
   McpError.unavailable(server, {

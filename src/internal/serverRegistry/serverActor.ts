@@ -18,6 +18,7 @@ import * as Queue from "effect/Queue"
 import type * as Redacted from "effect/Redacted"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
+import type * as CatalogCache from "../../CatalogCache.js"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import type * as OAuth from "../../OAuth.js"
@@ -31,6 +32,7 @@ import * as Secrets from "../secrets.js"
 import { AuthState } from "./auth.js"
 import * as CallGate from "./callGate.js"
 import * as FleetCatalog from "./fleetCatalog.js"
+import * as Lazy from "./lazy.js"
 import { changes } from "./listing.js"
 import * as Pinning from "./pinning.js"
 import type * as Session from "./session.js"
@@ -58,6 +60,10 @@ export interface Options {
   readonly pins: Pinning.Pins
   /** What is done with hidden text in its lists, unless the spec says. */
   readonly sanitize: Catalog.SanitizeMode
+  /** Where its lists are saved, and restored from while it is lazy. */
+  readonly cache: CatalogCache.CatalogCache
+  /** When and how a lazy server fills the cache. */
+  readonly fills: Lazy.FillSlots
 }
 
 /**
@@ -198,7 +204,7 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
     const sanitize = FleetCatalog.sanitizer(name, spec.sanitize ?? options.sanitize, publish)
     // One review at a time: a re-list and a change of the store may come together.
     const reviewing = yield* Effect.makeSemaphore(1)
-    const setLists = (next: Catalog.ServerLists) =>
+    const review = (next: Catalog.ServerLists) =>
       reviewing.withPermits(1)(Effect.suspend(() => {
         offered = next
         return Effect.flatMap(
@@ -206,11 +212,18 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
           (tools) => Effect.flatMap(sanitize(tools === next.tools ? next : { ...next, tools }), show)
         )
       }))
-    const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : setLists(offered))
+    const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : review(offered))
+    const cache = Lazy.link(spec, options.cache)
     return {
       offered: () => offered,
       shown: () => shown,
-      setLists,
+      // What the server sent is saved for the next time it is lazy; empty lists are no news.
+      setLists: (next: Catalog.ServerLists) => Effect.zipRight(review(next), cache.remember(next)),
+      clearLists: review(Catalog.emptyLists),
+      restore: Effect.flatMap(
+        cache.restore,
+        (cached) => cached === undefined ? Effect.succeed(false) : Effect.as(review(cached), true)
+      ),
       recheck,
       drifts: pinning.drifts,
       approve: (tool: string) =>
@@ -293,6 +306,8 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       gate,
       lists: lists.offered,
       setLists: lists.setLists,
+      clearLists: lists.clearLists,
+      lazy: spec.lazy === true ? { restore: lists.restore, fills: options.fills } : undefined,
       setState: states.setState,
       mark: states.mark,
       setConnection: (transport) => connection = transport,

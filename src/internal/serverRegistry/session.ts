@@ -25,6 +25,7 @@ import { Transport } from "../../Transport.js"
 import * as Secrets from "../secrets.js"
 import type { AuthState } from "./auth.js"
 import type { CallGate } from "./callGate.js"
+import type { FillSlots } from "./lazy.js"
 import { fetchAll, watch, type Watcher } from "./listing.js"
 import * as StatefulTwin from "./statefulTwin.js"
 
@@ -50,7 +51,12 @@ export interface Core {
   readonly refreshDebounce: Duration.DurationInput
   readonly gate: CallGate
   readonly lists: () => Catalog.ServerLists
+  /** Takes the lists the server sent (saved in the catalog cache too). */
   readonly setLists: (lists: Catalog.ServerLists) => Effect.Effect<void>
+  /** Empties the lists (a server disabled, or failed for good). */
+  readonly clearLists: Effect.Effect<void>
+  /** A lazy server's: its cached lists restored (false when there are none), and its fills. */
+  readonly lazy: { readonly restore: Effect.Effect<boolean>; readonly fills: FillSlots } | undefined
   /** Sets the state and publishes it. */
   readonly setState: (state: ServerState) => Effect.Effect<void>
   /** Sets the state status and calls see, at once; a `setState` of it publishes it after. */
@@ -148,14 +154,18 @@ const byProtocol = (error: McpError.McpError): boolean =>
  *
  * When the ready connection is seen closed, the gate closes and `lost` is called right
  * there, synchronously, with the error and how long it was ready: no call or status read
- * finds it Ready after that.
+ * finds it Ready after that. `idleMs` overrides the spec's idle timeout (0 for a lazy server's
+ * fill: idle as soon as no call is in flight).
  */
 export const run = (
   core: Core,
   scope: Scope.CloseableScope,
-  lost: (error: McpError.McpError, readyFor: number) => void
+  lost: (error: McpError.McpError, readyFor: number) => void,
+  idleMs?: number | undefined
 ): Effect.Effect<Outcome, never, Requirements> => {
   const { spec } = core
+  const idleAfter = idleMs ??
+    (spec.idleTimeout === undefined ? undefined : Duration.toMillis(Duration.decode(spec.idleTimeout)))
   let readySince: number | undefined
   // Whether the connection is ready and its end not yet reported.
   let live = false
@@ -225,9 +235,7 @@ export const run = (
     const ended = yield* Effect.raceAll([
       c.closed,
       Effect.flip(healthCheck(spec.health, c)),
-      spec.idleTimeout === undefined
-        ? Effect.never
-        : Effect.as(core.gate.idle(Duration.toMillis(Duration.decode(spec.idleTimeout))), "idle" as const)
+      idleAfter === undefined ? Effect.never : Effect.as(core.gate.idle(idleAfter), "idle" as const)
     ])
     return ended === "idle" ? { _tag: "Idle" } as const : yield* Effect.fail(ended)
   })

@@ -17,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
-import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type { Requirements } from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
@@ -104,20 +103,23 @@ export interface Switch {
 }
 
 // Publishes the verdict's state, closes the scope, and waits: the backoff, or for a control
-// request when no retry will come. Returns the failures in a row so far.
+// request when no retry will come (not after a fill: the lazy loop goes on). Returns the
+// failures in a row so far.
 const afterFailure = (
   core: Session.Core,
   toggle: Switch,
   verdict: Verdict,
-  scope: Scope.CloseableScope
+  scope: Scope.CloseableScope,
+  fill: boolean
 ) =>
   Effect.gen(function*() {
     const { attempt, error } = verdict
     yield* core.setState(verdict.state)
     yield* Effect.logWarning(error.message).pipe(Effect.annotateLogs({ server: core.spec.name, attempt }))
-    yield* Scope.close(scope, Exit.fail(error))
+    yield* Effect.uninterruptible(Scope.close(scope, Exit.fail(error)))
+    if (fill) return attempt
     if (verdict.permanent) {
-      yield* core.setLists(Catalog.emptyLists)
+      yield* core.clearLists
       if ((yield* Session.takeControl(core, ["restart", "enable", "disable"])) === "disable") toggle.disabled = true
       return 0
     }
@@ -130,12 +132,28 @@ const afterFailure = (
     return early === undefined ? attempt : 0
   })
 
-// Sets the state that follows a session that ended without failing, and closes its scope.
+// The Idle state of the server now: a lazy server's says so.
+const idleState = (core: Session.Core) =>
+  Effect.map(
+    Clock.currentTimeMillis,
+    (since) => ServerState.Idle(core.lazy === undefined ? { since } : { since, lazy: true })
+  )
+
+// Waits Idle until a call wakes it (or a restart); false when it is disabled instead.
+const awaitWake = (core: Session.Core, toggle: Switch) =>
+  Effect.map(Session.takeControl(core, ["wake", "restart", "disable"]), (control) => {
+    if (control === "disable") toggle.disabled = true
+    return control !== "disable"
+  })
+
+// Sets the state that follows a session that ended without failing, and closes its scope;
+// after a fill, returns at once (the lazy loop waits for the wake).
 const afterStop = (
   core: Session.Core,
   toggle: Switch,
   outcome: Exclude<Session.Outcome, { _tag: "Failed" }>,
-  scope: Scope.CloseableScope
+  scope: Scope.CloseableScope,
+  fill: boolean
 ) =>
   Effect.gen(function*() {
     if (outcome._tag === "Control") {
@@ -144,16 +162,24 @@ const afterStop = (
       yield* Scope.close(scope, Exit.void)
       return 0
     }
-    yield* core.setState(ServerState.Idle({ since: yield* Clock.currentTimeMillis }))
-    yield* Scope.close(scope, Exit.void)
-    if ((yield* Session.takeControl(core, ["wake", "restart", "disable"])) === "disable") toggle.disabled = true
+    yield* core.setState(yield* idleState(core))
+    // Whole, even when the fleet stops meanwhile (a one-shot command ends once a fill is Idle):
+    // an interrupted close would leave the process running, its later finalizers skipped.
+    yield* Effect.uninterruptible(Scope.close(scope, Exit.void))
+    if (!fill) yield* awaitWake(core, toggle)
     return 0
   })
 
 // One session and what follows it; returns the failures in a row. The verdict on a ready
 // connection seen closed is made, and its state marked, in the very step it is seen: the
-// jitter is drawn beforehand for that.
-const runSession = (core: Session.Core, policy: ServerSpec.RestartPolicy, toggle: Switch, failures: number) =>
+// jitter is drawn beforehand for that. A fill goes idle as soon as no call is in flight.
+const runSession = (
+  core: Session.Core,
+  policy: ServerSpec.RestartPolicy,
+  toggle: Switch,
+  failures: number,
+  fill = false
+) =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
     yield* core.setState(ServerState.Connecting({ attempt: failures + 1, since: clock.unsafeCurrentTimeMillis() }))
@@ -171,8 +197,8 @@ const runSession = (core: Session.Core, policy: ServerSpec.RestartPolicy, toggle
       Scope.make(),
       (scope) =>
         Effect.gen(function*() {
-          const outcome = yield* Session.run(core, scope, lost)
-          if (outcome._tag !== "Failed") return yield* afterStop(core, toggle, outcome, scope)
+          const outcome = yield* Session.run(core, scope, lost, fill ? 0 : undefined)
+          if (outcome._tag !== "Failed") return yield* afterStop(core, toggle, outcome, scope, fill)
           const verdict = seen !== undefined && seen.error === outcome.error
             ? seen
             : decide(
@@ -184,10 +210,38 @@ const runSession = (core: Session.Core, policy: ServerSpec.RestartPolicy, toggle
               random,
               authOf(outcome.error)
             )
-          return yield* afterFailure(core, toggle, verdict, scope)
+          return yield* afterFailure(core, toggle, verdict, scope, fill)
         }),
       (scope, exit) => Scope.close(scope, exit)
     )
+  })
+
+// A lazy server before its first use: Idle with its cached lists until a call wakes it. With
+// none cached it stays Pending (listed by name only; a call waits, as for any server starting),
+// and is started once, after the servers that are not lazy have settled, to fill the cache;
+// filled or not (a failed fill is logged, and its error kept as the last one) it then waits
+// Idle for its first call. False when it was disabled meanwhile.
+const lazyStart = (
+  core: Session.Core,
+  lazy: NonNullable<Session.Core["lazy"]>,
+  policy: ServerSpec.RestartPolicy,
+  toggle: Switch
+) =>
+  Effect.gen(function*() {
+    const cached = yield* lazy.restore
+    yield* core.setState(cached ? yield* idleState(core) : ServerState.Pending())
+    if (!cached) {
+      const early = yield* Effect.raceFirst(
+        Effect.as(lazy.fills.othersSettled, undefined),
+        Session.takeControl(core, ["wake", "restart", "disable"])
+      )
+      if (early === "disable") toggle.disabled = true
+      if (early !== undefined) return early !== "disable"
+      const failed = (yield* lazy.fills.run(runSession(core, policy, toggle, 0, true))) > 0
+      if (toggle.disabled) return false
+      if (failed) yield* core.setState(yield* idleState(core))
+    }
+    return yield* awaitWake(core, toggle)
   })
 
 /**
@@ -202,9 +256,11 @@ export const supervise = (
     const { spec } = core
     // Failed attempts in a row; reset by a stable session, a restart or an enable.
     let failures = 0
+    // A lazy server sleeps until its first call.
+    let awake = core.lazy === undefined
     while (true) {
       if (toggle.disabled) {
-        yield* core.setLists(Catalog.emptyLists)
+        yield* core.clearLists
         yield* core.setState(ServerState.Disabled())
         yield* Session.takeControl(core, ["enable", "restart"])
         toggle.disabled = false
@@ -213,6 +269,8 @@ export const supervise = (
         const error = McpError.config(spec.name, { message: spec.problem })
         yield* core.setState(ServerState.Failed({ error, attempt: 1, retryAt: undefined }))
         if ((yield* Session.takeControl(core, ["disable", "restart"])) === "disable") toggle.disabled = true
+      } else if (!awake) {
+        awake = yield* lazyStart(core, core.lazy!, policy, toggle)
       } else {
         failures = yield* runSession(core, policy, toggle, failures)
       }

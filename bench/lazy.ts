@@ -1,0 +1,203 @@
+/**
+ * `npm run bench:lazy`: a gateway over 100 lazy stdio servers whose catalogs are cached.
+ * Writes a config of N servers (`--servers`, default 100) under `"lazy": true`, each a
+ * fixture that logs every start (`test/fixtures/lazy-server.mjs`, 5 tools), fills the catalog
+ * cache once with `mcp-fleet tools` (each server started once, in the background, to list it),
+ * then starts `mcp-fleet serve --stdio` on that config and measures, over its stdio:
+ *
+ * - the time from the spawn (initialize is written at once) to the answer to `initialize`, and
+ *   to the answer to `tools/list` (target: < 300 ms for both, Node's own start-up, `node -e 0`,
+ *   taken off);
+ * - the gateway's CPU time (user + system) until it answered `tools/list`, which a busy
+ *   machine inflates less than the wall clock;
+ * - how many servers it started to answer them (target: none);
+ * - its RSS after `tools/list`, again a second later (flat: no server started), and after
+ *   the first call;
+ * - the first call's latency (the server started, initialized, listed, then called) next to a
+ *   second call to the same server (already running).
+ *
+ * Runs the built command (`npm run build` first when dist/ is missing or older than src/).
+ *
+ *   npm run bench:lazy [-- --servers N] [-- --runs N]
+ *
+ * @module
+ */
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+import { builtCli } from "./built.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const bin = builtCli()
+const fixture = path.join(root, "test/fixtures/lazy-server.mjs")
+const flag = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(name)
+  return at === -1 ? fallback : Math.max(1, Number(process.argv[at + 1]) || fallback)
+}
+const servers = flag("--servers", 100)
+const runs = flag("--runs", 5)
+const TOOLS = ["search", "get", "create", "update", "delete"]
+
+const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-lazy-"))
+const log = path.join(dir, "starts.log")
+const env = { ...process.env, XDG_CONFIG_HOME: path.join(dir, "config-home"), MCP_FLEET_TRUST: "1" }
+const names = Array.from({ length: servers }, (_, i) => `s${String(i).padStart(3, "0")}`)
+const starts = (): number => {
+  try {
+    return readFileSync(log, "utf8").split("\n").filter(Boolean).length
+  } catch {
+    return 0
+  }
+}
+// The CPU time a process has used (user and system), in ms, from /proc: less at the mercy of a
+// busy machine than the wall clock.
+const cpuMs = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+// The resident set of a process, in MiB, from /proc.
+const rss = (pid: number): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((text) => text.startsWith("VmRSS:"))!
+  return Number(line.split(/\s+/)[1]) / 1024
+}
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+
+// One gateway over stdio: requests written as lines, answers awaited by id.
+const gateway = () => {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [bin, "serve", "--stdio"], { cwd: dir, env })
+  child.stderr.resume()
+  const waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>()
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const message = JSON.parse(line) as { id?: number; result?: unknown; error?: unknown }
+    if (typeof message.id === "number") waiting.get(message.id)?.(message)
+  })
+  let next = 0
+  const request = (method: string, params: unknown = {}) =>
+    new Promise<{ result?: unknown; error?: unknown }>((resolve) => {
+      const id = ++next
+      waiting.set(id, resolve)
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
+    })
+  const notify = (method: string) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method })}\n`)
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      child.on("exit", () => resolve())
+      child.stdin.end()
+    })
+  return { child, request, notify, stop }
+}
+
+interface Run {
+  readonly initializeMs: number
+  readonly listMs: number
+  readonly cpuMs: number
+  readonly tools: number
+  readonly started: number
+  readonly rssListed: number
+  readonly rssLater: number
+  readonly rssAfterCall: number
+  readonly firstCallMs: number
+  readonly secondCallMs: number
+}
+
+const once = async (server: string): Promise<Run> => {
+  const before = starts()
+  const spawned = performance.now()
+  const g = gateway()
+  const init = await g.request("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "bench-lazy", version: "1" }
+  })
+  const initializeMs = performance.now() - spawned
+  if (init.error !== undefined) throw new Error(`initialize failed: ${JSON.stringify(init.error)}`)
+  g.notify("notifications/initialized")
+  const list = await g.request("tools/list")
+  const listed = performance.now()
+  const cpu = cpuMs(g.child.pid!)
+  const tools = (list.result as { tools: Array<unknown> }).tools.length
+  const started = starts() - before
+  const rssListed = rss(g.child.pid!)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  const rssLater = rss(g.child.pid!)
+  const callStart = performance.now()
+  const first = await g.request("tools/call", { name: `mcp__${server}__search`, arguments: {} })
+  const firstCallMs = performance.now() - callStart
+  if (first.error !== undefined) throw new Error(`the first call failed: ${JSON.stringify(first.error)}`)
+  const secondStart = performance.now()
+  await g.request("tools/call", { name: `mcp__${server}__get`, arguments: {} })
+  const secondCallMs = performance.now() - secondStart
+  const rssAfterCall = rss(g.child.pid!)
+  await g.stop()
+  return {
+    initializeMs,
+    listMs: listed - spawned,
+    cpuMs: cpu,
+    tools,
+    started,
+    rssListed,
+    rssLater,
+    rssAfterCall,
+    firstCallMs,
+    secondCallMs
+  }
+}
+
+try {
+  const mcpServers = Object.fromEntries(
+    names.map((name) => [name, { command: process.execPath, args: [fixture, name, log, ...TOOLS] }])
+  )
+  writeFileSync(path.join(dir, ".mcp.json"), JSON.stringify({ lazy: true, mcpServers }, null, 2))
+  process.stdout.write(`\nlazy servers: ${servers} stdio servers × ${TOOLS.length} tools (node ${process.version})\n\n`)
+  // Node's own start-up, the floor under any time counted from a spawn.
+  const nodeFloor = median(Array.from({ length: 3 }, () => {
+    const t = performance.now()
+    spawnSync(process.execPath, ["-e", "0"])
+    return performance.now() - t
+  }))
+  const fillStart = performance.now()
+  const fill = spawnSync(process.execPath, [bin, "tools", "--json", "--timeout", "600000"], {
+    cwd: dir,
+    env,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024
+  })
+  const fillMs = performance.now() - fillStart
+  if (fill.status !== 0) throw new Error(`mcp-fleet tools failed: ${fill.stderr}`)
+  const filled = (JSON.parse(fill.stdout) as Array<unknown>).length
+  process.stdout.write(
+    `  cache fill (mcp-fleet tools, first run)  ${
+      (fillMs / 1000).toFixed(1)
+    } s: ${starts()} starts, ${filled} tools\n\n`
+  )
+  const results: Array<Run> = []
+  for (let i = 0; i < runs; i++) results.push(await once(names[(i * 37) % names.length]!))
+  const med = (pick: (run: Run) => number) => median(results.map(pick))
+  const row = (label: string, value: string) => process.stdout.write(`  ${label.padEnd(44)} ${value}\n`)
+  row(`median of ${runs} gateway runs`, "")
+  row("node -e 0 (the floor)", `${nodeFloor.toFixed(0)} ms`)
+  row("spawn → initialize answered", `${med((run) => run.initializeMs).toFixed(0)} ms`)
+  row("spawn → tools/list answered", `${med((run) => run.listMs).toFixed(0)} ms`)
+  const served = med((run) => run.listMs - nodeFloor)
+  row("  the same less Node's start-up", `${served.toFixed(0)} ms`)
+  row("gateway CPU time until tools/list answered", `${med((run) => run.cpuMs).toFixed(0)} ms`)
+  row("tools listed (first page)", `${med((run) => run.tools)}`)
+  row("servers started to answer them", `${Math.max(...results.map((run) => run.started))}`)
+  row("gateway RSS after tools/list", `${med((run) => run.rssListed).toFixed(1)} MiB`)
+  row("gateway RSS 1 s later (no call)", `${med((run) => run.rssLater).toFixed(1)} MiB`)
+  row("gateway RSS after the first call", `${med((run) => run.rssAfterCall).toFixed(1)} MiB`)
+  row("first call (starts its server)", `${med((run) => run.firstCallMs).toFixed(0)} ms`)
+  row("second call (server running)", `${med((run) => run.secondCallMs).toFixed(1)} ms`)
+  const none = results.every((run) => run.started === 0)
+  const fast = served < 300
+  process.stdout.write(
+    `\n  ${fast && none ? "PASS" : "FAIL"}  initialize + tools/list < 300 ms past Node's start-up (${
+      served.toFixed(0)
+    } ms), no server started\n`
+  )
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
