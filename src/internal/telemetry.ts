@@ -22,9 +22,9 @@ import * as Tracer from "effect/Tracer"
 import type * as JsonRpc from "../JsonRpc.js"
 import type * as McpError from "../McpError.js"
 import { Attributes as A, ServerName } from "../Telemetry.js"
+import { builtIn } from "./traced.js"
 
-/** The tracer every Effect program has until one that exports spans is provided. */
-export const builtIn: Tracer.Tracer = Effect.runSync(Effect.tracer)
+export { builtIn }
 
 // Tag arrays by their values: `Metric.unsafeUpdate` finds a metric's state by the array's
 // identity. Tags are low-cardinality by design; the bound keeps a misbehaving peer (a

@@ -15,6 +15,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as Catalog from "../../Catalog.js"
@@ -22,6 +23,7 @@ import * as McpError from "../../McpError.js"
 import type { Requirements } from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
+import * as Telemetry from "../../Telemetry.js"
 import * as Session from "./session.js"
 
 const millis = (input: Duration.DurationInput) => Duration.toMillis(Duration.decode(input))
@@ -202,6 +204,8 @@ export const supervise = (
     const { spec } = core
     // Failed attempts in a row; reset by a stable session, a restart or an enable.
     let failures = 0
+    // A session after a failed one is a restart (`mcp_fleet.server.restarts`).
+    const tags = [MetricLabel.make(Telemetry.ServerName, spec.name)]
     while (true) {
       if (toggle.disabled) {
         yield* core.setLists(Catalog.emptyLists)
@@ -214,6 +218,7 @@ export const supervise = (
         yield* core.setState(ServerState.Failed({ error, attempt: 1, retryAt: undefined }))
         if ((yield* Session.takeControl(core, ["disable", "restart"])) === "disable") toggle.disabled = true
       } else {
+        if (failures > 0) Telemetry.restarts.unsafeUpdate(1, tags)
         failures = yield* runSession(core, policy, toggle, failures)
       }
     }
