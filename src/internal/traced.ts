@@ -34,5 +34,5 @@ export const inSpan = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime((fiber) =>
-    fiber.currentTracer === builtIn ? effect : Effect.withSpan(effect, name, { attributes: attributes() })
+    fiber.currentTracer === builtIn ? effect : Effect.withSpan(effect, name, { attributes: attributes(), captureStackTrace: false })
   )

@@ -68,7 +68,7 @@ export const spanned = (request: Peer.Peer["request"], context: {
       ...(typeof info.sessionId === "string" ? { [Attributes.sessionId]: info.sessionId } : {}),
       ...context.attributes?.()
     }
-    return Effect.flatMap(Effect.makeSpan(spanName(method, target), { kind: "client", attributes }), (span) => {
+    return Effect.flatMap(Effect.makeSpan(spanName(method, target), { kind: "client", attributes, captureStackTrace: false }), (span) => {
       const onId = options?.onId
       const sent = request(method, inject(params, span, fiber.getFiberRef(carried)), {
         ...options,
