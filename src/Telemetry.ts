@@ -140,9 +140,12 @@ export const serverSessionDuration = seconds(
  * @since 0.1.0
  * @category metrics
  */
-export const serversByState: Metric.Metric.Gauge<number> = withUnit(MetricKey.gauge("mcp_fleet.servers", {
-  description: "The fleet's servers in each state."
-}), "{server}")
+export const serversByState: Metric.Metric.Gauge<number> = withUnit(
+  MetricKey.gauge("mcp_fleet.servers", {
+    description: "The fleet's servers in each state."
+  }),
+  "{server}"
+)
 
 /**
  * `mcp_fleet.server.restarts` (counter, `{restart}`): a server's connection started again
@@ -151,10 +154,13 @@ export const serversByState: Metric.Metric.Gauge<number> = withUnit(MetricKey.ga
  * @since 0.1.0
  * @category metrics
  */
-export const restarts: Metric.Metric.Counter<number> = withUnit(MetricKey.counter("mcp_fleet.server.restarts", {
-  description: "Connections to a server started again after a failure.",
-  incremental: true
-}), "{restart}")
+export const restarts: Metric.Metric.Counter<number> = withUnit(
+  MetricKey.counter("mcp_fleet.server.restarts", {
+    description: "Connections to a server started again after a failure.",
+    incremental: true
+  }),
+  "{restart}"
+)
 
 /**
  * `mcp_fleet.calls.in_flight` (gauge, `{call}`): requests sent to a server and not yet
@@ -163,9 +169,12 @@ export const restarts: Metric.Metric.Counter<number> = withUnit(MetricKey.counte
  * @since 0.1.0
  * @category metrics
  */
-export const callsInFlight: Metric.Metric.Gauge<number> = withUnit(MetricKey.gauge("mcp_fleet.calls.in_flight", {
-  description: "Requests sent to a server and not yet answered."
-}), "{call}")
+export const callsInFlight: Metric.Metric.Gauge<number> = withUnit(
+  MetricKey.gauge("mcp_fleet.calls.in_flight", {
+    description: "Requests sent to a server and not yet answered."
+  }),
+  "{call}"
+)
 
 /**
  * `mcp_fleet.policy.denials` (counter, `{call}`): calls the Policy refused. Tags:
@@ -175,10 +184,13 @@ export const callsInFlight: Metric.Metric.Gauge<number> = withUnit(MetricKey.gau
  * @since 0.1.0
  * @category metrics
  */
-export const denials: Metric.Metric.Counter<number> = withUnit(MetricKey.counter("mcp_fleet.policy.denials", {
-  description: "Calls the policy refused.",
-  incremental: true
-}), "{call}")
+export const denials: Metric.Metric.Counter<number> = withUnit(
+  MetricKey.counter("mcp_fleet.policy.denials", {
+    description: "Calls the policy refused.",
+    incremental: true
+  }),
+  "{call}"
+)
 
 /**
  * `mcp_fleet.tools.held` (gauge, `{tool}`): a server's tools held out of the catalog until
@@ -187,6 +199,9 @@ export const denials: Metric.Metric.Counter<number> = withUnit(MetricKey.counter
  * @since 0.1.0
  * @category metrics
  */
-export const heldTools: Metric.Metric.Gauge<number> = withUnit(MetricKey.gauge("mcp_fleet.tools.held", {
-  description: "Tools held out of the catalog until approved."
-}), "{tool}")
+export const heldTools: Metric.Metric.Gauge<number> = withUnit(
+  MetricKey.gauge("mcp_fleet.tools.held", {
+    description: "Tools held out of the catalog until approved."
+  }),
+  "{tool}"
+)

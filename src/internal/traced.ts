@@ -34,5 +34,7 @@ export const inSpan = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime((fiber) =>
-    fiber.currentTracer === builtIn ? effect : Effect.withSpan(effect, name, { attributes: attributes(), captureStackTrace: false })
+    fiber.currentTracer === builtIn
+      ? effect
+      : Effect.withSpan(effect, name, { attributes: attributes(), captureStackTrace: false })
   )

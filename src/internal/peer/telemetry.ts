@@ -68,18 +68,21 @@ export const spanned = (request: Peer.Peer["request"], context: {
       ...(typeof info.sessionId === "string" ? { [Attributes.sessionId]: info.sessionId } : {}),
       ...context.attributes?.()
     }
-    return Effect.flatMap(Effect.makeSpan(spanName(method, target), { kind: "client", attributes, captureStackTrace: false }), (span) => {
-      const onId = options?.onId
-      const sent = request(method, inject(params, span, fiber.getFiberRef(carried)), {
-        ...options,
-        onId: (id) => {
-          span.attribute(Attributes.requestId, String(id))
-          onId?.(id)
-        }
-      })
-      return sent.pipe(
-        Effect.withParentSpan(span),
-        Effect.onExit((exit) => Effect.sync(() => endSpan(span, clientOutcome(exit), exit, context.nanos())))
-      )
-    })
+    return Effect.flatMap(
+      Effect.makeSpan(spanName(method, target), { kind: "client", attributes, captureStackTrace: false }),
+      (span) => {
+        const onId = options?.onId
+        const sent = request(method, inject(params, span, fiber.getFiberRef(carried)), {
+          ...options,
+          onId: (id) => {
+            span.attribute(Attributes.requestId, String(id))
+            onId?.(id)
+          }
+        })
+        return sent.pipe(
+          Effect.withParentSpan(span),
+          Effect.onExit((exit) => Effect.sync(() => endSpan(span, clientOutcome(exit), exit, context.nanos())))
+        )
+      }
+    )
   })
