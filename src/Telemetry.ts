@@ -81,6 +81,12 @@ const withUnit = <Type extends MetricKeyType.MetricKeyType<any, any>>(key: Metri
 const seconds = (name: string, description: string): Metric.Metric.Histogram<number> =>
   withUnit(MetricKey.histogram(name, durationBoundaries, description), "s")
 
+const gauge = (name: string, description: string, unit: string): Metric.Metric.Gauge<number> =>
+  withUnit(MetricKey.gauge(name, { description }), unit)
+
+const counter = (name: string, description: string, unit: string): Metric.Metric.Counter<number> =>
+  withUnit(MetricKey.counter(name, { description, incremental: true }), unit)
+
 /**
  * `mcp.client.operation.duration` (histogram, seconds): a request from sending it to its
  * answer, on the side that sent it. Tags: `mcp.method.name`, `mcp_fleet.server.name`,
@@ -140,25 +146,18 @@ export const serverSessionDuration = seconds(
  * @since 0.1.0
  * @category metrics
  */
-export const serversByState: Metric.Metric.Gauge<number> = withUnit(
-  MetricKey.gauge("mcp_fleet.servers", {
-    description: "The fleet's servers in each state."
-  }),
-  "{server}"
-)
+export const serversByState = gauge("mcp_fleet.servers", "The fleet's servers in each state.", "{server}")
 
 /**
  * `mcp_fleet.server.restarts` (counter, `{restart}`): a server's connection started again
- * after it failed or was replaced. Tag: `mcp_fleet.server.name`.
+ * after it failed. Tag: `mcp_fleet.server.name`.
  *
  * @since 0.1.0
  * @category metrics
  */
-export const restarts: Metric.Metric.Counter<number> = withUnit(
-  MetricKey.counter("mcp_fleet.server.restarts", {
-    description: "Connections to a server started again after a failure.",
-    incremental: true
-  }),
+export const restarts = counter(
+  "mcp_fleet.server.restarts",
+  "Connections to a server started again after a failure.",
   "{restart}"
 )
 
@@ -169,10 +168,9 @@ export const restarts: Metric.Metric.Counter<number> = withUnit(
  * @since 0.1.0
  * @category metrics
  */
-export const callsInFlight: Metric.Metric.Gauge<number> = withUnit(
-  MetricKey.gauge("mcp_fleet.calls.in_flight", {
-    description: "Requests sent to a server and not yet answered."
-  }),
+export const callsInFlight = gauge(
+  "mcp_fleet.calls.in_flight",
+  "Requests sent to a server and not yet answered.",
   "{call}"
 )
 
@@ -184,13 +182,7 @@ export const callsInFlight: Metric.Metric.Gauge<number> = withUnit(
  * @since 0.1.0
  * @category metrics
  */
-export const denials: Metric.Metric.Counter<number> = withUnit(
-  MetricKey.counter("mcp_fleet.policy.denials", {
-    description: "Calls the policy refused.",
-    incremental: true
-  }),
-  "{call}"
-)
+export const denials = counter("mcp_fleet.policy.denials", "Calls the policy refused.", "{call}")
 
 /**
  * `mcp_fleet.tools.held` (gauge, `{tool}`): a server's tools held out of the catalog until
@@ -199,9 +191,4 @@ export const denials: Metric.Metric.Counter<number> = withUnit(
  * @since 0.1.0
  * @category metrics
  */
-export const heldTools: Metric.Metric.Gauge<number> = withUnit(
-  MetricKey.gauge("mcp_fleet.tools.held", {
-    description: "Tools held out of the catalog until approved."
-  }),
-  "{tool}"
-)
+export const heldTools = gauge("mcp_fleet.tools.held", "Tools held out of the catalog until approved.", "{tool}")

@@ -19,6 +19,7 @@ import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type { HttpClient } from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { VERSION } from "./version.js"
@@ -129,26 +130,22 @@ export const layer = (env: Environment = process.env): Layer.Layer<never> => {
   const { metrics, notes, serviceName, traces } = plan(env)
   const resource = { serviceName, serviceVersion: VERSION }
   const layers: Array<Layer.Layer<never>> = []
+  const options = (signal: Export) => ({
+    url: signal.url,
+    resource,
+    headers: signal.headers,
+    shutdownTimeout: "3 seconds" as const
+  })
+  const provided = (
+    layer: Layer.Layer<never, never, OtlpSerialization.OtlpSerialization | HttpClient>,
+    signal: Export
+  ) => layer.pipe(Layer.provide(serialization(signal.protocol)), Layer.provide(FetchHttpClient.layer))
   if (traces !== undefined) {
-    layers.push(
-      OtlpTracer.layer({
-        url: traces.url,
-        resource,
-        headers: traces.headers,
-        exportInterval: traces.intervalMs ?? 5000,
-        shutdownTimeout: "3 seconds"
-      }).pipe(Layer.provide(serialization(traces.protocol)), Layer.provide(FetchHttpClient.layer))
-    )
+    layers.push(provided(OtlpTracer.layer({ ...options(traces), exportInterval: traces.intervalMs ?? 5000 }), traces))
   }
   if (metrics !== undefined) {
     layers.push(
-      OtlpMetrics.layer({
-        url: metrics.url,
-        resource,
-        headers: metrics.headers,
-        exportInterval: metrics.intervalMs ?? 60_000,
-        shutdownTimeout: "3 seconds"
-      }).pipe(Layer.provide(serialization(metrics.protocol)), Layer.provide(FetchHttpClient.layer))
+      provided(OtlpMetrics.layer({ ...options(metrics), exportInterval: metrics.intervalMs ?? 60_000 }), metrics)
     )
   }
   const told = notes.length === 0
