@@ -51,8 +51,14 @@ const sink = () =>
     })
   })
 
-/** One run of a bundled client: its calls/s. */
-const runOnce = (file: string, env: Record<string, string>): Promise<number> =>
+/** One run's figures: calls/s, and the client's CPU time per call (steadier on a busy machine). */
+interface Figures {
+  readonly callsPerSec: number
+  readonly cpuUsPerCall: number
+}
+
+/** One run of a bundled client. */
+const runOnce = (file: string, env: Record<string, string>): Promise<Figures> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [
       file,
@@ -79,7 +85,8 @@ const runOnce = (file: string, env: Record<string, string>): Promise<number> =>
       if (code !== 0 || !line.startsWith("{")) {
         return reject(new Error(`client exited ${code}: ${stderr.slice(0, 500)}`))
       }
-      resolve(JSON.parse(line).callsPerSec)
+      const { callsPerSec, cpuUsPerCall } = JSON.parse(line)
+      resolve({ callsPerSec, cpuUsPerCall })
     })
   })
 
@@ -113,29 +120,36 @@ const main = async () => {
         }
       }
     ]
-    const results = new Map<string, Array<number>>(variants.map((variant) => [variant.name, []]))
+    const results = new Map<string, Array<Figures>>(variants.map((variant) => [variant.name, []]))
     for (let rep = 0; rep < reps; rep++) {
       // Rotating order, so neither drift nor warm caches favour one variant.
       for (let i = 0; i < variants.length; i++) {
         const variant = variants[(rep + i) % variants.length]!
-        const perSec = await runOnce(variant.file, variant.env)
-        results.get(variant.name)!.push(perSec)
-        process.stderr.write(`rep ${rep + 1}/${reps} ${variant.name}: ${perSec} calls/s\n`)
+        const figures = await runOnce(variant.file, variant.env)
+        results.get(variant.name)!.push(figures)
+        process.stderr.write(
+          `rep ${
+            rep + 1
+          }/${reps} ${variant.name}: ${figures.callsPerSec} calls/s, ${figures.cpuUsPerCall} µs CPU/call\n`
+        )
       }
     }
-    const baseline = median(results.get("before")!)
+    const perSec = (name: string) => median(results.get(name)!.map((figures) => figures.callsPerSec))
+    const cpu = (name: string) => median(results.get(name)!.map((figures) => figures.cpuUsPerCall))
+    const baseline = perSec("before")
     process.stdout.write(
       `\ntelemetry cost, mcp-fleet client over stdio, c=${concurrency}, ${calls} calls, ${reps} reps (medians)\n`
     )
     for (const variant of variants) {
-      const value = median(results.get(variant.name)!)
+      const value = perSec(variant.name)
       const ratio = value / baseline
       process.stdout.write(
-        `  ${variant.name.padEnd(9)} ${value.toFixed(0).padStart(8)} calls/s  ${(ratio * 100).toFixed(1)} % of before\n`
+        `  ${variant.name.padEnd(9)} ${value.toFixed(0).padStart(8)} calls/s  ${(ratio * 100).toFixed(1)} % of before` +
+          `  ${cpu(variant.name).toFixed(1).padStart(7)} µs CPU/call\n`
       )
     }
     process.stdout.write(`  exported: ${(receiver.bytes() / 1024).toFixed(0)} KiB of OTLP JSON in all\n`)
-    const cost = 1 - median(results.get("off")!) / baseline
+    const cost = 1 - perSec("off") / baseline
     const met = cost < 0.03
     process.stdout.write(
       `  target: telemetry off costs < 3 %: ${(cost * 100).toFixed(1)} % ${met ? "met" : "MISSED"}\n`
