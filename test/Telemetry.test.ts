@@ -101,7 +101,7 @@ describe("Telemetry", () => {
   it.scoped("a tool's error result is error.type tool_error, on the span and the duration point", () =>
     Effect.gen(function*() {
       const { spans, tracer } = yield* recording
-      const client = yield* connect
+      const client = yield* connect.pipe(Effect.withTracer(tracer))
       const tags = { "mcp.method.name": "tools/call", "gen_ai.tool.name": "failing", "error.type": "tool_error" }
       const before = yield* countOf("mcp.client.operation.duration", tags)
       const served = yield* countOf("mcp.server.operation.duration", tags)

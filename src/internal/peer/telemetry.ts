@@ -1,9 +1,9 @@
 /**
  * A Peer's requests by the MCP conventions: each one's duration point and the calls in
- * flight, recorded as its answer is delivered (no frame added to the request), and, when a
- * tracer is provided, its CLIENT span, whose trace context goes in the request's
- * `params._meta`. Without a tracer, a request sent under a span (a served request's, extracted
- * from its `_meta`) still carries that span's context on.
+ * flight, recorded as its answer is delivered (no frame added to the request), and, for a
+ * session made under an app's tracer, its CLIENT span, whose trace context goes in the
+ * request's `params._meta` (with the built-in tracer back in context, a request sent under
+ * a span, such as a served request's extracted from its `_meta`, carries that span's on).
  *
  * @internal
  */
