@@ -5,8 +5,8 @@
  * The split keeps the per-call path cheap: a duration point costs a map look-up and a
  * histogram update (tags are kept per value, so Effect finds the metric's state by identity);
  * a span is made only when a tracer other than the built-in one is provided, like `traced`.
- * A request that arrives with a `traceparent` is served under it even without a tracer, so a
- * process that exports nothing still passes the trace on.
+ * A request that arrives with a `traceparent` is served under it even without a tracer (an
+ * app's own spans, made with the built-in tracer, join the trace).
  *
  * A span's status message is the error's class (`JSON-RPC error -32602`, `tool_error`), never
  * a server's own message: a Peer sees messages before the fleet masks secrets in them.
