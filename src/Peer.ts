@@ -260,24 +260,11 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       requestOptions.onId?.(id)
       return entry
     }
-    const sent = makeRequest({
-      transport,
-      pending,
-      cancel,
-      open,
-      closed: () => closeError,
-      abandoned: telemetry.abandoned
-    })
+    const abandoned = telemetry.abandoned
+    const sent = makeRequest({ transport, pending, cancel, open, closed: () => closeError, abandoned })
     // Spans (and the trace context in `_meta`) for a session made under a tracer of the app's:
     // decided once, as a check per request costs a tenth of the per-call path.
-    const request = (yield* Effect.tracer) === builtIn
-      ? sent
-      : spanned(sent, {
-        server,
-        transport,
-        attributes: options.spanAttributes,
-        nanos: () => clock.unsafeCurrentTimeNanos()
-      })
+    const request = (yield* Effect.tracer) === builtIn ? sent : spanned(sent, { transport, clock, ...options })
 
     const notify: Peer["notify"] = (method, params) =>
       Effect.suspend(() =>

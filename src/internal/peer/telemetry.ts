@@ -7,6 +7,7 @@
  *
  * @internal
  */
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as Peer from "../../Peer.js"
@@ -47,10 +48,9 @@ export const requestTelemetry = (server: string, nowMs: () => number) => {
 
 /** `request` with a CLIENT span per request when a tracer is provided, its context in `_meta`. */
 export const spanned = (request: Peer.Peer["request"], context: {
-  readonly server: string
   readonly transport: Transport
-  readonly attributes: (() => Record<string, unknown>) | undefined
-  readonly nanos: () => bigint
+  readonly clock: Clock.Clock
+  readonly spanAttributes?: (() => Record<string, unknown>) | undefined
 }): Peer.Peer["request"] =>
 (method, params, options) =>
   Effect.withFiberRuntime((fiber) => {
@@ -63,10 +63,10 @@ export const spanned = (request: Peer.Peer["request"], context: {
     const target = targetOf(method, params)
     const info = context.transport.info()
     const attributes = {
-      ...requestAttributes(method, target, context.server),
+      ...requestAttributes(method, target, context.transport.server),
       ...networkAttributes(context.transport.kind, info.url),
       ...(typeof info.sessionId === "string" ? { [Attributes.sessionId]: info.sessionId } : {}),
-      ...context.attributes?.()
+      ...context.spanAttributes?.()
     }
     return Effect.flatMap(
       Effect.makeSpan(spanName(method, target), { kind: "client", attributes, captureStackTrace: false }),
@@ -81,7 +81,9 @@ export const spanned = (request: Peer.Peer["request"], context: {
         })
         return sent.pipe(
           Effect.withParentSpan(span),
-          Effect.onExit((exit) => Effect.sync(() => endSpan(span, clientOutcome(exit), exit, context.nanos())))
+          Effect.onExit((exit) =>
+            Effect.sync(() => endSpan(span, clientOutcome(exit), exit, context.clock.unsafeCurrentTimeNanos()))
+          )
         )
       }
     )
