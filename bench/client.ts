@@ -9,6 +9,9 @@
  * `--protocol-version V` forces a revision (e.g. 2025-11-25 against a server that also
  * speaks 2026-07-28); by default the client picks its own.
  *
+ * With `OTEL_EXPORTER_OTLP_ENDPOINT` set, it exports its spans and metrics as the CLI does
+ * (`src/cli/Otel.ts`), loaded only then: `npm run bench:telemetry` compares.
+ *
  * Prints one JSON result line (client "mcp-fleet"); see bench/README.md for the contract.
  *
  * @module
@@ -46,6 +49,11 @@ const transportLayer = async (): Promise<Layer.Layer<Transport, McpError.McpErro
   return StreamableHttp.layer({ name: "bench", url: args.url }).pipe(Layer.provide(HttpClientUndici.layer))
 }
 const transport = await transportLayer()
+
+/** The CLI's exporters when the OpenTelemetry environment names an endpoint, else nothing. */
+const telemetry: Layer.Layer<never> = process.env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+  ? Layer.empty
+  : (await import("../src/cli/Otel.js")).layer()
 
 /** The text of the first content block of a tool result, if it has one. */
 const firstText = (content: ReadonlyArray<unknown>): unknown => {
@@ -88,6 +96,7 @@ const program = Effect.gen(function*() {
 }).pipe(
   Effect.scoped,
   Effect.provide(transport),
+  Effect.provide(telemetry),
   // Report only once the scope is closed and the server has ended.
   Effect.tap(({ connectMs, totalMs }) => Effect.sync(() => run.report("mcp-fleet", connectMs, totalMs))),
   // Errors go to stderr (stdout carries only the result line); runMain then exits 1.

@@ -37,6 +37,7 @@ import * as Stream from "effect/Stream"
 import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
 import { type Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
 import { requestTelemetry, spanned, targetOf } from "./internal/peer/telemetry.js"
+import { builtIn } from "./internal/traced.js"
 import * as JsonRpc from "./JsonRpc.js"
 import * as McpError from "./McpError.js"
 import { BrokenAnswer, type Incoming, RequestFailed, Transport } from "./Transport.js"
@@ -124,7 +125,9 @@ export interface Options {
   readonly onNotification?: ((notification: JsonRpc.Notification) => void) | undefined
   /**
    * More attributes for the spans of the requests it sends (`mcp.protocol.version`,
-   * `mcp.session.id`), read as each span starts; only when a tracer is provided.
+   * `mcp.session.id`), read as each span starts. A session made under a tracer other than
+   * Effect's built-in one makes a CLIENT span per request it sends (when that tracer is
+   * still the one in context), and puts its trace context in `params._meta`.
    */
   readonly spanAttributes?: (() => Record<string, unknown>) | undefined
 }
@@ -257,10 +260,11 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
       requestOptions.onId?.(id)
       return entry
     }
-    const request = spanned(
-      makeRequest({ transport, pending, cancel, open, closed: () => closeError, abandoned: telemetry.abandoned }),
-      { server, transport, attributes: options.spanAttributes, nanos: () => clock.unsafeCurrentTimeNanos() }
-    )
+    const abandoned = telemetry.abandoned
+    const sent = makeRequest({ transport, pending, cancel, open, closed: () => closeError, abandoned })
+    // Spans (and the trace context in `_meta`) for a session made under a tracer of the app's:
+    // decided once, as a check per request costs a tenth of the per-call path.
+    const request = (yield* Effect.tracer) === builtIn ? sent : spanned(sent, { transport, clock, ...options })
 
     const notify: Peer["notify"] = (method, params) =>
       Effect.suspend(() =>

@@ -16,6 +16,8 @@
  */
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricKey from "effect/MetricKey"
+import type * as MetricKeyType from "effect/MetricKeyType"
 
 /**
  * The attribute (and metric tag) that names a server as the fleet knows it: the key of the
@@ -70,9 +72,20 @@ const durationBoundaries = MetricBoundaries.fromIterable([
   300
 ])
 
-// `@effect/opentelemetry` takes a metric's unit from its `unit` tag.
+// `@effect/opentelemetry` takes a metric's unit from its `unit` tag. The tag is in the key,
+// not added by `Metric.tagged` (which makes a new tag array per update, so each update would
+// look its state up by hashing the whole key).
+const withUnit = <Type extends MetricKeyType.MetricKeyType<any, any>>(key: MetricKey.MetricKey<Type>, unit: string) =>
+  Metric.fromMetricKey(MetricKey.tagged(key, "unit", unit))
+
 const seconds = (name: string, description: string): Metric.Metric.Histogram<number> =>
-  Metric.histogram(name, durationBoundaries, description).pipe(Metric.tagged("unit", "s"))
+  withUnit(MetricKey.histogram(name, durationBoundaries, description), "s")
+
+const gauge = (name: string, description: string, unit: string): Metric.Metric.Gauge<number> =>
+  withUnit(MetricKey.gauge(name, { description }), unit)
+
+const counter = (name: string, description: string, unit: string): Metric.Metric.Counter<number> =>
+  withUnit(MetricKey.counter(name, { description, incremental: true }), unit)
 
 /**
  * `mcp.client.operation.duration` (histogram, seconds): a request from sending it to its
@@ -133,21 +146,20 @@ export const serverSessionDuration = seconds(
  * @since 0.1.0
  * @category metrics
  */
-export const serversByState: Metric.Metric.Gauge<number> = Metric.gauge("mcp_fleet.servers", {
-  description: "The fleet's servers in each state."
-}).pipe(Metric.tagged("unit", "{server}"))
+export const serversByState = gauge("mcp_fleet.servers", "The fleet's servers in each state.", "{server}")
 
 /**
  * `mcp_fleet.server.restarts` (counter, `{restart}`): a server's connection started again
- * after it failed or was replaced. Tag: `mcp_fleet.server.name`.
+ * after it failed. Tag: `mcp_fleet.server.name`.
  *
  * @since 0.1.0
  * @category metrics
  */
-export const restarts: Metric.Metric.Counter<number> = Metric.counter("mcp_fleet.server.restarts", {
-  description: "Connections to a server started again after a failure.",
-  incremental: true
-}).pipe(Metric.tagged("unit", "{restart}"))
+export const restarts = counter(
+  "mcp_fleet.server.restarts",
+  "Connections to a server started again after a failure.",
+  "{restart}"
+)
 
 /**
  * `mcp_fleet.calls.in_flight` (gauge, `{call}`): requests sent to a server and not yet
@@ -156,9 +168,11 @@ export const restarts: Metric.Metric.Counter<number> = Metric.counter("mcp_fleet
  * @since 0.1.0
  * @category metrics
  */
-export const callsInFlight: Metric.Metric.Gauge<number> = Metric.gauge("mcp_fleet.calls.in_flight", {
-  description: "Requests sent to a server and not yet answered."
-}).pipe(Metric.tagged("unit", "{call}"))
+export const callsInFlight = gauge(
+  "mcp_fleet.calls.in_flight",
+  "Requests sent to a server and not yet answered.",
+  "{call}"
+)
 
 /**
  * `mcp_fleet.policy.denials` (counter, `{call}`): calls the Policy refused. Tags:
@@ -168,10 +182,7 @@ export const callsInFlight: Metric.Metric.Gauge<number> = Metric.gauge("mcp_flee
  * @since 0.1.0
  * @category metrics
  */
-export const denials: Metric.Metric.Counter<number> = Metric.counter("mcp_fleet.policy.denials", {
-  description: "Calls the policy refused.",
-  incremental: true
-}).pipe(Metric.tagged("unit", "{call}"))
+export const denials = counter("mcp_fleet.policy.denials", "Calls the policy refused.", "{call}")
 
 /**
  * `mcp_fleet.tools.held` (gauge, `{tool}`): a server's tools held out of the catalog until
@@ -180,6 +191,4 @@ export const denials: Metric.Metric.Counter<number> = Metric.counter("mcp_fleet.
  * @since 0.1.0
  * @category metrics
  */
-export const heldTools: Metric.Metric.Gauge<number> = Metric.gauge("mcp_fleet.tools.held", {
-  description: "Tools held out of the catalog until approved."
-}).pipe(Metric.tagged("unit", "{tool}"))
+export const heldTools = gauge("mcp_fleet.tools.held", "Tools held out of the catalog until approved.", "{tool}")

@@ -42,6 +42,7 @@ import * as Skills from "./commands/skills.js"
 import * as Trust from "./commands/trust.js"
 import * as Watch from "./commands/watch.js"
 import * as Help from "./Help.js"
+import * as Otel from "./Otel.js"
 import * as Render from "./Render.js"
 import * as Root from "./Root.js"
 import * as Settings from "./Settings.js"
@@ -164,7 +165,9 @@ const program = Effect.suspend(() => main(process.argv)).pipe(
     Layer.mergeAll(
       NodeFleet.layer,
       neutralLogs.pipe(Layer.provideMerge(Gateway.stdioLogger)),
-      Stdio.layerShutdownOnSignal()
+      Stdio.layerShutdownOnSignal(),
+      // Spans and metrics exported when the OpenTelemetry environment names an endpoint.
+      Otel.layer()
     )
   )
 )

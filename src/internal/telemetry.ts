@@ -5,8 +5,8 @@
  * The split keeps the per-call path cheap: a duration point costs a map look-up and a
  * histogram update (tags are kept per value, so Effect finds the metric's state by identity);
  * a span is made only when a tracer other than the built-in one is provided, like `traced`.
- * A request that arrives with a `traceparent` is served under it even without a tracer, so a
- * process that exports nothing still passes the trace on.
+ * A request that arrives with a `traceparent` is served under it even without a tracer (an
+ * app's own spans, made with the built-in tracer, join the trace).
  *
  * A span's status message is the error's class (`JSON-RPC error -32602`, `tool_error`), never
  * a server's own message: a Peer sees messages before the fleet masks secrets in them.
@@ -22,14 +22,17 @@ import * as Tracer from "effect/Tracer"
 import type * as JsonRpc from "../JsonRpc.js"
 import type * as McpError from "../McpError.js"
 import { Attributes as A, ServerName } from "../Telemetry.js"
+import { builtIn } from "./traced.js"
 
-/** The tracer every Effect program has until one that exports spans is provided. */
-export const builtIn: Tracer.Tracer = Effect.runSync(Effect.tracer)
+export { builtIn }
 
 // Tag arrays by their values: `Metric.unsafeUpdate` finds a metric's state by the array's
 // identity. Tags are low-cardinality by design; the bound keeps a misbehaving peer (a
 // stream of made-up tool names) from growing it without end.
 const MAX_TAG_SETS = 2048
+
+const labelsOf = (pairs: ReadonlyArray<readonly [string, string | undefined]>) =>
+  pairs.flatMap(([k, v]) => v === undefined ? [] : [MetricLabel.make(k, v)])
 
 /** Records points of `metric`, tagged by `tags`, the same array for the same values. */
 export const pointsOf = (metric: Metric.Metric<any, number, any>) => {
@@ -38,7 +41,7 @@ export const pointsOf = (metric: Metric.Metric<any, number, any>) => {
     let labels = cache.get(key)
     if (labels === undefined) {
       if (cache.size >= MAX_TAG_SETS) cache.clear()
-      labels = tags().flatMap(([k, v]) => v === undefined ? [] : [MetricLabel.make(k, v)])
+      labels = labelsOf(tags())
       cache.set(key, labels)
     }
     metric.unsafeUpdate(value, labels)
@@ -83,17 +86,37 @@ export const serverOutcome = (exit: Exit.Exit<Record<string, unknown>, { readonl
   return ofCode(exit.cause.error.code)
 }
 
-/** The duration recorder of one side towards one server: `record(method, params, outcome, seconds)`. */
+/** The duration recorder of one side towards one server: `record(method, target, outcome, seconds)`. */
 export const operationPoints = (metric: Metric.Metric<any, number, any>, server: string) => {
   const points = pointsOf(metric)
-  return (method: string, target: string | undefined, outcome: Outcome, seconds: number): void =>
-    points(seconds, `${method}\u0000${target ?? ""}\u0000${outcome.errorType ?? ""}`, () => [
+  const tags = (method: string, target: string | undefined, outcome: Outcome) => () =>
+    [
       [A.methodName, method],
       [ServerName, server],
       [method === "prompts/get" ? A.promptName : A.toolName, target],
       [A.errorType, outcome.errorType],
       [A.statusCode, outcome.statusCode]
-    ])
+    ] as const
+  // The tags of a success by method, then target: found without making a key (the common case).
+  const succeeded = new Map<string, Map<string | undefined, ReadonlyArray<MetricLabel.MetricLabel>>>()
+  return (method: string, target: string | undefined, outcome: Outcome, seconds: number): void => {
+    if (outcome !== ok) {
+      return points(seconds, `${method}\u0000${target ?? ""}\u0000${outcome.errorType}`, tags(method, target, outcome))
+    }
+    let byTarget = succeeded.get(method)
+    if (byTarget === undefined) {
+      if (succeeded.size >= MAX_TAG_SETS) succeeded.clear()
+      byTarget = new Map()
+      succeeded.set(method, byTarget)
+    }
+    let labels = byTarget.get(target)
+    if (labels === undefined) {
+      if (byTarget.size >= MAX_TAG_SETS) byTarget.clear()
+      labels = labelsOf(tags(method, target, outcome)())
+      byTarget.set(target, labels)
+    }
+    metric.unsafeUpdate(seconds, labels)
+  }
 }
 
 /** The W3C trace state and baggage a served request brought, passed on with the requests it makes. */
@@ -236,5 +259,5 @@ export const sessionPoint = (
     [A.protocolVersion, session.protocolVersion],
     [A.errorType, session.errorType]
   ]
-  metric.unsafeUpdate(seconds, tags.flatMap(([k, v]) => v === undefined ? [] : [MetricLabel.make(k, v)]))
+  metric.unsafeUpdate(seconds, labelsOf(tags))
 }

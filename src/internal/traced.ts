@@ -6,8 +6,8 @@
 import * as Effect from "effect/Effect"
 import type * as Tracer from "effect/Tracer"
 
-// The tracer every Effect program has until one that exports spans (OpenTelemetry, ...) is provided.
-const builtIn: Tracer.Tracer = Effect.runSync(Effect.tracer)
+/** The tracer every Effect program has until one that exports spans (OpenTelemetry, ...) is provided. */
+export const builtIn: Tracer.Tracer = Effect.runSync(Effect.tracer)
 
 /**
  * Like `Effect.fn(name)`: each call runs in a span called `name`. A span costs about
@@ -23,3 +23,18 @@ export const traced = (name: string) =>
   return (...args) =>
     Effect.withFiberRuntime((fiber) => fiber.currentTracer === builtIn ? body(...args) : spanned(...args))
 }
+
+/**
+ * `effect` in a span called `name` with the `attributes` (made only then), when a tracer
+ * other than the built-in one is provided; else `effect` alone.
+ */
+export const inSpan = <A, E, R>(
+  name: string,
+  attributes: () => Record<string, unknown>,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) =>
+    fiber.currentTracer === builtIn
+      ? effect
+      : Effect.withSpan(effect, name, { attributes: attributes(), captureStackTrace: false })
+  )

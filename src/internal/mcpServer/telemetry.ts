@@ -48,6 +48,7 @@ export const served = (server: string, attributes: () => Record<string, unknown>
         const options = {
           kind: "server" as const,
           parent,
+          captureStackTrace: false,
           links: parent !== undefined && ambient !== undefined
             ? [{ _tag: "SpanLink" as const, span: ambient, attributes: {} }]
             : [],

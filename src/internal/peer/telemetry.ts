@@ -1,12 +1,13 @@
 /**
  * A Peer's requests by the MCP conventions: each one's duration point and the calls in
- * flight, recorded as its answer is delivered (no frame added to the request), and, when a
- * tracer is provided, its CLIENT span, whose trace context goes in the request's
- * `params._meta`. Without a tracer, a request sent under a span (a served request's, extracted
- * from its `_meta`) still carries that span's context on.
+ * flight, recorded as its answer is delivered (no frame added to the request), and, for a
+ * session made under an app's tracer, its CLIENT span, whose trace context goes in the
+ * request's `params._meta` (with the built-in tracer back in context, a request sent under
+ * a span, such as a served request's extracted from its `_meta`, carries that span's on).
  *
  * @internal
  */
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as Peer from "../../Peer.js"
@@ -47,10 +48,9 @@ export const requestTelemetry = (server: string, nowMs: () => number) => {
 
 /** `request` with a CLIENT span per request when a tracer is provided, its context in `_meta`. */
 export const spanned = (request: Peer.Peer["request"], context: {
-  readonly server: string
   readonly transport: Transport
-  readonly attributes: (() => Record<string, unknown>) | undefined
-  readonly nanos: () => bigint
+  readonly clock: Clock.Clock
+  readonly spanAttributes?: (() => Record<string, unknown>) | undefined
 }): Peer.Peer["request"] =>
 (method, params, options) =>
   Effect.withFiberRuntime((fiber) => {
@@ -63,23 +63,28 @@ export const spanned = (request: Peer.Peer["request"], context: {
     const target = targetOf(method, params)
     const info = context.transport.info()
     const attributes = {
-      ...requestAttributes(method, target, context.server),
+      ...requestAttributes(method, target, context.transport.server),
       ...networkAttributes(context.transport.kind, info.url),
       ...(typeof info.sessionId === "string" ? { [Attributes.sessionId]: info.sessionId } : {}),
-      ...context.attributes?.()
+      ...context.spanAttributes?.()
     }
-    return Effect.flatMap(Effect.makeSpan(spanName(method, target), { kind: "client", attributes }), (span) => {
-      const onId = options?.onId
-      const sent = request(method, inject(params, span, fiber.getFiberRef(carried)), {
-        ...options,
-        onId: (id) => {
-          span.attribute(Attributes.requestId, String(id))
-          onId?.(id)
-        }
-      })
-      return sent.pipe(
-        Effect.withParentSpan(span),
-        Effect.onExit((exit) => Effect.sync(() => endSpan(span, clientOutcome(exit), exit, context.nanos())))
-      )
-    })
+    return Effect.flatMap(
+      Effect.makeSpan(spanName(method, target), { kind: "client", attributes, captureStackTrace: false }),
+      (span) => {
+        const onId = options?.onId
+        const sent = request(method, inject(params, span, fiber.getFiberRef(carried)), {
+          ...options,
+          onId: (id) => {
+            span.attribute(Attributes.requestId, String(id))
+            onId?.(id)
+          }
+        })
+        return sent.pipe(
+          Effect.withParentSpan(span),
+          Effect.onExit((exit) =>
+            Effect.sync(() => endSpan(span, clientOutcome(exit), exit, context.clock.unsafeCurrentTimeNanos()))
+          )
+        )
+      }
+    )
   })

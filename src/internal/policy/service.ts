@@ -9,6 +9,7 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -17,6 +18,7 @@ import * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type * as Policy from "../../Policy.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
+import * as Telemetry from "../../Telemetry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import { type Auditor, digestArguments, makeAuditor, outcomeOf } from "./audit.js"
@@ -70,6 +72,7 @@ interface Facts {
   rule: string | undefined
   resultBytes: number | undefined
   truncated: boolean
+  decision: Rules.Judged["action"] | undefined
 }
 
 const approve = (
@@ -126,6 +129,17 @@ const callerOf = (caller: NonNullable<Policy.CallToolOptions["caller"]>) => ({
   ...(caller.clientId === undefined ? {} : { clientId: caller.clientId })
 })
 
+// A refusal counted in `mcp_fleet.policy.denials`: `ask` when an approver declined.
+const denial = (error: McpError.McpError, facts: Facts) =>
+  Effect.sync(() => {
+    if (error.reason._tag !== "Denied") return
+    Telemetry.denials.unsafeUpdate(1, [
+      MetricLabel.make(Telemetry.ServerName, facts.entry?.server ?? ""),
+      MetricLabel.make(Telemetry.Attributes.toolName, facts.entry?.tool.name ?? error.reason.tool),
+      MetricLabel.make(Telemetry.Attributes.policyDecision, facts.decision === "ask" ? "ask" : "deny")
+    ])
+  })
+
 const callTool = (env: Env): Policy.Policy["callTool"] =>
   traced("Policy.callTool")((name, args, options) =>
     Effect.gen(function*() {
@@ -138,7 +152,8 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
         invalid: false,
         rule: undefined,
         resultBytes: undefined,
-        truncated: false
+        truncated: false,
+        decision: undefined
       }
 
       const run = Effect.gen(function*() {
@@ -148,6 +163,8 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
           Effect.tapError((error) => Effect.sync(() => facts.rule = (error.reason as McpError.DeniedReason).rule))
         )
         facts.rule = decision.source
+        facts.decision = decision.action
+        yield* Effect.annotateCurrentSpan(Telemetry.Attributes.policyDecision, decision.action)
         yield* Effect.tapError(
           secretsIn(env, entry, decision, args),
           () => Effect.sync(() => facts.rule = SECRETS_RULE)
@@ -171,8 +188,9 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
         return yield* sized.outcome
       })
 
-      if (!auditing) return yield* run
-      return yield* run.pipe(Effect.onExit((exit) =>
+      const counted = Effect.tapError(run, (error) => denial(error, facts))
+      if (!auditing) return yield* counted
+      return yield* counted.pipe(Effect.onExit((exit) =>
         Effect.flatMap(Clock.currentTimeMillis, (end) =>
           env.auditor.write({
             time: new Date(start).toISOString(),

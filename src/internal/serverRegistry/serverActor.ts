@@ -14,6 +14,7 @@
  */
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Queue from "effect/Queue"
 import type * as Redacted from "effect/Redacted"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -26,6 +27,7 @@ import { RegistryEvent } from "../../RegistryEvent.js"
 import type { ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
+import * as Telemetry from "../../Telemetry.js"
 import * as ToolPins from "../../ToolPins.js"
 import type { Transport } from "../../Transport.js"
 import * as Secrets from "../secrets.js"
@@ -148,6 +150,18 @@ const masking = (spec: ServerSpec.ServerSpec, publish: Options["publish"]) => {
   }
 }
 
+// The fleet's servers by state (`mcp_fleet.servers`); a Stopped one has left the fleet.
+const stateTags = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+const count = (state: ServerState, delta: number): void => {
+  if (state._tag === "Stopped") return
+  let tags = stateTags.get(state._tag)
+  if (tags === undefined) {
+    tags = [MetricLabel.make(Telemetry.Attributes.serverState, state._tag)]
+    stateTags.set(state._tag, tags)
+  }
+  Telemetry.serversByState.unsafeModify(delta, tags)
+}
+
 // The server's state as status and calls see it, which runs ahead of the published state
 // when a ready connection is seen closed, until the supervisor publishes what follows.
 const makeStates = (
@@ -158,6 +172,7 @@ const makeStates = (
   let now: ServerState = ServerState.Pending()
   let published: ServerState = now
   let lastError: McpError.McpError | undefined
+  count(published, 1)
   const mark = (next: ServerState) => {
     now = next
     if (next._tag === "Failed" || next._tag === "NeedsAuth") lastError = next.error
@@ -166,6 +181,8 @@ const makeStates = (
     Effect.suspend(() => {
       const previous = published
       published = next
+      count(previous, -1)
+      count(next, 1)
       mark(next)
       return Effect.zipRight(
         SubscriptionRef.set(state, next),
@@ -204,13 +221,14 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
     const sanitize = FleetCatalog.sanitizer(name, spec.sanitize ?? options.sanitize, publish)
     // One review at a time: a re-list and a change of the store may come together.
     const reviewing = yield* Effect.makeSemaphore(1)
+    const held = [MetricLabel.make(Telemetry.ServerName, name)]
     const review = (next: Catalog.ServerLists) =>
       reviewing.withPermits(1)(Effect.suspend(() => {
         offered = next
-        return Effect.flatMap(
-          pinning.review(next.tools),
-          (tools) => Effect.flatMap(sanitize(tools === next.tools ? next : { ...next, tools }), show)
-        )
+        return Effect.flatMap(pinning.review(next.tools), (tools) => {
+          Telemetry.heldTools.unsafeUpdate(next.tools.length - tools.length, held)
+          return Effect.flatMap(sanitize(tools === next.tools ? next : { ...next, tools }), show)
+        })
       }))
     const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : review(offered))
     const cache = Lazy.link(spec, options.cache)
@@ -232,6 +250,7 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
           (approved) => approved ? Effect.as(recheck, true) : Effect.succeed(false)
         ),
       clear: Effect.suspend(() => {
+        Telemetry.heldTools.unsafeUpdate(0, held)
         offered = Catalog.emptyLists
         return show(Catalog.emptyLists)
       })

@@ -21,8 +21,10 @@ import type { RegistryEvent } from "../../RegistryEvent.js"
 import type { ClientOptions, Requirements } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
+import * as Telemetry from "../../Telemetry.js"
 import { Transport } from "../../Transport.js"
 import * as Secrets from "../secrets.js"
+import { inSpan } from "../traced.js"
 import type { AuthState } from "./auth.js"
 import type { CallGate } from "./callGate.js"
 import type { FillSlots } from "./lazy.js"
@@ -207,7 +209,7 @@ export const run = (
   const serve = Effect.gen(function*() {
     const clock = yield* Effect.clock
     const asked = spec.protocolVersion ?? core.client.protocolVersion
-    const c = yield* open(clock, asked ?? core.fallback.version).pipe(
+    const connected = open(clock, asked ?? core.fallback.version).pipe(
       Effect.catchIf(
         ({ error, modern }) =>
           modern && asked === undefined && core.fallback.version === undefined && byProtocol(error),
@@ -222,6 +224,7 @@ export const run = (
       ),
       Effect.mapError(({ error }) => error)
     )
+    const c = yield* inSpan("ServerRegistry.connect", () => ({ [Telemetry.ServerName]: spec.name }), connected)
     readySince = yield* Clock.currentTimeMillis
     core.auth.ready()
     core.gate.setClient(c)
