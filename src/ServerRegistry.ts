@@ -26,6 +26,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
@@ -35,6 +36,7 @@ import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/a
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
 import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
+import * as Principals from "./internal/serverRegistry/principals.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
 import type * as ServerActor from "./internal/serverRegistry/serverActor.js"
 import { traced } from "./internal/traced.js"
@@ -101,6 +103,11 @@ export interface Options {
    * whose spec does not say (see `Catalog.SanitizeMode`). Default: `strip`.
    */
   readonly sanitize?: Catalog.SanitizeMode | undefined
+  /**
+   * Where `perPrincipal` servers' instances get each principal's credentials. Default: none
+   * (each instance runs with the server's own config).
+   */
+  readonly principalCredentials?: PrincipalCredentials | undefined
 }
 
 /**
@@ -164,7 +171,24 @@ export interface TaskInFlight {
 export interface CallOptions {
   /** How long to wait for the server to be ready. Default: the spec's readyTimeout, else 30 s. */
   readonly readyTimeout?: Duration.DurationInput | undefined
+  /**
+   * Whom the call is for (an OAuth subject; the Policy takes it from its `caller`): a call of a
+   * `perPrincipal` server goes to that principal's own instance, and fails without one.
+   */
+  readonly principal?: string | undefined
 }
+
+/**
+ * The token store of per-principal instances: the credentials of `principal` for `server`,
+ * added to its instance's env (stdio) or headers (remote) as secrets; undefined when it has
+ * none, and the call then fails.
+ *
+ * @since 0.1.0
+ */
+export type PrincipalCredentials = (
+  server: string,
+  principal: string
+) => Effect.Effect<Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined, McpError.McpError>
 
 /**
  * Which servers `awaitReady` waits for: the required ones (default), all enabled ones
@@ -335,23 +359,28 @@ export const make = (
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
     // What outlives a call: the cancellation of a task whose call ended between connections.
     const background = yield* FiberSet.make()
+    const actorOptions = {
+      restart: { ...ServerSpec.defaultRestartPolicy, ...options.restart },
+      refreshDebounce: options.refreshDebounce ?? "200 millis",
+      client: { logLevel: "debug" as const, ...options.client },
+      pins,
+      sanitize: options.sanitize ?? Catalog.defaultSanitize
+    }
+    const principals = yield* Principals.make(actorOptions, options.principalCredentials)
     const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(
       actors,
       catalog,
       drifted,
-      (effect) => Effect.asVoid(FiberSet.run(background, effect))
+      (effect) => Effect.asVoid(FiberSet.run(background, effect)),
+      principals.instanceOf
     )
     yield* followGrants(actors)
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
       yield* Lifecycle.make(actors, {
-        restart: { ...ServerSpec.defaultRestartPolicy, ...options.restart },
-        refreshDebounce: options.refreshDebounce ?? "200 millis",
-        client: { logLevel: "debug", ...options.client },
+        ...actorOptions,
         publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
-        listsChanged,
-        pins,
-        sanitize: options.sanitize ?? Catalog.defaultSanitize
-      })
+        listsChanged
+      }, principals.end)
     )
 
     const awaitReady: ServerRegistry["awaitReady"] = traced("ServerRegistry.awaitReady")((awaitOptions = {}) =>

@@ -100,6 +100,7 @@ const ServerEntry = Schema.Struct({
   disabled: optional(Schema.Boolean),
   enabled: optional(Schema.Boolean),
   required: optional(Schema.Boolean),
+  perPrincipal: optional(Schema.Boolean),
   pinning: optional(ToolPins.Mode),
   sanitize: optional(Sanitize),
   policy: optional(Policy.Rules),

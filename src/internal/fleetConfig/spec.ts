@@ -223,6 +223,7 @@ export const toSpec = (
   // Only `true` is written, so `"required": false` and no field hash the same.
   if (entry.disabled === true || entry.enabled === false) spec.disabled = true
   if (entry.required === true) spec.required = true
+  if (entry.perPrincipal === true) spec.perPrincipal = true
   const host = hostFeatures(entry)
   if (host !== undefined) spec.host = host
   if (entry.protocolVersion !== undefined) spec.protocolVersion = entry.protocolVersion
