@@ -34,6 +34,7 @@ import { followGrants } from "./internal/serverRegistry/auth.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
 import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
+import * as Listing from "./internal/serverRegistry/listing.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
 import type * as ServerActor from "./internal/serverRegistry/serverActor.js"
@@ -408,3 +409,16 @@ export const make = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<ServerRegistry, never, Requirements> => Layer.scoped(ServerRegistry, make(options))
+
+/**
+ * The events that tell how `server`'s lists went from `previous` to `next` (`ToolsChanged`
+ * and the like), none when nothing differs: for a registry that learns a server's lists from
+ * elsewhere (the cluster's replicas).
+ *
+ * @since 0.3.0
+ */
+export const listChanges: (
+  server: string,
+  previous: Catalog.ServerLists,
+  next: Catalog.ServerLists
+) => Array<RegistryEvent> = Listing.changes
