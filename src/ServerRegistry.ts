@@ -141,6 +141,8 @@ export interface ServerStatus {
   readonly connection: Record<string, unknown> | undefined
   /** The tool calls routed through the fleet that the server runs as tasks, not yet settled. */
   readonly tasks: ReadonlyArray<TaskInFlight>
+  /** On a cluster (`mcp-fleet/cluster`): the runner hosting it (`host:port`), while one does. */
+  readonly runner?: string | undefined
 }
 
 /**

@@ -74,7 +74,7 @@ export const make = (options: {
       for (const row of rows) {
         next.set(row.name, {
           runner: row.runner ?? undefined,
-          status: Wire.statusIn(row.name, row.status),
+          status: { ...Wire.statusIn(row.name, row.status), runner: row.runner ?? undefined },
           lists: Wire.listsIn(row.lists)
         })
       }
