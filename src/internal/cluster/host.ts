@@ -135,8 +135,13 @@ export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Shardin
       const local = hosting.local
       if (known) {
         hosting.hosted.add(server)
+        // Leaving (a move, a stop): the server stops here and its row waits for the next host.
         yield* Effect.addFinalizer(() =>
-          Effect.zipRight(Effect.sync(() => hosting.hosted.delete(server)), hosting.sync)
+          Effect.sync(() => hosting.hosted.delete(server)).pipe(
+            Effect.zipRight(hosting.sync),
+            Effect.zipRight(Effect.ignoreLogged(Store.writeLeft(server, hosting.runner))),
+            Effect.zipRight(Effect.ignoreLogged(Store.notify(server)))
+          )
         )
         yield* hosting.sync
         yield* publish(hosting, server)

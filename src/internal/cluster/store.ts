@@ -97,6 +97,12 @@ export const writeHosted = (
         lists = EXCLUDED.lists, updated_at = now()`
   })
 
+/** Forgets the status `runner` wrote for a server it no longer hosts (its entity moved away). */
+export const writeLeft = (name: string, runner: string): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE mcp_fleet_servers SET runner = NULL, status = NULL, updated_at = now()
+      WHERE name = ${name} AND runner = ${runner}`.pipe(Effect.asVoid))
+
 /** What a claim found: a fresh claim, or the claim of an earlier delivery of the same call. */
 export type Claim =
   | { readonly _tag: "Claimed" }
