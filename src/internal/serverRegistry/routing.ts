@@ -15,6 +15,7 @@ import type { CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import * as Deadline from "./deadline.js"
+import * as RetryRule from "./retryRule.js"
 import type { ServerActor } from "./serverActor.js"
 import * as TaskCalls from "./taskCalls.js"
 
@@ -61,6 +62,20 @@ const callOn = (
     )
     : Deadline.send(deadline, options, (sent) => client.callTool(tool, args, sent))
 }
+
+// The server whose qualified prefix `name` has (the longest) while it has not listed its
+// tools yet: its tool is not unknown, it is not there yet.
+const connecting = (actors: ReadonlyMap<string, ServerActor>, name: string): string | undefined => {
+  const owner = [...actors.values()]
+    .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
+    .sort((a, b) => b.name.length - a.name.length)[0]
+  const state = owner?.status().state._tag
+  return state === "Pending" || state === "Connecting" ? owner!.name : undefined
+}
+
+// A call of `tool` judged by the crash rule, on the tool as its server lists it.
+const judged = <A>(actor: ServerActor, tool: string, call: Effect.Effect<A, McpError.McpError>) =>
+  RetryRule.applied(actor.name, tool, () => actor.lists().tools.find((listed) => listed.name === tool), call)
 
 /**
  * The routes of a registry whose running actors are `actors`.
@@ -126,19 +141,22 @@ export const make = (
     withClient: (f, deadline) => onActor(actor.name, actor, f, deadline)
   })
 
-  // The call's limits are decided here, once (`deadline.ts`). A call that runs as a task
+  // The call's limits are decided here, once (`deadline.ts`); a crash mid-call, by `retryRule.ts`. A call that runs as a task
   // shows in its server's status and events, and outlives its connection (`taskCalls.ts`);
   // a server that runs no tool calls as tasks costs its calls nothing more.
   const callServerTool: Routing["callServerTool"] = (server, tool, args, given) =>
     Effect.flatMap(actorOf(server), (actor) => {
       const callOptions = maskedLogs(actor, given)
-      return Deadline.decided(callOptions, actor.spec, (deadline) =>
-        onActor(
-          server,
-          actor,
-          (client) => callOn(routeOf, actor, client, { tool, args, options: callOptions, deadline }),
-          deadline
-        ).pipe(Effect.map(actor.tokensMasked)))
+      const call = (client: McpClient.McpClient, deadline: Deadline.CallDeadline) =>
+        callOn(routeOf, actor, client, { tool, args, options: callOptions, deadline })
+      return Deadline.decided(
+        callOptions,
+        actor.spec,
+        (deadline) =>
+          judged(actor, tool, onActor(server, actor, (client) => call(client, deadline), deadline)).pipe(
+            Effect.map(actor.tokensMasked)
+          )
+      )
     })
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
@@ -150,23 +168,13 @@ export const make = (
       ))
   )
 
-  // The server whose qualified prefix `name` has (the longest) while it has not listed its
-  // tools yet: its tool is not unknown, it is not there yet.
-  const connecting = (name: string): string | undefined => {
-    const owner = [...actors.values()]
-      .filter((actor) => name.startsWith(Catalog.qualify(actor.name, "")))
-      .sort((a, b) => b.name.length - a.name.length)[0]
-    const state = owner?.status().state._tag
-    return state === "Pending" || state === "Connecting" ? owner!.name : undefined
-  }
-
   // An unknown qualified name belongs to no server: the error names none. A quarantined
   // tool's error says how to approve it.
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, callOptions) =>
     Effect.flatMap(SubscriptionRef.get(catalog), (current) => {
       const entry = Catalog.findTool(current, name)
       if (entry === undefined) {
-        const waiting = connecting(name)
+        const waiting = connecting(actors, name)
         if (waiting !== undefined) return Effect.fail(stillConnecting(waiting, name))
         return Effect.flatMap(
           drifted,
