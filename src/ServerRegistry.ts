@@ -35,6 +35,7 @@ import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/a
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
 import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
 import * as Listing from "./internal/serverRegistry/listing.js"
+import * as RetryRule from "./internal/serverRegistry/retryRule.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
 import type * as ServerActor from "./internal/serverRegistry/serverActor.js"
@@ -424,3 +425,12 @@ export const listChanges: (
   previous: Catalog.ServerLists,
   next: Catalog.ServerLists
 ) => Array<RegistryEvent> = Listing.changes
+
+/**
+ * Whether a call of `tool` that may have run (its server, or the cluster runner hosting it,
+ * died during it) may be sent again: the tool is annotated `idempotentHint` or `readOnlyHint`.
+ * The rule the registry applies, for a registry that routes elsewhere (the cluster's runners).
+ *
+ * @since 0.3.0
+ */
+export const mayRetry: (tool: Pick<McpSchema.Tool, "annotations"> | undefined) => boolean = RetryRule.mayRetry

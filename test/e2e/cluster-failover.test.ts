@@ -128,7 +128,9 @@ describe("cluster failover", () => {
       expect(Either.isLeft(write!)).toBe(true)
       const error = Either.getLeft(write!).pipe((option) => option._tag === "Some" ? option.value : undefined)!
       expect(error.server).toBe("s1")
+      expect(error.reason._tag).toBe("InDoubt")
       expect(error.message).toMatch(/may have run/)
+      expect(error.message).toContain(victim.address)
       // The read-only lookup ran again on the new runner and answered.
       expect(Either.isRight(read!)).toBe(true)
       if (elsewhere !== undefined) expect(Either.isRight(elsewhere)).toBe(true)

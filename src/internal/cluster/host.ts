@@ -7,8 +7,9 @@
  *
  * A call is claimed in PostgreSQL before its tool runs. A second delivery of the same call
  * (the cluster sends a dead runner's calls again to the new one) finds the claim: it runs
- * again only when the tool says it may (`idempotentHint` or `readOnlyHint`), else it fails
- * with a Closed error saying the call may have run.
+ * again only when the tool says it may (`ServerRegistry.mayRetry`: `idempotentHint` or
+ * `readOnlyHint`), else it fails `InDoubt` (the single-process rule's reason), naming the lost
+ * runner.
  *
  * A keeper wakes the entities of the shards this runner holds, so every server runs without
  * waiting for a first call, and again right after a move.
@@ -24,9 +25,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import type * as McpSchema from "../../McpSchema.js"
 import * as McpError from "../../McpError.js"
-import type * as ServerRegistry from "../../ServerRegistry.js"
+import * as ServerRegistry from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import { ServerEntity } from "./entity.js"
 import * as Store from "./store.js"
@@ -56,24 +56,23 @@ export const makeHosting = (runner: string, local: ServerRegistry.ServerRegistry
 const sqlFailure = (server: string) => (error: unknown) =>
   McpError.unavailable(server, { state: "Ready", message: `the cluster's database failed: ${String(error)}` })
 
-/** Whether a tool may run again after a runner died during its call: it says it is safe to. */
-export const retriable = (tool: McpSchema.Tool | undefined): boolean =>
-  tool?.annotations?.idempotentHint === true || tool?.annotations?.readOnlyHint === true
-
-const inDoubt = (server: string, tool: string) =>
-  McpError.closed(server, {
-    method: "tools/call",
-    message: `the runner hosting it stopped during a call to '${tool}'; the call may have run, so it was not ` +
-      "run again (only a tool annotated idempotentHint or readOnlyHint is)"
-  })
+// The single-process rule's failure, for a runner lost during the call.
+const inDoubt = (server: string, tool: string, runner: string) =>
+  McpError.inDoubt(server, { tool, message: `the runner hosting it (${runner}) was lost` })
 
 // A delivery that finds its call claimed already: retried when the tool allows it.
-const secondDelivery = (hosting: Hosting, server: string, id: string, tool: string, readyTimeout: number | undefined) =>
+const secondDelivery = (
+  hosting: Hosting,
+  server: string,
+  call: { readonly id: string; readonly tool: string; readonly readyTimeout: number | undefined },
+  runner: string
+) =>
   Effect.gen(function*() {
+    const { id, readyTimeout, tool } = call
     yield* hosting.local.awaitReady({ servers: [server], timeout: Duration.millis(readyTimeout ?? 30_000) })
     const catalog = yield* hosting.local.catalog.get
     const entry = catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === tool)
-    if (!retriable(entry?.tool)) return yield* Effect.fail(inDoubt(server, tool))
+    if (!ServerRegistry.mayRetry(entry?.tool)) return yield* Effect.fail(inDoubt(server, tool, runner))
     yield* Effect.logInfo(`server '${server}': retrying call ${id} of '${tool}' after its runner stopped`)
     yield* Effect.mapError(Store.reclaim(id, hosting.runner), sqlFailure(server))
   })
@@ -87,7 +86,8 @@ const call = (hosting: Hosting, server: string, payload: CallPayload) =>
       sqlFailure(server)
     )
     if (claim._tag === "Existing") {
-      yield* secondDelivery(hosting, server, payload.callId, payload.tool, payload.readyTimeout)
+      const call = { id: payload.callId, tool: payload.tool, readyTimeout: payload.readyTimeout }
+      yield* secondDelivery(hosting, server, call, claim.runner)
     }
     const ms = (value: number | undefined) => value === undefined ? undefined : Duration.millis(value)
     return yield* hosting.local.callServerTool(server, payload.tool, payload.args, {
