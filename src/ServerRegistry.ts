@@ -35,6 +35,8 @@ import { followGrants } from "./internal/serverRegistry/auth.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
 import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
+import * as Listing from "./internal/serverRegistry/listing.js"
+import * as RetryRule from "./internal/serverRegistry/retryRule.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
 import * as Principals from "./internal/serverRegistry/principals.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
@@ -147,6 +149,8 @@ export interface ServerStatus {
   readonly connection: Record<string, unknown> | undefined
   /** The tool calls routed through the fleet that the server runs as tasks, not yet settled. */
   readonly tasks: ReadonlyArray<TaskInFlight>
+  /** On a cluster (`mcp-fleet/cluster`): the runner hosting it (`host:port`), while one does. */
+  readonly runner?: string | undefined
 }
 
 /**
@@ -437,3 +441,25 @@ export const make = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<ServerRegistry, never, Requirements> => Layer.scoped(ServerRegistry, make(options))
+
+/**
+ * The events that tell how `server`'s lists went from `previous` to `next` (`ToolsChanged`
+ * and the like), none when nothing differs: for a registry that learns a server's lists from
+ * elsewhere (the cluster's replicas).
+ *
+ * @since 0.3.0
+ */
+export const listChanges: (
+  server: string,
+  previous: Catalog.ServerLists,
+  next: Catalog.ServerLists
+) => Array<RegistryEvent> = Listing.changes
+
+/**
+ * Whether a call of `tool` that may have run (its server, or the cluster runner hosting it,
+ * died during it) may be sent again: the tool is annotated `idempotentHint` or `readOnlyHint`.
+ * The rule the registry applies, for a registry that routes elsewhere (the cluster's runners).
+ *
+ * @since 0.3.0
+ */
+export const mayRetry: (tool: Pick<McpSchema.Tool, "annotations"> | undefined) => boolean = RetryRule.mayRetry

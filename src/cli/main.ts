@@ -35,6 +35,7 @@ import * as Importing from "./commands/importing.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
+import * as Runner from "./commands/runner.js"
 import * as Serve from "./commands/serve.js"
 import * as Session from "./commands/session.js"
 import * as Trust from "./commands/trust.js"
@@ -67,6 +68,7 @@ const subcommands = [
   Session.logLevel,
   Watch.watch,
   Serve.serve,
+  Runner.runner,
   Trust.trust,
   Trust.approve,
   Auth.auth,

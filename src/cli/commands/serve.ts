@@ -22,6 +22,7 @@ import * as Fleet from "../Fleet.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
+import * as Runner from "./runner.js"
 import * as ServeAuth from "./serveAuth.js"
 
 // How long the servers have to end once the host closed our stdin.
@@ -77,6 +78,10 @@ export const serve = Command.make("serve", {
         "tasks through)"
     )
   ),
+  runner: Options.boolean("runner").pipe(
+    Options.withDescription("With --cluster: host servers too, as 'mcp-fleet runner' does (default: a gateway only)")
+  ),
+  listen: Runner.listenOption,
   naming: Options.choice("naming", ["qualified", "plain"]).pipe(
     Options.withDescription(
       "Tool and prompt names: qualified (mcp__<server>__<name>, the default) or plain (a server's own name " +
@@ -86,7 +91,9 @@ export const serve = Command.make("serve", {
   )
 }, (given) =>
   Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
+    const settings = given.runner
+      ? yield* Runner.asRunner(yield* Root.settings(given), given.listen)
+      : yield* Root.settings(given)
     if (given.stdio === Option.isSome(given.http)) return yield* CliError.usage("give either --stdio or --http <port>")
     const port = Option.getOrUndefined(given.http)
     if (port !== undefined && (port < 0 || port > 65535)) {
