@@ -7,7 +7,7 @@
  *
  * @since 0.3.0
  */
-import * as Sharding from "@effect/cluster/Sharding"
+import type * as Sharding from "@effect/cluster/Sharding"
 import * as Singleton from "@effect/cluster/Singleton"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -88,9 +88,7 @@ const awaitReady = (directory: Directory.Directory): ServerRegistry.ServerRegist
         onTimeout: () =>
           McpError.unavailable(undefined, {
             state: "Pending",
-            message: `servers not ready within ${Duration.format(timeout)}: ${
-              laggards(statuses(), target).join(", ")
-            }`
+            message: `servers not ready within ${Duration.format(timeout)}: ${laggards(statuses(), target).join(", ")}`
           })
       })
     )
@@ -114,7 +112,9 @@ export const make = (
     if (hosting !== undefined) {
       const context = yield* Effect.context<Sharding.Sharding | SqlClient.SqlClient>()
       yield* Layer.buildWithScope(
-        Layer.mergeAll(Host.entityLayer(hosting), desiredSingleton(specs)).pipe(Layer.provide(Layer.succeedContext(context))),
+        Layer.mergeAll(Host.entityLayer(hosting), desiredSingleton(specs)).pipe(
+          Layer.provide(Layer.succeedContext(context))
+        ),
         yield* Effect.scope
       )
       yield* Host.keeper(hosting, "250 millis")
@@ -177,7 +177,8 @@ const reconciler = (
   specs: SubscriptionRef.SubscriptionRef<ReadonlyArray<ServerSpec.ServerSpec>>,
   hosting: Host.Hosting | undefined,
   directory: Directory.Directory
-): ServerRegistry.ServerRegistry["reconcile"] => (desired) =>
+): ServerRegistry.ServerRegistry["reconcile"] =>
+(desired) =>
   Effect.gen(function*() {
     const before = new Map((yield* SubscriptionRef.get(specs)).map((spec) => [spec.name, ServerSpec.hash(spec)]))
     const after = new Map(desired.map((spec) => [spec.name, ServerSpec.hash(spec)]))
