@@ -105,7 +105,8 @@ const publish = (hosting: Hosting, server: string) =>
     const wake = yield* Queue.sliding<void>(1)
     const write = Effect.gen(function*() {
       const status = (yield* hosting.local.status).find((candidate) => candidate.name === server)
-      if (status === undefined) return
+      // A server gone from the config writes nothing: its row is the singleton's to delete.
+      if (status === undefined || !hosting.specs.has(server)) return
       const lists = Wire.listsOf(yield* hosting.local.catalog.get, server)
       yield* Store.writeHosted(server, hosting.runner, Wire.statusOut(status), lists)
       yield* Store.notify(server)

@@ -46,15 +46,19 @@ const desiredSingleton = (specs: SubscriptionRef.SubscriptionRef<ReadonlyArray<S
   Singleton.make(
     "mcp-fleet/desired",
     Effect.gen(function*() {
-      yield* specs.changes.pipe(
-        Stream.runForEach((current) =>
-          Store.writeDesired(current.map((spec) => ({ name: spec.name, digest: ServerSpec.hash(spec) }))).pipe(
-            Effect.zipRight(Store.notify("*")),
-            Effect.ignoreLogged
-          )
-        ),
-        Effect.forkScoped
-      )
+      // On every change, and again every few seconds: a runner whose config lagged behind may
+      // have written a row of a server removed since.
+      const write = (changed: boolean) =>
+        Effect.flatMap(
+          SubscriptionRef.get(specs),
+          (current) =>
+            Store.writeDesired(current.map((spec) => ({ name: spec.name, digest: ServerSpec.hash(spec) }))).pipe(
+              Effect.flatMap((gone) => changed || gone.length > 0 ? Store.notify("*") : Effect.void),
+              Effect.ignoreLogged
+            )
+        )
+      yield* specs.changes.pipe(Stream.runForEach(() => write(true)), Effect.forkScoped)
+      yield* write(false).pipe(Effect.repeat(Schedule.spaced("5 seconds")), Effect.forkScoped)
       yield* Store.pruneClaims(3600).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced("1 minute")))
     }).pipe(Effect.scoped)
   )
