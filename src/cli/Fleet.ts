@@ -17,8 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as NodePath from "node:path"
-import { ClusterRegistry } from "../cluster/index.js"
 import * as Catalog from "../Catalog.js"
+import { ClusterRegistry } from "../cluster/index.js"
 import * as FleetConfig from "../FleetConfig.js"
 import type * as Host from "../Host.js"
 import * as Secrets from "../internal/secrets.js"
@@ -183,9 +183,7 @@ const joinCluster = (cluster: NonNullable<Settings.Settings["cluster"]>, options
       cluster.onJoined?.(joined.runner)
       return registry
     }),
-    Effect.mapError((error) =>
-      CliError.failure(`cannot join the cluster: ${Secrets.scrubUrls(error.message)}`)
-    )
+    Effect.mapError((error) => CliError.failure(`cannot join the cluster: ${Secrets.scrubUrls(error.message)}`))
   )
 
 /**

@@ -27,9 +27,9 @@
  * @since 0.3.0
  */
 import type * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import type * as SocketServer from "@effect/platform/SocketServer"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlError from "@effect/sql/SqlError"
-import type * as SocketServer from "@effect/platform/SocketServer"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -144,7 +144,9 @@ const registryLayer = (options: Options, runner: { current: string | undefined }
     })
     const info: ClusterInfo = {
       runner: runner.current,
-      placement: Effect.sync(() => [...directory.entries()].map(([server, entry]) => ({ server, runner: entry.runner })))
+      placement: Effect.sync(() =>
+        [...directory.entries()].map(([server, entry]) => ({ server, runner: entry.runner }))
+      )
     }
     return Context.make(ServerRegistry.ServerRegistry, registry).pipe(Context.add(Cluster, info))
   }))

@@ -34,7 +34,9 @@ const specs = () =>
 const registryOf = (options: Omit<ClusterRegistry.Options, "url">) =>
   Effect.map(
     Layer.build(ClusterRegistry.layer({ url: db.url, ...options }).pipe(Layer.provide(NodeFleet.layer))),
-    (context) => ({ registry: context.unsafeMap.get(ServerRegistry.ServerRegistry.key) as ServerRegistry.ServerRegistry })
+    (context) => ({
+      registry: context.unsafeMap.get(ServerRegistry.ServerRegistry.key) as ServerRegistry.ServerRegistry
+    })
   )
 
 describe("ClusterRegistry", () => {

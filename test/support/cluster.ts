@@ -40,9 +40,19 @@ export interface RunnerProcess {
 }
 
 /** Starts `mcp-fleet runner` and resolves once it printed its address. */
-export const startRunner = (options: { readonly url: string; readonly config: string; readonly cwd: string; readonly mark: string }) =>
+export const startRunner = (
+  options: { readonly url: string; readonly config: string; readonly cwd: string; readonly mark: string }
+) =>
   new Promise<RunnerProcess>((resolve, reject) => {
-    const child = cp.spawn(CLI[0], [...CLI.slice(1), "runner", "--cluster", options.url, "--config", options.config, "--json"], {
+    const child = cp.spawn(CLI[0], [
+      ...CLI.slice(1),
+      "runner",
+      "--cluster",
+      options.url,
+      "--config",
+      options.config,
+      "--json"
+    ], {
       cwd: options.cwd,
       env: { ...process.env, ...cliEnv(), [MARK]: options.mark, NO_COLOR: "1" },
       stdio: "pipe"

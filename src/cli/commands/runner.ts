@@ -52,18 +52,24 @@ export const asRunner = (
  *
  * @since 0.3.0
  */
-export const runner = Command.make("runner", { ...Settings.options, listen: listenOption }, (given) =>
-  Effect.gen(function*() {
-    const settings = yield* asRunner(yield* Root.settings(given), given.listen)
-    let address: string | undefined
-    const { loaded } = yield* Fleet.follow({
-      ...settings,
-      cluster: { ...settings.cluster!, onJoined: (runner) => (address = runner) }
-    })
-    if (settings.json) yield* Render.lines([JSON.stringify({ runner: address, servers: loaded.servers.length })])
-    else yield* Render.note(`mcp-fleet runner ${address} joined the cluster (${loaded.servers.length} servers configured)`)
-    return yield* Effect.never
-  }).pipe(Effect.scoped)).pipe(
+export const runner = Command.make(
+  "runner",
+  { ...Settings.options, listen: listenOption },
+  (given) =>
+    Effect.gen(function*() {
+      const settings = yield* asRunner(yield* Root.settings(given), given.listen)
+      let address: string | undefined
+      const { loaded } = yield* Fleet.follow({
+        ...settings,
+        cluster: { ...settings.cluster!, onJoined: (runner) => (address = runner) }
+      })
+      if (settings.json) yield* Render.lines([JSON.stringify({ runner: address, servers: loaded.servers.length })])
+      else {yield* Render.note(
+          `mcp-fleet runner ${address} joined the cluster (${loaded.servers.length} servers configured)`
+        )}
+      return yield* Effect.never
+    }).pipe(Effect.scoped)
+).pipe(
   Command.withDescription(
     "Host servers of a cluster: runner --cluster <postgres-url> --config <file> (each server runs on one runner; " +
       "when a runner dies its servers start on the others)"

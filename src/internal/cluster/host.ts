@@ -22,13 +22,13 @@ import * as Sharding from "@effect/cluster/Sharding"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as McpError from "../../McpError.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
-import { ServerEntity } from "./entity.js"
+import { type Call, ServerEntity } from "./entity.js"
 import * as Store from "./store.js"
 import * as Wire from "./wire.js"
 
@@ -47,9 +47,11 @@ export const makeHosting = (runner: string, local: ServerRegistry.ServerRegistry
   Effect.map(Effect.makeSemaphore(1), (lock) => {
     const specs = new Map<string, ServerSpec.ServerSpec>()
     const hosted = new Set<string>()
-    const sync = lock.withPermits(1)(Effect.suspend(() =>
-      local.reconcile([...specs.values()].filter((spec) => hosted.has(spec.name)))
-    ).pipe(Effect.asVoid))
+    const sync = lock.withPermits(1)(
+      Effect.suspend(() => local.reconcile([...specs.values()].filter((spec) => hosted.has(spec.name)))).pipe(
+        Effect.asVoid
+      )
+    )
     return { runner, local, specs, hosted, sync }
   })
 
@@ -77,7 +79,7 @@ const secondDelivery = (
     yield* Effect.mapError(Store.reclaim(id, hosting.runner), sqlFailure(server))
   })
 
-type CallPayload = typeof import("./entity.js").Call.payloadSchema.Type
+type CallPayload = typeof Call.payloadSchema.Type
 
 const call = (hosting: Hosting, server: string, payload: CallPayload) =>
   Effect.gen(function*() {
@@ -103,7 +105,8 @@ const publish = (hosting: Hosting, server: string) =>
     const wake = yield* Queue.sliding<void>(1)
     const write = Effect.gen(function*() {
       const status = (yield* hosting.local.status).find((candidate) => candidate.name === server)
-      if (status === undefined) return
+      // A server gone from the config writes nothing: its row is the singleton's to delete.
+      if (status === undefined || !hosting.specs.has(server)) return
       const lists = Wire.listsOf(yield* hosting.local.catalog.get, server)
       yield* Store.writeHosted(server, hosting.runner, Wire.statusOut(status), lists)
       yield* Store.notify(server)

@@ -7,7 +7,7 @@
  *
  * @since 0.3.0
  */
-import * as Sharding from "@effect/cluster/Sharding"
+import type * as Sharding from "@effect/cluster/Sharding"
 import * as Singleton from "@effect/cluster/Singleton"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -46,15 +46,19 @@ const desiredSingleton = (specs: SubscriptionRef.SubscriptionRef<ReadonlyArray<S
   Singleton.make(
     "mcp-fleet/desired",
     Effect.gen(function*() {
-      yield* specs.changes.pipe(
-        Stream.runForEach((current) =>
-          Store.writeDesired(current.map((spec) => ({ name: spec.name, digest: ServerSpec.hash(spec) }))).pipe(
-            Effect.zipRight(Store.notify("*")),
-            Effect.ignoreLogged
-          )
-        ),
-        Effect.forkScoped
-      )
+      // On every change, and again every few seconds: a runner whose config lagged behind may
+      // have written a row of a server removed since.
+      const write = (changed: boolean) =>
+        Effect.flatMap(
+          SubscriptionRef.get(specs),
+          (current) =>
+            Store.writeDesired(current.map((spec) => ({ name: spec.name, digest: ServerSpec.hash(spec) }))).pipe(
+              Effect.flatMap((gone) => changed || gone.length > 0 ? Store.notify("*") : Effect.void),
+              Effect.ignoreLogged
+            )
+        )
+      yield* specs.changes.pipe(Stream.runForEach(() => write(true)), Effect.forkScoped)
+      yield* write(false).pipe(Effect.repeat(Schedule.spaced("5 seconds")), Effect.forkScoped)
       yield* Store.pruneClaims(3600).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced("1 minute")))
     }).pipe(Effect.scoped)
   )
@@ -88,9 +92,7 @@ const awaitReady = (directory: Directory.Directory): ServerRegistry.ServerRegist
         onTimeout: () =>
           McpError.unavailable(undefined, {
             state: "Pending",
-            message: `servers not ready within ${Duration.format(timeout)}: ${
-              laggards(statuses(), target).join(", ")
-            }`
+            message: `servers not ready within ${Duration.format(timeout)}: ${laggards(statuses(), target).join(", ")}`
           })
       })
     )
@@ -114,7 +116,9 @@ export const make = (
     if (hosting !== undefined) {
       const context = yield* Effect.context<Sharding.Sharding | SqlClient.SqlClient>()
       yield* Layer.buildWithScope(
-        Layer.mergeAll(Host.entityLayer(hosting), desiredSingleton(specs)).pipe(Layer.provide(Layer.succeedContext(context))),
+        Layer.mergeAll(Host.entityLayer(hosting), desiredSingleton(specs)).pipe(
+          Layer.provide(Layer.succeedContext(context))
+        ),
         yield* Effect.scope
       )
       yield* Host.keeper(hosting, "250 millis")
@@ -177,7 +181,8 @@ const reconciler = (
   specs: SubscriptionRef.SubscriptionRef<ReadonlyArray<ServerSpec.ServerSpec>>,
   hosting: Host.Hosting | undefined,
   directory: Directory.Directory
-): ServerRegistry.ServerRegistry["reconcile"] => (desired) =>
+): ServerRegistry.ServerRegistry["reconcile"] =>
+(desired) =>
   Effect.gen(function*() {
     const before = new Map((yield* SubscriptionRef.get(specs)).map((spec) => [spec.name, ServerSpec.hash(spec)]))
     const after = new Map(desired.map((spec) => [spec.name, ServerSpec.hash(spec)]))

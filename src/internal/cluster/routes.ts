@@ -64,7 +64,8 @@ export const make = (options: RouteOptions) => {
       Effect.mapError(clusterFailure(server)),
       Effect.timeoutFail({
         duration: bound,
-        onTimeout: () => McpError.timeout(server, { method: "cluster", afterMs: Duration.toMillis(bound), kind: "total" })
+        onTimeout: () =>
+          McpError.timeout(server, { method: "cluster", afterMs: Duration.toMillis(bound), kind: "total" })
       }),
       Effect.map((value) => value as A)
     )

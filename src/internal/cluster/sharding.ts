@@ -59,7 +59,9 @@ const storage = <A, E, R>(
   )
 
 /** A process that sends to entities and hosts none (a gateway replica). */
-export const clientOnly = (tuning: Tuning): Layer.Layer<Sharding.Sharding | Runners.Runners, never, SqlClient.SqlClient> =>
+export const clientOnly = (
+  tuning: Tuning
+): Layer.Layer<Sharding.Sharding | Runners.Runners, never, SqlClient.SqlClient> =>
   storage(SocketRunner.layerClientOnly.pipe(Layer.provide(layerClientProtocol)), config(tuning, Option.none()))
 
 /**

@@ -72,7 +72,9 @@ export const writeDesired = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const names = desired.map((server) => server.name)
-    const gone = yield* sql<{ name: string }>`DELETE FROM mcp_fleet_servers WHERE name NOT IN (SELECT jsonb_array_elements_text(${
+    const gone = yield* sql<
+      { name: string }
+    >`DELETE FROM mcp_fleet_servers WHERE name NOT IN (SELECT jsonb_array_elements_text(${
       JSON.stringify(names)
     }::jsonb)) RETURNING name`
     for (const [position, server] of desired.entries()) {
@@ -99,9 +101,12 @@ export const writeHosted = (
 
 /** Forgets the status `runner` wrote for a server it no longer hosts (its entity moved away). */
 export const writeLeft = (name: string, runner: string): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE mcp_fleet_servers SET runner = NULL, status = NULL, updated_at = now()
-      WHERE name = ${name} AND runner = ${runner}`.pipe(Effect.asVoid))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`UPDATE mcp_fleet_servers SET runner = NULL, status = NULL, updated_at = now()
+      WHERE name = ${name} AND runner = ${runner}`.pipe(Effect.asVoid)
+  )
 
 /** What a claim found: a fresh claim, or the claim of an earlier delivery of the same call. */
 export type Claim =
@@ -127,19 +132,27 @@ export const claim = (
 
 /** Takes over a claim for a retry on this runner. */
 export const reclaim = (id: string, runner: string): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE mcp_fleet_calls SET runner = ${runner}, done = false, claimed_at = now() WHERE id = ${id}`.pipe(
-      Effect.asVoid
-    ))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`UPDATE mcp_fleet_calls SET runner = ${runner}, done = false, claimed_at = now() WHERE id = ${id}`.pipe(
+        Effect.asVoid
+      )
+  )
 
 /** Marks a claimed call as finished (answered or failed by its server). */
 export const finish = (id: string): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE mcp_fleet_calls SET done = true WHERE id = ${id}`.pipe(Effect.asVoid))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`UPDATE mcp_fleet_calls SET done = true WHERE id = ${id}`.pipe(Effect.asVoid)
+  )
 
 /** Forgets claims older than `seconds`: no delivery of theirs can still arrive. */
 export const pruneClaims = (seconds: number): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`DELETE FROM mcp_fleet_calls WHERE claimed_at < now() - make_interval(secs => ${seconds})`.pipe(
-      Effect.asVoid
-    ))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`DELETE FROM mcp_fleet_calls WHERE claimed_at < now() - make_interval(secs => ${seconds})`.pipe(
+        Effect.asVoid
+      )
+  )
