@@ -19,7 +19,8 @@
  *   edge       Gateway, NodeGateway, internal/gateway/, Dashboard, NodeDashboard, internal/dashboard/, McpManagementTools,
  *              internal/mcpManagementTools/, ToolSearch, internal/toolSearch/, Embedder, NodeEmbedder, FleetTools, AiToolkit, AiSdk, cli/, index.ts (the package's
  *              barrel), node/, ai/ and ai-sdk/ (the barrels of mcp-fleet, mcp-fleet/node, mcp-fleet/ai
- *              and mcp-fleet/ai-sdk)
+ *              and mcp-fleet/ai-sdk), cluster/ and internal/cluster/ (mcp-fleet/cluster: Node, and the
+ *              only importers of @effect/cluster, @effect/rpc, @effect/sql and @effect/sql-pg)
  *
  * Beside them: src/testing/ (the public test kit) may use anything below the fleet and is used
  * by no library module; src/internal/*.ts (traced, reveal, jsonSchema, …) are shared leaves that
@@ -71,7 +72,9 @@ const LAYERS = [
       "^src/cli/",
       "^src/index\\.ts$",
       "^src/node/",
-      "^src/(ai|ai-sdk)/"
+      "^src/(ai|ai-sdk)/",
+      "^src/cluster/",
+      "^src/internal/cluster/"
     ]
   ]
 ]
@@ -92,13 +95,21 @@ const OWNERS = {
   gateway: "^src/Gateway\\.ts$",
   mcpManagementTools: "^src/McpManagementTools\\.ts$",
   dashboard: "^src/Dashboard\\.ts$",
-  toolSearch: "^src/ToolSearch\\.ts$"
+  toolSearch: "^src/ToolSearch\\.ts$",
+  cluster: "^src/cluster/ClusterRegistry\\.ts$"
 }
+
+/** The cluster's modules (mcp-fleet/cluster), the only ones that import its optional peers. */
+const CLUSTER = "^src/(cluster/ClusterRegistry\\.ts|internal/cluster/)"
 
 /** Each optional peer dependency, and the only modules that may import it (and their barrels). */
 const OPTIONAL_PEERS = {
   "@effect/ai": ["^src/AiToolkit\\.ts$", "^src/ai/"],
-  ai: ["^src/AiSdk\\.ts$", "^src/ai-sdk/"]
+  ai: ["^src/AiSdk\\.ts$", "^src/ai-sdk/"],
+  "@effect/cluster": [CLUSTER, "^src/cluster/index\\.ts$"],
+  "@effect/rpc": [CLUSTER, "^src/cluster/index\\.ts$"],
+  "@effect/sql": [CLUSTER, "^src/cluster/index\\.ts$"],
+  "@effect/sql-pg": [CLUSTER, "^src/cluster/index\\.ts$"]
 }
 
 /** The Node modules: only mcp-fleet/node, the CLI and each other import them, never the neutral core. */
@@ -106,7 +117,9 @@ const NODE = [
   "^src/(Stdio|WebSocket|HttpClientUndici|NodeFleet|NodeHost|NodeMcpServer|NodeGateway|NodeOAuth|NodeDashboard|NodeEmbedder)\\.ts$",
   "^src/internal/transport/(guardian|processGroup|processScan|undiciWire)\\.ts$",
   "^src/internal/oauth/(fileStore|loopback)\\.ts$",
-  "^src/node/"
+  "^src/node/",
+  "^src/cluster/",
+  "^src/internal/cluster/"
 ]
 
 const TESTING = "^src/testing/"

@@ -10,8 +10,9 @@ const guard = hangGuard(30_000)
 
 export default defineConfig({
   test: {
-    // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs).
-    globalSetup: ["test/support/globalSetup.ts"],
+    // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs); PostgreSQL is
+    // the machine's, or one started from npm when nothing answers (test/support/postgresSetup.ts).
+    globalSetup: ["test/support/globalSetup.ts", "test/support/postgresSetup.ts"],
     // Servers' and the fleet's logs are part of what a failing test shows, and noise otherwise.
     silent: "passed-only",
     testTimeout: guard,

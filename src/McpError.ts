@@ -179,6 +179,19 @@ export class DeniedReason extends Schema.TaggedClass<DeniedReason>()("Denied", {
 }) {}
 
 /**
+ * A tool call may have run on a server that then died (its process exited, its connection
+ * or its runner was lost) before answering, and is not sent again: the tool is not
+ * annotated `idempotentHint` or `readOnlyHint`, so running it a second time could do its
+ * effect twice. `message` says what ended.
+ *
+ * @since 0.1.0
+ */
+export class InDoubtReason extends Schema.TaggedClass<InDoubtReason>()("InDoubt", {
+  tool: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
  * Every reason an McpError can have.
  *
  * @since 0.1.0
@@ -195,7 +208,8 @@ export const Reason = Schema.Union(
   UnavailableReason,
   NotFoundReason,
   ConfigReason,
-  DeniedReason
+  DeniedReason,
+  InDoubtReason
 )
 
 /**
@@ -297,6 +311,9 @@ const describe = (server: string | undefined, reason: Reason): string => {
           ? `tool '${reason.tool}' is quarantined by tool pinning: ${reason.message}`
           : `tool '${reason.tool}' was denied by policy: ${reason.message}`
       )
+    case "InDoubt":
+      return `${who} ended while running tool '${reason.tool}', which may have run: it is not sent again, ` +
+        `as '${reason.tool}' is not annotated idempotentHint or readOnlyHint (${reason.message})`
   }
 }
 
@@ -332,6 +349,7 @@ export class McpError extends Schema.TaggedError<McpError>()("McpError", {
       case "Unsupported":
       case "Config":
       case "Denied":
+      case "InDoubt":
       case "NotFound":
       case "Unavailable":
         return false
@@ -475,3 +493,12 @@ export const config = reasonOf(ConfigReason)
  * @category constructors
  */
 export const denied = reasonOf(DeniedReason)
+
+/**
+ * An McpError whose reason is an `InDoubtReason`: a tool call may have run on a server that
+ * died, and is not sent again.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const inDoubt = reasonOf(InDoubtReason)

@@ -26,16 +26,21 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "./Catalog.js"
+import * as CatalogCache from "./CatalogCache.js"
 import { followGrants } from "./internal/serverRegistry/auth.js"
 import { awaitReady as awaitActors, isTarget } from "./internal/serverRegistry/awaitReady.js"
 import * as FleetCatalog from "./internal/serverRegistry/fleetCatalog.js"
 import * as Lazy from "./internal/serverRegistry/lazy.js"
 import * as Lifecycle from "./internal/serverRegistry/lifecycle.js"
+import * as Listing from "./internal/serverRegistry/listing.js"
 import * as Pinning from "./internal/serverRegistry/pinning.js"
+import * as Principals from "./internal/serverRegistry/principals.js"
+import * as RetryRule from "./internal/serverRegistry/retryRule.js"
 import * as Routing from "./internal/serverRegistry/routing.js"
 import type * as ServerActor from "./internal/serverRegistry/serverActor.js"
 import { traced } from "./internal/traced.js"
@@ -102,6 +107,11 @@ export interface Options {
    * whose spec does not say (see `Catalog.SanitizeMode`). Default: `strip`.
    */
   readonly sanitize?: Catalog.SanitizeMode | undefined
+  /**
+   * Where `perPrincipal` servers' instances get each principal's credentials. Default: none
+   * (each instance runs with the server's own config).
+   */
+  readonly principalCredentials?: PrincipalCredentials | undefined
 }
 
 /**
@@ -143,6 +153,8 @@ export interface ServerStatus {
   readonly connection: Record<string, unknown> | undefined
   /** The tool calls routed through the fleet that the server runs as tasks, not yet settled. */
   readonly tasks: ReadonlyArray<TaskInFlight>
+  /** On a cluster (`mcp-fleet/cluster`): the runner hosting it (`host:port`), while one does. */
+  readonly runner?: string | undefined
 }
 
 /**
@@ -167,7 +179,24 @@ export interface TaskInFlight {
 export interface CallOptions {
   /** How long to wait for the server to be ready. Default: the spec's readyTimeout, else 30 s. */
   readonly readyTimeout?: Duration.DurationInput | undefined
+  /**
+   * Whom the call is for (an OAuth subject; the Policy takes it from its `caller`): a call of a
+   * `perPrincipal` server goes to that principal's own instance, and fails without one.
+   */
+  readonly principal?: string | undefined
 }
+
+/**
+ * The token store of per-principal instances: the credentials of `principal` for `server`,
+ * added to its instance's env (stdio) or headers (remote) as secrets; undefined when it has
+ * none, and the call then fails.
+ *
+ * @since 0.1.0
+ */
+export type PrincipalCredentials = (
+  server: string,
+  principal: string
+) => Effect.Effect<Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined, McpError.McpError>
 
 /**
  * Which servers `awaitReady` waits for: the required ones (default), all enabled ones
@@ -350,31 +379,41 @@ export const make = (
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
     // What outlives a call: the cancellation of a task whose call ended between connections.
     const background = yield* FiberSet.make()
-    const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(
-      actors,
-      catalog,
-      drifted,
-      (effect) => Effect.asVoid(FiberSet.run(background, effect))
-    )
-    yield* followGrants(actors)
     // A lazy server never cached fills the cache once the others have settled.
     const fills = yield* Lazy.makeFillSlots((isOther) =>
       Effect.suspend(() =>
         awaitActors([...actors.values()].filter((actor) => isOther(actor.spec)), "settled", "30 seconds")
       ).pipe(Effect.ignore)
     )
+    const actorOptions = {
+      restart: { ...ServerSpec.defaultRestartPolicy, ...options.restart },
+      refreshDebounce: options.refreshDebounce ?? "200 millis",
+      client: { logLevel: "debug" as const, ...options.client },
+      pins,
+      sanitize: options.sanitize ?? Catalog.defaultSanitize,
+      fills
+    }
+    // A principal's instance lists nothing for the fleet, so it caches nothing either: its own
+    // lists would take the place of its server's in the catalog cache.
+    const principals = yield* Principals.make(
+      { ...actorOptions, cache: yield* CatalogCache.makeMemory },
+      options.principalCredentials
+    )
+    const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(
+      actors,
+      catalog,
+      drifted,
+      (effect) => Effect.asVoid(FiberSet.run(background, effect)),
+      principals.instanceOf
+    )
+    yield* followGrants(actors)
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
       yield* Lifecycle.make(actors, {
-        restart: { ...ServerSpec.defaultRestartPolicy, ...options.restart },
-        refreshDebounce: options.refreshDebounce ?? "200 millis",
-        client: { logLevel: "debug", ...options.client },
+        ...actorOptions,
         publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
         listsChanged,
-        pins,
-        sanitize: options.sanitize ?? Catalog.defaultSanitize,
-        cache: yield* Lazy.cacheInContext,
-        fills
-      })
+        cache: yield* Lazy.cacheInContext
+      }, principals.end)
     )
 
     const awaitReady: ServerRegistry["awaitReady"] = traced("ServerRegistry.awaitReady")((awaitOptions = {}) =>
@@ -431,3 +470,25 @@ export const make = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<ServerRegistry, never, Requirements> => Layer.scoped(ServerRegistry, make(options))
+
+/**
+ * The events that tell how `server`'s lists went from `previous` to `next` (`ToolsChanged`
+ * and the like), none when nothing differs: for a registry that learns a server's lists from
+ * elsewhere (the cluster's replicas).
+ *
+ * @since 0.3.0
+ */
+export const listChanges: (
+  server: string,
+  previous: Catalog.ServerLists,
+  next: Catalog.ServerLists
+) => Array<RegistryEvent> = Listing.changes
+
+/**
+ * Whether a call of `tool` that may have run (its server, or the cluster runner hosting it,
+ * died during it) may be sent again: the tool is annotated `idempotentHint` or `readOnlyHint`.
+ * The rule the registry applies, for a registry that routes elsewhere (the cluster's runners).
+ *
+ * @since 0.3.0
+ */
+export const mayRetry: (tool: Pick<McpSchema.Tool, "annotations"> | undefined) => boolean = RetryRule.mayRetry

@@ -176,6 +176,15 @@ export interface ServerSpec {
   readonly protocolVersion?: McpSchema.Revision | undefined
   /** Why the configuration cannot be used; the server then goes straight to Failed. */
   readonly problem?: string | undefined
+  /**
+   * One instance of the server per principal (the OAuth subject of the gateway's caller):
+   * each its own process and credentials (`ServerRegistry.Options.principalCredentials`),
+   * started on its first call and stopped when idle (`idleTimeout`, default 5 min). The
+   * server's own instance only lists the tools. Default: false.
+   */
+  readonly perPrincipal?: boolean | undefined
+  /** Set by the registry on a per-principal instance's spec: whose instance it is. */
+  readonly principal?: string | undefined
 }
 
 /**

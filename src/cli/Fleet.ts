@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
 import * as CatalogCache from "../CatalogCache.js"
+import { ClusterRegistry } from "../cluster/index.js"
 import * as FleetConfig from "../FleetConfig.js"
 import type * as Host from "../Host.js"
 import * as Secrets from "../internal/secrets.js"
@@ -154,22 +155,39 @@ export const makeRegistry = (
   host?: HostServices | undefined
 ): Effect.Effect<
   ServerRegistry.ServerRegistry,
-  never,
+  CliError.CliError,
   Scope.Scope | FileSystem.FileSystem | Path.Path | ServerRegistry.Requirements
 > =>
   Effect.flatMap(
     ToolPins.makeFile(pinsDir(settings)),
-    (store) =>
-      ServerRegistry.make({
+    (store) => {
+      const options: ServerRegistry.Options = {
         pinning: "quarantine",
         ...(settings.protocolVersion === undefined ? {} : { client: { protocolVersion: settings.protocolVersion } })
-      }).pipe(
+      }
+      const cluster = settings.cluster
+      const made = cluster === undefined
+        ? ServerRegistry.make(options)
+        : joinCluster(cluster, options)
+      return made.pipe(
         Effect.provideService(ToolPins.PinStore, store),
         Effect.provide(CatalogCache.layerFile(cacheDir(settings))),
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
         Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),
         host === undefined ? Effect.provide(HostFeatures.layer(settings, sampling)) : Effect.provide(host)
       )
+    }
+  )
+
+// The fleet as a replica of the cluster (a runner too when `runner` is set); a runner tells
+// its address on stdout with --json (see the `runner` command).
+const joinCluster = (cluster: NonNullable<Settings.Settings["cluster"]>, options: ServerRegistry.Options) =>
+  ClusterRegistry.make({ ...options, url: cluster.url, runner: cluster.runner }).pipe(
+    Effect.map(({ cluster: joined, registry }) => {
+      cluster.onJoined?.(joined.runner)
+      return registry
+    }),
+    Effect.mapError((error) => CliError.failure(`cannot join the cluster: ${Secrets.scrubUrls(error.message)}`))
   )
 
 /**

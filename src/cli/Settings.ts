@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import { createHash } from "node:crypto"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -80,7 +81,15 @@ export const options = {
           "Default: probe for 2026-07-28, else the newest revision the server speaks"
       ),
       Options.optional
-    )
+    ),
+  cluster: Options.redacted("cluster").pipe(
+    Options.withPseudoName("postgres-url"),
+    Options.withDescription(
+      "Work on the cluster whose PostgreSQL is at this URL (see 'mcp-fleet runner'): servers run on its runners, " +
+        "this process only reads the fleet and sends to it"
+    ),
+    Options.optional
+  )
 }
 
 /**
@@ -156,6 +165,7 @@ export interface Given {
   readonly trust: boolean
   readonly root: ReadonlyArray<string>
   readonly protocol: Option.Option<McpSchema.Revision>
+  readonly cluster: Option.Option<Redacted.Redacted>
 }
 
 /**
@@ -186,6 +196,16 @@ export interface Settings {
   readonly roots: ReadonlyArray<string>
   /** `--protocol`: the revision to speak to servers that do not name their own; undefined to negotiate. */
   readonly protocolVersion?: McpSchema.Revision | undefined
+  /**
+   * `--cluster`: the cluster's PostgreSQL URL, and where this process listens when it hosts
+   * servers too (`runner`, `serve --runner`); undefined for the single-process fleet.
+   */
+  readonly cluster?: {
+    readonly url: Redacted.Redacted
+    readonly runner?: { readonly host: string; readonly port: number } | undefined
+    /** Told this process's runner address (`host:port`) once it has joined, for `runner --json`. */
+    readonly onJoined?: ((runner: string | undefined) => void) | undefined
+  } | undefined
 }
 
 /**
@@ -199,7 +219,8 @@ export const merge = (before: Given, after: Given): Given => ({
   timeout: Option.orElse(after.timeout, () => before.timeout),
   trust: before.trust || after.trust,
   root: after.root.length > 0 ? after.root : before.root,
-  protocol: Option.orElse(after.protocol, () => before.protocol)
+  protocol: Option.orElse(after.protocol, () => before.protocol),
+  cluster: Option.orElse(after.cluster, () => before.cluster)
 })
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
@@ -280,7 +301,8 @@ export const resolve = (
       configDir,
       project: [],
       roots,
-      protocolVersion: given.protocol.pipe(Option.getOrUndefined)
+      protocolVersion: given.protocol.pipe(Option.getOrUndefined),
+      cluster: Option.match(given.cluster, { onNone: () => undefined, onSome: (url) => ({ url }) })
     }
     if (given.config.length > 0) {
       return { ...base, paths: given.config.map((path) => NodePath.resolve(cwd, path)), source: "--config" as const }

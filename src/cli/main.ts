@@ -36,6 +36,7 @@ import * as Importing from "./commands/importing.js"
 import * as Inspect from "./commands/inspect.js"
 import * as Invoke from "./commands/invoke.js"
 import * as Probe from "./commands/probe.js"
+import * as Runner from "./commands/runner.js"
 import * as Serve from "./commands/serve.js"
 import * as Session from "./commands/session.js"
 import * as Skills from "./commands/skills.js"
@@ -73,6 +74,7 @@ const subcommands = [
   Watch.watch,
   DashboardCommand.dashboard,
   Serve.serve,
+  Runner.runner,
   Trust.trust,
   Trust.approve,
   Auth.auth,

@@ -16,6 +16,7 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import { fileURLToPath } from "node:url"
 import * as McpClient from "../../src/McpClient.js"
+import type * as McpError from "../../src/McpError.js"
 import type * as McpSchema from "../../src/McpSchema.js"
 import type { RegistryEvent } from "../../src/RegistryEvent.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
@@ -89,12 +90,13 @@ const onPlatform = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   }).pipe(Effect.provide(Layer.merge(Platform, Logger.replace(Logger.defaultLogger, keepLogs))))
 
 describe("faults of a stdio server", () => {
-  it.scopedLive("a crash in flight fails the call with Closed within 1 s; the server is back within 2 s", () =>
+  it.scopedLive("a crash in flight fails the call InDoubt within 1 s; the server is back within 2 s", () =>
     Effect.gen(function*() {
       const { events, fleet } = yield* fleetOf(faulty("crashy"))
       const pid = yield* pidOf(fleet, "crashy")
       const call = yield* timed(fleet.callTool("mcp__crashy__crash", {}, { timeout: "30 seconds" }))
-      expect(failure(call.exit).reason).toMatchObject({ _tag: "Closed", exitCode: 3 })
+      expect(failure(call.exit).reason).toMatchObject({ _tag: "InDoubt", tool: "crash" })
+      expect((failure(call.exit).cause as McpError.McpError).reason).toMatchObject({ _tag: "Closed", exitCode: 3 })
       expect(failure(call.exit).message).toContain("fatal: crashed on purpose")
       expect(call.ms).toBeLessThan(yield* margin(1000))
       yield* until(events, stateOf("crashy", "Failed"))

@@ -41,7 +41,9 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
   authorizationUrl: status.state._tag === "NeedsAuth" ? status.state.authorizationUrl ?? null : null,
   error: status.lastError === undefined
     ? null
-    : { reason: status.lastError.reason._tag, message: status.lastError.message }
+    : { reason: status.lastError.reason._tag, message: status.lastError.message },
+  // On a cluster (--cluster): the runner hosting the server.
+  ...(status.runner === undefined ? {} : { runner: status.runner })
 })
 
 // Fails when an enabled server is not ready (Failed, NeedsAuth, or still connecting when

@@ -31,6 +31,7 @@ import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
 import * as Dashboard from "./dashboard.js"
 import { embeddingsDir } from "./search.js"
+import * as Runner from "./runner.js"
 import * as ServeAuth from "./serveAuth.js"
 
 // How long the servers have to end once the host closed our stdin.
@@ -145,6 +146,10 @@ export const serve = Command.make("serve", {
     Options.withDescription("The dashboard's port with --dashboard (default 0: any free port)"),
     Options.withDefault(0)
   ),
+  runner: Options.boolean("runner").pipe(
+    Options.withDescription("With --cluster: host servers too, as 'mcp-fleet runner' does (default: a gateway only)")
+  ),
+  listen: Runner.listenOption,
   naming: Options.choice("naming", ["qualified", "plain"]).pipe(
     Options.withDescription(
       "Tool and prompt names: qualified (mcp__<server>__<name>, the default) or plain (a server's own name " +
@@ -168,7 +173,9 @@ export const serve = Command.make("serve", {
   )
 }, (given) =>
   Effect.gen(function*() {
-    const settings = yield* Root.settings(given)
+    const settings = given.runner
+      ? yield* Runner.asRunner(yield* Root.settings(given), given.listen)
+      : yield* Root.settings(given)
     if (given.stdio === Option.isSome(given.http)) return yield* CliError.usage("give either --stdio or --http <port>")
     const port = Option.getOrUndefined(given.http)
     if (port !== undefined && (port < 0 || port > 65535)) {

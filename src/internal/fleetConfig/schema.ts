@@ -102,6 +102,7 @@ const ServerEntry = Schema.Struct({
   required: optional(Schema.Boolean),
   // Not started with the fleet: listed from the catalog cache until its first call.
   lazy: optional(Schema.Boolean),
+  perPrincipal: optional(Schema.Boolean),
   pinning: optional(ToolPins.Mode),
   sanitize: optional(Sanitize),
   policy: optional(Policy.Rules),

@@ -225,6 +225,7 @@ export const toSpec = (
   if (entry.disabled === true || entry.enabled === false) spec.disabled = true
   if (entry.required === true) spec.required = true
   if ((entry.lazy ?? defaults.lazy) === true) spec.lazy = true
+  if (entry.perPrincipal === true) spec.perPrincipal = true
   const host = hostFeatures(entry)
   if (host !== undefined) spec.host = host
   if (entry.protocolVersion !== undefined) spec.protocolVersion = entry.protocolVersion

@@ -123,6 +123,15 @@ const secretsIn = (
     }))
   })
 
+// The call as its caller's: a per-principal server runs it in the caller's own instance.
+const forPrincipal = <O extends object>(
+  options: O | undefined,
+  caller: Policy.CallToolOptions["caller"]
+): O | (O & { readonly principal: string }) | undefined =>
+  caller?.subject === undefined || (options !== undefined && "principal" in options)
+    ? options
+    : { ...options!, principal: caller.subject }
+
 // The caller as the audit log names it: only what was given (the Principal has more).
 const callerOf = (caller: NonNullable<Policy.CallToolOptions["caller"]>) => ({
   ...(caller.subject === undefined ? {} : { subject: caller.subject }),
@@ -179,7 +188,7 @@ const callTool = (env: Env): Policy.Policy["callTool"] =>
             entry.server,
             entry.tool.name,
             args,
-            withTimeout(options, resolved.call.timeout)
+            forPrincipal(withTimeout(options, resolved.call.timeout), options?.caller)
           )
         )
         const sized = enforce(entry, result, resolved.call, auditing)

@@ -18,11 +18,13 @@ import * as ServerActor from "./serverActor.js"
 
 /**
  * Makes the reconcile of a registry whose running actors are `actors` (kept current here);
- * each actor is made with `actorOptions`. Every server stops when the Scope closes.
+ * each actor is made with `actorOptions`; `ended` ends what else runs of a server removed or
+ * replaced (its per-principal instances). Every server stops when the Scope closes.
  */
 export const make = (
   actors: Map<string, ServerActor.ServerActor>,
-  actorOptions: Omit<ServerActor.Options, "spec" | "initialLists">
+  actorOptions: Omit<ServerActor.Options, "spec" | "initialLists">,
+  ended: (server: string) => Effect.Effect<void>
 ): Effect.Effect<
   (desired: ReadonlyArray<ServerSpec.ServerSpec>) => Effect.Effect<ReconcileResult>,
   never,
@@ -44,6 +46,7 @@ export const make = (
       Effect.gen(function*() {
         const actor = actors.get(name)
         yield* FiberMap.remove(fibers, name)
+        yield* ended(name)
         actors.delete(name)
         if (actor) yield* actor.clear
       })
@@ -52,6 +55,7 @@ export const make = (
       Effect.gen(function*() {
         const previous = actors.get(spec.name)!.lists()
         yield* FiberMap.remove(fibers, spec.name)
+        yield* ended(spec.name)
         yield* start(spec, previous)
       })
 

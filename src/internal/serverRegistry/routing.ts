@@ -15,6 +15,8 @@ import type { CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import * as Deadline from "./deadline.js"
+import type { Principals } from "./principals.js"
+import * as RetryRule from "./retryRule.js"
 import type { ServerActor } from "./serverActor.js"
 import * as TaskCalls from "./taskCalls.js"
 
@@ -62,6 +64,43 @@ const callOn = (
     : Deadline.send(deadline, options, (sent) => client.callTool(tool, args, sent))
 }
 
+// A call of `tool` judged by the crash rule, on the tool as its server lists it.
+const judged = <A>(actor: ServerActor, tool: string, call: Effect.Effect<A, McpError.McpError>) =>
+  RetryRule.applied(actor.name, tool, () => actor.lists().tools.find((listed) => listed.name === tool), call)
+
+// Runs `f` with a ready connection of the actor, within the call's limits.
+type Via = <A>(
+  f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
+  deadline: Deadline.CallDeadline,
+  stateful?: boolean | undefined
+) => Effect.Effect<A, McpError.McpError>
+
+// One tool call on `actor`, reached `via`: its limits decided here, once (`deadline.ts`); a
+// crash mid-call judged by `retryRule.ts`; a call that runs as a task shows in its server's
+// status and events and outlives its connection (`taskCalls.ts`), and a server that runs no
+// tool calls as tasks costs its calls nothing more.
+const callActor = (
+  routeOf: (actor: ServerActor) => TaskCalls.Route,
+  actor: ServerActor,
+  via: Via,
+  call: { readonly tool: string; readonly args: Record<string, unknown> | undefined },
+  given: CallToolOptions | undefined
+) => {
+  const options = maskedLogs(actor, given)
+  const { args, tool } = call
+  return Deadline.decided(
+    options,
+    actor.spec,
+    (deadline) =>
+      judged(
+        actor,
+        tool,
+        via((client) => callOn(routeOf, actor, client, { tool, args, options, deadline }), deadline, options?.stateful)
+      )
+        .pipe(Effect.map(actor.tokensMasked))
+  )
+}
+
 /**
  * The routes of a registry whose running actors are `actors`.
  */
@@ -74,13 +113,15 @@ export interface Routing
 
 /**
  * Makes the routes over `actors` (which the registry keeps current) and `catalog`;
- * `background` runs what outlives a call (a task's cancellation) in the registry's Scope.
+ * `background` runs what outlives a call (a task's cancellation) in the registry's Scope;
+ * `instanceOf` gives a per-principal server's instance for a principal.
  */
 export const make = (
   actors: ReadonlyMap<string, ServerActor>,
   catalog: SubscriptionRef.SubscriptionRef<Catalog.Catalog>,
   drifted: Effect.Effect<ReadonlyArray<ToolPins.Drift>>,
-  background: TaskCalls.Route["background"]
+  background: TaskCalls.Route["background"],
+  instanceOf: Principals["instanceOf"]
 ): Routing => {
   // An unknown name is no server of the fleet, so the error names none.
   const actorOf = (name: string) =>
@@ -118,30 +159,30 @@ export const make = (
       (actor) => Deadline.decided(callOptions, actor.spec, (deadline) => onActor(server, actor, f, deadline))
     )
 
+  // A principal's instance has no successor to go on to.
+  const via = (actor: ServerActor): Via =>
+    actor.spec.principal !== undefined
+      ? actor.withClient
+      : (f, deadline, stateful) => onActor(actor.name, actor, f, deadline, stateful)
+
   const routeOf = (actor: ServerActor): TaskCalls.Route => ({
     server: actor.name,
     stdio: actor.spec.transport.type === "stdio",
     state: () => actor.status().state._tag,
     client: actor.client,
     background,
-    withClient: (f, deadline) => onActor(actor.name, actor, f, deadline)
+    withClient: via(actor)
   })
 
-  // The call's limits are decided here, once (`deadline.ts`). A call that runs as a task
-  // shows in its server's status and events, and outlives its connection (`taskCalls.ts`);
-  // a server that runs no tool calls as tasks costs its calls nothing more.
+  // A per-principal server's call goes to the caller's own instance.
   const callServerTool: Routing["callServerTool"] = (server, tool, args, given) =>
-    Effect.flatMap(actorOf(server), (actor) => {
-      const callOptions = maskedLogs(actor, given)
-      return Deadline.decided(callOptions, actor.spec, (deadline) =>
-        onActor(
-          server,
-          actor,
-          (client) => callOn(routeOf, actor, client, { tool, args, options: callOptions, deadline }),
-          deadline,
-          callOptions?.stateful
-        ).pipe(Effect.map(actor.tokensMasked)))
-    })
+    Effect.flatMap(actorOf(server), (actor) =>
+      actor.spec.perPrincipal === true
+        ? Effect.flatMap(
+          instanceOf(actor, given?.principal),
+          (own) => callActor(routeOf, own, via(own), { tool, args }, given)
+        )
+        : callActor(routeOf, actor, via(actor), { tool, args }, given))
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
     Effect.flatMap(actorOf(server), (actor) =>

@@ -1,0 +1,202 @@
+/**
+ * The runner side: the servers this runner hosts, each as a server entity whose actor runs in
+ * a local `ServerRegistry` (today's actors, unchanged). An entity that wakes adds its server to
+ * the local registry; one that stops (its shard moved, the runner stopping) removes it. What
+ * the actor reports (status, lists) is written to `mcp_fleet_servers` and told to every
+ * replica.
+ *
+ * A call is claimed in PostgreSQL before its tool runs. A second delivery of the same call
+ * (the cluster sends a dead runner's calls again to the new one) finds the claim: it runs
+ * again only when the tool says it may (`ServerRegistry.mayRetry`: `idempotentHint` or
+ * `readOnlyHint`), else it fails `InDoubt` (the single-process rule's reason), naming the lost
+ * runner.
+ *
+ * A keeper wakes the entities of the shards this runner holds, so every server runs without
+ * waiting for a first call, and again right after a move.
+ *
+ * @since 0.3.0
+ */
+import * as Entity from "@effect/cluster/Entity"
+import * as EntityId from "@effect/cluster/EntityId"
+import * as Sharding from "@effect/cluster/Sharding"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import * as McpError from "../../McpError.js"
+import * as ServerRegistry from "../../ServerRegistry.js"
+import type * as ServerSpec from "../../ServerSpec.js"
+import { type Call, ServerEntity } from "./entity.js"
+import * as Store from "./store.js"
+import * as Wire from "./wire.js"
+
+/** The servers this process knows the config of, and those it hosts now. */
+export interface Hosting {
+  readonly runner: string
+  readonly local: ServerRegistry.ServerRegistry
+  readonly specs: Map<string, ServerSpec.ServerSpec>
+  readonly hosted: Set<string>
+  /** Makes the local registry run the hosted servers whose config this process has. */
+  readonly sync: Effect.Effect<void>
+}
+
+/** Makes the hosting state over the local registry. */
+export const makeHosting = (runner: string, local: ServerRegistry.ServerRegistry): Effect.Effect<Hosting> =>
+  Effect.map(Effect.makeSemaphore(1), (lock) => {
+    const specs = new Map<string, ServerSpec.ServerSpec>()
+    const hosted = new Set<string>()
+    const sync = lock.withPermits(1)(
+      Effect.suspend(() => local.reconcile([...specs.values()].filter((spec) => hosted.has(spec.name)))).pipe(
+        Effect.asVoid
+      )
+    )
+    return { runner, local, specs, hosted, sync }
+  })
+
+const sqlFailure = (server: string) => (error: unknown) =>
+  McpError.unavailable(server, { state: "Ready", message: `the cluster's database failed: ${String(error)}` })
+
+// The single-process rule's failure, for a runner lost during the call.
+const inDoubt = (server: string, tool: string, runner: string) =>
+  McpError.inDoubt(server, { tool, message: `the runner hosting it (${runner}) was lost` })
+
+// A delivery that finds its call claimed already: retried when the tool allows it.
+const secondDelivery = (
+  hosting: Hosting,
+  server: string,
+  call: { readonly id: string; readonly tool: string; readonly readyTimeout: number | undefined },
+  runner: string
+) =>
+  Effect.gen(function*() {
+    const { id, readyTimeout, tool } = call
+    yield* hosting.local.awaitReady({ servers: [server], timeout: Duration.millis(readyTimeout ?? 30_000) })
+    const catalog = yield* hosting.local.catalog.get
+    const entry = catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === tool)
+    if (!ServerRegistry.mayRetry(entry?.tool)) return yield* Effect.fail(inDoubt(server, tool, runner))
+    yield* Effect.logInfo(`server '${server}': retrying call ${id} of '${tool}' after its runner stopped`)
+    yield* Effect.mapError(Store.reclaim(id, hosting.runner), sqlFailure(server))
+  })
+
+type CallPayload = typeof Call.payloadSchema.Type
+
+const call = (hosting: Hosting, server: string, payload: CallPayload) =>
+  Effect.gen(function*() {
+    const claim = yield* Effect.mapError(
+      Store.claim(payload.callId, server, payload.tool, hosting.runner),
+      sqlFailure(server)
+    )
+    if (claim._tag === "Existing") {
+      const call = { id: payload.callId, tool: payload.tool, readyTimeout: payload.readyTimeout }
+      yield* secondDelivery(hosting, server, call, claim.runner)
+    }
+    const ms = (value: number | undefined) => value === undefined ? undefined : Duration.millis(value)
+    return yield* hosting.local.callServerTool(server, payload.tool, payload.args, {
+      readyTimeout: ms(payload.readyTimeout),
+      timeout: ms(payload.timeout),
+      maxTotalTimeout: ms(payload.maxTotalTimeout)
+    }).pipe(Effect.ensuring(Effect.ignoreLogged(Store.finish(payload.callId))))
+  })
+
+// Writes the server's status and lists whenever its actor reports a change, coalesced.
+const publish = (hosting: Hosting, server: string) =>
+  Effect.gen(function*() {
+    const wake = yield* Queue.sliding<void>(1)
+    const write = Effect.gen(function*() {
+      const status = (yield* hosting.local.status).find((candidate) => candidate.name === server)
+      // A server gone from the config writes nothing: its row is the singleton's to delete.
+      if (status === undefined || !hosting.specs.has(server)) return
+      const lists = Wire.listsOf(yield* hosting.local.catalog.get, server)
+      yield* Store.writeHosted(server, hosting.runner, Wire.statusOut(status), lists)
+      yield* Store.notify(server)
+    })
+    yield* hosting.local.events.pipe(
+      Stream.filter((event) => "server" in event && event.server === server),
+      Stream.merge(hosting.local.catalog.changes),
+      Stream.runForEach(() => Queue.offer(wake, undefined)),
+      Effect.forkScoped
+    )
+    yield* Queue.offer(wake, undefined)
+    yield* Queue.take(wake).pipe(
+      Effect.zipRight(Effect.ignoreLogged(write)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  })
+
+const missing = (server: string, runner: string) =>
+  McpError.config(server, { message: `runner ${runner} has no config for this server` })
+
+/** The server entity's handlers on this runner; entities never stop for being idle. */
+export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Sharding.Sharding | SqlClient.SqlClient> =>
+  ServerEntity.toLayer(
+    Effect.gen(function*() {
+      const address = yield* Entity.CurrentAddress
+      const server = address.entityId
+      const known = hosting.specs.has(server)
+      const local = hosting.local
+      if (known) {
+        hosting.hosted.add(server)
+        // Leaving (a move, a stop): the server stops here and its row waits for the next host.
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => hosting.hosted.delete(server)).pipe(
+            Effect.zipRight(hosting.sync),
+            Effect.zipRight(Effect.ignoreLogged(Store.writeLeft(server, hosting.runner))),
+            Effect.zipRight(Effect.ignoreLogged(Store.notify(server)))
+          )
+        )
+        yield* hosting.sync
+        yield* publish(hosting, server)
+      }
+      const guard = <A, R>(effect: Effect.Effect<A, McpError.McpError, R>) =>
+        known ? effect : Effect.fail(missing(server, hosting.runner))
+      return ServerEntity.of({
+        Ensure: () => guard(Effect.void),
+        Call: ({ payload }) => guard(call(hosting, server, payload)),
+        Read: ({ payload }) => guard(local.readResource(server, payload.uri)),
+        GetPrompt: ({ payload }) => guard(local.getPrompt(server, payload.name, payload.args)),
+        Complete: ({ payload }) =>
+          guard(local.complete(
+            server,
+            payload.ref as Parameters<ServerRegistry.ServerRegistry["complete"]>[1],
+            payload.argument,
+            payload.context as Parameters<ServerRegistry.ServerRegistry["complete"]>[3]
+          )),
+        Control: ({ payload }) =>
+          guard(
+            payload.command === "approve"
+              ? local.approveTool(server, payload.tool ?? "")
+              : local[payload.command](server)
+          )
+      })
+    }),
+    { maxIdleTime: Duration.infinity, concurrency: "unbounded", disableFatalDefects: true }
+  )
+
+/**
+ * Wakes, every `interval`, the entity of each configured server whose shard this runner
+ * holds and that is not hosted yet.
+ */
+export const keeper = (hosting: Hosting, interval: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const sharding = yield* Sharding.Sharding
+    const client = yield* ServerEntity.client
+    const waking = new Set<string>()
+    const wake = (server: string) =>
+      client(server).Ensure().pipe(
+        Effect.timeout("30 seconds"),
+        Effect.ignoreLogged,
+        Effect.ensuring(Effect.sync(() => waking.delete(server))),
+        Effect.forkScoped
+      )
+    const round = Effect.suspend(() =>
+      Effect.forEach(hosting.specs.keys(), (server) => {
+        if (hosting.hosted.has(server) || waking.has(server)) return Effect.void
+        if (!sharding.hasShardId(sharding.getShardId(EntityId.make(server), "default"))) return Effect.void
+        waking.add(server)
+        return wake(server)
+      }, { discard: true })
+    )
+    yield* round.pipe(Effect.zipRight(Effect.sleep(interval)), Effect.forever, Effect.forkScoped)
+  })

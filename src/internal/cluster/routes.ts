@@ -1,0 +1,132 @@
+/**
+ * The `ServerRegistry` operations of any replica over the server entities: a call is a
+ * message to the entity of its server, wherever it runs; the cluster sends it again to the
+ * new runner when its shard moves, and the runner's claim rule decides whether it may run
+ * there (`host.ts`). A move is waited for within the call's ready timeout (the cluster keeps
+ * trying the send), so nothing hangs on a server that is not coming back.
+ *
+ * @since 0.3.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Catalog from "../../Catalog.js"
+import * as McpError from "../../McpError.js"
+import type * as McpSchema from "../../McpSchema.js"
+import type * as ServerRegistry from "../../ServerRegistry.js"
+import { randomUUID } from "../crypto.js"
+import { traced } from "../traced.js"
+import type * as Directory from "./directory.js"
+import type { ServerEntity } from "./entity.js"
+
+type Client = Effect.Effect.Success<typeof ServerEntity.client>
+
+/** What the routes need: the directory, the entity client, the default limits. */
+export interface RouteOptions {
+  readonly directory: Directory.Directory
+  readonly client: Client
+  readonly readyTimeout: Duration.Duration
+  readonly requestTimeout: Duration.Duration
+}
+
+const millis = (value: Duration.DurationInput | undefined) =>
+  value === undefined ? undefined : Duration.toMillis(Duration.decode(value))
+
+// A failure of the cluster itself (a full mailbox, storage, a lost runner) as the server's.
+const clusterFailure = (server: string) => (error: unknown): McpError.McpError =>
+  error instanceof McpError.McpError ? error : McpError.unavailable(server, {
+    state: "Moving",
+    message: `the cluster could not deliver the request: ${
+      error !== null && typeof error === "object" && "_tag" in error ? String(error._tag) : String(error)
+    }`
+  })
+
+/** The routes a replica serves through the entities. */
+export const make = (options: RouteOptions) => {
+  const { client, directory } = options
+  const known = (server: string) =>
+    directory.entries().has(server)
+      ? Effect.void
+      : Effect.fail(McpError.notFound(undefined, {
+        what: "server",
+        name: server,
+        suggestions: Catalog.suggest(server, directory.entries().keys())
+      }))
+
+  // Sends one message to `server`'s entity, bounded: the wait for its runner (a move), and
+  // the request's own limit.
+  const send = <A>(
+    server: string,
+    message: (entity: ReturnType<Client>) => Effect.Effect<unknown, unknown>,
+    bound: Duration.Duration
+  ) =>
+    known(server).pipe(
+      Effect.zipRight(Effect.suspend(() => message(client(server)))),
+      Effect.mapError(clusterFailure(server)),
+      Effect.timeoutFail({
+        duration: bound,
+        onTimeout: () =>
+          McpError.timeout(server, { method: "cluster", afterMs: Duration.toMillis(bound), kind: "total" })
+      }),
+      Effect.map((value) => value as A)
+    )
+
+  const limit = (readyTimeout?: Duration.DurationInput, timeout?: Duration.DurationInput) =>
+    Duration.sum(
+      readyTimeout === undefined ? options.readyTimeout : Duration.decode(readyTimeout),
+      timeout === undefined ? options.requestTimeout : Duration.decode(timeout)
+    )
+
+  const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
+    (server, tool, args, callOptions) =>
+      send<McpSchema.CallToolResult>(
+        server,
+        (entity) =>
+          entity.Call({
+            callId: randomUUID(),
+            tool,
+            args,
+            readyTimeout: millis(callOptions?.readyTimeout),
+            timeout: millis(callOptions?.timeout),
+            maxTotalTimeout: millis(callOptions?.maxTotalTimeout)
+          }),
+        callOptions?.maxTotalTimeout === undefined
+          ? limit(callOptions?.readyTimeout, callOptions?.timeout)
+          : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1))
+      )
+  )
+
+  const callTool: ServerRegistry.ServerRegistry["callTool"] = traced("ClusterRegistry.callTool")(
+    (name, args, callOptions) =>
+      Effect.flatMap(directory.catalog.get, (catalog) => {
+        const entry = Catalog.findTool(catalog, name)
+        return entry === undefined
+          ? Effect.fail(McpError.notFound(Catalog.serverOf(name), {
+            what: "tool",
+            name,
+            suggestions: Catalog.suggest(name, catalog.toolsByName.keys())
+          }))
+          : callServerTool(entry.server, entry.tool.name, args, callOptions)
+      })
+  )
+
+  const bound = limit()
+  return {
+    callTool,
+    callServerTool,
+    readResource: traced("ClusterRegistry.readResource")((server: string, uri: string) =>
+      send<McpSchema.ReadResourceResult>(server, (entity) => entity.Read({ uri }), bound)
+    ),
+    getPrompt: traced("ClusterRegistry.getPrompt")(
+      (server: string, name: string, args?: Readonly<Record<string, string>> | undefined) =>
+        send<McpSchema.GetPromptResult>(server, (entity) => entity.GetPrompt({ name, args }), bound)
+    ),
+    complete: traced("ClusterRegistry.complete")((
+      server: string,
+      ref: unknown,
+      argument: { readonly name: string; readonly value: string },
+      context?: unknown
+    ) => send<McpSchema.CompleteResult>(server, (entity) => entity.Complete({ ref, argument, context }), bound)),
+    control: (server: string, command: "restart" | "enable" | "disable" | "approve", tool?: string) =>
+      send<void>(server, (entity) => entity.Control({ command, tool }), bound)
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * @effect/cluster's sharding over sockets, with its runner and message storage in PostgreSQL,
+ * built here rather than by `NodeClusterSocket.layer` so that nothing is read from the
+ * environment (the cluster reads unprefixed `PORT`, `HOST`, `SHARDS_PER_GROUP`) and a runner
+ * may listen on port 0: the socket is opened first and the runner announces the port it got.
+ * A runner pings the others (`RunnerHealth.layerPing`) and its shard locks are short-lived, so
+ * a killed runner's shards move within seconds.
+ *
+ * @since 0.3.0
+ */
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Runners from "@effect/cluster/Runners"
+import type * as Sharding from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SocketRunner from "@effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import { layerClientProtocol } from "@effect/platform-node/NodeClusterSocket"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import * as SocketServer from "@effect/platform/SocketServer"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/** How quickly a dead runner's shards move; see `ClusterRegistry.Failover`. */
+export interface Tuning {
+  readonly shardsPerGroup: number
+  readonly lockRefresh: Duration.DurationInput
+  readonly lockExpiration: Duration.DurationInput
+  readonly refreshAssignments: Duration.DurationInput
+  readonly healthCheck: Duration.DurationInput
+}
+
+const config = (tuning: Tuning, runnerAddress: Option.Option<RunnerAddress.RunnerAddress>) =>
+  ShardingConfig.layer({
+    runnerAddress,
+    shardsPerGroup: tuning.shardsPerGroup,
+    shardLockRefreshInterval: tuning.lockRefresh,
+    shardLockExpiration: tuning.lockExpiration,
+    refreshAssignmentsInterval: tuning.refreshAssignments,
+    runnerHealthCheckInterval: tuning.healthCheck,
+    entityMaxIdleTime: Duration.infinity,
+    entityTerminationTimeout: Duration.seconds(5)
+  })
+
+const storage = <A, E, R>(
+  layer: Layer.Layer<A, E, R>,
+  settings: Layer.Layer<ShardingConfig.ShardingConfig>
+) =>
+  layer.pipe(
+    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
+    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provide(settings),
+    Layer.provide(RpcSerialization.layerMsgPack)
+  )
+
+/** A process that sends to entities and hosts none (a gateway replica). */
+export const clientOnly = (
+  tuning: Tuning
+): Layer.Layer<Sharding.Sharding | Runners.Runners, never, SqlClient.SqlClient> =>
+  storage(SocketRunner.layerClientOnly.pipe(Layer.provide(layerClientProtocol)), config(tuning, Option.none()))
+
+/**
+ * A runner listening on `host:port` (port 0: any free port), announced as `advertise` (default:
+ * `host`) with the port it got. `address` is told the address once the socket listens.
+ */
+export const runner = (
+  tuning: Tuning,
+  listen: { readonly host: string; readonly port: number; readonly advertise?: string | undefined },
+  address: (address: RunnerAddress.RunnerAddress) => void
+): Layer.Layer<Sharding.Sharding | Runners.Runners, SocketServer.SocketServerError, SqlClient.SqlClient> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const server = yield* NodeSocketServer.make({ host: listen.host, port: listen.port })
+    const port = server.address._tag === "TcpAddress" ? server.address.port : listen.port
+    const self = RunnerAddress.make(listen.advertise ?? listen.host, port)
+    address(self)
+    const settings = config(tuning, Option.some(self))
+    const health = RunnerHealth.layerPing.pipe(
+      Layer.provide(Runners.layerRpc),
+      Layer.provide(layerClientProtocol),
+      Layer.provide(settings),
+      Layer.provide(RpcSerialization.layerMsgPack)
+    )
+    return storage(
+      SocketRunner.layer.pipe(
+        Layer.provide(Layer.succeed(SocketServer.SocketServer, server)),
+        Layer.provide(layerClientProtocol),
+        Layer.provide(health)
+      ),
+      settings
+    )
+  }))

@@ -1,0 +1,107 @@
+// Every replica sees the whole fleet, and a config edit reconciles across the cluster: two
+// runner processes of the bundled CLI follow one config file; two gateway replicas (this
+// process, each its own ClusterRegistry layer) and `servers --cluster --json` show the same
+// catalog and placement; an edit that adds a server and removes another reaches them all.
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { ClusterRegistry } from "../../src/cluster/index.js"
+import * as NodeFleet from "../../src/NodeFleet.js"
+import type { RegistryEvent } from "../../src/RegistryEvent.js"
+import * as ServerRegistry from "../../src/ServerRegistry.js"
+import { run } from "../support/cli.js"
+import { ledgerConfig, type RunnerProcess, startRunner } from "../support/cluster.js"
+import { hangGuard } from "../support/guard.js"
+import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
+
+let db: FreshDatabase
+let dir: string
+let config: string
+const runners: Array<RunnerProcess> = []
+
+beforeAll(async () => {
+  db = await freshDatabase()
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-replicas-"))
+  config = ledgerConfig(dir, ["a", "b", "c"])
+  for (let i = 0; i < 2; i++) {
+    runners.push(await startRunner({ url: db.url, config, cwd: dir, mark: "cluster-replicas" }))
+  }
+}, hangGuard(60_000))
+
+afterAll(async () => {
+  await Promise.all(runners.map((runner) =>
+    new Promise((resolve) => {
+      if (runner.child.exitCode !== null) return resolve(undefined)
+      runner.child.on("exit", resolve)
+      runner.child.kill("SIGTERM")
+    })
+  ))
+  await db?.drop()
+  fs.rmSync(dir, { recursive: true, force: true })
+}, hangGuard(30_000))
+
+const replica = Effect.suspend(() =>
+  Effect.map(
+    Layer.build(ClusterRegistry.layer({ url: db.url }).pipe(Layer.provide(NodeFleet.layer))),
+    (context) => Context.get(context, ServerRegistry.ServerRegistry)
+  )
+)
+
+const toolNames = (registry: ServerRegistry.ServerRegistry) =>
+  Effect.map(registry.catalog.get, (catalog) => catalog.tools.map((tool) => tool.name).sort())
+
+const until = <A>(effect: Effect.Effect<A>, done: (value: A) => boolean) =>
+  effect.pipe(
+    Effect.repeat({ until: done, schedule: Schedule.spaced("50 millis") }),
+    Effect.timeout(hangGuard(20_000))
+  )
+
+describe("cluster replicas", () => {
+  it.scopedLive(
+    "every replica serves the whole catalog; a config edit reaches every one",
+    () =>
+      Effect.gen(function*() {
+        const [one, two] = [yield* replica, yield* replica]
+        yield* one.awaitReady({ servers: ["a", "b", "c"], timeout: "30 seconds" })
+        yield* two.awaitReady({ servers: ["a", "b", "c"], timeout: "30 seconds" })
+        const expected = ["a", "b", "c"].flatMap((name) => [`mcp__${name}__lookup`, `mcp__${name}__record`]).sort()
+        expect(yield* toolNames(one)).toEqual(expected)
+        expect(yield* toolNames(two)).toEqual(expected)
+        // The CLI as a replica: each server and the runner hosting it.
+        const shown = yield* Effect.promise(() =>
+          run(["servers", "--cluster", db.url, "--config", config, "--json"], { cwd: dir, mark: "cluster-replicas" })
+        )
+        expect(shown.code).toBe(0)
+        const listed = JSON.parse(shown.stdout) as Array<{ name: string; state: string; runner: string }>
+        expect(listed.map((server) => server.name)).toEqual(["a", "b", "c"])
+        const addresses = runners.map((runner) => runner.address)
+        for (const server of listed) {
+          expect(server.state).toBe("Ready")
+          expect(addresses).toContain(server.runner)
+        }
+        // A call from either replica.
+        yield* one.callTool("mcp__a__record", { id: "one" })
+        yield* two.callTool("mcp__c__record", { id: "two" })
+        // The edit: d added, a removed; both runners follow the file.
+        const events = yield* two.subscribe
+        ledgerConfig(dir, ["b", "c", "d"])
+        const after = ["b", "c", "d"].flatMap((name) => [`mcp__${name}__lookup`, `mcp__${name}__record`]).sort()
+        yield* until(toolNames(one), (names) => JSON.stringify(names) === JSON.stringify(after))
+        yield* until(toolNames(two), (names) => JSON.stringify(names) === JSON.stringify(after))
+        expect((yield* two.status).map((status) => status.name)).toEqual(["b", "c", "d"])
+        // The replica told its clients: d's tools came, a's went.
+        const told: ReadonlyArray<RegistryEvent> = [...(yield* Queue.takeAll(events))]
+        const toolChanges = told.filter((event) => event._tag === "ToolsChanged")
+        expect(toolChanges.map((event) => event.server).sort()).toEqual(["a", "d"])
+        const result = yield* one.callTool("mcp__d__record", { id: "d1" })
+        expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({ server: "d", id: "d1" })
+      }),
+    hangGuard(120_000)
+  )
+})

@@ -1,0 +1,70 @@
+// Cluster runners as real processes of the bundled CLI (`mcp-fleet runner --json`), each
+// started in its own process group and ended by its pid, and the config of ledger servers
+// (test/fixtures/cluster-ledger.mjs) they share.
+import * as cp from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { CLI, cliEnv, MARK } from "./cli.js"
+
+/** The ledger fixture: every call it runs is a line of its LEDGER file. */
+export const LEDGER_SCRIPT = fileURLToPath(new URL("../fixtures/cluster-ledger.mjs", import.meta.url))
+
+/** Writes `mcp.json` in `dir` with one ledger server per name, all writing `dir/ledger.txt`. */
+export const ledgerConfig = (dir: string, names: ReadonlyArray<string>): string => {
+  const file = path.join(dir, "mcp.json")
+  const servers = Object.fromEntries(names.map((name) => [name, {
+    command: process.execPath,
+    args: [LEDGER_SCRIPT],
+    env: { SERVER_NAME: name, LEDGER: path.join(dir, "ledger.txt") }
+  }]))
+  fs.writeFileSync(file, JSON.stringify({ mcpServers: servers }))
+  return file
+}
+
+/** The ledger's lines: server, tool, call id, pid of the server process. */
+export const ledger = (dir: string) => {
+  const file = path.join(dir, "ledger.txt")
+  if (!fs.existsSync(file)) return []
+  return fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((line) => {
+    const [server, tool, id, pid] = line.split(" ")
+    return { server: server!, tool: tool!, id: id!, pid: Number(pid) }
+  })
+}
+
+/** A runner process and the address it announced. */
+export interface RunnerProcess {
+  readonly child: cp.ChildProcessWithoutNullStreams
+  readonly address: string
+  readonly stderr: () => string
+}
+
+/** Starts `mcp-fleet runner` and resolves once it printed its address. */
+export const startRunner = (
+  options: { readonly url: string; readonly config: string; readonly cwd: string; readonly mark: string }
+) =>
+  new Promise<RunnerProcess>((resolve, reject) => {
+    const child = cp.spawn(CLI[0], [
+      ...CLI.slice(1),
+      "runner",
+      "--cluster",
+      options.url,
+      "--config",
+      options.config,
+      "--json"
+    ], {
+      cwd: options.cwd,
+      env: { ...process.env, ...cliEnv(), [MARK]: options.mark, NO_COLOR: "1" },
+      stdio: "pipe"
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk
+      const line = stdout.split("\n").find((candidate) => candidate.startsWith("{"))
+      if (line !== undefined) resolve({ child, address: JSON.parse(line).runner, stderr: () => stderr })
+    })
+    child.on("error", reject)
+    child.on("exit", (code) => reject(new Error(`the runner exited (${code}) before joining: ${stderr}`)))
+  })
