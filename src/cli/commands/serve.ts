@@ -30,8 +30,8 @@ import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as Settings from "../Settings.js"
 import * as Dashboard from "./dashboard.js"
-import { embeddingsDir } from "./search.js"
 import * as Runner from "./runner.js"
+import { embeddingsDir } from "./search.js"
 import * as ServeAuth from "./serveAuth.js"
 
 // How long the servers have to end once the host closed our stdin.
