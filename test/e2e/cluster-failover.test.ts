@@ -4,18 +4,14 @@
 // end, a call it had accepted never runs twice (each call id is a line of the ledger), and a
 // read-only call is retried on the new runner.
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ClusterRegistry } from "../../src/cluster/index.js"
-import * as NodeFleet from "../../src/NodeFleet.js"
-import * as ServerRegistry from "../../src/ServerRegistry.js"
-import { ledger, ledgerConfig, type RunnerProcess, startRunner } from "../support/cluster.js"
+import type * as ServerRegistry from "../../src/ServerRegistry.js"
+import { ledger, ledgerConfig, replica, type RunnerProcess, startRunner, stopRunners } from "../support/cluster.js"
 import { hangGuard } from "../support/guard.js"
 import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
 import { waitGone } from "../support/processes.js"
@@ -36,22 +32,12 @@ beforeAll(async () => {
 }, hangGuard(60_000))
 
 afterAll(async () => {
-  for (const runner of runners) if (runner.child.exitCode === null) runner.child.kill("SIGTERM")
-  await Promise.all(runners.map((runner) =>
-    runner.child.exitCode === null && runner.child.signalCode === null
-      ? new Promise((resolve) => runner.child.on("exit", resolve))
-      : undefined
-  ))
+  await stopRunners(runners)
   await db?.drop()
   fs.rmSync(dir, { recursive: true, force: true })
 }, hangGuard(30_000))
 
-const gateway = Effect.suspend(() =>
-  Effect.map(
-    Layer.build(ClusterRegistry.layer({ url: db.url }).pipe(Layer.provide(NodeFleet.layer))),
-    (context) => Context.get(context, ServerRegistry.ServerRegistry)
-  )
-)
+const gateway = Effect.suspend(() => replica(db.url))
 
 const placement = (registry: ServerRegistry.ServerRegistry) =>
   Effect.map(registry.status, (statuses) => new Map(statuses.map((status) => [status.name, status])))
