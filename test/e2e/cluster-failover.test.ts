@@ -8,34 +8,23 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import type * as ServerRegistry from "../../src/ServerRegistry.js"
-import { ledger, ledgerConfig, replica, type RunnerProcess, startRunner, stopRunners } from "../support/cluster.js"
+import { ledger, replica, type RunnerProcess, startCluster, type TestCluster } from "../support/cluster.js"
 import { hangGuard } from "../support/guard.js"
-import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
 import { waitGone } from "../support/processes.js"
 
 const NAMES = ["s1", "s2", "s3", "s4", "s5", "s6"]
-let db: FreshDatabase
+let cluster: TestCluster
+let db: TestCluster["db"]
 let dir: string
-let config: string
-const runners: Array<RunnerProcess> = []
+let runners: Array<RunnerProcess>
 
 beforeAll(async () => {
-  db = await freshDatabase()
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-failover-"))
-  config = ledgerConfig(dir, NAMES)
-  for (let i = 0; i < 3; i++) {
-    runners.push(await startRunner({ url: db.url, config, cwd: dir, mark: "cluster-failover" }))
-  }
+  cluster = await startCluster(NAMES, 3, "cluster-failover")
+  ;({ db, dir, runners } = cluster)
 }, hangGuard(60_000))
 
-afterAll(async () => {
-  await stopRunners(runners)
-  await db?.drop()
-  fs.rmSync(dir, { recursive: true, force: true })
-}, hangGuard(30_000))
+afterAll(() => cluster?.stop(), hangGuard(30_000))
 
 const gateway = Effect.suspend(() => replica(db.url))
 

@@ -7,35 +7,24 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as cp from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import type { RegistryEvent } from "../../src/RegistryEvent.js"
 import type * as ServerRegistry from "../../src/ServerRegistry.js"
 import { CLI, cliEnv, MARK } from "../support/cli.js"
-import { ledgerConfig, replica, type RunnerProcess, startRunner, stopRunners } from "../support/cluster.js"
+import { ledgerConfig, replica, type RunnerProcess, startCluster, type TestCluster } from "../support/cluster.js"
 import { hangGuard } from "../support/guard.js"
-import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
 
-let db: FreshDatabase
+let cluster: TestCluster
+let db: TestCluster["db"]
 let dir: string
 let config: string
-const runners: Array<RunnerProcess> = []
+let runners: Array<RunnerProcess>
 
 beforeAll(async () => {
-  db = await freshDatabase()
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-replicas-"))
-  config = ledgerConfig(dir, ["a", "b", "c"])
-  for (let i = 0; i < 2; i++) {
-    runners.push(await startRunner({ url: db.url, config, cwd: dir, mark: "cluster-replicas" }))
-  }
+  cluster = await startCluster(["a", "b", "c"], 2, "cluster-replicas")
+  ;({ config, db, dir, runners } = cluster)
 }, hangGuard(60_000))
 
-afterAll(async () => {
-  await stopRunners(runners)
-  await db?.drop()
-  fs.rmSync(dir, { recursive: true, force: true })
-}, hangGuard(30_000))
+afterAll(() => cluster?.stop(), hangGuard(30_000))
 
 const toolNames = (registry: ServerRegistry.ServerRegistry) =>
   Effect.map(registry.catalog.get, (catalog) => catalog.tools.map((tool) => tool.name).sort())
