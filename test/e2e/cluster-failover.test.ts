@@ -4,54 +4,29 @@
 // end, a call it had accepted never runs twice (each call id is a line of the ledger), and a
 // read-only call is retried on the new runner.
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { ClusterRegistry } from "../../src/cluster/index.js"
-import * as NodeFleet from "../../src/NodeFleet.js"
-import * as ServerRegistry from "../../src/ServerRegistry.js"
-import { ledger, ledgerConfig, type RunnerProcess, startRunner } from "../support/cluster.js"
+import type * as ServerRegistry from "../../src/ServerRegistry.js"
+import { ledger, replica, type RunnerProcess, startCluster, type TestCluster } from "../support/cluster.js"
 import { hangGuard } from "../support/guard.js"
-import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
 import { waitGone } from "../support/processes.js"
 
 const NAMES = ["s1", "s2", "s3", "s4", "s5", "s6"]
-let db: FreshDatabase
+let cluster: TestCluster
+let db: TestCluster["db"]
 let dir: string
-let config: string
-const runners: Array<RunnerProcess> = []
+let runners: Array<RunnerProcess>
 
 beforeAll(async () => {
-  db = await freshDatabase()
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-failover-"))
-  config = ledgerConfig(dir, NAMES)
-  for (let i = 0; i < 3; i++) {
-    runners.push(await startRunner({ url: db.url, config, cwd: dir, mark: "cluster-failover" }))
-  }
+  cluster = await startCluster(NAMES, 3, "cluster-failover")
+  ;({ db, dir, runners } = cluster)
 }, hangGuard(60_000))
 
-afterAll(async () => {
-  for (const runner of runners) if (runner.child.exitCode === null) runner.child.kill("SIGTERM")
-  await Promise.all(runners.map((runner) =>
-    runner.child.exitCode === null && runner.child.signalCode === null
-      ? new Promise((resolve) => runner.child.on("exit", resolve))
-      : undefined
-  ))
-  await db?.drop()
-  fs.rmSync(dir, { recursive: true, force: true })
-}, hangGuard(30_000))
+afterAll(() => cluster?.stop(), hangGuard(30_000))
 
-const gateway = Effect.suspend(() =>
-  Effect.map(
-    Layer.build(ClusterRegistry.layer({ url: db.url }).pipe(Layer.provide(NodeFleet.layer))),
-    (context) => Context.get(context, ServerRegistry.ServerRegistry)
-  )
-)
+const gateway = Effect.suspend(() => replica(db.url))
 
 const placement = (registry: ServerRegistry.ServerRegistry) =>
   Effect.map(registry.status, (statuses) => new Map(statuses.map((status) => [status.name, status])))

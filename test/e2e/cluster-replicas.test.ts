@@ -3,55 +3,28 @@
 // process, each its own ClusterRegistry layer) and `servers --cluster --json` show the same
 // catalog and placement; an edit that adds a server and removes another reaches them all.
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { ClusterRegistry } from "../../src/cluster/index.js"
-import * as NodeFleet from "../../src/NodeFleet.js"
+import * as cp from "node:child_process"
 import type { RegistryEvent } from "../../src/RegistryEvent.js"
-import * as ServerRegistry from "../../src/ServerRegistry.js"
-import { run } from "../support/cli.js"
-import { ledgerConfig, type RunnerProcess, startRunner } from "../support/cluster.js"
+import type * as ServerRegistry from "../../src/ServerRegistry.js"
+import { CLI, cliEnv, MARK } from "../support/cli.js"
+import { ledgerConfig, replica, type RunnerProcess, startCluster, type TestCluster } from "../support/cluster.js"
 import { hangGuard } from "../support/guard.js"
-import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
 
-let db: FreshDatabase
+let cluster: TestCluster
+let db: TestCluster["db"]
 let dir: string
 let config: string
-const runners: Array<RunnerProcess> = []
+let runners: Array<RunnerProcess>
 
 beforeAll(async () => {
-  db = await freshDatabase()
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-fleet-replicas-"))
-  config = ledgerConfig(dir, ["a", "b", "c"])
-  for (let i = 0; i < 2; i++) {
-    runners.push(await startRunner({ url: db.url, config, cwd: dir, mark: "cluster-replicas" }))
-  }
+  cluster = await startCluster(["a", "b", "c"], 2, "cluster-replicas")
+  ;({ config, db, dir, runners } = cluster)
 }, hangGuard(60_000))
 
-afterAll(async () => {
-  await Promise.all(runners.map((runner) =>
-    new Promise((resolve) => {
-      if (runner.child.exitCode !== null) return resolve(undefined)
-      runner.child.on("exit", resolve)
-      runner.child.kill("SIGTERM")
-    })
-  ))
-  await db?.drop()
-  fs.rmSync(dir, { recursive: true, force: true })
-}, hangGuard(30_000))
-
-const replica = Effect.suspend(() =>
-  Effect.map(
-    Layer.build(ClusterRegistry.layer({ url: db.url }).pipe(Layer.provide(NodeFleet.layer))),
-    (context) => Context.get(context, ServerRegistry.ServerRegistry)
-  )
-)
+afterAll(() => cluster?.stop(), hangGuard(30_000))
 
 const toolNames = (registry: ServerRegistry.ServerRegistry) =>
   Effect.map(registry.catalog.get, (catalog) => catalog.tools.map((tool) => tool.name).sort())
@@ -62,12 +35,36 @@ const until = <A>(effect: Effect.Effect<A>, done: (value: A) => boolean) =>
     Effect.timeout(hangGuard(20_000))
   )
 
+// What a one-shot CLI command printed on stdout, once it is a whole JSON value. A command with
+// --cluster prints its answer but does not exit yet (a PostgreSQL connection outlives the
+// command's scope: see the report), so it is ended once it has answered.
+const printed = (args: ReadonlyArray<string>) =>
+  new Promise<string>((resolve, reject) => {
+    const child = cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
+      cwd: dir,
+      env: { ...process.env, ...cliEnv(), [MARK]: "cluster-replicas", NO_COLOR: "1" },
+      stdio: "pipe"
+    })
+    let stdout = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk
+      try {
+        JSON.parse(stdout)
+        child.on("exit", () => resolve(stdout))
+        child.kill("SIGTERM")
+      } catch {
+        // not whole yet
+      }
+    })
+    child.on("error", reject)
+  })
+
 describe("cluster replicas", () => {
   it.scopedLive(
     "every replica serves the whole catalog; a config edit reaches every one",
     () =>
       Effect.gen(function*() {
-        const [one, two] = [yield* replica, yield* replica]
+        const [one, two] = [yield* replica(db.url), yield* replica(db.url)]
         yield* one.awaitReady({ servers: ["a", "b", "c"], timeout: "30 seconds" })
         yield* two.awaitReady({ servers: ["a", "b", "c"], timeout: "30 seconds" })
         const expected = ["a", "b", "c"].flatMap((name) => [`mcp__${name}__lookup`, `mcp__${name}__record`]).sort()
@@ -75,10 +72,9 @@ describe("cluster replicas", () => {
         expect(yield* toolNames(two)).toEqual(expected)
         // The CLI as a replica: each server and the runner hosting it.
         const shown = yield* Effect.promise(() =>
-          run(["servers", "--cluster", db.url, "--config", config, "--json"], { cwd: dir, mark: "cluster-replicas" })
+          printed(["servers", "--cluster", db.url, "--config", config, "--json"])
         )
-        expect(shown.code).toBe(0)
-        const listed = JSON.parse(shown.stdout) as Array<{ name: string; state: string; runner: string }>
+        const listed = JSON.parse(shown) as Array<{ name: string; state: string; runner: string }>
         expect(listed.map((server) => server.name)).toEqual(["a", "b", "c"])
         const addresses = runners.map((runner) => runner.address)
         for (const server of listed) {

@@ -1,11 +1,19 @@
 // Cluster runners as real processes of the bundled CLI (`mcp-fleet runner --json`), each
 // started in its own process group and ended by its pid, and the config of ledger servers
 // (test/fixtures/cluster-ledger.mjs) they share.
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { ClusterRegistry } from "../../src/cluster/index.js"
+import * as NodeFleet from "../../src/NodeFleet.js"
+import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { CLI, cliEnv, MARK } from "./cli.js"
+import { type FreshDatabase, freshDatabase } from "./postgres.js"
 
 /** The ledger fixture: every call it runs is a line of its LEDGER file. */
 export const LEDGER_SCRIPT = fileURLToPath(new URL("../fixtures/cluster-ledger.mjs", import.meta.url))
@@ -68,3 +76,45 @@ export const startRunner = (
     child.on("error", reject)
     child.on("exit", (code) => reject(new Error(`the runner exited (${code}) before joining: ${stderr}`)))
   })
+
+/** Ends the runners still alive (SIGTERM) and resolves once each has exited. */
+export const stopRunners = (runners: ReadonlyArray<RunnerProcess>): Promise<unknown> =>
+  Promise.all(runners.map((runner) =>
+    new Promise((resolve) => {
+      if (runner.child.exitCode !== null || runner.child.signalCode !== null) return resolve(undefined)
+      runner.child.on("exit", resolve)
+      runner.child.kill("SIGTERM")
+    })
+  ))
+
+/** A gateway replica in this process: a ClusterRegistry on `url` hosting nothing, for the Scope. */
+export const replica = (url: string) =>
+  Effect.map(
+    Layer.build(ClusterRegistry.layer({ url }).pipe(Layer.provide(NodeFleet.layer))),
+    (context) => Context.get(context, ServerRegistry.ServerRegistry)
+  )
+
+/** A cluster of a test file: its database, folder, config of ledger servers and runners. */
+export interface TestCluster {
+  readonly db: FreshDatabase
+  readonly dir: string
+  readonly config: string
+  readonly runners: Array<RunnerProcess>
+  /** Ends the runners, drops the database, removes the folder. */
+  readonly stop: () => Promise<void>
+}
+
+/** Starts `count` runners of the ledger servers `names` on a fresh database. */
+export const startCluster = async (names: ReadonlyArray<string>, count: number, mark: string): Promise<TestCluster> => {
+  const db = await freshDatabase()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `mcp-fleet-${mark}-`))
+  const config = ledgerConfig(dir, names)
+  const runners: Array<RunnerProcess> = []
+  const stop = async () => {
+    await stopRunners(runners)
+    await db.drop()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  for (let i = 0; i < count; i++) runners.push(await startRunner({ url: db.url, config, cwd: dir, mark }))
+  return { db, dir, config, runners, stop }
+}
