@@ -31,7 +31,7 @@ export const nearest = (
 }
 
 /** How much the lexical half counts against the semantic one. */
-export const LEXICAL_WEIGHT = 0.6
+export const LEXICAL_WEIGHT = 0.9
 
 const normalize = (hits: ReadonlyArray<Scored>, floor: number): Map<string, number> => {
   const best = hits[0]?.score ?? 0
