@@ -109,12 +109,18 @@ const qualityPart = (embedder: Embedder.Embedder | undefined) =>
         queries.filter((q) => q.paraphrase).length
       } paraphrases) over ${catalog.tools.length} tools of ${new Set(catalog.tools.map((t) => t.server)).size} servers`)
       for (const [label, model] of [["lexical", undefined], ["hybrid", embedder]] as const) {
-        if (label === "hybrid" && model === undefined) continue
+        if (label === "hybrid" && model === undefined) {
+          continue
+        }
         const search = yield* searchOver(registry, model)
         for (const [name, set] of sets) {
           const measured = yield* quality(search, set)
           row(`${label}, ${name}`, measured)
-          if (process.argv.includes("--misses")) measured.misses.forEach((miss) => console.log(`    miss: ${miss}`))
+          if (process.argv.includes("--misses")) {
+            measured.misses.forEach((miss) =>
+              console.log(`    miss: ${miss}`)
+            )
+          }
         }
       }
     } finally {
@@ -204,9 +210,7 @@ const modelPart = Effect.gen(function*() {
     console.log(`  not installed (${packages.join(", ")}): lexical only`)
     return undefined
   }
-  const size = packages.map((name) => duSize(path.join(root, "node_modules", name))).reduce((a, b) =>
-    a + b
-  )
+  const size = packages.map((name) => duSize(path.join(root, "node_modules", name))).reduce((a, b) => a + b)
   const one: Array<number> = []
   for (const { query } of queries.slice(0, quick ? 10 : 40)) one.push((yield* timed(embedder.value.embed([query])))[0])
   const batch = queries.slice(0, 32).map((q) => q.query)

@@ -92,21 +92,21 @@ const loadModel = async () => {
 }
 
 // A missing package is the normal case of an install without it; anything else is told.
-const noneUnlessLoaded = (span: string) =>
-<A>(self: Effect.Effect<A, { readonly error: unknown }>): Effect.Effect<Option.Option<A>> =>
-  self.pipe(
-    Effect.map(Option.some),
-    Effect.catchAll((error) => {
-      const text = String(error.error)
-      return Effect.as(
-        /Cannot find|MODULE_NOT_FOUND/.test(text)
-          ? Effect.logDebug("tool search: no embedding model installed, ranking by words alone")
-          : Effect.logWarning(`tool search: the embedding model failed to load (${text})`),
-        Option.none()
-      )
-    }),
-    Effect.withSpan(span)
-  )
+const noneUnlessLoaded =
+  (span: string) => <A>(self: Effect.Effect<A, { readonly error: unknown }>): Effect.Effect<Option.Option<A>> =>
+    self.pipe(
+      Effect.map(Option.some),
+      Effect.catchAll((error) => {
+        const text = String(error.error)
+        return Effect.as(
+          /Cannot find|MODULE_NOT_FOUND/.test(text)
+            ? Effect.logDebug("tool search: no embedding model installed, ranking by words alone")
+            : Effect.logWarning(`tool search: the embedding model failed to load (${text})`),
+          Option.none()
+        )
+      }),
+      Effect.withSpan(span)
+    )
 
 /**
  * Universal Sentence Encoder Lite (512 dimensions, 26 MB packed, TensorFlow.js on

