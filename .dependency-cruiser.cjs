@@ -91,7 +91,7 @@ const OWNERS = {
   gateway: "^src/Gateway\\.ts$",
   mcpManagementTools: "^src/McpManagementTools\\.ts$",
   dashboard: "^src/Dashboard\\.ts$",
-  toolSearch: "^src/ToolSearch\\.ts$"
+  toolSearch: "^src/(ToolSearch|NodeEmbedder)\\.ts$"
 }
 
 /** Each optional peer dependency, and the only modules that may import it (and their barrels). */

@@ -226,8 +226,9 @@ export const makeFileCache = (
   })
 
 /**
- * Tool search with the default Embedder when it is installed (else by words alone), its
- * embeddings cached in `directory`.
+ * Tool search with the default Embedder (or the one `embedder` loads, such as
+ * {@link loadSentenceEncoder}) when it is installed, else by words alone; its embeddings
+ * cached in `directory`.
  *
  * @example
  * ```ts
@@ -241,17 +242,18 @@ export const makeFileCache = (
  * @category layers
  */
 export const layerSearch = (
-  directory: string
+  directory: string,
+  embedder: Effect.Effect<Option.Option<Embedder.Embedder>> = load
 ): Layer.Layer<
   ToolSearch.ToolSearch,
   never,
   ServerRegistry.ServerRegistry | Policy.Policy | FileSystem.FileSystem
 > =>
   Layer.unwrapEffect(Effect.gen(function*() {
-    const embedder = yield* load
-    if (Option.isNone(embedder)) return ToolSearch.layer
-    const cache = yield* makeFileCache(directory, embedder.value.model)
+    const loaded = yield* embedder
+    if (Option.isNone(loaded)) return ToolSearch.layer
+    const cache = yield* makeFileCache(directory, loaded.value.model)
     return ToolSearch.layer.pipe(
-      Layer.provide(Layer.merge(Embedder.layer(embedder.value), Layer.succeed(Embedder.EmbeddingCache, cache)))
+      Layer.provide(Layer.merge(Embedder.layer(loaded.value), Layer.succeed(Embedder.EmbeddingCache, cache)))
     )
   }))
