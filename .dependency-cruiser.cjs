@@ -95,7 +95,7 @@ const OWNERS = {
   gateway: "^src/Gateway\\.ts$",
   mcpManagementTools: "^src/McpManagementTools\\.ts$",
   dashboard: "^src/Dashboard\\.ts$",
-  toolSearch: "^src/ToolSearch\\.ts$",
+  toolSearch: "^src/(ToolSearch|NodeEmbedder)\\.ts$",
   cluster: "^src/cluster/ClusterRegistry\\.ts$"
 }
 

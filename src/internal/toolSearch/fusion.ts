@@ -30,8 +30,11 @@ export const nearest = (
   return scored.sort((a, b) => b.score - a.score).slice(0, limit)
 }
 
-/** How much the lexical half counts against the semantic one. */
-export const LEXICAL_WEIGHT = 0.6
+/**
+ * How much the lexical half counts against the semantic one: tuned on the tuning half of
+ * the bench's queries with the default word vectors (0.6 → 0.9 took MRR 0.585 → 0.641).
+ */
+export const LEXICAL_WEIGHT = 0.9
 
 const normalize = (hits: ReadonlyArray<Scored>, floor: number): Map<string, number> => {
   const best = hits[0]?.score ?? 0
@@ -50,8 +53,11 @@ export const fuse = (
   if (semantic === undefined) return lexical.map((hit) => ({ id: hit.id, score: lex.get(hit.id)! }))
   const sem = normalize(semantic, semantic[semantic.length - 1]?.score ?? 0)
   const ids = new Set([...lex.keys(), ...sem.keys()])
-  return [...ids].map((id) => ({
+  const fused = [...ids].map((id) => ({
     id,
     score: LEXICAL_WEIGHT * (lex.get(id) ?? 0) + (1 - LEXICAL_WEIGHT) * (sem.get(id) ?? 0)
   })).sort((a, b) => b.score - a.score)
+  // The best hit scores 1, as with one ranking alone.
+  const best = fused[0]?.score ?? 0
+  return best <= 0 ? fused : fused.map((hit) => ({ id: hit.id, score: hit.score / best }))
 }
