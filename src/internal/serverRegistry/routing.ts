@@ -111,6 +111,18 @@ export interface Routing
   readonly actorOf: (server: string) => Effect.Effect<ServerActor, McpError.McpError>
 }
 
+// The actor of a server; an unknown name is no server of the fleet, so the error names none.
+const actorIn = (actors: ReadonlyMap<string, ServerActor>) => (name: string) =>
+  Effect.suspend(() => {
+    const actor = actors.get(name)
+    return actor !== undefined
+      ? Effect.succeed(actor)
+      : Effect.fail(McpError.notFound(
+        undefined,
+        { what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) }
+      ))
+  })
+
 /**
  * Makes the routes over `actors` (which the registry keeps current) and `catalog`;
  * `background` runs what outlives a call (a task's cancellation) in the registry's Scope;
@@ -123,17 +135,7 @@ export const make = (
   background: TaskCalls.Route["background"],
   instanceOf: Principals["instanceOf"]
 ): Routing => {
-  // An unknown name is no server of the fleet, so the error names none.
-  const actorOf = (name: string) =>
-    Effect.suspend(() => {
-      const actor = actors.get(name)
-      return actor !== undefined
-        ? Effect.succeed(actor)
-        : Effect.fail(McpError.notFound(
-          undefined,
-          { what: "server", name, suggestions: Catalog.suggest(name, actors.keys()) }
-        ))
-    })
+  const actorOf = actorIn(actors)
 
   // Stopped means the call was never sent, so going on with the successor runs nothing twice;
   // it waits within what is left of the same limits.
