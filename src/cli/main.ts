@@ -12,6 +12,7 @@
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Runtime from "@effect/platform/Runtime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -174,4 +175,16 @@ const program = Effect.suspend(() => main(process.argv)).pipe(
   )
 )
 
-NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
+// Against a cluster, the process exits once the command is done and every scope has closed:
+// sql-pg's LISTEN connection, when a short command ends while it is still connecting, is
+// never ended (its connect is not interruptible), and would keep the process alive.
+const clustered = process.argv.some((arg) => arg === "--cluster" || arg.startsWith("--cluster="))
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Runtime.defaultTeardown(exit, (code) => {
+    // A command that failed set the exit code itself, before this.
+    const set = process.exitCode
+    onExit(code)
+    if (clustered) process.exit(code === 0 ? set : code)
+  })
+
+NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true, teardown })
