@@ -6,7 +6,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Tracer from "effect/Tracer"
 import * as HttpClientUndici from "../src/HttpClientUndici.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
@@ -14,19 +13,7 @@ import * as McpServer from "../src/McpServer.js"
 import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import * as StreamableHttp from "../src/StreamableHttp.js"
 import { text } from "../src/testing/Results.js"
-
-const recording = Effect.map(Effect.tracer, (builtIn) => {
-  const spans: Array<{ readonly name: string; readonly kind: Tracer.SpanKind; readonly span: Tracer.Span }> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = builtIn.span(name, parent, context, links, startTime, kind, options)
-      spans.push({ name, kind, span })
-      return span
-    },
-    context: builtIn.context
-  })
-  return { tracer, spans }
-})
+import { recordingTracer } from "./support/tracing.js"
 
 const echo = McpServer.tool({
   name: "echo",
@@ -37,7 +24,7 @@ const echo = McpServer.tool({
 
 const over = (protocolVersion: McpSchema.Revision | undefined) =>
   Effect.gen(function*() {
-    const { spans, tracer } = yield* recording
+    const { spans, tracer } = yield* recordingTracer
     const server = yield* McpServer.fromItems({ serverInfo: { name: "http-echo", version: "1" }, tools: [echo] })
     const url = yield* NodeMcpServer.serveHttp(server, { port: 0 }).pipe(Effect.withTracer(tracer))
     const transport = StreamableHttp.layer({ name: "remote", url }).pipe(Layer.provide(HttpClientUndici.layer))

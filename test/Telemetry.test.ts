@@ -6,32 +6,12 @@ import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Tracer from "effect/Tracer"
 import * as McpClient from "../src/McpClient.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Telemetry from "../src/Telemetry.js"
 import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
-
-interface Recorded {
-  readonly name: string
-  readonly kind: Tracer.SpanKind
-  readonly span: Tracer.Span
-}
-
-// A tracer that keeps every span it starts, on top of the built-in one.
-const recording = Effect.map(Effect.tracer, (builtIn) => {
-  const spans: Array<Recorded> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = builtIn.span(name, parent, context, links, startTime, kind, options)
-      spans.push({ name, kind, span })
-      return span
-    },
-    context: builtIn.context
-  })
-  return { tracer, spans }
-})
+import { recordingTracer } from "./support/tracing.js"
 
 // What a tool saw of the span it ran in, and the `_meta` it was sent.
 const seen: Array<{ readonly traceId: string | undefined; readonly meta: unknown }> = []
@@ -73,7 +53,7 @@ const countOf = (name: string, tags: Record<string, string>) =>
 describe("Telemetry", () => {
   it.scoped("a CLIENT span and the SERVER span it parents, named {method} {target}, context in _meta", () =>
     Effect.gen(function*() {
-      const { spans, tracer } = yield* recording
+      const { spans, tracer } = yield* recordingTracer
       const client = yield* connect.pipe(Effect.withTracer(tracer))
       yield* client.callTool("probe", {}).pipe(Effect.withTracer(tracer))
       const sent = spans.find((s) => s.name === "tools/call probe" && s.kind === "client")!
@@ -100,7 +80,7 @@ describe("Telemetry", () => {
 
   it.scoped("a tool's error result is error.type tool_error, on the span and the duration point", () =>
     Effect.gen(function*() {
-      const { spans, tracer } = yield* recording
+      const { spans, tracer } = yield* recordingTracer
       const client = yield* connect.pipe(Effect.withTracer(tracer))
       const tags = { "mcp.method.name": "tools/call", "gen_ai.tool.name": "failing", "error.type": "tool_error" }
       const before = yield* countOf("mcp.client.operation.duration", tags)

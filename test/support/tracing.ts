@@ -1,18 +1,29 @@
 /**
- * A tracer that notes the name of every span it starts, on top of the built-in one.
+ * A tracer that notes every span it starts (its name, kind and the span), on top of the
+ * built-in one.
  */
 import * as Effect from "effect/Effect"
 import * as Tracer from "effect/Tracer"
 
-/** The recording tracer, and the names of the spans it started, in order. */
+/** A span as the recording tracer noted it. */
+export interface Recorded {
+  readonly name: string
+  readonly kind: Tracer.SpanKind
+  readonly span: Tracer.Span
+}
+
+/** The recording tracer, the spans it started and their names, in order. */
 export const recordingTracer = Effect.map(Effect.tracer, (builtIn) => {
   const names: Array<string> = []
+  const spans: Array<Recorded> = []
   const tracer = Tracer.make({
-    span: (...args) => {
-      names.push(args[0])
-      return builtIn.span(...args)
+    span: (name, parent, context, links, startTime, kind, options) => {
+      const span = builtIn.span(name, parent, context, links, startTime, kind, options)
+      names.push(name)
+      spans.push({ name, kind, span })
+      return span
     },
     context: builtIn.context
   })
-  return { tracer, names }
+  return { tracer, names, spans }
 })
