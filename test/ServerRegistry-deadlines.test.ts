@@ -5,6 +5,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
@@ -15,9 +17,14 @@ import * as FakeServer from "../src/testing/FakeServer.js"
 import { failure } from "../src/testing/Results.js"
 import { Platform } from "./support/platform.js"
 
+// The tools the fake servers were called with, in order: a test moves the clock only once its
+// call has reached the server, since the checks on the way (the Policy's validator, loaded on
+// first use) take turns of the scheduler, not time on the clock.
+const reached = Effect.runSync(Queue.unbounded<string>())
+
 const never = (name: string, execution?: McpSchema.Tool["execution"]): FakeServer.FakeTool => ({
   tool: { name, inputSchema: { type: "object" }, ...(execution === undefined ? {} : { execution }) },
-  call: () => Effect.never
+  call: () => Effect.zipRight(Queue.offer(reached, name), Effect.never)
 })
 
 // A server whose tools never finish: `hang` a plain call, `job` a call that runs as a task.
@@ -54,14 +61,18 @@ const fleet = (servers: ReadonlyArray<ServerSpec.ServerSpec>) =>
     return registry
   })
 
-// Starts `call`, moves the clock by `by`, and gives its failure, which must have come by then.
-const failsAfter = <A>(call: Effect.Effect<A, McpError.McpError>, by: Duration.DurationInput) =>
+// Starts `call`, moves the clock by `by` (once the call reached tool `at`, when given), and gives
+// its failure, which must have come by then: the clock moves no further, so a call that needed
+// more time never ends and the test times out. It is awaited, not polled: a timer that fired
+// may take a few turns of the scheduler to fail the call.
+const failsAfter = <A>(call: Effect.Effect<A, McpError.McpError>, by: Duration.DurationInput, at?: string) =>
   Effect.gen(function*() {
+    // What earlier calls reached is not this call's.
+    yield* Queue.takeAll(reached)
     const fiber = yield* Effect.fork(call)
+    if (at !== undefined) yield* Queue.take(reached).pipe(Effect.repeat({ until: (name) => name === at }))
     yield* TestClock.adjust(by)
-    const exit = fiber.unsafePoll()
-    expect(exit).not.toBeNull()
-    return failure(exit!)
+    return failure(yield* Fiber.await(fiber))
   })
 
 describe("a call's deadlines", () => {
@@ -124,13 +135,14 @@ describe("a call's deadlines", () => {
       const policy = yield* Policy.make({ limits: { timeout: "5 seconds" } }).pipe(
         Effect.provideService(ServerRegistry.ServerRegistry, registry)
       )
-      const limited = yield* failsAfter(policy.callTool("mcp__slow__hang"), "5 seconds")
+      const limited = yield* failsAfter(policy.callTool("mcp__slow__hang"), "5 seconds", "hang")
       expect(limited.reason).toMatchObject({ _tag: "Timeout", afterMs: 5000, kind: "total" })
-      const task = yield* failsAfter(policy.callTool("mcp__slow__job"), "5 seconds")
+      const task = yield* failsAfter(policy.callTool("mcp__slow__job"), "5 seconds", "job")
       expect(task.reason).toMatchObject({ _tag: "Timeout", afterMs: 5000, kind: "total" })
       const own = yield* failsAfter(
         policy.callTool("mcp__slow__hang", {}, { maxTotalTimeout: "2 seconds" }),
-        "2 seconds"
+        "2 seconds",
+        "hang"
       )
       expect(own.reason).toMatchObject({ _tag: "Timeout", afterMs: 2000, kind: "total" })
     }))
