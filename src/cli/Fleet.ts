@@ -348,6 +348,9 @@ export const start = (
       : Effect.raceFirst(
         options.asCall === undefined
           ? registry.awaitReady({ servers: [only], timeout: settings.timeout })
+          : settings.cluster !== undefined
+          // On a cluster the server runs on its runner: a replica waits for it to be Ready there.
+          ? registry.awaitReady({ servers: [only], timeout: options.asCall.readyTimeout ?? settings.timeout })
           : registry.withClient(only, () => Effect.void, { readyTimeout: options.asCall.readyTimeout }),
         failsEveryStart(events, only)
       )

@@ -1,7 +1,8 @@
 // Every replica sees the whole fleet, and a config edit reconciles across the cluster: two
 // runner processes of the bundled CLI follow one config file; two gateway replicas (this
 // process, each its own ClusterRegistry layer) and `servers --cluster --json` show the same
-// catalog and placement; an edit that adds a server and removes another reaches them all.
+// catalog and placement; `call --cluster` reaches a server on a runner; an edit that adds a
+// server and removes another reaches them all.
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -35,9 +36,8 @@ const until = <A>(effect: Effect.Effect<A>, done: (value: A) => boolean) =>
     Effect.timeout(hangGuard(20_000))
   )
 
-// What a one-shot CLI command printed on stdout, once it is a whole JSON value. A command with
-// --cluster prints its answer but does not exit yet (a PostgreSQL connection outlives the
-// command's scope: see the report), so it is ended once it has answered.
+// What a one-shot CLI command printed on stdout; it must exit by itself, with code 0, once
+// done (a PostgreSQL connection still opening when it ends must not hold it).
 const printed = (args: ReadonlyArray<string>) =>
   new Promise<string>((resolve, reject) => {
     const child = cp.spawn(CLI[0], [...CLI.slice(1), ...args], {
@@ -46,16 +46,10 @@ const printed = (args: ReadonlyArray<string>) =>
       stdio: "pipe"
     })
     let stdout = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk
-      try {
-        JSON.parse(stdout)
-        child.on("exit", () => resolve(stdout))
-        child.kill("SIGTERM")
-      } catch {
-        // not whole yet
-      }
-    })
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => stdout += chunk)
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
+    child.on("exit", (code) => code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}: ${stderr}`)))
     child.on("error", reject)
   })
 
@@ -81,6 +75,13 @@ describe("cluster replicas", () => {
           expect(server.state).toBe("Ready")
           expect(addresses).toContain(server.runner)
         }
+        // A call from the CLI as a replica, to whichever runner hosts the server.
+        const called = JSON.parse(
+          yield* Effect.promise(() =>
+            printed(["call", "mcp__b__record", "{\"id\":\"cli\"}", "--cluster", db.url, "--config", config, "--json"])
+          )
+        ) as { content: Array<{ text: string }> }
+        expect(JSON.parse(called.content[0]!.text)).toMatchObject({ server: "b", id: "cli" })
         // A call from either replica.
         yield* one.callTool("mcp__a__record", { id: "one" })
         yield* two.callTool("mcp__c__record", { id: "two" })
