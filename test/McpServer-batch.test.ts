@@ -7,7 +7,7 @@ import * as http from "node:http"
 import * as McpServer from "../src/McpServer.js"
 import * as NodeMcpServer from "../src/NodeMcpServer.js"
 import { text } from "../src/testing/Results.js"
-import { listenLoopback } from "./support/httpServer.js"
+import { listenLoopback, postMcp } from "./support/httpServer.js"
 
 const echo = McpServer.tool({
   name: "echo",
@@ -23,20 +23,7 @@ const serve = Effect.gen(function*() {
   return `${yield* listenLoopback(listener)}/mcp`
 })
 
-const post = (url: string, body: string, session?: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        ...(session === undefined ? {} : { "mcp-session-id": session })
-      },
-      body
-    })
-    return { status: response.status, session: response.headers.get("mcp-session-id"), text: await response.text() }
-  })
+const post = (url: string, body: string, session?: string) => Effect.promise(() => postMcp(url, body, session))
 
 const initialize = (url: string) =>
   Effect.gen(function*() {

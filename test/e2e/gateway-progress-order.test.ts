@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { CLI, cliEnv, config, MARK, removeTempDirs, tempDir } from "../support/cli.js"
 import { httpGateway, tempConfig } from "../support/gateway.js"
+import { postMcp } from "../support/httpServer.js"
 import { survivors } from "../support/processes.js"
 
 const mark = `gateway-progress-order-${process.pid}-${Date.now()}`
@@ -80,18 +81,9 @@ describe("the gateway forwards a call's progress before its answer", () => {
     const file = tempConfig({ now: server })
     const gateway = await httpGateway(file.file)
     const post = async (message: object, session?: string) => {
-      const response = await fetch(gateway.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-          ...(session === undefined ? {} : { "mcp-session-id": session })
-        },
-        body: JSON.stringify(message)
-      })
-      const text = await response.text()
-      const sse = response.headers.get("content-type")?.includes("text/event-stream") === true
+      const response = await postMcp(gateway.url, JSON.stringify(message), session)
+      const text = response.text
+      const sse = response.contentType.includes("text/event-stream")
       const messages: Array<Message> = sse
         // Every event that carries a message (the priming event carries none).
         ? text.split("\n").map((line) => line.startsWith("data:") ? line.slice(5).trim() : "")
@@ -99,7 +91,7 @@ describe("the gateway forwards a call's progress before its answer", () => {
         : text === ""
         ? []
         : [JSON.parse(text)]
-      return { session: response.headers.get("mcp-session-id") ?? undefined, messages }
+      return { session: response.session ?? undefined, messages }
     }
     try {
       const { session } = await post(initialize)

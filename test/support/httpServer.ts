@@ -12,6 +12,29 @@ import * as Stream from "effect/Stream"
 import * as http from "node:http"
 
 /**
+ * POSTs `body` to a Streamable HTTP endpoint as a 2025-11-25 client does, in `session` when
+ * given: its status, the session id it answered with, its content type and its body's text.
+ */
+export const postMcp = async (url: string, body: string, session?: string) => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...(session === undefined ? {} : { "mcp-session-id": session })
+    },
+    body
+  })
+  return {
+    status: response.status,
+    session: response.headers.get("mcp-session-id"),
+    contentType: response.headers.get("content-type") ?? "",
+    text: await response.text()
+  }
+}
+
+/**
  * Listens with a node:http server on 127.0.0.1 (a free port) until the Scope closes, when
  * open connections drop and the server closes; its base URL (`http://127.0.0.1:<port>`).
  */
