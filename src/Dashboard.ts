@@ -182,21 +182,19 @@ export const make: (
     const asks = options.approver ?? makeApprover()
     const hub = Hub.make()
     yield* Effect.addFinalizer(() => Effect.sync(hub.close))
-    const restarts = State.restartCounter()
     const sources: State.Sources = {
       registry,
       policy,
       asks,
       metrics: yield* Metrics.make(),
       trust: options.trust,
-      restarts: restarts.count
+      restarts: yield* Metrics.restarts
     }
     const describe = options.describeEvent ?? State.eventJson
     const keep = options.keepEvents ?? 500
     const recent: Array<Record<string, unknown>> = []
     const remember = (event: RegistryEvent) =>
       Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
-        restarts.see(event)
         const shown = describe(event, now)
         recent.push(shown)
         if (recent.length > keep) recent.shift()

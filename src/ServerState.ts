@@ -58,6 +58,17 @@ export const isTerminal = (state: ServerState): boolean =>
   state._tag === "Disabled" || state._tag === "Stopped" || state._tag === "NeedsAuth" ||
   (state._tag === "Failed" && state.retryAt === undefined)
 
+/**
+ * Whether a change of state is a restart: a connection started again after one failed
+ * (Failed, then Connecting), or a restart asked of a server that was up (Ready or Idle, then
+ * Pending). `mcp_fleet.server.restarts` and the dashboard both count by this rule.
+ *
+ * @since 0.3.0
+ */
+export const isRestart = (previous: ServerState, next: ServerState): boolean =>
+  (previous._tag === "Failed" && next._tag === "Connecting") ||
+  ((previous._tag === "Ready" || previous._tag === "Idle") && next._tag === "Pending")
+
 // A wait as a person reads it: "2.5 s", "31 s", "4 min 10 s".
 const elapsed = (ms: number): string => {
   const seconds = ms / 1000

@@ -150,14 +150,15 @@ export const serversByState = gauge("mcp_fleet.servers", "The fleet's servers in
 
 /**
  * `mcp_fleet.server.restarts` (counter, `{restart}`): a server's connection started again
- * after it failed. Tag: `mcp_fleet.server.name`.
+ * after it failed, or restarted on request while it was up (`ServerState.isRestart`). Tag:
+ * `mcp_fleet.server.name`.
  *
  * @since 0.1.0
  * @category metrics
  */
 export const restarts = counter(
   "mcp_fleet.server.restarts",
-  "Connections to a server started again after a failure.",
+  "Connections to a server started again after a failure, or restarted on request.",
   "{restart}"
 )
 

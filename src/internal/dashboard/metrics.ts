@@ -94,6 +94,29 @@ const window = (now: Totals, before: Totals | undefined, seconds: number, at: nu
   }
 }
 
+// Telemetry.restarts, read by its name.
+const RESTARTS = "mcp_fleet.server.restarts"
+
+const restartTotals = Effect.map(Metric.snapshot, (pairs) => {
+  const byServer = new Map<string, number>()
+  for (const pair of pairs) {
+    if (pair.metricKey.name !== RESTARTS || !MetricState.isCounterState(pair.metricState)) continue
+    const server = pair.metricKey.tags.find((tag) => tag.key === SERVER_TAG)?.value
+    if (server !== undefined) byServer.set(server, Number(pair.metricState.count))
+  }
+  return byServer
+})
+
+/**
+ * Restarts per server since the dashboard began, counted by the fleet's own
+ * `mcp_fleet.server.restarts` (one rule: `ServerState.isRestart`); the counter is the
+ * process's, so the count at the start is taken off.
+ */
+export const restarts = Effect.map(
+  restartTotals,
+  (before) => Effect.map(restartTotals, (now) => (server: string) => (now.get(server) ?? 0) - (before.get(server) ?? 0))
+)
+
 /** Series per server, one point a sample, the last `keep` kept. */
 export interface Series {
   readonly sample: Effect.Effect<void>

@@ -76,17 +76,19 @@ export interface Sources {
   readonly asks: Asks.Asks
   readonly metrics: Metrics.Series
   readonly trust: TrustQueue | undefined
-  readonly restarts: (server: string) => number
+  /** Restarts per server since the dashboard began (`Metrics.restarts`). */
+  readonly restarts: Effect.Effect<(server: string) => number>
 }
 
 export const snapshot = (sources: Sources) =>
   Effect.gen(function*() {
     const { policy, registry } = sources
-    const [statuses, catalog, drifted, untrusted, now] = yield* Effect.all([
+    const [statuses, catalog, drifted, untrusted, restarts, now] = yield* Effect.all([
       registry.status,
       SubscriptionRef.get(registry.catalog),
       registry.drifted,
       sources.trust?.pending ?? Effect.succeed([]),
+      sources.restarts,
       Effect.clockWith((clock) => clock.currentTimeMillis)
     ])
     // The page brings its own approver: a tool under `ask` is kept, and asked in the page,
@@ -98,7 +100,7 @@ export const snapshot = (sources: Sources) =>
     }
     return {
       now,
-      servers: statuses.map((status) => serverJson(status, now, sources.restarts(status.name))),
+      servers: statuses.map((status) => serverJson(status, now, restarts(status.name))),
       tools: catalog.tools.map((entry) => ({
         name: entry.name,
         server: entry.server,
@@ -114,24 +116,6 @@ export const snapshot = (sources: Sources) =>
       metrics: sources.metrics.points()
     }
   })
-
-/**
- * Counts, per server, the starts again since the dashboard began: a connection started after
- * one failed, or a restart asked of one that was up (Ready or Idle, then Pending).
- */
-export const restartCounter = () => {
-  const counts = new Map<string, number>()
-  return {
-    count: (server: string) => counts.get(server) ?? 0,
-    see: (event: RegistryEvent) => {
-      if (event._tag !== "ServerStateChanged") return
-      const retried = event.previous._tag === "Failed" && event.state._tag === "Connecting"
-      const restarted = (event.previous._tag === "Ready" || event.previous._tag === "Idle") &&
-        event.state._tag === "Pending"
-      if (retried || restarted) counts.set(event.server, (counts.get(event.server) ?? 0) + 1)
-    }
-  }
-}
 
 /** An event as the page lists it when no richer form is given: its type and server. */
 export const eventJson = (event: RegistryEvent, now: number): Record<string, unknown> => ({

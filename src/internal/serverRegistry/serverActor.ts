@@ -26,7 +26,7 @@ import type * as OAuth from "../../OAuth.js"
 import { RegistryEvent } from "../../RegistryEvent.js"
 import type { ClientOptions, Requirements, ServerStatus as Status } from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
-import { ServerState } from "../../ServerState.js"
+import { isRestart, ServerState } from "../../ServerState.js"
 import * as Telemetry from "../../Telemetry.js"
 import * as ToolPins from "../../ToolPins.js"
 import type { Transport } from "../../Transport.js"
@@ -172,6 +172,7 @@ const makeStates = (
   let now: ServerState = ServerState.Pending()
   let published: ServerState = now
   let lastError: McpError.McpError | undefined
+  const serverTags = [MetricLabel.make(Telemetry.ServerName, name)]
   count(published, 1)
   const mark = (next: ServerState) => {
     now = next
@@ -183,6 +184,7 @@ const makeStates = (
       published = next
       count(previous, -1)
       count(next, 1)
+      if (isRestart(previous, next)) Telemetry.restarts.unsafeUpdate(1, serverTags)
       mark(next)
       return Effect.zipRight(
         SubscriptionRef.set(state, next),

@@ -15,14 +15,12 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as McpError from "../../McpError.js"
 import type { Requirements } from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import { ServerState } from "../../ServerState.js"
-import * as Telemetry from "../../Telemetry.js"
 import * as Session from "./session.js"
 
 const millis = (input: Duration.DurationInput) => Duration.toMillis(Duration.decode(input))
@@ -260,8 +258,6 @@ export const supervise = (
     let failures = 0
     // A lazy server sleeps until its first call.
     let awake = core.lazy === undefined
-    // A session after a failed one is a restart (`mcp_fleet.server.restarts`).
-    const tags = [MetricLabel.make(Telemetry.ServerName, spec.name)]
     while (true) {
       if (toggle.disabled) {
         yield* core.clearLists
@@ -276,7 +272,6 @@ export const supervise = (
       } else if (!awake) {
         awake = yield* lazyStart(core, core.lazy!, policy, toggle)
       } else {
-        if (failures > 0) Telemetry.restarts.unsafeUpdate(1, tags)
         failures = yield* runSession(core, policy, toggle, failures)
       }
     }
