@@ -18,7 +18,6 @@
  */
 // Subpath imports, as src does: a package index loads every module of the package (`effect`
 // alone is ~9 MB more RSS; platform-node's also loads cluster/sql/http, ~0.4 s of startup).
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -37,9 +36,9 @@ const run = new Run(args)
 const transportLayer = async (): Promise<Layer.Layer<Transport, McpError.McpError>> => {
   if (args.url === undefined) {
     const server = serverCommand()
-    return Stdio.layer({ name: "bench", command: server.command, args: server.args }).pipe(
-      Layer.provide(NodeContext.layer)
-    )
+    // Stdio needs no platform service: no NodeContext (its FileSystem, Terminal, Worker, ...
+    // would add ~2 MB resident for nothing).
+    return Stdio.layer({ name: "bench", command: server.command, args: server.args })
   }
   // Loaded only for HTTP, so a stdio run neither pays for undici nor needs the HTTP transport.
   const [StreamableHttp, HttpClientUndici] = await Promise.all([

@@ -15,7 +15,6 @@ import * as Effect from "effect/Effect"
 import type { LoadedSkill, McpClient, SkillFileContent } from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
-import { bytesOf, digestOf, frontmatterDifferences, frontmatterOf } from "../skillFiles.js"
 import { traced } from "../traced.js"
 import type { Parts } from "./operations.js"
 
@@ -23,6 +22,10 @@ import type { Parts } from "./operations.js"
 export type Skills = Pick<McpClient, "listSkills" | "getSkill" | "loadSkill" | "readSkillFile">
 
 const decoder = new TextDecoder("utf-8", { fatal: false })
+
+// Loaded on the first skill read: it brings the `yaml` parser (~1.3 MB resident), which a
+// client that never loads a skill should not carry.
+const skillFiles = Effect.promise(() => import("../skillFiles.js"))
 
 // A verification failure: the content is not used.
 const refused = (server: string, uri: string, why: string) =>
@@ -50,6 +53,7 @@ export const makeSkills = (server: string, { gate, list, request }: Parts): Skil
         return yield* refused(server, uri, `the manifest of ${skill.uri} does not list it`)
       }
       const result = yield* read(uri)
+      const { bytesOf, digestOf } = yield* skillFiles
       const content = result.contents.find((item) => item.uri === uri) ?? result.contents[0]
       const bytes = content === undefined ? undefined : bytesOf(content)
       if (content === undefined || bytes === undefined) {
@@ -90,6 +94,7 @@ export const makeSkills = (server: string, { gate, list, request }: Parts): Skil
       Effect.gen(function*() {
         const entry = typeof skill === "string" ? yield* getSkill(skill) : skill
         const file = yield* readVerified(entry, entry.uri)
+        const { frontmatterDifferences, frontmatterOf } = yield* skillFiles
         const parsed = frontmatterOf(file.text)
         if ("problem" in parsed) return yield* refused(server, entry.uri, parsed.problem)
         const differing = frontmatterDifferences(parsed.frontmatter, entry.frontmatter)
