@@ -167,6 +167,8 @@ export const call = Command.make("call", {
     const readyTimeout = yield* optionalDuration("--ready-timeout", given.readyTimeout)
     const loaded = yield* Fleet.loadConfig(settings)
     const { server, plain, json } = yield* targetOf("tool", given.target, given.rest, loaded.servers)
+    // Arguments that are not JSON are an error before any server starts.
+    const fromJson = json === undefined ? {} : yield* parseObject(json, "the arguments")
     const started = yield* Fleet.start(settings, { only: server, loaded, asCall: { readyTimeout } })
     const policy = yield* TerminalPolicy.make(started, !settings.json)
     const catalog = policy.filter(yield* SubscriptionRef.get(started.registry.catalog))
@@ -174,7 +176,6 @@ export const call = Command.make("call", {
       ? catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === plain)
       : Catalog.findTool(catalog, given.target)
     const name = entry?.name ?? (plain !== undefined ? Catalog.qualify(server, plain) : given.target)
-    const fromJson = json === undefined ? {} : yield* parseObject(json, "the arguments")
     const fromPairs = yield* argPairs(given.arg, entry?.tool.inputSchema)
     // The registry decides the call's limits from these (see ServerRegistry.CallToolOptions).
     const result = yield* policy.callTool(name, { ...fromJson, ...fromPairs }, {
