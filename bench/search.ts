@@ -40,7 +40,8 @@ const sets: ReadonlyArray<readonly [string, Queries]> = [
   ["all 70", queries],
   ["tuning half", queries.filter((_, i) => i % 2 === 0)],
   ["other half", queries.filter((_, i) => i % 2 === 1)],
-  ["held-out 40", readQueries("search-queries-heldout.json")]
+  ["held-out 40", readQueries("search-queries-heldout.json")],
+  ["held-out 2 (64)", readQueries("search-queries-heldout2.json")]
 ]
 // `--sentence-encoder`: USE-lite instead of the default word vectors.
 const sentenceEncoder = process.argv.includes("--sentence-encoder")
