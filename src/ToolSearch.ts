@@ -167,6 +167,29 @@ export const make: Effect.Effect<ToolSearch, never, ServerRegistry.ServerRegistr
   ({ service }) => service
 )
 
+// Searches made by fromContext, one per Policy (a Policy fronts one registry).
+const made = new WeakMap<Policy.Policy, ToolSearch>()
+
+/**
+ * The ToolSearch in context, else one made as {@link make} makes it and kept for the Policy
+ * in context: whoever asks again with that Policy (a bridge making its tools every turn, a
+ * gateway) gets the same index instead of building another.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const fromContext: Effect.Effect<ToolSearch, never, ServerRegistry.ServerRegistry | Policy.Policy> = Effect
+  .flatMap(
+    Effect.serviceOption(ToolSearch),
+    (given) =>
+      Option.isSome(given) ? Effect.succeed(given.value) : Effect.flatMap(Policy.Policy, (policy) => {
+        const known = made.get(policy)
+        return known !== undefined
+          ? Effect.succeed(known)
+          : Effect.tap(make, (search) => Effect.sync(() => made.set(policy, search)))
+      })
+  )
+
 /**
  * The ToolSearch service, made as {@link make} makes it, and kept up to date in the
  * background as the catalog or the Policy changes (so a search after a change rarely waits

@@ -58,8 +58,12 @@ export const parse = async (
         dimensions = values.length - 2
         data = new Float32Array(limit * dimensions)
       }
+      // A word met again (the file has a few) keeps its first, more frequent, vector: a
+      // word's row is its place among the words kept.
+      const word = JSON.parse(`"${match[1]!}"`) as string
+      if (rows.has(word) || word.includes("\n")) continue
       data.set(values.slice(0, dimensions), rows.size * dimensions)
-      rows.set(JSON.parse(`"${match[1]!}"`) as string, rows.size)
+      rows.set(word, rows.size)
       if (rows.size >= limit) return done()
     }
     pending = pending.slice(last)
@@ -87,4 +91,41 @@ export const embed = (words: WordVectors, text: string): Float32Array => {
   for (const x of sum) norm += x * x
   const scale = norm === 0 ? 0 : 1 / Math.sqrt(norm)
   return sum.map((x) => x * scale)
+}
+
+const MAGIC = 0x31305657 // "WV01", little-endian
+
+/**
+ * Word vectors as bytes, to be read back by {@link fromBytes} in milliseconds instead of
+ * parsing the package's JSON again: a header (magic, dimensions, words, the words' length),
+ * the words in UTF-8 one per line (padded to 4 bytes), then the vectors.
+ */
+export const toBytes = (words: WordVectors): Uint8Array => {
+  const text = new TextEncoder().encode([...words.rows.keys()].join("\n"))
+  const padded = Math.ceil(text.length / 4) * 4
+  const bytes = new Uint8Array(16 + padded + words.data.byteLength)
+  const view = new DataView(bytes.buffer)
+  view.setUint32(0, MAGIC, true)
+  view.setUint32(4, words.dimensions, true)
+  view.setUint32(8, words.rows.size, true)
+  view.setUint32(12, text.length, true)
+  bytes.set(text, 16)
+  bytes.set(new Uint8Array(words.data.buffer, words.data.byteOffset, words.data.byteLength), 16 + padded)
+  return bytes
+}
+
+/** The word vectors of {@link toBytes}' bytes, or none for bytes that are not whole. */
+export const fromBytes = (bytes: Uint8Array): WordVectors | undefined => {
+  if (bytes.byteLength < 16) return undefined
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const [dimensions, count, length] = [view.getUint32(4, true), view.getUint32(8, true), view.getUint32(12, true)]
+  const start = 16 + Math.ceil(length / 4) * 4
+  if (view.getUint32(0, true) !== MAGIC || bytes.byteLength !== start + count * dimensions * 4) return undefined
+  const words = new TextDecoder().decode(bytes.subarray(16, 16 + length)).split("\n")
+  if (words.length !== count) return undefined
+  // A copy: the bytes' offset need not suit a Float32Array (and a Buffer's slice is no copy).
+  const copy = new Uint8Array(bytes.byteLength - start)
+  copy.set(bytes.subarray(start))
+  const data = new Float32Array(copy.buffer)
+  return { dimensions, rows: new Map(words.map((word, i) => [word, i])), data }
 }
