@@ -20,7 +20,7 @@ import { layerClientProtocol } from "@effect/platform-node/NodeClusterSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -47,13 +47,32 @@ const config = (tuning: Tuning, runnerAddress: Option.Option<RunnerAddress.Runne
     entityTerminationTimeout: Duration.seconds(5)
   })
 
+// Not the shard locks' numbers (1,000,000 per shard group plus the shard).
+const TABLES_LOCK = 4_721_028
+
+// Processes started together would race to create @effect/cluster's tables (two `CREATE TABLE
+// IF NOT EXISTS` at once can fail in PostgreSQL): one process at a time builds the storage,
+// under a session advisory lock held on a connection of its own.
+const oneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const outer = yield* Effect.scope
+    const sql = yield* SqlClient.SqlClient
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const connection = yield* sql.reserve
+      yield* Effect.acquireRelease(
+        connection.executeRaw("SELECT pg_advisory_lock($1)", [TABLES_LOCK]),
+        () => Effect.ignore(connection.executeRaw("SELECT pg_advisory_unlock($1)", [TABLES_LOCK]))
+      )
+      return Layer.succeedContext(yield* Layer.buildWithScope(layer, outer))
+    }))
+  }))
+
 const storage = <A, E, R>(
   layer: Layer.Layer<A, E, R>,
   settings: Layer.Layer<ShardingConfig.ShardingConfig>
 ) =>
   layer.pipe(
-    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provideMerge(Layer.orDie(oneAtATime(Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer)))),
     Layer.provide(settings),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
