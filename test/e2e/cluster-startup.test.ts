@@ -44,20 +44,27 @@ const join = (options: Omit<ClusterRegistry.Options, "url">) =>
   )
 
 describe("runners started together", () => {
-  it.scopedLive("three runners joining a fresh database at once all join, and serve the fleet", () =>
-    Effect.gen(function*() {
-      const runners = yield* Effect.all([0, 1, 2].map(() => join({ servers: specs(), runner: {} })), {
-        concurrency: "unbounded"
-      })
-      expect(new Set(runners.map((runner) => runner.runner)).size).toBe(3)
-      const gateway = yield* Effect.map(
-        Layer.build(ClusterRegistry.layer({ url: db.url, servers: specs() }).pipe(Layer.provide(NodeFleet.layer))),
-        (context) => Context.get(context, ServerRegistry.ServerRegistry)
-      )
-      yield* gateway.awaitReady({ servers: NAMES, timeout: "60 seconds" })
-      for (const name of NAMES) {
-        const result = yield* gateway.callServerTool(name, "lookup", { id: `${name}-1` })
-        expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({ server: name, id: `${name}-1` })
-      }
-    }), hangGuard(120_000))
+  it.scopedLive(
+    "three runners joining a fresh database at once all join, and serve the fleet",
+    () =>
+      Effect.gen(function*() {
+        const runners = yield* Effect.all([0, 1, 2].map(() => join({ servers: specs(), runner: {} })), {
+          concurrency: "unbounded"
+        })
+        expect(new Set(runners.map((runner) => runner.runner)).size).toBe(3)
+        const gateway = yield* Effect.map(
+          Layer.build(ClusterRegistry.layer({ url: db.url, servers: specs() }).pipe(Layer.provide(NodeFleet.layer))),
+          (context) => Context.get(context, ServerRegistry.ServerRegistry)
+        )
+        yield* gateway.awaitReady({ servers: NAMES, timeout: "60 seconds" })
+        for (const name of NAMES) {
+          const result = yield* gateway.callServerTool(name, "lookup", { id: `${name}-1` })
+          expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({
+            server: name,
+            id: `${name}-1`
+          })
+        }
+      }),
+    hangGuard(120_000)
+  )
 })
