@@ -3,7 +3,7 @@
  * built here rather than by `NodeClusterSocket.layer` so that nothing is read from the
  * environment (the cluster reads unprefixed `PORT`, `HOST`, `SHARDS_PER_GROUP`) and a runner
  * may listen on port 0: the socket is opened first and the runner announces the port it got.
- * A runner pings the others (`RunnerHealth.layerPing`) and its shard locks are short-lived, so
+ * A runner pings the others (quicker to give up on a dead one than `RunnerHealth.layerPing`) and its shard locks are short-lived, so
  * a killed runner's shards move within seconds.
  *
  * @since 0.3.0
@@ -25,6 +25,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 
 /** How quickly a dead runner's shards move; see `ClusterRegistry.Failover`. */
 export interface Tuning {
@@ -77,6 +78,22 @@ const storage = <A, E, R>(
     Layer.provide(RpcSerialization.layerMsgPack)
   )
 
+// RunnerHealth.layerPing retries a failed ping 5 times, 500 ms apart: a dead runner (its port
+// refuses at once) is noticed only after 2.5 s. Two retries 250 ms apart tell it in 0.5 s, and
+// a runner too busy to answer still has 3 s per ping.
+const pingHealth = Layer.effect(
+  RunnerHealth.RunnerHealth,
+  Effect.map(Runners.Runners, (runners) =>
+    RunnerHealth.RunnerHealth.of({
+      isAlive: (address) =>
+        runners.ping(address).pipe(
+          Effect.timeout("3 seconds"),
+          Effect.retry({ times: 2, schedule: Schedule.spaced("250 millis") }),
+          Effect.isSuccess
+        )
+    }))
+)
+
 /** A process that sends to entities and hosts none (a gateway replica). */
 export const clientOnly = (
   tuning: Tuning
@@ -98,7 +115,7 @@ export const runner = (
     const self = RunnerAddress.make(listen.advertise ?? listen.host, port)
     address(self)
     const settings = config(tuning, Option.some(self))
-    const health = RunnerHealth.layerPing.pipe(
+    const health = pingHealth.pipe(
       Layer.provide(Runners.layerRpc),
       Layer.provide(layerClientProtocol),
       Layer.provide(settings),
