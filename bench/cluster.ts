@@ -19,6 +19,7 @@
  *
  * @module
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -214,5 +215,10 @@ const bench = (cli: ReadonlyArray<string>, url: string, dir: string, runners: Ar
     )
   }).pipe(Effect.scoped)
 
-await session(true, ({ cli, dir, started, url }) => Effect.runPromise(bench(cli, url, dir, started)))
+await session(true, ({ cli, dir, started, url }) =>
+  Effect.runPromise(
+    bench(cli, url, dir, started).pipe(
+      Effect.tapErrorCause((cause) => Effect.sync(() => console.error(Cause.pretty(cause))))
+    )
+  ))
 process.exit(0)

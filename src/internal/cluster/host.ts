@@ -96,7 +96,7 @@ const call = (hosting: Hosting, server: string, payload: CallPayload) =>
       readyTimeout: ms(payload.readyTimeout),
       timeout: ms(payload.timeout),
       maxTotalTimeout: ms(payload.maxTotalTimeout)
-    }).pipe(Effect.ensuring(Effect.ignoreLogged(Store.finish(payload.callId))))
+    })
   })
 
 // Writes the server's status and lists whenever its actor reports a change, coalesced.

@@ -3,7 +3,7 @@
  * built here rather than by `NodeClusterSocket.layer` so that nothing is read from the
  * environment (the cluster reads unprefixed `PORT`, `HOST`, `SHARDS_PER_GROUP`) and a runner
  * may listen on port 0: the socket is opened first and the runner announces the port it got.
- * A runner pings the others (`RunnerHealth.layerPing`) and its shard locks are short-lived, so
+ * A runner pings the others (quicker to give up on a dead one than `RunnerHealth.layerPing`) and its shard locks are short-lived, so
  * a killed runner's shards move within seconds.
  *
  * @since 0.3.0
@@ -20,11 +20,12 @@ import { layerClientProtocol } from "@effect/platform-node/NodeClusterSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 
 /** How quickly a dead runner's shards move; see `ClusterRegistry.Failover`. */
 export interface Tuning {
@@ -47,16 +48,51 @@ const config = (tuning: Tuning, runnerAddress: Option.Option<RunnerAddress.Runne
     entityTerminationTimeout: Duration.seconds(5)
   })
 
+// Not the shard locks' numbers (1,000,000 per shard group plus the shard).
+const TABLES_LOCK = 4_721_028
+
+// Processes started together would race to create @effect/cluster's tables (two `CREATE TABLE
+// IF NOT EXISTS` at once can fail in PostgreSQL): one process at a time builds the storage,
+// under a session advisory lock held on a connection of its own.
+const oneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const outer = yield* Effect.scope
+    const sql = yield* SqlClient.SqlClient
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const connection = yield* sql.reserve
+      yield* Effect.acquireRelease(
+        connection.executeRaw("SELECT pg_advisory_lock($1)", [TABLES_LOCK]),
+        () => Effect.ignore(connection.executeRaw("SELECT pg_advisory_unlock($1)", [TABLES_LOCK]))
+      )
+      return Layer.succeedContext(yield* Layer.buildWithScope(layer, outer))
+    }))
+  }))
+
 const storage = <A, E, R>(
   layer: Layer.Layer<A, E, R>,
   settings: Layer.Layer<ShardingConfig.ShardingConfig>
 ) =>
   layer.pipe(
-    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provideMerge(Layer.orDie(oneAtATime(Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer)))),
     Layer.provide(settings),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
+
+// RunnerHealth.layerPing retries a failed ping 5 times, 500 ms apart: a dead runner (its port
+// refuses at once) is noticed only after 2.5 s. Two retries 250 ms apart tell it in 0.5 s, and
+// a runner too busy to answer still has 3 s per ping.
+const pingHealth = Layer.effect(
+  RunnerHealth.RunnerHealth,
+  Effect.map(Runners.Runners, (runners) =>
+    RunnerHealth.RunnerHealth.of({
+      isAlive: (address) =>
+        runners.ping(address).pipe(
+          Effect.timeout("3 seconds"),
+          Effect.retry({ times: 2, schedule: Schedule.spaced("250 millis") }),
+          Effect.isSuccess
+        )
+    }))
+)
 
 /** A process that sends to entities and hosts none (a gateway replica). */
 export const clientOnly = (
@@ -79,7 +115,7 @@ export const runner = (
     const self = RunnerAddress.make(listen.advertise ?? listen.host, port)
     address(self)
     const settings = config(tuning, Option.some(self))
-    const health = RunnerHealth.layerPing.pipe(
+    const health = pingHealth.pipe(
       Layer.provide(Runners.layerRpc),
       Layer.provide(layerClientProtocol),
       Layer.provide(settings),

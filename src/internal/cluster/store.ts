@@ -46,7 +46,6 @@ export const migrate: Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient
       server text NOT NULL,
       tool text NOT NULL,
       runner text NOT NULL,
-      done boolean NOT NULL DEFAULT false,
       claimed_at timestamptz NOT NULL DEFAULT now()
     )`
   }))
@@ -111,7 +110,7 @@ export const writeLeft = (name: string, runner: string): Effect.Effect<void, Sql
 /** What a claim found: a fresh claim, or the claim of an earlier delivery of the same call. */
 export type Claim =
   | { readonly _tag: "Claimed" }
-  | { readonly _tag: "Existing"; readonly runner: string; readonly done: boolean }
+  | { readonly _tag: "Existing"; readonly runner: string }
 
 /** Claims a call's id for this runner, or reports the claim that exists. */
 export const claim = (
@@ -125,9 +124,8 @@ export const claim = (
     const inserted = yield* sql`INSERT INTO mcp_fleet_calls (id, server, tool, runner)
       VALUES (${id}, ${server}, ${tool}, ${runner}) ON CONFLICT (id) DO NOTHING RETURNING id`
     if (inserted.length > 0) return { _tag: "Claimed" } as const
-    const [existing] = yield* sql<{ runner: string; done: boolean }>`SELECT runner, done FROM mcp_fleet_calls
-      WHERE id = ${id}`
-    return { _tag: "Existing", runner: existing?.runner ?? "", done: existing?.done ?? false } as const
+    const [existing] = yield* sql<{ runner: string }>`SELECT runner FROM mcp_fleet_calls WHERE id = ${id}`
+    return { _tag: "Existing", runner: existing?.runner ?? "" } as const
   })
 
 /** Takes over a claim for a retry on this runner. */
@@ -135,16 +133,9 @@ export const reclaim = (id: string, runner: string): Effect.Effect<void, SqlErro
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
-      sql`UPDATE mcp_fleet_calls SET runner = ${runner}, done = false, claimed_at = now() WHERE id = ${id}`.pipe(
+      sql`UPDATE mcp_fleet_calls SET runner = ${runner}, claimed_at = now() WHERE id = ${id}`.pipe(
         Effect.asVoid
       )
-  )
-
-/** Marks a claimed call as finished (answered or failed by its server). */
-export const finish = (id: string): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql`UPDATE mcp_fleet_calls SET done = true WHERE id = ${id}`.pipe(Effect.asVoid)
   )
 
 /** Forgets claims older than `seconds`: no delivery of theirs can still arrive. */
