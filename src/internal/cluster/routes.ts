@@ -3,27 +3,34 @@
  * message to the entity of its server, wherever it runs; the cluster sends it again to the
  * new runner when its shard moves, and the runner's claim rule decides whether it may run
  * there (`host.ts`). A move is waited for within the call's ready timeout (the cluster keeps
- * trying the send), so nothing hangs on a server that is not coming back.
+ * trying the send), so nothing hangs on a server that is not coming back. A call, and a task
+ * followed, come back as events (`relay.ts`): the caller is told and asked what the server
+ * tells and asks during it.
  *
  * @since 0.3.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
+import type * as Host from "../../Host.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { randomUUID } from "../crypto.js"
 import { traced } from "../traced.js"
 import type * as Directory from "./directory.js"
-import type { ServerEntity } from "./entity.js"
+import type { CallEvent, ServerEntity } from "./entity.js"
+import * as Relay from "./relay.js"
 
 type Client = Effect.Effect.Success<typeof ServerEntity.client>
 
-/** What the routes need: the directory, the entity client, the default limits. */
+/** What the routes need: the directory, the entity client, this process's host services, the default limits. */
 export interface RouteOptions {
   readonly directory: Directory.Directory
   readonly client: Client
+  readonly host: Host.Services
   readonly readyTimeout: Duration.Duration
   readonly requestTimeout: Duration.Duration
 }
@@ -70,6 +77,28 @@ export const make = (options: RouteOptions) => {
       Effect.map((value) => value as A)
     )
 
+  // A call's events followed to its result; its input requests answered by this caller.
+  const followed = (
+    server: string,
+    callId: string,
+    callbacks: Relay.Callbacks | undefined,
+    events: (entity: ReturnType<Client>) => Stream.Stream<CallEvent, unknown>
+  ) =>
+  (entity: ReturnType<Client>) =>
+    Relay.follow(server, events(entity), {
+      callbacks,
+      host: options.host,
+      reply: (requestId, outcome) =>
+        entity.Answer({
+          callId,
+          requestId,
+          ...Either.match(outcome, {
+            onLeft: ({ code, data, message }) => ({ error: { code, message, data } }),
+            onRight: (result) => ({ result })
+          })
+        }).pipe(Effect.ignoreLogged)
+    })
+
   const limit = (readyTimeout?: Duration.DurationInput, timeout?: Duration.DurationInput) =>
     Duration.sum(
       readyTimeout === undefined ? options.readyTimeout : Duration.decode(readyTimeout),
@@ -77,22 +106,49 @@ export const make = (options: RouteOptions) => {
     )
 
   const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
-    (server, tool, args, callOptions) =>
-      send<McpSchema.CallToolResult>(
+    (server, tool, args, callOptions) => {
+      const callId = randomUUID()
+      return send<McpSchema.CallToolResult>(
         server,
-        (entity) =>
+        followed(server, callId, callOptions, (entity) =>
           entity.Call({
-            callId: randomUUID(),
+            callId,
             tool,
             args,
             readyTimeout: millis(callOptions?.readyTimeout),
             timeout: millis(callOptions?.timeout),
-            maxTotalTimeout: millis(callOptions?.maxTotalTimeout)
-          }),
+            maxTotalTimeout: millis(callOptions?.maxTotalTimeout),
+            resetTimeoutOnProgress: callOptions?.resetTimeoutOnProgress,
+            task: callOptions?.task,
+            progressToken: callOptions?.progressToken,
+            meta: callOptions?.meta,
+            stateful: callOptions?.stateful,
+            tells: Relay.tellsOf(callOptions)
+          })),
         callOptions?.maxTotalTimeout === undefined
           ? limit(callOptions?.readyTimeout, callOptions?.timeout)
           : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1))
       )
+    }
+  )
+
+  // Unbounded, as a task followed in one process is: interrupting it cancels the task.
+  const followTask: ServerRegistry.ServerRegistry["followTask"] = traced("ClusterRegistry.followTask")(
+    (server, taskId, followOptions) => {
+      const callId = randomUUID()
+      return send<McpSchema.CallToolResult>(
+        server,
+        followed(server, callId, followOptions, (entity) =>
+          entity.Follow({
+            callId,
+            taskId,
+            readyTimeout: millis(followOptions?.readyTimeout),
+            progressToken: followOptions?.progressToken,
+            tells: Relay.tellsOf(followOptions)
+          })),
+        Duration.infinity
+      )
+    }
   )
 
   const callTool: ServerRegistry.ServerRegistry["callTool"] = traced("ClusterRegistry.callTool")(
@@ -113,6 +169,7 @@ export const make = (options: RouteOptions) => {
   return {
     callTool,
     callServerTool,
+    followTask,
     readResource: traced("ClusterRegistry.readResource")((server: string, uri: string) =>
       send<McpSchema.ReadResourceResult>(server, (entity) => entity.Read({ uri }), bound)
     ),
