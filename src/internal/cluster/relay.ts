@@ -9,7 +9,6 @@
  * @since 0.3.0
  */
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
 import * as FiberSet from "effect/FiberSet"
 import * as Stream from "effect/Stream"
 import * as Host from "../../Host.js"
@@ -23,8 +22,12 @@ import type { CallEvent } from "./entity.js"
 /** What a caller gives a call: `ServerRegistry.CallToolOptions`' callbacks. */
 export type Callbacks = Pick<ServerRegistry.CallToolOptions, "onProgress" | "onLog" | "onTask" | "onInput">
 
-/** The answer to one input request, as the `Answer` message carries it. */
-export type Outcome = Either.Either<Record<string, unknown>, Peer.HandlerError>
+/** The answer to one input request, as the `Answer` message carries it: a result, or a refusal. */
+export interface Reply {
+  readonly requestId: string
+  readonly result?: Record<string, unknown>
+  readonly error?: { readonly code: number; readonly message: string; readonly data: unknown }
+}
 
 /** What `Call` and `Follow` carry of the callbacks: the server is asked only for what is taken. */
 export const tellsOf = (callbacks: Callbacks | undefined) => ({
@@ -72,7 +75,7 @@ export const follow = <E>(
   options: {
     readonly callbacks: Callbacks | undefined
     readonly host: Host.Services
-    readonly reply: (requestId: string, outcome: Outcome) => Effect.Effect<void>
+    readonly reply: (reply: Reply) => Effect.Effect<void>
   }
 ): Effect.Effect<McpSchema.CallToolResult, E | McpError.McpError> =>
   Effect.scoped(Effect.gen(function*() {
@@ -92,8 +95,13 @@ export const follow = <E>(
         case "Input":
           return FiberSet.run(
             answering,
-            Effect.flatMap(Effect.either(answerOf(server, host, callbacks, event)), (outcome) =>
-              reply(event.requestId, outcome))
+            answerOf(server, host, callbacks, event).pipe(
+              Effect.matchEffect({
+                onFailure: ({ code, data, message }) =>
+                  reply({ requestId: event.requestId, error: { code, message, data } }),
+                onSuccess: (result) => reply({ requestId: event.requestId, result })
+              })
+            )
           ).pipe(Effect.asVoid)
         case "Result":
           return Effect.sync(() => {

@@ -11,7 +11,6 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
 import type * as Host from "../../Host.js"
@@ -47,8 +46,9 @@ const clusterFailure = (server: string) => (error: unknown): McpError.McpError =
     }`
   })
 
-/** The routes a replica serves through the entities. */
-export const make = (options: RouteOptions) => {
+// Sends one message to its server's entity, bounded: the wait for its runner (a move), and the
+// request's own limit.
+const sender = (options: RouteOptions) => {
   const { client, directory } = options
   const known = (server: string) =>
     directory.entries().has(server)
@@ -58,10 +58,7 @@ export const make = (options: RouteOptions) => {
         name: server,
         suggestions: Catalog.suggest(server, directory.entries().keys())
       }))
-
-  // Sends one message to `server`'s entity, bounded: the wait for its runner (a move), and
-  // the request's own limit.
-  const send = <A>(
+  return <A>(
     server: string,
     message: (entity: ReturnType<Client>) => Effect.Effect<unknown, unknown>,
     bound: Duration.Duration
@@ -76,41 +73,45 @@ export const make = (options: RouteOptions) => {
       }),
       Effect.map((value) => value as A)
     )
+}
 
-  // A call's events followed to its result; its input requests answered by this caller.
-  const followed = (
+const limit = (options: RouteOptions, readyTimeout?: Duration.DurationInput, timeout?: Duration.DurationInput) =>
+  Duration.sum(
+    readyTimeout === undefined ? options.readyTimeout : Duration.decode(readyTimeout),
+    timeout === undefined ? options.requestTimeout : Duration.decode(timeout)
+  )
+
+/** The routes a replica serves through the entities. */
+export const make = (options: RouteOptions) => {
+  const { directory } = options
+  const send = sender(options)
+
+  // A call's events (its message made with a fresh call id) followed to its result; its input
+  // requests answered by this caller.
+  const streamed = (
     server: string,
-    callId: string,
     callbacks: Relay.Callbacks | undefined,
-    events: (entity: ReturnType<Client>) => Stream.Stream<CallEvent, unknown>
-  ) =>
-  (entity: ReturnType<Client>) =>
-    Relay.follow(server, events(entity), {
-      callbacks,
-      host: options.host,
-      reply: (requestId, outcome) =>
-        entity.Answer({
-          callId,
-          requestId,
-          ...Either.match(outcome, {
-            onLeft: ({ code, data, message }) => ({ error: { code, message, data } }),
-            onRight: (result) => ({ result })
-          })
-        }).pipe(Effect.ignoreLogged)
-    })
-
-  const limit = (readyTimeout?: Duration.DurationInput, timeout?: Duration.DurationInput) =>
-    Duration.sum(
-      readyTimeout === undefined ? options.readyTimeout : Duration.decode(readyTimeout),
-      timeout === undefined ? options.requestTimeout : Duration.decode(timeout)
-    )
+    bound: Duration.Duration,
+    events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>
+  ) => {
+    const callId = randomUUID()
+    return send<McpSchema.CallToolResult>(server, (entity) =>
+      Relay.follow(server, events(entity, callId), {
+        callbacks,
+        host: options.host,
+        reply: (answer) => entity.Answer({ callId, ...answer }).pipe(Effect.ignoreLogged)
+      }), bound)
+  }
 
   const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
-    (server, tool, args, callOptions) => {
-      const callId = randomUUID()
-      return send<McpSchema.CallToolResult>(
+    (server, tool, args, callOptions) =>
+      streamed(
         server,
-        followed(server, callId, callOptions, (entity) =>
+        callOptions,
+        callOptions?.maxTotalTimeout === undefined
+          ? limit(options, callOptions?.readyTimeout, callOptions?.timeout)
+          : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1)),
+        (entity, callId) =>
           entity.Call({
             callId,
             tool,
@@ -124,31 +125,21 @@ export const make = (options: RouteOptions) => {
             meta: callOptions?.meta,
             stateful: callOptions?.stateful,
             tells: Relay.tellsOf(callOptions)
-          })),
-        callOptions?.maxTotalTimeout === undefined
-          ? limit(callOptions?.readyTimeout, callOptions?.timeout)
-          : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1))
+          })
       )
-    }
   )
 
   // Unbounded, as a task followed in one process is: interrupting it cancels the task.
   const followTask: ServerRegistry.ServerRegistry["followTask"] = traced("ClusterRegistry.followTask")(
-    (server, taskId, followOptions) => {
-      const callId = randomUUID()
-      return send<McpSchema.CallToolResult>(
-        server,
-        followed(server, callId, followOptions, (entity) =>
-          entity.Follow({
-            callId,
-            taskId,
-            readyTimeout: millis(followOptions?.readyTimeout),
-            progressToken: followOptions?.progressToken,
-            tells: Relay.tellsOf(followOptions)
-          })),
-        Duration.infinity
-      )
-    }
+    (server, taskId, followOptions) =>
+      streamed(server, followOptions, Duration.infinity, (entity, callId) =>
+        entity.Follow({
+          callId,
+          taskId,
+          readyTimeout: millis(followOptions?.readyTimeout),
+          progressToken: followOptions?.progressToken,
+          tells: Relay.tellsOf(followOptions)
+        }))
   )
 
   const callTool: ServerRegistry.ServerRegistry["callTool"] = traced("ClusterRegistry.callTool")(
@@ -165,7 +156,7 @@ export const make = (options: RouteOptions) => {
       })
   )
 
-  const bound = limit()
+  const bound = limit(options)
   return {
     callTool,
     callServerTool,
