@@ -14,7 +14,7 @@ import type * as McpSchema from "../../src/McpSchema.js"
 import * as NodeFleet from "../../src/NodeFleet.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { fixtureSpec } from "../../src/testing/node.js"
-import { firstText, texts } from "../../src/testing/Results.js"
+import { failure, firstText, texts } from "../../src/testing/Results.js"
 import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { hangGuard } from "../support/guard.js"
 import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
@@ -34,7 +34,7 @@ const specs = () => [
   fixtureSpec("streams", STREAMS)
 ]
 
-// Host services that answer as `who`: a sampled message and a form naming it.
+// Host services that answer as `who`: a sampled message and a form naming it ("silent": never).
 const hostOf = (who: string) =>
   Layer.mergeAll(
     Host.layerSampling({
@@ -42,7 +42,8 @@ const hostOf = (who: string) =>
         Effect.succeed({ role: "assistant", content: { type: "text", text: `sampled by ${who}` }, model: who })
     }),
     Host.layerElicitation({
-      elicit: () => Effect.succeed({ action: "accept", content: { name: who, colour: who } })
+      elicit: () =>
+        who === "silent" ? Effect.never : Effect.succeed({ action: "accept", content: { name: who, colour: who } })
     })
   )
 
@@ -115,6 +116,11 @@ describe("ClusterRegistry streams", () => {
         })
         expect(inputs).toEqual(["elicitation/create"])
         expect(JSON.parse(firstText(own))).toMatchObject({ content: { colour: "onInput" } })
+        // A caller that never answers: the call ends at its own limit, and the server goes on.
+        const silent = yield* registryOf("silent", {})
+        const unanswered = yield* Effect.exit(silent.callServerTool("streams", "ask", {}, { timeout: "1 second" }))
+        expect(failure(unanswered).reason._tag).toBe("Timeout")
+        expect(firstText(yield* silent.callServerTool("streams", "work", {}))).toBe("done")
       }),
     hangGuard(90_000)
   )

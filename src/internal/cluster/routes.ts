@@ -9,6 +9,7 @@
  *
  * @since 0.3.0
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
@@ -95,12 +96,22 @@ export const make = (options: RouteOptions) => {
     events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>
   ) => {
     const callId = randomUUID()
-    return send<McpSchema.CallToolResult>(server, (entity) =>
+    // A stream whose runner is lost ends interrupted, where a plain reply is sent again by the
+    // cluster: it is sent again here, with the same call id (the claim rule decides on the new
+    // runner), within the call's bound. This fiber's own interruption is never caught.
+    const once = (entity: ReturnType<Client>): Effect.Effect<McpSchema.CallToolResult, unknown> =>
       Relay.follow(server, events(entity, callId), {
         callbacks,
         host: options.host,
         reply: (answer) => entity.Answer({ callId, ...answer }).pipe(Effect.ignoreLogged)
-      }), bound)
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.delay(Effect.suspend(() => once(entity)), "200 millis")
+            : Effect.failCause(cause)
+        )
+      )
+    return send<McpSchema.CallToolResult>(server, once, bound)
   }
 
   const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
