@@ -20,9 +20,12 @@
  *   `readOnlyHint: true`; otherwise it fails with a Closed error naming the server and saying
  *   the call may have run. A tool never runs twice unless it says it may.
  *
- * Not carried across runners (yet): a call's progress, logs and input requests (sampling,
- * elicitation, roots) reach the runner's host services, not the caller; tasks are not
- * followed; `withClient` and `authorize` run only on the server's own runner.
+ * **Calls are streams**: a call's progress, log messages and task statuses reach the caller's
+ * callbacks, and the server's input requests (sampling, elicitation, roots) are answered by
+ * the caller: its `onInput`, else the `Host` services of its own layer (a runner declares
+ * every capability to its servers; the caller's services refuse what they do not answer). A
+ * task is followed (`followTask`) from any process. `withClient` and `authorize` run only on
+ * the server's own runner.
  *
  * @since 0.3.0
  */
@@ -134,7 +137,7 @@ const registryLayer = (options: Options, runner: { current: string | undefined }
     yield* Store.migrate.pipe(Effect.orDie)
     const hosting = runner.current === undefined
       ? undefined
-      : yield* Host.makeHosting(runner.current, yield* ServerRegistry.make({ ...options, servers: undefined }))
+      : yield* Host.makeHosting(runner.current, { ...options, servers: undefined })
     const { directory, registry } = yield* Registry.make({
       registry: options,
       readyTimeout: Duration.decode(options.readyTimeout ?? "30 seconds"),

@@ -6,7 +6,9 @@
  * Every message is volatile (not persisted): a call that a dead runner had accepted is
  * answered by the claim rule (`claims.ts`), never by a replay from storage. Results travel as
  * plain JSON values (they were decoded by the runner's client already); failures as McpError,
- * whose Schema carries its reason across.
+ * whose Schema carries its reason across. A call (and a task followed) is a stream: what the
+ * server tells or asks during it goes back to the caller as it comes (`CallEvent`), and the
+ * caller's answers to its input requests come back as `Answer` messages.
  *
  * @since 0.3.0
  */
@@ -20,6 +22,35 @@ const Json = Schema.Unknown
 /** Wakes the entity (its server starts) and answers once it is hosted. */
 export const Ensure = Rpc.make("Ensure", { error: McpError.McpError })
 
+/**
+ * What a call's runner tells its caller, in order: the server's progress, log messages and
+ * task statuses, its input requests (sampling, elicitation, roots: `tied` when the server
+ * named the call, as `McpClient.CallToolOptions.onInput` takes them), then the result.
+ */
+export const CallEvent = Schema.Union(
+  Schema.TaggedStruct("Progress", {
+    progress: Schema.Number,
+    total: Schema.optional(Schema.Number),
+    message: Schema.optional(Schema.String)
+  }),
+  Schema.TaggedStruct("Log", { message: Json }),
+  Schema.TaggedStruct("Task", { task: Json }),
+  Schema.TaggedStruct("Input", {
+    requestId: Schema.String,
+    method: Schema.String,
+    params: Schema.Record({ key: Schema.String, value: Json }),
+    key: Schema.optional(Schema.String),
+    tied: Schema.Boolean
+  }),
+  Schema.TaggedStruct("Result", { result: Json })
+)
+
+/** A `CallEvent`. */
+export type CallEvent = typeof CallEvent.Type
+
+// What the caller takes: progress and log messages are asked of the server only for it.
+const Tells = Schema.Struct({ progress: Schema.Boolean, log: Schema.Boolean })
+
 /** A tool call; `callId` is claimed in PostgreSQL before the tool runs. */
 export const Call = Rpc.make("Call", {
   payload: {
@@ -29,10 +60,42 @@ export const Call = Rpc.make("Call", {
     /** The call's limits in milliseconds, as `ServerRegistry.CallToolOptions` names them. */
     readyTimeout: Schema.optional(Schema.Number),
     timeout: Schema.optional(Schema.Number),
-    maxTotalTimeout: Schema.optional(Schema.Number)
+    maxTotalTimeout: Schema.optional(Schema.Number),
+    resetTimeoutOnProgress: Schema.optional(Schema.Boolean),
+    /** `ServerRegistry.CallToolOptions`' own, carried as they are. */
+    task: Schema.optional(Schema.Boolean),
+    progressToken: Schema.optional(Schema.String),
+    meta: Schema.optional(Schema.Record({ key: Schema.String, value: Json })),
+    stateful: Schema.optional(Schema.Boolean),
+    tells: Tells
   },
-  success: Json,
-  error: McpError.McpError
+  success: CallEvent,
+  error: McpError.McpError,
+  stream: true
+})
+
+/** Takes up a task of the server by its id (`ServerRegistry.followTask`); `callId` names its input requests. */
+export const Follow = Rpc.make("Follow", {
+  payload: {
+    callId: Schema.String,
+    taskId: Schema.String,
+    readyTimeout: Schema.optional(Schema.Number),
+    progressToken: Schema.optional(Schema.String),
+    tells: Tells
+  },
+  success: CallEvent,
+  error: McpError.McpError,
+  stream: true
+})
+
+/** The caller's answer to an input request of its call: a result, or the error it refused with. */
+export const Answer = Rpc.make("Answer", {
+  payload: {
+    callId: Schema.String,
+    requestId: Schema.String,
+    result: Schema.optional(Schema.Record({ key: Schema.String, value: Json })),
+    error: Schema.optional(Schema.Struct({ code: Schema.Int, message: Schema.String, data: Schema.optional(Json) }))
+  }
 })
 
 /** Reads a resource of the server. */
@@ -74,4 +137,13 @@ export const Control = Rpc.make("Control", {
  *
  * @since 0.3.0
  */
-export const ServerEntity = Entity.make("McpFleetServer", [Ensure, Call, Read, GetPrompt, Complete, Control])
+export const ServerEntity = Entity.make("McpFleetServer", [
+  Ensure,
+  Call,
+  Follow,
+  Answer,
+  Read,
+  GetPrompt,
+  Complete,
+  Control
+])

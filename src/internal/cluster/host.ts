@@ -24,11 +24,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Host from "../../Host.js"
 import * as McpError from "../../McpError.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
-import { type Call, ServerEntity } from "./entity.js"
+import * as Calls from "./calls.js"
+import { type Call, type Follow, ServerEntity } from "./entity.js"
 import * as Store from "./store.js"
 import * as Wire from "./wire.js"
 
@@ -38,13 +41,29 @@ export interface Hosting {
   readonly local: ServerRegistry.ServerRegistry
   readonly specs: Map<string, ServerSpec.ServerSpec>
   readonly hosted: Set<string>
+  /** The calls in flight here for callers anywhere: their events, their input requests. */
+  readonly calls: Calls.Calls
   /** Makes the local registry run the hosted servers whose config this process has. */
   readonly sync: Effect.Effect<void>
 }
 
-/** Makes the hosting state over the local registry. */
-export const makeHosting = (runner: string, local: ServerRegistry.ServerRegistry): Effect.Effect<Hosting> =>
-  Effect.map(Effect.makeSemaphore(1), (lock) => {
+/**
+ * Makes the hosting state over a local registry of `options`, whose host services pass a
+ * server's requests to the caller of its call (`Calls.hostServices`).
+ */
+export const makeHosting = (
+  runner: string,
+  options: ServerRegistry.Options
+): Effect.Effect<Hosting, never, Scope.Scope | ServerRegistry.Requirements> =>
+  Effect.gen(function*() {
+    const calls = Calls.make()
+    const services = yield* Calls.hostServices(calls, yield* Host.services())
+    const local = yield* ServerRegistry.make(options).pipe(
+      Effect.provideService(Host.Sampling, services.sampling),
+      Effect.provideService(Host.Elicitation, services.elicitation),
+      Effect.provideService(Host.Roots, services.roots)
+    )
+    const lock = yield* Effect.makeSemaphore(1)
     const specs = new Map<string, ServerSpec.ServerSpec>()
     const hosted = new Set<string>()
     const sync = lock.withPermits(1)(
@@ -52,7 +71,7 @@ export const makeHosting = (runner: string, local: ServerRegistry.ServerRegistry
         Effect.asVoid
       )
     )
-    return { runner, local, specs, hosted, sync }
+    return { runner, local, specs, hosted, calls, sync }
   })
 
 const sqlFailure = (server: string) => (error: unknown) =>
@@ -80,24 +99,49 @@ const secondDelivery = (
   })
 
 type CallPayload = typeof Call.payloadSchema.Type
+type FollowPayload = typeof Follow.payloadSchema.Type
 
+const ms = (value: number | undefined) => value === undefined ? undefined : Duration.millis(value)
+
+// A call's events: claimed first, then run with the callbacks that tell its caller.
 const call = (hosting: Hosting, server: string, payload: CallPayload) =>
-  Effect.gen(function*() {
-    const claim = yield* Effect.mapError(
-      Store.claim(payload.callId, server, payload.tool, hosting.runner),
-      sqlFailure(server)
-    )
-    if (claim._tag === "Existing") {
-      const call = { id: payload.callId, tool: payload.tool, readyTimeout: payload.readyTimeout }
-      yield* secondDelivery(hosting, server, call, claim.runner)
-    }
-    const ms = (value: number | undefined) => value === undefined ? undefined : Duration.millis(value)
-    return yield* hosting.local.callServerTool(server, payload.tool, payload.args, {
-      readyTimeout: ms(payload.readyTimeout),
-      timeout: ms(payload.timeout),
-      maxTotalTimeout: ms(payload.maxTotalTimeout)
-    })
-  })
+  Calls.stream(hosting.calls, server, payload.callId, payload.tells, (callbacks) =>
+    Effect.gen(function*() {
+      const claim = yield* Effect.mapError(
+        Store.claim(payload.callId, server, payload.tool, hosting.runner),
+        sqlFailure(server)
+      )
+      if (claim._tag === "Existing") {
+        const call = { id: payload.callId, tool: payload.tool, readyTimeout: payload.readyTimeout }
+        yield* secondDelivery(hosting, server, call, claim.runner)
+      }
+      return yield* hosting.local.callServerTool(server, payload.tool, payload.args, {
+        ...callbacks,
+        readyTimeout: ms(payload.readyTimeout),
+        timeout: ms(payload.timeout),
+        maxTotalTimeout: ms(payload.maxTotalTimeout),
+        resetTimeoutOnProgress: payload.resetTimeoutOnProgress,
+        task: payload.task,
+        progressToken: payload.progressToken,
+        meta: payload.meta,
+        stateful: payload.stateful
+      })
+    }))
+
+// A task taken up by its id: no claim (following runs nothing again).
+const follow = (hosting: Hosting, server: string, payload: FollowPayload) =>
+  Calls.stream(
+    hosting.calls,
+    server,
+    payload.callId,
+    payload.tells,
+    (callbacks) =>
+      hosting.local.followTask(server, payload.taskId, {
+        ...callbacks,
+        readyTimeout: ms(payload.readyTimeout),
+        progressToken: payload.progressToken
+      })
+  )
 
 // Writes the server's status and lists whenever its actor reports a change, coalesced.
 const publish = (hosting: Hosting, server: string) =>
@@ -151,9 +195,13 @@ export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Shardin
       }
       const guard = <A, R>(effect: Effect.Effect<A, McpError.McpError, R>) =>
         known ? effect : Effect.fail(missing(server, hosting.runner))
+      const guarded = <A, R>(stream: Stream.Stream<A, McpError.McpError, R>) =>
+        known ? stream : Stream.fail(missing(server, hosting.runner))
       return ServerEntity.of({
         Ensure: () => guard(Effect.void),
-        Call: ({ payload }) => guard(call(hosting, server, payload)),
+        Call: ({ payload }) => guarded(call(hosting, server, payload)),
+        Follow: ({ payload }) => guarded(follow(hosting, server, payload)),
+        Answer: ({ payload }) => Calls.answer(hosting.calls, payload.callId, payload.requestId, payload),
         Read: ({ payload }) => guard(local.readResource(server, payload.uri)),
         GetPrompt: ({ payload }) => guard(local.getPrompt(server, payload.name, payload.args)),
         Complete: ({ payload }) =>

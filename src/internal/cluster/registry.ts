@@ -20,6 +20,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../../Catalog.js"
+import * as McpHost from "../../Host.js"
 import * as McpError from "../../McpError.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
 import * as ServerSpec from "../../ServerSpec.js"
@@ -110,7 +111,8 @@ export const make = (
     const naming: Catalog.Naming = { ...Catalog.defaultNaming, ...settings.registry.naming }
     const directory = yield* Directory.make({ naming, refreshInterval: settings.refreshInterval })
     const client = yield* ServerEntity.client
-    const routes = Routes.make({ ...settings, directory, client })
+    // The caller's side of its calls: what their servers ask is answered by these.
+    const routes = Routes.make({ ...settings, directory, client, host: yield* McpHost.services() })
     const specs = yield* SubscriptionRef.make<ReadonlyArray<ServerSpec.ServerSpec>>([])
     const hosting = settings.hosting
     if (hosting !== undefined) {
@@ -156,8 +158,7 @@ export const make = (
       catalog: directory.catalog,
       callTool: routes.callTool,
       callServerTool: routes.callServerTool,
-      followTask: (server) =>
-        Effect.fail(McpError.unsupported(server, { message: "tasks are not followed across a cluster" })),
+      followTask: routes.followTask,
       readResource: routes.readResource,
       getPrompt: routes.getPrompt,
       complete: routes.complete,

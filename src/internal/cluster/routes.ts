@@ -3,27 +3,34 @@
  * message to the entity of its server, wherever it runs; the cluster sends it again to the
  * new runner when its shard moves, and the runner's claim rule decides whether it may run
  * there (`host.ts`). A move is waited for within the call's ready timeout (the cluster keeps
- * trying the send), so nothing hangs on a server that is not coming back.
+ * trying the send), so nothing hangs on a server that is not coming back. A call, and a task
+ * followed, come back as events (`relay.ts`): the caller is told and asked what the server
+ * tells and asks during it.
  *
  * @since 0.3.0
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
+import type * as Host from "../../Host.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { randomUUID } from "../crypto.js"
 import { traced } from "../traced.js"
 import type * as Directory from "./directory.js"
-import type { ServerEntity } from "./entity.js"
+import type { CallEvent, ServerEntity } from "./entity.js"
+import * as Relay from "./relay.js"
 
 type Client = Effect.Effect.Success<typeof ServerEntity.client>
 
-/** What the routes need: the directory, the entity client, the default limits. */
+/** What the routes need: the directory, the entity client, this process's host services, the default limits. */
 export interface RouteOptions {
   readonly directory: Directory.Directory
   readonly client: Client
+  readonly host: Host.Services
   readonly readyTimeout: Duration.Duration
   readonly requestTimeout: Duration.Duration
 }
@@ -40,8 +47,9 @@ const clusterFailure = (server: string) => (error: unknown): McpError.McpError =
     }`
   })
 
-/** The routes a replica serves through the entities. */
-export const make = (options: RouteOptions) => {
+// Sends one message to its server's entity, bounded: the wait for its runner (a move), and the
+// request's own limit.
+const sender = (options: RouteOptions) => {
   const { client, directory } = options
   const known = (server: string) =>
     directory.entries().has(server)
@@ -51,10 +59,7 @@ export const make = (options: RouteOptions) => {
         name: server,
         suggestions: Catalog.suggest(server, directory.entries().keys())
       }))
-
-  // Sends one message to `server`'s entity, bounded: the wait for its runner (a move), and
-  // the request's own limit.
-  const send = <A>(
+  return <A>(
     server: string,
     message: (entity: ReturnType<Client>) => Effect.Effect<unknown, unknown>,
     bound: Duration.Duration
@@ -69,30 +74,83 @@ export const make = (options: RouteOptions) => {
       }),
       Effect.map((value) => value as A)
     )
+}
 
-  const limit = (readyTimeout?: Duration.DurationInput, timeout?: Duration.DurationInput) =>
-    Duration.sum(
-      readyTimeout === undefined ? options.readyTimeout : Duration.decode(readyTimeout),
-      timeout === undefined ? options.requestTimeout : Duration.decode(timeout)
-    )
+const limit = (options: RouteOptions, readyTimeout?: Duration.DurationInput, timeout?: Duration.DurationInput) =>
+  Duration.sum(
+    readyTimeout === undefined ? options.readyTimeout : Duration.decode(readyTimeout),
+    timeout === undefined ? options.requestTimeout : Duration.decode(timeout)
+  )
+
+/** The routes a replica serves through the entities. */
+export const make = (options: RouteOptions) => {
+  const { directory } = options
+  const send = sender(options)
+
+  // A call's events (its message made with a fresh call id) followed to its result; its input
+  // requests answered by this caller.
+  const streamed = (
+    server: string,
+    callbacks: Relay.Callbacks | undefined,
+    bound: Duration.Duration,
+    events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>
+  ) => {
+    const callId = randomUUID()
+    // A stream whose runner is lost ends interrupted, where a plain reply is sent again by the
+    // cluster: it is sent again here, with the same call id (the claim rule decides on the new
+    // runner), within the call's bound. This fiber's own interruption is never caught.
+    const once = (entity: ReturnType<Client>): Effect.Effect<McpSchema.CallToolResult, unknown> =>
+      Relay.follow(server, events(entity, callId), {
+        callbacks,
+        host: options.host,
+        reply: (answer) => entity.Answer({ callId, ...answer }).pipe(Effect.ignoreLogged)
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.delay(Effect.suspend(() => once(entity)), "200 millis")
+            : Effect.failCause(cause)
+        )
+      )
+    return send<McpSchema.CallToolResult>(server, once, bound)
+  }
 
   const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
     (server, tool, args, callOptions) =>
-      send<McpSchema.CallToolResult>(
+      streamed(
         server,
-        (entity) =>
+        callOptions,
+        callOptions?.maxTotalTimeout === undefined
+          ? limit(options, callOptions?.readyTimeout, callOptions?.timeout)
+          : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1)),
+        (entity, callId) =>
           entity.Call({
-            callId: randomUUID(),
+            callId,
             tool,
             args,
             readyTimeout: millis(callOptions?.readyTimeout),
             timeout: millis(callOptions?.timeout),
-            maxTotalTimeout: millis(callOptions?.maxTotalTimeout)
-          }),
-        callOptions?.maxTotalTimeout === undefined
-          ? limit(callOptions?.readyTimeout, callOptions?.timeout)
-          : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1))
+            maxTotalTimeout: millis(callOptions?.maxTotalTimeout),
+            resetTimeoutOnProgress: callOptions?.resetTimeoutOnProgress,
+            task: callOptions?.task,
+            progressToken: callOptions?.progressToken,
+            meta: callOptions?.meta,
+            stateful: callOptions?.stateful,
+            tells: Relay.tellsOf(callOptions)
+          })
       )
+  )
+
+  // Unbounded, as a task followed in one process is: interrupting it cancels the task.
+  const followTask: ServerRegistry.ServerRegistry["followTask"] = traced("ClusterRegistry.followTask")(
+    (server, taskId, followOptions) =>
+      streamed(server, followOptions, Duration.infinity, (entity, callId) =>
+        entity.Follow({
+          callId,
+          taskId,
+          readyTimeout: millis(followOptions?.readyTimeout),
+          progressToken: followOptions?.progressToken,
+          tells: Relay.tellsOf(followOptions)
+        }))
   )
 
   const callTool: ServerRegistry.ServerRegistry["callTool"] = traced("ClusterRegistry.callTool")(
@@ -109,10 +167,11 @@ export const make = (options: RouteOptions) => {
       })
   )
 
-  const bound = limit()
+  const bound = limit(options)
   return {
     callTool,
     callServerTool,
+    followTask,
     readResource: traced("ClusterRegistry.readResource")((server: string, uri: string) =>
       send<McpSchema.ReadResourceResult>(server, (entity) => entity.Read({ uri }), bound)
     ),
