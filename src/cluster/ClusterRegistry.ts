@@ -36,7 +36,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import * as CatalogCache from "../CatalogCache.js"
 import * as Host from "../internal/cluster/host.js"
+import * as Instance from "../internal/cluster/instance.js"
 import * as Registry from "../internal/cluster/registry.js"
 import * as Sharding from "../internal/cluster/sharding.js"
 import * as Store from "../internal/cluster/store.js"
@@ -87,6 +89,11 @@ export interface Options extends ServerRegistry.Options {
   readonly requestTimeout?: Duration.DurationInput | undefined
   /** How often every replica reads the fleet's rows even without a notification. Default: 2 s. */
   readonly refreshInterval?: Duration.DurationInput | undefined
+  /**
+   * How long a per-principal instance (`perPrincipal: true`) stays on its runner without
+   * calls. Default: 5 min.
+   */
+  readonly instanceIdleTime?: Duration.DurationInput | undefined
   readonly failover?: Failover | undefined
 }
 
@@ -129,17 +136,36 @@ const tuning = (failover: Failover = {}): Sharding.Tuning => ({
 
 const addressText = (address: RunnerAddress.RunnerAddress) => `${address.host}:${address.port}`
 
+// A runner's per-principal instances: each a registry of one server with this one's options
+// and services; its lists are cached in memory (they would take the server's place).
+const instances = (options: Options) =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<ServerRegistry.Requirements>()
+    const made: Host.Instances = {
+      credentials: options.principalCredentials ?? (yield* Instance.storedCredentials),
+      make: (spec) =>
+        ServerRegistry.make({ ...options, servers: [spec] }).pipe(
+          Effect.provideServiceEffect(CatalogCache.CatalogCache, CatalogCache.makeMemory),
+          Effect.provide(context)
+        )
+    }
+    return made
+  })
+
 const registryLayer = (options: Options, runner: { current: string | undefined }) =>
   Layer.scopedContext(Effect.gen(function*() {
     yield* Store.migrate.pipe(Effect.orDie)
-    const hosting = runner.current === undefined
-      ? undefined
-      : yield* Host.makeHosting(runner.current, yield* ServerRegistry.make({ ...options, servers: undefined }))
+    const hosting = runner.current === undefined ? undefined : yield* Host.makeHosting(
+      runner.current,
+      yield* ServerRegistry.make({ ...options, servers: undefined }),
+      yield* instances(options)
+    )
     const { directory, registry } = yield* Registry.make({
       registry: options,
       readyTimeout: Duration.decode(options.readyTimeout ?? "30 seconds"),
       requestTimeout: Duration.decode(options.requestTimeout ?? "60 seconds"),
       refreshInterval: options.refreshInterval ?? "2 seconds",
+      instanceIdleTime: options.instanceIdleTime ?? "5 minutes",
       hosting
     })
     const info: ClusterInfo = {

@@ -24,6 +24,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../../McpError.js"
 import * as ServerRegistry from "../../ServerRegistry.js"
@@ -31,6 +32,14 @@ import type * as ServerSpec from "../../ServerSpec.js"
 import { type Call, ServerEntity } from "./entity.js"
 import * as Store from "./store.js"
 import * as Wire from "./wire.js"
+
+/** How a runner makes per-principal instances (`instance.ts`). */
+export interface Instances {
+  /** The token store: each principal's credentials for a server. */
+  readonly credentials: ServerRegistry.PrincipalCredentials
+  /** A registry of one server, a principal's instance, for the Scope's lifetime. */
+  readonly make: (spec: ServerSpec.ServerSpec) => Effect.Effect<ServerRegistry.ServerRegistry, never, Scope.Scope>
+}
 
 /** The servers this process knows the config of, and those it hosts now. */
 export interface Hosting {
@@ -40,10 +49,15 @@ export interface Hosting {
   readonly hosted: Set<string>
   /** Makes the local registry run the hosted servers whose config this process has. */
   readonly sync: Effect.Effect<void>
+  readonly instances: Instances
 }
 
 /** Makes the hosting state over the local registry. */
-export const makeHosting = (runner: string, local: ServerRegistry.ServerRegistry): Effect.Effect<Hosting> =>
+export const makeHosting = (
+  runner: string,
+  local: ServerRegistry.ServerRegistry,
+  instances: Instances
+): Effect.Effect<Hosting> =>
   Effect.map(Effect.makeSemaphore(1), (lock) => {
     const specs = new Map<string, ServerSpec.ServerSpec>()
     const hosted = new Set<string>()
@@ -52,7 +66,7 @@ export const makeHosting = (runner: string, local: ServerRegistry.ServerRegistry
         Effect.asVoid
       )
     )
-    return { runner, local, specs, hosted, sync }
+    return { runner, local, specs, hosted, sync, instances }
   })
 
 const sqlFailure = (server: string) => (error: unknown) =>
@@ -81,6 +95,7 @@ const secondDelivery = (
 
 type CallPayload = typeof Call.payloadSchema.Type
 
+// `hosting.local` runs the server: the runner's registry, or a principal's instance's.
 const call = (hosting: Hosting, server: string, payload: CallPayload) =>
   Effect.gen(function*() {
     const claim = yield* Effect.mapError(
@@ -128,6 +143,37 @@ const publish = (hosting: Hosting, server: string) =>
 const missing = (server: string, runner: string) =>
   McpError.config(server, { message: `runner ${runner} has no config for this server` })
 
+type Local = ServerRegistry.ServerRegistry
+
+/**
+ * The entity's handlers for `server`, each run by `on` with the registry that runs it (or its
+ * failure: no config, no instance).
+ */
+export const handlers = (
+  hosting: Hosting,
+  server: string,
+  on: <A, R>(f: (local: Local) => Effect.Effect<A, McpError.McpError, R>) => Effect.Effect<A, McpError.McpError, R>
+) =>
+  ServerEntity.of({
+    Ensure: () => on(() => Effect.void),
+    Call: ({ payload }) => on((local) => call({ ...hosting, local }, server, payload)),
+    Read: ({ payload }) => on((local) => local.readResource(server, payload.uri)),
+    GetPrompt: ({ payload }) => on((local) => local.getPrompt(server, payload.name, payload.args)),
+    Complete: ({ payload }) =>
+      on((local) =>
+        local.complete(
+          server,
+          payload.ref as Parameters<Local["complete"]>[1],
+          payload.argument,
+          payload.context as Parameters<Local["complete"]>[3]
+        )
+      ),
+    Control: ({ payload }) =>
+      on((local) =>
+        payload.command === "approve" ? local.approveTool(server, payload.tool ?? "") : local[payload.command](server)
+      )
+  })
+
 /** The server entity's handlers on this runner; entities never stop for being idle. */
 export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Sharding.Sharding | SqlClient.SqlClient> =>
   ServerEntity.toLayer(
@@ -149,27 +195,7 @@ export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Shardin
         yield* hosting.sync
         yield* publish(hosting, server)
       }
-      const guard = <A, R>(effect: Effect.Effect<A, McpError.McpError, R>) =>
-        known ? effect : Effect.fail(missing(server, hosting.runner))
-      return ServerEntity.of({
-        Ensure: () => guard(Effect.void),
-        Call: ({ payload }) => guard(call(hosting, server, payload)),
-        Read: ({ payload }) => guard(local.readResource(server, payload.uri)),
-        GetPrompt: ({ payload }) => guard(local.getPrompt(server, payload.name, payload.args)),
-        Complete: ({ payload }) =>
-          guard(local.complete(
-            server,
-            payload.ref as Parameters<ServerRegistry.ServerRegistry["complete"]>[1],
-            payload.argument,
-            payload.context as Parameters<ServerRegistry.ServerRegistry["complete"]>[3]
-          )),
-        Control: ({ payload }) =>
-          guard(
-            payload.command === "approve"
-              ? local.approveTool(server, payload.tool ?? "")
-              : local[payload.command](server)
-          )
-      })
+      return handlers(hosting, server, (f) => known ? f(local) : Effect.fail(missing(server, hosting.runner)))
     }),
     { maxIdleTime: Duration.infinity, concurrency: "unbounded", disableFatalDefects: true }
   )

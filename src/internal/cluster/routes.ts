@@ -17,13 +17,18 @@ import { randomUUID } from "../crypto.js"
 import { traced } from "../traced.js"
 import type * as Directory from "./directory.js"
 import type { ServerEntity } from "./entity.js"
+import * as Instance from "./instance.js"
 
 type Client = Effect.Effect.Success<typeof ServerEntity.client>
 
-/** What the routes need: the directory, the entity client, the default limits. */
+/** What the routes need: the directory, the entity clients, the default limits. */
 export interface RouteOptions {
   readonly directory: Directory.Directory
   readonly client: Client
+  /** The client of per-principal instances (`instance.ts`), the same messages. */
+  readonly instances: Client
+  /** Whether `server` runs one instance per principal. */
+  readonly perPrincipal: (server: string) => boolean
   readonly readyTimeout: Duration.Duration
   readonly requestTimeout: Duration.Duration
 }
@@ -52,15 +57,16 @@ export const make = (options: RouteOptions) => {
         suggestions: Catalog.suggest(server, directory.entries().keys())
       }))
 
-  // Sends one message to `server`'s entity, bounded: the wait for its runner (a move), and
-  // the request's own limit.
+  // Sends one message to `server`'s entity (or `entity`: a principal's instance), bounded: the
+  // wait for its runner (a move), and the request's own limit.
   const send = <A>(
     server: string,
     message: (entity: ReturnType<Client>) => Effect.Effect<unknown, unknown>,
-    bound: Duration.Duration
+    bound: Duration.Duration,
+    entity?: ReturnType<Client>
   ) =>
     known(server).pipe(
-      Effect.zipRight(Effect.suspend(() => message(client(server)))),
+      Effect.zipRight(Effect.suspend(() => message(entity ?? client(server)))),
       Effect.mapError(clusterFailure(server)),
       Effect.timeoutFail({
         duration: bound,
@@ -76,23 +82,36 @@ export const make = (options: RouteOptions) => {
       timeout === undefined ? options.requestTimeout : Duration.decode(timeout)
     )
 
+  // A per-principal server's call goes to the caller's own instance, and never without one.
+  const entityOf = (server: string, principal: string | undefined) =>
+    !options.perPrincipal(server)
+      ? Effect.succeed(client(server))
+      : principal === undefined
+      ? Effect.fail(McpError.unavailable(server, {
+        state: directory.entries().get(server)?.status.state._tag ?? "Pending",
+        message: "runs one instance per principal: a call needs an authenticated caller (an OAuth subject)"
+      }))
+      : Effect.succeed(options.instances(Instance.instanceId(server, principal)))
+
   const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
     (server, tool, args, callOptions) =>
-      send<McpSchema.CallToolResult>(
-        server,
-        (entity) =>
-          entity.Call({
-            callId: randomUUID(),
-            tool,
-            args,
-            readyTimeout: millis(callOptions?.readyTimeout),
-            timeout: millis(callOptions?.timeout),
-            maxTotalTimeout: millis(callOptions?.maxTotalTimeout)
-          }),
-        callOptions?.maxTotalTimeout === undefined
-          ? limit(callOptions?.readyTimeout, callOptions?.timeout)
-          : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1))
-      )
+      Effect.flatMap(entityOf(server, callOptions?.principal), (target) =>
+        send<McpSchema.CallToolResult>(
+          server,
+          (entity) =>
+            entity.Call({
+              callId: randomUUID(),
+              tool,
+              args,
+              readyTimeout: millis(callOptions?.readyTimeout),
+              timeout: millis(callOptions?.timeout),
+              maxTotalTimeout: millis(callOptions?.maxTotalTimeout)
+            }),
+          callOptions?.maxTotalTimeout === undefined
+            ? limit(callOptions?.readyTimeout, callOptions?.timeout)
+            : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1)),
+          target
+        ))
   )
 
   const callTool: ServerRegistry.ServerRegistry["callTool"] = traced("ClusterRegistry.callTool")(
