@@ -124,6 +124,7 @@ export const layer = (
           })
             .pipe(Scope.extend(scope))
           made = { digest: ServerSpec.hash(spec), registry, scope }
+          yield* Effect.logInfo(`server '${server}': an instance started for a principal on ${hosting.runner}`)
           yield* registry.events.pipe(
             Stream.filter((event) => event._tag === "ServerStateChanged"),
             Stream.runForEach((event) => row(event.state._tag)),
