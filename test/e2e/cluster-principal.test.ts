@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -128,7 +129,10 @@ const serversJson = (url: string) =>
       let stderr = ""
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => stdout += chunk)
       child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk)
-      child.on("exit", (code) => code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`exit ${code}: ${stderr}`)))
+      child.on(
+        "exit",
+        (code) => code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`exit ${code}: ${stderr}`))
+      )
       child.on("error", reject)
     }
   )
@@ -200,12 +204,24 @@ describe("per-principal instances on a cluster", () => {
         expect(anonymous.message).toContain("runs one instance per principal")
 
         // Every replica, and the CLI, shows the instances by principal and runner.
-        const shown = yield* until("both instances shown", instancesOf(two.registry), (instances) => instances.size === 2)
+        const shown = yield* until(
+          "both instances shown",
+          instancesOf(two.registry),
+          (instances) => instances.size === 2
+        )
         expect([...shown.keys()].sort()).toEqual(["alice", "bob"])
         for (const instance of shown.values()) expect(addresses).toContain(instance.runner)
+        // The CLI takes seconds to start: both principals keep their instances busy meanwhile.
+        const busy = yield* Effect.fork(
+          Effect.repeat(Effect.zip(call(aliceOne), call(bobTwo)), Schedule.spaced("500 millis"))
+        )
         const printed = yield* Effect.promise(() => serversJson(db.url))
+        yield* Fiber.interrupt(busy)
         const mine = printed.find((server) => server.name === "mine")!
-        expect(mine.instances?.map((instance) => instance.principal).sort()).toEqual(["alice", "bob"])
+        expect(mine.instances?.map((instance) => instance.principal).sort(), JSON.stringify(mine)).toEqual([
+          "alice",
+          "bob"
+        ])
 
         // Idle, alice's instance ends: its process, and its row on every replica.
         yield* until(
