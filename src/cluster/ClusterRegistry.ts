@@ -19,6 +19,12 @@
  *   is found: the call runs again only when the tool is annotated `idempotentHint: true` or
  *   `readOnlyHint: true`; otherwise it fails with a Closed error naming the server and saying
  *   the call may have run. A tool never runs twice unless it says it may.
+ * - **Per-principal servers** (`perPrincipal: true`): a call with a principal (the gateway's
+ *   OAuth subject) goes to that principal's own instance, an entity of its own placed on any
+ *   runner, made there with the principal's credentials (`principalCredentials`, else the
+ *   `mcp_fleet_credentials` table: server, principal, credentials as a JSON object of env or
+ *   header names to values) and stopped after `instanceIdleTime`. A call without a principal
+ *   is refused. Status shows each server's instances (principal, runner, state).
  *
  * Not carried across runners (yet): a call's progress, logs and input requests (sampling,
  * elicitation, roots) reach the runner's host services, not the caller; tasks are not
