@@ -155,6 +155,20 @@ export interface ServerStatus {
   readonly tasks: ReadonlyArray<TaskInFlight>
   /** On a cluster (`mcp-fleet/cluster`): the runner hosting it (`host:port`), while one does. */
   readonly runner?: string | undefined
+  /** On a cluster, a `perPrincipal` server's instances running now, one per principal. */
+  readonly instances?: ReadonlyArray<PrincipalInstance> | undefined
+}
+
+/**
+ * A per-principal instance on a cluster: whose it is (the OAuth subject), the runner hosting
+ * it, and its state.
+ *
+ * @since 0.3.0
+ */
+export interface PrincipalInstance {
+  readonly principal: string
+  readonly runner: string
+  readonly state: ServerState["_tag"]
 }
 
 /**
@@ -492,3 +506,16 @@ export const listChanges: (
  * @since 0.3.0
  */
 export const mayRetry: (tool: Pick<McpSchema.Tool, "annotations"> | undefined) => boolean = RetryRule.mayRetry
+
+/**
+ * `principal`'s instance of a `perPrincipal` server: the server's spec with the principal's
+ * credentials added to its env (stdio) or headers (remote) as secrets, as the registry makes
+ * it. For a registry that runs instances elsewhere (the cluster's runners).
+ *
+ * @since 0.3.0
+ */
+export const principalSpec: (
+  spec: ServerSpec.ServerSpec,
+  principal: string,
+  credentials: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+) => ServerSpec.ServerSpec = Principals.specFor

@@ -19,6 +19,12 @@
  *   is found: the call runs again only when the tool is annotated `idempotentHint: true` or
  *   `readOnlyHint: true`; otherwise it fails with a Closed error naming the server and saying
  *   the call may have run. A tool never runs twice unless it says it may.
+ * - **Per-principal servers** (`perPrincipal: true`): a call with a principal (the gateway's
+ *   OAuth subject) goes to that principal's own instance, an entity of its own placed on any
+ *   runner, made there with the principal's credentials (`principalCredentials`, else the
+ *   `mcp_fleet_credentials` table: server, principal, credentials as a JSON object of env or
+ *   header names to values) and stopped after `instanceIdleTime`. A call without a principal
+ *   is refused. Status shows each server's instances (principal, runner, state).
  *
  * **Calls are streams**: a call's progress, log messages and task statuses reach the caller's
  * callbacks, and the server's input requests (sampling, elicitation, roots) are answered by
@@ -39,7 +45,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import * as CatalogCache from "../CatalogCache.js"
 import * as Host from "../internal/cluster/host.js"
+import * as Instance from "../internal/cluster/instance.js"
 import * as Registry from "../internal/cluster/registry.js"
 import * as Sharding from "../internal/cluster/sharding.js"
 import * as Store from "../internal/cluster/store.js"
@@ -90,6 +98,11 @@ export interface Options extends ServerRegistry.Options {
   readonly requestTimeout?: Duration.DurationInput | undefined
   /** How often every replica reads the fleet's rows even without a notification. Default: 2 s. */
   readonly refreshInterval?: Duration.DurationInput | undefined
+  /**
+   * How long a per-principal instance (`perPrincipal: true`) stays on its runner without
+   * calls. Default: 5 min.
+   */
+  readonly instanceIdleTime?: Duration.DurationInput | undefined
   readonly failover?: Failover | undefined
 }
 
@@ -132,17 +145,34 @@ const tuning = (failover: Failover = {}): Sharding.Tuning => ({
 
 const addressText = (address: RunnerAddress.RunnerAddress) => `${address.host}:${address.port}`
 
+// A runner's per-principal instances: each a registry of one server with this one's options
+// and services; its lists are cached in memory (they would take the server's place).
+const instances = (options: Options) =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<ServerRegistry.Requirements>()
+    const made: Host.Instances = {
+      credentials: options.principalCredentials ?? (yield* Instance.storedCredentials),
+      make: (spec) =>
+        ServerRegistry.make({ ...options, servers: [spec] }).pipe(
+          Effect.provideServiceEffect(CatalogCache.CatalogCache, CatalogCache.makeMemory),
+          Effect.provide(context)
+        )
+    }
+    return made
+  })
+
 const registryLayer = (options: Options, runner: { current: string | undefined }) =>
   Layer.scopedContext(Effect.gen(function*() {
     yield* Store.migrate.pipe(Effect.orDie)
     const hosting = runner.current === undefined
       ? undefined
-      : yield* Host.makeHosting(runner.current, { ...options, servers: undefined })
+      : yield* Host.makeHosting(runner.current, { ...options, servers: undefined }, instances(options))
     const { directory, registry } = yield* Registry.make({
       registry: options,
       readyTimeout: Duration.decode(options.readyTimeout ?? "30 seconds"),
       requestTimeout: Duration.decode(options.requestTimeout ?? "60 seconds"),
       refreshInterval: options.refreshInterval ?? "2 seconds",
+      instanceIdleTime: options.instanceIdleTime ?? "5 minutes",
       hosting
     })
     const info: ClusterInfo = {

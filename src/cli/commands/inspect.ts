@@ -43,7 +43,8 @@ const statusJson = (status: ServerRegistry.ServerStatus, now: number) => ({
     ? null
     : { reason: status.lastError.reason._tag, message: status.lastError.message },
   // On a cluster (--cluster): the runner hosting the server.
-  ...(status.runner === undefined ? {} : { runner: status.runner })
+  ...(status.runner === undefined ? {} : { runner: status.runner }),
+  ...(status.instances === undefined ? {} : { instances: status.instances })
 })
 
 // Fails when an enabled server is not ready (Failed, NeedsAuth, or still connecting when

@@ -1,7 +1,7 @@
 /**
  * What every replica knows of the whole fleet: each server's runner, status and lists, read
  * from `mcp_fleet_servers`, turned into the catalog, the status list and the events a
- * `ServerRegistry` offers. A notification on the `mcp_fleet` channel makes it read the rows
+ * `ServerRegistry` offers, with each per-principal server's instances. A notification on the `mcp_fleet` channel makes it read the rows
  * again; so does a slow timer, because a listener goes silent after a lost connection (sql-pg
  * 0.53) and a notification sent meanwhile is lost.
  *
@@ -70,11 +70,16 @@ export const make = (options: {
     const lock = yield* Effect.makeSemaphore(1)
     const read = lock.withPermits(1)(Effect.gen(function*() {
       const rows = yield* Store.readRows
+      const instances = Wire.instancesIn(yield* Store.readInstances)
       const next = new Map<string, Entry>()
       for (const row of rows) {
         next.set(row.name, {
           runner: row.runner ?? undefined,
-          status: { ...Wire.statusIn(row.name, row.status), runner: row.runner ?? undefined },
+          status: {
+            ...Wire.statusIn(row.name, row.status),
+            runner: row.runner ?? undefined,
+            instances: instances.get(row.name)
+          },
           lists: Wire.listsIn(row.lists)
         })
       }

@@ -35,6 +35,14 @@ import { type Call, type Follow, ServerEntity } from "./entity.js"
 import * as Store from "./store.js"
 import * as Wire from "./wire.js"
 
+/** How a runner makes per-principal instances (`instance.ts`). */
+export interface Instances {
+  /** The token store: each principal's credentials for a server. */
+  readonly credentials: ServerRegistry.PrincipalCredentials
+  /** A registry of one server, a principal's instance, for the Scope's lifetime. */
+  readonly make: (spec: ServerSpec.ServerSpec) => Effect.Effect<ServerRegistry.ServerRegistry, never, Scope.Scope>
+}
+
 /** The servers this process knows the config of, and those it hosts now. */
 export interface Hosting {
   readonly runner: string
@@ -45,24 +53,30 @@ export interface Hosting {
   readonly calls: Calls.Calls
   /** Makes the local registry run the hosted servers whose config this process has. */
   readonly sync: Effect.Effect<void>
+  readonly instances: Instances
 }
 
 /**
- * Makes the hosting state over a local registry of `options`, whose host services pass a
- * server's requests to the caller of its call (`Calls.hostServices`).
+ * Makes the hosting state: a local registry of `options`, and the per-principal instances
+ * that `instances` makes, whose host services pass a server's requests to the caller of its
+ * call (`Calls.hostServices`).
  */
-export const makeHosting = (
+export const makeHosting = <R>(
   runner: string,
-  options: ServerRegistry.Options
-): Effect.Effect<Hosting, never, Scope.Scope | ServerRegistry.Requirements> =>
+  options: ServerRegistry.Options,
+  instances: Effect.Effect<Instances, never, R>
+): Effect.Effect<Hosting, never, Scope.Scope | ServerRegistry.Requirements | R> =>
   Effect.gen(function*() {
     const calls = Calls.make()
     const services = yield* Calls.hostServices(calls, yield* Host.services())
-    const local = yield* ServerRegistry.make(options).pipe(
-      Effect.provideService(Host.Sampling, services.sampling),
-      Effect.provideService(Host.Elicitation, services.elicitation),
-      Effect.provideService(Host.Roots, services.roots)
-    )
+    const toCallers = <A, E, R2>(effect: Effect.Effect<A, E, R2>) =>
+      effect.pipe(
+        Effect.provideService(Host.Sampling, services.sampling),
+        Effect.provideService(Host.Elicitation, services.elicitation),
+        Effect.provideService(Host.Roots, services.roots)
+      )
+    const local = yield* toCallers(ServerRegistry.make(options))
+    const made = yield* toCallers(instances)
     const lock = yield* Effect.makeSemaphore(1)
     const specs = new Map<string, ServerSpec.ServerSpec>()
     const hosted = new Set<string>()
@@ -71,7 +85,7 @@ export const makeHosting = (
         Effect.asVoid
       )
     )
-    return { runner, local, specs, hosted, calls, sync }
+    return { runner, local, specs, hosted, calls, sync, instances: made }
   })
 
 const sqlFailure = (server: string) => (error: unknown) =>
@@ -104,6 +118,7 @@ type FollowPayload = typeof Follow.payloadSchema.Type
 const ms = (value: number | undefined) => value === undefined ? undefined : Duration.millis(value)
 
 // A call's events: claimed first, then run with the callbacks that tell its caller.
+// `hosting.local` runs the server: the runner's registry, or a principal's instance's.
 const call = (hosting: Hosting, server: string, payload: CallPayload) =>
   Calls.stream(hosting.calls, server, payload.callId, payload.tells, (callbacks) =>
     Effect.gen(function*() {
@@ -172,6 +187,41 @@ const publish = (hosting: Hosting, server: string) =>
 const missing = (server: string, runner: string) =>
   McpError.config(server, { message: `runner ${runner} has no config for this server` })
 
+type Local = ServerRegistry.ServerRegistry
+
+/**
+ * The entity's handlers for `server`, each run by `on` with the registry that runs it (or its
+ * failure: no config, no instance).
+ */
+export const handlers = (
+  hosting: Hosting,
+  server: string,
+  on: <A, R>(f: (local: Local) => Effect.Effect<A, McpError.McpError, R>) => Effect.Effect<A, McpError.McpError, R>
+) =>
+  ServerEntity.of({
+    Ensure: () => on(() => Effect.void),
+    Call: ({ payload }) => Stream.unwrap(on((local) => Effect.succeed(call({ ...hosting, local }, server, payload)))),
+    Follow: ({ payload }) =>
+      Stream.unwrap(on((local) => Effect.succeed(follow({ ...hosting, local }, server, payload)))),
+    // An answer finds its call among this runner's, whichever entity runs it.
+    Answer: ({ payload }) => Calls.answer(hosting.calls, payload.callId, payload.requestId, payload),
+    Read: ({ payload }) => on((local) => local.readResource(server, payload.uri)),
+    GetPrompt: ({ payload }) => on((local) => local.getPrompt(server, payload.name, payload.args)),
+    Complete: ({ payload }) =>
+      on((local) =>
+        local.complete(
+          server,
+          payload.ref as Parameters<Local["complete"]>[1],
+          payload.argument,
+          payload.context as Parameters<Local["complete"]>[3]
+        )
+      ),
+    Control: ({ payload }) =>
+      on((local) =>
+        payload.command === "approve" ? local.approveTool(server, payload.tool ?? "") : local[payload.command](server)
+      )
+  })
+
 /** The server entity's handlers on this runner; entities never stop for being idle. */
 export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Sharding.Sharding | SqlClient.SqlClient> =>
   ServerEntity.toLayer(
@@ -193,31 +243,7 @@ export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Shardin
         yield* hosting.sync
         yield* publish(hosting, server)
       }
-      const guard = <A, R>(effect: Effect.Effect<A, McpError.McpError, R>) =>
-        known ? effect : Effect.fail(missing(server, hosting.runner))
-      const guarded = <A, R>(stream: Stream.Stream<A, McpError.McpError, R>) =>
-        known ? stream : Stream.fail(missing(server, hosting.runner))
-      return ServerEntity.of({
-        Ensure: () => guard(Effect.void),
-        Call: ({ payload }) => guarded(call(hosting, server, payload)),
-        Follow: ({ payload }) => guarded(follow(hosting, server, payload)),
-        Answer: ({ payload }) => Calls.answer(hosting.calls, payload.callId, payload.requestId, payload),
-        Read: ({ payload }) => guard(local.readResource(server, payload.uri)),
-        GetPrompt: ({ payload }) => guard(local.getPrompt(server, payload.name, payload.args)),
-        Complete: ({ payload }) =>
-          guard(local.complete(
-            server,
-            payload.ref as Parameters<ServerRegistry.ServerRegistry["complete"]>[1],
-            payload.argument,
-            payload.context as Parameters<ServerRegistry.ServerRegistry["complete"]>[3]
-          )),
-        Control: ({ payload }) =>
-          guard(
-            payload.command === "approve"
-              ? local.approveTool(server, payload.tool ?? "")
-              : local[payload.command](server)
-          )
-      })
+      return handlers(hosting, server, (f) => known ? f(local) : Effect.fail(missing(server, hosting.runner)))
     }),
     { maxIdleTime: Duration.infinity, concurrency: "unbounded", disableFatalDefects: true }
   )

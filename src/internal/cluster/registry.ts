@@ -29,6 +29,7 @@ import * as Secrets from "../secrets.js"
 import * as Directory from "./directory.js"
 import { ServerEntity } from "./entity.js"
 import * as Host from "./host.js"
+import * as Instance from "./instance.js"
 import * as Routes from "./routes.js"
 import * as Store from "./store.js"
 
@@ -38,6 +39,7 @@ export interface Settings {
   readonly readyTimeout: Duration.Duration
   readonly requestTimeout: Duration.Duration
   readonly refreshInterval: Duration.DurationInput
+  readonly instanceIdleTime: Duration.DurationInput
   /** The runner's address and its local registry, when this process hosts entities. */
   readonly hosting: Host.Hosting | undefined
 }
@@ -111,14 +113,27 @@ export const make = (
     const naming: Catalog.Naming = { ...Catalog.defaultNaming, ...settings.registry.naming }
     const directory = yield* Directory.make({ naming, refreshInterval: settings.refreshInterval })
     const client = yield* ServerEntity.client
-    // The caller's side of its calls: what their servers ask is answered by these.
-    const routes = Routes.make({ ...settings, directory, client, host: yield* McpHost.services() })
     const specs = yield* SubscriptionRef.make<ReadonlyArray<ServerSpec.ServerSpec>>([])
+    // The servers that run one instance per principal, as this process's config says.
+    const perPrincipal = { current: new Set<string>() }
+    // The caller's side of its calls: what their servers ask is answered by `host`.
+    const routes = Routes.make({
+      ...settings,
+      directory,
+      client,
+      host: yield* McpHost.services(),
+      instances: yield* Instance.InstanceEntity.client,
+      perPrincipal: (server) => perPrincipal.current.has(server)
+    })
     const hosting = settings.hosting
     if (hosting !== undefined) {
       const context = yield* Effect.context<Sharding.Sharding | SqlClient.SqlClient>()
       yield* Layer.buildWithScope(
-        Layer.mergeAll(Host.entityLayer(hosting), desiredSingleton(specs)).pipe(
+        Layer.mergeAll(
+          Host.entityLayer(hosting),
+          Instance.layer(hosting, settings.instanceIdleTime),
+          desiredSingleton(specs)
+        ).pipe(
           Layer.provide(Layer.succeedContext(context))
         ),
         yield* Effect.scope
@@ -131,6 +146,7 @@ export const make = (
       Stream.runForEach((current) =>
         Effect.sync(() => {
           maskers.current = new Map(current.map((spec) => [spec.name, Secrets.make(ServerSpec.secrets(spec))]))
+          perPrincipal.current = new Set(current.filter((spec) => spec.perPrincipal === true).map((spec) => spec.name))
         })
       ),
       Effect.forkScoped

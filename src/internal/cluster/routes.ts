@@ -22,14 +22,22 @@ import { randomUUID } from "../crypto.js"
 import { traced } from "../traced.js"
 import type * as Directory from "./directory.js"
 import type { CallEvent, ServerEntity } from "./entity.js"
+import * as Instance from "./instance.js"
 import * as Relay from "./relay.js"
 
 type Client = Effect.Effect.Success<typeof ServerEntity.client>
 
-/** What the routes need: the directory, the entity client, this process's host services, the default limits. */
+/**
+ * What the routes need: the directory, the entity clients, this process's host services, the
+ * default limits.
+ */
 export interface RouteOptions {
   readonly directory: Directory.Directory
   readonly client: Client
+  /** The client of per-principal instances (`instance.ts`), the same messages. */
+  readonly instances: Client
+  /** Whether `server` runs one instance per principal. */
+  readonly perPrincipal: (server: string) => boolean
   readonly host: Host.Services
   readonly readyTimeout: Duration.Duration
   readonly requestTimeout: Duration.Duration
@@ -59,13 +67,15 @@ const sender = (options: RouteOptions) => {
         name: server,
         suggestions: Catalog.suggest(server, directory.entries().keys())
       }))
+  // `entity`: a principal's instance instead of the server's entity.
   return <A>(
     server: string,
     message: (entity: ReturnType<Client>) => Effect.Effect<unknown, unknown>,
-    bound: Duration.Duration
+    bound: Duration.Duration,
+    entity?: ReturnType<Client>
   ) =>
     known(server).pipe(
-      Effect.zipRight(Effect.suspend(() => message(client(server)))),
+      Effect.zipRight(Effect.suspend(() => message(entity ?? client(server)))),
       Effect.mapError(clusterFailure(server)),
       Effect.timeoutFail({
         duration: bound,
@@ -93,7 +103,8 @@ export const make = (options: RouteOptions) => {
     server: string,
     callbacks: Relay.Callbacks | undefined,
     bound: Duration.Duration,
-    events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>
+    events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>,
+    target?: ReturnType<Client>
   ) => {
     const callId = randomUUID()
     // A stream whose runner is lost ends interrupted, where a plain reply is sent again by the
@@ -111,33 +122,46 @@ export const make = (options: RouteOptions) => {
             : Effect.failCause(cause)
         )
       )
-    return send<McpSchema.CallToolResult>(server, once, bound)
+    return send<McpSchema.CallToolResult>(server, once, bound, target)
   }
+
+  // A per-principal server's call goes to the caller's own instance, and never without one.
+  const entityOf = (server: string, principal: string | undefined) =>
+    !options.perPrincipal(server)
+      ? Effect.succeed(options.client(server))
+      : principal === undefined
+      ? Effect.fail(McpError.unavailable(server, {
+        state: directory.entries().get(server)?.status.state._tag ?? "Pending",
+        message: "runs one instance per principal: a call needs an authenticated caller (an OAuth subject)"
+      }))
+      : Effect.succeed(options.instances(Instance.instanceId(server, principal)))
 
   const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
     (server, tool, args, callOptions) =>
-      streamed(
-        server,
-        callOptions,
-        callOptions?.maxTotalTimeout === undefined
-          ? limit(options, callOptions?.readyTimeout, callOptions?.timeout)
-          : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1)),
-        (entity, callId) =>
-          entity.Call({
-            callId,
-            tool,
-            args,
-            readyTimeout: millis(callOptions?.readyTimeout),
-            timeout: millis(callOptions?.timeout),
-            maxTotalTimeout: millis(callOptions?.maxTotalTimeout),
-            resetTimeoutOnProgress: callOptions?.resetTimeoutOnProgress,
-            task: callOptions?.task,
-            progressToken: callOptions?.progressToken,
-            meta: callOptions?.meta,
-            stateful: callOptions?.stateful,
-            tells: Relay.tellsOf(callOptions)
-          })
-      )
+      Effect.flatMap(entityOf(server, callOptions?.principal), (target) =>
+        streamed(
+          server,
+          callOptions,
+          callOptions?.maxTotalTimeout === undefined
+            ? limit(options, callOptions?.readyTimeout, callOptions?.timeout)
+            : Duration.sum(Duration.decode(callOptions.maxTotalTimeout), Duration.seconds(1)),
+          (entity, callId) =>
+            entity.Call({
+              callId,
+              tool,
+              args,
+              readyTimeout: millis(callOptions?.readyTimeout),
+              timeout: millis(callOptions?.timeout),
+              maxTotalTimeout: millis(callOptions?.maxTotalTimeout),
+              resetTimeoutOnProgress: callOptions?.resetTimeoutOnProgress,
+              task: callOptions?.task,
+              progressToken: callOptions?.progressToken,
+              meta: callOptions?.meta,
+              stateful: callOptions?.stateful,
+              tells: Relay.tellsOf(callOptions)
+            }),
+          target
+        ))
   )
 
   // Unbounded, as a task followed in one process is: interrupting it cancels the task.

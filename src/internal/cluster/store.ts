@@ -2,7 +2,9 @@
  * The cluster's own tables in PostgreSQL, beside @effect/cluster's: `mcp_fleet_servers` (one
  * row per configured server: its digest, the runner hosting it, its status and its lists, for
  * every replica to read) and `mcp_fleet_calls` (each routed call's claim, taken before the
- * tool runs). Changes are told on the `mcp_fleet` channel with `SELECT pg_notify(...)`
+ * tool runs), `mcp_fleet_credentials` (the token store of per-principal instances: each
+ * (server, principal)'s credentials, a JSON object of names to values) and
+ * `mcp_fleet_instances` (the per-principal instances running now). Changes are told on the `mcp_fleet` channel with `SELECT pg_notify(...)`
  * (`PgClient.notify` is broken in sql-pg 0.53); a listener re-reads the rows, never trusts a
  * payload.
  *
@@ -47,6 +49,20 @@ export const migrate: Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient
       tool text NOT NULL,
       runner text NOT NULL,
       claimed_at timestamptz NOT NULL DEFAULT now()
+    )`
+    yield* sql`CREATE TABLE IF NOT EXISTS mcp_fleet_credentials (
+      server text NOT NULL,
+      principal text NOT NULL,
+      credentials jsonb NOT NULL,
+      PRIMARY KEY (server, principal)
+    )`
+    yield* sql`CREATE TABLE IF NOT EXISTS mcp_fleet_instances (
+      id text PRIMARY KEY,
+      server text NOT NULL,
+      principal text NOT NULL,
+      runner text NOT NULL,
+      state text NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
     )`
   }))
 })
@@ -146,4 +162,57 @@ export const pruneClaims = (seconds: number): Effect.Effect<void, SqlError.SqlEr
       sql`DELETE FROM mcp_fleet_calls WHERE claimed_at < now() - make_interval(secs => ${seconds})`.pipe(
         Effect.asVoid
       )
+  )
+
+/** One per-principal instance running now, as its runner wrote it. */
+export interface InstanceRow {
+  readonly server: string
+  readonly principal: string
+  readonly runner: string
+  readonly state: string
+}
+
+/** `principal`'s credentials for `server` in the token store, if it has any. */
+export const readCredentials = (
+  server: string,
+  principal: string
+): Effect.Effect<Readonly<Record<string, string>> | undefined, SqlError.SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ credentials: Record<string, string> }>`SELECT credentials FROM mcp_fleet_credentials
+      WHERE server = ${server} AND principal = ${principal}`
+    return row?.credentials
+  })
+
+/** Writes (or updates) the row of the instance `id` this runner hosts. */
+export const writeInstance = (
+  id: string,
+  row: InstanceRow
+): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`INSERT INTO mcp_fleet_instances (id, server, principal, runner, state, updated_at)
+      VALUES (${id}, ${row.server}, ${row.principal}, ${row.runner}, ${row.state}, now())
+      ON CONFLICT (id) DO UPDATE SET runner = EXCLUDED.runner, state = EXCLUDED.state, updated_at = now()`.pipe(
+        Effect.asVoid
+      )
+  )
+
+/** Deletes the row of the instance `id`, when `runner` wrote it (the instance ended there). */
+export const deleteInstance = (
+  id: string,
+  runner: string
+): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`DELETE FROM mcp_fleet_instances WHERE id = ${id} AND runner = ${runner}`.pipe(Effect.asVoid)
+  )
+
+/** Every per-principal instance running now, by server and principal. */
+export const readInstances: Effect.Effect<ReadonlyArray<InstanceRow>, SqlError.SqlError, SqlClient.SqlClient> = Effect
+  .flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<InstanceRow>`SELECT server, principal, runner, state FROM mcp_fleet_instances ORDER BY server, principal`
   )

@@ -11,6 +11,7 @@ import type * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { ServerState } from "../../ServerState.js"
+import type * as Store from "./store.js"
 
 const encodeError = Schema.encodeSync(McpError.McpError)
 const decodeError = Schema.decodeUnknownOption(McpError.McpError)
@@ -88,3 +89,15 @@ export const listsOf = (catalog: Catalog.Catalog, server: string): Catalog.Serve
   templates: catalog.templates.filter((entry) => entry.server === server).map((entry) => entry.template),
   prompts: catalog.prompts.filter((entry) => entry.server === server).map((entry) => entry.prompt)
 })
+
+/** The per-principal instances' rows, by server (in their order). */
+export const instancesIn = (
+  rows: ReadonlyArray<Store.InstanceRow>
+): ReadonlyMap<string, ReadonlyArray<ServerRegistry.PrincipalInstance>> => {
+  const byServer = new Map<string, Array<ServerRegistry.PrincipalInstance>>()
+  for (const row of rows) {
+    const instance = { principal: row.principal, runner: row.runner, state: row.state as ServerState["_tag"] }
+    byServer.set(row.server, [...(byServer.get(row.server) ?? []), instance])
+  }
+  return byServer
+}

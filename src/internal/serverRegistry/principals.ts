@@ -40,9 +40,11 @@ export interface Principals {
 
 const keyOf = (server: string, principal: string) => `${server}\u0000${principal}`
 
-// The template's spec as `principal`'s: its credentials added to the env of a stdio server
-// or the headers of a remote one, as secrets.
-const specFor = (
+/**
+ * The template's spec as `principal`'s: its credentials added to the env of a stdio server
+ * or the headers of a remote one, as secrets (a cluster's instances too).
+ */
+export const specFor = (
   spec: ServerSpec.ServerSpec,
   principal: string,
   credentials: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
