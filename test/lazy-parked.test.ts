@@ -55,17 +55,24 @@ const heldCache = (specs: ReadonlyArray<ServerSpec.ServerSpec>) =>
 const toolNames = (fleet: ServerRegistry.ServerRegistry) =>
   Effect.map(SubscriptionRef.get(fleet.catalog), (catalog) => catalog.tools.map((entry) => entry.name).sort())
 
+// A registry on `cache`, its events subscribed to before `servers` start.
+const started = (servers: ReadonlyArray<ServerSpec.ServerSpec>, cache: CatalogCache.CatalogCache) =>
+  Effect.gen(function*() {
+    const fleet = yield* ServerRegistry.make({ pinning: "quarantine" }).pipe(
+      Effect.provide(Platform),
+      Effect.provideService(CatalogCache.CatalogCache, cache)
+    )
+    const events = yield* fleet.subscribe
+    yield* fleet.reconcile(servers)
+    return { fleet, events }
+  })
+
 describe("parked lazy servers", () => {
   it.scoped("reconcile returns before the cache is read; the server is Idle with it, unstarted; a call starts it", () =>
     Effect.gen(function*() {
       const docs = lazyFake("docs")
       const held = yield* heldCache([docs])
-      const fleet = yield* ServerRegistry.make({ pinning: "quarantine" }).pipe(
-        Effect.provide(Platform),
-        Effect.provideService(CatalogCache.CatalogCache, held.cache)
-      )
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([docs])
+      const { events, fleet } = yield* started([docs], held.cache)
       // The cache has not answered: the server is not Idle yet, and lists nothing.
       expect((yield* fleet.status)[0]!.state._tag).toBe("Pending")
       expect(yield* toolNames(fleet)).toEqual([])
@@ -85,12 +92,7 @@ describe("parked lazy servers", () => {
     Effect.gen(function*() {
       const docs = lazyFake("docs")
       const held = yield* heldCache([docs])
-      const fleet = yield* ServerRegistry.make({}).pipe(
-        Effect.provide(Platform),
-        Effect.provideService(CatalogCache.CatalogCache, held.cache)
-      )
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([docs])
+      const { events, fleet } = yield* started([docs], held.cache)
       const call = yield* Effect.fork(fleet.callServerTool("docs", "echo", { n: 2 }))
       yield* held.open
       yield* until(events, stateOf("docs", "Ready"))
@@ -104,12 +106,7 @@ describe("parked lazy servers", () => {
       const docs = lazyFake("docs")
       const held = yield* heldCache([docs])
       yield* held.open
-      const fleet = yield* ServerRegistry.make({}).pipe(
-        Effect.provide(Platform),
-        Effect.provideService(CatalogCache.CatalogCache, held.cache)
-      )
-      const events = yield* fleet.subscribe
-      yield* fleet.reconcile([docs])
+      const { events, fleet } = yield* started([docs], held.cache)
       yield* until(events, stateOf("docs", "Idle"))
       yield* fleet.reconcile([])
       yield* until(events, stateOf("docs", "Stopped"))
