@@ -396,7 +396,12 @@ export const make = (
     // A lazy server never cached fills the cache once the others have settled.
     const fills = yield* Lazy.makeFillSlots((isOther) =>
       Effect.suspend(() =>
-        awaitActors([...actors.values()].filter((actor) => isOther(actor.spec)), "settled", "30 seconds")
+        awaitActors(
+          [...actors.values()].filter((actor) => isOther(actor.spec)),
+          "settled",
+          "30 seconds",
+          PubSub.subscribe(pubsub)
+        )
       ).pipe(Effect.ignore)
     )
     const actorOptions = {
@@ -437,7 +442,7 @@ export const make = (
           for (const name of target) yield* actorOf(name)
         }
         const waiting = [...actors.values()].filter((actor) => isTarget(target, actor))
-        yield* awaitActors(waiting, target, awaitOptions.timeout ?? "30 seconds")
+        yield* awaitActors(waiting, target, awaitOptions.timeout ?? "30 seconds", PubSub.subscribe(pubsub))
       })
     )
 

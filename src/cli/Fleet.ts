@@ -244,7 +244,12 @@ export const follow = (
   Effect.gen(function*() {
     yield* announce(settings)
     yield* Trust.ensure(settings)
-    const registry = yield* makeRegistry(settings, yield* samplingCommand(settings), host)
+    // The files are read once more below: a fleet answered by `host` has no use for `sampling`.
+    const registry = yield* makeRegistry(
+      settings,
+      host === undefined ? yield* samplingCommand(settings) : undefined,
+      host
+    )
     const { loaded, policy } = yield* FleetConfig.syncWithPolicy({
       paths: settings.paths,
       admit: yield* Trust.admit(settings),
@@ -252,7 +257,8 @@ export const follow = (
       onWarning: warn
     }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     yield* maskLogs(loaded)
-    yield* forgetGonePins(settings, loaded)
+    // Beside the servers' start, not before it: it reads every pins file there is.
+    yield* Effect.forkScoped(forgetGonePins(settings, loaded))
     return { registry, loaded, policy }
   })
 

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import type * as Catalog from "../../Catalog.js"
 import * as CatalogCache from "../../CatalogCache.js"
 import type * as ServerSpec from "../../ServerSpec.js"
-import * as ToolPins from "../../ToolPins.js"
+import type * as ToolPins from "../../ToolPins.js"
 
 /**
  * One server's side of the cache.
@@ -29,15 +29,20 @@ const textOf = (lists: Catalog.ServerLists) =>
   JSON.stringify([lists.tools, lists.resources, lists.templates, lists.prompts])
 
 /**
- * The link of a server to `cache`.
+ * The link of a server to `cache`, under its `identity` (`ToolPins.identity(spec)`, taken
+ * once per actor: a digest each).
  */
-export const link = (spec: ServerSpec.ServerSpec, cache: CatalogCache.CatalogCache): CacheLink => {
-  const identity = ToolPins.identity(spec)
+export const link = (
+  spec: ServerSpec.ServerSpec,
+  identity: ToolPins.Identity,
+  cache: CatalogCache.CatalogCache
+): CacheLink => {
   const digest = CatalogCache.digest(spec)
   let held: string | undefined
   return {
-    restore: Effect.map(CatalogCache.lookup(cache, spec), (entry) => {
-      if (entry === undefined) return undefined
+    // As CatalogCache.lookup, with the identity and digest at hand.
+    restore: Effect.map(cache.load(identity), (entry) => {
+      if (entry === undefined || entry.digest !== digest) return undefined
       held = textOf(entry.lists)
       return entry.lists
     }),

@@ -1,6 +1,8 @@
 /**
  * The registry's servers kept equal to a desired set (internal to the registry): a new spec
- * gets an actor whose supervision fiber runs in the registry's Scope, a removed server is
+ * gets an actor whose supervision fiber runs in the registry's Scope (a lazy one with cached
+ * lists is parked instead, Idle with them, until its first use: `ServerActor.park`, so a
+ * hundred lazy servers cost no fiber at start), a removed server is
  * stopped (its lists cleared, so the catalog loses them), and a changed one is replaced —
  * its process ended before its successor starts, its lists carried over so only real
  * differences are published. One reconcile at a time.
@@ -9,12 +11,16 @@
  */
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
+import { identity } from "effect/Function"
 import type * as Scope from "effect/Scope"
 import type * as Catalog from "../../Catalog.js"
 import type { ReconcileResult, Requirements } from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import { plan } from "./reconcilePlan.js"
 import * as ServerActor from "./serverActor.js"
+
+// How many lazy servers read their cached lists at once.
+const RESTORES_AT_ONCE = 16
 
 /**
  * Makes the reconcile of a registry whose running actors are `actors` (kept current here);
@@ -32,19 +38,27 @@ export const make = (
 > =>
   Effect.gen(function*() {
     const fibers = yield* FiberMap.make<string>()
+    const scope = yield* Effect.scope
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
 
+    // Makes the actor of `spec` and returns how it starts (`ServerActor.park`): its loop is
+    // forked as FiberMap.run would from here, now or at a parked one's first control, unless
+    // another actor has taken its name by then.
     const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
       Effect.gen(function*() {
         const actor = yield* ServerActor.make({ ...actorOptions, spec, initialLists })
         actors.set(spec.name, actor)
-        yield* FiberMap.run(fibers, spec.name, Effect.provide(actor.run, context))
+        const runFork = yield* FiberMap.runtime(fibers)<never>()
+        return actor.park(Effect.sync(() => {
+          if (actors.get(spec.name) === actor) runFork(spec.name, Effect.provide(actor.run, context))
+        }))
       })
 
     const stop = (name: string) =>
       Effect.gen(function*() {
         const actor = actors.get(name)
+        if (actor) yield* actor.stopParked
         yield* FiberMap.remove(fibers, name)
         yield* ended(name)
         actors.delete(name)
@@ -53,10 +67,11 @@ export const make = (
 
     const replace = (spec: ServerSpec.ServerSpec) =>
       Effect.gen(function*() {
-        const previous = actors.get(spec.name)!.lists()
+        const actor = actors.get(spec.name)!
+        yield* actor.stopParked
         yield* FiberMap.remove(fibers, spec.name)
         yield* ended(spec.name)
-        yield* start(spec, previous)
+        return yield* start(spec, actor.lists())
       })
 
     return (desired: ReadonlyArray<ServerSpec.ServerSpec>) =>
@@ -68,11 +83,17 @@ export const make = (
         for (const name of duplicates) {
           yield* Effect.logWarning(`server '${name}' is configured twice; the last one is used`)
         }
-        yield* Effect.all([
+        const [, replaced, fresh] = yield* Effect.all([
           Effect.forEach(removed, stop, { concurrency: "unbounded", discard: true }),
-          Effect.forEach(changed, replace, { concurrency: "unbounded", discard: true }),
-          Effect.forEach(added, (spec) => start(spec), { discard: true })
-        ], { concurrency: "unbounded", discard: true })
+          Effect.forEach(changed, replace, { concurrency: "unbounded" }),
+          Effect.forEach(added, (spec) => start(spec))
+        ], { concurrency: "unbounded" })
+        // The starts go on in the background; lazy servers restore their cached lists a few
+        // files at a time.
+        yield* Effect.forkIn(
+          Effect.forEach([...replaced, ...fresh], identity, { concurrency: RESTORES_AT_ONCE, discard: true }),
+          scope
+        )
         return {
           added: added.map((spec) => spec.name),
           removed,

@@ -153,6 +153,8 @@ export interface Pins {
 export interface Pinned {
   readonly name: string
   readonly spec: ServerSpec.ServerSpec
+  /** `ToolPins.identity(spec)`, taken once. */
+  readonly identity: ToolPins.Identity
   readonly drifts: () => ReadonlyArray<ToolPins.Drift>
   readonly approve: (tool: string) => Effect.Effect<boolean>
   readonly recheck: Effect.Effect<void>
@@ -183,7 +185,7 @@ export const makeFleet = (
     yield* store.changes.pipe(
       Stream.runForEach((key) =>
         Effect.forEach(
-          [...actors.values()].filter((actor) => ToolPins.identity(actor.spec).key === key),
+          [...actors.values()].filter((actor) => actor.identity.key === key),
           (actor) => actor.recheck,
           { discard: true }
         )

@@ -12,6 +12,7 @@
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as MetricLabel from "effect/MetricLabel"
@@ -74,6 +75,8 @@ export interface Options {
 export interface ServerActor {
   readonly name: string
   readonly spec: ServerSpec.ServerSpec
+  /** Whose pins and catalog cache entry it has (`ToolPins.identity(spec)`, taken once). */
+  readonly identity: ToolPins.Identity
   /** The hash of the spec it runs. */
   readonly hash: string
   /** The state, with every change. */
@@ -114,6 +117,15 @@ export interface ServerActor {
   readonly clear: Effect.Effect<void>
   /** The supervision loop; it runs until interrupted, and then the server is Stopped. */
   readonly run: Effect.Effect<never, never, Requirements>
+  /**
+   * How its loop starts: `fork` (which forks `run`) at once, or for a lazy server, parked:
+   * `fork` is kept for its first control (a call's wake, a restart, enable, disable) and the
+   * returned effect restores its cached lists and shows it Idle with them, no fiber running
+   * (forking at once when nothing is cached: it fills the cache). Call it right after `make`.
+   */
+  readonly park: (fork: Effect.Effect<void>) => Effect.Effect<void>
+  /** A parked server leaving the fleet: Stopped, its loop never started. Nothing otherwise. */
+  readonly stopParked: Effect.Effect<void>
 }
 
 // Server-originated text in an event: a failed refresh's error, a log message's data.
@@ -196,7 +208,7 @@ const makeStates = (
 
 // What the server lists (`offered`), and what of it the catalog shows (`shown`): its tools
 // reviewed against their pins, the quarantined ones left out; only differences published.
-const makeLists = (options: Options, publish: Options["publish"]) =>
+const makeLists = (options: Options & { readonly identity: ToolPins.Identity }, publish: Options["publish"]) =>
   Effect.gen(function*() {
     const { spec } = options
     const name = spec.name
@@ -212,8 +224,9 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
         if (events.length === 0 && !hiddenMoved) return Effect.void
         return Effect.zipRight(options.listsChanged(name, next), Effect.forEach(events, publish, { discard: true }))
       })
+    const identity = options.identity
     const pinning = Pinning.make({
-      identity: ToolPins.identity(spec),
+      identity,
       mode: spec.pinning ?? options.pins.mode,
       store: options.pins.store,
       naming: options.pins.naming,
@@ -233,7 +246,7 @@ const makeLists = (options: Options, publish: Options["publish"]) =>
         })
       }))
     const recheck = Effect.suspend(() => offered === Catalog.emptyLists ? Effect.void : review(offered))
-    const cache = Lazy.link(spec, options.cache)
+    const cache = Lazy.link(spec, identity, options.cache)
     return {
       offered: () => offered,
       shown: () => shown,
@@ -308,14 +321,25 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     const toggle: Switch = { disabled: spec.disabled === true }
     const { info, learn, mask, masker, publish, tokens } = masking(spec, options.publish)
     const states = makeStates(name, state, publish)
-    const lists = yield* makeLists(options, publish)
+    const identity = ToolPins.identity(spec)
+    const lists = yield* makeLists({ ...options, identity }, publish)
     let connection: Transport | undefined
+    // A parked actor's fork, run by its first control.
+    let parked: Effect.Effect<void> | undefined
+    const unpark = Effect.suspend(() => {
+      const fork = parked
+      parked = undefined
+      return fork ?? Effect.void
+    })
+    const send = (c: Session.Control) => Effect.zipRight(Queue.offer(control, c), unpark)
+    // Once, whether the parked restore or the loop asks first.
+    const restore = yield* Effect.cached(lists.restore)
     const gate = CallGate.make({
       server: name,
       state,
       now: states.now,
       lastError: states.lastError,
-      wake: Queue.offer(control, "wake"),
+      wake: send("wake"),
       mask
     })
     const tasks = Tasks.make(name, masker, publish)
@@ -328,7 +352,9 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       lists: lists.offered,
       setLists: lists.setLists,
       clearLists: lists.clearLists,
-      lazy: spec.lazy === true ? { restore: lists.restore, fills: options.fills } : undefined,
+      lazy: spec.lazy === true
+        ? { restore, fills: options.fills, idle: () => states.now()._tag === "Idle" }
+        : undefined,
       setState: states.setState,
       mark: states.mark,
       setConnection: (transport) => connection = transport,
@@ -339,11 +365,11 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       auth,
       fallback: { version: undefined }
     }
-    const send = (c: Session.Control) => Queue.offer(control, c).pipe(Effect.asVoid)
 
     return {
       name,
       spec,
+      identity,
       hash: ServerSpec.hash(spec),
       state,
       status: statusOf(spec, { states, shown: lists.shown, gate, connection: () => connection, info, tasks }),
@@ -368,6 +394,24 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       enable: Effect.zipRight(Effect.sync(() => toggle.disabled = false), send("enable")),
       disable: Effect.zipRight(Effect.sync(() => toggle.disabled = true), send("disable")),
       clear: lists.clear,
-      run: Secrets.maskLogs(masker)(supervise(core, { ...options.restart, ...spec.restart }, toggle))
+      run: Secrets.maskLogs(masker)(supervise(core, { ...options.restart, ...spec.restart }, toggle)),
+      park: (fork) => {
+        if (spec.lazy !== true || toggle.disabled || spec.problem !== undefined) return fork
+        parked = fork
+        return Effect.flatMap(restore, (cached) =>
+          Effect.flatMap(Clock.currentTimeMillis, (since) => {
+            if (parked === undefined) return Effect.void
+            if (!cached) return unpark
+            // Marked at once: a loop started from here on finds it Idle already.
+            const idle = ServerState.Idle({ since, lazy: true })
+            states.mark(idle)
+            return states.setState(idle)
+          }))
+      },
+      stopParked: Effect.suspend(() => {
+        if (parked === undefined) return Effect.void
+        parked = undefined
+        return states.setState(ServerState.Stopped())
+      })
     } satisfies ServerActor
   })

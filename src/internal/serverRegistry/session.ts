@@ -57,8 +57,15 @@ export interface Core {
   readonly setLists: (lists: Catalog.ServerLists) => Effect.Effect<void>
   /** Empties the lists (a server disabled, or failed for good). */
   readonly clearLists: Effect.Effect<void>
-  /** A lazy server's: its cached lists restored (false when there are none), and its fills. */
-  readonly lazy: { readonly restore: Effect.Effect<boolean>; readonly fills: FillSlots } | undefined
+  /**
+   * A lazy server's: its cached lists restored (false when there are none; restored once),
+   * its fills, and whether it is Idle already (parked with them before its loop started).
+   */
+  readonly lazy: {
+    readonly restore: Effect.Effect<boolean>
+    readonly fills: FillSlots
+    readonly idle: () => boolean
+  } | undefined
   /** Sets the state and publishes it. */
   readonly setState: (state: ServerState) => Effect.Effect<void>
   /** Sets the state status and calls see, at once; a `setState` of it publishes it after. */

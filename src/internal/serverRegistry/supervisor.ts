@@ -229,7 +229,7 @@ const lazyStart = (
 ) =>
   Effect.gen(function*() {
     const cached = yield* lazy.restore
-    yield* core.setState(cached ? yield* idleState(core) : ServerState.Pending())
+    if (!(cached && lazy.idle())) yield* core.setState(cached ? yield* idleState(core) : ServerState.Pending())
     if (!cached) {
       const early = yield* Effect.raceFirst(
         Effect.as(lazy.fills.othersSettled, undefined),

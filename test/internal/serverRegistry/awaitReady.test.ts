@@ -1,21 +1,32 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as PubSub from "effect/PubSub"
 import * as TestClock from "effect/TestClock"
 import { awaitReady, isTarget } from "../../../src/internal/serverRegistry/awaitReady.js"
 import type { ServerActor } from "../../../src/internal/serverRegistry/serverActor.js"
 import * as McpError from "../../../src/McpError.js"
+import { RegistryEvent } from "../../../src/RegistryEvent.js"
 import { ServerState } from "../../../src/ServerState.js"
 import { failure } from "../../../src/testing/Results.js"
 
-// Just what awaitReady reads of an actor: its name, spec, state and status.
+// The registry's events, one hub for every actor: awaitReady reads the states again
+// whenever some come.
+const pubsub = Effect.runSync(PubSub.unbounded<RegistryEvent>())
+
+// Just what awaitReady reads of an actor: its name, spec and status; a change of its state is
+// published as the registry does.
 const actor = (name: string, extra: { required?: boolean; disabled?: boolean } = {}) =>
-  Effect.map(SubscriptionRef.make<ServerState>(ServerState.Connecting({ attempt: 1, since: 0 })), (state) => {
+  Effect.sync(() => {
     let now: ServerState = ServerState.Connecting({ attempt: 1, since: 0 })
-    const set = (next: ServerState) => Effect.zipRight(Effect.sync(() => now = next), SubscriptionRef.set(state, next))
-    const fake = { name, spec: { name, ...extra }, state, status: () => ({ state: now }) } as unknown as ServerActor
-    return { actor: fake, set }
+    const set = (next: ServerState) =>
+      Effect.suspend(() => {
+        const previous = now
+        now = next
+        return PubSub.publish(pubsub, RegistryEvent.ServerStateChanged({ server: name, state: next, previous }))
+      })
+    const fake = { name, spec: { name, ...extra }, status: () => ({ state: now }) } as unknown as ServerActor
+    return { actor: fake, set, events: PubSub.subscribe(pubsub) }
   })
 
 const ready = ServerState.Ready({ protocolVersion: "2025-11-25", serverInfo: { name: "x", version: "1" }, since: 0 })
@@ -34,7 +45,7 @@ describe("awaitReady", () => {
     Effect.gen(function*() {
       const a = yield* actor("a")
       const b = yield* actor("b")
-      const waiting = yield* Effect.fork(awaitReady([a.actor, b.actor], "required", "1 second"))
+      const waiting = yield* Effect.fork(awaitReady([a.actor, b.actor], "required", "1 second", a.events))
       yield* a.set(ready)
       yield* b.set(ready)
       yield* Fiber.join(waiting)
@@ -44,22 +55,22 @@ describe("awaitReady", () => {
     Effect.gen(function*() {
       const a = yield* actor("a")
       yield* a.set(ServerState.Disabled())
-      const error = failure(yield* Effect.exit(awaitReady([a.actor], "required", "1 second")))
+      const error = failure(yield* Effect.exit(awaitReady([a.actor], "required", "1 second", a.events)))
       expect(error.server).toBe("a")
       expect(error.reason).toMatchObject({ _tag: "Unavailable", state: "Disabled" })
-      yield* awaitReady([a.actor], "settled", "1 second")
+      yield* awaitReady([a.actor], "settled", "1 second", a.events)
     }))
 
   it.effect("names one laggard as the server, several only in the message", () =>
     Effect.gen(function*() {
       const a = yield* actor("a")
       const b = yield* actor("b")
-      const one = yield* Effect.fork(Effect.exit(awaitReady([a.actor], "required", "1 second")))
+      const one = yield* Effect.fork(Effect.exit(awaitReady([a.actor], "required", "1 second", a.events)))
       yield* TestClock.adjust("1 second")
       const late = failure(yield* Fiber.join(one))
       expect(late.server).toBe("a")
       expect(late.message).toBe("server 'a': not ready in time: 'a' is Connecting for 1.0 s")
-      const two = yield* Effect.fork(Effect.exit(awaitReady([a.actor, b.actor], "required", "1 second")))
+      const two = yield* Effect.fork(Effect.exit(awaitReady([a.actor, b.actor], "required", "1 second", a.events)))
       yield* TestClock.adjust("1 second")
       const both = failure(yield* Fiber.join(two))
       expect(both.server).toBeUndefined()
