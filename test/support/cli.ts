@@ -216,6 +216,19 @@ export const marked = <E extends Record<string, unknown>>(entry: E, mark: string
   env: { ...(entry.env as Record<string, string> | undefined), [MARK]: mark }
 })
 
+/**
+ * The real servers from npm of a CLI test's config, carrying `mark`: server-memory, with its
+ * graph in a temp folder of its own, and server-everything (the wrapper that ends with its stdin).
+ */
+export const realServers = (mark: string) => ({
+  memory: marked({
+    command: process.execPath,
+    args: [SERVERS.memory],
+    env: { MEMORY_FILE_PATH: path.join(tempDir(), "memory.jsonl") }
+  }, mark),
+  everything: marked({ command: process.execPath, args: [SERVERS.everything, "stdio"] }, mark)
+})
+
 /** A config file's text with the given servers under `mcpServers`. */
 export const config = (servers: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ ...extra, mcpServers: servers }, null, 2)
