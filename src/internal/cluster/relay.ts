@@ -83,7 +83,10 @@ export const follow = <E>(
     // Answers in flight end with the call.
     const answering = yield* FiberSet.make()
     let result: McpSchema.CallToolResult | undefined
-    yield* Stream.runForEach(events, (event): Effect.Effect<void> => {
+    // The result ends the call here: the stream's own end would cost the runner another
+    // round trip (the chunk's acknowledgement, then its exit).
+    const untilResult = Stream.takeUntil(events, (event) => event._tag === "Result")
+    yield* Stream.runForEach(untilResult, (event): Effect.Effect<void> => {
       switch (event._tag) {
         case "Progress":
           return callbacks?.onProgress?.({ progress: event.progress, total: event.total, message: event.message }) ??
