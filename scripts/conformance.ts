@@ -36,7 +36,7 @@
  * @module
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -395,7 +395,10 @@ if (only.length > 0) {
 }
 
 const seconds = Math.round((Date.now() - started) / 1000)
-console.log(`\nconformance (${seconds} s; logs in ${outDir}):`)
+// The logs are kept for a run with a problem to look into, and removed after a clean one.
+if (problems.length === 0) rmSync(outDir, { recursive: true, force: true })
+const logs = problems.length === 0 ? "logs removed: nothing to look into" : `logs in ${outDir}`
+console.log(`\nconformance (${seconds} s; ${logs}):`)
 for (const summary of summaries) console.log(`  ${summary}`)
 console.log(`  ${problems.length} problem(s)`)
 for (const problem of problems) console.log(`  ${problem}`)
