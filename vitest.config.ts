@@ -13,6 +13,8 @@ export default defineConfig({
     // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs); PostgreSQL is
     // the machine's, or one started from npm when nothing answers (test/support/postgresSetup.ts).
     globalSetup: ["test/support/globalSetup.ts", "test/support/postgresSetup.ts"],
+    // The guards below again at each file's start, from the load then.
+    setupFiles: ["test/support/guardSetup.ts"],
     // Servers' and the fleet's logs are part of what a failing test shows, and noise otherwise.
     silent: "passed-only",
     testTimeout: guard,

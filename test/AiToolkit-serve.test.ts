@@ -1,13 +1,11 @@
 // An app's own @effect/ai toolkit served as MCP tools (AiToolkit.toolItems): McpServer serves
 // the items, our McpClient calls them over a Memory pair. The schemas listed are the ones a
 // provider is sent, arguments are decoded by the parameters schema (bad ones refused), and a
-// success, a failure and a defect each become the result they should. Then examples/app-server.ts
-// as a real stdio server: the official SDK client and our CLI list and call its tools.
+// success, a failure and a defect each become the result they should. examples/app-server.ts as
+// a real stdio server is test/e2e/app-server.test.ts.
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -15,16 +13,10 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { randomUUID } from "node:crypto"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as AiToolkit from "../src/AiToolkit.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpServer from "../src/McpServer.js"
 import { Transport } from "../src/Transport.js"
-import { config, MARK, marked, run, tempDir } from "./support/cli.js"
-import { hangGuard } from "./support/guard.js"
-import { survivors, waitGone } from "./support/processes.js"
 
 class DivideByZero extends Schema.TaggedError<DivideByZero>()("DivideByZero", { dividend: Schema.Number }) {}
 
@@ -219,70 +211,4 @@ describe("AiToolkit.toolItems", () => {
       })
       expect(yield* Ref.get(old.ticks)).toBe(0)
     }))
-})
-
-// The example run with tsx, on this machine's node.
-const root = fileURLToPath(new URL("..", import.meta.url))
-const example = [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "examples/app-server.ts")]
-
-const gone = (mark: string) =>
-  Effect.runPromise(Effect.suspend(() => {
-    const pids = survivors(MARK, mark).map((line) => Number(line.split(" ")[0]))
-    return waitGone(pids, 10_000)
-  }))
-
-describe("examples/app-server.ts, a real stdio server", () => {
-  it("the official SDK client lists and calls its plain and toolkit tools", async () => {
-    const mark = randomUUID()
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: example,
-      cwd: root,
-      env: { ...process.env, [MARK]: mark } as Record<string, string>,
-      stderr: "pipe"
-    })
-    let stderr = ""
-    transport.stderr?.on("data", (chunk: Buffer) => stderr += chunk.toString())
-    const client = new Client({ name: "app-server-test", version: "1.0.0" })
-    try {
-      await client.connect(transport)
-      const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name)).toEqual(["word_count", "celsius_to_fahrenheit", "add_note", "list_notes"])
-      expect(tools.find((tool) => tool.name === "add_note")).toMatchObject({
-        inputSchema: { type: "object", required: ["title", "body"] },
-        outputSchema: { type: "object", properties: { count: { type: "number" } } },
-        annotations: { destructiveHint: false }
-      })
-      const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args })
-      expect(await call("word_count", { text: "one two  three" })).toEqual({
-        content: [{ type: "text", text: "3 words" }]
-      })
-      expect(await call("celsius_to_fahrenheit", { celsius: 100 })).toEqual({
-        content: [{ type: "text", text: "212 °F" }]
-      })
-      const note = { title: "milk", body: "buy some" }
-      expect(await call("add_note", note)).toMatchObject({ structuredContent: { count: 1 } })
-      expect(await call("add_note", note)).toEqual({
-        content: [{ type: "text", text: `{"title":"milk","_tag":"DuplicateNote"}` }],
-        isError: true
-      })
-      expect(await call("list_notes", {})).toMatchObject({ structuredContent: { notes: [note] } })
-      expect(await call("word_count", { text: 3 })).toMatchObject({ isError: true })
-    } finally {
-      await client.close()
-    }
-    expect(Object.values(await gone(mark)).filter((state) => state === "alive")).toEqual([])
-    expect(stderr).toBe("")
-  }, hangGuard(60_000))
-
-  it("our CLI calls its tools as a server of the fleet", async () => {
-    const mark = randomUUID()
-    const cwd = tempDir({ ".mcp.json": config({ app: marked({ command: process.execPath, args: example }, mark) }) })
-    // One run (each starts the example with tsx): a tool of the toolkit, its structured result shown.
-    const called = await run(["call", "app", "add_note", `{"title":"milk","body":"buy some"}`, "--json"], { cwd, mark })
-    expect(called.stderr).toBe("")
-    expect(called.code).toBe(0)
-    expect(JSON.parse(called.stdout)).toMatchObject({ structuredContent: { count: 1 } })
-    expect(Object.values(await gone(mark)).filter((state) => state === "alive")).toEqual([])
-  }, hangGuard(60_000))
 })

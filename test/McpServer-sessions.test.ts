@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as McpServer from "../src/McpServer.js"
+import { hangGuard } from "./support/guard.js"
 
 const URL_ = "http://127.0.0.1/mcp"
 type Handler = (request: Request) => Promise<Response>
@@ -78,7 +79,8 @@ describe("McpServer HTTP sessions", () => {
         expect(yield* ping(handler, abandoned[0]!)).toBe(404)
         expect(yield* ping(handler, abandoned[1]!)).toBe(200)
       }),
-    { timeout: 60_000 }
+    // A thousand initializes in process: about 12 ms each on this machine at a load of 17.
+    hangGuard(60_000)
   )
 
   it.scoped("caps the sessions of one principal, ending that principal's least recently used", () =>

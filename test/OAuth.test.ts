@@ -1,8 +1,10 @@
+// The OAuth client against the fixture authorization server: discovery, registration, the code
+// grant and refresh, revocation, the file store. Two processes refreshing one rotating token is
+// test/e2e/oauth-refresh.test.ts.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as NodeOAuth from "../src/NodeOAuth.js"
@@ -29,26 +31,6 @@ const challenge = (base: string): OAuth.Refusal => ({
 })
 
 const reveal = (token: Option.Option<Redacted.Redacted<string>>) => Option.map(token, Redacted.value)
-
-// Asks for the access token in a child process sharing the store; resolves with what it printed.
-const child = (dir: string, url: string) => {
-  const proc = cp.spawn(process.execPath, ["--import", "tsx", "test/fixtures/oauth-refresh.ts", dir, url], {
-    stdio: ["pipe", "pipe", "pipe"]
-  })
-  let out = ""
-  let err = ""
-  const ready = new Promise<void>((resolve) =>
-    proc.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.startsWith("ready\n")) resolve()
-    })
-  )
-  proc.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()))
-  const done = new Promise<string>((resolve, reject) =>
-    proc.on("exit", (code) => (code === 0 ? resolve(out.slice("ready\n".length).trim()) : reject(new Error(err))))
-  )
-  return { proc, ready, done }
-}
 
 describe("OAuth", () => {
   it.scoped("authorizes after a 401: discovery, registration, PKCE code grant; then refreshes", () =>
@@ -106,24 +88,4 @@ describe("OAuth", () => {
       expect(error.message).not.toContain("at-1-secret")
       expect(String(error)).not.toContain("secret {")
     }).pipe(Effect.provide(OAuth.layerHeadless)))
-
-  it.live(
-    "two processes refreshing the same rotating token at once: one refresh reaches the server",
-    () =>
-      Effect.gen(function*() {
-        const server = yield* fixture
-        const dir = yield* tempDir()
-        const url = `${server.base}/mcp`
-        const auth = yield* OAuth.make({ server: "remote", url }).pipe(Effect.provide(NodeOAuth.layerFileStore(dir)))
-        yield* auth.recover(challenge(server.base))
-        const children = [child(dir, url), child(dir, url)]
-        yield* Effect.addFinalizer(() => Effect.sync(() => children.forEach(({ proc }) => proc.kill("SIGKILL"))))
-        yield* Effect.promise(() => Promise.all(children.map(({ ready }) => ready)))
-        for (const { proc } of children) proc.stdin.write("go\n")
-        const tokens = yield* Effect.promise(() => Promise.all(children.map(({ done }) => done)))
-        expect(tokens).toEqual(["at-2-secret", "at-2-secret"])
-        expect(server.state.refreshes).toBe(1)
-      }).pipe(Effect.scoped, Effect.provide(OAuth.layerHeadless)),
-    30_000
-  )
 })

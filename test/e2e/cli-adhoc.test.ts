@@ -2,16 +2,12 @@
 import { it as effectIt } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { MARK, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
+import { leavesNothing, MARK, run, SERVERS, tempDir } from "../support/cli.js"
 import { everything } from "../support/everything.js"
-import { survivors } from "../support/processes.js"
 
 const mark = `cli-adhoc-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 // An empty folder: there is no config file at all.
 const cli = (...args: Array<string>) => run(args, { cwd: tempDir(), mark })

@@ -3,15 +3,11 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, marked, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, marked, run, SERVERS, tempDir } from "../support/cli.js"
 
 const mark = `cli-audit-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("mcp-fleet audit", () => {
   it("verify passes a log written by calls, and finds an edit and a cut-off tail", async () => {

@@ -8,16 +8,12 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "../fixtures/oauth-server.mjs"
-import { CLI, cliEnv, config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
+import { CLI, cliEnv, config, leavesNothing, MARK, run, tempDir } from "../support/cli.js"
 import { hangGuard } from "../support/guard.js"
-import { survivors } from "../support/processes.js"
 
 const mark = `cli-auth-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("mcp-fleet auth", () => {
   it("authorizes a server in the browser, lists it without tokens, and logs out", async () => {

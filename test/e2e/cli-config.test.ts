@@ -7,26 +7,21 @@ import {
   config,
   FIXTURES,
   hasScript,
-  MARK,
+  leavesNothing,
   marked,
   realServers,
-  removeTempDirs,
   run,
   runOnTerminal,
   tempDir
 } from "../support/cli.js"
 import { hangGuard } from "../support/guard.js"
-import { survivors } from "../support/processes.js"
 
 const mark = `cli-config-${process.pid}-${Date.now()}`
 const servers = realServers(mark)
 const json = (text: string) => JSON.parse(text) as any
 
-afterAll(() => {
-  removeTempDirs()
-  // Every server any command started has ended with it.
-  expect(survivors(MARK, mark)).toEqual([])
-})
+// Every server any command started has ended with it.
+afterAll(() => leavesNothing(mark))
 
 describe("VS Code inputs", () => {
   const withInput = () =>

@@ -2,8 +2,7 @@
 // `--ready-timeout` the wait for its server to start (by default the server's readyTimeout),
 // `--max-time` the whole call.
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, run, tempDir } from "../support/cli.js"
 
 const mark = `cli-deadlines-${process.pid}-${Date.now()}`
 
@@ -17,10 +16,7 @@ const hung = {
 const cwd = tempDir({ ".mcp.json": config({ hung }) })
 const cli = (...args: Array<string>) => run(args, { cwd, mark })
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("call's deadlines", () => {
   it("waits for its server within the server's readyTimeout, not --timeout, or within --ready-timeout", async () => {

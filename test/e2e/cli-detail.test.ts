@@ -1,8 +1,7 @@
 // One tool, prompt or resource in full: `tools <name>`, `prompts <name>`, `resources <uri>`;
 // and the tools table's description column shows the description, not the title.
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, marked, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, marked, run, SERVERS, tempDir } from "../support/cli.js"
 
 const mark = `cli-detail-${process.pid}-${Date.now()}`
 const cwd = tempDir({
@@ -10,10 +9,7 @@ const cwd = tempDir({
 })
 const cli = (...args: Array<string>) => run(args, { cwd, mark })
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("details", () => {
   it("the tools table shows each tool's description", async () => {

@@ -2,8 +2,7 @@
 // command or option, the help to read, a JSON error with --json; one exit code (2) for every
 // name that does not exist; arguments checked plainly; `servers` as a health check.
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, marked, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, marked, run, SERVERS, tempDir } from "../support/cli.js"
 
 const mark = `cli-errors-${process.pid}-${Date.now()}`
 
@@ -15,10 +14,7 @@ const cwd = tempDir({ ".mcp.json": config(servers) })
 const cli = (...args: Array<string>) => run(args, { cwd, mark })
 const json = (text: string) => JSON.parse(text) as Record<string, unknown>
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("the command line", () => {
   it("serve --http with no port in range says so, also as JSON", async () => {

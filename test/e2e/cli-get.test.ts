@@ -3,17 +3,13 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, marked, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, marked, run, SERVERS, tempDir } from "../support/cli.js"
 
 const mark = `cli-get-${process.pid}-${Date.now()}`
 const SECRET = "from-the-env-5ecret"
 const LITERAL = "sk-literal-key-1234"
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const dir = tempDir()
 const crash = path.join(dir, "crash.mjs")

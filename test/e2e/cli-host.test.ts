@@ -5,8 +5,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, cliEnv, config, hasScript, MARK, marked, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { CLI, cliEnv, config, hasScript, leavesNothing, MARK, marked, run, SERVERS, tempDir } from "../support/cli.js"
 
 const mark = `cli-host-${process.pid}-${Date.now()}`
 const SAMPLER = fileURLToPath(new URL("../fixtures/sampler.mjs", import.meta.url))
@@ -18,10 +17,7 @@ const withSampling = tempDir({
 const plain = tempDir({ ".mcp.json": config({ everything }) })
 const cli = (cwd: string, ...args: Array<string>) => run(args, { cwd, mark })
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 // Runs the CLI on a terminal (through `script`) and types the next answer each time a
 // question ends with "> " or "[Y/n] "; resolves with everything the terminal showed.

@@ -3,15 +3,11 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cliEnv, MARK, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { cliEnv, leavesNothing, MARK, run, SERVERS, tempDir } from "../support/cli.js"
 
 const mark = `cli-import-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const write = (file: string, json: unknown) => {
   fs.mkdirSync(path.dirname(file), { recursive: true })

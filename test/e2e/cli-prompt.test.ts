@@ -8,20 +8,16 @@ import {
   cliEnv,
   FIXTURES,
   hasScript,
+  leavesNothing,
   MARK,
   marked,
-  removeTempDirs,
   runOnTerminal,
   tempDir
 } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
 
 const mark = `cli-prompt-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const cwd = tempDir({
   ".mcp.json": JSON.stringify({

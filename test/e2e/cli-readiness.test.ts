@@ -6,8 +6,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, cliEnv, config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { bound, survivors } from "../support/processes.js"
+import { CLI, cliEnv, config, leavesNothing, MARK, run, tempDir } from "../support/cli.js"
+import { bound } from "../support/processes.js"
 
 const mark = `cli-readiness-${process.pid}-${Date.now()}`
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url))
@@ -34,10 +34,7 @@ const timed = async (running: Promise<Awaited<ReturnType<typeof run>>>) => {
   return { ...result, ms: performance.now() - start }
 }
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("servers as a health check", () => {
   it("exits 1 naming a required server that is not ready, and shows how long it has been connecting", async () => {

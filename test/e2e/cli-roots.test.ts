@@ -4,18 +4,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, marked, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, marked, run, tempDir } from "../support/cli.js"
 
 const mark = `cli-roots-${process.pid}-${Date.now()}`
 const FILESYSTEM = fileURLToPath(
   new URL("../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", import.meta.url)
 )
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("the CLI's roots", () => {
   it("a filesystem server configured for data/ keeps to data/; --root names what it gets instead", async () => {

@@ -5,17 +5,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { cliEnv, config, MARK, removeTempDirs, run, SERVERS, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { cliEnv, config, leavesNothing, run, SERVERS, tempDir } from "../support/cli.js"
 
 const mark = `cli-search-${process.pid}-${Date.now()}`
 const saas = fileURLToPath(new URL("../fixtures/saas.mjs", import.meta.url))
 const toolset = (name: string) => fileURLToPath(new URL(`../../bench/fixtures/toolsets/${name}.json`, import.meta.url))
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const project = () => {
   const dir = tempDir({

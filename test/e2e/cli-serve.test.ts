@@ -12,27 +12,24 @@ import {
   cliEnv,
   config,
   FIXTURES,
+  leavesNothing,
   MARK,
   marked,
   realServers,
-  removeTempDirs,
   run,
   SERVERS,
   start,
   tempDir
 } from "../support/cli.js"
 import { hangGuard } from "../support/guard.js"
-import { bound, groupMembers, guardianOf, procState, survivors, within } from "../support/processes.js"
+import { bound, groupMembers, guardianOf, procState, within } from "../support/processes.js"
 
 const mark = `cli-serve-${process.pid}-${Date.now()}`
 const servers = realServers(mark)
 const json = (text: string) => JSON.parse(text) as any
 
-afterAll(() => {
-  removeTempDirs()
-  // Every server any command started has ended with it.
-  expect(survivors(MARK, mark)).toEqual([])
-})
+// Every server any command started has ended with it.
+afterAll(() => leavesNothing(mark))
 
 describe("watch", () => {
   it("prints events as they happen and follows an edit of the config", async () => {

@@ -4,16 +4,12 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, hasScript, MARK, marked, removeTempDirs, run, runOnTerminal, start, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, hasScript, leavesNothing, marked, run, runOnTerminal, start, tempDir } from "../support/cli.js"
 
 const mark = `cli-session-${process.pid}-${Date.now()}`
 const SESSION = fileURLToPath(new URL("../fixtures/session.mjs", import.meta.url))
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const dir = tempDir({ ".mcp.json": config({ session: marked({ command: process.execPath, args: [SESSION] }, mark) }) })
 const cli = (...args: Array<string>) => run(args, { cwd: dir, mark })

@@ -3,8 +3,8 @@
 // a server that ignores its stdin closing (2 s) or SIGTERM (2 s more). And `test` reports the
 // shutdown such a call sees: it declares the host features a call declares.
 import { afterAll, describe, expect, it } from "vitest"
-import { config, FIXTURES, MARK, marked, removeTempDirs, run, SERVERS, start, tempDir } from "../support/cli.js"
-import { bound, survivors } from "../support/processes.js"
+import { config, FIXTURES, leavesNothing, marked, run, SERVERS, start, tempDir } from "../support/cli.js"
+import { bound } from "../support/processes.js"
 
 const mark = `cli-shutdown-${process.pid}-${Date.now()}`
 
@@ -20,10 +20,7 @@ const cwd = tempDir({
   })
 })
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 // How long the CLI runs after printing the first stdout line that `answer` accepts.
 const afterAnswer = async (args: ReadonlyArray<string>, answer: (line: string) => boolean, budgetMs: number) => {

@@ -4,16 +4,12 @@
 // injecting stdio fixture.
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, run, tempDir } from "../support/cli.js"
 
 const mark = `cli-injection-${process.pid}-${Date.now()}`
 const fixture = fileURLToPath(new URL("../fixtures/injecting.mjs", import.meta.url))
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 // Anything that would drive a terminal: ESC, CSI (8-bit), BEL, carriage return.
 // eslint-disable-next-line no-control-regex -- control characters are what is looked for

@@ -4,16 +4,12 @@
 // the injecting stdio fixture, whose tool's description holds ANSI escapes and tag characters.
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, run, tempDir } from "../support/cli.js"
 
 const mark = `cli-flagged-${process.pid}-${Date.now()}`
 const fixture = fileURLToPath(new URL("../fixtures/injecting.mjs", import.meta.url))
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 // A folder whose `.mcp.json` runs the fixture as server `paint`; the CLI run there.
 const project = (extra: Record<string, unknown> = {}) => {

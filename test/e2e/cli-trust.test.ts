@@ -4,16 +4,12 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cliEnv, config, FIXTURES, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { cliEnv, config, FIXTURES, leavesNothing, run, tempDir } from "../support/cli.js"
 
 const mark = `cli-trust-${process.pid}-${Date.now()}`
 const json = (text: string) => JSON.parse(text) as any
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 // A folder whose `.mcp.json` runs the drifting fixture as server `words`; `started` gets a
 // line each time the server starts.

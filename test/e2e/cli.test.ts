@@ -9,10 +9,10 @@ import {
   config,
   FIXTURES,
   hasScript,
+  leavesNothing,
   MARK,
   marked,
   realServers,
-  removeTempDirs,
   run,
   runOnTerminal,
   start,
@@ -42,11 +42,8 @@ const pair = tempDir({ ".mcp.json": config({ everything: servers.everything, fai
 const onPair = (...args: Array<string>) => run(args, { cwd: pair, mark })
 const json = (text: string) => JSON.parse(text) as any
 
-afterAll(() => {
-  removeTempDirs()
-  // Every server any command started has ended with it.
-  expect(survivors(MARK, mark)).toEqual([])
-})
+// Every server any command started has ended with it.
+afterAll(() => leavesNothing(mark))
 
 describe("inspecting the fleet", () => {
   it("servers: a table, and with --json an object per server with its state and last error", async () => {

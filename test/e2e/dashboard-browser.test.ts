@@ -8,8 +8,7 @@ import * as path from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Browser from "../support/browser.js"
-import { config, FIXTURES, MARK, marked, type Running, SERVERS, start, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, FIXTURES, leavesNothing, marked, type Running, SERVERS, start, tempDir } from "../support/cli.js"
 
 const mark = `dashboard-browser-${process.pid}-${Date.now()}`
 
@@ -64,7 +63,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   if (dashboard !== undefined) expect(await dashboard.stop()).toBe(0)
-  expect(survivors(MARK, mark)).toEqual([])
+  leavesNothing(mark)
 })
 
 describe("the dashboard in a browser", () => {

@@ -6,15 +6,12 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, marked, run, SERVERS, start, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, MARK, marked, run, SERVERS, start, tempDir } from "../support/cli.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const mark = `dashboard-cli-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 interface Opened {
   readonly origin: string

@@ -22,11 +22,10 @@ import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { fixtureSpec, tempDir } from "../../src/testing/node.js"
-import { CLI, cliEnv, removeTempDirs, run, SERVERS, tempDir as cliTempDir } from "../support/cli.js"
+import { CLI, cliEnv, leavesNothing, run, SERVERS, tempDir as cliTempDir } from "../support/cli.js"
 import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { eventually, sdkClient } from "../support/gateway.js"
 import { hangGuard } from "../support/guard.js"
-import { survivors } from "../support/processes.js"
 
 const require = createRequire(import.meta.url)
 const MEMORY = path.join(
@@ -104,8 +103,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const client of clients) await client.close()
   await Effect.runPromise(Scope.close(scope, Exit.void))
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
+  leavesNothing(mark, MARK)
 }, hangGuard(30_000))
 
 describe("gateway deferred tools (toolSearch: true, alwaysLoad)", () => {

@@ -8,10 +8,9 @@ import * as cp from "node:child_process"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, cliEnv, config, MARK, removeTempDirs, tempDir } from "../support/cli.js"
+import { CLI, cliEnv, config, leavesNothing, MARK, tempDir } from "../support/cli.js"
 import { httpGateway, tempConfig } from "../support/gateway.js"
 import { postMcp } from "../support/httpServer.js"
-import { survivors } from "../support/processes.js"
 
 const mark = `gateway-progress-order-${process.pid}-${Date.now()}`
 const fixture = fileURLToPath(new URL("../fixtures/progress-now.mjs", import.meta.url))
@@ -20,10 +19,7 @@ const CALLS = 5
 
 type Message = { readonly id?: unknown; readonly method?: string; readonly params?: any; readonly result?: any }
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const callOf = (id: number) => ({
   jsonrpc: "2.0",

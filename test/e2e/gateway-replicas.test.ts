@@ -18,9 +18,8 @@ import * as NodeFleet from "../../src/NodeFleet.js"
 import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
-import { config, MARK, marked, type Running, start, tempDir } from "../support/cli.js"
+import { config, leavesNothing, marked, type Running, start, tempDir } from "../support/cli.js"
 import { hangGuard } from "../support/guard.js"
-import { survivors } from "../support/processes.js"
 
 const mark = `replicas-${process.pid}-${Date.now()}`
 const SECRET_VAR = "MCP_FLEET_TEST_STATE_SECRET"
@@ -132,7 +131,7 @@ afterAll(async () => {
   await proxy?.close()
   const codes = await Promise.all(replicas.map((replica) => replica.stop()))
   expect(codes).toEqual(replicas.map(() => 0))
-  expect(survivors(MARK, mark)).toEqual([])
+  leavesNothing(mark)
 })
 
 describe("replicas of the gateway behind a round-robin proxy", () => {

@@ -6,19 +6,15 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { CLI, cliEnv, config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
+import { CLI, cliEnv, config, leavesNothing, MARK, run, tempDir } from "../support/cli.js"
 import { httpGateway, tempConfig } from "../support/gateway.js"
-import { survivors } from "../support/processes.js"
 
 const mark = `masking-progress-${process.pid}-${Date.now()}`
 const TOKEN = "tok/progress+9f3a1c77=="
 const FORMS = [TOKEN, Buffer.from(TOKEN).toString("base64"), encodeURIComponent(TOKEN)]
 const fixture = fileURLToPath(new URL("../fixtures/progress-secret.mjs", import.meta.url))
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const project = () =>
   tempDir({

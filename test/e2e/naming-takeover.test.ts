@@ -3,8 +3,7 @@
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, run, tempDir } from "../support/cli.js"
 
 const mark = `naming-takeover-${process.pid}-${Date.now()}`
 const NAMED = fileURLToPath(new URL("../fixtures/named-tools.mjs", import.meta.url))
@@ -13,10 +12,7 @@ const server = (label: string, ...tools: Array<string>) => ({
   args: [NAMED, label, ...tools]
 })
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("qualified-name takeover", () => {
   it("refuses a server named fs__backup beside fs, naming the file and the entry, before anything runs", async () => {

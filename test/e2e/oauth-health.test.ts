@@ -7,8 +7,7 @@ import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "../fixtures/oauth-server.mjs"
-import { config, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, leavesNothing, run, tempDir } from "../support/cli.js"
 
 const mark = `oauth-health-${process.pid}-${Date.now()}`
 
@@ -76,8 +75,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const server of servers) await server.close()
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
+  leavesNothing(mark)
 })
 
 describe("OAuth in servers and test", () => {

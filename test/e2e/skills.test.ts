@@ -20,20 +20,16 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
-import { config, MARK, marked, removeTempDirs, run, tempDir } from "../support/cli.js"
+import { config, leavesNothing, MARK, marked, run, tempDir } from "../support/cli.js"
 import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
-import { survivors } from "../support/processes.js"
 
 // tsx's loader by its full URL: the fixture runs in a temp folder too.
 const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href
 const FIXTURE = fileURLToPath(new URL("../fixtures/conformance-stdio.ts", import.meta.url))
 const mark = `skills-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 const docs: ServerSpec.ServerSpec = {
   name: "docs",

@@ -4,15 +4,11 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { config, FIXTURES, MARK, removeTempDirs, run, tempDir } from "../support/cli.js"
-import { survivors } from "../support/processes.js"
+import { config, FIXTURES, leavesNothing, run, tempDir } from "../support/cli.js"
 
 const mark = `trust-envfile-${process.pid}-${Date.now()}`
 
-afterAll(() => {
-  removeTempDirs()
-  expect(survivors(MARK, mark)).toEqual([])
-})
+afterAll(() => leavesNothing(mark))
 
 describe("trust and env files", () => {
   it("an edit of an entry's envFile after 'trust' needs trust again, and trust shows what it sets", async () => {

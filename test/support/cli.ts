@@ -1,13 +1,14 @@
 // Runs the `mcp-fleet` CLI as a user would: a real process on the machine's node, in a
 // temp folder with its own config. Every process carries an environment marker (servers get it
 // through their config's `env`: see `marked`), so a test can check that nothing it started survives.
-import { afterAll } from "@effect/vitest"
+import { afterAll, expect } from "@effect/vitest"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { CLI_BUNDLE } from "./cliBundle.js"
+import { survivors } from "./processes.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -58,6 +59,15 @@ export const removeTempDirs = (): void => {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true })
   tempDirs.clear()
   configHome = undefined
+}
+
+/**
+ * The end of a test file of real processes (call it in `afterAll`): its temp folders are
+ * removed, and no process carrying the marker `name=mark` (`MARK`, see `marked`) survives it.
+ */
+export const leavesNothing = (mark: string, name: string = MARK): void => {
+  removeTempDirs()
+  expect(survivors(name, mark)).toEqual([])
 }
 
 let configHome: string | undefined
