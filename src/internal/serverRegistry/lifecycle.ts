@@ -25,12 +25,14 @@ const RESTORES_AT_ONCE = 16
 /**
  * Makes the reconcile of a registry whose running actors are `actors` (kept current here);
  * each actor is made with `actorOptions`; `ended` ends what else runs of a server removed or
- * replaced (its per-principal instances). Every server stops when the Scope closes.
+ * replaced (its per-principal instances); `together` runs the restores of a reconcile with
+ * one catalog rebuild (`FleetCatalog.together`). Every server stops when the Scope closes.
  */
 export const make = (
   actors: Map<string, ServerActor.ServerActor>,
   actorOptions: Omit<ServerActor.Options, "spec" | "initialLists">,
-  ended: (server: string) => Effect.Effect<void>
+  ended: (server: string) => Effect.Effect<void>,
+  together: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 ): Effect.Effect<
   (desired: ReadonlyArray<ServerSpec.ServerSpec>) => Effect.Effect<ReconcileResult>,
   never,
@@ -89,9 +91,12 @@ export const make = (
           Effect.forEach(added, (spec) => start(spec))
         ], { concurrency: "unbounded" })
         // The starts go on in the background; lazy servers restore their cached lists a few
-        // files at a time.
+        // files at a time, into one catalog rebuild, and only then show Idle: a client that
+        // waits for the fleet to settle finds them in the catalog.
         yield* Effect.forkIn(
-          Effect.forEach([...replaced, ...fresh], identity, { concurrency: RESTORES_AT_ONCE, discard: true }),
+          together(Effect.forEach([...replaced, ...fresh], identity, { concurrency: RESTORES_AT_ONCE })).pipe(
+            Effect.flatMap((shows) => Effect.forEach(shows, identity, { discard: true }))
+          ),
           scope
         )
         return {

@@ -120,10 +120,11 @@ export interface ServerActor {
   /**
    * How its loop starts: `fork` (which forks `run`) at once, or for a lazy server, parked:
    * `fork` is kept for its first control (a call's wake, a restart, enable, disable) and the
-   * returned effect restores its cached lists and shows it Idle with them, no fiber running
-   * (forking at once when nothing is cached: it fills the cache). Call it right after `make`.
+   * returned effect restores its cached lists (forking at once when nothing is cached: it
+   * fills the cache). What it returns shows a restored server Idle with them, no fiber
+   * running: run it once the catalog holds them. Call it right after `make`.
    */
-  readonly park: (fork: Effect.Effect<void>) => Effect.Effect<void>
+  readonly park: (fork: Effect.Effect<void>) => Effect.Effect<Effect.Effect<void>>
   /** A parked server leaving the fleet: Stopped, its loop never started. Nothing otherwise. */
   readonly stopParked: Effect.Effect<void>
 }
@@ -396,17 +397,16 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       clear: lists.clear,
       run: Secrets.maskLogs(masker)(supervise(core, { ...options.restart, ...spec.restart }, toggle)),
       park: (fork) => {
-        if (spec.lazy !== true || toggle.disabled || spec.problem !== undefined) return fork
+        if (spec.lazy !== true || toggle.disabled || spec.problem !== undefined) return Effect.as(fork, Effect.void)
         parked = fork
-        return Effect.flatMap(restore, (cached) =>
-          Effect.flatMap(Clock.currentTimeMillis, (since) => {
-            if (parked === undefined) return Effect.void
-            if (!cached) return unpark
-            // Marked at once: a loop started from here on finds it Idle already.
-            const idle = ServerState.Idle({ since, lazy: true })
-            states.mark(idle)
-            return states.setState(idle)
-          }))
+        const showIdle = Effect.flatMap(Clock.currentTimeMillis, (since) => {
+          if (parked === undefined) return Effect.void
+          // Marked at once: a loop started from here on finds it Idle already.
+          const idle = ServerState.Idle({ since, lazy: true })
+          states.mark(idle)
+          return states.setState(idle)
+        })
+        return Effect.flatMap(restore, (cached) => cached ? Effect.succeed(showIdle) : Effect.as(unpark, Effect.void))
       },
       stopParked: Effect.suspend(() => {
         if (parked === undefined) return Effect.void
