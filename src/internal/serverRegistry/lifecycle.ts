@@ -9,6 +9,7 @@
  *
  * @internal
  */
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import { identity } from "effect/Function"
@@ -19,8 +20,11 @@ import type * as ServerSpec from "../../ServerSpec.js"
 import { plan } from "./reconcilePlan.js"
 import * as ServerActor from "./serverActor.js"
 
-// How many lazy servers read their cached lists at once.
+// How many lazy servers read their cached lists at once, and how many are restored into one
+// rebuild of the catalog: few rebuilds, yet a slow cache (a settle window passing) still
+// lists the servers restored so far.
 const RESTORES_AT_ONCE = 16
+const RESTORES_PER_REBUILD = 32
 
 /**
  * Makes the reconcile of a registry whose running actors are `actors` (kept current here);
@@ -91,11 +95,16 @@ export const make = (
           Effect.forEach(added, (spec) => start(spec))
         ], { concurrency: "unbounded" })
         // The starts go on in the background; lazy servers restore their cached lists a few
-        // files at a time, into one catalog rebuild, and only then show Idle: a client that
-        // waits for the fleet to settle finds them in the catalog.
+        // files at a time, a batch into one catalog rebuild, and only then show Idle: a client
+        // that waits for the fleet to settle finds them in the catalog.
         yield* Effect.forkIn(
-          together(Effect.forEach([...replaced, ...fresh], identity, { concurrency: RESTORES_AT_ONCE })).pipe(
-            Effect.flatMap((shows) => Effect.forEach(shows, identity, { discard: true }))
+          Effect.forEach(
+            Arr.chunksOf([...replaced, ...fresh], RESTORES_PER_REBUILD),
+            (batch) =>
+              together(Effect.forEach(batch, identity, { concurrency: RESTORES_AT_ONCE })).pipe(
+                Effect.flatMap((shows) => Effect.forEach(shows, identity, { discard: true }))
+              ),
+            { discard: true }
           ),
           scope
         )
