@@ -82,6 +82,8 @@ export interface ServerActor {
   /** The state, with every change. */
   readonly state: SubscriptionRef.SubscriptionRef<ServerState>
   readonly status: () => Status
+  /** Its state as `status` gives it, without making the rest of the status. */
+  readonly now: () => ServerState
   /** The lists in the catalog: what the server lists, minus its quarantined tools. */
   readonly lists: () => Catalog.ServerLists
   /** Its tools whose definition differs from their pin. */
@@ -374,6 +376,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       hash: ServerSpec.hash(spec),
       state,
       status: statusOf(spec, { states, shown: lists.shown, gate, connection: () => connection, info, tasks }),
+      now: states.now,
       lists: lists.shown,
       drifts: lists.drifts,
       approve: lists.approve,
