@@ -8,8 +8,8 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as CatalogCache from "../src/CatalogCache.js"
-import * as ServerRegistry from "../src/ServerRegistry.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
+import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as FakeServer from "../src/testing/FakeServer.js"
 import { text } from "../src/testing/Results.js"
 import * as ToolPins from "../src/ToolPins.js"
@@ -55,7 +55,9 @@ describe("lazy servers restored together", () => {
       const idle = yield* until(events, (event): event is Extract<RegistryEvent, { _tag: "ServerStateChanged" }> =>
         event._tag === "ServerStateChanged" && event.state._tag === "Idle")
       // The first Idle comes after its batch's rebuild: the catalog holds that batch already.
-      const names = (yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)
+      const names = (yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) =>
+        entry.name
+      )
       expect(names.length).toBeGreaterThanOrEqual(64)
       expect(names).toContain(`mcp__${idle.server}__echo`)
       const seen = [...yield* Fiber.join(catalogs)]
