@@ -427,12 +427,17 @@ export const make = (
     )
     yield* followGrants(actors)
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
-      yield* Lifecycle.make(actors, {
-        ...actorOptions,
-        publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
-        listsChanged,
-        cache: yield* Lazy.cacheInContext
-      }, principals.end, together)
+      yield* Lifecycle.make(
+        actors,
+        {
+          ...actorOptions,
+          publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
+          listsChanged,
+          cache: yield* Lazy.cacheInContext
+        },
+        principals.end,
+        together
+      )
     )
 
     const awaitReady: ServerRegistry["awaitReady"] = traced("ServerRegistry.awaitReady")((awaitOptions = {}) =>
