@@ -388,7 +388,7 @@ export const make = (
     const naming: Catalog.Naming = { ...Catalog.defaultNaming, ...options.naming }
     const pubsub = yield* PubSub.sliding<RegistryEvent>(options.eventBuffer ?? 1024)
     yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
-    const { catalog, listsChanged } = yield* FleetCatalog.make(naming)
+    const { catalog, listsChanged, together } = yield* FleetCatalog.make(naming)
     const actors = new Map<string, ServerActor.ServerActor>()
     const { approve, drifted, pins } = yield* Pinning.makeFleet(actors, options.pinning ?? "warn", naming)
     // What outlives a call: the cancellation of a task whose call ended between connections.
@@ -427,12 +427,17 @@ export const make = (
     )
     yield* followGrants(actors)
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
-      yield* Lifecycle.make(actors, {
-        ...actorOptions,
-        publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
-        listsChanged,
-        cache: yield* Lazy.cacheInContext
-      }, principals.end)
+      yield* Lifecycle.make(
+        actors,
+        {
+          ...actorOptions,
+          publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
+          listsChanged,
+          cache: yield* Lazy.cacheInContext
+        },
+        principals.end,
+        together
+      )
     )
 
     const awaitReady: ServerRegistry["awaitReady"] = traced("ServerRegistry.awaitReady")((awaitOptions = {}) =>

@@ -48,7 +48,7 @@ export const awaitReady = (
       Effect.suspend(() => {
         const still: Array<ServerActor> = []
         for (const actor of actors) {
-          const state = actor.status().state
+          const state = actor.now()
           if (target !== "settled" && isTerminal(state)) {
             return Effect.fail(McpError.unavailable(actor.name, {
               state: state._tag,
@@ -73,7 +73,7 @@ export const awaitReady = (
     return Effect.scoped(Effect.flatMap(events, until)).pipe(
       Effect.timeoutFail({
         duration: timeout,
-        onTimeout: () => notReady(waiting.filter((actor) => !done(actor.status().state)), clock)
+        onTimeout: () => notReady(waiting.filter((actor) => !done(actor.now())), clock)
       })
     )
   })
@@ -84,7 +84,7 @@ const notReady = (lagging: ReadonlyArray<ServerActor>, clock: Clock.Clock) => {
   return McpError.unavailable(lagging.length === 1 ? lagging[0].name : undefined, {
     state: "NotReady",
     message: `not ready in time: ${
-      lagging.map((actor) => `'${actor.name}' is ${describeState(actor.status().state, now)}`).join("; ")
+      lagging.map((actor) => `'${actor.name}' is ${describeState(actor.now(), now)}`).join("; ")
     }`
   })
 }

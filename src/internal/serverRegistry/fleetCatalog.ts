@@ -17,6 +17,11 @@ export interface FleetCatalog {
   readonly catalog: SubscriptionRef.SubscriptionRef<Catalog.Catalog>
   /** Takes a server's new lists; empty lists take the server out of the catalog. */
   readonly listsChanged: (server: string, lists: Catalog.ServerLists) => Effect.Effect<void>
+  /**
+   * Runs `effect` with the changes it makes rebuilding the catalog once, when it ends (the
+   * restores of a hundred lazy servers: one rebuild, not one per server).
+   */
+  readonly together: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 const key = (collision: Catalog.Collision) => `${collision.kind}:${collision.name}`
@@ -45,11 +50,18 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
       reportCollisions
     )
     // Changes that come together share a rebuild: one rebuild at a time, and a change a
-    // rebuild already took in returns without another (a hundred lazy servers restoring
-    // their cached lists at start cost a few rebuilds, not a hundred).
+    // rebuild already took in returns without another.
     const rebuilding = Effect.unsafeMakeSemaphore(1)
     let changes = 0
     let built = 0
+    const rebuildFor = (change: number) =>
+      rebuilding.withPermits(1)(Effect.suspend(() => {
+        if (change <= built) return Effect.void
+        built = changes
+        return rebuild
+      }))
+    // While a `together` runs, changes wait for its end.
+    let holding = 0
     return {
       catalog,
       listsChanged: (server, lists) =>
@@ -60,12 +72,14 @@ export const make = (naming: Catalog.Naming): Effect.Effect<FleetCatalog> =>
           if (empty) offered.delete(server)
           else offered.set(server, lists)
           const change = ++changes
-          return rebuilding.withPermits(1)(Effect.suspend(() => {
-            if (change <= built) return Effect.void
-            built = changes
-            return rebuild
-          }))
-        })
+          return holding > 0 ? Effect.void : rebuildFor(change)
+        }),
+      together: (effect) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => holding++),
+          () => effect,
+          () => Effect.suspend(() => --holding > 0 ? Effect.void : rebuildFor(changes))
+        )
     }
   })
 

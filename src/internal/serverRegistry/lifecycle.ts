@@ -9,6 +9,7 @@
  *
  * @internal
  */
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import { identity } from "effect/Function"
@@ -19,18 +20,23 @@ import type * as ServerSpec from "../../ServerSpec.js"
 import { plan } from "./reconcilePlan.js"
 import * as ServerActor from "./serverActor.js"
 
-// How many lazy servers read their cached lists at once.
+// How many lazy servers read their cached lists at once, and how many are restored into one
+// rebuild of the catalog: few rebuilds, yet a slow cache (a settle window passing) still
+// lists the servers restored so far.
 const RESTORES_AT_ONCE = 16
+const RESTORES_PER_REBUILD = 32
 
 /**
  * Makes the reconcile of a registry whose running actors are `actors` (kept current here);
  * each actor is made with `actorOptions`; `ended` ends what else runs of a server removed or
- * replaced (its per-principal instances). Every server stops when the Scope closes.
+ * replaced (its per-principal instances); `together` runs the restores of a reconcile with
+ * one catalog rebuild (`FleetCatalog.together`). Every server stops when the Scope closes.
  */
 export const make = (
   actors: Map<string, ServerActor.ServerActor>,
   actorOptions: Omit<ServerActor.Options, "spec" | "initialLists">,
-  ended: (server: string) => Effect.Effect<void>
+  ended: (server: string) => Effect.Effect<void>,
+  together: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 ): Effect.Effect<
   (desired: ReadonlyArray<ServerSpec.ServerSpec>) => Effect.Effect<ReconcileResult>,
   never,
@@ -89,9 +95,17 @@ export const make = (
           Effect.forEach(added, (spec) => start(spec))
         ], { concurrency: "unbounded" })
         // The starts go on in the background; lazy servers restore their cached lists a few
-        // files at a time.
+        // files at a time, a batch into one catalog rebuild, and only then show Idle: a client
+        // that waits for the fleet to settle finds them in the catalog.
         yield* Effect.forkIn(
-          Effect.forEach([...replaced, ...fresh], identity, { concurrency: RESTORES_AT_ONCE, discard: true }),
+          Effect.forEach(
+            Arr.chunksOf([...replaced, ...fresh], RESTORES_PER_REBUILD),
+            (batch) =>
+              together(Effect.forEach(batch, identity, { concurrency: RESTORES_AT_ONCE })).pipe(
+                Effect.flatMap((shows) => Effect.forEach(shows, identity, { discard: true }))
+              ),
+            { discard: true }
+          ),
           scope
         )
         return {

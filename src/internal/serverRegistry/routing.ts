@@ -170,7 +170,7 @@ export const make = (
   const routeOf = (actor: ServerActor): TaskCalls.Route => ({
     server: actor.name,
     stdio: actor.spec.transport.type === "stdio",
-    state: () => actor.status().state._tag,
+    state: () => actor.now()._tag,
     client: actor.client,
     background,
     withClient: via(actor)
@@ -213,7 +213,7 @@ export const make = (
           route(name, args, callOptions, false)
         )
       }
-      const state = owner?.status().state._tag
+      const state = owner?.now()._tag
       if (state === "Pending" || state === "Connecting") return Effect.fail(stillConnecting(owner!.name, name))
       return Effect.flatMap(
         drifted,
@@ -250,7 +250,7 @@ const ownerOf = (actors: ReadonlyMap<string, ServerActor>, name: string) =>
 // A lazy server listed by name only (nothing cached, or its fill failed): its tools are
 // known once it has started.
 const unlisted = (owner: ServerActor | undefined) =>
-  owner?.spec.lazy === true && ["Idle", "Pending"].includes(owner.status().state._tag) &&
+  owner?.spec.lazy === true && ["Idle", "Pending"].includes(owner.now()._tag) &&
   owner.lists().tools.length === 0
 
 const stillConnecting = (server: string, name: string) =>

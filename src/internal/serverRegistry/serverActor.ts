@@ -82,6 +82,8 @@ export interface ServerActor {
   /** The state, with every change. */
   readonly state: SubscriptionRef.SubscriptionRef<ServerState>
   readonly status: () => Status
+  /** Its state as `status` gives it, without making the rest of the status. */
+  readonly now: () => ServerState
   /** The lists in the catalog: what the server lists, minus its quarantined tools. */
   readonly lists: () => Catalog.ServerLists
   /** Its tools whose definition differs from their pin. */
@@ -120,10 +122,11 @@ export interface ServerActor {
   /**
    * How its loop starts: `fork` (which forks `run`) at once, or for a lazy server, parked:
    * `fork` is kept for its first control (a call's wake, a restart, enable, disable) and the
-   * returned effect restores its cached lists and shows it Idle with them, no fiber running
-   * (forking at once when nothing is cached: it fills the cache). Call it right after `make`.
+   * returned effect restores its cached lists (forking at once when nothing is cached: it
+   * fills the cache). What it returns shows a restored server Idle with them, no fiber
+   * running: run it once the catalog holds them. Call it right after `make`.
    */
-  readonly park: (fork: Effect.Effect<void>) => Effect.Effect<void>
+  readonly park: (fork: Effect.Effect<void>) => Effect.Effect<Effect.Effect<void>>
   /** A parked server leaving the fleet: Stopped, its loop never started. Nothing otherwise. */
   readonly stopParked: Effect.Effect<void>
 }
@@ -373,6 +376,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       hash: ServerSpec.hash(spec),
       state,
       status: statusOf(spec, { states, shown: lists.shown, gate, connection: () => connection, info, tasks }),
+      now: states.now,
       lists: lists.shown,
       drifts: lists.drifts,
       approve: lists.approve,
@@ -396,17 +400,16 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       clear: lists.clear,
       run: Secrets.maskLogs(masker)(supervise(core, { ...options.restart, ...spec.restart }, toggle)),
       park: (fork) => {
-        if (spec.lazy !== true || toggle.disabled || spec.problem !== undefined) return fork
+        if (spec.lazy !== true || toggle.disabled || spec.problem !== undefined) return Effect.as(fork, Effect.void)
         parked = fork
-        return Effect.flatMap(restore, (cached) =>
-          Effect.flatMap(Clock.currentTimeMillis, (since) => {
-            if (parked === undefined) return Effect.void
-            if (!cached) return unpark
-            // Marked at once: a loop started from here on finds it Idle already.
-            const idle = ServerState.Idle({ since, lazy: true })
-            states.mark(idle)
-            return states.setState(idle)
-          }))
+        const showIdle = Effect.flatMap(Clock.currentTimeMillis, (since) => {
+          if (parked === undefined) return Effect.void
+          // Marked at once: a loop started from here on finds it Idle already.
+          const idle = ServerState.Idle({ since, lazy: true })
+          states.mark(idle)
+          return states.setState(idle)
+        })
+        return Effect.flatMap(restore, (cached) => cached ? Effect.succeed(showIdle) : Effect.as(unpark, Effect.void))
       },
       stopParked: Effect.suspend(() => {
         if (parked === undefined) return Effect.void

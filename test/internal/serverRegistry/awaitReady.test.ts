@@ -25,7 +25,7 @@ const actor = (name: string, extra: { required?: boolean; disabled?: boolean } =
         now = next
         return PubSub.publish(pubsub, RegistryEvent.ServerStateChanged({ server: name, state: next, previous }))
       })
-    const fake = { name, spec: { name, ...extra }, status: () => ({ state: now }) } as unknown as ServerActor
+    const fake = { name, spec: { name, ...extra }, now: () => now } as unknown as ServerActor
     return { actor: fake, set, events: PubSub.subscribe(pubsub) }
   })
 
