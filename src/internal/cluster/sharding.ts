@@ -58,20 +58,23 @@ const config = (tuning: Tuning, runnerAddress: Option.Option<RunnerAddress.Runne
 // a call through the cluster cost.
 const clientProtocol = Layer.effect(
   Runners.RpcClientProtocol,
-  Effect.map(RpcSerialization.RpcSerialization, (serialization) =>
-    Effect.fnUntraced(function*(address: RunnerAddress.RunnerAddress) {
-      const socket = yield* NodeSocket.makeNet({
-        openTimeout: 1000,
-        timeout: 5500,
-        host: address.host,
-        port: address.port,
-        noDelay: true
-      })
-      return yield* RpcClient.makeProtocolSocket().pipe(
-        Effect.provideService(Socket, socket),
-        Effect.provideService(RpcSerialization.RpcSerialization, serialization)
-      )
-    }, Effect.orDie))
+  Effect.map(
+    RpcSerialization.RpcSerialization,
+    (serialization) =>
+      Effect.fnUntraced(function*(address: RunnerAddress.RunnerAddress) {
+        const socket = yield* NodeSocket.makeNet({
+          openTimeout: 1000,
+          timeout: 5500,
+          host: address.host,
+          port: address.port,
+          noDelay: true
+        })
+        return yield* RpcClient.makeProtocolSocket().pipe(
+          Effect.provideService(Socket, socket),
+          Effect.provideService(RpcSerialization.RpcSerialization, serialization)
+        )
+      }, Effect.orDie)
+  )
 )
 
 // Not the shard locks' numbers (1,000,000 per shard group plus the shard).
