@@ -27,27 +27,31 @@ const follow = <E>(events: Stream.Stream<CallEvent, E>, background: Scope.Scope,
   })
 
 describe("Relay.follow", () => {
-  it.effect("a call ends at its result; the stream's teardown goes on after it, in the background", () =>
-    Effect.gen(function*() {
-      const background = yield* Scope.make()
-      const release = yield* Deferred.make<void>()
-      let tornDown = false
-      const events = Stream.make<Array<CallEvent>>(
-        { _tag: "Progress", progress: 1 },
-        { _tag: "Result", result }
-      ).pipe(
-        Stream.concat(Stream.never),
-        // The runner's reply to the interrupt: not come yet.
-        Stream.ensuring(Effect.zipRight(Deferred.await(release), Effect.sync(() => void (tornDown = true))))
-      )
-      const told: Array<number> = []
-      expect(yield* follow(events, background, told)).toEqual(result)
-      expect(told).toEqual([1])
-      expect(tornDown).toBe(false)
-      yield* Deferred.succeed(release, undefined)
-      yield* Scope.close(background, Exit.void)
-      expect(tornDown).toBe(true)
-    }), hangGuard(10_000))
+  it.effect(
+    "a call ends at its result; the stream's teardown goes on after it, in the background",
+    () =>
+      Effect.gen(function*() {
+        const background = yield* Scope.make()
+        const release = yield* Deferred.make<void>()
+        let tornDown = false
+        const events = Stream.make<Array<CallEvent>>(
+          { _tag: "Progress", progress: 1 },
+          { _tag: "Result", result }
+        ).pipe(
+          Stream.concat(Stream.never),
+          // The runner's reply to the interrupt: not come yet.
+          Stream.ensuring(Effect.zipRight(Deferred.await(release), Effect.sync(() => void (tornDown = true))))
+        )
+        const told: Array<number> = []
+        expect(yield* follow(events, background, told)).toEqual(result)
+        expect(told).toEqual([1])
+        expect(tornDown).toBe(false)
+        yield* Deferred.succeed(release, undefined)
+        yield* Scope.close(background, Exit.void)
+        expect(tornDown).toBe(true)
+      }),
+    hangGuard(10_000)
+  )
 
   it.effect("the caller interrupted before the result ends the stream first", () =>
     Effect.gen(function*() {
@@ -64,16 +68,22 @@ describe("Relay.follow", () => {
       expect(ended).toBe(true)
     }), hangGuard(10_000))
 
-  it.effect("a failure, an interruption (a lost runner: sent again) and no result come through", () =>
-    Effect.gen(function*() {
-      const background = yield* Scope.make()
-      const failure = McpError.unavailable("s1", { state: "Ready", message: "the tool failed" })
-      const failed = yield* Effect.exit(follow(Stream.fail(failure), background))
-      expect(failed).toEqual(Exit.fail(failure))
-      const lost = yield* Effect.exit(follow(Stream.fromEffect(Effect.interrupt), background))
-      expect(Exit.isFailure(lost) && Cause.isInterruptedOnly(lost.cause)).toBe(true)
-      const none = yield* Effect.flip(follow(Stream.make<Array<CallEvent>>({ _tag: "Progress", progress: 1 }), background))
-      expect(none.message).toContain("ended it without a result")
-      yield* Scope.close(background, Exit.void)
-    }), hangGuard(10_000))
+  it.effect(
+    "a failure, an interruption (a lost runner: sent again) and no result come through",
+    () =>
+      Effect.gen(function*() {
+        const background = yield* Scope.make()
+        const failure = McpError.unavailable("s1", { state: "Ready", message: "the tool failed" })
+        const failed = yield* Effect.exit(follow(Stream.fail(failure), background))
+        expect(failed).toEqual(Exit.fail(failure))
+        const lost = yield* Effect.exit(follow(Stream.fromEffect(Effect.interrupt), background))
+        expect(Exit.isFailure(lost) && Cause.isInterruptedOnly(lost.cause)).toBe(true)
+        const none = yield* Effect.flip(
+          follow(Stream.make<Array<CallEvent>>({ _tag: "Progress", progress: 1 }), background)
+        )
+        expect(none.message).toContain("ended it without a result")
+        yield* Scope.close(background, Exit.void)
+      }),
+    hangGuard(10_000)
+  )
 })
