@@ -9,13 +9,15 @@
  *    process (`ServerRegistry`, the baseline) and through the gateway to 1, 2 and 3 runners;
  *    the cluster hop is the difference of the p50s.
  * 2. Rebalance when runner 2 and 3 join: servers restarted (new server pids), and the calls
- *    made meanwhile (c = 4): the slowest, and the failed.
+ *    made meanwhile (c = 4): how many were delayed (over 1 s), the slowest, and the failed.
  * 3. Failover: SIGKILL the runner hosting `s1`, until each of its servers is Ready on
  *    another runner (the gateway's status), `--trials` times (a new runner joins between
  *    trials); the worst case is reported. Goal: ≤ 5 s.
  * 4. Memory: each runner's resident set (its four servers' processes not counted).
  *
- *   npm run bench:cluster [-- --trials N] [-- --quick]
+ * `--hop` measures only 1's first two rows (one process, one runner) and the hop, for A/B runs.
+ *
+ *   npm run bench:cluster [-- --trials N] [-- --quick] [-- --hop]
  *
  * @module
  */
@@ -24,6 +26,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import { performance } from "node:perf_hooks"
 import { fleetConfig, runsById, session, type Started, startRunner } from "../examples/clusterKit.js"
 import { ClusterRegistry } from "../src/cluster/index.js"
@@ -33,6 +36,7 @@ import * as ServerRegistry from "../src/ServerRegistry.js"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
+const hopOnly = argv.includes("--hop")
 const trials = Number(argv[argv.indexOf("--trials") + 1]) || (quick ? 1 : 2)
 const SERVERS = ["s1", "s2", "s3", "s4"]
 const LATENCY_CALLS = quick ? 100 : 400
@@ -88,11 +92,12 @@ const serverPids = (registry: ServerRegistry.ServerRegistry) =>
         JSON.parse((result.content[0] as { text: string }).text).pid as number)
   )
 
-// Calls at c = 4 while `during` runs: the slowest, and how many failed.
+// Calls at c = 4 while `during` runs: the slowest, how many took over 1 s, and how many failed.
 const underLoad = <A>(registry: ServerRegistry.ServerRegistry, during: Effect.Effect<A>) =>
   Effect.gen(function*() {
     let stop = false
     let slowest = 0
+    let delayed = 0
     let failed = 0
     let calls = 0
     const worker = (w: number) =>
@@ -103,7 +108,12 @@ const underLoad = <A>(registry: ServerRegistry.ServerRegistry, during: Effect.Ef
           return call(registry, SERVERS[(calls + w) % SERVERS.length]!).pipe(
             Effect.matchEffect({
               onFailure: () => Effect.sync(() => void failed++),
-              onSuccess: () => Effect.sync(() => void (slowest = Math.max(slowest, performance.now() - start)))
+              onSuccess: () =>
+                Effect.sync(() => {
+                  const took = performance.now() - start
+                  slowest = Math.max(slowest, took)
+                  if (took > 1000) delayed++
+                })
             })
           )
         },
@@ -114,7 +124,7 @@ const underLoad = <A>(registry: ServerRegistry.ServerRegistry, during: Effect.Ef
     yield* Effect.sleep("3 seconds")
     stop = true
     yield* load.await
-    return { result, slowest: round(slowest), failed, calls }
+    return { result, slowest: round(slowest), delayed, failed, calls }
   })
 
 const rssMB = (pid: number) => {
@@ -136,6 +146,17 @@ const singleProcess = (config: string) =>
     return yield* measure(registry)
   }).pipe(Effect.scoped)
 
+const load = () => os.loadavg().map((average) => average.toFixed(1)).join(" / ")
+
+// The latency rows, the hop (the p50s' difference), and the machine's load meanwhile.
+const printLatency = (rows: ReadonlyArray<Record<string, unknown>>) => {
+  const hop = round((rows[1]!.p50 as number) - (rows[0]!.p50 as number))
+  console.log("\nLatency (c = 1) and throughput (c = 8) of a tool call, one gateway:")
+  console.table(rows)
+  console.log(`The cluster hop adds ${hop} ms at p50 (1 runner against one process).`)
+  console.log(`Load average (1 / 5 / 15 min): ${load()} on ${os.cpus().length} cores`)
+}
+
 const bench = (cli: ReadonlyArray<string>, url: string, dir: string, runners: Array<Started>) =>
   Effect.gen(function*() {
     const config = fleetConfig(dir, SERVERS)
@@ -151,6 +172,7 @@ const bench = (cli: ReadonlyArray<string>, url: string, dir: string, runners: Ar
     yield* registry.awaitReady({ servers: SERVERS, timeout: "60 seconds" })
     yield* allAnswer(registry)
     rows.push({ setup: "cluster, 1 runner", ...(yield* measure(registry)) })
+    if (hopOnly) return printLatency(rows)
 
     const rebalances: Array<Record<string, unknown>> = []
     for (const n of [2, 3]) {
@@ -162,6 +184,7 @@ const bench = (cli: ReadonlyArray<string>, url: string, dir: string, runners: Ar
         join: `runner ${n}`,
         serversRestarted: after.filter((pid, i) => pid !== before[i]).length,
         callsDuring: joined.calls,
+        delayedOver1s: joined.delayed,
         failed: joined.failed,
         slowestMs: joined.slowest
       })
@@ -194,10 +217,7 @@ const bench = (cli: ReadonlyArray<string>, url: string, dir: string, runners: Ar
       }
     }
 
-    const hop = round((rows[1]!.p50 as number) - (rows[0]!.p50 as number))
-    console.log("\nLatency (c = 1) and throughput (c = 8) of a tool call, one gateway:")
-    console.table(rows)
-    console.log(`The cluster hop adds ${hop} ms at p50 (1 runner against one process).`)
+    printLatency(rows)
     console.log("\nRebalance as a runner joins (calls at c = 4 meanwhile):")
     console.table(rebalances)
     console.log(

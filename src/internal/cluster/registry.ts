@@ -123,7 +123,8 @@ export const make = (
       client,
       host: yield* McpHost.services(),
       instances: yield* Instance.InstanceEntity.client,
-      perPrincipal: (server) => perPrincipal.current.has(server)
+      perPrincipal: (server) => perPrincipal.current.has(server),
+      background: yield* Effect.scope
     })
     const hosting = settings.hosting
     if (hosting !== undefined) {

@@ -8,8 +8,12 @@
  *
  * @since 0.3.0
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Host from "../../Host.js"
 import * as JsonRpc from "../../JsonRpc.js"
@@ -68,6 +72,10 @@ const noResult = (server: string) =>
 /**
  * Follows `events` to the call's result: each event told to `callbacks` (or answered, through
  * `reply`) as it comes. Fails as the call does, or when the events end without a result.
+ *
+ * The call ends at its result: the stream's teardown (the interrupt the runner is sent, and
+ * its reply, a round trip) goes on in a fiber of `background`, which the caller does not wait
+ * for. The caller interrupted before the result interrupts the stream and waits for that.
  */
 export const follow = <E>(
   server: string,
@@ -76,41 +84,45 @@ export const follow = <E>(
     readonly callbacks: Callbacks | undefined
     readonly host: Host.Services
     readonly reply: (reply: Reply) => Effect.Effect<void>
+    readonly background: Scope.Scope
   }
 ): Effect.Effect<McpSchema.CallToolResult, E | McpError.McpError> =>
-  Effect.scoped(Effect.gen(function*() {
+  Effect.gen(function*() {
     const { callbacks, host, reply } = options
-    // Answers in flight end with the call.
-    const answering = yield* FiberSet.make()
-    let result: McpSchema.CallToolResult | undefined
-    // The result ends the call here: the stream's own end would cost the runner another
-    // round trip (the chunk's acknowledgement, then its exit).
-    const untilResult = Stream.takeUntil(events, (event) => event._tag === "Result")
-    yield* Stream.runForEach(untilResult, (event): Effect.Effect<void> => {
-      switch (event._tag) {
-        case "Progress":
-          return callbacks?.onProgress?.({ progress: event.progress, total: event.total, message: event.message }) ??
-            Effect.void
-        case "Log":
-          return callbacks?.onLog?.(event.message as McpSchema.LoggingMessageNotificationParams) ?? Effect.void
-        case "Task":
-          return callbacks?.onTask?.(event.task as McpSchema.Task) ?? Effect.void
-        case "Input":
-          return FiberSet.run(
-            answering,
-            answerOf(server, host, callbacks, event).pipe(
-              Effect.matchEffect({
-                onFailure: ({ code, data, message }) =>
-                  reply({ requestId: event.requestId, error: { code, message, data } }),
-                onSuccess: (result) => reply({ requestId: event.requestId, result })
-              })
+    const outcome = yield* Deferred.make<McpSchema.CallToolResult, E | McpError.McpError>()
+    const consume = Effect.scoped(Effect.gen(function*() {
+      // Answers in flight end with the stream.
+      const answering = yield* FiberSet.make()
+      const untilResult = Stream.takeUntil(events, (event) => event._tag === "Result")
+      yield* Stream.runForEach(untilResult, (event): Effect.Effect<unknown> => {
+        switch (event._tag) {
+          case "Progress":
+            return callbacks?.onProgress?.({ progress: event.progress, total: event.total, message: event.message }) ??
+              Effect.void
+          case "Log":
+            return callbacks?.onLog?.(event.message as McpSchema.LoggingMessageNotificationParams) ?? Effect.void
+          case "Task":
+            return callbacks?.onTask?.(event.task as McpSchema.Task) ?? Effect.void
+          case "Input":
+            return FiberSet.run(
+              answering,
+              answerOf(server, host, callbacks, event).pipe(
+                Effect.matchEffect({
+                  onFailure: ({ code, data, message }) =>
+                    reply({ requestId: event.requestId, error: { code, message, data } }),
+                  onSuccess: (result) => reply({ requestId: event.requestId, result })
+                })
+              )
             )
-          ).pipe(Effect.asVoid)
-        case "Result":
-          return Effect.sync(() => {
-            result = event.result as McpSchema.CallToolResult
-          })
-      }
-    })
-    return result === undefined ? yield* Effect.fail(noResult(server)) : result
-  }))
+          case "Result":
+            return Deferred.succeed(outcome, event.result as McpSchema.CallToolResult)
+        }
+      })
+      yield* Deferred.fail(outcome, noResult(server))
+    }))
+    const fiber = yield* consume.pipe(
+      Effect.onExit((exit) => Exit.isFailure(exit) ? Deferred.failCause(outcome, exit.cause) : Effect.void),
+      Effect.forkIn(options.background)
+    )
+    return yield* Deferred.await(outcome).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+  })

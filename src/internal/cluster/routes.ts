@@ -12,6 +12,7 @@
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
 import type * as Host from "../../Host.js"
@@ -41,6 +42,8 @@ export interface RouteOptions {
   readonly host: Host.Services
   readonly readyTimeout: Duration.Duration
   readonly requestTimeout: Duration.Duration
+  /** Where a call's stream ends after its result (`Relay.follow`): the replica's scope. */
+  readonly background: Scope.Scope
 }
 
 const millis = (value: Duration.DurationInput | undefined) =>
@@ -112,8 +115,8 @@ export const make = (options: RouteOptions) => {
     // runner), within the call's bound. This fiber's own interruption is never caught.
     const once = (entity: ReturnType<Client>): Effect.Effect<McpSchema.CallToolResult, unknown> =>
       Relay.follow(server, events(entity, callId), {
+        ...options,
         callbacks,
-        host: options.host,
         reply: (answer) => entity.Answer({ callId, ...answer }).pipe(Effect.ignoreLogged)
       }).pipe(
         Effect.catchAllCause((cause) =>

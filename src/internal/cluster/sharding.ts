@@ -4,7 +4,8 @@
  * environment (the cluster reads unprefixed `PORT`, `HOST`, `SHARDS_PER_GROUP`) and a runner
  * may listen on port 0: the socket is opened first and the runner announces the port it got.
  * A runner pings the others (quicker to give up on a dead one than `RunnerHealth.layerPing`) and its shard locks are short-lived, so
- * a killed runner's shards move within seconds.
+ * a killed runner's shards move within seconds. Every socket between processes sends at once
+ * (`noDelay`): see `clientProtocol`.
  *
  * @since 0.3.0
  */
@@ -16,9 +17,11 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
-import { layerClientProtocol } from "@effect/platform-node/NodeClusterSocket"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import { Socket } from "@effect/platform/Socket"
 import * as SocketServer from "@effect/platform/SocketServer"
+import * as RpcClient from "@effect/rpc/RpcClient"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Duration from "effect/Duration"
@@ -47,6 +50,32 @@ const config = (tuning: Tuning, runnerAddress: Option.Option<RunnerAddress.Runne
     entityMaxIdleTime: Duration.infinity,
     entityTerminationTimeout: Duration.seconds(5)
   })
+
+// NodeClusterSocket.layerClientProtocol with Nagle's algorithm off. A call's stream ends in a
+// burst of small messages each way (the chunk's acknowledgement, the interrupts, their
+// replies): with Nagle on, each burst's second message waited for the TCP acknowledgement of
+// the first, which the other side delays up to 40 ms. Two such waits were most of the ~100 ms
+// a call through the cluster cost.
+const clientProtocol = Layer.effect(
+  Runners.RpcClientProtocol,
+  Effect.map(
+    RpcSerialization.RpcSerialization,
+    (serialization) =>
+      Effect.fnUntraced(function*(address: RunnerAddress.RunnerAddress) {
+        const socket = yield* NodeSocket.makeNet({
+          openTimeout: 1000,
+          timeout: 5500,
+          host: address.host,
+          port: address.port,
+          noDelay: true
+        })
+        return yield* RpcClient.makeProtocolSocket().pipe(
+          Effect.provideService(Socket, socket),
+          Effect.provideService(RpcSerialization.RpcSerialization, serialization)
+        )
+      }, Effect.orDie)
+  )
+)
 
 // Not the shard locks' numbers (1,000,000 per shard group plus the shard).
 const TABLES_LOCK = 4_721_028
@@ -98,7 +127,7 @@ const pingHealth = Layer.effect(
 export const clientOnly = (
   tuning: Tuning
 ): Layer.Layer<Sharding.Sharding | Runners.Runners, never, SqlClient.SqlClient> =>
-  storage(SocketRunner.layerClientOnly.pipe(Layer.provide(layerClientProtocol)), config(tuning, Option.none()))
+  storage(SocketRunner.layerClientOnly.pipe(Layer.provide(clientProtocol)), config(tuning, Option.none()))
 
 /**
  * A runner listening on `host:port` (port 0: any free port), announced as `advertise` (default:
@@ -110,21 +139,21 @@ export const runner = (
   address: (address: RunnerAddress.RunnerAddress) => void
 ): Layer.Layer<Sharding.Sharding | Runners.Runners, SocketServer.SocketServerError, SqlClient.SqlClient> =>
   Layer.unwrapScoped(Effect.gen(function*() {
-    const server = yield* NodeSocketServer.make({ host: listen.host, port: listen.port })
+    const server = yield* NodeSocketServer.make({ host: listen.host, port: listen.port, noDelay: true })
     const port = server.address._tag === "TcpAddress" ? server.address.port : listen.port
     const self = RunnerAddress.make(listen.advertise ?? listen.host, port)
     address(self)
     const settings = config(tuning, Option.some(self))
     const health = pingHealth.pipe(
       Layer.provide(Runners.layerRpc),
-      Layer.provide(layerClientProtocol),
+      Layer.provide(clientProtocol),
       Layer.provide(settings),
       Layer.provide(RpcSerialization.layerMsgPack)
     )
     return storage(
       SocketRunner.layer.pipe(
         Layer.provide(Layer.succeed(SocketServer.SocketServer, server)),
-        Layer.provide(layerClientProtocol),
+        Layer.provide(clientProtocol),
         Layer.provide(health)
       ),
       settings
