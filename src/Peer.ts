@@ -35,7 +35,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
-import { type Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
+import { Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
 import { requestTelemetry, spanned, targetOf } from "./internal/peer/telemetry.js"
 import { builtIn } from "./internal/traced.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -240,20 +240,17 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     const open = (method: string, target: string | undefined, requestOptions: RequestOptions): Entry => {
       const id = nextId++
       const now = clock.unsafeCurrentTimeMillis()
-      const entry: Entry = {
+      const entry = new Entry(
         id,
         method,
         target,
-        answer: undefined,
-        resume: undefined,
-        start: now,
-        lastActivity: now,
-        idleMs: toMillis(requestOptions.timeout, defaultTimeout),
-        totalMs: toMillis(requestOptions.maxTotalTimeout, Infinity),
-        reset: requestOptions.resetTimeoutOnProgress === true,
-        cancellable: requestOptions.cancellable ?? method !== "initialize",
-        onProgress: requestOptions.onProgress
-      }
+        now,
+        toMillis(requestOptions.timeout, defaultTimeout),
+        toMillis(requestOptions.maxTotalTimeout, Infinity),
+        requestOptions.resetTimeoutOnProgress === true,
+        requestOptions.cancellable ?? method !== "initialize",
+        requestOptions.onProgress
+      )
       pending.entries.set(id, entry)
       telemetry.opened()
       timer.schedule(entry)
