@@ -377,12 +377,15 @@ const makeDispatch = (options: {
 }) => {
   const { inbound, notifications, pending, server } = options
 
+  // One function for every answer, its message passed along: no closure per answer.
+  const answerOf = (entry: Entry, message: JsonRpc.Success | JsonRpc.Failure) =>
+    "result" in message
+      ? Exit.succeed(message.result)
+      : Exit.fail(McpError.protocol(server, { method: entry.method, ...message.error }))
+
   const onResponse = (message: JsonRpc.Success | JsonRpc.Failure): Effect.Effect<void> | undefined => {
     const id = message.id
-    const settled = id !== null && pending.settle(id, (entry) =>
-      "result" in message
-        ? Exit.succeed(message.result)
-        : Exit.fail(McpError.protocol(server, { method: entry.method, ...message.error })))
+    const settled = id !== null && pending.settle(id, answerOf, message)
     if (settled || (id !== null && pending.wasAbandoned(id))) return undefined
     const what = "error" in message ? `an error (${message.error.code}: ${message.error.message})` : "a response"
     return Effect.logWarning(`server '${server}' sent ${what} for unknown request id ${JSON.stringify(id)}`).pipe(
@@ -419,12 +422,16 @@ const makeDispatch = (options: {
       return JsonRpc.isRequest(message) ? inbound.request(message, related) : onNotification(message)
     }
     if (message instanceof RequestFailed) {
-      pending.settle(message.id, (entry) => Exit.fail(withMethod(message.error, entry.method)))
+      pending.settle(message.id, (entry) => Exit.fail(withMethod(message.error, entry.method)), undefined)
       return undefined
     }
     // Already reported by the transport; it only remains to fail its request, if one waits.
     if (message instanceof BrokenAnswer) {
-      pending.settle(message.id, (entry) => Exit.fail(brokenAnswerError(server, entry.method, message.problem)))
+      pending.settle(
+        message.id,
+        (entry) => Exit.fail(brokenAnswerError(server, entry.method, message.problem)),
+        undefined
+      )
       return undefined
     }
     return onResponse(message)
