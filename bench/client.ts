@@ -66,6 +66,7 @@ const program = Effect.gen(function*() {
     protocolVersion: args.protocolVersion as McpSchema.Revision | undefined
   })
   const connectMs = now() - connectStarted
+  run.connected()
 
   // Keep C in flight as the other clients do: C workers, each making calls one after another,
   // first the warm-up calls (checked, not timed), then the timed ones.

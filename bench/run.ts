@@ -26,30 +26,48 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 // @ts-expect-error: a plain .mjs script, without type declarations
 import { bundleCli } from "../scripts/bundle-cli.mjs"
-import { bundle } from "./bundle.js"
+import { bundle, type Setup } from "./bundle.js"
 import type { BenchResult } from "./clients/shared.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const stdioServerScript = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
 const httpServerScript = fileURLToPath(new URL("./fixtures/echo-http-server.mjs", import.meta.url))
 
-/** A client under test: its name in the table and its entry file. */
+/**
+ * A client under test: its name in the table, what `--clients` calls it, its entry file and
+ * how it is bundled (`bundle.ts`).
+ */
 interface ClientSpec {
   readonly name: string
+  readonly base: string
   readonly file: string
+  readonly setup: Setup
 }
 
+const spec = (base: string, file: string, setup: Setup): ClientSpec => ({
+  name: setup === "external" ? base : `${base} bundled`,
+  base,
+  file,
+  setup
+})
+
+/**
+ * The SDK and mcp-fleet in each setup, side by side in one run. Bare imports no package, so
+ * its two setups are one program: it runs once.
+ */
 const CLIENTS: ReadonlyArray<ClientSpec> = [
-  { name: "bare", file: "bench/clients/bare.ts" },
-  { name: "sdk", file: "bench/clients/sdk.ts" },
-  { name: "mcp-fleet", file: "bench/client.ts" }
+  spec("bare", "bench/clients/bare.ts", "external"),
+  spec("sdk", "bench/clients/sdk.ts", "external"),
+  spec("mcp-fleet", "bench/client.ts", "external"),
+  spec("sdk", "bench/clients/sdk.ts", "bundled"),
+  spec("mcp-fleet", "bench/client.ts", "bundled")
 ]
 
 /** The official SDK v2 client, which speaks 2026-07-28 too: only in the stateless section (`--http`). */
-const SDK_V2: ClientSpec = { name: "sdk-v2", file: "bench/clients/sdk2.ts" }
+const SDK_V2: ClientSpec = spec("sdk-v2", "bench/clients/sdk2.ts", "external")
 
 /** mcp-fleet's own McpServer serving the echo tool over HTTP, for the stateless section. */
-const MCP_SERVER_ECHO: ClientSpec = { name: "mcpserver-echo", file: "bench/fixtures/mcpserver-echo.ts" }
+const MCP_SERVER_ECHO: ClientSpec = spec("mcpserver-echo", "bench/fixtures/mcpserver-echo.ts", "external")
 
 /** One cell of the matrix. */
 interface Cell {
@@ -100,9 +118,18 @@ const strict = argv.includes("--strict")
 const http = argv.includes("--http")
 const reps = Math.max(1, Number(flagValue("--reps") ?? (quick ? 1 : 3)) || 1)
 const only = flagValue("--clients")?.split(",")
+// `--setup external|bundled`: one setup only; both by default, side by side.
+const setupFlag = flagValue("--setup")
+if (setupFlag !== undefined && setupFlag !== "external" && setupFlag !== "bundled") {
+  process.stderr.write(`--setup takes external or bundled, got ${JSON.stringify(setupFlag)}\n`)
+  process.exit(2)
+}
 // `--only stateless` (with --http): the 2026-07-28 section alone, without the matrices before it.
 const statelessOnly = flagValue("--only") === "stateless"
-const clients = only === undefined ? CLIENTS : CLIENTS.filter((c) => only.includes(c.name))
+const clients = CLIENTS.filter((c) =>
+  (only === undefined || only.includes(c.base)) &&
+  (setupFlag === undefined || c.base === "bare" || c.setup === setupFlag)
+)
 const TIMEOUT_MS = 60_000
 
 // ---- bundles ----------------------------------------------------------------------------
@@ -115,11 +142,11 @@ const BUNDLES = path.join(root, `node_modules/.cache/mcp-fleet-bench-${process.p
 process.on("exit", () => rmSync(BUNDLES, { recursive: true, force: true }))
 
 /** The bundle of `client`, written by `bundleAll`. */
-const bundled = (client: ClientSpec): string => path.join(BUNDLES, client.name, "main.mjs")
+const bundled = (c: ClientSpec): string => path.join(BUNDLES, c.name.replace(/\W+/g, "-"), "main.mjs")
 
 const bundleAll = async (): Promise<void> => {
-  for (const client of [...CLIENTS, SDK_V2, MCP_SERVER_ECHO]) {
-    await bundle(root, client.file, path.join(BUNDLES, client.name))
+  for (const each of [...CLIENTS, SDK_V2, MCP_SERVER_ECHO]) {
+    await bundle(root, each.file, path.dirname(bundled(each)), each.setup)
   }
   await bundleCli(path.join(BUNDLES, "cli"))
 }
@@ -374,6 +401,7 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
     "cpu µs/call",
     "alloc B/call",
     "connect ms",
+    "start MB",
     "rss MB"
   ]
   const rows: Array<Array<string>> = []
@@ -397,6 +425,7 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
         r.cpuUsPerCall.toFixed(1),
         fmt(r.allocBytesPerCall),
         r.connectMs.toFixed(0),
+        r.startRssMB.toFixed(0),
         r.rssMB.toFixed(0)
       ])
     })
@@ -426,47 +455,20 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
     out.push(line(row))
   }
 
-  // The targets: the section's ratios to bare, then in every cell above the official SDK
-  // and a p99 latency within 3× bare's.
-  out.push("")
-  out.push("targets (mcp-fleet vs bare and the official SDK, same run)")
+  // The targets, for mcp-fleet in each setup against the SDK in the same setup.
   let pass = true
-  const verdictLine = (ok: boolean | undefined, text: string, shown: string | undefined) => {
-    if (ok !== true) pass = false
-    out.push(
-      `  ${ok === undefined ? "n/a " : ok ? "PASS" : "FAIL"}  ${text}${shown === undefined ? "" : `  (${shown})`}`
-    )
-  }
   const resultOf = (cell: Cell, client: string) => {
     const own = summaries.get(key(cell, client))
     return own?._tag === "ok" ? own.result : undefined
   }
-  const measured = clients.some((c) => c.name === "mcp-fleet")
-  for (const t of section.targets) {
-    const ratio = measured ? ratioTo(t.cell, "mcp-fleet") : undefined
-    verdictLine(
-      ratio === undefined ? undefined : ratio >= t.min,
-      `≥ ${t.min.toFixed(2)}× bare at ${cellLabel(t.cell)}`,
-      ratio?.toFixed(2).concat("×")
-    )
-  }
-  for (const cell of section.cells) {
-    const ours = measured ? ratioTo(cell, "mcp-fleet") : undefined
-    const sdk = ratioTo(cell, "sdk")
-    verdictLine(
-      ours === undefined || sdk === undefined ? undefined : ours > sdk,
-      `above the SDK at ${cellLabel(cell)}`,
-      ours === undefined || sdk === undefined ? undefined : `${ours.toFixed(2)}× vs ${sdk.toFixed(2)}×`
-    )
-  }
-  for (const cell of section.cells) {
-    const ours = measured ? resultOf(cell, "mcp-fleet") : undefined
-    const bare = resultOf(cell, "bare")
-    verdictLine(
-      ours === undefined || bare === undefined ? undefined : ours.p99us <= 3 * bare.p99us,
-      `p99 ≤ 3× bare's at ${cellLabel(cell)}`,
-      ours === undefined || bare === undefined ? undefined : `${fmt(ours.p99us)} vs ${fmt(bare.p99us)} µs`
-    )
+  for (const setup of ["external", "bundled"] as const) {
+    const ours = clients.find((c) => c.base === "mcp-fleet" && c.setup === setup)
+    if (ours === undefined) continue
+    const sdk = clients.find((c) => c.base === "sdk" && c.setup === setup)?.name ?? "sdk"
+    const verdicts = targetVerdicts(section, { ours: ours.name, sdk, ratioTo, resultOf })
+    pass &&= verdicts.pass
+    out.push("", `targets (${ours.name} vs bare and ${sdk}, same run)`)
+    for (const l of verdicts.lines) out.push(l)
   }
   if (notes.size > 0) {
     out.push("")
@@ -474,6 +476,90 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
     for (const n of notes) out.push(`  ${n}`)
   }
   return { lines: out, pass }
+}
+
+/** What `targetVerdicts` reads of a section's results. */
+interface Verdicts {
+  readonly ours: string
+  readonly sdk: string
+  readonly ratioTo: (cell: Cell, client: string) => number | undefined
+  readonly resultOf: (cell: Cell, client: string) => BenchResult | undefined
+}
+
+/**
+ * The target lines of one setup: the section's ratios to bare; then in every cell above the
+ * SDK, a peak resident set at most the SDK's, and a p99 latency within 3× bare's; and a
+ * resident set once connected at most the SDK's (in the first cell).
+ */
+const targetVerdicts = (section: Section, v: Verdicts): { readonly lines: Array<string>; readonly pass: boolean } => {
+  const lines: Array<string> = []
+  let pass = true
+  const verdictLine = (ok: boolean | undefined, text: string, shown: string | undefined) => {
+    if (ok !== true) pass = false
+    lines.push(
+      `  ${ok === undefined ? "n/a " : ok ? "PASS" : "FAIL"}  ${text}${shown === undefined ? "" : `  (${shown})`}`
+    )
+  }
+  /** A verdict on two clients' figures in `cell`: `ok` given both, n/a without either. */
+  const versus = (
+    cell: Cell,
+    a: string,
+    b: string,
+    text: string,
+    figure: (r: BenchResult) => number,
+    ok: (x: number, y: number) => boolean,
+    shown: (x: number, y: number) => string
+  ) => {
+    const x = v.resultOf(cell, a)
+    const y = v.resultOf(cell, b)
+    const both = x !== undefined && y !== undefined
+    verdictLine(both ? ok(figure(x), figure(y)) : undefined, text, both ? shown(figure(x), figure(y)) : undefined)
+  }
+  for (const t of section.targets) {
+    const ratio = v.ratioTo(t.cell, v.ours)
+    verdictLine(
+      ratio === undefined ? undefined : ratio >= t.min,
+      `≥ ${t.min.toFixed(2)}× bare at ${cellLabel(t.cell)}`,
+      ratio?.toFixed(2).concat("×")
+    )
+  }
+  for (const cell of section.cells) {
+    const ours = v.ratioTo(cell, v.ours)
+    const sdk = v.ratioTo(cell, v.sdk)
+    verdictLine(
+      ours === undefined || sdk === undefined ? undefined : ours > sdk,
+      `above the SDK at ${cellLabel(cell)}`,
+      ours === undefined || sdk === undefined ? undefined : `${ours.toFixed(2)}× vs ${sdk.toFixed(2)}×`
+    )
+  }
+  const mb = (x: number, y: number) => `${x.toFixed(1)} vs ${y.toFixed(1)} MB`
+  const first = section.cells[0]
+  if (first !== undefined) {
+    versus(first, v.ours, v.sdk, "resident set once connected ≤ the SDK's", (r) => r.startRssMB, (x, y) => x <= y, mb)
+  }
+  for (const cell of section.cells) {
+    versus(
+      cell,
+      v.ours,
+      v.sdk,
+      `peak resident set ≤ the SDK's at ${cellLabel(cell)}`,
+      (r) => r.rssMB,
+      (x, y) => x <= y,
+      mb
+    )
+  }
+  for (const cell of section.cells) {
+    versus(
+      cell,
+      v.ours,
+      "bare",
+      `p99 ≤ 3× bare's at ${cellLabel(cell)}`,
+      (r) => r.p99us,
+      (x, y) => x <= 3 * y,
+      (x, y) => `${fmt(x)} vs ${fmt(y)} µs`
+    )
+  }
+  return { lines, pass }
 }
 
 // ---- stdio ------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Inbound, makeInbound } from "./internal/peer/inbound.js"
-import { type Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
+import { Entry, makeTimer, notSent, Pending, resumeWith, withMethod } from "./internal/peer/pending.js"
 import { requestTelemetry, spanned, targetOf } from "./internal/peer/telemetry.js"
 import { builtIn } from "./internal/traced.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -240,20 +240,17 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
     const open = (method: string, target: string | undefined, requestOptions: RequestOptions): Entry => {
       const id = nextId++
       const now = clock.unsafeCurrentTimeMillis()
-      const entry: Entry = {
+      const entry = new Entry(
         id,
         method,
         target,
-        answer: undefined,
-        resume: undefined,
-        start: now,
-        lastActivity: now,
-        idleMs: toMillis(requestOptions.timeout, defaultTimeout),
-        totalMs: toMillis(requestOptions.maxTotalTimeout, Infinity),
-        reset: requestOptions.resetTimeoutOnProgress === true,
-        cancellable: requestOptions.cancellable ?? method !== "initialize",
-        onProgress: requestOptions.onProgress
-      }
+        now,
+        toMillis(requestOptions.timeout, defaultTimeout),
+        toMillis(requestOptions.maxTotalTimeout, Infinity),
+        requestOptions.resetTimeoutOnProgress === true,
+        requestOptions.cancellable ?? method !== "initialize",
+        requestOptions.onProgress
+      )
       pending.entries.set(id, entry)
       telemetry.opened()
       timer.schedule(entry)
@@ -380,12 +377,15 @@ const makeDispatch = (options: {
 }) => {
   const { inbound, notifications, pending, server } = options
 
+  // One function for every answer, its message passed along: no closure per answer.
+  const answerOf = (entry: Entry, message: JsonRpc.Success | JsonRpc.Failure) =>
+    "result" in message
+      ? Exit.succeed(message.result)
+      : Exit.fail(McpError.protocol(server, { method: entry.method, ...message.error }))
+
   const onResponse = (message: JsonRpc.Success | JsonRpc.Failure): Effect.Effect<void> | undefined => {
     const id = message.id
-    const settled = id !== null && pending.settle(id, (entry) =>
-      "result" in message
-        ? Exit.succeed(message.result)
-        : Exit.fail(McpError.protocol(server, { method: entry.method, ...message.error })))
+    const settled = id !== null && pending.settle(id, answerOf, message)
     if (settled || (id !== null && pending.wasAbandoned(id))) return undefined
     const what = "error" in message ? `an error (${message.error.code}: ${message.error.message})` : "a response"
     return Effect.logWarning(`server '${server}' sent ${what} for unknown request id ${JSON.stringify(id)}`).pipe(
@@ -422,12 +422,16 @@ const makeDispatch = (options: {
       return JsonRpc.isRequest(message) ? inbound.request(message, related) : onNotification(message)
     }
     if (message instanceof RequestFailed) {
-      pending.settle(message.id, (entry) => Exit.fail(withMethod(message.error, entry.method)))
+      pending.settle(message.id, (entry) => Exit.fail(withMethod(message.error, entry.method)), undefined)
       return undefined
     }
     // Already reported by the transport; it only remains to fail its request, if one waits.
     if (message instanceof BrokenAnswer) {
-      pending.settle(message.id, (entry) => Exit.fail(brokenAnswerError(server, entry.method, message.problem)))
+      pending.settle(
+        message.id,
+        (entry) => Exit.fail(brokenAnswerError(server, entry.method, message.problem)),
+        undefined
+      )
       return undefined
     }
     return onResponse(message)

@@ -40,6 +40,8 @@ export interface BenchResult {
   readonly p50us: number
   readonly p99us: number
   readonly rssMB: number
+  /** The resident set once connected, before the first call (`Run.connected`). */
+  readonly startRssMB: number
   /** Warm-up calls made before the timed ones. */
   readonly warmup: number
   /** The client process's CPU time (user + system) over the timed calls, per call. */
@@ -133,6 +135,7 @@ export class Run {
   private recorded = 0
   private meter: { readonly cpu: NodeJS.CpuUsage; readonly heap: number; readonly gc: v8.GCProfiler } | undefined
   private measured: { readonly cpuUs: number; readonly allocBytes: number } | undefined
+  private startRss = NaN
 
   constructor(readonly args: BenchArgs) {
     this.latencies = new Float64Array(args.calls)
@@ -169,6 +172,11 @@ export class Run {
         }`
       )
     }
+  }
+
+  /** Notes the resident set at connection: call once connected, before the first call. */
+  connected(): void {
+    this.startRss = process.memoryUsage.rss()
   }
 
   /** Starts measuring CPU time and allocation: call just before the first timed call. */
@@ -209,6 +217,7 @@ export class Run {
       p99us: pct(99),
       // Peak resident set of this client process (maxRSS is in KiB).
       rssMB: round(process.resourceUsage().maxRSS / 1024, 1),
+      startRssMB: round(this.startRss / 1024 / 1024, 1),
       warmup: this.args.warmup,
       cpuUsPerCall: round((this.measured?.cpuUs ?? NaN) / this.args.calls, 1),
       allocBytesPerCall: Math.round((this.measured?.allocBytes ?? NaN) / this.args.calls)
@@ -246,6 +255,7 @@ export const driveTool = (
 export const drive = async (run: Run, call: (text: string) => Promise<unknown>): Promise<number> => {
   const { calls, concurrency, warmup } = run.args
   const inFlight = (n: number) => Math.max(1, Math.min(concurrency, n))
+  run.connected()
   let next = 0
   const warmer = async (): Promise<void> => {
     while (next < warmup) {

@@ -16,25 +16,35 @@ import type { Progress } from "../../Peer.js"
 /** How a request ends. */
 export type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
 
-/** A request in flight. */
-export interface Entry {
-  readonly id: JsonRpc.RequestId
-  readonly method: string
-  /** Its tool's or prompt's name, for its telemetry. */
-  readonly target: string | undefined
+/**
+ * A request in flight. A class, not an object literal: V8 pretenures the objects of a literal
+ * whose instances mostly survive a scavenge (at c=64 an entry lives through several), so each
+ * one would be allocated in old space and die there, growing the heap; a constructor's
+ * instances stay young.
+ */
+export class Entry {
   /** The answer, when it came before anyone waited for it. */
-  answer: Answer | undefined
+  answer: Answer | undefined = undefined
   /** Resumes the fiber waiting for the answer. */
-  resume: ((answer: Answer) => void) | undefined
-  readonly start: number
+  resume: ((answer: Answer) => void) | undefined = undefined
   lastActivity: number
-  readonly idleMs: number
-  readonly totalMs: number
-  /** Whether progress restarts the idle timeout. */
-  readonly reset: boolean
-  /** Whether giving up on it (interruption, timeout) sends notifications/cancelled. */
-  readonly cancellable: boolean
-  readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+
+  constructor(
+    readonly id: JsonRpc.RequestId,
+    readonly method: string,
+    /** Its tool's or prompt's name, for its telemetry. */
+    readonly target: string | undefined,
+    readonly start: number,
+    readonly idleMs: number,
+    readonly totalMs: number,
+    /** Whether progress restarts the idle timeout. */
+    readonly reset: boolean,
+    /** Whether giving up on it (interruption, timeout) sends notifications/cancelled. */
+    readonly cancellable: boolean,
+    readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+  ) {
+    this.lastActivity = start
+  }
 }
 
 /** When an entry times out: `idle` since its start (or last progress), or its `total`. */
@@ -82,14 +92,17 @@ export class Pending {
   // and a caller forwarding progress must have it out before the answer.
   private readonly busy = new Map<JsonRpc.RequestId, Busy>()
 
-  /** Answers the entry with this id, if it is still waiting; whether it was. */
-  settle(id: JsonRpc.RequestId, exit: (entry: Entry) => Answer): boolean {
+  /**
+   * Answers the entry with this id, if it is still waiting, with `exit(entry, data)`; whether
+   * it was. `data` saves a caller on the per-call path a closure per answer.
+   */
+  settle<D>(id: JsonRpc.RequestId, exit: (entry: Entry, data: D) => Answer, data: D): boolean {
     const entry = this.entries.get(id)
     if (entry === undefined) return false
     this.entries.delete(id)
     const busy = this.busy.size === 0 ? undefined : this.busy.get(id)
-    if (busy === undefined) this.answer(entry, exit(entry))
-    else busy.held = exit(entry)
+    if (busy === undefined) this.answer(entry, exit(entry, data))
+    else busy.held = exit(entry, data)
     return true
   }
 
@@ -186,7 +199,7 @@ export const makeTimer = (options: {
       const error = McpError.timeout(server, { method: entry.method, afterMs, kind })
       if (entry.cancellable) options.cancel(id, `Timed out: ${error.message}`)
       return Exit.fail(error)
-    })
+    }, undefined)
   }
 
   // Synchronous up to its sleep, so that an interruption never cuts it short.
