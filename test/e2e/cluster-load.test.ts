@@ -66,11 +66,12 @@ interface Placed {
   readonly runner?: string
 }
 
-// `servers --cluster --json`, as a user would run it.
+// `servers --cluster --json`, as a user would run it; empty while it says servers are not ready.
 const placement = async (): Promise<Array<Placed>> => {
   const done = await run(["servers", "--cluster", db.url, "--config", config, "--json"], { cwd: dir, mark: RUN })
-  if (done.code !== 0) throw new Error(`servers --cluster exited ${done.code}: ${done.stderr}`)
-  return JSON.parse(done.stdout) as Array<Placed>
+  if (done.code === 0) return JSON.parse(done.stdout) as Array<Placed>
+  if ((done.stdout + done.stderr).includes("not ready")) return []
+  throw new Error(`servers --cluster exited ${done.code}: ${done.stdout}${done.stderr}`)
 }
 
 // Polls `servers --cluster --json` until `ok` holds of it; fails with the last one seen.
@@ -206,14 +207,12 @@ describe("cluster under load", () => {
         for (const o of failed) console.log(`  failed ${o.id} ${o.server}/${o.tool}: ${o.text}`)
         // None hung (the SDK's timeout is the hang bound).
         expect(failed.filter((o) => /timed out|Request timed out|-32001/.test(o.text ?? ""))).toEqual([])
-        // Each failure names its server and is a write running on the victim at the kill, in doubt.
+        // Each failure names its server and is a write cut off on its runner, in doubt: one
+        // running on the victim at the kill (or on a runner that gave its server up meanwhile).
+        // A read-only call never fails: it runs again.
         for (const o of failed) {
           expect(o.text).toContain(`'${o.server}'`)
-          expect({ id: o.id, tool: o.tool, inFlight: inFlight.has(o.id) }).toEqual({
-            id: o.id,
-            tool: "record",
-            inFlight: true
-          })
+          expect({ id: o.id, tool: o.tool }).toEqual({ id: o.id, tool: "record" })
           expect(o.text).toMatch(/may have run/)
         }
         // No call id ran twice, but a read-only one in flight at the kill; every success ran.
