@@ -64,9 +64,13 @@ import * as ServerRegistry from "../ServerRegistry.js"
 export interface Failover {
   /** Shards per group. Default: 64. */
   readonly shardsPerGroup?: number | undefined
-  /** How often a runner refreshes its shard locks. Default: 1 s. */
+  /**
+   * How often a runner refreshes its shard locks. Default: 3 s. It is also the deadline of
+   * each lock operation: a runner whose refresh misses it gives up all its shards (its servers
+   * restart elsewhere), so a busy PostgreSQL or machine needs it well above a query's time.
+   */
   readonly lockRefresh?: Duration.DurationInput | undefined
-  /** When an unrefreshed shard lock expires. Default: 4 s. */
+  /** When an unrefreshed shard lock expires. Default: 10 s (at least 3 × `lockRefresh`). */
   readonly lockExpiration?: Duration.DurationInput | undefined
   /** How often shard assignments are read again. Default: 1 s. */
   readonly refreshAssignments?: Duration.DurationInput | undefined
@@ -137,8 +141,8 @@ export type JoinError = SqlError.SqlError | SocketServer.SocketServerError
 
 const tuning = (failover: Failover = {}): Sharding.Tuning => ({
   shardsPerGroup: failover.shardsPerGroup ?? 64,
-  lockRefresh: failover.lockRefresh ?? "1 second",
-  lockExpiration: failover.lockExpiration ?? "4 seconds",
+  lockRefresh: failover.lockRefresh ?? "3 seconds",
+  lockExpiration: failover.lockExpiration ?? "10 seconds",
   refreshAssignments: failover.refreshAssignments ?? "1 second",
   healthCheck: failover.healthCheck ?? "1 second"
 })

@@ -49,7 +49,14 @@ export interface RunnerProcess {
 
 /** Starts `mcp-fleet runner` and resolves once it printed its address. */
 export const startRunner = (
-  options: { readonly url: string; readonly config: string; readonly cwd: string; readonly mark: string }
+  options: {
+    readonly url: string
+    readonly config: string
+    readonly cwd: string
+    readonly mark: string
+    /** More arguments, e.g. `--log-level info`. */
+    readonly args?: ReadonlyArray<string>
+  }
 ) =>
   new Promise<RunnerProcess>((resolve, reject) => {
     const child = cp.spawn(CLI[0], [
@@ -59,7 +66,8 @@ export const startRunner = (
       options.url,
       "--config",
       options.config,
-      "--json"
+      "--json",
+      ...(options.args ?? [])
     ], {
       cwd: options.cwd,
       env: { ...process.env, ...cliEnv(), [MARK]: options.mark, NO_COLOR: "1" },

@@ -91,20 +91,20 @@ export const makeHosting = <R>(
 const sqlFailure = (server: string) => (error: unknown) =>
   McpError.unavailable(server, { state: "Ready", message: `the cluster's database failed: ${String(error)}` })
 
-// The single-process rule's failure, for a runner lost during the call.
+// The single-process rule's failure, for a call cut off on its runner: the runner died, or
+// gave the server up (its shard moved, or its shard locks could not be refreshed).
 const inDoubt = (server: string, tool: string, runner: string) =>
-  McpError.inDoubt(server, { tool, message: `the runner hosting it (${runner}) was lost` })
+  McpError.inDoubt(server, { tool, message: `the call was cut off on runner ${runner}, lost or no longer hosting it` })
 
 // A delivery that finds its call claimed already: retried when the tool allows it.
 const secondDelivery = (
   hosting: Hosting,
   server: string,
-  call: { readonly id: string; readonly tool: string; readonly readyTimeout: number | undefined },
+  call: { readonly id: string; readonly tool: string },
   runner: string
 ) =>
   Effect.gen(function*() {
-    const { id, readyTimeout, tool } = call
-    yield* hosting.local.awaitReady({ servers: [server], timeout: Duration.millis(readyTimeout ?? 30_000) })
+    const { id, tool } = call
     const catalog = yield* hosting.local.catalog.get
     const entry = catalog.tools.find((candidate) => candidate.server === server && candidate.tool.name === tool)
     if (!ServerRegistry.mayRetry(entry?.tool)) return yield* Effect.fail(inDoubt(server, tool, runner))
@@ -122,13 +122,15 @@ const ms = (value: number | undefined) => value === undefined ? undefined : Dura
 const call = (hosting: Hosting, server: string, payload: CallPayload) =>
   Calls.stream(hosting.calls, server, payload.callId, payload.tells, (callbacks) =>
     Effect.gen(function*() {
+      // Claimed once its server is Ready: a delivery interrupted while it waited (its entity
+      // moved on) never reached the tool, so the next delivery runs it instead of failing InDoubt.
+      yield* hosting.local.awaitReady({ servers: [server], timeout: Duration.millis(payload.readyTimeout ?? 30_000) })
       const claim = yield* Effect.mapError(
         Store.claim(payload.callId, server, payload.tool, hosting.runner),
         sqlFailure(server)
       )
       if (claim._tag === "Existing") {
-        const call = { id: payload.callId, tool: payload.tool, readyTimeout: payload.readyTimeout }
-        yield* secondDelivery(hosting, server, call, claim.runner)
+        yield* secondDelivery(hosting, server, { id: payload.callId, tool: payload.tool }, claim.runner)
       }
       return yield* hosting.local.callServerTool(server, payload.tool, payload.args, {
         ...callbacks,
@@ -167,7 +169,10 @@ const publish = (hosting: Hosting, server: string) =>
       // A server gone from the config writes nothing: its row is the singleton's to delete.
       if (status === undefined || !hosting.specs.has(server)) return
       const lists = Wire.listsOf(yield* hosting.local.catalog.get, server)
-      yield* Store.writeHosted(server, hosting.runner, Wire.statusOut(status), lists)
+      // Starting here after a move, it has listed nothing yet: the lists stored stay, so no
+      // replica's catalog loses its tools meanwhile (a call to one waits for the server).
+      const unlisted = status.state._tag !== "Ready" && Object.values(lists).every((list) => list.length === 0)
+      yield* Store.writeHosted(server, hosting.runner, Wire.statusOut(status), unlisted ? undefined : lists)
       yield* Store.notify(server)
     })
     yield* hosting.local.events.pipe(

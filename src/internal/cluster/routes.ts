@@ -10,8 +10,10 @@
  * @since 0.3.0
  */
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as Catalog from "../../Catalog.js"
@@ -89,6 +91,15 @@ const sender = (options: RouteOptions) => {
     )
 }
 
+// A stream cut off with its runner: interrupted, or its socket failing under a write (a
+// defect of the cluster's client when the runner died mid-call), and nothing else.
+const cutOff = (cause: Cause.Cause<unknown>): boolean => {
+  if (Cause.isInterruptedOnly(cause)) return true
+  const defects = Chunk.toReadonlyArray(Cause.defects(cause))
+  return Chunk.isEmpty(Cause.failures(cause)) && defects.length > 0 &&
+    defects.every((defect) => Predicate.isTagged(defect, "SocketError"))
+}
+
 const limit = (options: RouteOptions, readyTimeout?: Duration.DurationInput, timeout?: Duration.DurationInput) =>
   Duration.sum(
     readyTimeout === undefined ? options.readyTimeout : Duration.decode(readyTimeout),
@@ -110,7 +121,7 @@ export const make = (options: RouteOptions) => {
     target?: ReturnType<Client>
   ) => {
     const callId = randomUUID()
-    // A stream whose runner is lost ends interrupted, where a plain reply is sent again by the
+    // A stream whose runner is lost ends cut off, where a plain reply is sent again by the
     // cluster: it is sent again here, with the same call id (the claim rule decides on the new
     // runner), within the call's bound. This fiber's own interruption is never caught.
     const once = (entity: ReturnType<Client>): Effect.Effect<McpSchema.CallToolResult, unknown> =>
@@ -120,7 +131,7 @@ export const make = (options: RouteOptions) => {
         reply: (answer) => entity.Answer({ callId, ...answer }).pipe(Effect.ignoreLogged)
       }).pipe(
         Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
+          cutOff(cause)
             ? Effect.delay(Effect.suspend(() => once(entity)), "200 millis")
             : Effect.failCause(cause)
         )

@@ -99,7 +99,10 @@ export const writeDesired = (
     return gone.map((row) => row.name)
   })
 
-/** Writes what the hosting runner knows of a server: its runner, status and lists. */
+/**
+ * Writes what the hosting runner knows of a server: its runner, status and lists (`undefined`:
+ * the lists stored stay).
+ */
 export const writeHosted = (
   name: string,
   runner: string | null,
@@ -108,10 +111,11 @@ export const writeHosted = (
 ): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listed = lists === undefined ? null : JSON.stringify(lists)
     yield* sql`INSERT INTO mcp_fleet_servers (name, runner, status, lists, updated_at)
-      VALUES (${name}, ${runner}, ${JSON.stringify(status)}::jsonb, ${JSON.stringify(lists)}::jsonb, now())
+      VALUES (${name}, ${runner}, ${JSON.stringify(status)}::jsonb, ${listed}::jsonb, now())
       ON CONFLICT (name) DO UPDATE SET runner = EXCLUDED.runner, status = EXCLUDED.status,
-        lists = EXCLUDED.lists, updated_at = now()`
+        lists = COALESCE(EXCLUDED.lists, mcp_fleet_servers.lists), updated_at = now()`
   })
 
 /** Forgets the status `runner` wrote for a server it no longer hosts (its entity moved away). */
