@@ -182,8 +182,10 @@ export const makeRegistry = (
 // its address on stdout with --json (see the `runner` command). The cluster's code (Effect
 // cluster, SQL, PostgreSQL, msgpack: a seventh of the CLI) is loaded by a command that joins one.
 const joinCluster = (cluster: NonNullable<Settings.Settings["cluster"]>, options: ServerRegistry.Options) =>
-  Effect.promise(() => import("../cluster/ClusterRegistry.js")).pipe(
-    Effect.flatMap((ClusterRegistry) => ClusterRegistry.make({ ...options, url: cluster.url, runner: cluster.runner })),
+  Effect.promise(() => import("../cluster/index.js")).pipe(
+    Effect.flatMap(({ ClusterRegistry }) =>
+      ClusterRegistry.make({ ...options, url: cluster.url, runner: cluster.runner })
+    ),
     Effect.map(({ cluster: joined, registry }) => {
       cluster.onJoined?.(joined.runner)
       return registry

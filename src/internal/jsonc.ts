@@ -6,14 +6,9 @@
  * @internal
  */
 import * as Either from "effect/Either"
-import type * as Jsonc from "jsonc-parser"
-import { createRequire } from "node:module"
+import jsonc from "jsonc-parser"
 
-// Required, not imported: Node's ESM import of this CommonJS (UMD) package first scans its
-// files for their exports (cjs-module-lexer), a cost on every command's start.
-const jsonc: typeof Jsonc = createRequire(import.meta.url)("jsonc-parser")
-
-const options: Jsonc.ParseOptions = { allowTrailingComma: true, disallowComments: false }
+const options: jsonc.ParseOptions = { allowTrailingComma: true, disallowComments: false }
 
 /** The first error in a text: what and where. */
 export interface Problem {
@@ -25,7 +20,7 @@ export interface Problem {
   readonly column: number
 }
 
-const problemOf = (text: string, error: Jsonc.ParseError): Problem => {
+const problemOf = (text: string, error: jsonc.ParseError): Problem => {
   const before = text.slice(0, error.offset).split("\n")
   return {
     code: jsonc.printParseErrorCode(error.error),
@@ -40,8 +35,8 @@ export const describe = (problem: Problem): string =>
   `${problem.code} at line ${problem.line}, column ${problem.column}`
 
 /** The syntax tree of a text, for edits that keep its comments and layout. */
-export const parseTree = (text: string): Either.Either<Jsonc.Node, Problem> => {
-  const errors: Array<Jsonc.ParseError> = []
+export const parseTree = (text: string): Either.Either<jsonc.Node, Problem> => {
+  const errors: Array<jsonc.ParseError> = []
   const root = jsonc.parseTree(text, errors, options)
   if (errors.length > 0) return Either.left(problemOf(text, errors[0]!))
   // An empty text has no tree and no error.
