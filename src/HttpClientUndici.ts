@@ -28,7 +28,7 @@ import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { Agent, Dispatcher } from "undici"
 import { HttpWire } from "./HttpWire.js"
-import { fromDispatcher } from "./internal/transport/undiciWire.js"
+import { fromDispatcher, loadUndici } from "./internal/transport/undiciWire.js"
 
 // An unread body would keep its connection; its errors are reported when it is read.
 const ignore = () => {}
@@ -192,7 +192,7 @@ export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
 const lazyAgent = () => {
   let agent: Agent | undefined
   let loading: Promise<Agent> | undefined
-  const load = () => loading ??= import("undici").then(({ Agent }) => agent = new Agent())
+  const load = () => loading ??= loadUndici().then(({ Agent }) => agent = new Agent())
   const dispatcher = {
     request: (options: Dispatcher.RequestOptions) => load().then((ready) => ready.request(options)),
     dispatch: (options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) => {

@@ -36,12 +36,13 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
     const maxBytes = options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
     const headers = revealAll(options.headers)
     // Loaded by the first connection: a fleet with no WebSocket server never loads it.
-    const WS = yield* Effect.promise(() => import("ws"))
+    // Its default export, the WebSocket class: a bundle split in chunks gives CommonJS `ws` as that alone.
+    const { default: WS } = yield* Effect.promise(() => import("ws"))
     const socket = yield* Socket.fromWebSocket(
       Effect.acquireRelease(
         // `ws` rather than the global WebSocket: only it can send headers with the upgrade.
         Effect.sync(() =>
-          new WS.WebSocket(options.url, ["mcp"], { headers, maxPayload: maxBytes }) as unknown as globalThis.WebSocket
+          new WS(options.url, ["mcp"], { headers, maxPayload: maxBytes }) as unknown as globalThis.WebSocket
         ),
         (ws) => Effect.sync(() => ws.close(1000))
       ),

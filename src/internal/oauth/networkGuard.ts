@@ -8,6 +8,7 @@
 import * as dns from "node:dns"
 import * as net from "node:net"
 import type { buildConnector } from "undici"
+import { loadUndici } from "../transport/undiciWire.js"
 import { isPrivateAddress, isPrivateHost, refusal } from "./http.js"
 import type { NetworkGuard } from "./model.js"
 
@@ -46,7 +47,7 @@ const checkedConnector =
 export const make = (lookup: Lookup = systemLookup): NetworkGuard => {
   let guarded: Promise<typeof globalThis.fetch> | undefined
   const load = () =>
-    guarded ??= import("undici").then(({ Agent, buildConnector, fetch }) => {
+    guarded ??= loadUndici().then(({ Agent, buildConnector, fetch }) => {
       const dispatcher = new Agent({ connect: checkedConnector(lookup, buildConnector({})) })
       return ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) =>
         fetch(input, { ...init, dispatcher })) as unknown as typeof globalThis.fetch
