@@ -26,9 +26,9 @@ import * as Inspectable from "effect/Inspectable"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
-import { Agent, type Dispatcher } from "undici"
+import type { Agent, Dispatcher } from "undici"
 import { HttpWire } from "./HttpWire.js"
-import { fromDispatcher } from "./internal/transport/undiciWire.js"
+import { fromDispatcher, loadUndici } from "./internal/transport/undiciWire.js"
 
 // An unread body would keep its connection; its errors are reported when it is read.
 const ignore = () => {}
@@ -187,19 +187,37 @@ export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
     Effect.succeed
   )
 
+// undici is a quarter of the CLI's code: the Agent is made on the first exchange, so a command
+// that reaches no HTTP server (a stdio fleet) never loads it. Until then, exchanges wait for it.
+const lazyAgent = () => {
+  let agent: Agent | undefined
+  let loading: Promise<Agent> | undefined
+  const load = () => loading ??= loadUndici().then(({ Agent }) => agent = new Agent())
+  const dispatcher = {
+    request: (options: Dispatcher.RequestOptions) => load().then((ready) => ready.request(options)),
+    dispatch: (options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) => {
+      if (agent !== undefined) return agent.dispatch(options, handler)
+      load().then((ready) => ready.dispatch(options, handler))
+      return true
+    }
+    // The two methods `make` and the wire call: nothing else of a Dispatcher is reached.
+  } as Dispatcher
+  return { dispatcher, close: () => loading?.then((ready) => ready.destroy()) ?? Promise.resolve() }
+}
+
 /**
- * An HttpClient and the HttpWire the HTTP transports use, on one undici Agent of their own,
- * closed with the layer.
+ * An HttpClient and the HttpWire the HTTP transports use, on one undici Agent of their own
+ * (made on the first exchange), closed with the layer.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer: Layer.Layer<HttpClient.HttpClient | HttpWire> = Layer.scopedContext(
   Effect.map(
-    Effect.acquireRelease(Effect.sync(() => new Agent()), (agent) => Effect.promise(() => agent.destroy())),
-    (agent) => {
-      const client = make(agent)
-      return Context.make(HttpClient.HttpClient, client).pipe(Context.add(HttpWire, makeWire(client, agent)))
+    Effect.acquireRelease(Effect.sync(lazyAgent), (agent) => Effect.promise(agent.close)),
+    ({ dispatcher }) => {
+      const client = make(dispatcher)
+      return Context.make(HttpClient.HttpClient, client).pipe(Context.add(HttpWire, makeWire(client, dispatcher)))
     }
   )
 )

@@ -9,7 +9,6 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as WS from "ws"
 import { revealAll } from "./internal/reveal.js"
 import { safeUrl, scrubCause, scrubUrls } from "./internal/secrets.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -36,11 +35,14 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
     const server = options.name
     const maxBytes = options.maxMessageBytes ?? JsonRpc.DEFAULT_MAX_MESSAGE_BYTES
     const headers = revealAll(options.headers)
+    // Loaded by the first connection: a fleet with no WebSocket server never loads it.
+    // Its default export, the WebSocket class: a bundle split in chunks gives CommonJS `ws` as that alone.
+    const { default: WS } = yield* Effect.promise(() => import("ws"))
     const socket = yield* Socket.fromWebSocket(
       Effect.acquireRelease(
         // `ws` rather than the global WebSocket: only it can send headers with the upgrade.
         Effect.sync(() =>
-          new WS.WebSocket(options.url, ["mcp"], { headers, maxPayload: maxBytes }) as unknown as globalThis.WebSocket
+          new WS(options.url, ["mcp"], { headers, maxPayload: maxBytes }) as unknown as globalThis.WebSocket
         ),
         (ws) => Effect.sync(() => ws.close(1000))
       ),

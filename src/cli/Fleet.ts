@@ -19,7 +19,6 @@ import type * as Scope from "effect/Scope"
 import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
 import * as CatalogCache from "../CatalogCache.js"
-import { ClusterRegistry } from "../cluster/index.js"
 import * as FleetConfig from "../FleetConfig.js"
 import type * as Host from "../Host.js"
 import * as Secrets from "../internal/secrets.js"
@@ -180,9 +179,13 @@ export const makeRegistry = (
   )
 
 // The fleet as a replica of the cluster (a runner too when `runner` is set); a runner tells
-// its address on stdout with --json (see the `runner` command).
+// its address on stdout with --json (see the `runner` command). The cluster's code (Effect
+// cluster, SQL, PostgreSQL, msgpack: a seventh of the CLI) is loaded by a command that joins one.
 const joinCluster = (cluster: NonNullable<Settings.Settings["cluster"]>, options: ServerRegistry.Options) =>
-  ClusterRegistry.make({ ...options, url: cluster.url, runner: cluster.runner }).pipe(
+  Effect.promise(() => import("../cluster/index.js")).pipe(
+    Effect.flatMap(({ ClusterRegistry }) =>
+      ClusterRegistry.make({ ...options, url: cluster.url, runner: cluster.runner })
+    ),
     Effect.map(({ cluster: joined, registry }) => {
       cluster.onJoined?.(joined.runner)
       return registry

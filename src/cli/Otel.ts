@@ -15,10 +15,7 @@
  *
  * @since 0.1.0
  */
-import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
-import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
-import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import type { HttpClient } from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -118,8 +115,42 @@ export const plan = (env: Environment): Plan => {
   }
 }
 
-const serialization = (protocol: Export["protocol"]) =>
-  protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf
+// The exporters' code is loaded only when an endpoint is named: most commands export nothing.
+const exporters = (plan: { readonly traces?: Export | undefined; readonly metrics?: Export | undefined }, resource: {
+  readonly serviceName: string
+  readonly serviceVersion: string
+}): Layer.Layer<never> =>
+  Layer.unwrapEffect(Effect.promise(async () => {
+    const [OtlpMetrics, OtlpSerialization, OtlpTracer, FetchHttpClient] = await Promise.all([
+      import("@effect/opentelemetry/OtlpMetrics"),
+      import("@effect/opentelemetry/OtlpSerialization"),
+      import("@effect/opentelemetry/OtlpTracer"),
+      import("@effect/platform/FetchHttpClient")
+    ])
+    const options = (signal: Export) => ({
+      url: signal.url,
+      resource,
+      headers: signal.headers,
+      shutdownTimeout: "3 seconds" as const
+    })
+    const provided = (
+      layer: Layer.Layer<never, never, OtlpSerialization.OtlpSerialization | HttpClient>,
+      signal: Export
+    ) =>
+      layer.pipe(
+        Layer.provide(signal.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
+        Layer.provide(FetchHttpClient.layer)
+      )
+    const { metrics, traces } = plan
+    return Layer.mergeAll(
+      traces === undefined
+        ? Layer.empty
+        : provided(OtlpTracer.layer({ ...options(traces), exportInterval: traces.intervalMs ?? 5000 }), traces),
+      metrics === undefined
+        ? Layer.empty
+        : provided(OtlpMetrics.layer({ ...options(metrics), exportInterval: metrics.intervalMs ?? 60_000 }), metrics)
+    )
+  }))
 
 /**
  * The exporters `env` asks for, as a Layer that installs the tracer and exports the metrics
@@ -128,28 +159,10 @@ const serialization = (protocol: Export["protocol"]) =>
  */
 export const layer = (env: Environment = process.env): Layer.Layer<never> => {
   const { metrics, notes, serviceName, traces } = plan(env)
-  const resource = { serviceName, serviceVersion: VERSION }
-  const layers: Array<Layer.Layer<never>> = []
-  const options = (signal: Export) => ({
-    url: signal.url,
-    resource,
-    headers: signal.headers,
-    shutdownTimeout: "3 seconds" as const
-  })
-  const provided = (
-    layer: Layer.Layer<never, never, OtlpSerialization.OtlpSerialization | HttpClient>,
-    signal: Export
-  ) => layer.pipe(Layer.provide(serialization(signal.protocol)), Layer.provide(FetchHttpClient.layer))
-  if (traces !== undefined) {
-    layers.push(provided(OtlpTracer.layer({ ...options(traces), exportInterval: traces.intervalMs ?? 5000 }), traces))
-  }
-  if (metrics !== undefined) {
-    layers.push(
-      provided(OtlpMetrics.layer({ ...options(metrics), exportInterval: metrics.intervalMs ?? 60_000 }), metrics)
-    )
-  }
   const told = notes.length === 0
     ? Layer.empty
     : Layer.effectDiscard(Effect.sync(() => process.stderr.write(notes.map((note) => `mcp-fleet: ${note}\n`).join(""))))
-  return layers.length === 0 ? told : Layer.mergeAll(told, ...layers)
+  return traces === undefined && metrics === undefined
+    ? told
+    : Layer.merge(told, exporters({ traces, metrics }, { serviceName, serviceVersion: VERSION }))
 }

@@ -7,7 +7,8 @@
  */
 import * as dns from "node:dns"
 import * as net from "node:net"
-import { Agent, buildConnector, fetch as undiciFetch } from "undici"
+import type { buildConnector } from "undici"
+import { loadUndici } from "../transport/undiciWire.js"
 import { isPrivateAddress, isPrivateHost, refusal } from "./http.js"
 import type { NetworkGuard } from "./model.js"
 
@@ -20,9 +21,8 @@ const systemLookup: Lookup = (host) =>
 const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, "")
 
 // A connector that connects to the checked address of the request's host.
-const checkedConnector = (lookup: Lookup): buildConnector.connector => {
-  const connect = buildConnector({})
-  return (options, callback) => {
+const checkedConnector =
+  (lookup: Lookup, connect: buildConnector.connector): buildConnector.connector => (options, callback) => {
     const host = bare(options.hostname)
     const addresses = net.isIP(host) !== 0 ? Promise.resolve([host]) : lookup(host)
     addresses.then(
@@ -39,16 +39,20 @@ const checkedConnector = (lookup: Lookup): buildConnector.connector => {
       (error: Error) => callback(error, null)
     )
   }
-}
 
-/** A guard on undici; `lookup` resolves names (the system's by default; tests give their own). */
+/**
+ * A guard on undici (loaded by the first guarded fetch: a command that makes none never loads
+ * it); `lookup` resolves names (the system's by default; tests give their own).
+ */
 export const make = (lookup: Lookup = systemLookup): NetworkGuard => {
-  const guarded = new Agent({ connect: checkedConnector(lookup) })
-  const guardedFetch = ((input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) =>
-    undiciFetch(
-      input as Parameters<typeof undiciFetch>[0],
-      { ...init, dispatcher: guarded } as Parameters<typeof undiciFetch>[1]
-    )) as unknown as typeof globalThis.fetch
+  let guarded: Promise<typeof globalThis.fetch> | undefined
+  const load = () =>
+    guarded ??= loadUndici().then(({ Agent, buildConnector, fetch }) => {
+      const dispatcher = new Agent({ connect: checkedConnector(lookup, buildConnector({})) })
+      return ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) =>
+        fetch(input, { ...init, dispatcher })) as unknown as typeof globalThis.fetch
+    })
+  const guardedFetch: typeof globalThis.fetch = (input, init) => load().then((fetch) => fetch(input, init))
   return {
     fetch: (allowPrivate) => allowPrivate ? (input, init) => globalThis.fetch(input, init) : guardedFetch,
     isPrivate: async (host) => isPrivateHost(host) || (await lookup(bare(host))).some(isPrivateAddress)

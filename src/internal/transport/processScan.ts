@@ -32,6 +32,19 @@ export function groupAlive(fs: ProcFs, pgid: number): boolean {
     return (error as { code?: string }).code === "EPERM"
   }
   if (process.platform !== "linux") return true
+  // A live member's stat: "pid (comm) state ppid pgrp ...", where comm may hold spaces and parentheses.
+  const member = (pid: string): boolean => {
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+    } catch {
+      return false
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return Number(fields[2]) === pgid && fields[0] !== "Z"
+  }
+  // Most checks find the leader itself alive: then no other process's stat is read.
+  if (member(String(pgid))) return true
   let entries: Array<string>
   try {
     entries = fs.readdirSync("/proc")
@@ -39,16 +52,7 @@ export function groupAlive(fs: ProcFs, pgid: number): boolean {
     return true
   }
   for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1")
-    } catch {
-      continue
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true
+    if (entry.charCodeAt(0) >= 48 && entry.charCodeAt(0) <= 57 && member(entry)) return true
   }
   return false
 }
