@@ -25,6 +25,7 @@ import * as FleetConfig from "../src/FleetConfig.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import * as ServerSpec from "../src/ServerSpec.js"
+import { hangGuard } from "./support/guard.js"
 import { Platform } from "./support/platform.js"
 
 // --- helpers ------------------------------------------------------------------------
@@ -903,12 +904,12 @@ const watch = (options: FleetConfig.WatchOptions) =>
       Effect.forkScoped
     )
     const next = Queue.take(emissions).pipe(
-      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no emission within 10 s") })
+      Effect.timeoutFail({ duration: hangGuard(10_000), onTimeout: () => new Error("no emission in time") })
     )
     const nextLog = (level: string) =>
       Queue.take(logs).pipe(
         Effect.repeat({ until: (line) => line.level === level }),
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`no ${level} log within 10 s`) })
+        Effect.timeoutFail({ duration: hangGuard(10_000), onTimeout: () => new Error(`no ${level} log in time`) })
       )
     return { emissions, next, nextLog }
   })
@@ -1083,7 +1084,7 @@ describe("layerWithPolicy", () => {
       )
       const registry = Context.get(context, ServerRegistry.ServerRegistry)
       const policy = Context.get(context, Policy.Policy)
-      yield* registry.awaitReady({ servers: ["local"], timeout: "10 seconds" })
+      yield* registry.awaitReady({ servers: ["local"], timeout: hangGuard(10_000) })
       const pid = (yield* registry.status)[0].connection?.pid
       expect(pid).toBeTypeOf("number")
       yield* policy.callTool("mcp__local__env")
@@ -1092,8 +1093,9 @@ describe("layerWithPolicy", () => {
       const decisionBecomes = (action: Policy.Action) =>
         Effect.sync(() => policy.decide("mcp__local__env").action).pipe(
           Effect.repeat({ until: (now) => now === action, schedule: Schedule.spaced("20 millis") }),
+          // A hang guard (the watch's latency is no product bound), grown with the load.
           Effect.timeoutFail({
-            duration: "10 seconds",
+            duration: hangGuard(10_000),
             onTimeout: () => new Error(`the decision never became ${action}`)
           })
         )
