@@ -28,7 +28,8 @@ import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { Agent, Dispatcher } from "undici"
 import { HttpWire } from "./HttpWire.js"
-import { fromDispatcher, loadUndici } from "./internal/transport/undiciWire.js"
+import { fromDispatcher } from "./internal/transport/undiciWire.js"
+import { loadUndici } from "./internal/undici.js"
 
 // An unread body would keep its connection; its errors are reported when it is read.
 const ignore = () => {}

@@ -7,8 +7,8 @@
  */
 import * as dns from "node:dns"
 import * as net from "node:net"
-import type * as Undici from "undici"
 import type { buildConnector } from "undici"
+import { loadUndici } from "../undici.js"
 import { isPrivateAddress, isPrivateHost, refusal } from "./http.js"
 import type { NetworkGuard } from "./model.js"
 
@@ -47,10 +47,7 @@ const checkedConnector =
 export const make = (lookup: Lookup = systemLookup): NetworkGuard => {
   let guarded: Promise<typeof globalThis.fetch> | undefined
   const load = () =>
-    guarded ??= import("undici").then((loaded) =>
-      // In a bundle split in chunks, CommonJS undici's namespace holds only `default`.
-      (loaded as unknown as { readonly default?: typeof Undici }).default ?? loaded
-    ).then(({ Agent, buildConnector, fetch }) => {
+    guarded ??= loadUndici().then(({ Agent, buildConnector, fetch }) => {
       const dispatcher = new Agent({ connect: checkedConnector(lookup, buildConnector({})) })
       return ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) =>
         fetch(input, { ...init, dispatcher })) as unknown as typeof globalThis.fetch

@@ -5,16 +5,8 @@
  *
  * @internal
  */
-import type * as Undici from "undici"
 import type { Dispatcher } from "undici"
 import type { Abortable, Wire, WireHandler } from "../../HttpWire.js"
-
-/**
- * undici, loaded on first use. In a bundle split in chunks, CommonJS undici is a chunk whose
- * namespace holds only `default` (its `module.exports`); unbundled, both forms are there.
- */
-export const loadUndici = (): Promise<typeof Undici> =>
-  import("undici").then((loaded) => (loaded as unknown as { readonly default?: typeof Undici }).default ?? loaded)
 
 const ABORTED = new Error("the exchange was abandoned")
 
