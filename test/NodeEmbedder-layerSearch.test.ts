@@ -84,9 +84,11 @@ describe("NodeEmbedder.layerSearch", () => {
 
       const bench = yield* measured(Option.getOrThrow(yield* NodeEmbedder.load))
       expect(bench[0]).toBe(true)
-      // First run: words parsed and cached, tools embedded and cached; then a restart reads both.
+      // First run: words and their kin parsed and cached, tools embedded and cached; then a
+      // restart reads all three.
       expect(yield* cli()).toEqual(bench)
-      expect(fs.readdirSync(dir).length).toBe(2)
+      const kinds = fs.readdirSync(dir).map((file) => file.endsWith(".json") ? "vectors" : file.split("-")[0])
+      expect(kinds.sort()).toEqual(["kin", "vectors", "words"])
       expect(yield* cli()).toEqual(bench)
 
       const lexical = yield* measured(undefined)
