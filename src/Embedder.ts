@@ -25,6 +25,11 @@ export interface Embedder {
   readonly dimensions: number
   /** One unit-length vector per text, in order. */
   readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>>
+  /**
+   * The words that stand for a (lower-case) word in the model's own sense, if it knows
+   * any: the lexical half lets them match a query's word, at the thesaurus' weight.
+   */
+  readonly kin?: ((word: string) => ReadonlyArray<string>) | undefined
 }
 
 /**

