@@ -10,7 +10,11 @@
  *
  * @since 0.1.0
  */
-import * as Schema from "effect/Schema"
+import * as Data from "effect/Data"
+
+// Built on `Data`, not `Schema`: `effect/Schema` loads fast-check and builds its classes at
+// import, megabytes of resident memory for every client that only ever fails with this type.
+// The Schemas of this module (for the cluster's wire) are in `McpErrorSchema`.
 
 /**
  * How a child process ended: its exit code or the signal that killed it, and the last
@@ -18,16 +22,11 @@ import * as Schema from "effect/Schema"
  *
  * @since 0.1.0
  */
-export const ProcessExit = Schema.Struct({
-  exitCode: Schema.optional(Schema.NullOr(Schema.Number)),
-  signal: Schema.optional(Schema.NullOr(Schema.String)),
-  stderrTail: Schema.optional(Schema.String)
-})
-
-/**
- * @since 0.1.0
- */
-export interface ProcessExit extends Schema.Schema.Type<typeof ProcessExit> {}
+export interface ProcessExit {
+  readonly exitCode?: number | null | undefined
+  readonly signal?: string | null | undefined
+  readonly stderrTail?: string | undefined
+}
 
 /**
  * The transport failed: spawning, writing or reading failed for a reason other than the
@@ -35,15 +34,16 @@ export interface ProcessExit extends Schema.Schema.Type<typeof ProcessExit> {}
  *
  * @since 0.1.0
  */
-export class TransportReason extends Schema.TaggedClass<TransportReason>()("Transport", {
-  message: Schema.String,
-  /**
-   * The system's error code when it refused to start the server: `ENOENT` (no such program
-   * or working directory) or `EACCES` (not allowed to run it) cannot be fixed by retrying.
-   */
-  code: Schema.optional(Schema.String),
-  ...ProcessExit.fields
-}) {}
+export class TransportReason extends Data.TaggedClass("Transport")<
+  {
+    readonly message: string
+    /**
+     * The system's error code when it refused to start the server: `ENOENT` (no such program
+     * or working directory) or `EACCES` (not allowed to run it) cannot be fixed by retrying.
+     */
+    readonly code?: string | undefined
+  } & ProcessExit
+> {}
 
 /**
  * The connection closed (the process exited, the peer hung up, the scope closed) while
@@ -55,25 +55,26 @@ export class TransportReason extends Schema.TaggedClass<TransportReason>()("Tran
  *
  * @since 0.1.0
  */
-export class ClosedReason extends Schema.TaggedClass<ClosedReason>()("Closed", {
-  message: Schema.String,
-  method: Schema.optional(Schema.String),
-  sessionExpired: Schema.optional(Schema.Boolean),
-  unsent: Schema.optional(Schema.Boolean),
-  ...ProcessExit.fields
-}) {}
+export class ClosedReason extends Data.TaggedClass("Closed")<
+  {
+    readonly message: string
+    readonly method?: string | undefined
+    readonly sessionExpired?: boolean | undefined
+    readonly unsent?: boolean | undefined
+  } & ProcessExit
+> {}
 
 /**
  * The server answered with a JSON-RPC error.
  *
  * @since 0.1.0
  */
-export class ProtocolReason extends Schema.TaggedClass<ProtocolReason>()("Protocol", {
-  method: Schema.String,
-  code: Schema.Number,
-  message: Schema.String,
-  data: Schema.optional(Schema.Unknown)
-}) {}
+export class ProtocolReason extends Data.TaggedClass("Protocol")<{
+  readonly method: string
+  readonly code: number
+  readonly message: string
+  readonly data?: unknown
+}> {}
 
 /**
  * A request got no answer in time: `idle` when no progress came for `afterMs`, `total`
@@ -81,11 +82,11 @@ export class ProtocolReason extends Schema.TaggedClass<ProtocolReason>()("Protoc
  *
  * @since 0.1.0
  */
-export class TimeoutReason extends Schema.TaggedClass<TimeoutReason>()("Timeout", {
-  method: Schema.String,
-  afterMs: Schema.Number,
-  kind: Schema.Literal("idle", "total")
-}) {}
+export class TimeoutReason extends Data.TaggedClass("Timeout")<{
+  readonly method: string
+  readonly afterMs: number
+  readonly kind: "idle" | "total"
+}> {}
 
 /**
  * An HTTP server answered with an error status. `method` is what was asked (an MCP method,
@@ -94,24 +95,24 @@ export class TimeoutReason extends Schema.TaggedClass<TimeoutReason>()("Timeout"
  *
  * @since 0.1.0
  */
-export class HttpReason extends Schema.TaggedClass<HttpReason>()("Http", {
-  status: Schema.Number,
-  method: Schema.String,
-  body: Schema.String,
-  wwwAuthenticate: Schema.optional(Schema.String)
-}) {}
+export class HttpReason extends Data.TaggedClass("Http")<{
+  readonly status: number
+  readonly method: string
+  readonly body: string
+  readonly wwwAuthenticate?: string | undefined
+}> {}
 
 /**
  * A size or count limit was exceeded (message size, list pages, list items).
  *
  * @since 0.1.0
  */
-export class LimitReason extends Schema.TaggedClass<LimitReason>()("Limit", {
-  what: Schema.String,
+export class LimitReason extends Data.TaggedClass("Limit")<{
+  readonly what: string
   /** How large it was, when known (a WebSocket frame's size is not). */
-  size: Schema.optional(Schema.Number),
-  limit: Schema.Number
-}) {}
+  readonly size?: number | undefined
+  readonly limit: number
+}> {}
 
 /**
  * A message did not have the shape the protocol requires (a malformed result, structured
@@ -119,19 +120,19 @@ export class LimitReason extends Schema.TaggedClass<LimitReason>()("Limit", {
  *
  * @since 0.1.0
  */
-export class ValidationReason extends Schema.TaggedClass<ValidationReason>()("Validation", {
-  message: Schema.String,
-  method: Schema.optional(Schema.String)
-}) {}
+export class ValidationReason extends Data.TaggedClass("Validation")<{
+  readonly message: string
+  readonly method?: string | undefined
+}> {}
 
 /**
  * The server (or its negotiated protocol revision) does not support what was asked.
  *
  * @since 0.1.0
  */
-export class UnsupportedReason extends Schema.TaggedClass<UnsupportedReason>()("Unsupported", {
-  message: Schema.String
-}) {}
+export class UnsupportedReason extends Data.TaggedClass("Unsupported")<{
+  readonly message: string
+}> {}
 
 /**
  * The server cannot take requests now and will not by waiting: it is disabled, stopped,
@@ -139,10 +140,17 @@ export class UnsupportedReason extends Schema.TaggedClass<UnsupportedReason>()("
  *
  * @since 0.1.0
  */
-export class UnavailableReason extends Schema.TaggedClass<UnavailableReason>()("Unavailable", {
-  state: Schema.String,
-  message: Schema.String
-}) {}
+export class UnavailableReason extends Data.TaggedClass("Unavailable")<{
+  readonly state: string
+  readonly message: string
+}> {}
+
+/**
+ * What a `NotFoundReason` did not find.
+ *
+ * @since 0.4.0
+ */
+export type NotFoundWhat = "server" | "tool" | "prompt" | "resource" | "drifted tool" | "skill"
 
 /**
  * No server, tool, prompt or resource has that name (or, for `drifted tool`, no tool of
@@ -150,20 +158,20 @@ export class UnavailableReason extends Schema.TaggedClass<UnavailableReason>()("
  *
  * @since 0.1.0
  */
-export class NotFoundReason extends Schema.TaggedClass<NotFoundReason>()("NotFound", {
-  what: Schema.Literal("server", "tool", "prompt", "resource", "drifted tool", "skill"),
-  name: Schema.String,
-  suggestions: Schema.Array(Schema.String)
-}) {}
+export class NotFoundReason extends Data.TaggedClass("NotFound")<{
+  readonly what: NotFoundWhat
+  readonly name: string
+  readonly suggestions: ReadonlyArray<string>
+}> {}
 
 /**
  * The server's configuration cannot be used (a missing variable, a bad field).
  *
  * @since 0.1.0
  */
-export class ConfigReason extends Schema.TaggedClass<ConfigReason>()("Config", {
-  message: Schema.String
-}) {}
+export class ConfigReason extends Data.TaggedClass("Config")<{
+  readonly message: string
+}> {}
 
 /**
  * Tool policy refused a call: a `deny` rule matched, an `ask` rule matched and the
@@ -172,11 +180,11 @@ export class ConfigReason extends Schema.TaggedClass<ConfigReason>()("Config", {
  *
  * @since 0.1.0
  */
-export class DeniedReason extends Schema.TaggedClass<DeniedReason>()("Denied", {
-  tool: Schema.String,
-  rule: Schema.optional(Schema.String),
-  message: Schema.String
-}) {}
+export class DeniedReason extends Data.TaggedClass("Denied")<{
+  readonly tool: string
+  readonly rule?: string | undefined
+  readonly message: string
+}> {}
 
 /**
  * A tool call may have run on a server that then died (its process exited, its connection
@@ -186,36 +194,30 @@ export class DeniedReason extends Schema.TaggedClass<DeniedReason>()("Denied", {
  *
  * @since 0.1.0
  */
-export class InDoubtReason extends Schema.TaggedClass<InDoubtReason>()("InDoubt", {
-  tool: Schema.String,
-  message: Schema.String
-}) {}
+export class InDoubtReason extends Data.TaggedClass("InDoubt")<{
+  readonly tool: string
+  readonly message: string
+}> {}
 
 /**
- * Every reason an McpError can have.
+ * Every reason an McpError can have (its Schema is `McpErrorSchema.Reason`).
  *
  * @since 0.1.0
  */
-export const Reason = Schema.Union(
-  TransportReason,
-  ClosedReason,
-  ProtocolReason,
-  HttpReason,
-  TimeoutReason,
-  LimitReason,
-  ValidationReason,
-  UnsupportedReason,
-  UnavailableReason,
-  NotFoundReason,
-  ConfigReason,
-  DeniedReason,
-  InDoubtReason
-)
-
-/**
- * @since 0.1.0
- */
-export type Reason = typeof Reason.Type
+export type Reason =
+  | TransportReason
+  | ClosedReason
+  | ProtocolReason
+  | HttpReason
+  | TimeoutReason
+  | LimitReason
+  | ValidationReason
+  | UnsupportedReason
+  | UnavailableReason
+  | NotFoundReason
+  | ConfigReason
+  | DeniedReason
+  | InDoubtReason
 
 const exitText = (exit: ProcessExit): string =>
   exit.signal
@@ -318,17 +320,31 @@ const describe = (server: string | undefined, reason: Reason): string => {
 }
 
 /**
+ * What an McpError holds: the server it concerns (never empty), its reason, and what caused it.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface McpErrorFields {
+  readonly server?: string | undefined
+  readonly reason: Reason
+  readonly cause?: unknown
+}
+
+/**
  * The error of every mcp-fleet operation. `server` is the one server the failure concerns,
  * absent when it concerns none or several of them.
  *
  * @since 0.1.0
  * @category errors
  */
-export class McpError extends Schema.TaggedError<McpError>()("McpError", {
-  server: Schema.optional(Schema.NonEmptyString),
-  reason: Reason,
-  cause: Schema.optional(Schema.Defect)
-}) {
+export class McpError extends Data.TaggedError("McpError")<McpErrorFields> {
+  constructor(fields: McpErrorFields) {
+    // A programming error, thrown as Schema's constructor check did: a name is one server's.
+    if (fields.server === "") throw new TypeError("McpError: a server's name cannot be empty")
+    super(fields)
+  }
+
   /**
    * A sentence that tells a person what happened, naming the server.
    */
@@ -386,12 +402,7 @@ export class McpError extends Schema.TaggedError<McpError>()("McpError", {
  * @category constructors
  */
 export const make = (server: string | undefined, reason: Reason, cause?: unknown): McpError =>
-  // Typed inputs: the constructor's Schema check (a tenth of a stateless HTTP request's CPU,
-  // whose session ends with one) runs only for what the types let through, an empty name.
-  new McpError(
-    { reason, ...(server === undefined ? {} : { server }), ...(cause === undefined ? {} : { cause }) },
-    server !== ""
-  )
+  new McpError({ reason, ...(server === undefined ? {} : { server }), ...(cause === undefined ? {} : { cause }) })
 
 // One constructor per reason, so a failure reads `McpError.closed(server, { message })`.
 const reasonOf =

@@ -16,6 +16,9 @@ export * as McpSchema from "./McpSchema.js"
 /** The one error type, with a `reason` and the server's name. */
 export * as McpError from "./McpError.js"
 
+/** The Schemas of McpError and its reasons, to send an error over a wire and read it back. */
+export * as McpErrorSchema from "./McpErrorSchema.js"
+
 /** OpenTelemetry MCP conventions: attribute keys, metrics, `_meta` trace context. */
 export * as Telemetry from "./Telemetry.js"
 

@@ -15,7 +15,7 @@
 import * as Entity from "@effect/cluster/Entity"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
-import * as McpError from "../../McpError.js"
+import * as McpError from "../../McpErrorSchema.js"
 
 const Json = Schema.Unknown
 

@@ -9,12 +9,13 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Catalog from "../../Catalog.js"
 import * as McpError from "../../McpError.js"
+import * as McpErrorSchema from "../../McpErrorSchema.js"
 import type * as ServerRegistry from "../../ServerRegistry.js"
 import { ServerState } from "../../ServerState.js"
 import type * as Store from "./store.js"
 
-const encodeError = Schema.encodeSync(McpError.McpError)
-const decodeError = Schema.decodeUnknownOption(McpError.McpError)
+const encodeError = Schema.encodeSync(McpErrorSchema.McpError)
+const decodeError = Schema.decodeUnknownOption(McpErrorSchema.McpError)
 
 type Json = Record<string, unknown>
 
