@@ -21,59 +21,55 @@ const tool = (name: string, description = name): FakeServer.FakeTool => ({
 })
 
 describe("a lazy server's restore", () => {
-  it.scoped(
-    "reads the cache entry and the pins side by side, and reviews with those pins",
-    () =>
-      Effect.gen(function*() {
-        const spec = {
-          ...FakeServer.spec({ name: "lazy", tools: [tool("echo"), tool("add")], resources: [], prompts: [] }),
-          lazy: true
-        }
-        const identity = ToolPins.identity(spec)
-        const cached: ReadonlyArray<McpSchema.Tool> = [tool("echo").tool, tool("add", "changed since pinned").tool]
-        const memoryCache = yield* CatalogCache.makeMemory
-        yield* memoryCache.save(identity, {
-          digest: CatalogCache.digest(spec),
-          savedAt: 0,
-          lists: { tools: cached, resources: [], templates: [], prompts: [] }
-        })
-        const memoryPins = yield* ToolPins.makeMemory
-        yield* memoryPins.save(
-          identity,
-          new Map([["echo", ToolPins.pin(tool("echo").tool, 0)], ["add", ToolPins.pin(tool("add").tool, 0)]])
-        )
-        const cacheAsked = yield* Deferred.make<void>()
-        const pinsAsked = yield* Deferred.make<void>()
-        const cache: CatalogCache.CatalogCache = {
-          ...memoryCache,
-          load: (id) =>
-            Deferred.succeed(cacheAsked, undefined).pipe(
-              Effect.zipRight(Deferred.await(pinsAsked)),
-              Effect.zipRight(memoryCache.load(id))
-            )
-        }
-        const pins: ToolPins.PinStore = {
-          ...memoryPins,
-          load: (id) =>
-            Deferred.succeed(pinsAsked, undefined).pipe(
-              Effect.zipRight(Deferred.await(cacheAsked)),
-              Effect.zipRight(memoryPins.load(id))
-            )
-        }
-        const fleet = yield* ServerRegistry.make({ pinning: "quarantine" }).pipe(
-          Effect.provide(Platform),
-          Effect.provideService(CatalogCache.CatalogCache, cache),
-          Effect.provideService(ToolPins.PinStore, pins)
-        )
-        yield* fleet.reconcile([spec])
-        // A restore that read them in turn would hang here (until the hang guard).
-        yield* fleet.awaitReady({ servers: "settled", timeout: "1 minute" })
-        const names = (yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)
-        expect(names).toEqual(["mcp__lazy__echo"])
-        expect((yield* fleet.drifted).map((drift) => drift.tool)).toEqual(["add"])
-        expect((yield* fleet.status)[0]?.state._tag).toBe("Idle")
-        expect(spec.connects()).toBe(0)
-      }),
-    hangGuard(10_000)
-  )
+  it.scoped("reads the cache entry and the pins side by side, and reviews with those pins", () =>
+    Effect.gen(function*() {
+      const spec = {
+        ...FakeServer.spec({ name: "lazy", tools: [tool("echo"), tool("add")], resources: [], prompts: [] }),
+        lazy: true
+      }
+      const identity = ToolPins.identity(spec)
+      const cached: ReadonlyArray<McpSchema.Tool> = [tool("echo").tool, tool("add", "changed since pinned").tool]
+      const memoryCache = yield* CatalogCache.makeMemory
+      yield* memoryCache.save(identity, {
+        digest: CatalogCache.digest(spec),
+        savedAt: 0,
+        lists: { tools: cached, resources: [], templates: [], prompts: [] }
+      })
+      const memoryPins = yield* ToolPins.makeMemory
+      yield* memoryPins.save(
+        identity,
+        new Map([["echo", ToolPins.pin(tool("echo").tool, 0)], ["add", ToolPins.pin(tool("add").tool, 0)]])
+      )
+      const cacheAsked = yield* Deferred.make<void>()
+      const pinsAsked = yield* Deferred.make<void>()
+      const cache: CatalogCache.CatalogCache = {
+        ...memoryCache,
+        load: (id) =>
+          Deferred.succeed(cacheAsked, undefined).pipe(
+            Effect.zipRight(Deferred.await(pinsAsked)),
+            Effect.zipRight(memoryCache.load(id))
+          )
+      }
+      const pins: ToolPins.PinStore = {
+        ...memoryPins,
+        load: (id) =>
+          Deferred.succeed(pinsAsked, undefined).pipe(
+            Effect.zipRight(Deferred.await(cacheAsked)),
+            Effect.zipRight(memoryPins.load(id))
+          )
+      }
+      const fleet = yield* ServerRegistry.make({ pinning: "quarantine" }).pipe(
+        Effect.provide(Platform),
+        Effect.provideService(CatalogCache.CatalogCache, cache),
+        Effect.provideService(ToolPins.PinStore, pins)
+      )
+      yield* fleet.reconcile([spec])
+      // A restore that read them in turn would hang here (until the hang guard).
+      yield* fleet.awaitReady({ servers: "settled", timeout: "1 minute" })
+      const names = (yield* SubscriptionRef.get(fleet.catalog)).tools.map((entry) => entry.name)
+      expect(names).toEqual(["mcp__lazy__echo"])
+      expect((yield* fleet.drifted).map((drift) => drift.tool)).toEqual(["add"])
+      expect((yield* fleet.status)[0]?.state._tag).toBe("Idle")
+      expect(spec.connects()).toBe(0)
+    }), hangGuard(10_000))
 })
