@@ -38,18 +38,10 @@ export interface Options {
  */
 export interface Pinning {
   /**
-   * Reviews the tools the server lists against their pins (`read` just before, else read
-   * now): pins new ones, reports new drifts, and returns the tools the catalog may show.
+   * Reviews the tools the server lists against their pins: pins new ones, reports new
+   * drifts, and returns the tools the catalog may show.
    */
-  readonly review: (
-    tools: ReadonlyArray<McpSchema.Tool>,
-    read?: ReadonlyMap<string, ToolPins.Pin> | undefined
-  ) => Effect.Effect<ReadonlyArray<McpSchema.Tool>>
-  /**
-   * The pins as the store holds them now, for a review about to run (`read`): a lazy
-   * server's restore reads them beside its cached lists, not after.
-   */
-  readonly read: Effect.Effect<ReadonlyMap<string, ToolPins.Pin>>
+  readonly review: (tools: ReadonlyArray<McpSchema.Tool>) => Effect.Effect<ReadonlyArray<McpSchema.Tool>>
   /** The drifts of the last review. */
   readonly drifts: () => ReadonlyArray<ToolPins.Drift>
   /** Pins the drifted tool's new definition; false when the tool has no drift. */
@@ -83,9 +75,9 @@ export const make = (options: Options): Pinning => {
   const server = identity.server
   let drifts = new Map<string, ToolPins.Drift>()
 
-  const review: Pinning["review"] = (tools, read) =>
+  const review: Pinning["review"] = (tools) =>
     mode === "off" ? Effect.succeed(tools) : Effect.gen(function*() {
-      const pins = read ?? (yield* store.load(identity))
+      const pins = yield* store.load(identity)
       const now = yield* Clock.currentTimeMillis
       // The first sight of a server pins all of it; later, a tool it did not list is held.
       const firstSight = pins.size === 0
@@ -142,12 +134,7 @@ export const make = (options: Options): Pinning => {
       return true
     })
 
-  return {
-    review,
-    read: mode === "off" ? Effect.succeed(new Map()) : store.load(identity),
-    drifts: () => [...drifts.values()],
-    approve
-  }
+  return { review, drifts: () => [...drifts.values()], approve }
 }
 
 /**

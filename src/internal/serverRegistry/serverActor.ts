@@ -240,10 +240,10 @@ const makeLists = (options: Options & { readonly identity: ToolPins.Identity }, 
     // One review at a time: a re-list and a change of the store may come together.
     const reviewing = yield* Effect.makeSemaphore(1)
     const held = [MetricLabel.make(Telemetry.ServerName, name)]
-    const review = (next: Catalog.ServerLists, pins?: ReadonlyMap<string, ToolPins.Pin>) =>
+    const review = (next: Catalog.ServerLists) =>
       reviewing.withPermits(1)(Effect.suspend(() => {
         offered = next
-        return Effect.flatMap(pinning.review(next.tools, pins), (tools) => {
+        return Effect.flatMap(pinning.review(next.tools), (tools) => {
           Telemetry.heldTools.unsafeUpdate(next.tools.length - tools.length, held)
           return Effect.flatMap(sanitize(tools === next.tools ? next : { ...next, tools }), show)
         })
@@ -256,10 +256,9 @@ const makeLists = (options: Options & { readonly identity: ToolPins.Identity }, 
       // What the server sent is saved for the next time it is lazy; empty lists are no news.
       setLists: (next: Catalog.ServerLists) => Effect.zipRight(review(next), cache.remember(next)),
       clearLists: review(Catalog.emptyLists),
-      // The entry and the pins are read side by side: two files, one wait.
       restore: Effect.flatMap(
-        Effect.zip(cache.restore, pinning.read, { concurrent: true }),
-        ([cached, pins]) => cached === undefined ? Effect.succeed(false) : Effect.as(review(cached, pins), true)
+        cache.restore,
+        (cached) => cached === undefined ? Effect.succeed(false) : Effect.as(review(cached), true)
       ),
       recheck,
       drifts: pinning.drifts,
