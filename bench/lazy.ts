@@ -76,7 +76,19 @@ const gateway = (command: string) => {
     cwd: dir,
     env
   })
-  child.stderr.resume()
+  // A gateway that exits before an answer (a build that cannot load, say) fails the run with
+  // its stderr, instead of leaving the bench waiting on an answer that never comes.
+  let stderr = ""
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr = `${stderr}${chunk.toString()}`.slice(-2000)
+  })
+  const exited = new Promise<never>((_, reject) => {
+    child.on(
+      "exit",
+      (code) => reject(new Error(`the gateway ${command} exited (${code}) before answering:\n${stderr}`))
+    )
+  })
+  exited.catch(() => {})
   const waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>()
   createInterface({ input: child.stdout }).on("line", (line) => {
     const message = JSON.parse(line) as { id?: number; result?: unknown; error?: unknown }
@@ -84,11 +96,14 @@ const gateway = (command: string) => {
   })
   let next = 0
   const request = (method: string, params: unknown = {}) =>
-    new Promise<{ result?: unknown; error?: unknown }>((resolve) => {
-      const id = ++next
-      waiting.set(id, resolve)
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
-    })
+    Promise.race([
+      new Promise<{ result?: unknown; error?: unknown }>((resolve) => {
+        const id = ++next
+        waiting.set(id, resolve)
+        child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
+      }),
+      exited
+    ])
   const notify = (method: string) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method })}\n`)
   const stop = () =>
     new Promise<void>((resolve) => {

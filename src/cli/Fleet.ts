@@ -129,6 +129,10 @@ export type HostServices = Context.Context<Host.Sampling | Host.Elicitation | Ho
 const pinsDir = (settings: Settings.Settings) => NodePath.join(settings.configDir, "pins")
 const cacheDir = (settings: Settings.Settings) => NodePath.join(settings.configDir, "catalog-cache")
 
+// How long after the fleet settled a long-running command forgets gone pins: the first
+// lists (a host lists right after initialize) are answered first.
+const AFTER_SETTLED = "1 second"
+
 // The pins of servers gone from the config files just read (an entry removed, or running
 // something else now) are forgotten, so they cannot hold back a server added later.
 const forgetGonePins = (settings: Settings.Settings, loaded: FleetConfig.Loaded) =>
@@ -260,8 +264,14 @@ export const follow = (
       onWarning: warn
     }).pipe(Effect.provideService(ServerRegistry.ServerRegistry, registry))
     yield* maskLogs(loaded)
-    // Beside the servers' start, not before it: it reads every pins file there is.
-    yield* Effect.forkScoped(forgetGonePins(settings, loaded))
+    // Off the start path: it reads every pins file there is, which would compete with the
+    // lazy servers' restores (and the first lists that wait for them) for the same thread.
+    yield* registry.awaitReady({ servers: "settled", timeout: settings.timeout }).pipe(
+      Effect.ignore,
+      Effect.zipRight(Effect.sleep(AFTER_SETTLED)),
+      Effect.zipRight(forgetGonePins(settings, loaded)),
+      Effect.forkScoped
+    )
     return { registry, loaded, policy }
   })
 

@@ -9,7 +9,6 @@
  *
  * @internal
  */
-import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import { identity } from "effect/Function"
@@ -20,11 +19,21 @@ import type * as ServerSpec from "../../ServerSpec.js"
 import { plan } from "./reconcilePlan.js"
 import * as ServerActor from "./serverActor.js"
 
-// How many lazy servers read their cached lists at once, and how many are restored into one
-// rebuild of the catalog: few rebuilds, yet a slow cache (a settle window passing) still
-// lists the servers restored so far.
+// How many lazy servers read their cached lists at once, and how many are restored into the
+// first rebuild of the catalog; each later batch is twice the one before. Few rebuilds (a
+// hundred servers take three, each costing as much as the catalog is big), yet a slow
+// cache (a settle window passing) still lists the servers restored so far.
 const RESTORES_AT_ONCE = 16
-const RESTORES_PER_REBUILD = 32
+const FIRST_REBUILD = 32
+
+// `items` in batches of FIRST_REBUILD, then twice as many each time.
+const growingBatches = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
+  const batches: Array<ReadonlyArray<A>> = []
+  for (let at = 0, size = FIRST_REBUILD; at < items.length; at += size, size *= 2) {
+    batches.push(items.slice(at, at + size))
+  }
+  return batches
+}
 
 /**
  * Makes the reconcile of a registry whose running actors are `actors` (kept current here);
@@ -99,7 +108,7 @@ export const make = (
         // that waits for the fleet to settle finds them in the catalog.
         yield* Effect.forkIn(
           Effect.forEach(
-            Arr.chunksOf([...replaced, ...fresh], RESTORES_PER_REBUILD),
+            growingBatches([...replaced, ...fresh]),
             (batch) =>
               together(Effect.forEach(batch, identity, { concurrency: RESTORES_AT_ONCE })).pipe(
                 Effect.flatMap((shows) => Effect.forEach(shows, identity, { discard: true }))
