@@ -1,0 +1,90 @@
+// A call's `timeout` covers the wait for the caller's answer to what the server asks: a
+// 2026-07-28 server's input request (an InputRequiredResult) that the caller never answers
+// ends the call at its timeout, in one process as on another runner of the cluster (not at
+// the cluster caller's safety bound, readyTimeout + timeout), naming the server, and the
+// server goes on. Against the real PostgreSQL for the cluster.
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { fileURLToPath } from "node:url"
+import { ClusterRegistry } from "../../src/cluster/index.js"
+import * as Host from "../../src/Host.js"
+import * as NodeFleet from "../../src/NodeFleet.js"
+import * as ServerRegistry from "../../src/ServerRegistry.js"
+import { fixtureSpec } from "../../src/testing/node.js"
+import { failure, firstText } from "../../src/testing/Results.js"
+import { hangGuard } from "../support/guard.js"
+import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
+import { margin } from "../support/processes.js"
+
+const STREAMS = fileURLToPath(new URL("../fixtures/cluster-streams.mjs", import.meta.url))
+
+let db: FreshDatabase
+beforeAll(async () => {
+  db = await freshDatabase()
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+const specs = () => [fixtureSpec("streams", STREAMS)]
+
+// Host services that answer a form, or never ("silent").
+const hostOf = (who: string) =>
+  Host.layerElicitation({
+    elicit: () => who === "silent" ? Effect.never : Effect.succeed({ action: "accept", content: { colour: who } })
+  })
+
+const clusterOf = (who: string, options: Omit<ClusterRegistry.Options, "url">) =>
+  Effect.map(
+    Layer.build(
+      ClusterRegistry.layer({ url: db.url, servers: specs(), ...options }).pipe(
+        Layer.provide(NodeFleet.layer),
+        Layer.provide(hostOf(who))
+      )
+    ),
+    (context) => context.unsafeMap.get(ServerRegistry.ServerRegistry.key) as ServerRegistry.ServerRegistry
+  )
+
+// The unanswered call, timed, beside the bound it must keep (the timeout, a hop's slack, and
+// the machine's lateness measured meanwhile), then a call that the server answers.
+const unanswered = (registry: ServerRegistry.ServerRegistry) =>
+  Effect.gen(function*() {
+    const started = performance.now()
+    const [exit, limit] = yield* Effect.all([
+      Effect.exit(registry.callServerTool("streams", "ask", {}, { timeout: "1 second" })).pipe(
+        Effect.map((exit) => ({ exit, ms: performance.now() - started }))
+      ),
+      margin(1_000 + 1_500)
+    ], { concurrency: 2 })
+    const error = failure(exit.exit)
+    expect(error.reason).toMatchObject({ _tag: "Timeout", kind: "idle", afterMs: 1_000 })
+    expect(error.server).toBe("streams")
+    expect(exit.ms).toBeGreaterThanOrEqual(1_000)
+    expect(exit.ms).toBeLessThan(limit)
+    expect(firstText(yield* registry.callServerTool("streams", "work", {}))).toBe("done")
+  })
+
+describe("a call's timeout covers the caller's answer", () => {
+  it.scopedLive("in one process", () =>
+    Effect.gen(function*() {
+      const registry = yield* ServerRegistry.make({ servers: specs() }).pipe(
+        Effect.provide(Layer.merge(NodeFleet.layer, hostOf("silent")))
+      )
+      yield* registry.awaitReady({ servers: ["streams"], timeout: "60 seconds" })
+      yield* unanswered(registry)
+    }), hangGuard(60_000))
+
+  it.scopedLive("on another runner of the cluster", () =>
+    Effect.gen(function*() {
+      yield* clusterOf("runner", { runner: {} })
+      const caller = yield* clusterOf("silent", {})
+      yield* caller.awaitReady({ servers: ["streams"], timeout: "60 seconds" })
+      yield* unanswered(caller)
+      // The caller's own onInput that never answers ends the call the same way.
+      const own = yield* Effect.exit(
+        caller.callServerTool("streams", "ask", {}, { timeout: "1 second", onInput: () => Effect.never })
+      )
+      expect(failure(own).reason).toMatchObject({ _tag: "Timeout", kind: "idle" })
+    }), hangGuard(90_000))
+})
