@@ -46,22 +46,34 @@ const clusterOf = (who: string, options: Omit<ClusterRegistry.Options, "url">) =
     (context) => context.unsafeMap.get(ServerRegistry.ServerRegistry.key) as ServerRegistry.ServerRegistry
   )
 
-// The unanswered call, timed, beside the bound it must keep (the timeout, a hop's slack, and
-// the machine's lateness measured meanwhile), then a call that the server answers.
-const unanswered = (registry: ServerRegistry.ServerRegistry) =>
+// An unanswered call with these limits, timed, beside the bound it must keep (its 1 s, a
+// hop's slack, and the machine's lateness measured meanwhile): it fails Timeout of `kind`.
+const timed = (
+  registry: ServerRegistry.ServerRegistry,
+  options: ServerRegistry.CallToolOptions,
+  kind: "idle" | "total"
+) =>
   Effect.gen(function*() {
     const started = performance.now()
     const [exit, limit] = yield* Effect.all([
-      Effect.exit(registry.callServerTool("streams", "ask", {}, { timeout: "1 second" })).pipe(
+      Effect.exit(registry.callServerTool("streams", "ask", {}, options)).pipe(
         Effect.map((exit) => ({ exit, ms: performance.now() - started }))
       ),
       margin(1_000 + 1_500)
     ], { concurrency: 2 })
     const error = failure(exit.exit)
-    expect(error.reason).toMatchObject({ _tag: "Timeout", kind: "idle", afterMs: 1_000 })
+    expect(error.reason).toMatchObject({ _tag: "Timeout", kind, afterMs: 1_000 })
     expect(error.server).toBe("streams")
     expect(exit.ms).toBeGreaterThanOrEqual(1_000)
     expect(exit.ms).toBeLessThan(limit)
+  })
+
+// The call's timeout, then its total alone (the wait is otherwise the default 60 s timeout),
+// each ends it; the server answers the next call.
+const unanswered = (registry: ServerRegistry.ServerRegistry) =>
+  Effect.gen(function*() {
+    yield* timed(registry, { timeout: "1 second" }, "idle")
+    yield* timed(registry, { maxTotalTimeout: "1 second" }, "total")
     expect(firstText(yield* registry.callServerTool("streams", "work", {}))).toBe("done")
   })
 
