@@ -7,12 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fileURLToPath } from "node:url"
-import { ClusterRegistry } from "../../src/cluster/index.js"
+import type { ClusterRegistry } from "../../src/cluster/index.js"
 import * as Host from "../../src/Host.js"
+import type * as McpSchema from "../../src/McpSchema.js"
 import * as NodeFleet from "../../src/NodeFleet.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { fixtureSpec } from "../../src/testing/node.js"
 import { failure, firstText } from "../../src/testing/Results.js"
+import { replica } from "../support/cluster.js"
 import { hangGuard } from "../support/guard.js"
 import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
 import { margin } from "../support/processes.js"
@@ -27,7 +29,11 @@ afterAll(async () => {
   await db?.drop()
 })
 
-const specs = () => [fixtureSpec("streams", STREAMS)]
+const COLOUR = "streams://colour"
+
+// "brief": the same server, whose requests (a read's) time out after 2 s.
+const specs =
+  () => [fixtureSpec("streams", STREAMS), { ...fixtureSpec("brief", STREAMS), requestTimeout: "2 seconds" as const }]
 
 // Host services that answer a form, or never ("silent").
 const hostOf = (who: string) =>
@@ -36,15 +42,7 @@ const hostOf = (who: string) =>
   })
 
 const clusterOf = (who: string, options: Omit<ClusterRegistry.Options, "url">) =>
-  Effect.map(
-    Layer.build(
-      ClusterRegistry.layer({ url: db.url, servers: specs(), ...options }).pipe(
-        Layer.provide(NodeFleet.layer),
-        Layer.provide(hostOf(who))
-      )
-    ),
-    (context) => context.unsafeMap.get(ServerRegistry.ServerRegistry.key) as ServerRegistry.ServerRegistry
-  )
+  replica(db.url, { servers: specs(), ...options }, hostOf(who))
 
 // An unanswered call with these limits, timed, beside the bound it must keep (its 1 s, a
 // hop's slack, and the machine's lateness measured meanwhile): it fails Timeout of `kind`.
@@ -99,4 +97,35 @@ describe("a call's timeout covers the caller's answer", () => {
       )
       expect(failure(own).reason).toMatchObject({ _tag: "Timeout", kind: "idle" })
     }), hangGuard(90_000))
+
+  it.scopedLive(
+    "a read and a prompt on another runner ask their caller, and end at the request timeout",
+    () =>
+      Effect.gen(function*() {
+        yield* clusterOf("runner", { runner: {} })
+        const caller = yield* clusterOf("caller", {})
+        const silent = yield* clusterOf("silent", {})
+        yield* caller.awaitReady({ servers: ["streams", "brief"], timeout: "60 seconds" })
+        const colourOf = (text: string | undefined) =>
+          (JSON.parse(text ?? "{}") as { content?: { colour?: string } }).content?.colour
+        const read = (result: McpSchema.ReadResourceResult) => colourOf((result.contents[0] as { text?: string }).text)
+        expect(read(yield* caller.readResource("streams", COLOUR))).toBe("caller")
+        const onInput = () => Effect.succeed({ action: "accept", content: { colour: "onInput" } })
+        expect(read(yield* caller.readResource("streams", COLOUR, { onInput }))).toBe("onInput")
+        const prompt = yield* caller.getPrompt("streams", "colour")
+        expect(colourOf((prompt.messages[0]!.content as { text?: string }).text)).toBe("caller")
+
+        const started = performance.now()
+        const [exit, limit] = yield* Effect.all([
+          Effect.exit(silent.readResource("brief", COLOUR)).pipe(
+            Effect.map((exit) => ({ exit, ms: performance.now() - started }))
+          ),
+          margin(2_000 + 1_500)
+        ], { concurrency: 2 })
+        expect(failure(exit.exit).reason).toMatchObject({ _tag: "Timeout", kind: "idle", afterMs: 2_000 })
+        expect(failure(exit.exit).server).toBe("brief")
+        expect(exit.ms).toBeLessThan(limit)
+      }),
+    hangGuard(90_000)
+  )
 })
