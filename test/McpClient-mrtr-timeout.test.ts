@@ -3,6 +3,7 @@
 // answers ends the request at its `timeout` (else the connection's requestTimeout), a Timeout
 // of kind `idle` naming the server, on the TestClock.
 import { describe, expect, it } from "@effect/vitest"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
@@ -28,7 +29,7 @@ const asking = (done: Record<string, unknown>): Peer.Handler => (request) =>
   )
 
 // A client of that server whose host answers after `answerAfter` (never: undefined).
-const clientOf = (answerAfter: string | undefined) =>
+const clientOf = (answerAfter: Duration.DurationInput | undefined) =>
   Effect.gen(function*() {
     const fake = yield* modernServer("asker", { tools: {}, resources: {} }, {
       "tools/call": asking(text("done")),
