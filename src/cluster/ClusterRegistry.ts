@@ -29,8 +29,10 @@
  * **Calls are streams**: a call's progress, log messages and task statuses reach the caller's
  * callbacks, and the server's input requests (sampling, elicitation, roots) are answered by
  * the caller: its `onInput`, else the `Host` services of its own layer (a runner declares
- * every capability to its servers; the caller's services refuse what they do not answer). A
- * task is followed (`followTask`) from any process. `withClient` and `authorize` run only on
+ * every capability to its servers; the caller's services refuse what they do not answer);
+ * so are a read's and a prompt's. The runner ends a call at its own limits, the wait for the
+ * caller's answers included (`timeout`, as in one process). A task is followed (`followTask`)
+ * from any process. `withClient` and `authorize` run only on
  * the server's own runner.
  *
  * @since 0.3.0

@@ -95,10 +95,17 @@ export const stopRunners = (runners: ReadonlyArray<RunnerProcess>): Promise<unkn
     })
   ))
 
-/** A gateway replica in this process: a ClusterRegistry on `url` hosting nothing, for the Scope. */
-export const replica = (url: string) =>
+/**
+ * A gateway replica in this process: a ClusterRegistry on `url` hosting nothing (unless
+ * `options` make it a runner), with the host services of `host`, for the Scope.
+ */
+export const replica = <H = never>(
+  url: string,
+  options: Omit<ClusterRegistry.Options, "url"> = {},
+  host: Layer.Layer<H> = Layer.empty as Layer.Layer<H>
+) =>
   Effect.map(
-    Layer.build(ClusterRegistry.layer({ url }).pipe(Layer.provide(NodeFleet.layer))),
+    Layer.build(ClusterRegistry.layer({ url, ...options }).pipe(Layer.provide(NodeFleet.layer), Layer.provide(host))),
     (context) => Context.get(context, ServerRegistry.ServerRegistry)
   )
 

@@ -6,9 +6,9 @@
  * Every message is volatile (not persisted): a call that a dead runner had accepted is
  * answered by the claim rule (`claims.ts`), never by a replay from storage. Results travel as
  * plain JSON values (they were decoded by the runner's client already); failures as McpError,
- * whose Schema carries its reason across. A call (and a task followed) is a stream: what the
- * server tells or asks during it goes back to the caller as it comes (`CallEvent`), and the
- * caller's answers to its input requests come back as `Answer` messages.
+ * whose Schema carries its reason across. A call (a task followed, a read, a prompt) is a
+ * stream: what the server tells or asks during it goes back to the caller as it comes
+ * (`CallEvent`), and the caller's answers to its input requests come back as `Answer` messages.
  *
  * @since 0.3.0
  */
@@ -98,18 +98,27 @@ export const Answer = Rpc.make("Answer", {
   }
 })
 
-/** Reads a resource of the server. */
+/**
+ * Reads a resource of the server: a stream as a call's, since the server may ask the caller
+ * (a 2026-07-28 input round), its input requests named by `callId`; the result last.
+ */
 export const Read = Rpc.make("Read", {
-  payload: { uri: Schema.String },
-  success: Json,
-  error: McpError.McpError
+  payload: { callId: Schema.String, uri: Schema.String },
+  success: CallEvent,
+  error: McpError.McpError,
+  stream: true
 })
 
-/** Gets a prompt of the server. */
+/** Gets a prompt of the server: a stream as `Read`'s. */
 export const GetPrompt = Rpc.make("GetPrompt", {
-  payload: { name: Schema.String, args: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })) },
-  success: Json,
-  error: McpError.McpError
+  payload: {
+    callId: Schema.String,
+    name: Schema.String,
+    args: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  },
+  success: CallEvent,
+  error: McpError.McpError,
+  stream: true
 })
 
 /** Asks the server for completions of an argument. */

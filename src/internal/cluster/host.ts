@@ -194,6 +194,8 @@ const missing = (server: string, runner: string) =>
 
 type Local = ServerRegistry.ServerRegistry
 
+const quiet: Calls.Tells = { progress: false, log: false }
+
 /**
  * The entity's handlers for `server`, each run by `on` with the registry that runs it (or its
  * failure: no config, no instance).
@@ -202,16 +204,27 @@ export const handlers = (
   hosting: Hosting,
   server: string,
   on: <A, R>(f: (local: Local) => Effect.Effect<A, McpError.McpError, R>) => Effect.Effect<A, McpError.McpError, R>
-) =>
-  ServerEntity.of({
+) => {
+  // A read and a prompt ask their caller as a call does (no progress, no log messages).
+  const asking = (
+    callId: string,
+    run: (local: Local, asked: Pick<Calls.Callbacks, "onInput">) => Effect.Effect<unknown, McpError.McpError>
+  ) =>
+    Stream.unwrap(
+      on((local) =>
+        Effect.succeed(Calls.stream(hosting.calls, server, callId, quiet, ({ onInput }) => run(local, { onInput })))
+      )
+    )
+  return ServerEntity.of({
     Ensure: () => on(() => Effect.void),
     Call: ({ payload }) => Stream.unwrap(on((local) => Effect.succeed(call({ ...hosting, local }, server, payload)))),
     Follow: ({ payload }) =>
       Stream.unwrap(on((local) => Effect.succeed(follow({ ...hosting, local }, server, payload)))),
     // An answer finds its call among this runner's, whichever entity runs it.
     Answer: ({ payload }) => Calls.answer(hosting.calls, payload.callId, payload.requestId, payload),
-    Read: ({ payload }) => on((local) => local.readResource(server, payload.uri)),
-    GetPrompt: ({ payload }) => on((local) => local.getPrompt(server, payload.name, payload.args)),
+    Read: ({ payload }) => asking(payload.callId, (local, asked) => local.readResource(server, payload.uri, asked)),
+    GetPrompt: ({ payload }) =>
+      asking(payload.callId, (local, asked) => local.getPrompt(server, payload.name, payload.args, asked)),
     Complete: ({ payload }) =>
       on((local) =>
         local.complete(
@@ -226,6 +239,7 @@ export const handlers = (
         payload.command === "approve" ? local.approveTool(server, payload.tool ?? "") : local[payload.command](server)
       )
   })
+}
 
 /** The server entity's handlers on this runner; entities never stop for being idle. */
 export const entityLayer = (hosting: Hosting): Layer.Layer<never, never, Sharding.Sharding | SqlClient.SqlClient> =>

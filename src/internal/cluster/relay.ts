@@ -70,14 +70,15 @@ const noResult = (server: string) =>
   McpError.unavailable(server, { state: "Moving", message: "the call's runner ended it without a result" })
 
 /**
- * Follows `events` to the call's result: each event told to `callbacks` (or answered, through
- * `reply`) as it comes. Fails as the call does, or when the events end without a result.
+ * Follows `events` to the call's result (a tool's, or a read's or a prompt's: `A`): each
+ * event told to `callbacks` (or answered, through `reply`) as it comes. Fails as the call
+ * does, or when the events end without a result.
  *
  * The call ends at its result: the stream's teardown (the interrupt the runner is sent, and
  * its reply, a round trip) goes on in a fiber of `background`, which the caller does not wait
  * for. The caller interrupted before the result interrupts the stream and waits for that.
  */
-export const follow = <E>(
+export const follow = <A, E>(
   server: string,
   events: Stream.Stream<CallEvent, E>,
   options: {
@@ -86,10 +87,10 @@ export const follow = <E>(
     readonly reply: (reply: Reply) => Effect.Effect<void>
     readonly background: Scope.Scope
   }
-): Effect.Effect<McpSchema.CallToolResult, E | McpError.McpError> =>
+): Effect.Effect<A, E | McpError.McpError> =>
   Effect.gen(function*() {
     const { callbacks, host, reply } = options
-    const outcome = yield* Deferred.make<McpSchema.CallToolResult, E | McpError.McpError>()
+    const outcome = yield* Deferred.make<A, E | McpError.McpError>()
     const consume = Effect.scoped(Effect.gen(function*() {
       // Answers in flight end with the stream.
       const answering = yield* FiberSet.make()
@@ -115,7 +116,7 @@ export const follow = <E>(
               )
             )
           case "Result":
-            return Deferred.succeed(outcome, event.result as McpSchema.CallToolResult)
+            return Deferred.succeed(outcome, event.result as A)
         }
       })
       yield* Deferred.fail(outcome, noResult(server))

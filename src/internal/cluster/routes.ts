@@ -3,9 +3,9 @@
  * message to the entity of its server, wherever it runs; the cluster sends it again to the
  * new runner when its shard moves, and the runner's claim rule decides whether it may run
  * there (`host.ts`). A move is waited for within the call's ready timeout (the cluster keeps
- * trying the send), so nothing hangs on a server that is not coming back. A call, and a task
- * followed, come back as events (`relay.ts`): the caller is told and asked what the server
- * tells and asks during it.
+ * trying the send), so nothing hangs on a server that is not coming back. A call, a task
+ * followed, a read and a prompt come back as events (`relay.ts`): the caller is told and asked
+ * what the server tells and asks during it.
  *
  * @since 0.3.0
  */
@@ -106,38 +106,40 @@ const limit = (options: RouteOptions, readyTimeout?: Duration.DurationInput, tim
     timeout === undefined ? options.requestTimeout : Duration.decode(timeout)
   )
 
+// A call's events (its message made with a fresh call id) followed to its result (a tool's,
+// a read's or a prompt's: `A`), sent with `send`; its input requests answered by this caller.
+const streamer = (options: RouteOptions, send: ReturnType<typeof sender>) =>
+<A = McpSchema.CallToolResult>(
+  server: string,
+  callbacks: Relay.Callbacks | undefined,
+  bound: Duration.Duration,
+  events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>,
+  target?: ReturnType<Client>
+) => {
+  const callId = randomUUID()
+  // A stream whose runner is lost ends cut off, where a plain reply is sent again by the
+  // cluster: it is sent again here, with the same call id (the claim rule decides on the new
+  // runner), within the call's bound. This fiber's own interruption is never caught.
+  const once = (entity: ReturnType<Client>): Effect.Effect<A, unknown> =>
+    Relay.follow<A, unknown>(server, events(entity, callId), {
+      ...options,
+      callbacks,
+      reply: (answer) => entity.Answer({ callId, ...answer }).pipe(Effect.ignoreLogged)
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        cutOff(cause)
+          ? Effect.delay(Effect.suspend(() => once(entity)), "200 millis")
+          : Effect.failCause(cause)
+      )
+    )
+  return send<A>(server, once, bound, target)
+}
+
 /** The routes a replica serves through the entities. */
 export const make = (options: RouteOptions) => {
   const { directory } = options
   const send = sender(options)
-
-  // A call's events (its message made with a fresh call id) followed to its result; its input
-  // requests answered by this caller.
-  const streamed = (
-    server: string,
-    callbacks: Relay.Callbacks | undefined,
-    bound: Duration.Duration,
-    events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>,
-    target?: ReturnType<Client>
-  ) => {
-    const callId = randomUUID()
-    // A stream whose runner is lost ends cut off, where a plain reply is sent again by the
-    // cluster: it is sent again here, with the same call id (the claim rule decides on the new
-    // runner), within the call's bound. This fiber's own interruption is never caught.
-    const once = (entity: ReturnType<Client>): Effect.Effect<McpSchema.CallToolResult, unknown> =>
-      Relay.follow(server, events(entity, callId), {
-        ...options,
-        callbacks,
-        reply: (answer) => entity.Answer({ callId, ...answer }).pipe(Effect.ignoreLogged)
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          cutOff(cause)
-            ? Effect.delay(Effect.suspend(() => once(entity)), "200 millis")
-            : Effect.failCause(cause)
-        )
-      )
-    return send<McpSchema.CallToolResult>(server, once, bound, target)
-  }
+  const streamed = streamer(options, send)
 
   // A per-principal server's call goes to the caller's own instance, and never without one.
   const entityOf = (server: string, principal: string | undefined) =>
@@ -210,12 +212,31 @@ export const make = (options: RouteOptions) => {
     callTool,
     callServerTool,
     followTask,
-    readResource: traced("ClusterRegistry.readResource")((server: string, uri: string) =>
-      send<McpSchema.ReadResourceResult>(server, (entity) => entity.Read({ uri }), bound)
+    // What the server asks during a read or a prompt is asked of this caller, as in a call.
+    readResource: traced("ClusterRegistry.readResource")((
+      server: string,
+      uri: string,
+      asked?: Pick<Relay.Callbacks, "onInput">
+    ) =>
+      streamed<McpSchema.ReadResourceResult>(
+        server,
+        asked,
+        bound,
+        (entity, callId) => entity.Read({ callId, uri })
+      )
     ),
-    getPrompt: traced("ClusterRegistry.getPrompt")(
-      (server: string, name: string, args?: Readonly<Record<string, string>> | undefined) =>
-        send<McpSchema.GetPromptResult>(server, (entity) => entity.GetPrompt({ name, args }), bound)
+    getPrompt: traced("ClusterRegistry.getPrompt")((
+      server: string,
+      name: string,
+      args?: Readonly<Record<string, string>> | undefined,
+      asked?: Pick<Relay.Callbacks, "onInput">
+    ) =>
+      streamed<McpSchema.GetPromptResult>(
+        server,
+        asked,
+        bound,
+        (entity, callId) => entity.GetPrompt({ callId, name, args })
+      )
     ),
     complete: traced("ClusterRegistry.complete")((
       server: string,

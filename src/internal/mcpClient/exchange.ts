@@ -7,6 +7,7 @@
  *
  * @internal
  */
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { CallToolOptions, McpClient } from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
@@ -33,12 +34,14 @@ export type Exchange = (
  * task the server made of it followed to its result (the tasks extension), its statuses told
  * to `onTask`, the input requests of both answered by `onInput` when the call has one.
  * `complete` makes a final result what the caller gets (a modern connection's: without the
- * envelope).
+ * envelope). A round's answers wait no longer than the request's `timeout`, else
+ * `requestTimeout` (the connection's default): the call's timeout covers the client's answers.
  */
 export const makeExchange = (
   peer: Peer.Peer,
   handlers: Readonly<Record<string, Peer.Handler>>,
-  complete?: ((result: Record<string, unknown>) => Record<string, unknown>) | undefined
+  complete?: ((result: Record<string, unknown>) => Record<string, unknown>) | undefined,
+  requestTimeout: Duration.DurationInput = "60 seconds"
 ): Exchange =>
 (method, params, requestOptions, onTask, onInput) => {
   const own = forCall(handlers, onInput)
@@ -52,7 +55,8 @@ export const makeExchange = (
       const followed = followTask(peer, own, method, created, { onTask })
       return complete === undefined ? followed : Effect.map(followed, complete)
     },
-    complete
+    complete,
+    requestOptions?.timeout ?? requestTimeout
   )
 }
 

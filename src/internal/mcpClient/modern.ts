@@ -52,7 +52,7 @@ export const makeModern = (
     const cache = yield* makeCache(peer)
     const sending = makeSending(connection, version, cache, relist)
     const wire: Peer.Peer = { ...peer, request: sending.send }
-    const exchange = makeExchange(wire, handlers, withoutEnvelope)
+    const exchange = makeExchange(wire, handlers, withoutEnvelope, connection.options.requestTimeout)
     const fetch = requestOf(server, exchange)
     const subscribe = makeWatchedSubscribe(wire, listChangesOf(agreed.capabilities), ackTimeout, scope)
     return {

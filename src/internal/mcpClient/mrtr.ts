@@ -10,12 +10,17 @@
  * `requestState`. Each request carries its own rounds, so parallel calls never see each
  * other's state.
  *
+ * The wait for a round's answers counts as the request's own: it ends after the request's
+ * `timeout` (`within`), as a legacy server's request to the client does by leaving the
+ * call unanswered, so a client that never answers cannot hold the call past its timeout.
+ *
  * A result with no `resultType`, or `"complete"`, is final (older servers send none). `"task"`
  * (the tasks extension) is handed to the caller's `onTask`; any other value is a Protocol
  * error. A server that keeps asking is stopped after `MAX_ROUNDS` rounds.
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Host from "../../Host.js"
 import * as JsonRpc from "../../JsonRpc.js"
@@ -82,7 +87,8 @@ export const answerInputs = (
  * Sends `params` with `send` and answers input rounds until the result is final. `onTask`
  * takes a task the server made of the request (absent: `"task"` is an unknown type).
  * `complete` makes the final result what the caller gets (a modern connection drops the
- * envelope there, in the step that reads `resultType`, not in one more after it).
+ * envelope there, in the step that reads `resultType`, not in one more after it). `within`:
+ * how long each round's answers may take, in ms (a Timeout of kind `idle` after it).
  */
 export const withInputRounds = (
   server: string,
@@ -91,8 +97,19 @@ export const withInputRounds = (
   params: Record<string, unknown> | undefined,
   send: Send,
   onTask?: OnTask | undefined,
-  complete?: ((result: Result) => Result) | undefined
+  complete?: ((result: Result) => Result) | undefined,
+  within?: Duration.DurationInput | undefined
 ): Effect.Effect<Result, McpError.McpError> => {
+  // Decoded only when the server asks: a request answered at once pays nothing for it.
+  const answered = (inputs: McpSchema.InputRequests) => {
+    const answers = answerInputs(server, handlers, method, inputs)
+    if (within === undefined) return answers
+    const afterMs = Duration.toMillis(Duration.decode(within))
+    return Effect.timeoutFail(answers, {
+      duration: afterMs,
+      onTimeout: () => McpError.timeout(server, { method, afterMs, kind: "idle" })
+    })
+  }
   const round = (sent: Record<string, unknown> | undefined, rounds: number): Effect.Effect<Result, McpError.McpError> =>
     Effect.flatMap(send(sent), (result) => {
       const type = result.resultType
@@ -116,7 +133,7 @@ export const withInputRounds = (
           Effect.map(
             asked.inputRequests === undefined
               ? Effect.succeed(undefined)
-              : answerInputs(server, handlers, method, asked.inputRequests),
+              : answered(asked.inputRequests),
             (responses) => retryParams(params, responses, asked.requestState)
           )
         ),

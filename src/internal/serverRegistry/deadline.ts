@@ -7,11 +7,12 @@
  *   spec's, else 30 s), enforced by the call gate (`callGate.ts`), also when a task's call
  *   follows it on a later connection (`taskCalls.ts`);
  * - `idleMs`: how long its request may go without an answer, or progress (`timeout`, else
- *   the connection's request timeout), enforced by the Peer's one timer;
+ *   the connection's request timeout), enforced by the Peer's one timer, and by the client
+ *   around its wait for the host's answers to a 2026-07-28 input round;
  * - `endsAt`: when the whole call must be done, the wait for the server included
  *   (`maxTotalTimeout`, counted from the call's start; the Policy's `limits.timeout` comes in
  *   through it), enforced by the Peer's timer for a plain request, sent with what is left
- *   of it, and by one timer around a call that runs as a task (its many requests).
+ *   of it, and by one timer around the call (a task's many requests, or input rounds).
  *
  * A call without `maxTotalTimeout` reads no clock and starts no timer for it.
  *
@@ -86,7 +87,9 @@ export const readyWait = (deadline: CallDeadline, now: number): { readonly ms: n
 
 /**
  * Sends one request with the call's limits: its inactivity limit (`options.timeout` as
- * given), and what is left of its total (read from the Clock only when there is one).
+ * given), and what is left of its total (read from the Clock only when there is one), which
+ * also bounds the whole exchange: a 2026-07-28 call's input rounds are several requests and
+ * the waits for the client's answers between them.
  */
 export const send = <O extends McpClient.CallToolOptions, A>(
   deadline: CallDeadline,
@@ -98,9 +101,11 @@ export const send = <O extends McpClient.CallToolOptions, A>(
     // The Peer is given what is left; its total timeout is the call's, and says the call's maximum.
     return left <= 0
       ? Effect.fail(totalExceeded(deadline))
-      : Effect.mapError(
-        f({ ...options!, timeout: deadline.idleMs, maxTotalTimeout: left }),
-        (error) => error.reason._tag === "Timeout" && error.reason.kind === "total" ? totalExceeded(deadline) : error
+      : f({ ...options!, timeout: deadline.idleMs, maxTotalTimeout: left }).pipe(
+        Effect.mapError((error) =>
+          error.reason._tag === "Timeout" && error.reason.kind === "total" ? totalExceeded(deadline) : error
+        ),
+        Effect.timeoutFail({ duration: left, onTimeout: () => totalExceeded(deadline) })
       )
   })
 
