@@ -30,21 +30,25 @@ export interface ReadOptions {
 export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () => void => {
   const server = inbox.server
   const decoder = new JsonRpc.LineDecoder(options.maxMessageBytes)
+  // Kept from chunk to chunk, emptied before delivering (a receiver may make us read again):
+  // at one answer per chunk, no array is made per chunk.
   const lines: Array<string> = []
+  const messages: Array<JsonRpc.Message> = []
+  const bad: Array<JsonRpc.BadLine> = []
   let done = false
 
   const deliverLines = () => {
-    const messages: Array<JsonRpc.Message> = []
-    const bad: Array<JsonRpc.BadLine> = []
     for (const line of lines) JsonRpc.parseLine(line, messages, bad)
     lines.length = 0
     // What was skipped is reported first, as it came before what the messages cause; a
     // broken answer fails its request.
     if (bad.length > 0) {
-      options.onBad(bad)
-      deliverBroken(bad, (incoming) => inbox.deliver(incoming))
+      const skipped = bad.splice(0)
+      options.onBad(skipped)
+      deliverBroken(skipped, (incoming) => inbox.deliver(incoming))
     }
-    for (const message of messages) inbox.deliver(message)
+    if (messages.length === 1) inbox.deliver(messages.pop()!)
+    else if (messages.length > 1) for (const message of messages.splice(0)) inbox.deliver(message)
   }
   const finish = (error?: McpError.McpError) => {
     if (done) return
