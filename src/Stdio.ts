@@ -8,8 +8,8 @@
  * this process is ending.
  *
  * It sits on `node:child_process` directly: the server's stdout is split, parsed and
- * delivered to the Peer inside the pipe's `data` callback, and the lines sent in one tick
- * go to its stdin in one write. Node only.
+ * delivered to the Peer inside the pipe's `data` callback, and the lines sent until the
+ * pending microtasks run out go to its stdin in one write. Node only.
  *
  * A request still queued when the server's stdout ended, or in a write no larger than PIPE_BUF
  * that the pipe refused, fails with a Closed error marked `unsent`: it never reached the

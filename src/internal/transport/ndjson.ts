@@ -2,7 +2,7 @@
  * Newline-delimited JSON-RPC over Node streams: the one read and write path of the stdio
  * transports (a server's child process, and the gateway's own stdin and stdout). Lines are
  * split and parsed in the stream's `data` callback and delivered to the inbox right there;
- * what is written in one tick goes out in one write.
+ * what is written before the pending microtasks run out goes out in one write.
  *
  * @internal
  */
@@ -103,8 +103,10 @@ export const requestIds = (text: string): Array<JsonRpc.RequestId> => {
 }
 
 /**
- * Joins the lines sent in one tick into one write: at many calls in flight, one write
- * serves them all.
+ * Joins the lines sent until the pending microtasks run out into one write: at many calls in
+ * flight, one write serves them all (the fibers an answer chunk resumes run in one microtask
+ * of Effect's scheduler). A microtask, not `setImmediate`: no Immediate per call at one call
+ * in flight, and the write leaves in this turn of the event loop rather than the next.
  */
 export class LineWriter {
   private pending: Array<string> = []
@@ -117,7 +119,7 @@ export class LineWriter {
     this.pending.push(JsonRpc.encodeLine(message))
     if (!this.scheduled) {
       this.scheduled = true
-      setImmediate(this.flush)
+      queueMicrotask(this.flush)
     }
   }
 
