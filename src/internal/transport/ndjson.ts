@@ -48,7 +48,7 @@ export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () =>
       deliverBroken(skipped, (incoming) => inbox.deliver(incoming))
     }
     if (messages.length === 1) inbox.deliver(messages.pop()!)
-    else if (messages.length > 1) for (const message of messages.splice(0)) inbox.deliver(message)
+    else if (messages.length > 1) { for (const message of messages.splice(0)) inbox.deliver(message) }
   }
   const finish = (error?: McpError.McpError) => {
     if (done) return
