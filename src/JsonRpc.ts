@@ -178,23 +178,27 @@ const isErrorObject = (u: unknown): boolean =>
  * @since 0.1.0
  */
 export const validateMessage = (u: unknown): Either.Either<Message, string> => {
-  if (!isObject(u)) return Either.left("not a JSON object")
-  if (u.jsonrpc !== "2.0") return Either.left(`"jsonrpc" must be "2.0"`)
+  const checked = check(u)
+  return typeof checked === "string" ? Either.left(checked) : Either.right(checked)
+}
+
+// The message `u` is, or why it is none: no Either made per message read.
+const check = (u: unknown): Message | string => {
+  if (!isObject(u)) return "not a JSON object"
+  if (u.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0"`
   const id = u.id
   if (typeof u.method === "string" && (u.params === undefined || isObject(u.params))) {
-    if (isId(id)) return Either.right(u as unknown as Request)
+    if (isId(id)) return u as unknown as Request
     // JSON has no undefined: the id is absent.
-    if (id === undefined) return Either.right(u as unknown as Notification)
+    if (id === undefined) return u as unknown as Notification
   }
   if (isId(id) && isObject(u.result)) {
-    return Either.right(("method" in u ? { jsonrpc: "2.0", id, result: u.result } : u) as unknown as Success)
+    return ("method" in u ? { jsonrpc: "2.0", id, result: u.result } : u) as unknown as Success
   }
   if ((id === null || isId(id)) && isErrorObject(u.error)) {
-    return Either.right(
-      ("method" in u || "result" in u ? { jsonrpc: "2.0", id, error: u.error } : u) as unknown as Failure
-    )
+    return ("method" in u || "result" in u ? { jsonrpc: "2.0", id, error: u.error } : u) as unknown as Failure
   }
-  return Either.left(problemOf(u))
+  return problemOf(u)
 }
 
 // Why a JSON-RPC-like object is no message, judged by the kind it tries to be.
@@ -282,9 +286,9 @@ export const parseLine = (line: string, messages: Array<Message>, bad: Array<Bad
 }
 
 const pushValidated = (json: unknown, line: string, messages: Array<Message>, bad: Array<BadLine>) => {
-  const result = validateMessage(json)
-  if (Either.isRight(result)) return void messages.push(result.right)
-  const reason = `not a JSON-RPC message: ${result.left}`
+  const checked = check(json)
+  if (typeof checked !== "string") return void messages.push(checked)
+  const reason = `not a JSON-RPC message: ${checked}`
   const id = answeredId(json)
   bad.push(id === undefined ? { reason, excerpt: excerpt(line) } : { reason, excerpt: excerpt(line), id })
 }
@@ -297,6 +301,7 @@ const pushValidated = (json: unknown, line: string, messages: Array<Message>, ba
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 const NEWLINE = 0x0a
+const EMPTY = Buffer.alloc(0)
 
 /**
  * Splits a byte stream into lines. Each chunk is scanned once and a line's chunks are
@@ -315,17 +320,19 @@ export class LineDecoder {
    * trailing carriage return; empty lines dropped).
    */
   push(chunk: Uint8Array, lines: Array<string>): { readonly oversize: number } | undefined {
+    // One Buffer view per chunk, and each line decoded from its range of it: no view per line.
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length)
     let start = 0
-    let newline = chunk.indexOf(NEWLINE)
+    let newline = bytes.indexOf(NEWLINE)
     while (newline !== -1) {
       const size = this.buffered + newline - start
       if (size > this.maxBytes) return { oversize: size }
-      this.emit(chunk.subarray(start, newline), lines)
+      this.emit(bytes, start, newline, lines)
       start = newline + 1
-      newline = chunk.indexOf(NEWLINE, start)
+      newline = bytes.indexOf(NEWLINE, start)
     }
-    if (start < chunk.length) {
-      const rest = chunk.subarray(start)
+    if (start < bytes.length) {
+      const rest = bytes.subarray(start)
       this.buffered += rest.length
       if (this.buffered > this.maxBytes) return { oversize: this.buffered }
       this.parts.push(rest)
@@ -348,23 +355,22 @@ export class LineDecoder {
    * Whatever is left after the stream ended without a final newline.
    */
   flush(lines: Array<string>): void {
-    if (this.buffered > 0) this.emit(new Uint8Array(0), lines)
+    if (this.buffered > 0) this.emit(EMPTY, 0, 0, lines)
   }
 
-  private emit(last: Uint8Array, lines: Array<string>) {
-    let bytes: Uint8Array
-    if (this.parts.length === 0) {
-      bytes = last
-    } else {
-      this.parts.push(last)
-      bytes = Buffer.concat(this.parts, this.buffered + last.length)
+  // The line ending at `end` of `chunk`, after the parts of it earlier chunks held.
+  private emit(chunk: Buffer, start: number, end: number, lines: Array<string>) {
+    let bytes = chunk
+    if (this.parts.length > 0) {
+      this.parts.push(chunk.subarray(start, end))
+      bytes = Buffer.concat(this.parts, this.buffered + end - start)
+      start = 0
+      end = bytes.length
       this.parts = []
       this.buffered = 0
     }
-    let end = bytes.length
-    if (end > 0 && bytes[end - 1] === 0x0d) end--
-    if (end === 0) return
-    lines.push(Buffer.from(bytes.buffer, bytes.byteOffset, end).toString("utf8"))
+    if (end > start && bytes[end - 1] === 0x0d) end--
+    if (end > start) lines.push(bytes.toString("utf8", start, end))
   }
 }
 

@@ -8,8 +8,8 @@
  * this process is ending.
  *
  * It sits on `node:child_process` directly: the server's stdout is split, parsed and
- * delivered to the Peer inside the pipe's `data` callback, and the lines sent in one tick
- * go to its stdin in one write. Node only.
+ * delivered to the Peer inside the pipe's `data` callback, and the lines sent until the
+ * pending microtasks run out go to its stdin in one write. Node only.
  *
  * A request still queued when the server's stdout ended, or in a write no larger than PIPE_BUF
  * that the pipe refused, fails with a Closed error marked `unsent`: it never reached the
@@ -170,11 +170,17 @@ export const make = (options: Options): Effect.Effect<Transport, McpError.McpErr
         : error
       for (const id of Ndjson.requestIds(text)) inbox.deliver(new RequestFailed(id, unsent))
     }
+    // The atomic writes not yet done, oldest first: a stream calls back its writes in order,
+    // so one callback serves them all (no closure per write).
+    const atomic: Array<string> = []
+    const written = (error?: Error | null) => {
+      const text = atomic.shift()!
+      if (error) refused += text
+    }
     const writer = new Ndjson.LineWriter((text) => {
       if (text.length * 3 > ATOMIC_WRITE_BYTES || child.stdin.writableLength > 0) return void child.stdin.write(text)
-      child.stdin.write(text, (error) => {
-        if (error) refused += text
-      })
+      atomic.push(text)
+      child.stdin.write(text, written)
     })
     let closing = false
     // For diagnostics (`info()`): lines skipped as not JSON-RPC, and how the stop went.

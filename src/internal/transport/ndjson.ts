@@ -2,7 +2,7 @@
  * Newline-delimited JSON-RPC over Node streams: the one read and write path of the stdio
  * transports (a server's child process, and the gateway's own stdin and stdout). Lines are
  * split and parsed in the stream's `data` callback and delivered to the inbox right there;
- * what is written in one tick goes out in one write.
+ * what is written before the pending microtasks run out goes out in one write.
  *
  * @internal
  */
@@ -30,21 +30,25 @@ export interface ReadOptions {
 export const read = (input: Readable, inbox: Inbox, options: ReadOptions): () => void => {
   const server = inbox.server
   const decoder = new JsonRpc.LineDecoder(options.maxMessageBytes)
+  // Kept from chunk to chunk, emptied before delivering (a receiver may make us read again):
+  // at one answer per chunk, no array is made per chunk.
   const lines: Array<string> = []
+  const messages: Array<JsonRpc.Message> = []
+  const bad: Array<JsonRpc.BadLine> = []
   let done = false
 
   const deliverLines = () => {
-    const messages: Array<JsonRpc.Message> = []
-    const bad: Array<JsonRpc.BadLine> = []
     for (const line of lines) JsonRpc.parseLine(line, messages, bad)
     lines.length = 0
     // What was skipped is reported first, as it came before what the messages cause; a
     // broken answer fails its request.
     if (bad.length > 0) {
-      options.onBad(bad)
-      deliverBroken(bad, (incoming) => inbox.deliver(incoming))
+      const skipped = bad.splice(0)
+      options.onBad(skipped)
+      deliverBroken(skipped, (incoming) => inbox.deliver(incoming))
     }
-    for (const message of messages) inbox.deliver(message)
+    if (messages.length === 1) inbox.deliver(messages.pop()!)
+    else if (messages.length > 1) { for (const message of messages.splice(0)) inbox.deliver(message) }
   }
   const finish = (error?: McpError.McpError) => {
     if (done) return
@@ -99,8 +103,10 @@ export const requestIds = (text: string): Array<JsonRpc.RequestId> => {
 }
 
 /**
- * Joins the lines sent in one tick into one write: at many calls in flight, one write
- * serves them all.
+ * Joins the lines sent until the pending microtasks run out into one write: at many calls in
+ * flight, one write serves them all (the fibers an answer chunk resumes run in one microtask
+ * of Effect's scheduler). A microtask, not `setImmediate`: no Immediate per call at one call
+ * in flight, and the write leaves in this turn of the event loop rather than the next.
  */
 export class LineWriter {
   private pending: Array<string> = []
@@ -113,7 +119,7 @@ export class LineWriter {
     this.pending.push(JsonRpc.encodeLine(message))
     if (!this.scheduled) {
       this.scheduled = true
-      setImmediate(this.flush)
+      queueMicrotask(this.flush)
     }
   }
 
