@@ -22,8 +22,10 @@ export default defineConfig({
     // Two pools side by side. The in-memory tests share worker threads and their module cache
     // (a fresh process per file costs about a second of CPU each; they keep no state between
     // files). The tests of real processes, the CLI and sockets get a fresh process per file, as
-    // each sets its own environment markers and cleans up what it started when it ends.
-    poolOptions: { threads: { maxThreads: 2, minThreads: 1, isolate: false }, forks: { maxForks: 2, minForks: 1 } },
+    // each sets its own environment markers and cleans up what it started when it ends. Three
+    // forks on two cores: many of those tests wait on processes they started rather than burn
+    // CPU, and with two the end-to-end files were the run's critical path.
+    poolOptions: { threads: { maxThreads: 2, minThreads: 1, isolate: false }, forks: { maxForks: 3, minForks: 1 } },
     projects: [
       {
         extends: true,

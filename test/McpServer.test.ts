@@ -17,6 +17,7 @@ import * as Peer from "../src/Peer.js"
 import * as Stdio from "../src/Stdio.js"
 import { text } from "../src/testing/Results.js"
 import { Transport } from "../src/Transport.js"
+import { bundled } from "./support/bundle.js"
 import { recordingTracer } from "./support/tracing.js"
 
 const echo = McpServer.tool({
@@ -732,7 +733,7 @@ describe("McpServer", () => {
           const transport = yield* Stdio.make({
             name: "fixture",
             command: process.execPath,
-            args: ["--import", "tsx", "test/fixtures/mcp-server.ts"]
+            args: [yield* Effect.promise(() => bundled("test/fixtures/mcp-server.ts"))]
           })
           const client = yield* McpClient.make(STATEFUL).pipe(Effect.provideService(Transport, transport))
           expect(client.serverInfo).toEqual({ name: "fixture", version: "1.0.0" })

@@ -7,14 +7,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bundled } from "../support/bundle.js"
 import { eventually, httpGateway, tempConfig } from "../support/gateway.js"
 import { hangGuard } from "../support/guard.js"
 
-// tsx's loader by its full URL: the fixture runs in the config's temp folder.
-const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href
-const FIXTURE = fileURLToPath(new URL("../fixtures/conformance-stdio.ts", import.meta.url))
+// The fixture bundled (support/bundle.ts): under tsx each start cost seconds of CPU.
+const FIXTURE = await bundled("test/fixtures/conformance-stdio.ts")
 
 type Message = {
   readonly id?: unknown
@@ -85,10 +84,10 @@ describe("Gateway: a 2026-07-28 client and a 2026-07-28 server (MRTR through the
 
   beforeAll(async () => {
     config = tempConfig({
-      fixture: { command: process.execPath, args: ["--import", TSX, FIXTURE], inheritEnv: true }
+      fixture: { command: process.execPath, args: [FIXTURE], inheritEnv: true }
     })
-    // The fixture compiles the sources with tsx as it starts: on a busy machine it answers its
-    // first request after more than the 5 s in which the probe takes a silent server for a legacy one.
+    // On a busy machine the fixture may answer its first request after more than the 5 s in
+    // which the probe takes a silent server for a legacy one.
     gateway = await httpGateway(config.file, { naming: "plain", modern: true }, {
       clientHost: true,
       client: { discoverTimeout: hangGuard(30_000) }

@@ -11,23 +11,22 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as Effect from "effect/Effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as McpClient from "../../src/McpClient.js"
 import * as NodeFleet from "../../src/NodeFleet.js"
 import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
+import { bundled } from "../support/bundle.js"
 import { config, leavesNothing, marked, type Running, start, tempDir } from "../support/cli.js"
 import { hangGuard } from "../support/guard.js"
 
 const mark = `replicas-${process.pid}-${Date.now()}`
 const SECRET_VAR = "MCP_FLEET_TEST_STATE_SECRET"
-// tsx's loader by its full URL: the servers run in a temp folder, where `--import tsx` resolves nothing.
-const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href
 // The fixture answers 2026-07-28 requests: its elicitation is an input request of its own,
 // which the gateway passes, as an input round under the same key, to the 2026-07-28 client.
-const FIXTURE = fileURLToPath(new URL("../fixtures/conformance-stdio.ts", import.meta.url))
+// Bundled (support/bundle.ts): under tsx each start cost seconds of CPU.
+const FIXTURE = await bundled("test/fixtures/conformance-stdio.ts")
 
 /** One request the proxy passed on: to which replica, and what it carried. */
 interface Forwarded {
@@ -93,7 +92,7 @@ const roundRobin = async (upstreams: ReadonlyArray<URL>) => {
 
 const dir = tempDir({
   ".mcp.json": config({
-    fixture: marked({ command: process.execPath, args: ["--import", TSX, FIXTURE] }, mark)
+    fixture: marked({ command: process.execPath, args: [FIXTURE] }, mark)
   })
 })
 

@@ -7,7 +7,6 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import { fileURLToPath } from "node:url"
 import { afterAll } from "vitest"
 import * as FleetTools from "../../src/FleetTools.js"
 import * as Gateway from "../../src/Gateway.js"
@@ -20,20 +19,20 @@ import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
+import { bundled } from "../support/bundle.js"
 import { config, leavesNothing, MARK, marked, run, tempDir } from "../support/cli.js"
 import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 
-// tsx's loader by its full URL: the fixture runs in a temp folder too.
-const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href
-const FIXTURE = fileURLToPath(new URL("../fixtures/conformance-stdio.ts", import.meta.url))
+// The fixture bundled (support/bundle.ts): under tsx each start cost seconds of CPU.
+const FIXTURE = await bundled("test/fixtures/conformance-stdio.ts")
 const mark = `skills-${process.pid}-${Date.now()}`
 
 afterAll(() => leavesNothing(mark))
 
 const docs: ServerSpec.ServerSpec = {
   name: "docs",
-  transport: { type: "stdio", command: process.execPath, args: ["--import", TSX, FIXTURE], env: { [MARK]: mark } }
+  transport: { type: "stdio", command: process.execPath, args: [FIXTURE], env: { [MARK]: mark } }
 }
 
 const PDF = "skill://pdf-processing/SKILL.md"
@@ -125,7 +124,7 @@ describe("skills through the fleet", () => {
 
 describe("mcp-fleet skills", () => {
   const cwd = tempDir({
-    ".mcp.json": config({ docs: marked({ command: process.execPath, args: ["--import", TSX, FIXTURE] }, mark) })
+    ".mcp.json": config({ docs: marked({ command: process.execPath, args: [FIXTURE] }, mark) })
   })
 
   it("lists the skills, loads one verified, and reads one of its files (each a run starting the fixture)", async () => {

@@ -9,14 +9,17 @@
 import * as cp from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
+import { bundled } from "../support/bundle.js"
 import { bound, groupMembers, guardianOf, procState, within } from "../support/processes.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const started: Array<cp.ChildProcess> = []
+// The host bundled (support/bundle.ts): under tsx each start cost seconds of CPU.
+const HOST = await bundled("test/fixtures/host.ts")
 
 /** Starts the host and resolves, once its servers are ready, with their pids and a check that all are gone. */
 const startHost = (...flags: Array<string>) => {
-  const host = cp.spawn(process.execPath, ["--import", "tsx", "test/fixtures/host.ts", ...flags], {
+  const host = cp.spawn(process.execPath, [HOST, ...flags], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -14,13 +14,13 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as http from "node:http"
-import { fileURLToPath } from "node:url"
 import type * as McpSchema from "../../src/McpSchema.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as NodeMcpServer from "../../src/NodeMcpServer.js"
 import type * as Peer from "../../src/Peer.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { failure, firstText, reasonOf } from "../../src/testing/Results.js"
+import { bundled } from "../support/bundle.js"
 import { stateOf, until } from "../support/events.js"
 import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
@@ -143,16 +143,17 @@ describe("a routed call that runs as a task, when its HTTP server goes away and 
     }).pipe(Effect.provide(Platform)))
 })
 
-describe("a routed call that runs as a task, when its stdio server's process dies", () => {
-  const FIXTURE = fileURLToPath(new URL("../fixtures/conformance-stdio.ts", import.meta.url))
+// The fixture bundled (support/bundle.ts): under tsx its start cost seconds of CPU.
+const FIXTURE = await bundled("test/fixtures/conformance-stdio.ts")
 
+describe("a routed call that runs as a task, when its stdio server's process dies", () => {
   it.scopedLive("fails at once naming the task: a new process does not know it", () =>
     Effect.gen(function*() {
       const fleet = yield* ServerRegistry.make({ restart: fast })
       const events = yield* fleet.subscribe
       yield* fleet.reconcile([{
         name: "conf",
-        transport: { type: "stdio", command: process.execPath, args: ["--import", "tsx", FIXTURE] }
+        transport: { type: "stdio", command: process.execPath, args: [FIXTURE] }
       }])
       yield* until(events, stateOf("conf", "Ready")).pipe(Effect.timeout(hangGuard(20_000)))
       const statuses = yield* Queue.unbounded<McpSchema.Task>()

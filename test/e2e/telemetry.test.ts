@@ -16,14 +16,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as McpClient from "../../src/McpClient.js"
 import * as Stdio from "../../src/Stdio.js"
 import type { Transport } from "../../src/Transport.js"
+import { bundled } from "../support/bundle.js"
 import { CLI, cliEnv, removeTempDirs } from "../support/cli.js"
 import { eventually, tempConfig } from "../support/gateway.js"
 import { hangGuard } from "../support/guard.js"
 import { type Point, type Receiver, receiver, type Span } from "../support/otlp.js"
 
-// tsx's loader by its full URL: the fronted server runs in the config's temp folder.
-const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href
-const FIXTURE = new URL("../fixtures/traced-server.ts", import.meta.url).pathname
+// The fronted server bundled (support/bundle.ts): under tsx each start cost seconds of CPU.
+const FIXTURE = await bundled("test/fixtures/traced-server.ts")
 
 const SERVER = 2
 const CLIENT = 3
@@ -49,7 +49,7 @@ describe("telemetry across the gateway (OTLP/HTTP to a receiver on loopback)", (
     config = tempConfig({
       traced: {
         command: process.execPath,
-        args: ["--import", TSX, FIXTURE],
+        args: [FIXTURE],
         env: otelEnv(otlp.url, "fronted")
       }
     })
@@ -76,7 +76,7 @@ describe("telemetry across the gateway (OTLP/HTTP to a receiver on loopback)", (
     client = await run(
       McpClient.make({ clientInfo: { name: "telemetry-test", version: "1.0.0" } }).pipe(Scope.extend(scope))
     )
-    // The fronted server compiles its sources with tsx as it starts: its tools come once it is ready.
+    // The fronted server starts beside the gateway: its tools come once it is ready.
     const names = await eventually(
       () => run(Effect.map(client.listTools(), (tools) => tools.map((tool) => tool.name))),
       (names) => names.includes("mcp__traced__broken"),

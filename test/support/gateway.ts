@@ -97,17 +97,5 @@ export const httpGateway = async (
   return { url, pids, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-/** Waits for `predicate` to hold, checking every `everyMs`, for at most `withinMs`. */
-export const eventually = async <A>(
-  check: () => Promise<A>,
-  predicate: (value: A) => boolean,
-  withinMs = 10_000,
-  everyMs = 50
-): Promise<A> => {
-  const deadline = performance.now() + withinMs
-  for (;;) {
-    const value = await check()
-    if (predicate(value) || performance.now() > deadline) return value
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
-}
+/** Waits for `predicate` to hold (see support/eventually.ts, which loads none of src/). */
+export { eventually } from "./eventually.js"
