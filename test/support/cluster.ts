@@ -130,6 +130,12 @@ export const startCluster = async (names: ReadonlyArray<string>, count: number, 
     await db.drop()
     fs.rmSync(dir, { recursive: true, force: true })
   }
-  for (let i = 0; i < count; i++) runners.push(await startRunner({ url: db.url, config, cwd: dir, mark }))
+  try {
+    for (let i = 0; i < count; i++) runners.push(await startRunner({ url: db.url, config, cwd: dir, mark }))
+  } catch (error) {
+    // The file's afterAll never sees a cluster that failed to start: end what did start here.
+    await stop()
+    throw error
+  }
   return { db, dir, config, runners, stop }
 }
