@@ -404,7 +404,7 @@ export const make = (options: Options = {}): Effect.Effect<McpClient, McpError.M
         )
       ),
       subscribe: era.subscribe,
-      listen: (filter) => listen(era.wire, filter, connection.ackTimeout),
+      listen: (filter) => listen(era.wire, filter, connection.requestTimeout),
       request,
       closed: peer.closed
     } satisfies McpClient

@@ -46,8 +46,11 @@ export interface Connection {
   readonly callLogs: CallLogs
   /** What the handshake says about us. */
   readonly hello: Hello
-  /** How long a listen stream may go unacknowledged. */
-  readonly ackTimeout: Duration.DurationInput
+  /**
+   * The requests' default timeout (the options', else 60 s): how long a listen stream may go
+   * unacknowledged, and a 2026-07-28 round's answers may take.
+   */
+  readonly requestTimeout: Duration.DurationInput
   /** The era, once chosen (`era.ts`); the host's notifications wait for it. */
   readonly chosen: Deferred.Deferred<Era>
   readonly host: Host.ClientSide
@@ -107,7 +110,7 @@ export const connect = (options: Options): Effect.Effect<Connection, McpError.Mc
       related,
       callLogs,
       hello: { ...options, capabilities: { ...host.capabilities, ...options.capabilities } },
-      ackTimeout: options.requestTimeout ?? "60 seconds",
+      requestTimeout: options.requestTimeout ?? "60 seconds",
       chosen,
       host,
       // Subscribed before the handshake, so nothing the server says is missed.

@@ -40,8 +40,8 @@ export type Exchange = (
 export const makeExchange = (
   peer: Peer.Peer,
   handlers: Readonly<Record<string, Peer.Handler>>,
-  complete?: ((result: Record<string, unknown>) => Record<string, unknown>) | undefined,
-  requestTimeout: Duration.DurationInput = "60 seconds"
+  complete: ((result: Record<string, unknown>) => Record<string, unknown>) | undefined,
+  requestTimeout: Duration.DurationInput
 ): Exchange =>
 (method, params, requestOptions, onTask, onInput) => {
   const own = forCall(handlers, onInput)

@@ -48,13 +48,13 @@ export const makeModern = (
   relist: Effect.Effect<unknown, McpError.McpError>
 ): Effect.Effect<Era, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { ackTimeout, callLogs, handlers, peer, scope, server } = connection
+    const { callLogs, handlers, peer, requestTimeout, scope, server } = connection
     const cache = yield* makeCache(peer)
     const sending = makeSending(connection, version, cache, relist)
     const wire: Peer.Peer = { ...peer, request: sending.send }
-    const exchange = makeExchange(wire, handlers, withoutEnvelope, connection.options.requestTimeout)
+    const exchange = makeExchange(wire, handlers, withoutEnvelope, requestTimeout)
     const fetch = requestOf(server, exchange)
-    const subscribe = makeWatchedSubscribe(wire, listChangesOf(agreed.capabilities), ackTimeout, scope)
+    const subscribe = makeWatchedSubscribe(wire, listChangesOf(agreed.capabilities), requestTimeout, scope)
     return {
       wire,
       // The server keeps no session to tell.
@@ -79,7 +79,7 @@ export const makeModern = (
       operations: (parts) => ({
         ...makeOperations(parts),
         // No resources/subscribe in this revision: a listen stream stands for each subscription.
-        ...makeResourceSubscriptions(wire, scope, ackTimeout, parts.gate),
+        ...makeResourceSubscriptions(wire, scope, requestTimeout, parts.gate),
         setLoggingLevel: traced("McpClient.setLoggingLevel")((level: McpSchema.LoggingLevel) =>
           parts.gate("logging", "set the logging level", sending.setLevel(level))
         ),

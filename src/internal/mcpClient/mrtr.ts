@@ -96,16 +96,14 @@ export const withInputRounds = (
   method: string,
   params: Record<string, unknown> | undefined,
   send: Send,
-  onTask?: OnTask | undefined,
-  complete?: ((result: Result) => Result) | undefined,
-  within?: Duration.DurationInput | undefined
+  onTask: OnTask | undefined,
+  complete: ((result: Result) => Result) | undefined,
+  within: Duration.DurationInput
 ): Effect.Effect<Result, McpError.McpError> => {
   // Decoded only when the server asks: a request answered at once pays nothing for it.
   const answered = (inputs: McpSchema.InputRequests) => {
-    const answers = answerInputs(server, handlers, method, inputs)
-    if (within === undefined) return answers
     const afterMs = Duration.toMillis(Duration.decode(within))
-    return Effect.timeoutFail(answers, {
+    return Effect.timeoutFail(answerInputs(server, handlers, method, inputs), {
       duration: afterMs,
       onTimeout: () => McpError.timeout(server, { method, afterMs, kind: "idle" })
     })
