@@ -205,21 +205,18 @@ export const handlers = (
   server: string,
   on: <A, R>(f: (local: Local) => Effect.Effect<A, McpError.McpError, R>) => Effect.Effect<A, McpError.McpError, R>
 ) => {
+  // A stream of events made with the registry that runs the server.
+  const streamOn = <A, R>(f: (local: Local) => Stream.Stream<A, McpError.McpError, R>) =>
+    Stream.unwrap(on((local) => Effect.succeed(f(local))))
   // A read and a prompt ask their caller as a call does (no progress, no log messages).
   const asking = (
     callId: string,
     run: (local: Local, asked: Pick<Calls.Callbacks, "onInput">) => Effect.Effect<unknown, McpError.McpError>
-  ) =>
-    Stream.unwrap(
-      on((local) =>
-        Effect.succeed(Calls.stream(hosting.calls, server, callId, quiet, ({ onInput }) => run(local, { onInput })))
-      )
-    )
+  ) => streamOn((local) => Calls.stream(hosting.calls, server, callId, quiet, ({ onInput }) => run(local, { onInput })))
   return ServerEntity.of({
     Ensure: () => on(() => Effect.void),
-    Call: ({ payload }) => Stream.unwrap(on((local) => Effect.succeed(call({ ...hosting, local }, server, payload)))),
-    Follow: ({ payload }) =>
-      Stream.unwrap(on((local) => Effect.succeed(follow({ ...hosting, local }, server, payload)))),
+    Call: ({ payload }) => streamOn((local) => call({ ...hosting, local }, server, payload)),
+    Follow: ({ payload }) => streamOn((local) => follow({ ...hosting, local }, server, payload)),
     // An answer finds its call among this runner's, whichever entity runs it.
     Answer: ({ payload }) => Calls.answer(hosting.calls, payload.callId, payload.requestId, payload),
     Read: ({ payload }) => asking(payload.callId, (local, asked) => local.readResource(server, payload.uri, asked)),
