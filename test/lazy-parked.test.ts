@@ -14,34 +14,16 @@ import * as Memory from "../src/Memory.js"
 import * as Policy from "../src/Policy.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
 import type * as ServerSpec from "../src/ServerSpec.js"
-import * as FakeServer from "../src/testing/FakeServer.js"
-import { text } from "../src/testing/Results.js"
-import * as ToolPins from "../src/ToolPins.js"
 import { Transport } from "../src/Transport.js"
 import { stateOf, until } from "./support/events.js"
+import { lazyFake, saveCatalogs } from "./support/lazyFleet.js"
 import { Platform } from "./support/platform.js"
-
-const tool = (name: string): FakeServer.FakeTool => ({
-  tool: { name, description: name, inputSchema: { type: "object" } },
-  call: (args) => Effect.succeed(text(`${name}:${JSON.stringify(args)}`))
-})
-
-const lazyFake = (name: string) => ({
-  ...FakeServer.spec({ name, tools: [tool("echo"), tool("add")], resources: [], prompts: [] }),
-  lazy: true
-})
 
 // A cache holding `specs`' entries whose reads wait for `open`, counted.
 const heldCache = (specs: ReadonlyArray<ServerSpec.ServerSpec>) =>
   Effect.gen(function*() {
     const memory = yield* CatalogCache.makeMemory
-    for (const spec of specs) {
-      yield* memory.save(ToolPins.identity(spec), {
-        digest: CatalogCache.digest(spec),
-        savedAt: 0,
-        lists: { tools: [tool("echo").tool, tool("add").tool], resources: [], templates: [], prompts: [] }
-      })
-    }
+    yield* saveCatalogs(memory, specs)
     const open = yield* Deferred.make<void>()
     let reads = 0
     const cache = CatalogCache.CatalogCache.of({

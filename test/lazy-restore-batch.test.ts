@@ -10,36 +10,18 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as CatalogCache from "../src/CatalogCache.js"
 import type { RegistryEvent } from "../src/RegistryEvent.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import * as FakeServer from "../src/testing/FakeServer.js"
-import { text } from "../src/testing/Results.js"
-import * as ToolPins from "../src/ToolPins.js"
 import { until } from "./support/events.js"
+import { lazyFake, saveCatalogs } from "./support/lazyFleet.js"
 import { Platform } from "./support/platform.js"
 
 const SERVERS = 40
-
-const tool = (name: string): FakeServer.FakeTool => ({
-  tool: { name, description: name, inputSchema: { type: "object" } },
-  call: (args) => Effect.succeed(text(`${name}:${JSON.stringify(args)}`))
-})
-
-const lazyFake = (name: string) => ({
-  ...FakeServer.spec({ name, tools: [tool("echo"), tool("add")], resources: [], prompts: [] }),
-  lazy: true
-})
 
 describe("lazy servers restored together", () => {
   it.scoped("one catalog rebuild per batch of servers, each done before they show Idle", () =>
     Effect.gen(function*() {
       const specs = Array.from({ length: SERVERS }, (_, i) => lazyFake(`s${i}`))
       const cache = yield* CatalogCache.makeMemory
-      for (const spec of specs) {
-        yield* cache.save(ToolPins.identity(spec), {
-          digest: CatalogCache.digest(spec),
-          savedAt: 0,
-          lists: { tools: [tool("echo").tool, tool("add").tool], resources: [], templates: [], prompts: [] }
-        })
-      }
+      yield* saveCatalogs(cache, specs)
       const fleet = yield* ServerRegistry.make({ pinning: "quarantine" }).pipe(
         Effect.provide(Platform),
         Effect.provideService(CatalogCache.CatalogCache, cache)

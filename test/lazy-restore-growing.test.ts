@@ -8,31 +8,16 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as CatalogCache from "../src/CatalogCache.js"
 import * as ServerRegistry from "../src/ServerRegistry.js"
-import * as FakeServer from "../src/testing/FakeServer.js"
-import { text } from "../src/testing/Results.js"
-import * as ToolPins from "../src/ToolPins.js"
 import { hangGuard } from "./support/guard.js"
+import { echoTool, lazyFake, saveCatalogs } from "./support/lazyFleet.js"
 import { Platform } from "./support/platform.js"
-
-const tool = (name: string): FakeServer.FakeTool => ({
-  tool: { name, description: name, inputSchema: { type: "object" } },
-  call: () => Effect.succeed(text(name))
-})
 
 const restoredIn = (servers: number) =>
   Effect.gen(function*() {
-    const specs = Array.from({ length: servers }, (_, i) => ({
-      ...FakeServer.spec({ name: `s${i}`, tools: [tool("echo")], resources: [], prompts: [] }),
-      lazy: true
-    }))
+    const tools = [echoTool("echo")]
+    const specs = Array.from({ length: servers }, (_, i) => lazyFake(`s${i}`, tools))
     const cache = yield* CatalogCache.makeMemory
-    for (const spec of specs) {
-      yield* cache.save(ToolPins.identity(spec), {
-        digest: CatalogCache.digest(spec),
-        savedAt: 0,
-        lists: { tools: [tool("echo").tool], resources: [], templates: [], prompts: [] }
-      })
-    }
+    yield* saveCatalogs(cache, specs, tools)
     const fleet = yield* ServerRegistry.make({ pinning: "quarantine" }).pipe(
       Effect.provide(Platform),
       Effect.provideService(CatalogCache.CatalogCache, cache)
