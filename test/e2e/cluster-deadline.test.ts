@@ -3,7 +3,7 @@
 // ends the call at its timeout, in one process as on another runner of the cluster (not at
 // the cluster caller's safety bound, readyTimeout + timeout), naming the server, and the
 // server goes on. Against the real PostgreSQL for the cluster.
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fileURLToPath } from "node:url"
@@ -16,18 +16,12 @@ import { fixtureSpec } from "../../src/testing/node.js"
 import { failure, firstText } from "../../src/testing/Results.js"
 import { replica } from "../support/cluster.js"
 import { hangGuard } from "../support/guard.js"
-import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
+import { fileDatabase } from "../support/postgres.js"
 import { margin } from "../support/processes.js"
 
 const STREAMS = fileURLToPath(new URL("../fixtures/cluster-streams.mjs", import.meta.url))
 
-let db: FreshDatabase
-beforeAll(async () => {
-  db = await freshDatabase()
-})
-afterAll(async () => {
-  await db?.drop()
-})
+const db = fileDatabase()
 
 const COLOUR = "streams://colour"
 

@@ -3,7 +3,7 @@
 // (sampling, elicitation) is answered by the caller's host services or its onInput, never by
 // the runner's. A runner and two gateway replicas (hosting nothing) in one process, each its
 // own ClusterRegistry layer with its own host services.
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -17,17 +17,11 @@ import { fixtureSpec } from "../../src/testing/node.js"
 import { failure, firstText, texts } from "../../src/testing/Results.js"
 import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { hangGuard } from "../support/guard.js"
-import { type FreshDatabase, freshDatabase } from "../support/postgres.js"
+import { fileDatabase } from "../support/postgres.js"
 
 const STREAMS = fileURLToPath(new URL("../fixtures/cluster-streams.mjs", import.meta.url))
 
-let db: FreshDatabase
-beforeAll(async () => {
-  db = await freshDatabase()
-})
-afterAll(async () => {
-  await db?.drop()
-})
+const db = fileDatabase()
 
 const specs = () => [
   fixtureSpec("everything", EVERYTHING_STDIO, { args: ["stdio"] }),

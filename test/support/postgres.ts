@@ -3,6 +3,7 @@
 // parallel. When nothing answers, the test fails with a message naming the URL: never a skip.
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { afterAll, beforeAll } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 
@@ -42,5 +43,25 @@ export const freshDatabase = async (): Promise<FreshDatabase> => {
     url: url.toString(),
     name,
     drop: () => query(serverUrl(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => undefined)
+  }
+}
+
+/**
+ * The fresh database of the test file that calls this at its top level: made before its
+ * tests, dropped after them. Its `url` is there from the file's first test on.
+ */
+export const fileDatabase = (): { readonly url: string } => {
+  let db: FreshDatabase | undefined
+  beforeAll(async () => {
+    db = await freshDatabase()
+  })
+  afterAll(async () => {
+    await db?.drop()
+  })
+  return {
+    get url() {
+      if (db === undefined) throw new Error("the file's database is made before its first test")
+      return db.url
+    }
   }
 }
