@@ -5,7 +5,8 @@
  * there (`host.ts`). A move is waited for within the call's ready timeout (the cluster keeps
  * trying the send), so nothing hangs on a server that is not coming back. A call, a task
  * followed, a read and a prompt come back as events (`relay.ts`): the caller is told and asked
- * what the server tells and asks during it.
+ * what the server tells and asks during it. A per-principal server's calls, reads, prompts and
+ * completions go to the caller's own instance (`instance.ts`), and fail without a principal.
  *
  * @since 0.3.0
  */
@@ -208,6 +209,12 @@ export const make = (options: RouteOptions) => {
   )
 
   const bound = limit(options)
+  // A read, a prompt or a completion of a per-principal server goes where its calls go.
+  const streamedTo = <A>(
+    server: string,
+    asked: ServerRegistry.ReadOptions | undefined,
+    events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>
+  ) => Effect.flatMap(entityOf(server, asked?.principal), (target) => streamed<A>(server, asked, bound, events, target))
   return {
     callTool,
     callServerTool,
@@ -216,25 +223,17 @@ export const make = (options: RouteOptions) => {
     readResource: traced("ClusterRegistry.readResource")((
       server: string,
       uri: string,
-      asked?: Pick<Relay.Callbacks, "onInput">
-    ) =>
-      streamed<McpSchema.ReadResourceResult>(
-        server,
-        asked,
-        bound,
-        (entity, callId) => entity.Read({ callId, uri })
-      )
-    ),
+      asked?: ServerRegistry.ReadOptions
+    ) => streamedTo<McpSchema.ReadResourceResult>(server, asked, (entity, callId) => entity.Read({ callId, uri }))),
     getPrompt: traced("ClusterRegistry.getPrompt")((
       server: string,
       name: string,
       args?: Readonly<Record<string, string>> | undefined,
-      asked?: Pick<Relay.Callbacks, "onInput">
+      asked?: ServerRegistry.ReadOptions
     ) =>
-      streamed<McpSchema.GetPromptResult>(
+      streamedTo<McpSchema.GetPromptResult>(
         server,
         asked,
-        bound,
         (entity, callId) => entity.GetPrompt({ callId, name, args })
       )
     ),
@@ -242,8 +241,15 @@ export const make = (options: RouteOptions) => {
       server: string,
       ref: unknown,
       argument: { readonly name: string; readonly value: string },
-      context?: unknown
-    ) => send<McpSchema.CompleteResult>(server, (entity) => entity.Complete({ ref, argument, context }), bound)),
+      context?: unknown,
+      given?: Pick<ServerRegistry.CallOptions, "principal">
+    ) =>
+      Effect.flatMap(
+        entityOf(server, given?.principal),
+        (target) =>
+          send<McpSchema.CompleteResult>(server, (entity) => entity.Complete({ ref, argument, context }), bound, target)
+      )
+    ),
     control: (server: string, command: "restart" | "enable" | "disable" | "approve", tool?: string) =>
       send<void>(server, (entity) => entity.Control({ command, tool }), bound)
   }
