@@ -1,10 +1,11 @@
-// `perPrincipal: true` in one process: a read, a prompt and a completion go where the
-// principal's calls go — its own instance, with its own credentials — and never to the
+// `perPrincipal: true` in one process: a read, a prompt, a completion and a task followed by
+// its id go where the principal's calls go — its own instance, with its own credentials — and never to the
 // server's own (the template, which only lists), directly with a `principal` as through the
 // OAuth gateway (the token's subject); without a principal each is refused as a call is. The
 // fixture answers every kind of request with its pid and the credential it was started with.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { fileURLToPath } from "node:url"
@@ -20,6 +21,7 @@ import { failure, firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "../fixtures/oauth-server.mjs"
+import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
 import { survivors } from "../support/processes.js"
@@ -62,7 +64,7 @@ const allOf = (fleet: ServerRegistry.ServerRegistry, principal: string | undefin
   }
 }
 
-describe("per-principal instances: reads, prompts and completions", () => {
+describe("per-principal instances: reads, prompts, completions and tasks followed", () => {
   it.live("go to the principal's own instance, never the server's own; refused without a principal", () =>
     Effect.scoped(Effect.gen(function*() {
       const as = yield* Effect.acquireRelease(
@@ -119,4 +121,33 @@ describe("per-principal instances: reads, prompts and completions", () => {
       Effect.provide(Platform),
       Effect.zipRight(Effect.sync(() => expect(survivors(MARKER, RUN_ID)).toEqual([])))
     ))
+
+  it.live(
+    "a task is followed at the principal's own instance: not another's, not without a principal",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const fleet = yield* ServerRegistry.make({
+          principalCredentials: credentials,
+          servers: [{ ...fixtureSpec("everything", EVERYTHING_STDIO, { args: ["stdio"] }), perPrincipal: true }]
+        })
+        yield* fleet.awaitReady({ servers: ["everything"], timeout: hangGuard(30_000) })
+        const started = yield* Effect.makeLatch()
+        let taskId: string | undefined
+        const call = yield* fleet.callServerTool("everything", "simulate-research-query", { topic: "tides" }, {
+          principal: "alice",
+          onTask: (task) => Effect.zipRight(Effect.sync(() => taskId ??= task.taskId), started.open)
+        }).pipe(Effect.fork)
+        yield* started.await
+
+        const anonymous = failure(yield* Effect.exit(fleet.followTask("everything", taskId!)))
+        expect(anonymous.message).toContain("runs one instance per principal")
+        // Bob's own instance knows no task of alice's.
+        const bobs = failure(yield* Effect.exit(fleet.followTask("everything", taskId!, { principal: "bob" })))
+        expect(bobs.message).toContain(`task '${taskId}' is unknown`)
+        const followed = yield* fleet.followTask("everything", taskId!, { principal: "alice" })
+        expect(firstText(followed)).toContain("tides")
+        expect(followed).toEqual(yield* Fiber.join(call))
+      })).pipe(Effect.provide(Platform)),
+    hangGuard(90_000)
+  )
 })

@@ -5,8 +5,9 @@
  * there (`host.ts`). A move is waited for within the call's ready timeout (the cluster keeps
  * trying the send), so nothing hangs on a server that is not coming back. A call, a task
  * followed, a read and a prompt come back as events (`relay.ts`): the caller is told and asked
- * what the server tells and asks during it. A per-principal server's calls, reads, prompts and
- * completions go to the caller's own instance (`instance.ts`), and fail without a principal.
+ * what the server tells and asks during it. A per-principal server's calls, tasks followed,
+ * reads, prompts and completions go to the caller's own instance (`instance.ts`), and fail
+ * without a principal.
  *
  * @since 0.3.0
  */
@@ -184,14 +185,18 @@ export const make = (options: RouteOptions) => {
   // Unbounded, as a task followed in one process is: interrupting it cancels the task.
   const followTask: ServerRegistry.ServerRegistry["followTask"] = traced("ClusterRegistry.followTask")(
     (server, taskId, followOptions) =>
-      streamed(server, followOptions, Duration.infinity, (entity, callId) =>
-        entity.Follow({
-          callId,
-          taskId,
-          readyTimeout: millis(followOptions?.readyTimeout),
-          progressToken: followOptions?.progressToken,
-          tells: Relay.tellsOf(followOptions)
-        }))
+      Effect.flatMap(
+        entityOf(server, followOptions?.principal),
+        (target) =>
+          streamed(server, followOptions, Duration.infinity, (entity, callId) =>
+            entity.Follow({
+              callId,
+              taskId,
+              readyTimeout: millis(followOptions?.readyTimeout),
+              progressToken: followOptions?.progressToken,
+              tells: Relay.tellsOf(followOptions)
+            }), target)
+      )
   )
 
   const callTool: ServerRegistry.ServerRegistry["callTool"] = traced("ClusterRegistry.callTool")(

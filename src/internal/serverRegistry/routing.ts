@@ -1,8 +1,8 @@
 /**
  * Routing calls to the server they are for: by server name, or by a tool's qualified name
  * through the catalog. A call waiting on an actor that a reconcile replaced goes on
- * waiting on its successor. A per-principal server's calls, reads, prompts and completions
- * go to the caller's own instance (`principals.ts`), and fail without a principal.
+ * waiting on its successor. A per-principal server's calls, tasks followed, reads, prompts
+ * and completions go to the caller's own instance (`principals.ts`), and fail without a principal.
  *
  * @internal
  */
@@ -205,7 +205,7 @@ export const make = (
     )
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
-    Effect.flatMap(actorOf(server), (actor) =>
+    Effect.flatMap(ownActor(server, callOptions?.principal), (actor) =>
       Deadline.decided(
         callOptions,
         actor.spec,
