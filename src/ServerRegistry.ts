@@ -195,7 +195,8 @@ export interface CallOptions {
   readonly readyTimeout?: Duration.DurationInput | undefined
   /**
    * Whom the call is for (an OAuth subject; the Policy takes it from its `caller`): a call of a
-   * `perPrincipal` server goes to that principal's own instance, and fails without one.
+   * `perPrincipal` server (a read, a prompt, a completion, a task followed) goes to that
+   * principal's own instance, and fails without one.
    */
   readonly principal?: string | undefined
 }
