@@ -1,46 +1,34 @@
 // `perPrincipal: true` in one process: a read, a prompt, a completion and a task followed by
-// its id go where the principal's calls go — its own instance, with its own credentials — and never to the
-// server's own (the template, which only lists), directly with a `principal` as through the
-// OAuth gateway (the token's subject); without a principal each is refused as a call is. The
-// fixture answers every kind of request with its pid and the credential it was started with.
+// its id go where the principal's calls go — its own instance, with its own credentials — and
+// never to the server's own (the template, which only lists), directly with a `principal` as
+// through the OAuth gateway (the token's subject); without a principal each is refused as a
+// call is. The fixture answers every kind of request with its pid and the credential it was
+// started with.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import { fileURLToPath } from "node:url"
-import * as McpClient from "../../src/McpClient.js"
 import type * as McpError from "../../src/McpError.js"
 import type * as McpSchema from "../../src/McpSchema.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
-import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { fixtureSpec } from "../../src/testing/node.js"
 import { failure, firstText } from "../../src/testing/Results.js"
-import { Transport } from "../../src/Transport.js"
-// @ts-expect-error: a JavaScript fixture without types
-import { start } from "../fixtures/oauth-server.mjs"
 import { EVERYTHING_STDIO } from "../support/everythingSuite.js"
 import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
+import {
+  authServer,
+  followedByItsPrincipal,
+  gatewayClient,
+  parsed,
+  upstreamCredentials,
+  WHOAMI_READS
+} from "../support/principals.js"
 import { survivors } from "../support/processes.js"
 
 const MARKER = "MCP_FLEET_PER_PRINCIPAL_READS_RUN"
 const RUN_ID = `${process.pid}-${Date.now()}`
-const WHOAMI = fileURLToPath(new URL("../fixtures/whoami-reads.mjs", import.meta.url))
-
-interface AuthServer {
-  readonly base: string
-  readonly tokens: { readonly jwt: (claims: Record<string, unknown>) => string }
-  readonly close: () => Promise<void>
-}
-
-const credentials: ServerRegistry.PrincipalCredentials = (_server, principal) =>
-  Effect.succeed({ UPSTREAM_TOKEN: Redacted.make(`${principal}-upstream-token`) })
-
-type Who = { readonly pid: number; readonly token: string | null }
-const parsed = (text: string | undefined) => JSON.parse(text ?? "null") as Who
 
 // What each kind of request of `mine` answers: whose instance it reached.
 const reached = {
@@ -67,18 +55,15 @@ const allOf = (fleet: ServerRegistry.ServerRegistry, principal: string | undefin
 describe("per-principal instances: reads, prompts, completions and tasks followed", () => {
   it.live("go to the principal's own instance, never the server's own; refused without a principal", () =>
     Effect.scoped(Effect.gen(function*() {
-      const as = yield* Effect.acquireRelease(
-        Effect.promise(() => start({}) as Promise<AuthServer>),
-        (server) => Effect.promise(() => server.close())
-      )
+      const as = yield* authServer
+      const fleet = yield* ServerRegistry.make({ principalCredentials: upstreamCredentials })
       const context = yield* Layer.build(
-        Policy.layer({}).pipe(
-          Layer.provideMerge(ServerRegistry.layer({ principalCredentials: credentials })),
-          Layer.provide(Platform)
-        )
+        Layer.provideMerge(Policy.layer({}), Layer.succeed(ServerRegistry.ServerRegistry, fleet))
       )
-      const fleet = yield* ServerRegistry.ServerRegistry.pipe(Effect.provide(context))
-      yield* fleet.reconcile([{ ...fixtureSpec("mine", WHOAMI, { env: { [MARKER]: RUN_ID } }), perPrincipal: true }])
+      yield* fleet.reconcile([{
+        ...fixtureSpec("mine", WHOAMI_READS, { env: { [MARKER]: RUN_ID } }),
+        perPrincipal: true
+      }])
       yield* fleet.awaitReady({ servers: ["mine"], timeout: hangGuard(20_000) })
       const template = (yield* fleet.status)[0]!.connection?.pid as number
 
@@ -101,14 +86,7 @@ describe("per-principal instances: reads, prompts, completions and tasks followe
 
       // Through the OAuth gateway, the token's subject is the principal.
       const url = yield* NodeGateway.serveHttp({ port: 0, oauth: { issuer: as.base } }).pipe(Effect.provide(context))
-      const bob = yield* Effect.flatMap(
-        StreamableHttp.make({
-          name: "gateway",
-          url,
-          headers: { authorization: Redacted.make(`Bearer ${as.tokens.jwt({ aud: url, sub: "bob" })}`) }
-        }),
-        (transport) => McpClient.make().pipe(Effect.provideService(Transport, transport))
-      )
+      const bob = yield* gatewayClient(as, url, "bob")
       const bobs = reached.call(yield* bob.callTool("mcp__mine__whoami", {}))
       expect(bobs.token).toBe("bob-upstream-token")
       expect(new Set([bobs.pid, own.pid, template]).size).toBe(3)
@@ -127,26 +105,11 @@ describe("per-principal instances: reads, prompts, completions and tasks followe
     () =>
       Effect.scoped(Effect.gen(function*() {
         const fleet = yield* ServerRegistry.make({
-          principalCredentials: credentials,
+          principalCredentials: upstreamCredentials,
           servers: [{ ...fixtureSpec("everything", EVERYTHING_STDIO, { args: ["stdio"] }), perPrincipal: true }]
         })
         yield* fleet.awaitReady({ servers: ["everything"], timeout: hangGuard(30_000) })
-        const started = yield* Effect.makeLatch()
-        let taskId: string | undefined
-        const call = yield* fleet.callServerTool("everything", "simulate-research-query", { topic: "tides" }, {
-          principal: "alice",
-          onTask: (task) => Effect.zipRight(Effect.sync(() => taskId ??= task.taskId), started.open)
-        }).pipe(Effect.fork)
-        yield* started.await
-
-        const anonymous = failure(yield* Effect.exit(fleet.followTask("everything", taskId!)))
-        expect(anonymous.message).toContain("runs one instance per principal")
-        // Bob's own instance knows no task of alice's.
-        const bobs = failure(yield* Effect.exit(fleet.followTask("everything", taskId!, { principal: "bob" })))
-        expect(bobs.message).toContain(`task '${taskId}' is unknown`)
-        const followed = yield* fleet.followTask("everything", taskId!, { principal: "alice" })
-        expect(firstText(followed)).toContain("tides")
-        expect(followed).toEqual(yield* Fiber.join(call))
+        yield* followedByItsPrincipal(fleet)
       })).pipe(Effect.provide(Platform)),
     hangGuard(90_000)
   )

@@ -187,12 +187,7 @@ export const make = (
       (actor) => actor.spec.perPrincipal === true ? instanceOf(actor, principal) : Effect.succeed(actor)
     )
 
-  // `withClient` at the caller's own actor.
-  const withOwnClient = <A>(
-    server: string,
-    f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-    options: CallOptions | undefined
-  ) =>
+  const withOwnClient: WithOwnClient = (server, f, options) =>
     Effect.flatMap(
       ownActor(server, options?.principal),
       (actor) => Deadline.decided(options, actor.spec, (deadline) => via(actor)(f, deadline))
@@ -241,31 +236,37 @@ export const make = (
 
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, o) => route(name, args, o, true))
 
-  // A prompt the server does not list fails here, with the names it does list.
-  const getPrompt: Routing["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args, options) =>
+  return { actorOf, withClient, callTool, callServerTool, followTask, ...reads(actorOf, withOwnClient) }
+}
+
+// Runs `f` with a ready connection of the caller's own actor of `server` (`CallOptions.principal`).
+type WithOwnClient = <A>(
+  server: string,
+  f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
+  options: CallOptions | undefined
+) => Effect.Effect<A, McpError.McpError>
+
+// Reads, prompts and completions, at the caller's own actor as calls are. A prompt the server
+// does not list fails here, with the names it does list.
+const reads = (
+  actorOf: Routing["actorOf"],
+  withOwnClient: WithOwnClient
+): Pick<Routing, "readResource" | "getPrompt" | "complete"> => ({
+  readResource: traced("ServerRegistry.readResource")((server, uri, options) =>
+    withOwnClient(server, (client) => client.readResource(uri, options), options)
+  ),
+  getPrompt: traced("ServerRegistry.getPrompt")((server, name, args, options) =>
     Effect.flatMap(actorOf(server), (actor) => {
       const known = actor.lists().prompts.map((prompt) => prompt.name)
       return known.length > 0 && !known.includes(name)
-        ? Effect.fail(
-          McpError.notFound(
-            server,
-            { what: "prompt", name, suggestions: Catalog.suggest(name, known) }
-          )
-        )
+        ? Effect.fail(McpError.notFound(server, { what: "prompt", name, suggestions: Catalog.suggest(name, known) }))
         : withOwnClient(server, (client) => client.getPrompt(name, args, options), options)
     })
-  )
-
-  const readResource: Routing["readResource"] = traced("ServerRegistry.readResource")((server, uri, options) =>
-    withOwnClient(server, (client) => client.readResource(uri, options), options)
-  )
-
-  const complete: Routing["complete"] = traced("ServerRegistry.complete")((server, ref, argument, context, options) =>
+  ),
+  complete: traced("ServerRegistry.complete")((server, ref, argument, context, options) =>
     withOwnClient(server, (client) => client.complete(ref, argument, context), options)
   )
-
-  return { actorOf, withClient, callTool, callServerTool, followTask, readResource, getPrompt, complete }
-}
+})
 
 // The server whose qualified prefix `name` has (the longest).
 const ownerOf = (actors: ReadonlyMap<string, ServerActor>, name: string) =>
