@@ -180,27 +180,30 @@ export const make = (
     withClient: via(actor)
   })
 
-  // The actor a request of `principal` goes to: a per-principal server's is the caller's own instance.
-  const ownActor = (server: string, principal: string | undefined) =>
+  // Runs `f` on the actor a request of `principal` goes to: a per-principal server's is the
+  // caller's own instance (any other server's request pays nothing more for it).
+  const onOwn = <A>(
+    server: string,
+    principal: string | undefined,
+    f: (actor: ServerActor) => Effect.Effect<A, McpError.McpError>
+  ) =>
     Effect.flatMap(
       actorOf(server),
-      (actor) => actor.spec.perPrincipal === true ? instanceOf(actor, principal) : Effect.succeed(actor)
+      (actor) => actor.spec.perPrincipal === true ? Effect.flatMap(instanceOf(actor, principal), f) : f(actor)
     )
 
   const withOwnClient: WithOwnClient = (server, f, options) =>
-    Effect.flatMap(
-      ownActor(server, options?.principal),
+    onOwn(
+      server,
+      options?.principal,
       (actor) => Deadline.decided(options, actor.spec, (deadline) => via(actor)(f, deadline))
     )
 
   const callServerTool: Routing["callServerTool"] = (server, tool, args, given) =>
-    Effect.flatMap(
-      ownActor(server, given?.principal),
-      (own) => callActor(routeOf, own, via(own), { tool, args }, given)
-    )
+    onOwn(server, given?.principal, (own) => callActor(routeOf, own, via(own), { tool, args }, given))
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
-    Effect.flatMap(ownActor(server, callOptions?.principal), (actor) =>
+    onOwn(server, callOptions?.principal, (actor) =>
       Deadline.decided(
         callOptions,
         actor.spec,
