@@ -195,10 +195,18 @@ export interface CallOptions {
   readonly readyTimeout?: Duration.DurationInput | undefined
   /**
    * Whom the call is for (an OAuth subject; the Policy takes it from its `caller`): a call of a
-   * `perPrincipal` server goes to that principal's own instance, and fails without one.
+   * `perPrincipal` server (a read, a prompt, a completion, a task followed) goes to that
+   * principal's own instance, and fails without one.
    */
   readonly principal?: string | undefined
 }
+
+/**
+ * Options of a read or a prompt: a call's `onInput` and `principal`.
+ *
+ * @since 0.3.0
+ */
+export interface ReadOptions extends Pick<McpClient.CallToolOptions, "onInput">, Pick<CallOptions, "principal"> {}
 
 /**
  * The token store of per-principal instances: the credentials of `principal` for `server`,
@@ -312,24 +320,29 @@ export interface ServerRegistry {
       | (CallOptions & Pick<McpClient.CallToolOptions, "onTask" | "onInput" | "onProgress" | "progressToken">)
       | undefined
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
-  /** Reads a resource on that server; `onInput` as a call's (`McpClient.CallToolOptions.onInput`). */
+  /**
+   * Reads a resource on that server; `onInput` as a call's (`McpClient.CallToolOptions.onInput`),
+   * `principal` too (`CallOptions.principal`).
+   */
   readonly readResource: (
     server: string,
     uri: string,
-    options?: Pick<McpClient.CallToolOptions, "onInput"> | undefined
+    options?: ReadOptions | undefined
   ) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpError>
-  /** Gets a prompt by its name on that server; `onInput` as a call's (`McpClient.CallToolOptions.onInput`). */
+  /** Gets a prompt by its name on that server; its options as `readResource`'s. */
   readonly getPrompt: (
     server: string,
     name: string,
     args?: Readonly<Record<string, string>> | undefined,
-    options?: Pick<McpClient.CallToolOptions, "onInput"> | undefined
+    options?: ReadOptions | undefined
   ) => Effect.Effect<McpSchema.GetPromptResult, McpError.McpError>
+  /** Asks that server for completions of an argument; `principal` as a call's. */
   readonly complete: (
     server: string,
     ref: McpClient.CompletionRef,
     argument: { readonly name: string; readonly value: string },
-    context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined
+    context?: { readonly arguments?: Readonly<Record<string, string>> } | undefined,
+    options?: Pick<CallOptions, "principal"> | undefined
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpError>
   /**
    * The tools whose definition differs from their pin: held out of the catalog (in
@@ -418,13 +431,14 @@ export const make = (
       { ...actorOptions, cache: yield* CatalogCache.makeMemory },
       options.principalCredentials
     )
-    const { actorOf, callServerTool, callTool, followTask, getPrompt, withClient } = Routing.make(
-      actors,
-      catalog,
-      drifted,
-      (effect) => Effect.asVoid(FiberSet.run(background, effect)),
-      principals.instanceOf
-    )
+    const { actorOf, callServerTool, callTool, complete, followTask, getPrompt, readResource, withClient } = Routing
+      .make(
+        actors,
+        catalog,
+        drifted,
+        (effect) => Effect.asVoid(FiberSet.run(background, effect)),
+        principals.instanceOf
+      )
     yield* followGrants(actors)
     const reconcile: ServerRegistry["reconcile"] = traced("ServerRegistry.reconcile")(
       yield* Lifecycle.make(
@@ -467,13 +481,9 @@ export const make = (
       callTool,
       callServerTool,
       followTask,
-      readResource: traced("ServerRegistry.readResource")((server, uri, options) =>
-        withClient(server, (client) => client.readResource(uri, options))
-      ),
+      readResource,
       getPrompt,
-      complete: traced("ServerRegistry.complete")((server, ref, argument, context) =>
-        withClient(server, (client) => client.complete(ref, argument, context))
-      ),
+      complete,
       drifted,
       approveTool: traced("ServerRegistry.approveTool")((server, tool) =>
         Effect.flatMap(actorOf(server), (actor) => approve(actor, tool))

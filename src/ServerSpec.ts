@@ -179,8 +179,8 @@ export interface ServerSpec {
   /**
    * One instance of the server per principal (the OAuth subject of the gateway's caller):
    * each its own process and credentials (`ServerRegistry.Options.principalCredentials`),
-   * started on its first call and stopped when idle (`idleTimeout`, default 5 min). The
-   * server's own instance only lists the tools. Default: false.
+   * started on its first call and stopped when idle (`idleTimeout`, default 5 min); reads,
+   * prompts and completions go there too. The server's own instance only lists. Default: false.
    */
   readonly perPrincipal?: boolean | undefined
   /** Set by the registry on a per-principal instance's spec: whose instance it is. */

@@ -23,8 +23,9 @@
  *   OAuth subject) goes to that principal's own instance, an entity of its own placed on any
  *   runner, made there with the principal's credentials (`principalCredentials`, else the
  *   `mcp_fleet_credentials` table: server, principal, credentials as a JSON object of env or
- *   header names to values) and stopped after `instanceIdleTime`. A call without a principal
- *   is refused. Status shows each server's instances (principal, runner, state).
+ *   header names to values) and stopped after `instanceIdleTime`. Its reads, prompts,
+ *   completions and tasks followed go there too. Without a principal, each is refused. Status
+ *   shows each server's instances (principal, runner, state).
  *
  * **Calls are streams**: a call's progress, log messages and task statuses reach the caller's
  * callbacks, and the server's input requests (sampling, elicitation, roots) are answered by

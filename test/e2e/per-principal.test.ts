@@ -9,30 +9,20 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { fileURLToPath } from "node:url"
-import * as McpClient from "../../src/McpClient.js"
 import * as McpError from "../../src/McpError.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
-import * as StreamableHttp from "../../src/StreamableHttp.js"
 import { fixtureSpec } from "../../src/testing/node.js"
 import { failure, firstText } from "../../src/testing/Results.js"
-import { Transport } from "../../src/Transport.js"
-// @ts-expect-error: a JavaScript fixture without types
-import { start } from "../fixtures/oauth-server.mjs"
 import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
+import { authServer, gatewayClient } from "../support/principals.js"
 import { procState, survivors } from "../support/processes.js"
 
 const MARKER = "MCP_FLEET_PER_PRINCIPAL_RUN"
 const RUN_ID = `${process.pid}-${Date.now()}`
 const whoami = fileURLToPath(new URL("../fixtures/whoami.mjs", import.meta.url))
-
-interface AuthServer {
-  readonly base: string
-  readonly tokens: { readonly jwt: (claims: Record<string, unknown>) => string }
-  readonly close: () => Promise<void>
-}
 
 // Each principal's upstream credential, as a token store keyed by principal holds it.
 const store: Record<string, string> = { alice: "alice-upstream-token", bob: "bob-upstream-token" }
@@ -49,10 +39,7 @@ const whoIs = (result: { readonly content?: ReadonlyArray<unknown> | undefined }
 describe("per-principal instances", () => {
   it.live("each principal its own process and credentials; none reaches another's; idle ones stop", () =>
     Effect.scoped(Effect.gen(function*() {
-      const as = yield* Effect.acquireRelease(
-        Effect.promise(() => start({}) as Promise<AuthServer>),
-        (server) => Effect.promise(() => server.close())
-      )
+      const as = yield* authServer
       const context = yield* Layer.build(
         Policy.layer({}).pipe(
           Layer.provideMerge(ServerRegistry.layer({ principalCredentials: credentials })),
@@ -71,16 +58,7 @@ describe("per-principal instances", () => {
         ))
       const url = yield* NodeGateway.serveHttp({ port: 0, oauth: { issuer: as.base } }).pipe(Effect.provide(context))
 
-      // A client of the gateway with `subject`'s access token.
-      const clientOf = (subject: string) =>
-        Effect.flatMap(
-          StreamableHttp.make({
-            name: "gateway",
-            url,
-            headers: { authorization: Redacted.make(`Bearer ${as.tokens.jwt({ aud: url, sub: subject })}`) }
-          }),
-          (transport) => McpClient.make().pipe(Effect.provideService(Transport, transport))
-        )
+      const clientOf = (subject: string) => gatewayClient(as, url, subject)
       const alice = yield* clientOf("alice")
       const bob = yield* clientOf("bob")
       const carol = yield* clientOf("carol")

@@ -7,9 +7,10 @@
  *
  * On its first message the runner makes the instance as one process does: the principal's
  * credentials from the token store added to the server's spec as secrets, run by a registry of
- * its own (one server). A call is claimed as a server's is. Only calls come here: the catalog,
- * reads and prompts stay the server's own, as in one process. The instance's row in
- * `mcp_fleet_instances` tells every replica where it runs and in which state.
+ * its own (one server). A call is claimed as a server's is. Calls, tasks followed, reads,
+ * prompts and completions come here, as in one process; the catalog stays the server's own.
+ * The instance's row in `mcp_fleet_instances` tells every replica where it runs and in which
+ * state.
  *
  * @since 0.3.0
  */

@@ -5,7 +5,9 @@
  * there (`host.ts`). A move is waited for within the call's ready timeout (the cluster keeps
  * trying the send), so nothing hangs on a server that is not coming back. A call, a task
  * followed, a read and a prompt come back as events (`relay.ts`): the caller is told and asked
- * what the server tells and asks during it.
+ * what the server tells and asks during it. A per-principal server's calls, tasks followed,
+ * reads, prompts and completions go to the caller's own instance (`instance.ts`), and fail
+ * without a principal.
  *
  * @since 0.3.0
  */
@@ -135,22 +137,73 @@ const streamer = (options: RouteOptions, send: ReturnType<typeof sender>) =>
   return send<A>(server, once, bound, target)
 }
 
+// The entity a request of `principal` goes to: a per-principal server's is the caller's own
+// instance, and never without one.
+const targetOf = (options: RouteOptions) => (server: string, principal: string | undefined) =>
+  !options.perPrincipal(server)
+    ? Effect.succeed(options.client(server))
+    : principal === undefined
+    ? Effect.fail(McpError.unavailable(server, {
+      state: options.directory.entries().get(server)?.status.state._tag ?? "Pending",
+      message: "runs one instance per principal: a call needs an authenticated caller (an OAuth subject)"
+    }))
+    : Effect.succeed(options.instances(Instance.instanceId(server, principal)))
+
+// Reads, prompts and completions, sent where the caller's calls go; what the server asks
+// during a read or a prompt is asked of this caller, as in a call.
+const reads = (
+  options: RouteOptions,
+  send: ReturnType<typeof sender>,
+  streamed: ReturnType<typeof streamer>
+) => {
+  const bound = limit(options)
+  const entityOf = targetOf(options)
+  const streamedTo = <A>(
+    server: string,
+    asked: ServerRegistry.ReadOptions | undefined,
+    events: (entity: ReturnType<Client>, callId: string) => Stream.Stream<CallEvent, unknown>
+  ) => Effect.flatMap(entityOf(server, asked?.principal), (target) => streamed<A>(server, asked, bound, events, target))
+  return {
+    readResource: traced("ClusterRegistry.readResource")((
+      server: string,
+      uri: string,
+      asked?: ServerRegistry.ReadOptions
+    ) => streamedTo<McpSchema.ReadResourceResult>(server, asked, (entity, callId) => entity.Read({ callId, uri }))),
+    getPrompt: traced("ClusterRegistry.getPrompt")((
+      server: string,
+      name: string,
+      args?: Readonly<Record<string, string>> | undefined,
+      asked?: ServerRegistry.ReadOptions
+    ) =>
+      streamedTo<McpSchema.GetPromptResult>(
+        server,
+        asked,
+        (entity, callId) => entity.GetPrompt({ callId, name, args })
+      )
+    ),
+    complete: traced("ClusterRegistry.complete")((
+      server: string,
+      ref: unknown,
+      argument: { readonly name: string; readonly value: string },
+      context?: unknown,
+      given?: Pick<ServerRegistry.CallOptions, "principal">
+    ) =>
+      Effect.flatMap(
+        entityOf(server, given?.principal),
+        (target) =>
+          send<McpSchema.CompleteResult>(server, (entity) => entity.Complete({ ref, argument, context }), bound, target)
+      )
+    )
+  }
+}
+
 /** The routes a replica serves through the entities. */
 export const make = (options: RouteOptions) => {
   const { directory } = options
   const send = sender(options)
   const streamed = streamer(options, send)
 
-  // A per-principal server's call goes to the caller's own instance, and never without one.
-  const entityOf = (server: string, principal: string | undefined) =>
-    !options.perPrincipal(server)
-      ? Effect.succeed(options.client(server))
-      : principal === undefined
-      ? Effect.fail(McpError.unavailable(server, {
-        state: directory.entries().get(server)?.status.state._tag ?? "Pending",
-        message: "runs one instance per principal: a call needs an authenticated caller (an OAuth subject)"
-      }))
-      : Effect.succeed(options.instances(Instance.instanceId(server, principal)))
+  const entityOf = targetOf(options)
 
   const callServerTool: ServerRegistry.ServerRegistry["callServerTool"] = traced("ClusterRegistry.callServerTool")(
     (server, tool, args, callOptions) =>
@@ -183,14 +236,18 @@ export const make = (options: RouteOptions) => {
   // Unbounded, as a task followed in one process is: interrupting it cancels the task.
   const followTask: ServerRegistry.ServerRegistry["followTask"] = traced("ClusterRegistry.followTask")(
     (server, taskId, followOptions) =>
-      streamed(server, followOptions, Duration.infinity, (entity, callId) =>
-        entity.Follow({
-          callId,
-          taskId,
-          readyTimeout: millis(followOptions?.readyTimeout),
-          progressToken: followOptions?.progressToken,
-          tells: Relay.tellsOf(followOptions)
-        }))
+      Effect.flatMap(
+        entityOf(server, followOptions?.principal),
+        (target) =>
+          streamed(server, followOptions, Duration.infinity, (entity, callId) =>
+            entity.Follow({
+              callId,
+              taskId,
+              readyTimeout: millis(followOptions?.readyTimeout),
+              progressToken: followOptions?.progressToken,
+              tells: Relay.tellsOf(followOptions)
+            }), target)
+      )
   )
 
   const callTool: ServerRegistry.ServerRegistry["callTool"] = traced("ClusterRegistry.callTool")(
@@ -212,38 +269,7 @@ export const make = (options: RouteOptions) => {
     callTool,
     callServerTool,
     followTask,
-    // What the server asks during a read or a prompt is asked of this caller, as in a call.
-    readResource: traced("ClusterRegistry.readResource")((
-      server: string,
-      uri: string,
-      asked?: Pick<Relay.Callbacks, "onInput">
-    ) =>
-      streamed<McpSchema.ReadResourceResult>(
-        server,
-        asked,
-        bound,
-        (entity, callId) => entity.Read({ callId, uri })
-      )
-    ),
-    getPrompt: traced("ClusterRegistry.getPrompt")((
-      server: string,
-      name: string,
-      args?: Readonly<Record<string, string>> | undefined,
-      asked?: Pick<Relay.Callbacks, "onInput">
-    ) =>
-      streamed<McpSchema.GetPromptResult>(
-        server,
-        asked,
-        bound,
-        (entity, callId) => entity.GetPrompt({ callId, name, args })
-      )
-    ),
-    complete: traced("ClusterRegistry.complete")((
-      server: string,
-      ref: unknown,
-      argument: { readonly name: string; readonly value: string },
-      context?: unknown
-    ) => send<McpSchema.CompleteResult>(server, (entity) => entity.Complete({ ref, argument, context }), bound)),
+    ...reads(options, send, streamed),
     control: (server: string, command: "restart" | "enable" | "disable" | "approve", tool?: string) =>
       send<void>(server, (entity) => entity.Control({ command, tool }), bound)
   }

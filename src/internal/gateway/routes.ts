@@ -82,6 +82,11 @@ const inputOf = (
 ): Pick<Policy.CallToolOptions, "onInput"> =>
   context.hub.relay === undefined ? {} : { onInput: callInput(context.hub.relay, context.client, ctx, beforeTask) }
 
+// Whom a read, a prompt or a completion is for, as the Policy tells a call's (a per-principal
+// server serves it from the caller's own instance).
+const principalOf = (context: RouteContext): { readonly principal?: string } =>
+  context.caller?.subject === undefined ? {} : { principal: context.caller.subject }
+
 // The client's _meta goes on, except its progress token (the gateway has its own) and the
 // 2026-07-28 keys of its exchange with the gateway, which the gateway's own replace; its
 // capabilities do go on, to narrow the gateway's (a server asks only what the client answers).
@@ -168,7 +173,11 @@ export const readResource = (route: Route): McpServer.ResourceHandlers["read"] =
   return inCatalog(context, (view) => ownerOf(view.catalog, uri) !== undefined, (current) => {
     const server = ownerOf(current.catalog, uri)
     if (server === undefined) return Effect.fail(McpServer.resourceNotFound(uri))
-    return context.inFlight.track(server, ctx, context.hub.registry.readResource(server, uri, inputOf(context, ctx)))
+    return context.inFlight.track(
+      server,
+      ctx,
+      context.hub.registry.readResource(server, uri, { ...inputOf(context, ctx), ...principalOf(context) })
+    )
       .pipe(
         Effect.mapError(handlerError)
       )
@@ -185,7 +194,10 @@ export const getPrompt = (route: Route): McpServer.PromptHandlers["get"] => (nam
     return context.inFlight.track(
       entry.server,
       ctx,
-      context.hub.registry.getPrompt(entry.server, entry.prompt.name, args, inputOf(context, ctx))
+      context.hub.registry.getPrompt(entry.server, entry.prompt.name, args, {
+        ...inputOf(context, ctx),
+        ...principalOf(context)
+      })
     ).pipe(Effect.mapError(handlerError))
   })
 }
@@ -242,7 +254,8 @@ export const complete = (route: Route): NonNullable<McpServer.Handlers["complete
         target.server,
         target.ref,
         { name: argument.name, value: argument.value },
-        isRecord(completionContext) ? completionContext as { arguments?: Record<string, string> } : undefined
+        isRecord(completionContext) ? completionContext as { arguments?: Record<string, string> } : undefined,
+        principalOf(context)
       )
     ).pipe(
       // A server that cannot complete has no suggestions, which is not the client's error.

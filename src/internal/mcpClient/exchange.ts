@@ -34,8 +34,8 @@ export type Exchange = (
  * task the server made of it followed to its result (the tasks extension), its statuses told
  * to `onTask`, the input requests of both answered by `onInput` when the call has one.
  * `complete` makes a final result what the caller gets (a modern connection's: without the
- * envelope). A round's answers wait no longer than the request's `timeout`, else
- * `requestTimeout` (the connection's default): the call's timeout covers the client's answers.
+ * envelope). A round's answers, and its task's, wait no longer than the request's `timeout`,
+ * else `requestTimeout` (the connection's default): the call's timeout covers the client's answers.
  */
 export const makeExchange = (
   peer: Peer.Peer,
@@ -45,6 +45,7 @@ export const makeExchange = (
 ): Exchange =>
 (method, params, requestOptions, onTask, onInput) => {
   const own = forCall(handlers, onInput)
+  const within = requestOptions?.timeout ?? requestTimeout
   return withInputRounds(
     peer.server,
     own,
@@ -52,11 +53,11 @@ export const makeExchange = (
     params,
     (sent) => peer.request(method, sent, requestOptions),
     (created) => {
-      const followed = followTask(peer, own, method, created, { onTask })
+      const followed = followTask(peer, own, method, created, { onTask, within })
       return complete === undefined ? followed : Effect.map(followed, complete)
     },
     complete,
-    requestOptions?.timeout ?? requestTimeout
+    within
   )
 }
 

@@ -69,8 +69,10 @@ export const makeModern = (
       },
       followTask: (taskId, options) =>
         Effect.map(
+          // Taken up by its id, the task's input answers wait as long as a request of the connection.
           followTask(wire, forCall(handlers, options?.onInput), McpSchema.Method.ToolsCall, { taskId }, {
-            onTask: options?.onTask
+            onTask: options?.onTask,
+            within: requestTimeout
           }),
           withoutEnvelope
         ),

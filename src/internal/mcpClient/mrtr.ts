@@ -13,6 +13,7 @@
  * The wait for a round's answers counts as the request's own: it ends after the request's
  * `timeout` (`within`), as a legacy server's request to the client does by leaving the
  * call unanswered, so a client that never answers cannot hold the call past its timeout.
+ * A task's own input requests (`tasks.ts`) are bounded the same way (`answerWithin`).
  *
  * A result with no `resultType`, or `"complete"`, is final (older servers send none). `"task"`
  * (the tasks extension) is handed to the caller's `onTask`; any other value is a Protocol
@@ -84,6 +85,24 @@ export const answerInputs = (
   )
 
 /**
+ * `answerInputs` within `within` (the request's timeout, in the same units): a client that
+ * never answers fails the request with a Timeout of kind `idle` after it.
+ */
+export const answerWithin = (
+  server: string,
+  handlers: Readonly<Record<string, Peer.Handler>>,
+  method: string,
+  inputs: McpSchema.InputRequests,
+  within: Duration.DurationInput
+): Effect.Effect<McpSchema.InputResponses, McpError.McpError> => {
+  const afterMs = Duration.toMillis(Duration.decode(within))
+  return Effect.timeoutFail(answerInputs(server, handlers, method, inputs), {
+    duration: afterMs,
+    onTimeout: () => McpError.timeout(server, { method, afterMs, kind: "idle" })
+  })
+}
+
+/**
  * Sends `params` with `send` and answers input rounds until the result is final. `onTask`
  * takes a task the server made of the request (absent: `"task"` is an unknown type).
  * `complete` makes the final result what the caller gets (a modern connection drops the
@@ -100,14 +119,6 @@ export const withInputRounds = (
   complete: ((result: Result) => Result) | undefined,
   within: Duration.DurationInput
 ): Effect.Effect<Result, McpError.McpError> => {
-  // Decoded only when the server asks: a request answered at once pays nothing for it.
-  const answered = (inputs: McpSchema.InputRequests) => {
-    const afterMs = Duration.toMillis(Duration.decode(within))
-    return Effect.timeoutFail(answerInputs(server, handlers, method, inputs), {
-      duration: afterMs,
-      onTimeout: () => McpError.timeout(server, { method, afterMs, kind: "idle" })
-    })
-  }
   const round = (sent: Record<string, unknown> | undefined, rounds: number): Effect.Effect<Result, McpError.McpError> =>
     Effect.flatMap(send(sent), (result) => {
       const type = result.resultType
@@ -131,7 +142,7 @@ export const withInputRounds = (
           Effect.map(
             asked.inputRequests === undefined
               ? Effect.succeed(undefined)
-              : answered(asked.inputRequests),
+              : answerWithin(server, handlers, method, asked.inputRequests, within),
             (responses) => retryParams(params, responses, asked.requestState)
           )
         ),

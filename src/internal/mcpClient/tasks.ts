@@ -14,7 +14,9 @@
  * a request answered with `resultType: "task"` is followed by polling `tasks/get`, whose
  * answer carries the result or error once the task ends; a task in `input_required` lists
  * input requests, answered (each key once) by the same host handlers as multi round-trip
- * requests and sent with `tasks/update`. A poll lost on the way is sent again a few times
+ * requests and sent with `tasks/update`; their answers take no longer than a round's (the
+ * request's timeout), else the task is cancelled and the wait fails with that Timeout, so a
+ * client that never answers cannot hold the call. A poll lost on the way is sent again a few times
  * (the task lives on at the server). Interrupting the wait cancels the task here too;
  * a wait that ends with the connection does not, so the task can be followed again by its id
  * on the next one (`followTask`).
@@ -34,7 +36,7 @@ import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
 import { decode } from "./decode.js"
-import { answerInputs } from "./mrtr.js"
+import { answerWithin } from "./mrtr.js"
 
 /** How long to wait between polls when the server names no `pollInterval`. */
 const DEFAULT_POLL = Duration.seconds(1)
@@ -244,17 +246,18 @@ const taskError = (server: string, method: string, task: McpSchema.DetailedTask)
 /**
  * Follows a task of the tasks extension to the result of the request it was made of:
  * `task` is the server's `resultType: "task"` answer, or just `{ taskId }` to take up a task
- * again on another connection.
+ * again on another connection. `within`: how long the answers to the task's input requests
+ * may take (the request's timeout), as an input round's (`mrtr.ts`).
  */
 export const followTask = (
   peer: Peer.Peer,
   handlers: Readonly<Record<string, Peer.Handler>>,
   method: string,
   task: Record<string, unknown>,
-  options: Pick<TaskOptions, "onTask">
+  options: Pick<TaskOptions, "onTask"> & { readonly within: Duration.DurationInput }
 ): Effect.Effect<Record<string, unknown>, McpError.McpError> => {
   const server = peer.server
-  const { onTask } = options
+  const { onTask, within } = options
   const answered = new Set<string>()
   // A poll lost on the way (the network, a busy server) is sent again: the task lives on at
   // the server, and a modern connection outlives a failed request.
@@ -265,11 +268,20 @@ export const followTask = (
       ),
       (answer) => decode(server, McpSchema.Method.TasksGet, McpSchema.DetailedTask, answer)
     )
+  // The server stops working on a task we give up on; the caller is told of the cancellation
+  // asked for (the server's ack is empty).
+  const cancel = (task: McpSchema.DetailedTask) =>
+    peer.request(McpSchema.Method.TasksCancel, { taskId: task.taskId }, { cancellable: false }).pipe(
+      Effect.zipRight(onTask === undefined ? Effect.void : onTask({ ...statusOf(task), status: "cancelled" })),
+      Effect.ignore
+    )
   // Each input request once: a task still listing one we answered waits for the server.
   const answer = (current: McpSchema.DetailedTask) => {
     const open = Object.entries(current.inputRequests ?? {}).filter(([key]) => !answered.has(key))
     if (open.length === 0) return Effect.void
-    return answerInputs(server, handlers, method, Object.fromEntries(open)).pipe(
+    return answerWithin(server, handlers, method, Object.fromEntries(open), within).pipe(
+      // Unanswered in time: given up on.
+      Effect.tapError((error) => error.reason._tag === "Timeout" ? cancel(current) : Effect.void),
       Effect.flatMap((inputResponses) =>
         peer.request(McpSchema.Method.TasksUpdate, { taskId: current.taskId, inputResponses })
       ),
@@ -303,15 +315,7 @@ export const followTask = (
     const first = typeof task.status === "string"
       ? yield* decode(server, method, McpSchema.DetailedTask, task)
       : yield* get(String(task.taskId))
-    return yield* Effect.onInterrupt(
-      step(first),
-      () =>
-        peer.request(McpSchema.Method.TasksCancel, { taskId: first.taskId }, { cancellable: false }).pipe(
-          // The server's ack is empty: the caller is told of the cancellation it asked for.
-          Effect.zipRight(onTask === undefined ? Effect.void : onTask({ ...statusOf(first), status: "cancelled" })),
-          Effect.ignore
-        )
-    )
+    return yield* Effect.onInterrupt(step(first), () => cancel(first))
   })
 }
 

@@ -5,7 +5,8 @@
  * on its first call. An instance stops its process after `idleTimeout` without calls (5 min
  * when the spec says none) and starts again on the next; it ends with its server (removed,
  * replaced) or the registry. The server's own actor (the template) lists the tools the
- * catalog shows; no call is ever routed to it, and an instance is reached only through its
+ * catalog shows; no call (nor read, prompt, completion or task followed: `routing.ts`) is
+ * ever routed to it, and an instance is reached only through its
  * key, (server, principal), so no principal reaches another's. An instance's events and lists
  * stay its own: the catalog and the status are the template's.
  *

@@ -1,7 +1,8 @@
 /**
  * Routing calls to the server they are for: by server name, or by a tool's qualified name
  * through the catalog. A call waiting on an actor that a reconcile replaced goes on
- * waiting on its successor.
+ * waiting on its successor. A per-principal server's calls, tasks followed, reads, prompts
+ * and completions go to the caller's own instance (`principals.ts`), and fail without a principal.
  *
  * @internal
  */
@@ -11,7 +12,7 @@ import * as Catalog from "../../Catalog.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
-import type { CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
+import type { CallOptions, CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import * as Deadline from "./deadline.js"
@@ -104,8 +105,11 @@ const callActor = (
 /**
  * The routes of a registry whose running actors are `actors`.
  */
-export interface Routing
-  extends Pick<ServerRegistry, "withClient" | "callTool" | "callServerTool" | "followTask" | "getPrompt">
+export interface Routing extends
+  Pick<
+    ServerRegistry,
+    "withClient" | "callTool" | "callServerTool" | "followTask" | "readResource" | "getPrompt" | "complete"
+  >
 {
   /** The actor of that server; an unknown name fails with the closest names. */
   readonly actorOf: (server: string) => Effect.Effect<ServerActor, McpError.McpError>
@@ -176,18 +180,30 @@ export const make = (
     withClient: via(actor)
   })
 
-  // A per-principal server's call goes to the caller's own instance.
+  // Runs `f` on the actor a request of `principal` goes to: a per-principal server's is the
+  // caller's own instance (any other server's request pays nothing more for it).
+  const onOwn = <A>(
+    server: string,
+    principal: string | undefined,
+    f: (actor: ServerActor) => Effect.Effect<A, McpError.McpError>
+  ) =>
+    Effect.flatMap(
+      actorOf(server),
+      (actor) => actor.spec.perPrincipal === true ? Effect.flatMap(instanceOf(actor, principal), f) : f(actor)
+    )
+
+  const withOwnClient: WithOwnClient = (server, f, options) =>
+    onOwn(
+      server,
+      options?.principal,
+      (actor) => Deadline.decided(options, actor.spec, (deadline) => via(actor)(f, deadline))
+    )
+
   const callServerTool: Routing["callServerTool"] = (server, tool, args, given) =>
-    Effect.flatMap(actorOf(server), (actor) =>
-      actor.spec.perPrincipal === true
-        ? Effect.flatMap(
-          instanceOf(actor, given?.principal),
-          (own) => callActor(routeOf, own, via(own), { tool, args }, given)
-        )
-        : callActor(routeOf, actor, via(actor), { tool, args }, given))
+    onOwn(server, given?.principal, (own) => callActor(routeOf, own, via(own), { tool, args }, given))
 
   const followTask: Routing["followTask"] = traced("ServerRegistry.followTask")((server, taskId, callOptions) =>
-    Effect.flatMap(actorOf(server), (actor) =>
+    onOwn(server, callOptions?.principal, (actor) =>
       Deadline.decided(
         callOptions,
         actor.spec,
@@ -223,23 +239,37 @@ export const make = (
 
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, o) => route(name, args, o, true))
 
-  // A prompt the server does not list fails here, with the names it does list.
-  const getPrompt: Routing["getPrompt"] = traced("ServerRegistry.getPrompt")((server, name, args, options) =>
+  return { actorOf, withClient, callTool, callServerTool, followTask, ...reads(actorOf, withOwnClient) }
+}
+
+// Runs `f` with a ready connection of the caller's own actor of `server` (`CallOptions.principal`).
+type WithOwnClient = <A>(
+  server: string,
+  f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
+  options: CallOptions | undefined
+) => Effect.Effect<A, McpError.McpError>
+
+// Reads, prompts and completions, at the caller's own actor as calls are. A prompt the server
+// does not list fails here, with the names it does list.
+const reads = (
+  actorOf: Routing["actorOf"],
+  withOwnClient: WithOwnClient
+): Pick<Routing, "readResource" | "getPrompt" | "complete"> => ({
+  readResource: traced("ServerRegistry.readResource")((server, uri, options) =>
+    withOwnClient(server, (client) => client.readResource(uri, options), options)
+  ),
+  getPrompt: traced("ServerRegistry.getPrompt")((server, name, args, options) =>
     Effect.flatMap(actorOf(server), (actor) => {
       const known = actor.lists().prompts.map((prompt) => prompt.name)
       return known.length > 0 && !known.includes(name)
-        ? Effect.fail(
-          McpError.notFound(
-            server,
-            { what: "prompt", name, suggestions: Catalog.suggest(name, known) }
-          )
-        )
-        : withClient(server, (client) => client.getPrompt(name, args, options))
+        ? Effect.fail(McpError.notFound(server, { what: "prompt", name, suggestions: Catalog.suggest(name, known) }))
+        : withOwnClient(server, (client) => client.getPrompt(name, args, options), options)
     })
+  ),
+  complete: traced("ServerRegistry.complete")((server, ref, argument, context, options) =>
+    withOwnClient(server, (client) => client.complete(ref, argument, context), options)
   )
-
-  return { actorOf, withClient, callTool, callServerTool, followTask, getPrompt }
-}
+})
 
 // The server whose qualified prefix `name` has (the longest).
 const ownerOf = (actors: ReadonlyMap<string, ServerActor>, name: string) =>
