@@ -67,12 +67,16 @@ export const parseOptions: ParseOptions = {
 }
 
 /**
- * Decode an unknown value with `parseOptions`, returning an `Either`.
+ * Decode an unknown value with `parseOptions`, returning an `Either`. The decoder is compiled
+ * on its first use: modules define theirs up front, and most never run in a given process.
  *
  * @since 0.1.0
  */
-export const decodeUnknown = <A, I>(schema: Schema.Schema<A, I, never>) =>
-  Schema.decodeUnknownEither(schema, parseOptions)
+export const decodeUnknown = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  let compiled: ReturnType<typeof Schema.decodeUnknownEither<A, I>> | undefined
+  return (u: unknown, overrideOptions?: ParseOptions): Either.Either<A, ParseResult.ParseError> =>
+    (compiled ??= Schema.decodeUnknownEither(schema, parseOptions))(u, overrideOptions)
+}
 
 // ---------------------------------------------------------------------------
 // Common types
