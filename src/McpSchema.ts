@@ -96,6 +96,14 @@ export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unkn
  */
 export type JsonObject = typeof JsonObject.Type
 
+// The optional fields most structs share, built once: each `Schema.optional` makes a union
+// and two classes (some 10 KB at import), and these few came up over 70 times.
+const optionalString = Schema.optional(Schema.String)
+const optionalBoolean = Schema.optional(Schema.Boolean)
+const optionalNumber = Schema.optional(Schema.Number)
+const optionalJsonObject = Schema.optional(JsonObject)
+const optionalStrings = Schema.optional(Schema.Array(Schema.String))
+
 /**
  * An opaque pagination cursor.
  *
@@ -144,7 +152,7 @@ export const RequestMeta = Schema.Struct(
  */
 export interface RequestMeta extends Schema.Schema.Type<typeof RequestMeta> {}
 
-const metaFields = { _meta: Schema.optional(JsonObject) }
+const metaFields = { _meta: optionalJsonObject }
 const requestParamsFields = { _meta: Schema.optional(RequestMeta) }
 
 /**
@@ -197,8 +205,8 @@ const paginatedResult = <Fields extends Schema.Struct.Fields>(page: Fields) =>
  */
 export const Icon = Schema.Struct({
   src: Schema.String,
-  mimeType: Schema.optional(Schema.String),
-  sizes: Schema.optional(Schema.Array(Schema.String)),
+  mimeType: optionalString,
+  sizes: optionalStrings,
   theme: Schema.optional(Schema.Literal("light", "dark"))
 }).annotations({ identifier: "Icon" })
 
@@ -208,7 +216,7 @@ export const Icon = Schema.Struct({
 export interface Icon extends Schema.Schema.Type<typeof Icon> {}
 
 // `title` arrived in 2025-06-18, `icons` in 2025-11-25.
-const baseMetadataFields = { name: Schema.String, title: Schema.optional(Schema.String) }
+const baseMetadataFields = { name: Schema.String, title: optionalString }
 const iconsFields = { icons: Schema.optional(Schema.Array(Icon)) }
 
 /**
@@ -221,8 +229,8 @@ export const Implementation = Schema.Struct({
   version: Schema.String,
   ...iconsFields,
   // description and websiteUrl: 2025-11-25
-  description: Schema.optional(Schema.String),
-  websiteUrl: Schema.optional(Schema.String)
+  description: optionalString,
+  websiteUrl: optionalString
 }).annotations({ identifier: "Implementation" })
 
 /**
@@ -234,15 +242,15 @@ export interface Implementation extends Schema.Schema.Type<typeof Implementation
 // Capabilities and initialization
 // ---------------------------------------------------------------------------
 
-const listChangedFields = { listChanged: Schema.optional(Schema.Boolean) }
+const listChangedFields = { listChanged: optionalBoolean }
 const experimentalField = {
   experimental: Schema.optional(Schema.Record({ key: Schema.String, value: JsonObject }))
 }
 // Task support (2025-11-25): which of tasks/list, tasks/cancel, and which request types.
 const tasksCapability = <Requests extends Schema.Struct.Fields>(requests: Requests) =>
   Schema.Struct({
-    list: Schema.optional(JsonObject),
-    cancel: Schema.optional(JsonObject),
+    list: optionalJsonObject,
+    cancel: optionalJsonObject,
     requests: Schema.optional(Schema.Struct(requests))
   })
 
@@ -257,17 +265,17 @@ export const ClientCapabilities = Schema.Struct(
     roots: Schema.optional(Schema.Struct(listChangedFields)),
     // `sampling` was a bare object until 2025-11-25 added `context` and `tools`.
     sampling: Schema.optional(Schema.Struct({
-      context: Schema.optional(JsonObject),
-      tools: Schema.optional(JsonObject)
+      context: optionalJsonObject,
+      tools: optionalJsonObject
     })),
     // `elicitation`: 2025-06-18 (bare object); `form` / `url` modes: 2025-11-25.
     elicitation: Schema.optional(Schema.Struct({
-      form: Schema.optional(JsonObject),
-      url: Schema.optional(JsonObject)
+      form: optionalJsonObject,
+      url: optionalJsonObject
     })),
     tasks: Schema.optional(tasksCapability({
-      sampling: Schema.optional(Schema.Struct({ createMessage: Schema.optional(JsonObject) })),
-      elicitation: Schema.optional(Schema.Struct({ create: Schema.optional(JsonObject) }))
+      sampling: Schema.optional(Schema.Struct({ createMessage: optionalJsonObject })),
+      elicitation: Schema.optional(Schema.Struct({ create: optionalJsonObject }))
     }))
   },
   JsonObject
@@ -286,16 +294,16 @@ export interface ClientCapabilities extends Schema.Schema.Type<typeof ClientCapa
 export const ServerCapabilities = Schema.Struct(
   {
     ...experimentalField,
-    logging: Schema.optional(JsonObject),
-    completions: Schema.optional(JsonObject), // 2025-03-26
+    logging: optionalJsonObject,
+    completions: optionalJsonObject, // 2025-03-26
     prompts: Schema.optional(Schema.Struct(listChangedFields)),
     resources: Schema.optional(Schema.Struct({
-      subscribe: Schema.optional(Schema.Boolean),
+      subscribe: optionalBoolean,
       ...listChangedFields
     })),
     tools: Schema.optional(Schema.Struct(listChangedFields)),
     tasks: Schema.optional(tasksCapability({
-      tools: Schema.optional(Schema.Struct({ call: Schema.optional(JsonObject) }))
+      tools: Schema.optional(Schema.Struct({ call: optionalJsonObject }))
     }))
   },
   JsonObject
@@ -334,7 +342,7 @@ export const InitializeResult = Schema.Struct({
   protocolVersion: Schema.String,
   capabilities: ServerCapabilities,
   serverInfo: Implementation,
-  instructions: Schema.optional(Schema.String)
+  instructions: optionalString
 }).annotations({ identifier: "InitializeResult" })
 
 /**
@@ -353,8 +361,8 @@ export interface InitializeResult extends Schema.Schema.Type<typeof InitializeRe
  */
 export const Annotations = Schema.Struct({
   audience: Schema.optional(Schema.Array(Role)),
-  priority: Schema.optional(Schema.Number),
-  lastModified: Schema.optional(Schema.String) // 2025-06-18
+  priority: optionalNumber,
+  lastModified: optionalString // 2025-06-18
 }).annotations({ identifier: "Annotations" })
 
 /**
@@ -417,7 +425,7 @@ export interface AudioContent extends Schema.Schema.Type<typeof AudioContent> {}
 
 const resourceContentsFields = {
   uri: Schema.String,
-  mimeType: Schema.optional(Schema.String),
+  mimeType: optionalString,
   ...metaFields
 }
 
@@ -468,10 +476,10 @@ export type ResourceContents = typeof ResourceContents.Type
 const resourceFields = {
   uri: Schema.String,
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
-  mimeType: Schema.optional(Schema.String),
+  description: optionalString,
+  mimeType: optionalString,
   annotations: Schema.optional(Annotations),
-  size: Schema.optional(Schema.Number),
+  size: optionalNumber,
   ...iconsFields,
   ...metaFields
 }
@@ -600,11 +608,11 @@ export const isKnownContentBlock = (block: ContentBlock): block is KnownContentB
  * @since 0.1.0
  */
 export const ToolAnnotations = Schema.Struct({
-  title: Schema.optional(Schema.String),
-  readOnlyHint: Schema.optional(Schema.Boolean),
-  destructiveHint: Schema.optional(Schema.Boolean),
-  idempotentHint: Schema.optional(Schema.Boolean),
-  openWorldHint: Schema.optional(Schema.Boolean)
+  title: optionalString,
+  readOnlyHint: optionalBoolean,
+  destructiveHint: optionalBoolean,
+  idempotentHint: optionalBoolean,
+  openWorldHint: optionalBoolean
 }).annotations({ identifier: "ToolAnnotations" })
 
 /**
@@ -633,10 +641,10 @@ export interface ToolExecution extends Schema.Schema.Type<typeof ToolExecution> 
  */
 export const Tool = Schema.Struct({
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
+  description: optionalString,
   // JSON Schemas with `type: "object"` at the root; validated later, not here.
   inputSchema: JsonObject,
-  outputSchema: Schema.optional(JsonObject), // 2025-06-18
+  outputSchema: optionalJsonObject, // 2025-06-18
   annotations: Schema.optional(ToolAnnotations),
   execution: Schema.optional(ToolExecution),
   ...iconsFields,
@@ -668,7 +676,7 @@ export interface ListToolsResult extends Schema.Schema.Type<typeof ListToolsResu
  * @since 0.1.0
  */
 export const TaskMetadata = Schema.Struct({
-  ttl: Schema.optional(Schema.Number)
+  ttl: optionalNumber
 }).annotations({ identifier: "TaskMetadata" })
 
 /**
@@ -684,7 +692,7 @@ export interface TaskMetadata extends Schema.Schema.Type<typeof TaskMetadata> {}
 export const CallToolRequestParams = Schema.Struct({
   ...requestParamsFields,
   name: Schema.String,
-  arguments: Schema.optional(JsonObject),
+  arguments: optionalJsonObject,
   task: Schema.optional(TaskMetadata)
 }).annotations({ identifier: "CallToolRequestParams" })
 
@@ -701,8 +709,8 @@ export interface CallToolRequestParams extends Schema.Schema.Type<typeof CallToo
 export const CallToolResult = Schema.Struct({
   ...metaFields,
   content: Schema.Array(ContentBlock),
-  structuredContent: Schema.optional(JsonObject), // 2025-06-18
-  isError: Schema.optional(Schema.Boolean)
+  structuredContent: optionalJsonObject, // 2025-06-18
+  isError: optionalBoolean
 }).annotations({ identifier: "CallToolResult" })
 
 /**
@@ -722,8 +730,8 @@ export interface CallToolResult extends Schema.Schema.Type<typeof CallToolResult
 export const ResourceTemplate = Schema.Struct({
   uriTemplate: Schema.String,
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
-  mimeType: Schema.optional(Schema.String),
+  description: optionalString,
+  mimeType: optionalString,
   annotations: Schema.optional(Annotations),
   ...iconsFields,
   ...metaFields
@@ -832,8 +840,8 @@ export interface UnsubscribeRequestParams extends Schema.Schema.Type<typeof Unsu
  */
 export const PromptArgument = Schema.Struct({
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
-  required: Schema.optional(Schema.Boolean)
+  description: optionalString,
+  required: optionalBoolean
 }).annotations({ identifier: "PromptArgument" })
 
 /**
@@ -848,7 +856,7 @@ export interface PromptArgument extends Schema.Schema.Type<typeof PromptArgument
  */
 export const Prompt = Schema.Struct({
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
+  description: optionalString,
   arguments: Schema.optional(Schema.Array(PromptArgument)),
   ...iconsFields,
   ...metaFields
@@ -911,7 +919,7 @@ export interface PromptMessage extends Schema.Schema.Type<typeof PromptMessage> 
  */
 export const GetPromptResult = Schema.Struct({
   ...metaFields,
-  description: Schema.optional(Schema.String),
+  description: optionalString,
   messages: Schema.Array(PromptMessage)
 }).annotations({ identifier: "GetPromptResult" })
 
@@ -995,8 +1003,8 @@ export const CompleteResult = Schema.Struct({
   ...metaFields,
   completion: Schema.Struct({
     values: Schema.Array(Schema.String),
-    total: Schema.optional(Schema.Number),
-    hasMore: Schema.optional(Schema.Boolean)
+    total: optionalNumber,
+    hasMore: optionalBoolean
   })
 }).annotations({ identifier: "CompleteResult" })
 
@@ -1053,7 +1061,7 @@ export interface SetLevelRequestParams extends Schema.Schema.Type<typeof SetLeve
 export const LoggingMessageNotificationParams = Schema.Struct({
   ...metaFields,
   level: LoggingLevel,
-  logger: Schema.optional(Schema.String),
+  logger: optionalString,
   data: Schema.Unknown
 }).annotations({ identifier: "LoggingMessageNotificationParams" })
 
@@ -1071,8 +1079,8 @@ export const ProgressNotificationParams = Schema.Struct({
   ...metaFields,
   progressToken: ProgressToken,
   progress: Schema.Number,
-  total: Schema.optional(Schema.Number),
-  message: Schema.optional(Schema.String) // 2025-03-26
+  total: optionalNumber,
+  message: optionalString // 2025-03-26
 }).annotations({ identifier: "ProgressNotificationParams" })
 
 /**
@@ -1089,7 +1097,7 @@ export const CancelledNotificationParams = Schema.Struct({
   ...metaFields,
   // Required until 2025-06-18; optional since 2025-11-25 (task cancellation uses tasks/cancel).
   requestId: Schema.optional(RequestId),
-  reason: Schema.optional(Schema.String)
+  reason: optionalString
 }).annotations({ identifier: "CancelledNotificationParams" })
 
 /**
@@ -1125,10 +1133,10 @@ export const Task = Schema.Struct({
   taskId: Schema.String,
   status: Schema.Literal("working", "input_required", "completed", "failed", "cancelled"),
   ttl: Schema.optional(Schema.NullOr(Schema.Number)),
-  createdAt: Schema.optional(Schema.String),
-  lastUpdatedAt: Schema.optional(Schema.String),
-  pollInterval: Schema.optional(Schema.Number),
-  statusMessage: Schema.optional(Schema.String)
+  createdAt: optionalString,
+  lastUpdatedAt: optionalString,
+  pollInterval: optionalNumber,
+  statusMessage: optionalString
 }).annotations({ identifier: "Task" })
 
 /**
@@ -1196,8 +1204,8 @@ export const ToolResultContent = Schema.Struct({
   type: Schema.Literal("tool_result"),
   toolUseId: Schema.String,
   content: Schema.Array(ContentBlock),
-  structuredContent: Schema.optional(JsonObject),
-  isError: Schema.optional(Schema.Boolean),
+  structuredContent: optionalJsonObject,
+  isError: optionalBoolean,
   ...metaFields
 }).annotations({ identifier: "ToolResultContent" })
 
@@ -1249,7 +1257,7 @@ const Priority = Schema.Number.pipe(Schema.between(0, 1))
  * @since 0.2.0
  */
 export const ModelPreferences = Schema.Struct({
-  hints: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.optional(Schema.String) }))),
+  hints: Schema.optional(Schema.Array(Schema.Struct({ name: optionalString }))),
   costPriority: Schema.optional(Priority),
   speedPriority: Schema.optional(Priority),
   intelligencePriority: Schema.optional(Priority)
@@ -1269,12 +1277,12 @@ export const CreateMessageRequestParams = Schema.Struct({
   ...requestParamsFields,
   messages: Schema.Array(SamplingMessage),
   modelPreferences: Schema.optional(ModelPreferences),
-  systemPrompt: Schema.optional(Schema.String),
+  systemPrompt: optionalString,
   includeContext: Schema.optional(Schema.Literal("none", "thisServer", "allServers")),
-  temperature: Schema.optional(Schema.Number),
+  temperature: optionalNumber,
   maxTokens: Schema.Int,
-  stopSequences: Schema.optional(Schema.Array(Schema.String)),
-  metadata: Schema.optional(JsonObject),
+  stopSequences: optionalStrings,
+  metadata: optionalJsonObject,
   // tools and toolChoice: 2025-11-25, only to a client that declared `sampling.tools`.
   tools: Schema.optional(Schema.Array(Tool)),
   toolChoice: Schema.optional(Schema.Struct({ mode: Schema.optional(Schema.Literal("auto", "required", "none")) })),
@@ -1297,7 +1305,7 @@ export const CreateMessageResult = Schema.Struct({
   role: Role,
   content: Schema.Union(SamplingContent, Schema.Array(SamplingContent)),
   model: Schema.String,
-  stopReason: Schema.optional(Schema.String)
+  stopReason: optionalString
 }).annotations({ identifier: "CreateMessageResult" })
 
 /**
@@ -1319,7 +1327,7 @@ export const ElicitFormParams = Schema.Struct({
   requestedSchema: Schema.Struct({
     type: Schema.Literal("object"),
     properties: Schema.Record({ key: Schema.String, value: JsonObject }),
-    required: Schema.optional(Schema.Array(Schema.String))
+    required: optionalStrings
   }, JsonObject),
   task: Schema.optional(TaskMetadata)
 }).annotations({ identifier: "ElicitFormParams" })
@@ -1399,7 +1407,7 @@ export interface ElicitResult extends Schema.Schema.Type<typeof ElicitResult> {}
  */
 export const Root = Schema.Struct({
   uri: Schema.String.pipe(Schema.startsWith("file://")),
-  name: Schema.optional(Schema.String),
+  name: optionalString,
   ...metaFields
 }).annotations({ identifier: "Root" })
 
@@ -1436,7 +1444,7 @@ export interface ListRootsResult extends Schema.Schema.Type<typeof ListRootsResu
  */
 export const InputRequest = Schema.Struct({
   method: Schema.String,
-  params: Schema.optional(JsonObject)
+  params: optionalJsonObject
 }, JsonObject).annotations({ identifier: "InputRequest" })
 
 /**
@@ -1483,7 +1491,7 @@ export const InputRequiredResult = Schema.Struct({
   ...metaFields,
   resultType: Schema.Literal("input_required"),
   inputRequests: Schema.optional(InputRequests),
-  requestState: Schema.optional(Schema.String)
+  requestState: optionalString
 }).annotations({ identifier: "InputRequiredResult" })
 
 /**
@@ -1498,11 +1506,11 @@ export interface InputRequiredResult extends Schema.Schema.Type<typeof InputRequ
  * @since 0.3.0
  */
 export const SubscriptionFilter = Schema.Struct({
-  toolsListChanged: Schema.optional(Schema.Boolean),
-  promptsListChanged: Schema.optional(Schema.Boolean),
-  resourcesListChanged: Schema.optional(Schema.Boolean),
-  resourceSubscriptions: Schema.optional(Schema.Array(Schema.String)),
-  taskIds: Schema.optional(Schema.Array(Schema.String))
+  toolsListChanged: optionalBoolean,
+  promptsListChanged: optionalBoolean,
+  resourcesListChanged: optionalBoolean,
+  resourceSubscriptions: optionalStrings,
+  taskIds: optionalStrings
 }, JsonObject).annotations({ identifier: "SubscriptionFilter" })
 
 /**
@@ -1621,16 +1629,16 @@ export interface GetSkillResult extends Schema.Schema.Type<typeof GetSkillResult
  */
 export const DetailedTask = Schema.Struct({
   ...metaFields,
-  resultType: Schema.optional(Schema.String),
+  resultType: optionalString,
   taskId: Schema.String,
   status: Schema.Literal("working", "input_required", "completed", "failed", "cancelled"),
-  statusMessage: Schema.optional(Schema.String),
-  createdAt: Schema.optional(Schema.String),
-  lastUpdatedAt: Schema.optional(Schema.String),
+  statusMessage: optionalString,
+  createdAt: optionalString,
+  lastUpdatedAt: optionalString,
   ttlMs: Schema.optional(Schema.NullOr(Schema.Number)),
-  pollIntervalMs: Schema.optional(Schema.Number),
+  pollIntervalMs: optionalNumber,
   inputRequests: Schema.optional(InputRequests),
-  result: Schema.optional(JsonObject),
+  result: optionalJsonObject,
   error: Schema.optional(
     Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optional(Schema.Unknown) })
   )
@@ -1986,7 +1994,7 @@ export const isModernErrorCode = (code: unknown): boolean =>
  */
 export const UnsupportedProtocolVersionData = Schema.Struct({
   supported: Schema.Array(Schema.String),
-  requested: Schema.optional(Schema.String)
+  requested: optionalString
 }, JsonObject).annotations({ identifier: "UnsupportedProtocolVersionData" })
 
 /**
@@ -1995,7 +2003,7 @@ export const UnsupportedProtocolVersionData = Schema.Struct({
 export interface UnsupportedProtocolVersionData extends Schema.Schema.Type<typeof UnsupportedProtocolVersionData> {}
 
 const cacheHintFields = {
-  ttlMs: Schema.optional(Schema.Number),
+  ttlMs: optionalNumber,
   cacheScope: Schema.optional(Schema.Literal("public", "private"))
 }
 
@@ -2033,11 +2041,11 @@ export const ttlOf = (result: unknown): number => {
 export const DiscoverResult = Schema.Struct({
   ...metaFields,
   ...cacheHintFields,
-  resultType: Schema.optional(Schema.String),
+  resultType: optionalString,
   supportedVersions: Schema.Array(Schema.String),
   capabilities: ServerCapabilities,
   serverInfo: Schema.optional(Implementation),
-  instructions: Schema.optional(Schema.String)
+  instructions: optionalString
 }).annotations({ identifier: "DiscoverResult" })
 
 /**
