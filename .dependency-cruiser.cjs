@@ -3,7 +3,7 @@
  *
  * Layers, bottom to top — a module may import its own layer and the ones below, never above:
  *
- *   base       JsonRpc, McpSchema, McpError, McpErrorSchema, Telemetry
+ *   base       JsonRpc, McpSchema, internal/mcpSchema/, McpError, McpErrorSchema, Telemetry
  *   transport  Transport and the transports (Stdio, Memory, StreamableHttp, LegacySse,
  *              WebSocket, HttpClientUndici), HttpWire, Launcher, NodeFleet, internal/transport/
  *   peer       Peer, internal/peer/
@@ -44,7 +44,7 @@
 
 /** Each layer's modules, as regular expressions over paths relative to the repository root. */
 const LAYERS = [
-  ["base", ["^src/(JsonRpc|McpSchema|McpError|McpErrorSchema|Telemetry)\\.ts$"]],
+  ["base", ["^src/(JsonRpc|McpSchema|McpError|McpErrorSchema|Telemetry)\\.ts$", "^src/internal/mcpSchema/"]],
   [
     "transport",
     [
@@ -81,6 +81,7 @@ const LAYERS = [
 
 /** Who owns each internal/<owner>/ folder: the only modules outside it that may import it. */
 const OWNERS = {
+  mcpSchema: "^src/McpSchema\\.ts$",
   transport: "^src/(Transport|Stdio|Memory|StreamableHttp|LegacySse|WebSocket|HttpClientUndici)\\.ts$",
   peer: "^src/Peer\\.ts$",
   mcpClient: "^src/McpClient\\.ts$",

@@ -14,6 +14,7 @@ import type * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { LiteralValue, ParseOptions } from "effect/SchemaAST"
+import { struct } from "./internal/mcpSchema/struct.js"
 import { RequestId } from "./JsonRpc.js"
 
 // ---------------------------------------------------------------------------
@@ -67,12 +68,16 @@ export const parseOptions: ParseOptions = {
 }
 
 /**
- * Decode an unknown value with `parseOptions`, returning an `Either`.
+ * Decode an unknown value with `parseOptions`, returning an `Either`. The decoder is compiled
+ * on its first use: modules define theirs up front, and most never run in a given process.
  *
  * @since 0.1.0
  */
-export const decodeUnknown = <A, I>(schema: Schema.Schema<A, I, never>) =>
-  Schema.decodeUnknownEither(schema, parseOptions)
+export const decodeUnknown = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  let compiled: ReturnType<typeof Schema.decodeUnknownEither<A, I>> | undefined
+  return (u: unknown, overrideOptions?: ParseOptions): Either.Either<A, ParseResult.ParseError> =>
+    (compiled ??= Schema.decodeUnknownEither(schema, parseOptions))(u, overrideOptions)
+}
 
 // ---------------------------------------------------------------------------
 // Common types
@@ -91,6 +96,14 @@ export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unkn
  * @since 0.1.0
  */
 export type JsonObject = typeof JsonObject.Type
+
+// The optional fields most structs share, built once: each `Schema.optional` makes a union
+// and two classes (some 10 KB at import), and these few came up over 70 times.
+const optionalString = Schema.optional(Schema.String)
+const optionalBoolean = Schema.optional(Schema.Boolean)
+const optionalNumber = Schema.optional(Schema.Number)
+const optionalJsonObject = Schema.optional(JsonObject)
+const optionalStrings = Schema.optional(Schema.Array(Schema.String))
 
 /**
  * An opaque pagination cursor.
@@ -130,17 +143,18 @@ export type Role = typeof Role.Type
  *
  * @since 0.1.0
  */
-export const RequestMeta = Schema.Struct(
+export const RequestMeta = struct(
   { progressToken: Schema.optional(ProgressToken) },
+  { identifier: "RequestMeta" },
   JsonObject
-).annotations({ identifier: "RequestMeta" })
+)
 
 /**
  * @since 0.1.0
  */
 export interface RequestMeta extends Schema.Schema.Type<typeof RequestMeta> {}
 
-const metaFields = { _meta: Schema.optional(JsonObject) }
+const metaFields = { _meta: optionalJsonObject }
 const requestParamsFields = { _meta: Schema.optional(RequestMeta) }
 
 /**
@@ -148,7 +162,7 @@ const requestParamsFields = { _meta: Schema.optional(RequestMeta) }
  *
  * @since 0.1.0
  */
-export const NotificationParams = Schema.Struct(metaFields).annotations({ identifier: "NotificationParams" })
+export const NotificationParams = struct(metaFields, { identifier: "NotificationParams" })
 
 /**
  * @since 0.1.0
@@ -160,7 +174,7 @@ export interface NotificationParams extends Schema.Schema.Type<typeof Notificati
  *
  * @since 0.1.0
  */
-export const EmptyResult = Schema.Struct(metaFields).annotations({ identifier: "EmptyResult" })
+export const EmptyResult = struct(metaFields, { identifier: "EmptyResult" })
 
 /**
  * @since 0.1.0
@@ -172,10 +186,10 @@ export interface EmptyResult extends Schema.Schema.Type<typeof EmptyResult> {}
  *
  * @since 0.1.0
  */
-export const PaginatedRequestParams = Schema.Struct({
+export const PaginatedRequestParams = struct({
   ...requestParamsFields,
   cursor: Schema.optional(Cursor)
-}).annotations({ identifier: "PaginatedRequestParams" })
+}, { identifier: "PaginatedRequestParams" })
 
 /**
  * @since 0.1.0
@@ -184,19 +198,19 @@ export interface PaginatedRequestParams extends Schema.Schema.Type<typeof Pagina
 
 /** The shape shared by every paginated list result: `_meta`, `nextCursor` and the page. */
 const paginatedResult = <Fields extends Schema.Struct.Fields>(page: Fields) =>
-  Schema.Struct({ ...metaFields, nextCursor: Schema.optional(Cursor), ...page })
+  struct({ ...metaFields, nextCursor: Schema.optional(Cursor), ...page })
 
 /**
  * An icon a client may display (added in 2025-11-25).
  *
  * @since 0.1.0
  */
-export const Icon = Schema.Struct({
+export const Icon = struct({
   src: Schema.String,
-  mimeType: Schema.optional(Schema.String),
-  sizes: Schema.optional(Schema.Array(Schema.String)),
+  mimeType: optionalString,
+  sizes: optionalStrings,
   theme: Schema.optional(Schema.Literal("light", "dark"))
-}).annotations({ identifier: "Icon" })
+}, { identifier: "Icon" })
 
 /**
  * @since 0.1.0
@@ -204,7 +218,7 @@ export const Icon = Schema.Struct({
 export interface Icon extends Schema.Schema.Type<typeof Icon> {}
 
 // `title` arrived in 2025-06-18, `icons` in 2025-11-25.
-const baseMetadataFields = { name: Schema.String, title: Schema.optional(Schema.String) }
+const baseMetadataFields = { name: Schema.String, title: optionalString }
 const iconsFields = { icons: Schema.optional(Schema.Array(Icon)) }
 
 /**
@@ -212,14 +226,14 @@ const iconsFields = { icons: Schema.optional(Schema.Array(Icon)) }
  *
  * @since 0.1.0
  */
-export const Implementation = Schema.Struct({
+export const Implementation = struct({
   ...baseMetadataFields,
   version: Schema.String,
   ...iconsFields,
   // description and websiteUrl: 2025-11-25
-  description: Schema.optional(Schema.String),
-  websiteUrl: Schema.optional(Schema.String)
-}).annotations({ identifier: "Implementation" })
+  description: optionalString,
+  websiteUrl: optionalString
+}, { identifier: "Implementation" })
 
 /**
  * @since 0.1.0
@@ -230,16 +244,16 @@ export interface Implementation extends Schema.Schema.Type<typeof Implementation
 // Capabilities and initialization
 // ---------------------------------------------------------------------------
 
-const listChangedFields = { listChanged: Schema.optional(Schema.Boolean) }
+const listChangedFields = { listChanged: optionalBoolean }
 const experimentalField = {
   experimental: Schema.optional(Schema.Record({ key: Schema.String, value: JsonObject }))
 }
 // Task support (2025-11-25): which of tasks/list, tasks/cancel, and which request types.
 const tasksCapability = <Requests extends Schema.Struct.Fields>(requests: Requests) =>
-  Schema.Struct({
-    list: Schema.optional(JsonObject),
-    cancel: Schema.optional(JsonObject),
-    requests: Schema.optional(Schema.Struct(requests))
+  struct({
+    list: optionalJsonObject,
+    cancel: optionalJsonObject,
+    requests: Schema.optional(struct(requests))
   })
 
 /**
@@ -247,27 +261,28 @@ const tasksCapability = <Requests extends Schema.Struct.Fields>(requests: Reques
  *
  * @since 0.1.0
  */
-export const ClientCapabilities = Schema.Struct(
+export const ClientCapabilities = struct(
   {
     ...experimentalField,
-    roots: Schema.optional(Schema.Struct(listChangedFields)),
+    roots: Schema.optional(struct(listChangedFields)),
     // `sampling` was a bare object until 2025-11-25 added `context` and `tools`.
-    sampling: Schema.optional(Schema.Struct({
-      context: Schema.optional(JsonObject),
-      tools: Schema.optional(JsonObject)
+    sampling: Schema.optional(struct({
+      context: optionalJsonObject,
+      tools: optionalJsonObject
     })),
     // `elicitation`: 2025-06-18 (bare object); `form` / `url` modes: 2025-11-25.
-    elicitation: Schema.optional(Schema.Struct({
-      form: Schema.optional(JsonObject),
-      url: Schema.optional(JsonObject)
+    elicitation: Schema.optional(struct({
+      form: optionalJsonObject,
+      url: optionalJsonObject
     })),
     tasks: Schema.optional(tasksCapability({
-      sampling: Schema.optional(Schema.Struct({ createMessage: Schema.optional(JsonObject) })),
-      elicitation: Schema.optional(Schema.Struct({ create: Schema.optional(JsonObject) }))
+      sampling: Schema.optional(struct({ createMessage: optionalJsonObject })),
+      elicitation: Schema.optional(struct({ create: optionalJsonObject }))
     }))
   },
+  { identifier: "ClientCapabilities" },
   JsonObject
-).annotations({ identifier: "ClientCapabilities" })
+)
 
 /**
  * @since 0.1.0
@@ -279,23 +294,24 @@ export interface ClientCapabilities extends Schema.Schema.Type<typeof ClientCapa
  *
  * @since 0.1.0
  */
-export const ServerCapabilities = Schema.Struct(
+export const ServerCapabilities = struct(
   {
     ...experimentalField,
-    logging: Schema.optional(JsonObject),
-    completions: Schema.optional(JsonObject), // 2025-03-26
-    prompts: Schema.optional(Schema.Struct(listChangedFields)),
-    resources: Schema.optional(Schema.Struct({
-      subscribe: Schema.optional(Schema.Boolean),
+    logging: optionalJsonObject,
+    completions: optionalJsonObject, // 2025-03-26
+    prompts: Schema.optional(struct(listChangedFields)),
+    resources: Schema.optional(struct({
+      subscribe: optionalBoolean,
       ...listChangedFields
     })),
-    tools: Schema.optional(Schema.Struct(listChangedFields)),
+    tools: Schema.optional(struct(listChangedFields)),
     tasks: Schema.optional(tasksCapability({
-      tools: Schema.optional(Schema.Struct({ call: Schema.optional(JsonObject) }))
+      tools: Schema.optional(struct({ call: optionalJsonObject }))
     }))
   },
+  { identifier: "ServerCapabilities" },
   JsonObject
-).annotations({ identifier: "ServerCapabilities" })
+)
 
 /**
  * @since 0.1.0
@@ -307,13 +323,13 @@ export interface ServerCapabilities extends Schema.Schema.Type<typeof ServerCapa
  *
  * @since 0.1.0
  */
-export const InitializeRequestParams = Schema.Struct({
+export const InitializeRequestParams = struct({
   ...requestParamsFields,
   // A plain string, not `ProtocolVersion`: the peer may name a revision we do not speak.
   protocolVersion: Schema.String,
   capabilities: ClientCapabilities,
   clientInfo: Implementation
-}).annotations({ identifier: "InitializeRequestParams" })
+}, { identifier: "InitializeRequestParams" })
 
 /**
  * @since 0.1.0
@@ -325,13 +341,13 @@ export interface InitializeRequestParams extends Schema.Schema.Type<typeof Initi
  *
  * @since 0.1.0
  */
-export const InitializeResult = Schema.Struct({
+export const InitializeResult = struct({
   ...metaFields,
   protocolVersion: Schema.String,
   capabilities: ServerCapabilities,
   serverInfo: Implementation,
-  instructions: Schema.optional(Schema.String)
-}).annotations({ identifier: "InitializeResult" })
+  instructions: optionalString
+}, { identifier: "InitializeResult" })
 
 /**
  * @since 0.1.0
@@ -347,11 +363,11 @@ export interface InitializeResult extends Schema.Schema.Type<typeof InitializeRe
  *
  * @since 0.1.0
  */
-export const Annotations = Schema.Struct({
+export const Annotations = struct({
   audience: Schema.optional(Schema.Array(Role)),
-  priority: Schema.optional(Schema.Number),
-  lastModified: Schema.optional(Schema.String) // 2025-06-18
-}).annotations({ identifier: "Annotations" })
+  priority: optionalNumber,
+  lastModified: optionalString // 2025-06-18
+}, { identifier: "Annotations" })
 
 /**
  * @since 0.1.0
@@ -366,11 +382,11 @@ const annotatedFields = { annotations: Schema.optional(Annotations), ...metaFiel
  *
  * @since 0.1.0
  */
-export const TextContent = Schema.Struct({
+export const TextContent = struct({
   type: Schema.Literal("text"),
   text: Schema.String,
   ...annotatedFields
-}).annotations({ identifier: "TextContent" })
+}, { identifier: "TextContent" })
 
 /**
  * @since 0.1.0
@@ -382,12 +398,12 @@ export interface TextContent extends Schema.Schema.Type<typeof TextContent> {}
  *
  * @since 0.1.0
  */
-export const ImageContent = Schema.Struct({
+export const ImageContent = struct({
   type: Schema.Literal("image"),
   data: Schema.String,
   mimeType: Schema.String,
   ...annotatedFields
-}).annotations({ identifier: "ImageContent" })
+}, { identifier: "ImageContent" })
 
 /**
  * @since 0.1.0
@@ -399,12 +415,12 @@ export interface ImageContent extends Schema.Schema.Type<typeof ImageContent> {}
  *
  * @since 0.1.0
  */
-export const AudioContent = Schema.Struct({
+export const AudioContent = struct({
   type: Schema.Literal("audio"),
   data: Schema.String,
   mimeType: Schema.String,
   ...annotatedFields
-}).annotations({ identifier: "AudioContent" })
+}, { identifier: "AudioContent" })
 
 /**
  * @since 0.1.0
@@ -413,7 +429,7 @@ export interface AudioContent extends Schema.Schema.Type<typeof AudioContent> {}
 
 const resourceContentsFields = {
   uri: Schema.String,
-  mimeType: Schema.optional(Schema.String),
+  mimeType: optionalString,
   ...metaFields
 }
 
@@ -422,10 +438,10 @@ const resourceContentsFields = {
  *
  * @since 0.1.0
  */
-export const TextResourceContents = Schema.Struct({
+export const TextResourceContents = struct({
   ...resourceContentsFields,
   text: Schema.String
-}).annotations({ identifier: "TextResourceContents" })
+}, { identifier: "TextResourceContents" })
 
 /**
  * @since 0.1.0
@@ -437,10 +453,10 @@ export interface TextResourceContents extends Schema.Schema.Type<typeof TextReso
  *
  * @since 0.1.0
  */
-export const BlobResourceContents = Schema.Struct({
+export const BlobResourceContents = struct({
   ...resourceContentsFields,
   blob: Schema.String
-}).annotations({ identifier: "BlobResourceContents" })
+}, { identifier: "BlobResourceContents" })
 
 /**
  * @since 0.1.0
@@ -464,10 +480,10 @@ export type ResourceContents = typeof ResourceContents.Type
 const resourceFields = {
   uri: Schema.String,
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
-  mimeType: Schema.optional(Schema.String),
+  description: optionalString,
+  mimeType: optionalString,
   annotations: Schema.optional(Annotations),
-  size: Schema.optional(Schema.Number),
+  size: optionalNumber,
   ...iconsFields,
   ...metaFields
 }
@@ -477,7 +493,7 @@ const resourceFields = {
  *
  * @since 0.1.0
  */
-export const Resource = Schema.Struct(resourceFields).annotations({ identifier: "Resource" })
+export const Resource = struct(resourceFields, { identifier: "Resource" })
 
 /**
  * @since 0.1.0
@@ -489,10 +505,10 @@ export interface Resource extends Schema.Schema.Type<typeof Resource> {}
  *
  * @since 0.1.0
  */
-export const ResourceLink = Schema.Struct({
+export const ResourceLink = struct({
   type: Schema.Literal("resource_link"),
   ...resourceFields
-}).annotations({ identifier: "ResourceLink" })
+}, { identifier: "ResourceLink" })
 
 /**
  * @since 0.1.0
@@ -504,11 +520,11 @@ export interface ResourceLink extends Schema.Schema.Type<typeof ResourceLink> {}
  *
  * @since 0.1.0
  */
-export const EmbeddedResource = Schema.Struct({
+export const EmbeddedResource = struct({
   type: Schema.Literal("resource"),
   resource: ResourceContents,
   ...annotatedFields
-}).annotations({ identifier: "EmbeddedResource" })
+}, { identifier: "EmbeddedResource" })
 
 /**
  * @since 0.1.0
@@ -555,9 +571,9 @@ const contentTypes = unknownTag("type", KnownContentBlock.members)
  *
  * @since 0.1.0
  */
-export const UnknownContentBlock = Schema.Struct({ type: contentTypes.tag }, JsonObject).annotations({
+export const UnknownContentBlock = struct({ type: contentTypes.tag }, {
   identifier: "UnknownContentBlock"
-})
+}, JsonObject)
 
 /**
  * @since 0.1.0
@@ -595,13 +611,13 @@ export const isKnownContentBlock = (block: ContentBlock): block is KnownContentB
  *
  * @since 0.1.0
  */
-export const ToolAnnotations = Schema.Struct({
-  title: Schema.optional(Schema.String),
-  readOnlyHint: Schema.optional(Schema.Boolean),
-  destructiveHint: Schema.optional(Schema.Boolean),
-  idempotentHint: Schema.optional(Schema.Boolean),
-  openWorldHint: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "ToolAnnotations" })
+export const ToolAnnotations = struct({
+  title: optionalString,
+  readOnlyHint: optionalBoolean,
+  destructiveHint: optionalBoolean,
+  idempotentHint: optionalBoolean,
+  openWorldHint: optionalBoolean
+}, { identifier: "ToolAnnotations" })
 
 /**
  * @since 0.1.0
@@ -613,9 +629,9 @@ export interface ToolAnnotations extends Schema.Schema.Type<typeof ToolAnnotatio
  *
  * @since 0.1.0
  */
-export const ToolExecution = Schema.Struct({
+export const ToolExecution = struct({
   taskSupport: Schema.optional(Schema.Literal("forbidden", "optional", "required"))
-}).annotations({ identifier: "ToolExecution" })
+}, { identifier: "ToolExecution" })
 
 /**
  * @since 0.1.0
@@ -627,17 +643,17 @@ export interface ToolExecution extends Schema.Schema.Type<typeof ToolExecution> 
  *
  * @since 0.1.0
  */
-export const Tool = Schema.Struct({
+export const Tool = struct({
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
+  description: optionalString,
   // JSON Schemas with `type: "object"` at the root; validated later, not here.
   inputSchema: JsonObject,
-  outputSchema: Schema.optional(JsonObject), // 2025-06-18
+  outputSchema: optionalJsonObject, // 2025-06-18
   annotations: Schema.optional(ToolAnnotations),
   execution: Schema.optional(ToolExecution),
   ...iconsFields,
   ...metaFields
-}).annotations({ identifier: "Tool" })
+}, { identifier: "Tool" })
 
 /**
  * @since 0.1.0
@@ -663,9 +679,9 @@ export interface ListToolsResult extends Schema.Schema.Type<typeof ListToolsResu
  *
  * @since 0.1.0
  */
-export const TaskMetadata = Schema.Struct({
-  ttl: Schema.optional(Schema.Number)
-}).annotations({ identifier: "TaskMetadata" })
+export const TaskMetadata = struct({
+  ttl: optionalNumber
+}, { identifier: "TaskMetadata" })
 
 /**
  * @since 0.1.0
@@ -677,12 +693,12 @@ export interface TaskMetadata extends Schema.Schema.Type<typeof TaskMetadata> {}
  *
  * @since 0.1.0
  */
-export const CallToolRequestParams = Schema.Struct({
+export const CallToolRequestParams = struct({
   ...requestParamsFields,
   name: Schema.String,
-  arguments: Schema.optional(JsonObject),
+  arguments: optionalJsonObject,
   task: Schema.optional(TaskMetadata)
-}).annotations({ identifier: "CallToolRequestParams" })
+}, { identifier: "CallToolRequestParams" })
 
 /**
  * @since 0.1.0
@@ -694,12 +710,12 @@ export interface CallToolRequestParams extends Schema.Schema.Type<typeof CallToo
  *
  * @since 0.1.0
  */
-export const CallToolResult = Schema.Struct({
+export const CallToolResult = struct({
   ...metaFields,
   content: Schema.Array(ContentBlock),
-  structuredContent: Schema.optional(JsonObject), // 2025-06-18
-  isError: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "CallToolResult" })
+  structuredContent: optionalJsonObject, // 2025-06-18
+  isError: optionalBoolean
+}, { identifier: "CallToolResult" })
 
 /**
  * @since 0.1.0
@@ -715,15 +731,15 @@ export interface CallToolResult extends Schema.Schema.Type<typeof CallToolResult
  *
  * @since 0.1.0
  */
-export const ResourceTemplate = Schema.Struct({
+export const ResourceTemplate = struct({
   uriTemplate: Schema.String,
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
-  mimeType: Schema.optional(Schema.String),
+  description: optionalString,
+  mimeType: optionalString,
   annotations: Schema.optional(Annotations),
   ...iconsFields,
   ...metaFields
-}).annotations({ identifier: "ResourceTemplate" })
+}, { identifier: "ResourceTemplate" })
 
 /**
  * @since 0.1.0
@@ -765,7 +781,7 @@ const resourceRequestFields = { ...requestParamsFields, uri: Schema.String }
  *
  * @since 0.1.0
  */
-export const ReadResourceRequestParams = Schema.Struct(resourceRequestFields).annotations({
+export const ReadResourceRequestParams = struct(resourceRequestFields, {
   identifier: "ReadResourceRequestParams"
 })
 
@@ -779,10 +795,10 @@ export interface ReadResourceRequestParams extends Schema.Schema.Type<typeof Rea
  *
  * @since 0.1.0
  */
-export const ReadResourceResult = Schema.Struct({
+export const ReadResourceResult = struct({
   ...metaFields,
   contents: Schema.Array(ResourceContents)
-}).annotations({ identifier: "ReadResourceResult" })
+}, { identifier: "ReadResourceResult" })
 
 /**
  * @since 0.1.0
@@ -794,7 +810,7 @@ export interface ReadResourceResult extends Schema.Schema.Type<typeof ReadResour
  *
  * @since 0.1.0
  */
-export const SubscribeRequestParams = Schema.Struct(resourceRequestFields).annotations({
+export const SubscribeRequestParams = struct(resourceRequestFields, {
   identifier: "SubscribeRequestParams"
 })
 
@@ -808,7 +824,7 @@ export interface SubscribeRequestParams extends Schema.Schema.Type<typeof Subscr
  *
  * @since 0.1.0
  */
-export const UnsubscribeRequestParams = Schema.Struct(resourceRequestFields).annotations({
+export const UnsubscribeRequestParams = struct(resourceRequestFields, {
   identifier: "UnsubscribeRequestParams"
 })
 
@@ -826,11 +842,11 @@ export interface UnsubscribeRequestParams extends Schema.Schema.Type<typeof Unsu
  *
  * @since 0.1.0
  */
-export const PromptArgument = Schema.Struct({
+export const PromptArgument = struct({
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
-  required: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "PromptArgument" })
+  description: optionalString,
+  required: optionalBoolean
+}, { identifier: "PromptArgument" })
 
 /**
  * @since 0.1.0
@@ -842,13 +858,13 @@ export interface PromptArgument extends Schema.Schema.Type<typeof PromptArgument
  *
  * @since 0.1.0
  */
-export const Prompt = Schema.Struct({
+export const Prompt = struct({
   ...baseMetadataFields,
-  description: Schema.optional(Schema.String),
+  description: optionalString,
   arguments: Schema.optional(Schema.Array(PromptArgument)),
   ...iconsFields,
   ...metaFields
-}).annotations({ identifier: "Prompt" })
+}, { identifier: "Prompt" })
 
 /**
  * @since 0.1.0
@@ -874,11 +890,11 @@ export interface ListPromptsResult extends Schema.Schema.Type<typeof ListPrompts
  *
  * @since 0.1.0
  */
-export const GetPromptRequestParams = Schema.Struct({
+export const GetPromptRequestParams = struct({
   ...requestParamsFields,
   name: Schema.String,
   arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
-}).annotations({ identifier: "GetPromptRequestParams" })
+}, { identifier: "GetPromptRequestParams" })
 
 /**
  * @since 0.1.0
@@ -890,10 +906,10 @@ export interface GetPromptRequestParams extends Schema.Schema.Type<typeof GetPro
  *
  * @since 0.1.0
  */
-export const PromptMessage = Schema.Struct({
+export const PromptMessage = struct({
   role: Role,
   content: ContentBlock
-}).annotations({ identifier: "PromptMessage" })
+}, { identifier: "PromptMessage" })
 
 /**
  * @since 0.1.0
@@ -905,11 +921,11 @@ export interface PromptMessage extends Schema.Schema.Type<typeof PromptMessage> 
  *
  * @since 0.1.0
  */
-export const GetPromptResult = Schema.Struct({
+export const GetPromptResult = struct({
   ...metaFields,
-  description: Schema.optional(Schema.String),
+  description: optionalString,
   messages: Schema.Array(PromptMessage)
-}).annotations({ identifier: "GetPromptResult" })
+}, { identifier: "GetPromptResult" })
 
 /**
  * @since 0.1.0
@@ -925,10 +941,10 @@ export interface GetPromptResult extends Schema.Schema.Type<typeof GetPromptResu
  *
  * @since 0.1.0
  */
-export const PromptReference = Schema.Struct({
+export const PromptReference = struct({
   type: Schema.Literal("ref/prompt"),
   ...baseMetadataFields
-}).annotations({ identifier: "PromptReference" })
+}, { identifier: "PromptReference" })
 
 /**
  * @since 0.1.0
@@ -940,10 +956,10 @@ export interface PromptReference extends Schema.Schema.Type<typeof PromptReferen
  *
  * @since 0.1.0
  */
-export const ResourceTemplateReference = Schema.Struct({
+export const ResourceTemplateReference = struct({
   type: Schema.Literal("ref/resource"),
   uri: Schema.String
-}).annotations({ identifier: "ResourceTemplateReference" })
+}, { identifier: "ResourceTemplateReference" })
 
 /**
  * @since 0.1.0
@@ -967,15 +983,15 @@ export type ResourceReference = ResourceTemplateReference
  *
  * @since 0.1.0
  */
-export const CompleteRequestParams = Schema.Struct({
+export const CompleteRequestParams = struct({
   ...requestParamsFields,
   ref: Schema.Union(PromptReference, ResourceTemplateReference),
-  argument: Schema.Struct({ name: Schema.String, value: Schema.String }),
+  argument: struct({ name: Schema.String, value: Schema.String }),
   // 2025-06-18: previously resolved arguments
-  context: Schema.optional(Schema.Struct({
+  context: Schema.optional(struct({
     arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
   }))
-}).annotations({ identifier: "CompleteRequestParams" })
+}, { identifier: "CompleteRequestParams" })
 
 /**
  * @since 0.1.0
@@ -987,14 +1003,14 @@ export interface CompleteRequestParams extends Schema.Schema.Type<typeof Complet
  *
  * @since 0.1.0
  */
-export const CompleteResult = Schema.Struct({
+export const CompleteResult = struct({
   ...metaFields,
-  completion: Schema.Struct({
+  completion: struct({
     values: Schema.Array(Schema.String),
-    total: Schema.optional(Schema.Number),
-    hasMore: Schema.optional(Schema.Boolean)
+    total: optionalNumber,
+    hasMore: optionalBoolean
   })
-}).annotations({ identifier: "CompleteResult" })
+}, { identifier: "CompleteResult" })
 
 /**
  * @since 0.1.0
@@ -1031,10 +1047,10 @@ export type LoggingLevel = typeof LoggingLevel.Type
  *
  * @since 0.1.0
  */
-export const SetLevelRequestParams = Schema.Struct({
+export const SetLevelRequestParams = struct({
   ...requestParamsFields,
   level: LoggingLevel
-}).annotations({ identifier: "SetLevelRequestParams" })
+}, { identifier: "SetLevelRequestParams" })
 
 /**
  * @since 0.1.0
@@ -1046,12 +1062,12 @@ export interface SetLevelRequestParams extends Schema.Schema.Type<typeof SetLeve
  *
  * @since 0.1.0
  */
-export const LoggingMessageNotificationParams = Schema.Struct({
+export const LoggingMessageNotificationParams = struct({
   ...metaFields,
   level: LoggingLevel,
-  logger: Schema.optional(Schema.String),
+  logger: optionalString,
   data: Schema.Unknown
-}).annotations({ identifier: "LoggingMessageNotificationParams" })
+}, { identifier: "LoggingMessageNotificationParams" })
 
 /**
  * @since 0.1.0
@@ -1063,13 +1079,13 @@ export interface LoggingMessageNotificationParams extends Schema.Schema.Type<typ
  *
  * @since 0.1.0
  */
-export const ProgressNotificationParams = Schema.Struct({
+export const ProgressNotificationParams = struct({
   ...metaFields,
   progressToken: ProgressToken,
   progress: Schema.Number,
-  total: Schema.optional(Schema.Number),
-  message: Schema.optional(Schema.String) // 2025-03-26
-}).annotations({ identifier: "ProgressNotificationParams" })
+  total: optionalNumber,
+  message: optionalString // 2025-03-26
+}, { identifier: "ProgressNotificationParams" })
 
 /**
  * @since 0.1.0
@@ -1081,12 +1097,12 @@ export interface ProgressNotificationParams extends Schema.Schema.Type<typeof Pr
  *
  * @since 0.1.0
  */
-export const CancelledNotificationParams = Schema.Struct({
+export const CancelledNotificationParams = struct({
   ...metaFields,
   // Required until 2025-06-18; optional since 2025-11-25 (task cancellation uses tasks/cancel).
   requestId: Schema.optional(RequestId),
-  reason: Schema.optional(Schema.String)
-}).annotations({ identifier: "CancelledNotificationParams" })
+  reason: optionalString
+}, { identifier: "CancelledNotificationParams" })
 
 /**
  * @since 0.1.0
@@ -1098,10 +1114,10 @@ export interface CancelledNotificationParams extends Schema.Schema.Type<typeof C
  *
  * @since 0.1.0
  */
-export const ResourceUpdatedNotificationParams = Schema.Struct({
+export const ResourceUpdatedNotificationParams = struct({
   ...metaFields,
   uri: Schema.String
-}).annotations({ identifier: "ResourceUpdatedNotificationParams" })
+}, { identifier: "ResourceUpdatedNotificationParams" })
 
 /**
  * @since 0.1.0
@@ -1116,16 +1132,16 @@ export interface ResourceUpdatedNotificationParams
  *
  * @since 0.2.0
  */
-export const Task = Schema.Struct({
+export const Task = struct({
   ...metaFields,
   taskId: Schema.String,
   status: Schema.Literal("working", "input_required", "completed", "failed", "cancelled"),
   ttl: Schema.optional(Schema.NullOr(Schema.Number)),
-  createdAt: Schema.optional(Schema.String),
-  lastUpdatedAt: Schema.optional(Schema.String),
-  pollInterval: Schema.optional(Schema.Number),
-  statusMessage: Schema.optional(Schema.String)
-}).annotations({ identifier: "Task" })
+  createdAt: optionalString,
+  lastUpdatedAt: optionalString,
+  pollInterval: optionalNumber,
+  statusMessage: optionalString
+}, { identifier: "Task" })
 
 /**
  * @since 0.2.0
@@ -1137,10 +1153,10 @@ export interface Task extends Schema.Schema.Type<typeof Task> {}
  *
  * @since 0.2.0
  */
-export const CreateTaskResult = Schema.Struct({
+export const CreateTaskResult = struct({
   ...metaFields,
   task: Task
-}).annotations({ identifier: "CreateTaskResult" })
+}, { identifier: "CreateTaskResult" })
 
 /**
  * @since 0.2.0
@@ -1170,13 +1186,13 @@ export interface ListTasksResult extends Schema.Schema.Type<typeof ListTasksResu
  *
  * @since 0.2.0
  */
-export const ToolUseContent = Schema.Struct({
+export const ToolUseContent = struct({
   type: Schema.Literal("tool_use"),
   id: Schema.String,
   name: Schema.String,
   input: JsonObject,
   ...metaFields
-}).annotations({ identifier: "ToolUseContent" })
+}, { identifier: "ToolUseContent" })
 
 /**
  * @since 0.2.0
@@ -1188,14 +1204,14 @@ export interface ToolUseContent extends Schema.Schema.Type<typeof ToolUseContent
  *
  * @since 0.2.0
  */
-export const ToolResultContent = Schema.Struct({
+export const ToolResultContent = struct({
   type: Schema.Literal("tool_result"),
   toolUseId: Schema.String,
   content: Schema.Array(ContentBlock),
-  structuredContent: Schema.optional(JsonObject),
-  isError: Schema.optional(Schema.Boolean),
+  structuredContent: optionalJsonObject,
+  isError: optionalBoolean,
   ...metaFields
-}).annotations({ identifier: "ToolResultContent" })
+}, { identifier: "ToolResultContent" })
 
 /**
  * @since 0.2.0
@@ -1226,11 +1242,11 @@ export type SamplingContent = typeof SamplingContent.Type
  *
  * @since 0.2.0
  */
-export const SamplingMessage = Schema.Struct({
+export const SamplingMessage = struct({
   role: Role,
   content: Schema.Union(SamplingContent, Schema.Array(SamplingContent)),
   ...metaFields
-}).annotations({ identifier: "SamplingMessage" })
+}, { identifier: "SamplingMessage" })
 
 /**
  * @since 0.2.0
@@ -1244,12 +1260,12 @@ const Priority = Schema.Number.pipe(Schema.between(0, 1))
  *
  * @since 0.2.0
  */
-export const ModelPreferences = Schema.Struct({
-  hints: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.optional(Schema.String) }))),
+export const ModelPreferences = struct({
+  hints: Schema.optional(Schema.Array(struct({ name: optionalString }))),
   costPriority: Schema.optional(Priority),
   speedPriority: Schema.optional(Priority),
   intelligencePriority: Schema.optional(Priority)
-}).annotations({ identifier: "ModelPreferences" })
+}, { identifier: "ModelPreferences" })
 
 /**
  * @since 0.2.0
@@ -1261,21 +1277,21 @@ export interface ModelPreferences extends Schema.Schema.Type<typeof ModelPrefere
  *
  * @since 0.2.0
  */
-export const CreateMessageRequestParams = Schema.Struct({
+export const CreateMessageRequestParams = struct({
   ...requestParamsFields,
   messages: Schema.Array(SamplingMessage),
   modelPreferences: Schema.optional(ModelPreferences),
-  systemPrompt: Schema.optional(Schema.String),
+  systemPrompt: optionalString,
   includeContext: Schema.optional(Schema.Literal("none", "thisServer", "allServers")),
-  temperature: Schema.optional(Schema.Number),
+  temperature: optionalNumber,
   maxTokens: Schema.Int,
-  stopSequences: Schema.optional(Schema.Array(Schema.String)),
-  metadata: Schema.optional(JsonObject),
+  stopSequences: optionalStrings,
+  metadata: optionalJsonObject,
   // tools and toolChoice: 2025-11-25, only to a client that declared `sampling.tools`.
   tools: Schema.optional(Schema.Array(Tool)),
-  toolChoice: Schema.optional(Schema.Struct({ mode: Schema.optional(Schema.Literal("auto", "required", "none")) })),
+  toolChoice: Schema.optional(struct({ mode: Schema.optional(Schema.Literal("auto", "required", "none")) })),
   task: Schema.optional(TaskMetadata)
-}).annotations({ identifier: "CreateMessageRequestParams" })
+}, { identifier: "CreateMessageRequestParams" })
 
 /**
  * @since 0.2.0
@@ -1288,13 +1304,13 @@ export interface CreateMessageRequestParams extends Schema.Schema.Type<typeof Cr
  *
  * @since 0.2.0
  */
-export const CreateMessageResult = Schema.Struct({
+export const CreateMessageResult = struct({
   ...metaFields,
   role: Role,
   content: Schema.Union(SamplingContent, Schema.Array(SamplingContent)),
   model: Schema.String,
-  stopReason: Schema.optional(Schema.String)
-}).annotations({ identifier: "CreateMessageResult" })
+  stopReason: optionalString
+}, { identifier: "CreateMessageResult" })
 
 /**
  * @since 0.2.0
@@ -1308,17 +1324,21 @@ export interface CreateMessageResult extends Schema.Schema.Type<typeof CreateMes
  *
  * @since 0.2.0
  */
-export const ElicitFormParams = Schema.Struct({
+export const ElicitFormParams = struct({
   ...requestParamsFields,
   mode: Schema.optional(Schema.Literal("form")),
   message: Schema.String,
-  requestedSchema: Schema.Struct({
-    type: Schema.Literal("object"),
-    properties: Schema.Record({ key: Schema.String, value: JsonObject }),
-    required: Schema.optional(Schema.Array(Schema.String))
-  }, JsonObject),
+  requestedSchema: struct(
+    {
+      type: Schema.Literal("object"),
+      properties: Schema.Record({ key: Schema.String, value: JsonObject }),
+      required: optionalStrings
+    },
+    undefined,
+    JsonObject
+  ),
   task: Schema.optional(TaskMetadata)
-}).annotations({ identifier: "ElicitFormParams" })
+}, { identifier: "ElicitFormParams" })
 
 /**
  * @since 0.2.0
@@ -1331,14 +1351,14 @@ export interface ElicitFormParams extends Schema.Schema.Type<typeof ElicitFormPa
  *
  * @since 0.2.0
  */
-export const ElicitUrlParams = Schema.Struct({
+export const ElicitUrlParams = struct({
   ...requestParamsFields,
   mode: Schema.Literal("url"),
   message: Schema.String,
   elicitationId: Schema.String,
   url: Schema.String,
   task: Schema.optional(TaskMetadata)
-}).annotations({ identifier: "ElicitUrlParams" })
+}, { identifier: "ElicitUrlParams" })
 
 /**
  * @since 0.2.0
@@ -1377,11 +1397,11 @@ export type ElicitValue = typeof ElicitValue.Type
  *
  * @since 0.2.0
  */
-export const ElicitResult = Schema.Struct({
+export const ElicitResult = struct({
   ...metaFields,
   action: Schema.Literal("accept", "decline", "cancel"),
   content: Schema.optional(Schema.Record({ key: Schema.String, value: ElicitValue }))
-}).annotations({ identifier: "ElicitResult" })
+}, { identifier: "ElicitResult" })
 
 /**
  * @since 0.2.0
@@ -1393,11 +1413,11 @@ export interface ElicitResult extends Schema.Schema.Type<typeof ElicitResult> {}
  *
  * @since 0.2.0
  */
-export const Root = Schema.Struct({
+export const Root = struct({
   uri: Schema.String.pipe(Schema.startsWith("file://")),
-  name: Schema.optional(Schema.String),
+  name: optionalString,
   ...metaFields
-}).annotations({ identifier: "Root" })
+}, { identifier: "Root" })
 
 /**
  * @since 0.2.0
@@ -1409,10 +1429,10 @@ export interface Root extends Schema.Schema.Type<typeof Root> {}
  *
  * @since 0.2.0
  */
-export const ListRootsResult = Schema.Struct({
+export const ListRootsResult = struct({
   ...metaFields,
   roots: Schema.Array(Root)
-}).annotations({ identifier: "ListRootsResult" })
+}, { identifier: "ListRootsResult" })
 
 /**
  * @since 0.2.0
@@ -1430,10 +1450,14 @@ export interface ListRootsResult extends Schema.Schema.Type<typeof ListRootsResu
  *
  * @since 0.3.0
  */
-export const InputRequest = Schema.Struct({
-  method: Schema.String,
-  params: Schema.optional(JsonObject)
-}, JsonObject).annotations({ identifier: "InputRequest" })
+export const InputRequest = struct(
+  {
+    method: Schema.String,
+    params: optionalJsonObject
+  },
+  { identifier: "InputRequest" },
+  JsonObject
+)
 
 /**
  * @since 0.3.0
@@ -1475,12 +1499,12 @@ export type InputResponses = typeof InputResponses.Type
  *
  * @since 0.3.0
  */
-export const InputRequiredResult = Schema.Struct({
+export const InputRequiredResult = struct({
   ...metaFields,
   resultType: Schema.Literal("input_required"),
   inputRequests: Schema.optional(InputRequests),
-  requestState: Schema.optional(Schema.String)
-}).annotations({ identifier: "InputRequiredResult" })
+  requestState: optionalString
+}, { identifier: "InputRequiredResult" })
 
 /**
  * @since 0.3.0
@@ -1493,13 +1517,17 @@ export interface InputRequiredResult extends Schema.Schema.Type<typeof InputRequ
  *
  * @since 0.3.0
  */
-export const SubscriptionFilter = Schema.Struct({
-  toolsListChanged: Schema.optional(Schema.Boolean),
-  promptsListChanged: Schema.optional(Schema.Boolean),
-  resourcesListChanged: Schema.optional(Schema.Boolean),
-  resourceSubscriptions: Schema.optional(Schema.Array(Schema.String)),
-  taskIds: Schema.optional(Schema.Array(Schema.String))
-}, JsonObject).annotations({ identifier: "SubscriptionFilter" })
+export const SubscriptionFilter = struct(
+  {
+    toolsListChanged: optionalBoolean,
+    promptsListChanged: optionalBoolean,
+    resourcesListChanged: optionalBoolean,
+    resourceSubscriptions: optionalStrings,
+    taskIds: optionalStrings
+  },
+  { identifier: "SubscriptionFilter" },
+  JsonObject
+)
 
 /**
  * @since 0.3.0
@@ -1512,10 +1540,10 @@ export interface SubscriptionFilter extends Schema.Schema.Type<typeof Subscripti
  *
  * @since 0.3.0
  */
-export const SubscriptionsAcknowledgedParams = Schema.Struct({
+export const SubscriptionsAcknowledgedParams = struct({
   ...metaFields,
   notifications: SubscriptionFilter
-}).annotations({ identifier: "SubscriptionsAcknowledgedParams" })
+}, { identifier: "SubscriptionsAcknowledgedParams" })
 
 /**
  * @since 0.3.0
@@ -1551,11 +1579,15 @@ export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
  *
  * @since 0.4.0
  */
-export const SkillFile = Schema.Struct({
-  uri: Schema.String,
-  digest: Schema.String,
-  size: Schema.Number
-}, JsonObject).annotations({ identifier: "SkillFile" })
+export const SkillFile = struct(
+  {
+    uri: Schema.String,
+    digest: Schema.String,
+    size: Schema.Number
+  },
+  { identifier: "SkillFile" },
+  JsonObject
+)
 
 /**
  * @since 0.4.0
@@ -1569,11 +1601,15 @@ export interface SkillFile extends Schema.Schema.Type<typeof SkillFile> {}
  *
  * @since 0.4.0
  */
-export const Skill = Schema.Struct({
-  uri: Schema.String,
-  frontmatter: Schema.Struct({ name: Schema.String, description: Schema.String }, JsonObject),
-  resources: Schema.Union(Schema.Array(SkillFile), Schema.Literal("dynamic"))
-}, JsonObject).annotations({ identifier: "Skill" })
+export const Skill = struct(
+  {
+    uri: Schema.String,
+    frontmatter: struct({ name: Schema.String, description: Schema.String }, undefined, JsonObject),
+    resources: Schema.Union(Schema.Array(SkillFile), Schema.Literal("dynamic"))
+  },
+  { identifier: "Skill" },
+  JsonObject
+)
 
 /**
  * @since 0.4.0
@@ -1599,7 +1635,7 @@ export interface ListSkillsResult extends Schema.Schema.Type<typeof ListSkillsRe
  *
  * @since 0.4.0
  */
-export const GetSkillResult = Schema.Struct({ ...metaFields, skill: Skill }).annotations({
+export const GetSkillResult = struct({ ...metaFields, skill: Skill }, {
   identifier: "GetSkillResult"
 })
 
@@ -1615,22 +1651,22 @@ export interface GetSkillResult extends Schema.Schema.Type<typeof GetSkillResult
  *
  * @since 0.3.0
  */
-export const DetailedTask = Schema.Struct({
+export const DetailedTask = struct({
   ...metaFields,
-  resultType: Schema.optional(Schema.String),
+  resultType: optionalString,
   taskId: Schema.String,
   status: Schema.Literal("working", "input_required", "completed", "failed", "cancelled"),
-  statusMessage: Schema.optional(Schema.String),
-  createdAt: Schema.optional(Schema.String),
-  lastUpdatedAt: Schema.optional(Schema.String),
+  statusMessage: optionalString,
+  createdAt: optionalString,
+  lastUpdatedAt: optionalString,
   ttlMs: Schema.optional(Schema.NullOr(Schema.Number)),
-  pollIntervalMs: Schema.optional(Schema.Number),
+  pollIntervalMs: optionalNumber,
   inputRequests: Schema.optional(InputRequests),
-  result: Schema.optional(JsonObject),
+  result: optionalJsonObject,
   error: Schema.optional(
-    Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optional(Schema.Unknown) })
+    struct({ code: Schema.Number, message: Schema.String, data: Schema.optional(Schema.Unknown) })
   )
-}).annotations({ identifier: "DetailedTask" })
+}, { identifier: "DetailedTask" })
 
 /**
  * @since 0.3.0
@@ -1696,7 +1732,7 @@ export const Method = {
 export type Method = (typeof Method)[keyof typeof Method]
 
 const notification = <M extends string, P extends Schema.Struct.Field>(method: M, params: P) =>
-  Schema.Struct({ method: Schema.Literal(method), params })
+  struct({ method: Schema.Literal(method), params })
 
 /**
  * `notifications/tools/list_changed`.
@@ -1843,10 +1879,10 @@ const notificationMethods = unknownTag("method", KnownServerNotification.members
  *
  * @since 0.1.0
  */
-export const UnknownServerNotification = Schema.Struct({
+export const UnknownServerNotification = struct({
   method: notificationMethods.tag,
   params: Schema.optional(Schema.Unknown)
-}).annotations({ identifier: "UnknownServerNotification" })
+}, { identifier: "UnknownServerNotification" })
 
 /**
  * @since 0.1.0
@@ -1980,10 +2016,14 @@ export const isModernErrorCode = (code: unknown): boolean =>
  *
  * @since 0.1.0
  */
-export const UnsupportedProtocolVersionData = Schema.Struct({
-  supported: Schema.Array(Schema.String),
-  requested: Schema.optional(Schema.String)
-}, JsonObject).annotations({ identifier: "UnsupportedProtocolVersionData" })
+export const UnsupportedProtocolVersionData = struct(
+  {
+    supported: Schema.Array(Schema.String),
+    requested: optionalString
+  },
+  { identifier: "UnsupportedProtocolVersionData" },
+  JsonObject
+)
 
 /**
  * @since 0.1.0
@@ -1991,7 +2031,7 @@ export const UnsupportedProtocolVersionData = Schema.Struct({
 export interface UnsupportedProtocolVersionData extends Schema.Schema.Type<typeof UnsupportedProtocolVersionData> {}
 
 const cacheHintFields = {
-  ttlMs: Schema.optional(Schema.Number),
+  ttlMs: optionalNumber,
   cacheScope: Schema.optional(Schema.Literal("public", "private"))
 }
 
@@ -2001,7 +2041,7 @@ const cacheHintFields = {
  *
  * @since 0.1.0
  */
-export const CacheHints = Schema.Struct(cacheHintFields).annotations({ identifier: "CacheHints" })
+export const CacheHints = struct(cacheHintFields, { identifier: "CacheHints" })
 
 /**
  * @since 0.1.0
@@ -2026,15 +2066,15 @@ export const ttlOf = (result: unknown): number => {
  *
  * @since 0.1.0
  */
-export const DiscoverResult = Schema.Struct({
+export const DiscoverResult = struct({
   ...metaFields,
   ...cacheHintFields,
-  resultType: Schema.optional(Schema.String),
+  resultType: optionalString,
   supportedVersions: Schema.Array(Schema.String),
   capabilities: ServerCapabilities,
   serverInfo: Schema.optional(Implementation),
-  instructions: Schema.optional(Schema.String)
-}).annotations({ identifier: "DiscoverResult" })
+  instructions: optionalString
+}, { identifier: "DiscoverResult" })
 
 /**
  * @since 0.1.0
