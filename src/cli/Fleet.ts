@@ -145,9 +145,9 @@ const forgetGonePins = (settings: Settings.Settings, loaded: FleetConfig.Loaded)
       loaded.servers.map(ToolPins.identity)
     )))
 
-// The pins and the catalog cache are a small file per server, a hundred of them read as a
-// gateway over lazy servers starts: each read in one call, not in four trips to libuv's pool
-// (open, stat, read, close), each resuming a fiber.
+// The pins and the catalog cache are a small local file per server, a hundred of them read as
+// a gateway over lazy servers starts: each read at once, synchronously, not in four trips to
+// libuv's pool (open, stat, read, close) each resuming a fiber. Writes stay asynchronous.
 const reasons: Readonly<Record<string, SystemErrorReason>> = {
   ENOENT: "NotFound",
   EACCES: "PermissionDenied",
