@@ -17,9 +17,11 @@
  *   second call to the same server (already running).
  *
  * Runs the built command (`npm run build` first when dist/ is missing or older than src/).
- * With `--baseline <bin.js>` (another build's `dist/cli/bundle/bin.js`, copied aside), the
- * runs alternate between that build and this one, on the same config and cache, and both
- * columns are shown: a busy machine then weighs on both alike.
+ * With `--baseline <bin.js>` (another build's `dist/cli/bundle/bin.js`, its whole directory
+ * copied aside inside this project, e.g. to dist/base/, where the packages the bundle leaves
+ * out, jsonc-parser, yaml and minisearch, resolve), the runs alternate between that build and
+ * this one, on the same config and cache, and both columns are shown: a busy machine then
+ * weighs on both alike.
  *
  *   npm run bench:lazy [-- --servers N] [-- --runs N] [-- --baseline path/to/bin.js]
  *

@@ -11,6 +11,31 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
+// Packages few runs of a command use, each with a CommonJS build: in the bundle, a stand-in
+// that require()s the package the first time it is called, so a start (a gateway over a lazy
+// fleet, say) does not compile them: yaml (a skill's frontmatter, 250 kB) and minisearch
+// (the tool search index, built at the first search). The stand-in has what src/ uses of each.
+const deferred = {
+  yaml: `export const parse = (...args) => (loaded ??= require("yaml")).parse(...args)`,
+  minisearch: `export default function MiniSearch(...args) { return new (loaded ??= require("minisearch"))(...args) }`
+}
+const deferPackages = {
+  name: "defer-packages",
+  setup(build) {
+    const filter = new RegExp(`^(${Object.keys(deferred).join("|")})$`)
+    // The stand-in's own require() is left to Node, at run time.
+    build.onResolve(
+      { filter },
+      (args) =>
+        args.kind === "require-call" ? { path: args.path, external: true } : { path: args.path, namespace: "deferred" }
+    )
+    build.onLoad({ filter: /.*/, namespace: "deferred" }, (args) => ({
+      contents: `let loaded\n${deferred[args.path]}\n`,
+      loader: "js"
+    }))
+  }
+}
+
 /**
  * Bundles the CLI into `outdir`, emptied first (chunks of an earlier build would be packed
  * too), with a linked sourcemap unless `sourcemap` is false.
@@ -34,6 +59,7 @@ export const bundleCli = (outdir, { sourcemap = true } = {}) => {
     external: ["jsonc-parser", "bufferutil", "utf-8-validate", "@energetic-ai/*"],
     minifySyntax: true,
     minifyWhitespace: true,
+    plugins: [deferPackages],
     // Some bundled CommonJS dependencies call require(); give them one.
     banner: {
       js:

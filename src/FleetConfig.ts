@@ -625,7 +625,10 @@ const watchWith = (reader: Reader, options: WatchOptions, initial: Loaded | unde
       )
     )
   const edits = Watch.edits(reader.fs, reader.path, reader.files.paths, options.debounce ?? Duration.millis(100))
-  return Stream.concat(Stream.succeed(undefined), edits).pipe(
+  // A first read now when no config is in force; else the watch's own read once it has begun
+  // (see Watch.watchDirectory) catches an edit made since `initial`, and one more read while a
+  // fleet is starting would only compete with it.
+  return Stream.concat(initial === undefined ? Stream.succeed(undefined) : Stream.empty, edits).pipe(
     Stream.mapAccumEffect(initial, (previous) => reread(previous)),
     Stream.flattenIterables
   )

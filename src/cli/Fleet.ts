@@ -9,13 +9,16 @@
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import { SystemError, type SystemErrorReason } from "@effect/platform/Error"
+import * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Catalog from "../Catalog.js"
 import * as CatalogCache from "../CatalogCache.js"
@@ -142,6 +145,31 @@ const forgetGonePins = (settings: Settings.Settings, loaded: FleetConfig.Loaded)
       loaded.servers.map(ToolPins.identity)
     )))
 
+// The pins and the catalog cache are a small local file per server, a hundred of them read as
+// a gateway over lazy servers starts: each read at once, synchronously, not in four trips to
+// libuv's pool (open, stat, read, close) each resuming a fiber. Writes stay asynchronous.
+const reasons: Readonly<Record<string, SystemErrorReason>> = {
+  ENOENT: "NotFound",
+  EACCES: "PermissionDenied",
+  EISDIR: "BadResource",
+  ENOTDIR: "BadResource"
+}
+const readsAtOnce = (fs: FileSystem.FileSystem): FileSystem.FileSystem => ({
+  ...fs,
+  readFileString: (path, encoding) =>
+    Effect.try({
+      try: () => NodeFs.readFileSync(path, { encoding: (encoding ?? "utf-8") as BufferEncoding }),
+      catch: (error) =>
+        new SystemError({
+          reason: reasons[(error as NodeJS.ErrnoException).code ?? ""] ?? "Unknown",
+          module: "FileSystem",
+          method: "readFileString",
+          pathOrDescriptor: path,
+          description: error instanceof Error ? error.message : String(error)
+        })
+    })
+})
+
 /**
  * The CLI's registry: OAuth tokens in the user config dir (`oauth/`), tools pinned there
  * (`pins/`, one file per server identity; pins of servers gone from the config forgotten),
@@ -162,7 +190,7 @@ export const makeRegistry = (
   Scope.Scope | FileSystem.FileSystem | Path.Path | ServerRegistry.Requirements
 > =>
   Effect.flatMap(
-    ToolPins.makeFile(pinsDir(settings)),
+    Effect.updateService(ToolPins.makeFile(pinsDir(settings)), FileSystem.FileSystem, readsAtOnce),
     (store) => {
       const options: ServerRegistry.Options = {
         pinning: "quarantine",
@@ -174,7 +202,11 @@ export const makeRegistry = (
         : joinCluster(cluster, options)
       return made.pipe(
         Effect.provideService(ToolPins.PinStore, store),
-        Effect.provide(CatalogCache.layerFile(cacheDir(settings))),
+        Effect.provide(
+          CatalogCache.layerFile(cacheDir(settings)).pipe(
+            Layer.provide(Layer.effect(FileSystem.FileSystem, Effect.map(FileSystem.FileSystem, readsAtOnce)))
+          )
+        ),
         Effect.provideService(OAuth.TokenStore, NodeOAuth.makeFileStore(NodeOAuth.storeDir(settings.configDir))),
         Effect.provideService(OAuth.NetworkGuard, NodeOAuth.makeNetworkGuard()),
         host === undefined ? Effect.provide(HostFeatures.layer(settings, sampling)) : Effect.provide(host)

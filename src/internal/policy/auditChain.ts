@@ -20,19 +20,8 @@ export const GENESIS = `sha256:${"0".repeat(64)}`
 /** Entries between two checkpoints. */
 export const CHECKPOINT_EVERY = 1000
 
-// Node's hash is five times @noble's on a line (1.2 µs against 6), and the writer hashes every
-// line; reached through `process.getBuiltinModule`, so the module stays platform-neutral.
-type NodeCrypto = {
-  readonly createHash: (name: string) => { update: (text: string) => { digest: (as: "hex") => string } }
-}
-const nodeCrypto = (globalThis as {
-  readonly process?: { readonly getBuiltinModule?: (id: string) => unknown }
-}).process?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined
-
-/** `sha256:` and the hex SHA-256 of a line's UTF-8 bytes. */
-export const lineHash: (line: string) => string = nodeCrypto === undefined
-  ? (line) => `sha256:${sha256Hex(line)}`
-  : (line) => `sha256:${nodeCrypto.createHash("sha256").update(line).digest("hex")}`
+/** `sha256:` and the hex SHA-256 of a line's UTF-8 bytes (Node's hash where there is one, see crypto.ts). */
+export const lineHash = (line: string): string => `sha256:${sha256Hex(line)}`
 
 /** An entry's JSON (an object) as a chained line, without the newline. */
 export const chained = (json: string, line: number, prev: string): string =>
