@@ -17,7 +17,7 @@
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
-import * as MetricKeyType from "effect/MetricKeyType"
+import type * as MetricKeyType from "effect/MetricKeyType"
 
 /**
  * The attribute (and metric tag) that names a server as the fleet knows it: the key of the
@@ -78,37 +78,14 @@ const durationBoundaries = MetricBoundaries.fromIterable([
 const withUnit = <Type extends MetricKeyType.MetricKeyType<any, any>>(key: MetricKey.MetricKey<Type>, unit: string) =>
   Metric.fromMetricKey(MetricKey.tagged(key, "unit", unit))
 
-// A metric whose key is made at its first update or read, not at import. A key hashes its name
-// and description when made (twice with the unit tag): the nine keys' ~2,700 characters were
-// enough for V8 to optimize effect's string hash before a client had connected, and its
-// optimizing compiler, once started, stays resident (~3.7 MB of a bundled client's start).
-const onFirstUse = <Type extends MetricKeyType.MetricKeyType<any, any>, In, Out>(
-  keyType: Type,
-  make: () => Metric.Metric<Type, In, Out>
-): Metric.Metric<Type, In, Out> => {
-  let metric: Metric.Metric<Type, In, Out> | undefined
-  const get = () => (metric ??= make())
-  return Metric.make(
-    keyType,
-    (input: In, tags) => get().unsafeUpdate(input, tags),
-    (tags) => get().unsafeValue(tags),
-    (input: In, tags) => get().unsafeModify(input, tags)
-  )
-}
-
-const histogramType = MetricKeyType.histogram(durationBoundaries)
-
 const seconds = (name: string, description: string): Metric.Metric.Histogram<number> =>
-  onFirstUse(histogramType, () => withUnit(MetricKey.histogram(name, durationBoundaries, description), "s"))
+  withUnit(MetricKey.histogram(name, durationBoundaries, description), "s")
 
 const gauge = (name: string, description: string, unit: string): Metric.Metric.Gauge<number> =>
-  onFirstUse(MetricKeyType.gauge(), () => withUnit(MetricKey.gauge(name, { description }), unit))
+  withUnit(MetricKey.gauge(name, { description }), unit)
 
 const counter = (name: string, description: string, unit: string): Metric.Metric.Counter<number> =>
-  onFirstUse(
-    MetricKeyType.counter(),
-    () => withUnit(MetricKey.counter(name, { description, incremental: true }), unit)
-  )
+  withUnit(MetricKey.counter(name, { description, incremental: true }), unit)
 
 /**
  * `mcp.client.operation.duration` (histogram, seconds): a request from sending it to its
