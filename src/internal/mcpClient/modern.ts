@@ -67,6 +67,8 @@ export const makeModern = (
         const call = exchange(McpSchema.Method.ToolsCall, params, requestOptions, options.onTask, options.onInput)
         return options.onLog === undefined ? call : callLogs.around(call, options.onLog)
       },
+      // A call may take input rounds or become a task: its result is checked once it is final.
+      plainCall: undefined,
       followTask: (taskId, options) =>
         Effect.map(
           followTask(wire, forCall(handlers, options?.onInput), McpSchema.Method.ToolsCall, { taskId }, {
