@@ -295,8 +295,8 @@ export const make = (options: Options = {}): Effect.Effect<Peer, never, Transpor
 const messageOf = (entry: Entry, params: Record<string, unknown> | undefined): JsonRpc.Request => {
   const { id, method } = entry
   if (entry.reset || entry.onProgress !== undefined) {
-    const meta = params?._meta as object | undefined
-    return { jsonrpc: "2.0", id, method, params: { ...params, _meta: { ...meta, progressToken: id } } }
+    const meta = JsonRpc.withField(params?._meta, "progressToken", id)
+    return { jsonrpc: "2.0", id, method, params: JsonRpc.withField(params, "_meta", meta) }
   }
   return params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }
 }
