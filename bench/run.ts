@@ -20,7 +20,7 @@
  * @module
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -31,6 +31,8 @@ import type { BenchResult } from "./clients/shared.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const stdioServerScript = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
+/** util-linux's setsid, where there is one: it runs a program in a session of its own. */
+const setsid = ["/usr/bin/setsid", "/bin/setsid"].find((file) => existsSync(file))
 const httpServerScript = fileURLToPath(new URL("./fixtures/echo-http-server.mjs", import.meta.url))
 
 /**
@@ -100,8 +102,8 @@ interface Section {
   readonly label: string
   readonly cells: ReadonlyArray<Cell>
   readonly targets: ReadonlyArray<Target>
-  /** Flags and environment for run number `n` (unique over the whole run). */
-  readonly reach: (n: number) => Reach
+  /** Flags and environment for run number `n` (unique over the whole run) of `client`. */
+  readonly reach: (n: number, client: ClientSpec) => Reach
 }
 
 const MiB = 1024 * 1024
@@ -348,7 +350,7 @@ const runSection = async (section: Section): Promise<{ readonly lines: Array<str
       const progress: Array<string> = []
       for (const client of order) {
         if (failed.has(client.name)) continue // a client that failed once is not retried in this cell
-        const outcome = await runClient(client, cell, section.reach(++runCounter))
+        const outcome = await runClient(client, cell, section.reach(++runCounter, client))
         if (outcome._tag === "ok") {
           const runs = results.get(client.name) ?? []
           runs[rep] = outcome.result
@@ -581,10 +583,16 @@ const stdioSection: Section = {
     { min: 0.95, cell: stdioCells[2]! },
     { min: 0.95, cell: stdioCells[3]! }
   ],
-  reach: (n) => {
+  reach: (n, client) => {
     // A unique tag in the server's argv lets us find a server the client left behind.
     const tag = `--bench-tag=${process.pid}-${n}`
-    return { args: [], env: { BENCH_STDIO_SERVER: JSON.stringify([process.execPath, stdioServerScript, tag]) }, tag }
+    const server = [process.execPath, stdioServerScript, tag]
+    // mcp-fleet starts its server in a session of its own (`detached`, to own its process
+    // group); the others' servers get one too, so that each is scheduled alike under load
+    // (Linux's autogroups: one per session). setsid(1) execs in place, as the server is no
+    // process group leader.
+    const argv = client.base === "mcp-fleet" || setsid === undefined ? server : [setsid, ...server]
+    return { args: [], env: { BENCH_STDIO_SERVER: JSON.stringify(argv) }, tag }
   }
 }
 

@@ -64,6 +64,17 @@ export interface Era {
    * a task (legacy: 2025-11-25 task-augmented calls; modern: the tasks extension and `onLog`).
    */
   readonly sendCall: (requiresTask: (name: string) => boolean) => SendCall
+  /**
+   * A tool call that is one request whose result is the call's (legacy, without task-augmented
+   * calls), so a call with no options can have its result checked as it is read
+   * (`Peer.RequestOptions.onAnswer`); undefined where a call may take more (input rounds, tasks).
+   */
+  readonly plainCall:
+    | ((params: Record<string, unknown>, requestOptions: Peer.RequestOptions) => Effect.Effect<
+      Record<string, unknown>,
+      McpError.McpError
+    >)
+    | undefined
   /** Takes a task up again by its id, to the raw result of the call it was made of. */
   readonly followTask: (
     taskId: string,

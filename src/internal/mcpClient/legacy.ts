@@ -26,6 +26,7 @@ import { requestAsTask, resumeTask } from "./tasks.js"
  */
 export const makeLegacy = (connection: Connection, agreed: Agreed): Era => {
   const { peer, related, server } = connection
+  const tasks = agreed.capabilities.tasks?.requests?.tools?.call !== undefined
   // A legacy server answers with no `resultType` (input rounds and the tasks extension are
   // modern), so a request is the Peer's own; its own requests may come on its stream.
   const exchange: Exchange = (method, params, requestOptions, _onTask, onInput) =>
@@ -37,10 +38,10 @@ export const makeLegacy = (connection: Connection, agreed: Agreed): Era => {
     notify: peer.notify,
     request: requestOf(server, exchange),
     accepted: Effect.succeed,
-    sendCall: (requiresTask) =>
-      agreed.capabilities.tasks?.requests?.tools?.call === undefined
-        ? sendPlain(exchange)
-        : sendAsTask(connection, exchange, requiresTask),
+    sendCall: (requiresTask) => tasks ? sendAsTask(connection, exchange, requiresTask) : sendPlain(exchange),
+    plainCall: tasks
+      ? undefined
+      : (params, requestOptions) => peer.request(McpSchema.Method.ToolsCall, params, requestOptions),
     followTask: (taskId, options) =>
       related.follow(options?.onInput, options?.onTask, (onTask) =>
         resumeTask(peer, taskId, {

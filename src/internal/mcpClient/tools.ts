@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { CallToolOptions, McpClient } from "../../McpClient.js"
+import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Peer from "../../Peer.js"
 import { traced } from "../traced.js"
@@ -25,6 +26,9 @@ export interface Tools extends Pick<McpClient, "listTools" | "callTool" | "follo
 }
 
 const resetOnProgress: Peer.RequestOptions = { resetTimeoutOnProgress: true }
+
+// The most tool names whose plain-call options are kept (a fleet's servers have far fewer tools).
+const MAX_CHECKED = 1024
 
 /**
  * The tools of `connection`, spoken as `era` speaks, behind `supported`, listed by `list`.
@@ -44,6 +48,19 @@ export const makeTools = (
   )
   const toolsSupported = supported("tools")
   const send = era.sendCall(outputs.requiresTask)
+  const plainCall = era.plainCall
+  // A plain call's options by tool name, its result checked as it is read: no step after the
+  // request, and nothing made per call.
+  const checkedOptions = new Map<string, Peer.RequestOptions>()
+  const checkedFor = (name: string): Peer.RequestOptions => {
+    let options = checkedOptions.get(name)
+    if (options === undefined) {
+      if (checkedOptions.size >= MAX_CHECKED) checkedOptions.clear()
+      options = { resetTimeoutOnProgress: true, onAnswer: (result) => outputs.check(name, result) }
+      checkedOptions.set(name, options)
+    }
+    return options
+  }
   const callTool = traced("McpClient.callTool")((
     name: string,
     args?: Record<string, unknown>,
@@ -51,6 +68,10 @@ export const makeTools = (
   ) => {
     if (!toolsSupported) return unsupported(server, "tools", "call tools")
     let params: Record<string, unknown> = { name, arguments: args ?? {} }
+    if (callOptions === undefined && plainCall !== undefined) {
+      const call = plainCall(params, checkedFor(name)) as Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
+      return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
+    }
     let requestOptions: TaskOptions = resetOnProgress
     if (callOptions !== undefined) {
       // What the era reads of the options (task, onInput, onLog) is not the Peer's.

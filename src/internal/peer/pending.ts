@@ -16,6 +16,9 @@ import type { Progress } from "../../Peer.js"
 /** How a request ends. */
 export type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
 
+/** What resumes the request's caller: its answer, or what its `onAnswer` made of a result. */
+export type Delivered = Effect.Effect<Record<string, unknown>, McpError.McpError>
+
 /**
  * A request in flight. A class, not an object literal: V8 pretenures the objects of a literal
  * whose instances mostly survive a scavenge (at c=64 an entry lives through several), so each
@@ -24,9 +27,9 @@ export type Answer = Exit.Exit<Record<string, unknown>, McpError.McpError>
  */
 export class Entry {
   /** The answer, when it came before anyone waited for it. */
-  answer: Answer | undefined = undefined
+  answer: Delivered | undefined = undefined
   /** Resumes the fiber waiting for the answer. */
-  resume: ((answer: Answer) => void) | undefined = undefined
+  resume: ((answer: Delivered) => void) | undefined = undefined
   lastActivity: number
 
   constructor(
@@ -41,7 +44,9 @@ export class Entry {
     readonly reset: boolean,
     /** Whether giving up on it (interruption, timeout) sends notifications/cancelled. */
     readonly cancellable: boolean,
-    readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+    readonly onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined,
+    /** What a result becomes before the caller resumes (`RequestOptions.onAnswer`). */
+    readonly onAnswer: ((result: Record<string, unknown>) => Delivered) | undefined
   ) {
     this.lastActivity = start
   }
@@ -52,7 +57,7 @@ export const deadlineOf = (entry: Entry): number =>
   Math.min(entry.start + entry.totalMs, (entry.reset ? entry.lastActivity : entry.start) + entry.idleMs)
 
 /** Waits for the entry's answer, or takes the one already there. */
-export const resumeWith = (entry: Entry, resume: (answer: Answer) => void): void => {
+export const resumeWith = (entry: Entry, resume: (answer: Delivered) => void): void => {
   if (entry.answer === undefined) entry.resume = resume
   else resume(entry.answer)
 }
@@ -144,8 +149,11 @@ export class Pending {
 
   private answer(entry: Entry, exit: Answer): void {
     this.settled(entry, exit)
-    if (entry.resume === undefined) entry.answer = exit
-    else entry.resume(exit)
+    const delivered = entry.onAnswer === undefined || exit._tag === "Failure"
+      ? exit
+      : mapped(entry.onAnswer, exit.value)
+    if (entry.resume === undefined) entry.answer = delivered
+    else entry.resume(delivered)
   }
 
   /** Remembers an id given up on, so that its late answer is ignored quietly. */
@@ -157,6 +165,18 @@ export class Pending {
   /** Whether an answer for this id is a late one for a request given up on (forgetting it). */
   wasAbandoned(id: JsonRpc.RequestId): boolean {
     return this.abandoned.delete(id)
+  }
+}
+
+// A mapping that throws is its caller's defect, not the connection's (this runs in the read callback).
+const mapped = (
+  onAnswer: (result: Record<string, unknown>) => Delivered,
+  result: Record<string, unknown>
+): Delivered => {
+  try {
+    return onAnswer(result)
+  } catch (defect) {
+    return Effect.die(defect)
   }
 }
 
