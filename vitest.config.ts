@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config"
 import { hangGuard } from "./test/support/guard.js"
+import { SRC_BUILT, srcBuildPlugin } from "./test/support/srcBuild.js"
 
 // The timeouts are hang guards, not product bounds (those are asserted on the TestClock, or
 // on the wall clock with a margin measured under load: test/support/processes.ts `bound`):
@@ -31,7 +32,17 @@ export default defineConfig({
         extends: true,
         test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**"], pool: "threads" }
       },
-      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], pool: "forks" } }
+      {
+        extends: true,
+        // src/ as one build made by the global setup, loaded by Node (test/support/srcBuild.ts).
+        plugins: [srcBuildPlugin()],
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          pool: "forks",
+          server: { deps: { external: [SRC_BUILT] } }
+        }
+      }
     ]
   }
 })
