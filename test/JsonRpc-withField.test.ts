@@ -33,3 +33,13 @@ describe("JsonRpc.withField", () => {
     expect(JsonRpc.withField("text", "progressToken", 3)).toStrictEqual({ progressToken: 3 })
   })
 })
+
+describe("JsonRpc.withField's key", () => {
+  it("sets __proto__ as a field, as the spread does, whatever its value", () => {
+    for (const value of [0, null, "text", { polluted: true }]) {
+      const copy = JsonRpc.withField({ name: "echo" }, "__proto__", value)
+      expect(copy).toStrictEqual({ name: "echo", ["__proto__"]: value })
+      expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
+    }
+  })
+})
