@@ -61,6 +61,9 @@ export const makeTools = (
     }
     return options
   }
+  // Whether the tool needs a task, and its outputSchema, are known once the tools are listed.
+  const afterListed = <A>(effect: Effect.Effect<A, McpError.McpError>) =>
+    outputs.listed() ? effect : Effect.zipRight(outputs.ensureListed, effect)
   const callTool = traced("McpClient.callTool")((
     name: string,
     args?: Record<string, unknown>,
@@ -69,8 +72,9 @@ export const makeTools = (
     if (!toolsSupported) return unsupported(server, "tools", "call tools")
     let params: Record<string, unknown> = { name, arguments: args ?? {} }
     if (callOptions === undefined && plainCall !== undefined) {
-      const call = plainCall(params, checkedFor(name)) as Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
-      return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
+      return afterListed(
+        plainCall(params, checkedFor(name)) as Effect.Effect<McpSchema.CallToolResult, McpError.McpError>
+      )
     }
     let requestOptions: TaskOptions = resetOnProgress
     if (callOptions !== undefined) {
@@ -79,12 +83,9 @@ export const makeTools = (
       if (meta !== undefined) params = { name, arguments: args ?? {}, _meta: meta }
       requestOptions = { resetTimeoutOnProgress: true, ...rest }
     }
-    const call = Effect.flatMap(
-      send(name, params, requestOptions, callOptions),
-      (result) => outputs.check(name, result)
+    return afterListed(
+      Effect.flatMap(send(name, params, requestOptions, callOptions), (result) => outputs.check(name, result))
     )
-    // Whether the tool needs a task, and its outputSchema, are known once the tools are listed.
-    return outputs.listed() ? call : Effect.zipRight(outputs.ensureListed, call)
   })
   const followTask: McpClient["followTask"] = traced("McpClient.followTask")((taskId, options) => {
     const tool = options?.tool
@@ -95,10 +96,7 @@ export const makeTools = (
         followed,
         (result) => decode(server, McpSchema.Method.ToolsCall, McpSchema.CallToolResult, result)
       )
-      : Effect.flatMap(followed, (result) =>
-        outputs.listed()
-          ? outputs.check(tool, result)
-          : Effect.zipRight(outputs.ensureListed, outputs.check(tool, result)))
+      : Effect.flatMap(followed, (result) => afterListed(outputs.check(tool, result)))
   })
   return { listTools, callTool, followTask, outputs }
 }
