@@ -142,6 +142,11 @@ export const Event = Data.taggedEnum<Event>()
 export interface Reach {
   readonly server: (server: string) => boolean
   readonly tool: (entry: Catalog.ToolEntry) => boolean
+  /**
+   * Who the caller is (the gateway's OAuth subject): a `perPrincipal` server's reads, skills
+   * and polls go to its own instance, as its calls do.
+   */
+  readonly principal?: string | undefined
 }
 
 /**

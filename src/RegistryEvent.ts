@@ -65,7 +65,12 @@ export type RegistryEvent = Data.TaggedEnum<{
   }
   /** A re-list after list_changed failed; the last good list is kept. */
   RefreshFailed: { readonly server: string; readonly list: "tools" | "resources" | "prompts"; readonly error: McpError }
-  ResourceUpdated: { readonly server: string; readonly uri: string }
+  ResourceUpdated: {
+    readonly server: string
+    readonly uri: string
+    /** Whose instance of a `perPrincipal` server told it; none for a server shared by all. */
+    readonly principal?: string | undefined
+  }
   /**
    * A tool call routed through the fleet runs as a task (2025-11-25), and its status or
    * status message changed: published when created, and at each change seen by polling or

@@ -137,6 +137,8 @@ export interface ServerStatus {
   /** The configured transport, or the one in use when the server fell back to another. */
   readonly transport: ServerSpec.TransportSpec["type"]
   readonly required: boolean
+  /** A `perPrincipal` server: each principal's calls, reads and subscriptions go to its own instance. */
+  readonly perPrincipal?: boolean | undefined
   readonly protocolVersion: McpSchema.Revision | undefined
   readonly serverInfo: McpSchema.Implementation | undefined
   /** What the server told its clients of how to use it, while connected. */
@@ -363,7 +365,8 @@ export interface ServerRegistry {
   readonly secretIn: (value: unknown) => string | undefined
   /**
    * Runs `f` with the server's ready connection, for anything the routes above don't cover,
-   * waiting for one as calls do. When `f` fails because a request was refused `unsent` (the
+   * waiting for one as calls do; a `perPrincipal` server's is the connection of the caller's
+   * own instance (`CallOptions.principal`), as for its calls. When `f` fails because a request was refused `unsent` (the
    * connection had ended before it was sent), `f` runs again on the next connection: what it
    * sent before that request is sent again, so give it one request that changes anything,
    * last.
@@ -429,7 +432,8 @@ export const make = (
     // lists would take the place of its server's in the catalog cache.
     const principals = yield* Principals.make(
       { ...actorOptions, cache: yield* CatalogCache.makeMemory },
-      options.principalCredentials
+      options.principalCredentials,
+      (event) => Effect.asVoid(PubSub.publish(pubsub, event))
     )
     const { actorOf, callServerTool, callTool, complete, followTask, getPrompt, readResource, withClient } = Routing
       .make(

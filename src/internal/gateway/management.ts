@@ -92,6 +92,14 @@ export const makeModern = (
     }
   })
 
+// The whole fleet, as the caller: a per-principal server's reads, skills and polls go to
+// its instance.
+const reachOf = (ctx: McpServer.RequestContext): McpManagementTools.Reach => ({
+  server: () => true,
+  tool: () => true,
+  principal: ctx.caller?.subject
+})
+
 // tools/call of a management tool by the instance `made` gives for it (undefined: a
 // session's tool, refused for a 2026-07-28 request); any other tool to `fleetCall`.
 const calling = (
@@ -107,7 +115,7 @@ const calling = (
         "call it in a stateful session, or watch resources with subscriptions/listen"
     ))
   }
-  return Effect.flatMap(management, (tools) => tools.call(name, args)).pipe(
+  return Effect.flatMap(management, (tools) => tools.call(name, args, reachOf(ctx))).pipe(
     // Every failure is the model's to read, as for the fleet's tools.
     Effect.catchAll((error) => Effect.succeed(toolError(error.message)))
   )

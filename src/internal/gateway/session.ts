@@ -268,7 +268,11 @@ export const makeHandlers: MakeHandlers = (hub, shared, client, session) =>
       caller: callerOf(session.caller),
       stateful: client.capabilities.sampling !== undefined || client.capabilities.elicitation !== undefined
     }
-    const subscriptions = yield* Subscriptions.make(hub, Effect.map(catalog, (view) => view.catalog))
+    const subscriptions = yield* Subscriptions.make(
+      hub,
+      Effect.map(catalog, (view) => view.catalog),
+      context.caller?.subject
+    )
     const forward = Logging.forwarder(inFlight, session)
     const management = yield* Management.make(hub, subscriptions, session)
     yield* hub.onEvents((event) => {
@@ -276,7 +280,7 @@ export const makeHandlers: MakeHandlers = (hub, shared, client, session) =>
         case "LogMessage":
           return forward(event)
         case "ResourceUpdated":
-          return subscriptions.has(event.server, event.uri)
+          return subscriptions.has(event.server, event.uri, event.principal)
             ? session.notify(McpSchema.Method.ResourcesUpdated, { uri: event.uri })
             : Effect.void
         default:
@@ -336,9 +340,13 @@ const listen = (hub: FleetHub, catalog: Effect.Effect<Naming.View>, session: Mcp
   let made: Subscriptions.Subscriptions | undefined
   return (stream: JsonRpc.RequestId): Effect.Effect<Subscriptions.Subscriptions> =>
     made !== undefined ? Effect.succeed(made) : Effect.gen(function*() {
-      const subscriptions = yield* Subscriptions.make(hub, Effect.map(catalog, (view) => view.catalog))
+      const subscriptions = yield* Subscriptions.make(
+        hub,
+        Effect.map(catalog, (view) => view.catalog),
+        session.caller?.subject
+      )
       yield* hub.onEvents((event) =>
-        event._tag === "ResourceUpdated" && subscriptions.has(event.server, event.uri)
+        event._tag === "ResourceUpdated" && subscriptions.has(event.server, event.uri, event.principal)
           ? session.notify(
             McpSchema.Method.ResourcesUpdated,
             { uri: event.uri, _meta: { [McpSchema.MetaKey.SubscriptionId]: stream } },

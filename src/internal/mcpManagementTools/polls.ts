@@ -106,10 +106,15 @@ export const make = (parts: Parts): Effect.Effect<Polls, never, Scope.Scope> =>
       reach: McpManagementTools.Reach
     ): Effect.Effect<Fetched, McpError.McpError> =>
       poll.type === "resource"
-        ? parts.registry.readResource(poll.server, poll.target)
+        ? parts.registry.readResource(poll.server, poll.target, { principal: reach.principal })
         : Effect.flatMap(
           toolOf(parts, poll.server, poll.target, reach),
-          (entry) => parts.policy.callTool(entry.name, { ...poll.arguments })
+          (entry) =>
+            parts.policy.callTool(
+              entry.name,
+              { ...poll.arguments },
+              reach.principal === undefined ? undefined : { caller: { subject: reach.principal } }
+            )
         )
 
     const watch = (poll: McpManagementTools.Poll, fetch: Effect.Effect<Fetched, McpError.McpError>, first: string) => {

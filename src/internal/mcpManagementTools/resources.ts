@@ -131,17 +131,20 @@ export const make = (parts: Parts): Effect.Effect<Resources, never, Scope.Scope>
       })
 
     const read: Resources["read"] = (server, uri, reach) =>
-      Effect.flatMap(reachable(registry, server, reach), () => registry.readResource(server, uri)).pipe(
-        Effect.map((result) => ({
-          content: result.contents.map((resource) => ({ type: "resource" as const, resource }))
-        }))
-      )
+      Effect.flatMap(reachable(registry, server, reach), () =>
+        registry.readResource(server, uri, { principal: reach.principal })).pipe(
+          Effect.map((result) => ({
+            content: result.contents.map((resource) => ({ type: "resource" as const, resource }))
+          }))
+        )
 
     const subscribe: Resources["subscribe"] = (server, uri, reach) =>
       lock.withPermits(1)(Effect.gen(function*() {
         yield* reachable(registry, server, reach)
         const existing = byKey.get(keyOf(server, uri))
-        if (existing !== undefined) return jsonResult({ subscriptionId: existing, server, uri })
+        if (existing !== undefined) {
+          return jsonResult({ subscriptionId: existing, server, uri })
+        }
         if (subscriptions.size >= parts.max) {
           return yield* Effect.fail(McpError.limit(
             undefined,

@@ -59,12 +59,13 @@ export const make = (registry: ServerRegistry.ServerRegistry) =>
     const catalog = yield* SubscriptionRef.get(registry.catalog)
     const reachable = catalog.skills.filter((entry) => reach.server(entry.server))
     const { server, skill } = yield* Catalog.findSkill(reachable, params.skill)
+    const whom = { principal: reach.principal }
     if (params.file !== undefined) {
       const uri = fileUriOf(skill.uri, params.file)
-      const file = yield* registry.withClient(server, (client) => client.readSkillFile(skill, uri))
+      const file = yield* registry.withClient(server, (client) => client.readSkillFile(skill, uri), whom)
       return text(file.text)
     }
-    const loaded = yield* registry.withClient(server, (client) => client.loadSkill(skill))
+    const loaded = yield* registry.withClient(server, (client) => client.loadSkill(skill), whom)
     const files = loaded.files === "dynamic"
       ? "\n\nThis skill's server lists no files: name one by its path to read it."
       : loaded.files.length === 0

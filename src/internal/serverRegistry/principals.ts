@@ -8,7 +8,8 @@
  * catalog shows; no call (nor read, prompt, completion or task followed: `routing.ts`) is
  * ever routed to it, and an instance is reached only through its
  * key, (server, principal), so no principal reaches another's. An instance's events and lists
- * stay its own: the catalog and the status are the template's.
+ * stay its own (the catalog and the status are the template's), but for its resource updates,
+ * published with its principal: those of a subscription the principal made at its instance.
  *
  * An instance's spec carries its `principal`; a cluster keys the entity by (name, principal).
  *
@@ -19,6 +20,7 @@ import * as FiberMap from "effect/FiberMap"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as McpError from "../../McpError.js"
+import { RegistryEvent } from "../../RegistryEvent.js"
 import type { PrincipalCredentials, Requirements } from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
 import * as ServerActor from "./serverActor.js"
@@ -63,10 +65,12 @@ export const specFor = (
 
 /**
  * Makes the instances, each actor made with `actorOptions`; every instance ends with the Scope.
+ * `publish` is told the instances' resource updates.
  */
 export const make = (
   actorOptions: Omit<ServerActor.Options, "spec" | "initialLists" | "publish" | "listsChanged">,
-  credentials: PrincipalCredentials | undefined
+  credentials: PrincipalCredentials | undefined,
+  publish: ServerActor.Options["publish"]
 ): Effect.Effect<Principals, never, Scope.Scope | Requirements> =>
   Effect.gen(function*() {
     const fibers = yield* FiberMap.make<string>()
@@ -88,7 +92,10 @@ export const make = (
           ...actorOptions,
           spec: specFor(template.spec, principal, own),
           initialLists: template.lists(),
-          publish: () => Effect.void,
+          publish: (event) =>
+            event._tag === "ResourceUpdated"
+              ? publish(RegistryEvent.ResourceUpdated({ ...event, principal }))
+              : Effect.void,
           listsChanged: () => Effect.void
         })
         instances.set(keyOf(template.name, principal), actor)

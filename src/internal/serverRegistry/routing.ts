@@ -12,7 +12,7 @@ import * as Catalog from "../../Catalog.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
-import type { CallOptions, CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
+import type { CallToolOptions, ServerRegistry } from "../../ServerRegistry.js"
 import * as ToolPins from "../../ToolPins.js"
 import { traced } from "../traced.js"
 import * as Deadline from "./deadline.js"
@@ -159,7 +159,8 @@ export const make = (
       )
     )
 
-  const withClient: Routing["withClient"] = (server, f, callOptions) =>
+  // The server's own actor, a per-principal server's template too: what wakes a lazy server.
+  const withServer: Routing["withClient"] = (server, f, callOptions) =>
     Effect.flatMap(
       actorOf(server),
       (actor) => Deadline.decided(callOptions, actor.spec, (deadline) => onActor(server, actor, f, deadline))
@@ -192,7 +193,8 @@ export const make = (
       (actor) => actor.spec.perPrincipal === true ? Effect.flatMap(instanceOf(actor, principal), f) : f(actor)
     )
 
-  const withOwnClient: WithOwnClient = (server, f, options) =>
+  // A ready connection of the caller's own actor of `server` (`CallOptions.principal`).
+  const withOwnClient: Routing["withClient"] = (server, f, options) =>
     onOwn(
       server,
       options?.principal,
@@ -225,7 +227,7 @@ export const make = (
       const owner = ownerOf(actors, name)
       if (wake && unlisted(owner)) {
         return Effect.zipRight(
-          withClient(owner!.name, () => Effect.void, callOptions),
+          withServer(owner!.name, () => Effect.void, callOptions),
           route(name, args, callOptions, false)
         )
       }
@@ -239,21 +241,21 @@ export const make = (
 
   const callTool: Routing["callTool"] = traced("ServerRegistry.callTool")((name, args, o) => route(name, args, o, true))
 
-  return { actorOf, withClient, callTool, callServerTool, followTask, ...reads(actorOf, withOwnClient) }
+  return {
+    actorOf,
+    withClient: withOwnClient,
+    callTool,
+    callServerTool,
+    followTask,
+    ...reads(actorOf, withOwnClient)
+  }
 }
-
-// Runs `f` with a ready connection of the caller's own actor of `server` (`CallOptions.principal`).
-type WithOwnClient = <A>(
-  server: string,
-  f: (client: McpClient.McpClient) => Effect.Effect<A, McpError.McpError>,
-  options: CallOptions | undefined
-) => Effect.Effect<A, McpError.McpError>
 
 // Reads, prompts and completions, at the caller's own actor as calls are. A prompt the server
 // does not list fails here, with the names it does list.
 const reads = (
   actorOf: Routing["actorOf"],
-  withOwnClient: WithOwnClient
+  withOwnClient: Routing["withClient"]
 ): Pick<Routing, "readResource" | "getPrompt" | "complete"> => ({
   readResource: traced("ServerRegistry.readResource")((server, uri, options) =>
     withOwnClient(server, (client) => client.readResource(uri, options), options)

@@ -297,6 +297,7 @@ const statusOf = (
     // What the connection turned out to be: an http server may have fallen back to sse.
     transport: client !== undefined && connection?.kind === "sse" ? "sse" : spec.transport.type,
     required: spec.required === true,
+    perPrincipal: spec.perPrincipal === true ? true : undefined,
     protocolVersion: client?.protocolVersion,
     serverInfo: client?.serverInfo,
     instructions: client?.instructions,

@@ -12,14 +12,22 @@ const catalog = Effect.succeed(
   Catalog.make(new Map([["alpha", { ...Catalog.emptyLists, resources: [{ uri: "alpha://doc", name: "doc" }] }]]))
 )
 
-// A fleet whose servers only record what they are asked.
-const fleetOf = (calls: Array<string>) => {
-  const client = {
-    subscribeResource: (uri: string) => Effect.sync(() => void calls.push(`subscribe ${uri}`)),
-    unsubscribeResource: (uri: string) => Effect.sync(() => void calls.push(`unsubscribe ${uri}`))
-  } as unknown as McpClient.McpClient
+// A fleet whose servers only record what they are asked (and for whom, when `perPrincipal`).
+const fleetOf = (calls: Array<string>, perPrincipal = false) => {
+  const clientFor = (principal: string | undefined) => {
+    const whom = principal === undefined ? "" : ` for ${principal}`
+    return {
+      subscribeResource: (uri: string) => Effect.sync(() => void calls.push(`subscribe ${uri}${whom}`)),
+      unsubscribeResource: (uri: string) => Effect.sync(() => void calls.push(`unsubscribe ${uri}${whom}`))
+    } as unknown as McpClient.McpClient
+  }
   const registry = {
-    withClient: (_server: string, f: (client: McpClient.McpClient) => Effect.Effect<unknown>) => f(client)
+    withClient: (
+      _server: string,
+      f: (client: McpClient.McpClient) => Effect.Effect<unknown>,
+      options?: ServerRegistry.CallOptions
+    ) => f(clientFor(perPrincipal ? options?.principal : undefined)),
+    status: Effect.succeed([{ name: "alpha", perPrincipal }])
   } as unknown as ServerRegistry.ServerRegistry
   return { registry, subscribers: new Map() } as unknown as FleetHub
 }
@@ -47,6 +55,26 @@ describe("gateway subscriptions", () => {
       expect(fleet.subscribers.size).toBe(0)
       yield* Scope.close(first, Exit.void)
     }))
+
+  it.effect("at a per-principal server are each principal's own: asked, counted and told apart", () =>
+    Effect.gen(function*() {
+      const calls: Array<string> = []
+      const fleet = fleetOf(calls, true)
+      const alice = yield* Subscriptions.make(fleet, catalog, "alice")
+      const alicesOther = yield* Subscriptions.make(fleet, catalog, "alice")
+      const bob = yield* Subscriptions.make(fleet, catalog, "bob")
+      yield* alice.subscribe("alpha://doc")
+      yield* alicesOther.subscribe("alpha://doc")
+      yield* bob.subscribe("alpha://doc")
+      expect(calls).toEqual(["subscribe alpha://doc for alice", "subscribe alpha://doc for bob"])
+      // An update is the session's only when told by its principal's instance.
+      expect(alice.has("alpha", "alpha://doc", "alice")).toBe(true)
+      expect(alice.has("alpha", "alpha://doc", "bob")).toBe(false)
+      expect(alice.has("alpha", "alpha://doc")).toBe(false)
+      yield* bob.unsubscribe("alpha://doc")
+      yield* alice.unsubscribe("alpha://doc")
+      expect(calls.slice(2)).toEqual(["unsubscribe alpha://doc for bob"])
+    }).pipe(Effect.scoped))
 
   it.effect("a URI no server owns is -32002", () =>
     Effect.gen(function*() {
