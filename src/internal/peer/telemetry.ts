@@ -9,9 +9,8 @@
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as MetricLabel from "effect/MetricLabel"
 import type * as Peer from "../../Peer.js"
-import { Attributes, callsInFlight, clientOperationDuration, ServerName } from "../../Telemetry.js"
+import { Attributes, callsInFlight, clientOperationDuration } from "../../Telemetry.js"
 import type { Transport } from "../../Transport.js"
 import {
   builtIn,
@@ -22,6 +21,7 @@ import {
   networkAttributes,
   operationPoints,
   requestAttributes,
+  serverTag,
   spanName,
   targetOf
 } from "../telemetry.js"
@@ -31,8 +31,9 @@ export { targetOf }
 
 /** What a Peer tells its telemetry of each request: opened, settled (answered), abandoned. */
 export const requestTelemetry = (server: string, nowMs: () => number) => {
-  const points = operationPoints(clientOperationDuration, server)
-  const tags = [MetricLabel.make(ServerName, server)]
+  const serverLabel = serverTag(server)
+  const points = operationPoints(clientOperationDuration, serverLabel)
+  const tags = [serverLabel]
   return {
     opened: (): void => callsInFlight.unsafeModify(1, tags),
     settled: (entry: Entry, answer: Answer): void => {
