@@ -129,7 +129,9 @@ const counter = (name: string, description: string, unit: string): Metric.Metric
  * `mcp.client.operation.duration` (histogram, seconds): a request from sending it to its
  * answer, on the side that sent it. Tags: `mcp.method.name`, `mcp_fleet.server.name`,
  * `gen_ai.tool.name` (tools/call) or `gen_ai.prompt.name` (prompts/get), and, when it
- * failed, `error.type` and `rpc.response.status_code` (a JSON-RPC error's code).
+ * failed, `error.type` and `rpc.response.status_code` (a JSON-RPC error's code). A 2025
+ * server's "method not found" to the `server/discover` probe is the handshake falling back,
+ * not a failed operation: it is no point.
  *
  * @since 0.1.0
  * @category metrics

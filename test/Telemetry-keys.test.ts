@@ -1,13 +1,16 @@
 // The keys Telemetry's metrics register: one per tag set, its tags the `unit` then the point's,
 // with the metric's description and kind (incremental for the counters), as an exporter reads
-// them from `Metric.snapshot`.
+// them from `Metric.snapshot`; and the revision probe a 2025 server refuses, which is no point.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import type * as MetricKey from "effect/MetricKey"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
+import * as McpClient from "../src/McpClient.js"
 import * as Telemetry from "../src/Telemetry.js"
+import * as FakeServer from "../src/testing/FakeServer.js"
+import { Transport } from "../src/Transport.js"
 
 // The registered keys of `name` whose tags include `label`: a value no other test uses.
 const keysOf = (name: string, label: MetricLabel.MetricLabel) =>
@@ -59,5 +62,16 @@ describe("Telemetry's metric keys", () => {
         pair.metricKey.name === "mcp_fleet.tools.held" && pair.metricKey.tags.length === 1
       )
       expect(untagged.map((pair) => tagsOf(pair.metricKey))).toEqual([[["unit", "{tool}"]]])
+    }))
+
+  it.scoped("a 2025 server's refusal of the revision probe is no point; its other requests are", () =>
+    Effect.gen(function*() {
+      const name = "keys-test-legacy"
+      const fake = yield* FakeServer.make({ name })
+      yield* McpClient.make().pipe(Effect.provideService(Transport, fake.transport))
+      expect(fake.requests.map((request) => request.method)).toEqual(["server/discover", "initialize"])
+      const keys = yield* keysOf("mcp.client.operation.duration", MetricLabel.make(Telemetry.ServerName, name))
+      const methods = keys.map((key) => key.tags.find((tag) => tag.key === Telemetry.Attributes.methodName)?.value)
+      expect(methods).toEqual(["initialize"])
     }))
 })
