@@ -15,7 +15,6 @@ export const TOKEN_VARIABLE = "MCP_FLEET_SERVER_TOKEN"
 /** The part of `node:fs` these functions use. */
 export interface ProcFs {
   readonly readdirSync: (path: string) => Array<string>
-  readonly readFileSync: (path: string, encoding: "latin1") => string
   readonly statSync: (path: string) => { readonly uid: number }
   readonly openSync: (path: string, flags: "r") => number
   readonly readSync: (fd: number, buffer: Uint8Array, offset: number, length: number, position: null) => number
@@ -35,11 +34,19 @@ export function groupAlive(fs: ProcFs, pgid: number): boolean {
     return (error as { code?: string }).code === "EPERM"
   }
   if (process.platform !== "linux") return true
+  // Each stat is read into this buffer (a stat is some 300 bytes): readFileSync took a 64 KiB
+  // chunk per /proc file, megabytes for a scan of every process once the leader is gone.
+  const buffer = Buffer.allocUnsafe(4096)
   // A live member's stat: "pid (comm) state ppid pgrp ...", where comm may hold spaces and parentheses.
   const member = (pid: string): boolean => {
     let stat: string
     try {
-      stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+      const fd = fs.openSync(`/proc/${pid}/stat`, "r")
+      try {
+        stat = buffer.toString("latin1", 0, fs.readSync(fd, buffer, 0, buffer.length, null))
+      } finally {
+        fs.closeSync(fd)
+      }
     } catch {
       return false
     }

@@ -15,9 +15,6 @@ const procOf = (processes: Record<string, { readonly uid: number; readonly envir
   const environOf = (path: string) => processes[path.split("/")[2]!]
   return {
     readdirSync: () => ["self", "cpuinfo", ...Object.keys(processes)],
-    readFileSync: () => {
-      throw new Error("markedPids reads environments through its buffer")
-    },
     statSync: (path) => ({ uid: environOf(path)!.uid }),
     openSync: (path) => {
       const environ = environOf(path)?.environ
