@@ -14,10 +14,13 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as MetricHook from "effect/MetricHook"
 import * as MetricKey from "effect/MetricKey"
-import type * as MetricKeyType from "effect/MetricKeyType"
+import * as MetricKeyType from "effect/MetricKeyType"
+import * as MetricLabel from "effect/MetricLabel"
 
 /**
  * The attribute (and metric tag) that names a server as the fleet knows it: the key of the
@@ -72,26 +75,63 @@ const durationBoundaries = MetricBoundaries.fromIterable([
   300
 ])
 
-// `@effect/opentelemetry` takes a metric's unit from its `unit` tag. The tag is in the key,
-// not added by `Metric.tagged` (which makes a new tag array per update, so each update would
-// look its state up by hashing the whole key).
-const withUnit = <Type extends MetricKeyType.MetricKeyType<any, any>>(key: MetricKey.MetricKey<Type>, unit: string) =>
-  Metric.fromMetricKey(MetricKey.tagged(key, "unit", unit))
+// `@effect/opentelemetry` takes a metric's unit from its `unit` tag, so every key of these
+// metrics starts with one. Made here rather than with `MetricKey.tagged` (a second key per
+// metric) or `Metric.tagged` (a new tag array, so a new key, per update), and at first use,
+// not at import: each key hashes its name and description when made, and V8 optimizes effect's
+// string hash once it has hashed ~2,000 characters; the optimizing compiler then stays
+// resident (~3 MB of a bundled client's start). A key per tag set remains, as with any Metric.
+const withUnit = <Type extends MetricKeyType.MetricKeyType<any, any>>(
+  keyType: Type,
+  makeKey: () => MetricKey.MetricKey<Type>,
+  unit: string
+): Metric.Metric<Type, MetricKeyType.MetricKeyType.InType<Type>, MetricKeyType.MetricKeyType.OutType<Type>> => {
+  type Hook = MetricHook.MetricHook<MetricKeyType.MetricKeyType.InType<Type>, MetricKeyType.MetricKeyType.OutType<Type>>
+  let base:
+    | { readonly key: MetricKey.MetricKey<Type>; readonly unit: ReadonlyArray<MetricLabel.MetricLabel> }
+    | undefined
+  // By the tag array's identity, as effect's own metrics find a tag set's hook.
+  const hooks = new WeakMap<ReadonlyArray<MetricLabel.MetricLabel>, Hook>()
+  const hook = (tags: ReadonlyArray<MetricLabel.MetricLabel>): Hook => {
+    let found = hooks.get(tags)
+    if (found === undefined) {
+      base ??= { key: makeKey(), unit: [MetricLabel.make("unit", unit)] }
+      const all = tags.length === 0 ? base.unit : Arr.union(base.unit, tags)
+      found = Metric.globalMetricRegistry.get(MetricKey.taggedWithLabels(base.key, all))
+      hooks.set(tags, found)
+    }
+    return found
+  }
+  return Metric.make(
+    keyType,
+    (input, tags) => hook(tags).update(input),
+    (tags) => hook(tags).get(),
+    (input, tags) => hook(tags).modify(input)
+  )
+}
+
+const histogramType = MetricKeyType.histogram(durationBoundaries)
+const gaugeType = MetricKeyType.gauge<number>()
+// The Metric's own key type, for its type only; its points go to the keys `makeKey` makes,
+// whose counters are incremental (effect's public constructor makes no incremental type).
+const counterType = MetricKeyType.counter<number>()
 
 const seconds = (name: string, description: string): Metric.Metric.Histogram<number> =>
-  withUnit(MetricKey.histogram(name, durationBoundaries, description), "s")
+  withUnit(histogramType, () => MetricKey.histogram(name, durationBoundaries, description), "s")
 
 const gauge = (name: string, description: string, unit: string): Metric.Metric.Gauge<number> =>
-  withUnit(MetricKey.gauge(name, { description }), unit)
+  withUnit(gaugeType, () => MetricKey.gauge(name, { description }), unit)
 
 const counter = (name: string, description: string, unit: string): Metric.Metric.Counter<number> =>
-  withUnit(MetricKey.counter(name, { description, incremental: true }), unit)
+  withUnit(counterType, () => MetricKey.counter(name, { description, incremental: true }), unit)
 
 /**
  * `mcp.client.operation.duration` (histogram, seconds): a request from sending it to its
  * answer, on the side that sent it. Tags: `mcp.method.name`, `mcp_fleet.server.name`,
  * `gen_ai.tool.name` (tools/call) or `gen_ai.prompt.name` (prompts/get), and, when it
- * failed, `error.type` and `rpc.response.status_code` (a JSON-RPC error's code).
+ * failed, `error.type` and `rpc.response.status_code` (a JSON-RPC error's code). A 2025
+ * server's "method not found" to the `server/discover` probe is the handshake falling back,
+ * not a failed operation: it is no point.
  *
  * @since 0.1.0
  * @category metrics

@@ -37,11 +37,11 @@ const labelsOf = (pairs: ReadonlyArray<readonly [string, string | undefined]>) =
 /** Records points of `metric`, tagged by `tags`, the same array for the same values. */
 export const pointsOf = (metric: Metric.Metric<any, number, any>) => {
   const cache = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-  return (value: number, key: string, tags: () => ReadonlyArray<readonly [string, string | undefined]>): void => {
+  return (value: number, key: string, tags: () => ReadonlyArray<MetricLabel.MetricLabel>): void => {
     let labels = cache.get(key)
     if (labels === undefined) {
       if (cache.size >= MAX_TAG_SETS) cache.clear()
-      labels = labelsOf(tags())
+      labels = tags()
       cache.set(key, labels)
     }
     metric.unsafeUpdate(value, labels)
@@ -86,17 +86,25 @@ export const serverOutcome = (exit: Exit.Exit<Record<string, unknown>, { readonl
   return ofCode(exit.cause.error.code)
 }
 
-/** The duration recorder of one side towards one server: `record(method, target, outcome, seconds)`. */
-export const operationPoints = (metric: Metric.Metric<any, number, any>, server: string) => {
+/** A server's tag, {@link ServerName}: made once per server and shared by its tag sets. */
+export const serverTag = (server: string): MetricLabel.MetricLabel => MetricLabel.make(ServerName, server)
+
+/**
+ * The duration recorder of one side towards one server (`serverLabel`, from {@link serverTag}):
+ * `record(method, target, outcome, seconds)`. The server's label is shared, not made per tag
+ * set: each label hashes its key and value when made, and that hashing adds up during connect.
+ */
+export const operationPoints = (metric: Metric.Metric<any, number, any>, serverLabel: MetricLabel.MetricLabel) => {
   const points = pointsOf(metric)
-  const tags = (method: string, target: string | undefined, outcome: Outcome) => () =>
-    [
-      [A.methodName, method],
-      [ServerName, server],
+  const tags = (method: string, target: string | undefined, outcome: Outcome) => () => [
+    MetricLabel.make(A.methodName, method),
+    serverLabel,
+    ...labelsOf([
       [method === "prompts/get" ? A.promptName : A.toolName, target],
       [A.errorType, outcome.errorType],
       [A.statusCode, outcome.statusCode]
-    ] as const
+    ])
+  ]
   // The tags of a success by method, then target: found without making a key (the common case).
   const succeeded = new Map<string, Map<string | undefined, ReadonlyArray<MetricLabel.MetricLabel>>>()
   return (method: string, target: string | undefined, outcome: Outcome, seconds: number): void => {
@@ -112,7 +120,7 @@ export const operationPoints = (metric: Metric.Metric<any, number, any>, server:
     let labels = byTarget.get(target)
     if (labels === undefined) {
       if (byTarget.size >= MAX_TAG_SETS) byTarget.clear()
-      labels = labelsOf(tags(method, target, outcome)())
+      labels = tags(method, target, outcome)()
       byTarget.set(target, labels)
     }
     metric.unsafeUpdate(seconds, labels)

@@ -19,6 +19,7 @@ import {
   operationPoints,
   requestAttributes,
   serverOutcome,
+  serverTag,
   spanName,
   targetOf
 } from "../telemetry.js"
@@ -30,7 +31,7 @@ type Answer = Effect.Effect<Record<string, unknown>, Peer.HandlerError>
  * session's (protocol version, session id, transport), read only when a span starts.
  */
 export const served = (server: string, attributes: () => Record<string, unknown>) => {
-  const points = operationPoints(serverOperationDuration, server)
+  const points = operationPoints(serverOperationDuration, serverTag(server))
   return (request: JsonRpc.Request, answer: Answer): Answer =>
     Effect.clockWith((clock) =>
       Effect.withFiberRuntime((fiber) => {

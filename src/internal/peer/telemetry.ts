@@ -9,9 +9,9 @@
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as MetricLabel from "effect/MetricLabel"
+import * as JsonRpc from "../../JsonRpc.js"
 import type * as Peer from "../../Peer.js"
-import { Attributes, callsInFlight, clientOperationDuration, ServerName } from "../../Telemetry.js"
+import { Attributes, callsInFlight, clientOperationDuration } from "../../Telemetry.js"
 import type { Transport } from "../../Transport.js"
 import {
   builtIn,
@@ -21,7 +21,9 @@ import {
   inject,
   networkAttributes,
   operationPoints,
+  type Outcome,
   requestAttributes,
+  serverTag,
   spanName,
   targetOf
 } from "../telemetry.js"
@@ -29,15 +31,27 @@ import type { Answer, Entry } from "./pending.js"
 
 export { targetOf }
 
+// A 2025 server answers the revision probe (`server/discover`) "method not found": that is how
+// the handshake learns to fall back, not a failed operation. Recorded, it showed as an error
+// share at each connection to such a server (the dashboard), and its tag set's key was made
+// during connect, where keys' hashing adds up (Telemetry's `withUnit`).
+const isRevisionProbeRefused = (method: string, outcome: Outcome): boolean =>
+  method === "server/discover" && outcome.statusCode === METHOD_NOT_FOUND
+
+const METHOD_NOT_FOUND = String(JsonRpc.ErrorCode.MethodNotFound)
+
 /** What a Peer tells its telemetry of each request: opened, settled (answered), abandoned. */
 export const requestTelemetry = (server: string, nowMs: () => number) => {
-  const points = operationPoints(clientOperationDuration, server)
-  const tags = [MetricLabel.make(ServerName, server)]
+  const serverLabel = serverTag(server)
+  const points = operationPoints(clientOperationDuration, serverLabel)
+  const tags = [serverLabel]
   return {
     opened: (): void => callsInFlight.unsafeModify(1, tags),
     settled: (entry: Entry, answer: Answer): void => {
       callsInFlight.unsafeModify(-1, tags)
-      points(entry.method, entry.target, clientOutcome(answer), (nowMs() - entry.start) / 1000)
+      const outcome = clientOutcome(answer)
+      if (isRevisionProbeRefused(entry.method, outcome)) return
+      points(entry.method, entry.target, outcome, (nowMs() - entry.start) / 1000)
     },
     abandoned: (entry: Entry, errorType: string): void => {
       callsInFlight.unsafeModify(-1, tags)

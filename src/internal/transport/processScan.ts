@@ -15,8 +15,10 @@ export const TOKEN_VARIABLE = "MCP_FLEET_SERVER_TOKEN"
 /** The part of `node:fs` these functions use. */
 export interface ProcFs {
   readonly readdirSync: (path: string) => Array<string>
-  readonly readFileSync: (path: string, encoding: "latin1") => string
   readonly statSync: (path: string) => { readonly uid: number }
+  readonly openSync: (path: string, flags: "r") => number
+  readonly readSync: (fd: number, buffer: Uint8Array, offset: number, length: number, position: null) => number
+  readonly closeSync: (fd: number) => void
 }
 
 /**
@@ -32,11 +34,19 @@ export function groupAlive(fs: ProcFs, pgid: number): boolean {
     return (error as { code?: string }).code === "EPERM"
   }
   if (process.platform !== "linux") return true
+  // Each stat is read into this buffer (a stat is some 300 bytes): readFileSync took a 64 KiB
+  // chunk per /proc file, megabytes for a scan of every process once the leader is gone.
+  const buffer = Buffer.allocUnsafe(4096)
   // A live member's stat: "pid (comm) state ppid pgrp ...", where comm may hold spaces and parentheses.
   const member = (pid: string): boolean => {
     let stat: string
     try {
-      stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+      const fd = fs.openSync(`/proc/${pid}/stat`, "r")
+      try {
+        stat = buffer.toString("latin1", 0, fs.readSync(fd, buffer, 0, buffer.length, null))
+      } finally {
+        fs.closeSync(fd)
+      }
     } catch {
       return false
     }
@@ -71,22 +81,39 @@ export function markedPids(fs: ProcFs, variable: string, tokens: ReadonlySet<str
   } catch {
     return found
   }
-  const prefix = `${variable}=`
+  // Every environment is read into one buffer and searched as bytes: as a string each (and
+  // readFileSync's 64 KiB chunk per file of unknown size), a scan of a busy machine allocated
+  // megabytes, the resident set's peak of a client closing its last server.
+  let buffer = Buffer.allocUnsafe(16384)
+  const needle = Buffer.from(`\0${variable}=`, "latin1")
   for (const entry of entries) {
     if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57 || Number(entry) === process.pid) continue
-    let environ: string
+    let length = 0
     try {
       if (fs.statSync(`/proc/${entry}`).uid !== uid) continue
-      environ = fs.readFileSync(`/proc/${entry}/environ`, "latin1")
+      const fd = fs.openSync(`/proc/${entry}/environ`, "r")
+      try {
+        for (;;) {
+          if (length === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(length)])
+          const read = fs.readSync(fd, buffer, length, buffer.length - length, null)
+          if (read === 0) break
+          length += read
+        }
+      } finally {
+        fs.closeSync(fd)
+      }
     } catch {
       continue
     }
-    // Variables are NUL-separated.
-    const at = environ.startsWith(prefix) ? -1 : environ.indexOf(`\0${prefix}`)
-    if (at === -1 && !environ.startsWith(prefix)) continue
-    const start = at + 1
-    const end = environ.indexOf("\0", start)
-    if (tokens.has(environ.slice(start + prefix.length, end === -1 ? undefined : end))) found.push(Number(entry))
+    const environ = buffer.subarray(0, length)
+    // Variables are NUL-separated: ours is the first, or follows a NUL.
+    const first = length >= needle.length - 1 &&
+      environ.compare(needle, 1, needle.length, 0, needle.length - 1) === 0
+    const nul = first ? -1 : environ.indexOf(needle)
+    if (!first && nul === -1) continue
+    const start = first ? needle.length - 1 : nul + needle.length
+    const end = environ.indexOf(0, start)
+    if (tokens.has(environ.toString("latin1", start, end === -1 ? length : end))) found.push(Number(entry))
   }
   return found
 }
