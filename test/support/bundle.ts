@@ -3,6 +3,7 @@
 // thousand modules each time), so that on a busy machine its first answer could take longer
 // than a client waits; bundled it starts on about half a second.
 import { build, type BuildOptions } from "esbuild"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { threadId } from "node:worker_threads"
@@ -42,23 +43,50 @@ export const externals = (packages: ReadonlyArray<string>): Array<string> =>
 /** The folder of the run's bundled scripts, emptied by the global setup. */
 export const SCRIPTS = path.join(CLI_BUNDLE, "..", "scripts")
 
+// Each input of a build (as its metafile names them, from the root) with its modification time.
+const stamps = (inputs: ReadonlyArray<string>): string =>
+  inputs.map((file) => `${fs.statSync(path.resolve(root, file), { throwIfNoEntry: false })?.mtimeMs} ${file}`).join("\n")
+
+// The bundle an earlier call of the run made of an entry, when none of its inputs changed since.
+const reusable = (outfile: string, inputsFile: string): boolean => {
+  if (!fs.existsSync(inputsFile) || !fs.existsSync(outfile)) return false
+  const recorded = fs.readFileSync(inputsFile, "utf8")
+  return stamps(recorded.split("\n").map((line) => line.slice(line.indexOf(" ") + 1))) === recorded
+}
+
 /**
  * Bundles `entry` (a path from the repository's root) beside the test run's CLI bundle (under
  * node_modules, where the bundle's few external packages resolve); resolves with the bundle's
- * path. The bundle is the calling worker's own (test files bundling one entry side by side
- * do not write one file), and its `import.meta.url` is the entry's: what a script finds beside
- * itself (a fixture its sibling fixtures, an example its fleet.json) stays where it is.
+ * path. One bundle of an entry serves the run's test files (four of them start the conformance
+ * fixture): built once, with the modification times of its inputs beside it, and built again
+ * when one changed (a watch run). Each build writes files of its own and renames them into
+ * place, so that files bundling one entry side by side do not write one file. The bundle's
+ * `import.meta.url` is the entry's: what a script finds beside itself (a fixture its sibling
+ * fixtures, an example its fleet.json) stays where it is.
  */
 export const bundled = async (entry: string): Promise<string> => {
-  const outfile = path.join(SCRIPTS, `${path.basename(entry, path.extname(entry))}-${process.pid}-${threadId}.mjs`)
-  await build({
+  const name = path.join(SCRIPTS, entry.replace(/\.[mc]?[jt]s$/, "").replace(/[/\\]/g, "_"))
+  const outfile = `${name}.mjs`
+  const inputsFile = `${name}.inputs`
+  if (reusable(outfile, inputsFile)) return outfile
+  const own = `${name}-${process.pid}-${threadId}`
+  const started = Date.now()
+  const { metafile } = await build({
     absWorkingDir: root,
     entryPoints: [entry],
-    outfile,
+    outfile: `${own}.mjs`,
     ...NODE_BUNDLE,
     // The banner is not rewritten by `define`: the packages left to Node resolve from the bundle's folder.
     define: { "import.meta.url": JSON.stringify(pathToFileURL(path.resolve(root, entry)).href) },
-    external: externals(RUN_TIME_PACKAGES)
+    external: externals(RUN_TIME_PACKAGES),
+    metafile: true
   })
+  fs.renameSync(`${own}.mjs`, outfile)
+  const inputs = Object.keys(metafile.inputs)
+  // An input changed while it was read is not recorded: the next call builds again.
+  if (inputs.every((file) => (fs.statSync(path.resolve(root, file), { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < started)) {
+    fs.writeFileSync(`${own}.inputs`, stamps(inputs))
+    fs.renameSync(`${own}.inputs`, inputsFile)
+  }
   return outfile
 }
