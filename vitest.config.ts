@@ -30,7 +30,10 @@ export default defineConfig({
     // cores: many of those tests wait on processes they started rather than burn CPU. The pool
     // keeps all three (`minForks`): tinypool's ending of an idle fork fails the run ("Terminating
     // worker thread") and left forks running.
-    poolOptions: { threads: { maxThreads: 2, minThreads: 1, isolate: false }, forks: { maxForks: 3, minForks: 3, isolate: false } },
+    poolOptions: {
+      threads: { maxThreads: 2, minThreads: 1, isolate: false },
+      forks: { maxForks: 3, minForks: 3, isolate: false }
+    },
     projects: [
       {
         extends: true,
