@@ -1,6 +1,7 @@
 // Bundles the CLI once per test run, as `npm run build` does for the package's bin, so that
-// CLI tests run the command people run, and each process starts from one file; and, when the
-// run has end-to-end files, src/ for them (support/srcBuild.ts), both at once.
+// CLI tests run the command people run, and each process starts from one file; the real
+// servers most tests start (support/bundle.ts `server`); and, when the run has end-to-end
+// files, src/ for them (support/srcBuild.ts), all at once.
 import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
 import { bundleServers, SCRIPTS } from "./bundle.js"
