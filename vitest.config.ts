@@ -14,19 +14,26 @@ export default defineConfig({
     // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs); PostgreSQL is
     // the machine's, or one started from npm when nothing answers (test/support/postgresSetup.ts).
     globalSetup: ["test/support/globalSetup.ts", "test/support/postgresSetup.ts"],
-    // The guards below again at each file's start, from the load then.
-    setupFiles: ["test/support/guardSetup.ts"],
+    // The guards below again at each file's start, from the load then; and each file's
+    // process.env restored as it ends.
+    setupFiles: ["test/support/guardSetup.ts", "test/support/envSetup.ts"],
     // Servers' and the fleet's logs are part of what a failing test shows, and noise otherwise.
     silent: "passed-only",
     testTimeout: guard,
     hookTimeout: guard,
-    // Two pools side by side. The in-memory tests share worker threads and their module cache
-    // (a fresh process per file costs about a second of CPU each; they keep no state between
-    // files). The tests of real processes, the CLI and sockets get a fresh process per file, as
-    // each sets its own environment markers and cleans up what it started when it ends. Three
-    // forks on two cores: many of those tests wait on processes they started rather than burn
-    // CPU, and with two the end-to-end files were the run's critical path.
-    poolOptions: { threads: { maxThreads: 2, minThreads: 1, isolate: false }, forks: { maxForks: 3, minForks: 1 } },
+    // Two pools side by side, neither starting a process or thread per file (about a second of
+    // CPU each). The in-memory tests share worker threads and their module cache. The tests of
+    // real processes, the CLI and sockets run in three forks, each running file after file:
+    // vitest evaluates a file's test and support modules afresh (`isolate` of the e2e project
+    // below), while Node keeps the src/ build and packages loaded; each file cleans up what it
+    // started and its environment markers go with it (support/envSetup.ts). Three forks on two
+    // cores: many of those tests wait on processes they started rather than burn CPU. The pool
+    // keeps all three (`minForks`): tinypool's ending of an idle fork fails the run ("Terminating
+    // worker thread") and left forks running.
+    poolOptions: {
+      threads: { maxThreads: 2, minThreads: 1, isolate: false },
+      forks: { maxForks: 3, minForks: 3, isolate: false }
+    },
     projects: [
       {
         extends: true,
@@ -40,6 +47,10 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           pool: "forks",
+          // The fork's modules of test/ again for each file: a support module's state and its
+          // hooks (support/cli.ts's `afterAll`) are each file's own. The pool reads the root's
+          // `isolate` (processes kept), the fork this one (modules reset).
+          poolOptions: { forks: { isolate: true } },
           server: { deps: { external: [SRC_BUILT] } }
         }
       }

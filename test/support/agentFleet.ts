@@ -12,6 +12,7 @@ import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import type * as ServerSpec from "../../src/ServerSpec.js"
 import { fixtureSpec, tempDir } from "../../src/testing/node.js"
+import { server } from "./bundle.js"
 import { EVERYTHING_STDIO } from "./everythingSuite.js"
 import { hangGuard } from "./guard.js"
 import { Platform } from "./platform.js"
@@ -23,7 +24,7 @@ const entry = (name: string) =>
 /** The servers, in one temp folder: filesystem may use only it, memory keeps its graph there. */
 export const agentServers = (dir: string): ReadonlyArray<ServerSpec.ServerSpec> => [
   fixtureSpec("everything", EVERYTHING_STDIO, { args: ["stdio"] }),
-  fixtureSpec("memory", entry("server-memory"), { env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") } }),
+  fixtureSpec("memory", server("memory"), { env: { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") } }),
   fixtureSpec("filesystem", entry("server-filesystem"), { args: [dir] }),
   fixtureSpec("growing", fileURLToPath(new URL("../fixtures/growing.mjs", import.meta.url))),
   fixtureSpec("waiting", fileURLToPath(new URL("../fixtures/waiting.mjs", import.meta.url)))

@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { server } from "./bundle.js"
 import { CLI_BUNDLE } from "./cliBundle.js"
 import { survivors } from "./processes.js"
 
@@ -19,16 +20,16 @@ export const CLI = [process.execPath, path.join(CLI_BUNDLE, "bin.js")] as const
 export const MARK = "MCP_FLEET_CLI_TEST"
 
 /**
- * Paths of the real servers the configs use. `everything` is server-everything behind a
- * wrapper that exits when its stdin ends (test/fixtures/everything-stdio.mjs), so that a
- * command's stop does not wait out the 2 s grace period the published server needs; give it
- * "stdio" as its argument, as the published one. `publishedEverything` is the published one
- * itself, for tests whose subject is that stop.
+ * Paths of the real servers the configs use (the run's bundles of them: bundle.ts `server`).
+ * `everything` is server-everything behind a wrapper that exits when its stdin ends
+ * (test/fixtures/everything-stdio.mjs), so that a command's stop does not wait out the 2 s
+ * grace period the published server needs; give it "stdio" as its argument, as the published
+ * one. `publishedEverything` is the published one itself, for tests whose subject is that stop.
  */
 export const SERVERS = {
-  everything: path.join(root, "test/fixtures/everything-stdio.mjs"),
+  everything: server("everythingStdio"),
   publishedEverything: path.join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
-  memory: path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+  memory: server("memory")
 }
 
 /** Fixture servers of test/fixtures. */

@@ -12,10 +12,10 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import type * as McpClient from "../../src/McpClient.js"
 import type * as McpSchema from "../../src/McpSchema.js"
 import { firstText, reasonOf } from "../../src/testing/Results.js"
+import { server } from "./bundle.js"
 import { hangGuard } from "./guard.js"
 
 const require = createRequire(import.meta.url)
@@ -32,7 +32,7 @@ export const EVERYTHING = path.join(
  * (test/fixtures/everything-stdio.mjs): a stop then needs no SIGTERM after the 2 s grace
  * period. Give it "stdio" as its argument, as the published entry.
  */
-export const EVERYTHING_STDIO = fileURLToPath(new URL("../fixtures/everything-stdio.mjs", import.meta.url))
+export const EVERYTHING_STDIO = server("everythingStdio")
 
 /**
  * Starts waiting for the first of the client's notifications that satisfies `predicate`,

@@ -19,12 +19,13 @@ import * as NodeFleet from "../../src/NodeFleet.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
 import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
+import { server } from "./bundle.js"
 import { hangGuard } from "./guard.js"
 
 // server-everything on stdio, exiting when its stdin ends (so a gateway's stop does not wait
 // out its grace period); not taken from everythingSuite.ts, which needs vitest running, so
 // that scripts can use these helpers too.
-const EVERYTHING = fileURLToPath(new URL("../fixtures/everything-stdio.mjs", import.meta.url))
+const EVERYTHING = server("everythingStdio")
 
 export const SLOW = fileURLToPath(new URL("../fixtures/gateway-slow.mjs", import.meta.url))
 

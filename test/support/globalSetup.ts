@@ -1,9 +1,10 @@
 // Bundles the CLI once per test run, as `npm run build` does for the package's bin, so that
-// CLI tests run the command people run, and each process starts from one file; and, when the
-// run has end-to-end files, src/ for them (support/srcBuild.ts), both at once.
+// CLI tests run the command people run, and each process starts from one file; the real
+// servers most tests start (support/bundle.ts `server`); and, when the run has end-to-end
+// files, src/ for them (support/srcBuild.ts), all at once.
 import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
-import { SCRIPTS } from "./bundle.js"
+import { bundleServers, SCRIPTS } from "./bundle.js"
 import { CLI_BUNDLE } from "./cliBundle.js"
 import { buildSrc } from "./srcBuild.js"
 
@@ -17,7 +18,7 @@ const buildAll = async (project: TestProject): Promise<void> => {
   // @ts-expect-error: a plain .mjs script, without type declarations
   const { bundleCli } = await import("../../scripts/bundle-cli.mjs")
   const e2e = project.vitest.projects.some((each) => each.name === "e2e")
-  await Promise.all([bundleCli(CLI_BUNDLE), e2e ? buildSrc() : undefined])
+  await Promise.all([bundleCli(CLI_BUNDLE), e2e ? buildSrc() : undefined, bundleServers()])
 }
 
 export default function setup(project: TestProject): Promise<void> {
