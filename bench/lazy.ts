@@ -16,7 +16,10 @@
  * - the first call's latency (the server started, initialized, listed, then called) next to a
  *   second call to the same server (already running).
  *
- * Runs the built command (`npm run build` first when dist/ is missing or older than src/).
+ * Runs the built command (`npm run build` first when dist/ is missing or older than src/), with
+ * a user cache dir of its own: the cache fill is the first run of the build, which writes the
+ * bundle's V8 code cache (src/cli/bin.ts) that the gateway runs start from. A column "no code
+ * cache" runs this build with a cache dir that cannot be made: a build's first run.
  * With `--baseline <bin.js>` (another build's `dist/cli/bundle/bin.js`, its whole directory
  * copied aside inside this project, e.g. to dist/base/, where the packages the bundle leaves
  * out, jsonc-parser, yaml and minisearch, resolve), the runs alternate between that build and
@@ -50,7 +53,14 @@ const TOOLS = ["search", "get", "create", "update", "delete"]
 
 const dir = mkdtempSync(path.join(tmpdir(), "mcp-fleet-bench-lazy-"))
 const log = path.join(dir, "starts.log")
-const env = { ...process.env, XDG_CONFIG_HOME: path.join(dir, "config-home"), MCP_FLEET_TRUST: "1" }
+const env = {
+  ...process.env,
+  XDG_CONFIG_HOME: path.join(dir, "config-home"),
+  XDG_CACHE_HOME: path.join(dir, "cache-home"),
+  MCP_FLEET_TRUST: "1"
+}
+// A cache dir under a file: no code cache can be read or written.
+const noCodeCache = { ...env, XDG_CACHE_HOME: path.join(dir, ".mcp.json", "cache-home") }
 const names = Array.from({ length: servers }, (_, i) => `s${String(i).padStart(3, "0")}`)
 const starts = (): number => {
   try {
@@ -73,10 +83,10 @@ const rss = (pid: number): number => {
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
 
 // One gateway over stdio: requests written as lines, answers awaited by id.
-const gateway = (command: string) => {
+const gateway = (command: string, environment: NodeJS.ProcessEnv) => {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [command, "serve", "--stdio"], {
     cwd: dir,
-    env
+    env: environment
   })
   // A gateway that exits before an answer (a build that cannot load, say) fails the run with
   // its stderr, instead of leaving the bench waiting on an answer that never comes.
@@ -128,10 +138,10 @@ interface Run {
   readonly secondCallMs: number
 }
 
-const once = async (server: string, command: string): Promise<Run> => {
+const once = async (server: string, command: string, environment: NodeJS.ProcessEnv): Promise<Run> => {
   const before = starts()
   const spawned = performance.now()
-  const g = gateway(command)
+  const g = gateway(command, environment)
   const init = await g.request("initialize", {
     protocolVersion: "2025-11-25",
     capabilities: {},
@@ -198,28 +208,31 @@ try {
       (fillMs / 1000).toFixed(1)
     } s: ${starts()} starts, ${filled} tools\n\n`
   )
-  // The runs alternate between the baseline (if any) and this build. Each first call goes to
-  // one of the first servers: on a very busy machine the settle window can pass before the
-  // last cache entries are read, and a call to a server not yet listed finds no tool.
-  const columns = baseline === undefined ? [bin] : [baseline, bin]
+  // The runs alternate between the baseline (if any), this build without its code cache, and
+  // this build (last: the verdict is its). Each first call goes to one of the first servers:
+  // on a very busy machine the settle window can pass before the last cache entries are read,
+  // and a call to a server not yet listed finds no tool.
+  const columns = [
+    ...(baseline === undefined ? [] : [{ name: "baseline", command: baseline, environment: env }]),
+    { name: "no code cache", command: bin, environment: noCodeCache },
+    { name: "this build", command: bin, environment: env }
+  ]
   const results = columns.map((): Array<Run> => [])
   for (let i = 0; i < runs; i++) {
-    for (const [at, command] of columns.entries()) {
-      results[at]!.push(await once(names[i % names.length]!, command))
+    for (const [at, { command, environment }] of columns.entries()) {
+      results[at]!.push(await once(names[i % names.length]!, command, environment))
     }
   }
   const row = (label: string, pick: (run: Run) => number, unit: string, digits = 0, of = median) =>
     process.stdout.write(
       `  ${label.padEnd(44)} ${
-        results.map((column) => `${of(column.map(pick)).toFixed(digits)} ${unit}`.padStart(12)).join("")
+        results.map((column) => `${of(column.map(pick)).toFixed(digits)} ${unit}`.padStart(14)).join("")
       }\n`
     )
   process.stdout.write(
-    `  ${`median of ${runs} gateway runs`.padEnd(44)} ${
-      (baseline === undefined ? ["this build"] : ["baseline", "this build"]).map((name) => name.padStart(12)).join("")
-    }\n`
+    `  ${`median of ${runs} gateway runs`.padEnd(44)} ${columns.map(({ name }) => name.padStart(14)).join("")}\n`
   )
-  process.stdout.write(`  ${"node -e 0 (the floor)".padEnd(44)} ${`${nodeFloor.toFixed(0)} ms`.padStart(12)}\n`)
+  process.stdout.write(`  ${"node -e 0 (the floor)".padEnd(44)} ${`${nodeFloor.toFixed(0)} ms`.padStart(14)}\n`)
   row("spawn → initialize answered", (run) => run.initializeMs, "ms")
   row("spawn → tools/list answered", (run) => run.listMs, "ms")
   row("  the same less Node's start-up", (run) => run.listMs - nodeFloor, "ms")

@@ -77,11 +77,17 @@ let configHome: string | undefined
  * What every CLI process gets besides the test's own environment: a user config dir (trust
  * records, tool pins) of this test file, made on first use and removed by `removeTempDirs`,
  * so no test reads or writes the real one; and `MCP_FLEET_TRUST=1`, so the `.mcp.json` a
- * test writes in its folder runs without a `trust` first (a trust test sets it to "").
+ * test writes in its folder runs without a `trust` first (a trust test sets it to "");
+ * and a user cache dir beside the test run's bundle, where its V8 code cache is kept (src/cli/bin.ts)
+ * instead of in the real one.
  */
 export const cliEnv = (): Record<string, string> => {
   configHome ??= tempDir()
-  return { XDG_CONFIG_HOME: configHome, MCP_FLEET_TRUST: "1" }
+  return {
+    XDG_CONFIG_HOME: configHome,
+    XDG_CACHE_HOME: path.join(CLI_BUNDLE, "..", "cache-home"),
+    MCP_FLEET_TRUST: "1"
+  }
 }
 
 /** What one run printed and how it ended. */

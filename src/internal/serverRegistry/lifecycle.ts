@@ -1,8 +1,8 @@
 /**
  * The registry's servers kept equal to a desired set (internal to the registry): a new spec
- * gets an actor whose supervision fiber runs in the registry's Scope (a lazy one with cached
- * lists is parked instead, Idle with them, until its first use: `ServerActor.park`, so a
- * hundred lazy servers cost no fiber at start), a removed server is
+ * gets an actor whose supervision fiber runs in the registry's Scope (a lazy one is a record
+ * until its first use, Idle with its cached lists: `parked.ts`, so a hundred lazy servers
+ * cost no actor or fiber at start), a removed server is
  * stopped (its lists cleared, so the catalog loses them), and a changed one is replaced —
  * its process ended before its successor starts, its lists carried over so only real
  * differences are published. One reconcile at a time.
@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import type * as Catalog from "../../Catalog.js"
 import type { ReconcileResult, Requirements } from "../../ServerRegistry.js"
 import type * as ServerSpec from "../../ServerSpec.js"
+import * as Parked from "./parked.js"
 import { plan } from "./reconcilePlan.js"
 import * as ServerActor from "./serverActor.js"
 
@@ -57,18 +58,44 @@ export const make = (
     const lock = yield* Effect.makeSemaphore(1)
     const context = yield* Effect.context<Requirements>()
 
-    // Makes the actor of `spec` and returns how it starts (`ServerActor.park`): its loop is
-    // forked as FiberMap.run would from here, now or at a parked one's first control, unless
-    // another actor has taken its name by then.
-    const start = (spec: ServerSpec.ServerSpec, initialLists?: Catalog.ServerLists) =>
+    // Makes the actor of `spec` (`listed` in the map: itself, or the parked record it takes
+    // over from) and returns how it starts (`ServerActor.park`): its loop is forked as
+    // FiberMap.run would from here, now or at a parked one's first control, unless another
+    // actor has taken its name by then.
+    const makeActor = (
+      options: Pick<ServerActor.Options, "spec" | "initialLists" | "parked">,
+      listed?: ServerActor.ServerActor
+    ) =>
       Effect.gen(function*() {
-        const actor = yield* ServerActor.make({ ...actorOptions, spec, initialLists })
-        actors.set(spec.name, actor)
+        const actor = yield* ServerActor.make({ ...actorOptions, ...options })
+        const name = options.spec.name
+        const self = listed ?? actor
+        if (listed === undefined) actors.set(name, actor)
         const runFork = yield* FiberMap.runtime(fibers)<never>()
-        return actor.park(Effect.sync(() => {
-          if (actors.get(spec.name) === actor) runFork(spec.name, Effect.provide(actor.run, context))
+        const park = actor.park(Effect.sync(() => {
+          if (actors.get(name) === self) runFork(name, Effect.provide(actor.run, context))
         }))
+        return { actor, park }
       })
+
+    // A lazy server is parked as a record (`parked.ts`) until its first use, which makes its
+    // actor; any other gets its actor now.
+    const start = (
+      spec: ServerSpec.ServerSpec,
+      initialLists?: Catalog.ServerLists
+    ): Effect.Effect<Effect.Effect<Effect.Effect<void>>> =>
+      Parked.parks(spec)
+        ? Effect.map(
+          Parked.make({ ...actorOptions, spec, initialLists }, (parked, record) =>
+            Effect.flatMap(makeActor({ spec, parked }, record), ({ actor, park }) =>
+              // Restored, the actor shows Idle at once; else it fills the cache.
+              Effect.as(Effect.flatten(park), actor))),
+          (parked) => {
+            actors.set(spec.name, parked.actor)
+            return parked.restore
+          }
+        )
+        : Effect.map(makeActor({ spec, initialLists }), ({ park }) => park)
 
     const stop = (name: string) =>
       Effect.gen(function*() {

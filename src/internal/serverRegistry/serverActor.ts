@@ -67,6 +67,11 @@ export interface Options {
   readonly cache: CatalogCache.CatalogCache
   /** When and how a lazy server fills the cache. */
   readonly fills: Lazy.FillSlots
+  /**
+   * The lists of the parked record this actor takes over (`parked.ts`) and their restore from
+   * the cache (run once, whoever asks first): its pins' drifts and shown lists go on as they are.
+   */
+  readonly parked?: { readonly lists: Lists; readonly restore: Effect.Effect<boolean> } | undefined
 }
 
 /**
@@ -79,8 +84,6 @@ export interface ServerActor {
   readonly identity: ToolPins.Identity
   /** The hash of the spec it runs. */
   readonly hash: string
-  /** The state, with every change. */
-  readonly state: SubscriptionRef.SubscriptionRef<ServerState>
   readonly status: () => Status
   /** Its state as `status` gives it, without making the rest of the status. */
   readonly now: () => ServerState
@@ -165,9 +168,12 @@ const masking = (spec: ServerSpec.ServerSpec, publish: Options["publish"]) => {
   }
 }
 
-// The fleet's servers by state (`mcp_fleet.servers`); a Stopped one has left the fleet.
 const stateTags = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-const count = (state: ServerState, delta: number): void => {
+/**
+ * Counts a server in or out of the fleet's servers by state (`mcp_fleet.servers`); a Stopped
+ * one has left the fleet.
+ */
+export const count = (state: ServerState, delta: number): void => {
   if (state._tag === "Stopped") return
   let tags = stateTags.get(state._tag)
   if (tags === undefined) {
@@ -209,9 +215,16 @@ const makeStates = (
   return { now: () => now, lastError: () => lastError, mark, setState }
 }
 
-// What the server lists (`offered`), and what of it the catalog shows (`shown`): its tools
-// reviewed against their pins, the quarantined ones left out; only differences published.
-const makeLists = (options: Options & { readonly identity: ToolPins.Identity }, publish: Options["publish"]) =>
+/**
+ * What the server lists (`offered`), and what of it the catalog shows (`shown`): its tools
+ * reviewed against their pins, the quarantined ones left out; only differences published.
+ */
+export const makeLists = (
+  options: Omit<Options, "parked" | "client" | "restart" | "refreshDebounce" | "fills"> & {
+    readonly identity: ToolPins.Identity
+  },
+  publish: Options["publish"]
+) =>
   Effect.gen(function*() {
     const { spec } = options
     const name = spec.name
@@ -275,16 +288,23 @@ const makeLists = (options: Options & { readonly identity: ToolPins.Identity }, 
     }
   })
 
-// The status of the server at one moment.
-const statusOf = (
+/**
+ * One server's lists, pinning and cache link (`makeLists`).
+ */
+export type Lists = Effect.Effect.Success<ReturnType<typeof makeLists>>
+
+/**
+ * The status of the server at one moment.
+ */
+export const statusOf = (
   spec: ServerSpec.ServerSpec,
   parts: {
-    readonly states: ReturnType<typeof makeStates>
+    readonly states: Pick<ReturnType<typeof makeStates>, "now" | "lastError">
     readonly shown: () => Catalog.ServerLists
-    readonly gate: CallGate.CallGate
+    readonly gate: Pick<CallGate.CallGate, "client">
     readonly connection: () => Transport | undefined
     readonly info: (transport: Transport | undefined) => Status["connection"]
-    readonly tasks: Tasks.TaskTable
+    readonly tasks: Pick<Tasks.TaskTable, "inFlight">
   }
 ) =>
 (): Status => {
@@ -326,7 +346,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     const { info, learn, mask, masker, publish, tokens } = masking(spec, options.publish)
     const states = makeStates(name, state, publish)
     const identity = ToolPins.identity(spec)
-    const lists = yield* makeLists({ ...options, identity }, publish)
+    const lists = options.parked?.lists ?? (yield* makeLists({ ...options, identity }, publish))
     let connection: Transport | undefined
     // A parked actor's fork, run by its first control.
     let parked: Effect.Effect<void> | undefined
@@ -337,7 +357,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
     })
     const send = (c: Session.Control) => Effect.zipRight(Queue.offer(control, c), unpark)
     // Once, whether the parked restore or the loop asks first.
-    const restore = yield* Effect.cached(lists.restore)
+    const restore = options.parked?.restore ?? (yield* Effect.cached(lists.restore))
     const gate = CallGate.make({
       server: name,
       state,
@@ -375,7 +395,6 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       spec,
       identity,
       hash: ServerSpec.hash(spec),
-      state,
       status: statusOf(spec, { states, shown: lists.shown, gate, connection: () => connection, info, tasks }),
       now: states.now,
       lists: lists.shown,
