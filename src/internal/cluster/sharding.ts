@@ -103,7 +103,8 @@ const oneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
 // fiber, all at once: dozens of releases queued on that connection, and under load the lock
 // refresh behind them missed its deadline, so the runner dropped every shard it held (its
 // servers restarted; a caller waited for them). One release at a time keeps the queue short.
-const oneReleaseAtATime = Layer.effect(
+/** The runner storage below, its shard releases made one at a time; its other operations as they are. */
+export const oneReleaseAtATime = Layer.effect(
   RunnerStorage.RunnerStorage,
   Effect.gen(function*() {
     const storage = yield* RunnerStorage.RunnerStorage
