@@ -12,6 +12,7 @@
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as Runners from "@effect/cluster/Runners"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import type * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
@@ -97,12 +98,34 @@ const oneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
     }))
   }))
 
+// SqlRunnerStorage runs all of a runner's shard lock operations on one PostgreSQL connection,
+// and the cluster releases the shards a runner gives up (a rebalance, its own leaving) one per
+// fiber, all at once: dozens of releases queued on that connection, and under load the lock
+// refresh behind them missed its deadline, so the runner dropped every shard it held (its
+// servers restarted; a caller waited for them). One release at a time keeps the queue short.
+/** The runner storage below, its shard releases made one at a time; its other operations as they are. */
+export const oneReleaseAtATime = Layer.effect(
+  RunnerStorage.RunnerStorage,
+  Effect.gen(function*() {
+    const storage = yield* RunnerStorage.RunnerStorage
+    const lane = yield* Effect.makeSemaphore(1)
+    return RunnerStorage.RunnerStorage.of({
+      ...storage,
+      release: (address, shardId) => lane.withPermits(1)(storage.release(address, shardId))
+    })
+  })
+)
+
 const storage = <A, E, R>(
   layer: Layer.Layer<A, E, R>,
   settings: Layer.Layer<ShardingConfig.ShardingConfig>
 ) =>
   layer.pipe(
-    Layer.provideMerge(Layer.orDie(oneAtATime(Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer)))),
+    Layer.provideMerge(
+      Layer.orDie(
+        oneAtATime(Layer.merge(SqlMessageStorage.layer, Layer.provide(oneReleaseAtATime, SqlRunnerStorage.layer)))
+      )
+    ),
     Layer.provide(settings),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
