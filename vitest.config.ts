@@ -14,9 +14,9 @@ export default defineConfig({
     // The CLI is bundled once, as the package ships it (scripts/bundle-cli.mjs); PostgreSQL is
     // the machine's, or one started from npm when nothing answers (test/support/postgresSetup.ts).
     globalSetup: ["test/support/globalSetup.ts", "test/support/postgresSetup.ts"],
-    // The guards below again at each file's start, from the load then; and each file's
-    // process.env restored as it ends.
-    setupFiles: ["test/support/guardSetup.ts", "test/support/envSetup.ts"],
+    // The guards below again at each file's start, from the load then; @effect/vitest's
+    // testers as it defines them; and each file's process.env restored as it ends.
+    setupFiles: ["test/support/guardSetup.ts", "test/support/effectVitestSetup.ts", "test/support/envSetup.ts"],
     // Servers' and the fleet's logs are part of what a failing test shows, and noise otherwise.
     silent: "passed-only",
     testTimeout: guard,
