@@ -6,11 +6,9 @@
 // started with.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import type * as McpError from "../../src/McpError.js"
 import type * as McpSchema from "../../src/McpSchema.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
-import * as Policy from "../../src/Policy.js"
 import * as ServerRegistry from "../../src/ServerRegistry.js"
 import { fixtureSpec } from "../../src/testing/node.js"
 import { failure, firstText } from "../../src/testing/Results.js"
@@ -21,9 +19,9 @@ import {
   authServer,
   followedByItsPrincipal,
   gatewayClient,
+  mineFleet,
   parsed,
-  upstreamCredentials,
-  WHOAMI_READS
+  upstreamCredentials
 } from "../support/principals.js"
 import { survivors } from "../support/processes.js"
 
@@ -56,15 +54,7 @@ describe("per-principal instances: reads, prompts, completions and tasks followe
   it.live("go to the principal's own instance, never the server's own; refused without a principal", () =>
     Effect.scoped(Effect.gen(function*() {
       const as = yield* authServer
-      const fleet = yield* ServerRegistry.make({ principalCredentials: upstreamCredentials })
-      const context = yield* Layer.build(
-        Layer.provideMerge(Policy.layer({}), Layer.succeed(ServerRegistry.ServerRegistry, fleet))
-      )
-      yield* fleet.reconcile([{
-        ...fixtureSpec("mine", WHOAMI_READS, { env: { [MARKER]: RUN_ID } }),
-        perPrincipal: true
-      }])
-      yield* fleet.awaitReady({ servers: ["mine"], timeout: hangGuard(20_000) })
+      const { context, fleet } = yield* mineFleet({ [MARKER]: RUN_ID })
       const template = (yield* fleet.status)[0]!.connection?.pid as number
 
       // With a principal: each kind reaches the same instance, alice's, with her credential.

@@ -7,19 +7,14 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type * as McpClient from "../../src/McpClient.js"
 import * as NodeGateway from "../../src/NodeGateway.js"
-import * as Policy from "../../src/Policy.js"
 import type { RegistryEvent } from "../../src/RegistryEvent.js"
-import * as ServerRegistry from "../../src/ServerRegistry.js"
-import { fixtureSpec } from "../../src/testing/node.js"
 import { failure } from "../../src/testing/Results.js"
-import { hangGuard } from "../support/guard.js"
 import { Platform } from "../support/platform.js"
-import { authServer, gatewayClient, parsed, upstreamCredentials, WHOAMI_READS } from "../support/principals.js"
+import { authServer, gatewayClient, mineFleet, parsed } from "../support/principals.js"
 import { survivors } from "../support/processes.js"
 
 const MARKER = "MCP_FLEET_PER_PRINCIPAL_SUBSCRIPTIONS_RUN"
@@ -41,12 +36,7 @@ const updatesUntil = (client: McpClient.McpClient, last: string) =>
 describe("per-principal instances: withClient and resource subscriptions", () => {
   it.live("withClient reaches the principal's own instance, whose updates carry its principal", () =>
     Effect.scoped(Effect.gen(function*() {
-      const fleet = yield* ServerRegistry.make({ principalCredentials: upstreamCredentials })
-      yield* fleet.reconcile([{
-        ...fixtureSpec("mine", WHOAMI_READS, { env: { [MARKER]: RUN_ID } }),
-        perPrincipal: true
-      }])
-      yield* fleet.awaitReady({ servers: ["mine"], timeout: hangGuard(20_000) })
+      const { fleet } = yield* mineFleet({ [MARKER]: RUN_ID })
       expect((yield* fleet.status)[0]!.perPrincipal).toBe(true)
 
       const anonymous = failure(yield* Effect.exit(fleet.withClient("mine", (client) => client.subscribeResource(URI))))
@@ -66,15 +56,7 @@ describe("per-principal instances: withClient and resource subscriptions", () =>
   it.live("through the OAuth gateway, each principal's subscription, and management read, is at its own instance", () =>
     Effect.scoped(Effect.gen(function*() {
       const as = yield* authServer
-      const fleet = yield* ServerRegistry.make({ principalCredentials: upstreamCredentials })
-      const context = yield* Layer.build(
-        Layer.provideMerge(Policy.layer({}), Layer.succeed(ServerRegistry.ServerRegistry, fleet))
-      )
-      yield* fleet.reconcile([{
-        ...fixtureSpec("mine", WHOAMI_READS, { env: { [MARKER]: RUN_ID } }),
-        perPrincipal: true
-      }])
-      yield* fleet.awaitReady({ servers: ["mine"], timeout: hangGuard(20_000) })
+      const { context } = yield* mineFleet({ [MARKER]: RUN_ID })
       const url = yield* NodeGateway.serveHttp({ port: 0, oauth: { issuer: as.base }, managementTools: true }).pipe(
         Effect.provide(context)
       )

@@ -7,13 +7,17 @@
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { fileURLToPath } from "node:url"
 import * as McpClient from "../../src/McpClient.js"
-import type * as ServerRegistry from "../../src/ServerRegistry.js"
+import * as Policy from "../../src/Policy.js"
+import * as ServerRegistry from "../../src/ServerRegistry.js"
 import * as StreamableHttp from "../../src/StreamableHttp.js"
+import { fixtureSpec } from "../../src/testing/node.js"
 import { failure, firstText } from "../../src/testing/Results.js"
 import { Transport } from "../../src/Transport.js"
+import { hangGuard } from "./guard.js"
 // @ts-expect-error: a JavaScript fixture without types
 import { start } from "../fixtures/oauth-server.mjs"
 
@@ -56,6 +60,21 @@ export const parsed = (text: string | undefined) => JSON.parse(text ?? "null") a
 /** Every principal's credential: `<principal>-upstream-token`. */
 export const upstreamCredentials: ServerRegistry.PrincipalCredentials = (_server, principal) =>
   Effect.succeed({ UPSTREAM_TOKEN: Redacted.make(`${principal}-upstream-token`) })
+
+/**
+ * A fleet of one per-principal whoami-reads server, `mine` (its processes given `env`),
+ * ready; and the context a gateway over it needs (the registry and an empty Policy).
+ */
+export const mineFleet = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const fleet = yield* ServerRegistry.make({ principalCredentials: upstreamCredentials })
+    const context = yield* Layer.build(
+      Layer.provideMerge(Policy.layer({}), Layer.succeed(ServerRegistry.ServerRegistry, fleet))
+    )
+    yield* fleet.reconcile([{ ...fixtureSpec("mine", WHOAMI_READS, { env }), perPrincipal: true }])
+    yield* fleet.awaitReady({ servers: ["mine"], timeout: hangGuard(20_000) })
+    return { fleet, context }
+  })
 
 /**
  * A task of alice's (`simulate-research-query` of the per-principal `everything` server),
