@@ -143,6 +143,10 @@ export const growing = (secrets: Iterable<Redacted.Redacted<string>>): GrowingMa
   }
 }
 
+/** Whether a JSON-like value holds one of the masker's secrets (masking it would change it). */
+export const carries = (masker: Masker, value: unknown): boolean =>
+  !masker.isEmpty && maskValue(masker, value) !== value
+
 /** Every string in a JSON-like value masked; objects are copied only where something changed. */
 export const maskValue = (masker: Masker, value: unknown, depth = 0): unknown => {
   if (typeof value === "string") return masker.text(value)

@@ -183,7 +183,7 @@ export const make = (
       approveTool: (server, tool) => routes.control(server, "approve", tool),
       secretIn: (value) => {
         for (const [name, masker] of maskers.current) {
-          if (!masker.isEmpty && Secrets.maskValue(masker, value) !== value) return name
+          if (Secrets.carries(masker, value)) return name
         }
         return undefined
       },

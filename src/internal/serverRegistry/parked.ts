@@ -109,8 +109,7 @@ export const make = (
       client: () => awake?.client(),
       masked: (value) => awake?.masked(value) ?? (masking().isEmpty ? value : Secrets.maskValue(masking(), value)),
       tokensMasked: (result) => awake === undefined ? result : awake.tokensMasked(result),
-      carriesSecret: (value) =>
-        awake?.carriesSecret(value) ?? (!masking().isEmpty && Secrets.maskValue(masking(), value) !== value),
+      carriesSecret: (value) => awake?.carriesSecret(value) ?? Secrets.carries(masking(), value),
       withClient: (f, deadline) => woken((made) => made.withClient(f, deadline)),
       restart: woken((made) => made.restart),
       authorize: woken((made) => made.authorize),

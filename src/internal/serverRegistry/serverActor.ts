@@ -404,7 +404,7 @@ export const make = (options: Options): Effect.Effect<ServerActor> =>
       tasks,
       client: gate.client,
       masked: (value) => masker.isEmpty ? value : Secrets.maskValue(masker, value),
-      carriesSecret: (value) => !masker.isEmpty && Secrets.maskValue(masker, value) !== value,
+      carriesSecret: (value) => Secrets.carries(masker, value),
       tokensMasked: (result) => tokens.isEmpty ? result : Secrets.maskValue(tokens, result) as typeof result,
       withClient: gate.withClient,
       restart: send("restart"),
