@@ -98,12 +98,14 @@ const oneAtATime = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
     }))
   }))
 
-// SqlRunnerStorage runs all of a runner's shard lock operations on one PostgreSQL connection,
-// and the cluster releases the shards a runner gives up (a rebalance, its own leaving) one per
-// fiber, all at once: dozens of releases queued on that connection, and under load the lock
-// refresh behind them missed its deadline, so the runner dropped every shard it held (its
-// servers restarted; a caller waited for them). One release at a time keeps the queue short.
-/** The runner storage below, its shard releases made one at a time; its other operations as they are. */
+/**
+ * The runner storage below, its shard releases made one at a time; its other operations as
+ * they are. SqlRunnerStorage runs all of a runner's shard lock operations on one PostgreSQL
+ * connection, and the cluster releases the shards a runner gives up (a rebalance, its own
+ * leaving) one per fiber, all at once: dozens of releases queued on that connection, and under
+ * load the lock refresh behind them missed its deadline, so the runner dropped every shard it
+ * held (its servers restarted; a caller waited for them). One at a time keeps the queue short.
+ */
 export const oneReleaseAtATime = Layer.effect(
   RunnerStorage.RunnerStorage,
   Effect.gen(function*() {
