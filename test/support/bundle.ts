@@ -106,18 +106,15 @@ const packageFile = (name: string, file: string) =>
 /**
  * The real servers from npm that most tests start, bundled by the global setup: the published
  * packages load hundreds of modules at each start, about 0.3 s of CPU; their bundle half that.
- * Each keeps its `import.meta.url`, from which it finds its own files.
+ * Each keeps its `import.meta.url` (`metaOf`, else its entry's), from which it finds its own files.
  */
-const REAL_SERVERS = {
+const REAL_SERVERS: Record<"everythingStdio" | "memory", { readonly entry: string; readonly metaOf?: string }> = {
   /** server-everything on stdio, ending when its stdin ends (the fixture's own comment says why). */
   everythingStdio: {
     entry: "test/fixtures/everything-stdio.mjs",
     metaOf: packageFile("@modelcontextprotocol/server-everything", "dist/resources/index.js")
   },
-  memory: (() => {
-    const entry = packageFile("@modelcontextprotocol/server-memory", "dist/index.js")
-    return { entry, metaOf: entry }
-  })()
+  memory: { entry: packageFile("@modelcontextprotocol/server-memory", "dist/index.js") }
 }
 
 /** Bundles `REAL_SERVERS` (the global setup, as the run starts). */
